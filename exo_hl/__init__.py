@@ -1,0 +1,22 @@
+"""exo_hl: user-scheduled kernels in Python, compiled to readable C.
+
+``from exo_hl import *`` brings in the public API of API.md.
+"""
+from __future__ import annotations
+
+from .api import Procedure
+from .codegen_c.emit import compile_procs
+from .core_ir.memory import DRAM, DRAM_STATIC, Memory
+from .errors import (BoundsError, ExoTypeError, MemGenError, SchedulingError,
+                     ExoSyntaxError)
+from .frontend.decorators import config, extern, instr, proc
+from .frontend.surface import (R, f16, f32, f64, i8, i16, i32, index, par, seq,
+                               size, stride, ui8, ui16)
+
+__all__ = [
+    "proc", "instr", "config", "extern", "Procedure", "Memory", "DRAM",
+    "DRAM_STATIC", "MemGenError", "SchedulingError", "ExoTypeError",
+    "BoundsError", "compile_procs", "seq", "par", "stride", "R", "f16", "f32",
+    "f64", "i8", "ui8", "i16", "ui16", "i32", "size", "index",
+]
+__version__ = "0.1.0"

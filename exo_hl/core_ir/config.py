@@ -1,0 +1,59 @@
+"""Configuration state (``@config`` classes): global, mutable control/data.
+
+A ``Config`` is identified by object identity; fields keep declaration order
+so the C context struct is laid out deterministically.
+"""
+from __future__ import annotations
+
+
+class Config:
+    def __init__(self, name: str, fields, srcinfo=None):
+        self._name = name
+        self._fields = tuple(fields)  # ((field_name, IR type), ...)
+        self._types = dict(self._fields)
+        self.srcinfo = srcinfo
+
+    def name(self) -> str:
+        return self._name
+
+    def fields(self):
+        return self._fields
+
+    def has_field(self, f: str) -> bool:
+        return f in self._types
+
+    def lookup_type(self, f: str):
+        return self._types[f]
+
+    def c_struct_field(self, f: str) -> str:
+        return f"{self._name}_{f}"
+
+    def __getattr__(self, attr):
+        # ``Cfg.field`` outside a procedure: a handle naming the field
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        if attr in self.__dict__.get("_types", {}):
+            return ConfigField(self, attr)
+        raise AttributeError(f"config {self._name} has no field {attr!r}")
+
+    def __repr__(self):
+        return f"<config {self._name}>"
+
+    def __hash__(self):
+        return id(self)
+
+    def __eq__(self, other):
+        return self is other
+
+
+class ConfigField:
+    """``Cfg.field`` named from Python (e.g. as a scheduling argument)."""
+
+    __slots__ = ("config", "field")
+
+    def __init__(self, config, field):
+        self.config = config
+        self.field = field
+
+    def __repr__(self):
+        return f"{self.config.name()}.{self.field}"

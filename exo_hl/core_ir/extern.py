@@ -1,0 +1,98 @@
+"""Extern functions on data (``select``, ``relu``, ``sqrt``...).
+
+An extern bundles three things a user may define for a new function: its type
+rule, its C emission, and its interpreter semantics.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+class Extern:
+    def __init__(self, name, nargs, c_emit, interpret, typecheck=None,
+                 c_global=""):
+        self._name = name
+        self.nargs = nargs
+        self._c_emit = c_emit          # (list of C arg strings, C type) -> str
+        self._interpret = interpret    # python values -> python value
+        self._typecheck = typecheck    # list of arg types -> result type
+        self._c_global = c_global
+
+    def name(self):
+        return self._name
+
+    def typecheck(self, arg_types):
+        """The result type, or raise TypeError with a user-facing reason."""
+        if len(arg_types) != self.nargs:
+            raise TypeError(f"{self._name} expects {self.nargs} arguments, "
+                            f"got {len(arg_types)}")
+        if self._typecheck is not None:
+            return self._typecheck(arg_types)
+        from .types import is_real_scalar
+        for t in arg_types:
+            if not is_real_scalar(t):
+                raise TypeError(f"{self._name} takes data scalars")
+        return arg_types[0]
+
+    def compile(self, args, c_type):
+        return self._c_emit(args, c_type)
+
+    def interpret(self, args):
+        return self._interpret(*args)
+
+    def c_global(self):
+        return self._c_global
+
+    def __repr__(self):
+        return f"<extern {self._name}>"
+
+    def __hash__(self):
+        return id(self)
+
+    def __eq__(self, other):
+        return self is other
+
+
+def _is_float(c_type):
+    return c_type in ("float", "double", "_Float16")
+
+
+def _fmath(fn):
+    def emit(args, c_type):
+        if c_type == "float":
+            return f"{fn}f({args[0]})"
+        if c_type == "double":
+            return f"{fn}({args[0]})"
+        return f"({c_type}){fn}((double)({args[0]}))"
+    return emit
+
+
+def _minmax(fn, op):
+    def emit(args, c_type):
+        a, b = args
+        if _is_float(c_type) and c_type != "_Float16":
+            return f"{fn}{'f' if c_type == 'float' else ''}({a}, {b})"
+        return f"(({a}) {op} ({b}) ? ({a}) : ({b}))"
+    return emit
+
+
+select = Extern(
+    "select", 4,
+    lambda a, t: f"(({a[0]}) < ({a[1]}) ? ({a[2]}) : ({a[3]}))",
+    lambda x, v, y, z: y if x < v else z)
+relu = Extern(
+    "relu", 1, lambda a, t: f"(({a[0]}) > 0 ? ({a[0]}) : 0)",
+    lambda x: x if x > 0 else type(x)(0) if not isinstance(x, np.generic) else x * 0)
+sin = Extern("sin", 1, _fmath("sin"), lambda x: np.sin(x))
+cos = Extern("cos", 1, _fmath("cos"), lambda x: np.cos(x))
+sqrt = Extern("sqrt", 1, _fmath("sqrt"), lambda x: np.sqrt(x))
+fabs = Extern("fabs", 1, _fmath("fabs"), lambda x: abs(x))
+exp = Extern("exp", 1, _fmath("exp"), lambda x: np.exp(x))
+fmin = Extern("fmin", 2, _minmax("fmin", "<"), lambda x, y: min(x, y))
+fmax = Extern("fmax", 2, _minmax("fmax", ">"), lambda x, y: max(x, y))
+
+BUILTIN_EXTERNS = {e.name(): e for e in
+                   (select, relu, sin, cos, sqrt, fabs, exp, fmin, fmax)}
+del math

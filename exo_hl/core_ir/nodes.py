@@ -1,0 +1,184 @@
+"""Generate immutable IR node classes from ``loopir.asdl``.
+
+The grammar file is the single source of truth for the IR's shape; this module
+only turns it into Python classes. Every generated node is immutable, hashable
+(the hash is cached) and compares structurally. Source locations (``srcinfo``)
+never take part in equality or hashing, so a reparsed procedure compares equal
+to the original.
+"""
+from __future__ import annotations
+
+import tokenize as _std_tokenize
+from pathlib import Path
+from types import SimpleNamespace
+
+# pyasdl patches the stdlib tokenizer's regex at import time to accept ``--``
+# comments. That patch would leak into every later use of ``tokenize`` (and so
+# ``inspect.getsource``), so keep it only for the duration of our one parse.
+_ORIGINAL_PSEUDO = _std_tokenize.PseudoToken
+import pyasdl  # noqa: E402
+
+_ASDL_PSEUDO = _std_tokenize.PseudoToken
+_std_tokenize.PseudoToken = _ORIGINAL_PSEUDO
+
+
+def _parse_grammar(text: str):
+    _std_tokenize.PseudoToken = _ASDL_PSEUDO
+    try:
+        return pyasdl.parse(text)
+    finally:
+        _std_tokenize.PseudoToken = _ORIGINAL_PSEUDO
+
+
+#: fields whose value is irrelevant to a node's meaning
+_NON_SEMANTIC = frozenset({"srcinfo"})
+
+
+class Node:
+    """Base of every generated IR node."""
+
+    __slots__ = ("_hash",)
+    _fields: tuple = ()
+    _attributes: tuple = ()
+    _seq_fields: frozenset = frozenset()
+    _opt_fields: frozenset = frozenset()
+
+    def __init__(self, *args, **kwargs):
+        names = self._fields + self._attributes
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__} takes at most "
+                            f"{len(names)} arguments")
+        values = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in names:
+                raise TypeError(f"{type(self).__name__} has no field {k!r}")
+            if k in values:
+                raise TypeError(f"{type(self).__name__}: {k!r} given twice")
+            values[k] = v
+        for name in names:
+            if name in values:
+                v = values[name]
+            elif name in self._attributes or name in self._opt_fields:
+                v = None
+            elif name in self._seq_fields:
+                v = ()
+            else:
+                raise TypeError(
+                    f"{type(self).__name__} is missing field {name!r}")
+            if name in self._seq_fields:
+                if v is None:
+                    v = ()
+                elif not isinstance(v, tuple):
+                    v = tuple(v)
+            object.__setattr__(self, name, v)
+        object.__setattr__(self, "_hash", None)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"IR nodes are immutable; use .update({name}=...)")
+
+    def __delattr__(self, name):
+        raise AttributeError("IR nodes are immutable")
+
+    def update(self, **changes):
+        """A copy of this node with some fields replaced."""
+        values = {n: getattr(self, n) for n in self._fields + self._attributes}
+        for k in changes:
+            if k not in values:
+                raise TypeError(f"{type(self).__name__} has no field {k!r}")
+        values.update(changes)
+        return type(self)(**values)
+
+    def _key(self):
+        return tuple(getattr(self, n) for n in self._fields + self._attributes
+                     if n not in _NON_SEMANTIC)
+
+    def __eq__(self, other):
+        if self is other:
+            return True
+        if type(self) is not type(other):
+            return NotImplemented if not isinstance(other, Node) else False
+        if hash(self) != hash(other):
+            return False
+        return self._key() == other._key()
+
+    def __ne__(self, other):
+        r = self.__eq__(other)
+        return r if r is NotImplemented else not r
+
+    def __hash__(self):
+        h = self._hash
+        if h is None:
+            h = hash((type(self).__name__, self._key()))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __repr__(self):
+        parts = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields)
+        return f"{type(self).__name__}({parts})"
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+class Singleton(Node):
+    """A constructor with no fields (e.g. a scalar type): one shared value."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return type(self).__name__
+
+    def update(self, **changes):
+        if changes:
+            raise TypeError(f"{type(self).__name__} has no fields")
+        return self
+
+
+def _make_class(name, base, fields, attributes):
+    seq = frozenset(f.name for f in fields + attributes
+                    if f.qualifier == pyasdl.FieldQualifier.SEQUENCE)
+    opt = frozenset(f.name for f in fields + attributes
+                    if f.qualifier == pyasdl.FieldQualifier.OPTIONAL)
+    names = tuple(f.name for f in fields)
+    attrs = tuple(f.name for f in attributes)
+    ns = {
+        "__slots__": names + attrs,
+        "_fields": names,
+        "_attributes": attrs,
+        "_seq_fields": seq,
+        "_opt_fields": opt,
+        "_field_kinds": {f.name: f.kind for f in fields + attributes},
+    }
+    return type(name, (base, ), ns)
+
+
+def build_namespace(grammar_text: str) -> SimpleNamespace:
+    module = _parse_grammar(grammar_text)
+    ns = {}
+    for tdef in module.body:
+        value = tdef.value
+        if isinstance(value, pyasdl.Product):
+            cname = tdef.name[0].upper() + tdef.name[1:]
+            ns[cname] = _make_class(cname, Node, list(value.fields),
+                                    list(value.attributes))
+            continue
+        base = type(tdef.name, (Node, ), {"__slots__": ()})
+        ns[tdef.name] = base
+        for ctor in value.types:
+            if not ctor.fields and not value.attributes:
+                cls = type(ctor.name, (Singleton, base), {"__slots__": ()})
+                ns[ctor.name] = cls()
+                ns[ctor.name + "_cls"] = cls
+            else:
+                ns[ctor.name] = _make_class(ctor.name, base, list(ctor.fields),
+                                            list(value.attributes))
+    return SimpleNamespace(**ns)
+
+
+_GRAMMAR = (Path(__file__).with_name("loopir.asdl")).read_text()
+
+#: The IR namespace: ``IR.For(...)``, ``IR.stmt`` (base class), ``IR.F32``...
+IR = build_namespace(_GRAMMAR)

@@ -1,0 +1,60 @@
+"""User-facing error classes (API.md section 7).
+
+Every message names the procedure, the offending statement and, where it
+comes from user source, the file and line. ``located`` builds such text.
+"""
+from __future__ import annotations
+
+
+class ExoError(Exception):
+    """Base of exo_hl's own errors."""
+
+
+class SchedulingError(ExoError):
+    """An unsafe or invalid scheduling request."""
+
+
+class ExoTypeError(ExoError, TypeError):
+    """A frontend type error in a procedure."""
+
+
+class BoundsError(ExoError):
+    """An access out of bounds, or a precondition that cannot be proven."""
+
+
+class MemGenError(ExoError):
+    """A memory used in a way its Memory class forbids (backend check)."""
+
+
+class ExoSyntaxError(SyntaxError):
+    """Python syntax that procedures do not support."""
+
+    def __init__(self, msg, srcinfo=None):
+        self.msg_text = msg
+        if srcinfo is not None:
+            super().__init__(located(msg, srcinfo),
+                             (srcinfo.filename, srcinfo.lineno,
+                              srcinfo.col_offset + 1, srcinfo.line_text))
+        else:
+            super().__init__(msg)
+
+    def __str__(self):
+        return self.args[0] if self.args else ""
+
+
+def located(msg: str, srcinfo=None, proc_name: str | None = None,
+            stmt_text: str | None = None) -> str:
+    """Compose an error message: location, procedure, message, code, caret."""
+    head = ""
+    if srcinfo is not None and srcinfo.lineno:
+        head = f"{srcinfo.filename}:{srcinfo.lineno}: "
+    if proc_name:
+        head += f"in procedure '{proc_name}': "
+    text = head + msg
+    if stmt_text:
+        text += "\n" + "\n".join("    " + l for l in stmt_text.rstrip().splitlines())
+    elif srcinfo is not None:
+        c = srcinfo.caret()
+        if c:
+            text += "\n" + c
+    return text

@@ -1,0 +1,71 @@
+"""The Python-level names users write inside procedures.
+
+These objects are markers: the frontend reads the *source* of a procedure,
+and when it resolves a name in the defining scope it recognises these objects
+by identity. They are never evaluated as real Python computations (the
+annotations stay strings thanks to ``from __future__ import annotations``).
+"""
+from __future__ import annotations
+
+from ..core_ir.nodes import IR
+
+
+class TypeMarker:
+    """A type name usable in annotations: ``f32``, ``size``, ``R``..."""
+
+    __slots__ = ("ir_type", "_name")
+
+    def __init__(self, name, ir_type):
+        self._name = name
+        self.ir_type = ir_type
+
+    def __repr__(self):
+        return self._name
+
+    def __getitem__(self, item):  # so f32[n] is harmless if ever evaluated
+        return self
+
+
+class LoopMarker:
+    """``seq`` / ``par``: the loop constructors of ``for i in seq(lo, hi)``."""
+
+    __slots__ = ("mode", "_name")
+
+    def __init__(self, name, mode):
+        self._name = name
+        self.mode = mode
+
+    def __repr__(self):
+        return self._name
+
+    def __call__(self, *args):
+        raise TypeError(f"{self._name}() is only meaningful inside a @proc")
+
+
+class StrideMarker(TypeMarker):
+    """``stride`` is a control type and the ``stride(A, d)`` expression."""
+
+    __slots__ = ()
+
+    def __call__(self, *args):
+        raise TypeError("stride() is only meaningful inside a @proc")
+
+
+R = TypeMarker("R", IR.Num)
+f16 = TypeMarker("f16", IR.F16)
+f32 = TypeMarker("f32", IR.F32)
+f64 = TypeMarker("f64", IR.F64)
+i8 = TypeMarker("i8", IR.I8)
+ui8 = TypeMarker("ui8", IR.UI8)
+i16 = TypeMarker("i16", IR.I16)
+ui16 = TypeMarker("ui16", IR.UI16)
+i32 = TypeMarker("i32", IR.I32)
+size = TypeMarker("size", IR.Size)
+index = TypeMarker("index", IR.Index)
+stride = StrideMarker("stride", IR.Stride)
+seq = LoopMarker("seq", IR.Seq)
+par = LoopMarker("par", IR.Par)
+
+#: markers by their canonical spelling; ``bool`` and ``int`` are read by name
+TYPE_MARKERS = {m._name: m for m in (R, f16, f32, f64, i8, ui8, i16, ui16, i32,
+                                     size, index, stride)}
