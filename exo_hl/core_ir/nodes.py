@@ -127,6 +127,23 @@ class Singleton(Node):
     """A constructor with no fields (e.g. a scalar type): one shared value."""
 
     __slots__ = ()
+    _instance = None
+
+    def __new__(cls, *args, **kwargs):
+        # one shared value per constructor, so ``is`` comparisons are safe
+        inst = cls.__dict__.get("_instance")
+        if inst is None:
+            inst = super().__new__(cls)
+            inst._init_singleton()
+            cls._instance = inst
+        return inst
+
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__} has no fields")
+
+    def _init_singleton(self):
+        Node.__init__(self)
 
     def __repr__(self):
         return type(self).__name__
@@ -161,7 +178,8 @@ def build_namespace(grammar_text: str) -> SimpleNamespace:
     for tdef in module.body:
         value = tdef.value
         if isinstance(value, pyasdl.Product):
-            cname = tdef.name[0].upper() + tdef.name[1:]
+            # product types are snake_case in ASDL: fn_arg -> FnArg
+            cname = "".join(w[:1].upper() + w[1:] for w in tdef.name.split("_"))
             ns[cname] = _make_class(cname, Node, list(value.fields),
                                     list(value.attributes))
             continue
@@ -169,7 +187,8 @@ def build_namespace(grammar_text: str) -> SimpleNamespace:
         ns[tdef.name] = base
         for ctor in value.types:
             if not ctor.fields and not value.attributes:
-                cls = type(ctor.name, (Singleton, base), {"__slots__": ()})
+                cls = type(ctor.name, (Singleton, base), {"__slots__": (),
+                                                           "_instance": None})
                 ns[ctor.name] = cls()
                 ns[ctor.name + "_cls"] = cls
             else:

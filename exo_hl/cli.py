@@ -1,0 +1,167 @@
+"""``exo-hl compile FILE.py -o OUT_DIR``: procedures to C from the shell.
+
+Writes ``NAME.c``, ``NAME.h`` and a Make-style ``NAME.d`` that lists the
+user's Python files the compilation depended on, so a Makefile rebuilds the
+C when any of them changes. User mistakes (errors in procedures, Python
+syntax errors, missing files) are reported as ``file:line: message`` on
+stderr with a non-zero exit status, never as a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import re
+import sys
+import traceback
+
+from .api import Procedure
+from .errors import ExoError, ExoSyntaxError
+
+
+class UserError(Exception):
+    """A problem to report to the user as a one-line (or few-line) message."""
+
+
+def _under(path, root):
+    try:
+        return os.path.commonpath([os.path.realpath(path),
+                                   os.path.realpath(root)]) == \
+            os.path.realpath(root)
+    except ValueError:
+        return False
+
+
+def _is_user_file(path, roots, pkg_dir):
+    if not path or not path.endswith(".py"):
+        return False
+    if _under(path, pkg_dir) or "site-packages" in path.split(os.sep) or \
+            "dist-packages" in path.split(os.sep):
+        return False
+    return any(_under(path, r) for r in roots)
+
+
+def _user_location(exc, roots, pkg_dir):
+    """file:line of the innermost traceback frame in the user's files."""
+    loc = None
+    for fr in traceback.extract_tb(exc.__traceback__):
+        if _is_user_file(fr.filename, roots, pkg_dir):
+            loc = f"{fr.filename}:{fr.lineno}"
+    return loc
+
+
+def load_user_module(path):
+    """Import ``path`` as a fresh module; returns (module, user files used)."""
+    if not os.path.isfile(path):
+        raise UserError(f"{path}: no such file")
+    path = os.path.abspath(path)
+    roots = [os.path.dirname(path), os.getcwd()]
+    pkg_dir = os.path.dirname(os.path.abspath(__file__))
+    before = set(sys.modules)
+    name = "exo_hl_user_" + re.sub(r"\W", "_", os.path.splitext(
+        os.path.basename(path))[0])
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, os.path.dirname(path))
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except (ExoError, ExoSyntaxError) as e:
+        raise UserError(str(e))
+    except SyntaxError as e:  # plain Python syntax error in the user's file
+        raise UserError(f"{e.filename}:{e.lineno}: SyntaxError: {e.msg}")
+    except Exception as e:  # the user's module failed while importing
+        loc = _user_location(e, roots, pkg_dir) or path
+        raise UserError(f"{loc}: {type(e).__name__}: {e}")
+    finally:
+        sys.path.remove(os.path.dirname(path))
+    deps = [path]
+    for mname in sorted(set(sys.modules) - before):
+        f = getattr(sys.modules.get(mname), "__file__", None)
+        if f and _is_user_file(f, roots, pkg_dir) and \
+                os.path.abspath(f) not in deps:
+            deps.append(os.path.abspath(f))
+    return module, deps
+
+
+def public_procs(module, wanted=None):
+    """Module-level public procedures (not instrs), or those named."""
+    found = []
+    for var, obj in vars(module).items():
+        if isinstance(obj, Procedure) and not obj.is_instr() and \
+                not var.startswith("_") and obj not in found:
+            found.append((var, obj))
+    if not wanted:
+        return [p for _, p in found]
+    out = []
+    for w in wanted:
+        hits = [p for var, p in found if var == w or p.name() == w]
+        if not hits:
+            raise UserError(f"no public procedure named '{w}' in "
+                            f"{module.__file__} (have: "
+                            f"{', '.join(v for v, _ in found) or 'none'})")
+        if hits[0] not in out:
+            out.append(hits[0])
+    return out
+
+
+def _dep_path(p):
+    rel = os.path.relpath(p)
+    p = rel if not rel.startswith("..") else p
+    return p.replace(" ", "\\ ")
+
+
+def compile_command(args):
+    from .codegen_c.emit import compile_procs
+    module, deps = load_user_module(args.file)
+    stem = args.stem or os.path.splitext(os.path.basename(args.file))[0]
+    if not re.fullmatch(r"[A-Za-z_]\w*", stem):
+        raise UserError(f"--stem {stem!r} is not a valid C identifier "
+                        f"(use --stem NAME)")
+    procs = public_procs(module, args.proc)
+    if not procs:
+        raise UserError(f"{args.file}: no public @proc to compile")
+    try:
+        compile_procs(procs, args.o, stem)
+    except ExoError as e:
+        raise UserError(str(e))
+    c_out = os.path.join(args.o, stem + ".c")
+    h_out = os.path.join(args.o, stem + ".h")
+    with open(os.path.join(args.o, stem + ".d"), "w") as f:
+        f.write(f"{_dep_path(c_out)} {_dep_path(h_out)}: "
+                + " ".join(_dep_path(d) for d in deps) + "\n")
+    return 0
+
+
+def build_parser():
+    ap = argparse.ArgumentParser(prog="exo-hl", description=__doc__.split(
+        "\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("compile", help="compile the @procs of a Python file "
+                       "to C (NAME.c, NAME.h, NAME.d)")
+    c.add_argument("file", help="the Python file defining the procedures")
+    c.add_argument("-o", required=True, metavar="OUT_DIR",
+                   help="output directory (created if missing)")
+    c.add_argument("--stem", metavar="NAME",
+                   help="base name of the outputs (default: FILE's stem)")
+    c.add_argument("--proc", action="append", metavar="NAME",
+                   help="compile only this procedure (repeatable)")
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "compile":
+            return compile_command(args)
+    except UserError as e:
+        print(f"exo-hl: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"exo-hl: error: {e}", file=sys.stderr)
+        return 1
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,829 @@
+"""The C backend: procedures -> a readable ``.c`` / ``.h`` pair (API.md §5).
+
+One ``_Program`` collects whole-program facts (reached procedures, configs,
+window struct types, helpers needed); one ``_ProcEmitter`` per procedure
+prints its body. Memories, instructions and externs are user libraries: we
+only call their C-text hooks. Index arithmetic is printed so that it cannot
+overflow for any in-bounds access (offsets are formed in ``ptrdiff_t``) and
+integer floor division/modulo of possibly-negative values go through small
+helpers.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+from ..core_ir.memory import DRAM, Memory
+from ..core_ir.nodes import IR
+from ..core_ir.types import (C_TYPES, TYPE_NAMES, basetype, is_data,
+                             is_real_scalar, is_tensor_or_window, is_window,
+                             shape as type_shape)
+from ..errors import ExoTypeError, MemGenError, located
+from ..core_ir.traversal import walk
+from .analysis import (WriteInfo, aliased_params, as_ir, configs_used,
+                       all_procs_incl_instrs, reached_procs)
+
+# ----------------------------------------------------------------------------
+# public entry points
+
+
+def compile_procs(procs, out_dir, basename):
+    """Write ``basename.c`` and ``basename.h`` into ``out_dir``."""
+    header, source = generate(procs, basename)
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, basename + ".h"), "w") as f:
+        f.write(header)
+    with open(os.path.join(out_dir, basename + ".c"), "w") as f:
+        f.write(source)
+
+
+def c_code_str(procs, basename=None) -> str:
+    """Header then source, as one string (what ``compile_procs`` writes)."""
+    irs = [as_ir(p) for p in procs]
+    if basename is None:
+        basename = irs[0].name if irs else "exo_out"
+    header, source = generate(irs, basename)
+    return header + "\n" + source
+
+
+def generate(procs, basename):
+    """(header text, source text) for ``procs`` and everything they call."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", basename):
+        raise ValueError(f"basename {basename!r} is not a valid C identifier")
+    return _Program([as_ir(p) for p in procs], basename).emit()
+
+
+# ----------------------------------------------------------------------------
+# C naming
+
+_C_RESERVED = set("""
+auto break case char const continue default do double else enum extern float
+for goto if inline int long register restrict return short signed sizeof static
+struct switch typedef union unsigned void volatile while _Bool _Complex
+_Imaginary _Alignas _Alignof _Atomic _Generic _Noreturn _Static_assert
+_Thread_local bool true false NULL main malloc calloc realloc free abort exit
+printf fprintf stdin stdout stderr memcpy memset sin cos tan sqrt exp log fabs
+fmin fmax floor ceil pow sinf cosf sqrtf expf fabsf fminf fmaxf int8_t uint8_t
+int16_t uint16_t int32_t uint32_t int64_t uint64_t int_fast32_t int_fast64_t
+size_t ptrdiff_t asm typeof class new delete this template namespace operator
+private public protected virtual friend try catch throw ctxt
+""".split())
+
+_PREC_OR, _PREC_AND, _PREC_EQ, _PREC_CMP, _PREC_ADD, _PREC_MUL = 1, 2, 3, 4, 5, 6
+_PREC_UNARY, _PREC_ATOM = 7, 8
+_BIN_PREC = {"or": _PREC_OR, "and": _PREC_AND, "==": _PREC_EQ, "!=": _PREC_EQ,
+             "<": _PREC_CMP, "<=": _PREC_CMP, ">": _PREC_CMP, ">=": _PREC_CMP,
+             "+": _PREC_ADD, "-": _PREC_ADD, "*": _PREC_MUL, "/": _PREC_MUL,
+             "%": _PREC_MUL}
+_C_OP = {"or": "||", "and": "&&"}
+
+_ASSUME_MACRO = """\
+/* Preconditions are promises to the optimizer, not run-time checks. */
+#ifndef EXO_ASSUME
+#if defined(__clang__)
+#define EXO_ASSUME(cond) __builtin_assume(cond)
+#elif defined(__GNUC__)
+#define EXO_ASSUME(cond) do { if (!(cond)) __builtin_unreachable(); } while (0)
+#else
+#define EXO_ASSUME(cond) ((void)(cond))
+#endif
+#endif
+"""
+
+_FLOOR_HELPERS = """\
+/* Floor division / modulo by a positive constant (Python semantics). */
+static inline int_fast32_t exo_floor_div(int_fast32_t a, int_fast32_t b) {
+    int_fast32_t q = a / b;
+    return (a % b < 0) ? q - 1 : q;
+}
+
+static inline int_fast32_t exo_floor_mod(int_fast32_t a, int_fast32_t b) {
+    int_fast32_t r = a % b;
+    return (r < 0) ? r + b : r;
+}
+"""
+
+
+def _uses_default_window(mem) -> bool:
+    """Memories that keep the flat-array window() get our readable indexing."""
+    return getattr(mem.window, "__func__", None) is getattr(
+        Memory.window, "__func__", None)
+
+
+def ctype(t) -> str:
+    return C_TYPES[basetype(t)]
+
+
+def _type_tag(t) -> str:
+    return TYPE_NAMES[basetype(t)].replace("R", "f32")
+
+
+# ----------------------------------------------------------------------------
+# the program
+
+
+class _Program:
+    def __init__(self, publics, basename):
+        self.basename = basename
+        self.ctx_name = f"{basename}_Context"
+        self.publics = []
+        for p in publics:
+            if p.instr is None and p not in self.publics:
+                self.publics.append(p)
+        self.order = reached_procs(self.publics)
+        self.everything = all_procs_incl_instrs(self.publics)
+        self.writes = WriteInfo()
+        self.aliased = aliased_params(self.order)
+        self.configs = configs_used(self.everything)
+        self.win_structs = {}       # name -> (elem ctype, ndim, const)
+        self.globals = {}           # ordered set of C text emitted once
+        self.need_assume = False
+        self.need_floor = False
+        self.need_math = False
+        self.need_stddef = False
+        # C function names: publics keep theirs, static helpers get unique ones
+        self.fn_names = {}
+        taken = set()
+        for p in self.publics:
+            if p.name in taken:
+                raise ValueError(f"two different public procedures are named "
+                                 f"'{p.name}'")
+            self.fn_names[p] = p.name
+            taken.add(p.name)
+        for p in self.order:
+            if p in self.fn_names:
+                continue
+            name, k = p.name, 1
+            while name in taken or name in _C_RESERVED:
+                name, k = f"{p.name}_{k}", k + 1
+            self.fn_names[p] = name
+            taken.add(name)
+        self.fn_name_set = taken
+
+    # -- window struct types
+    def win_struct(self, elem_t, ndim, const) -> str:
+        name = f"exo_win_{ndim}{_type_tag(elem_t)}{'c' if const else ''}"
+        self.win_structs[name] = (C_TYPES[basetype(elem_t)], ndim, const)
+        return f"struct {name}"
+
+    def add_global(self, text):
+        if text and text.strip():
+            self.globals.setdefault(text.strip("\n") + "\n", None)
+
+    # -- signatures
+    def param_decl(self, proc, a, in_header):
+        t = a.type
+        const = a.name not in self.writes.written(proc)
+        restrict = "" if in_header or a.name in self.aliased.get(proc, ()) \
+            else "restrict "
+        name = a.name.name
+        if is_window(t):
+            return f"{self.win_struct(t.type, len(t.hi), const)} {name}"
+        if is_tensor_or_window(t) or is_real_scalar(t):
+            q = "const " if const else ""
+            return f"{q}{ctype(t)} *{restrict}{name}"
+        return f"{C_TYPES[t]} {name}"
+
+    def signature(self, proc, in_header):
+        params = [f"{self.ctx_name} *ctxt"]
+        params += [self.param_decl(proc, a, in_header) for a in proc.args]
+        static = "" if proc in self.publics or in_header else "static "
+        head = f"{static}void {self.fn_names[proc]}("
+        one_line = head + ", ".join(params) + ")"
+        if len(one_line) <= 80:
+            return one_line
+        # one parameter per line keeps long signatures readable
+        pad = " " * len(head)
+        return head + (",\n" + pad).join(params) + ")"
+
+    # -- output
+    def emit(self):
+        bodies = []
+        for p in self.order:
+            bodies.append(_ProcEmitter(self, p).emit())
+        protos = [self.signature(p, True) + ";" for p in self.publics]
+        header = self._header(protos)
+        return header, self._source(bodies)
+
+    def _context_struct(self):
+        fields = []
+        for cfg in self.configs:
+            for f, t in cfg.fields():
+                fields.append(f"    {C_TYPES[t]} {cfg.c_struct_field(f)};")
+        if not fields:
+            fields.append("    char unused_;  /* no config state; C forbids "
+                          "empty structs */")
+        return (f"typedef struct {self.ctx_name} {{\n" + "\n".join(fields)
+                + f"\n}} {self.ctx_name};\n")
+
+    def _header(self, protos):
+        guard = re.sub(r"[^A-Za-z0-9]", "_", self.basename).upper() + "_H"
+        out = [f"/* Generated by exo_hl. Do not edit. */",
+               f"#ifndef {guard}", f"#define {guard}", "",
+               "#include <stdint.h>", "#include <stdbool.h>", "",
+               "#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
+        for name, (ct, n, const) in sorted(self.win_structs.items()):
+            g = name.upper() + "_DEFINED"
+            q = "const " if const else ""
+            out += [f"#ifndef {g}", f"#define {g}",
+                    f"struct {name} {{", f"    {q}{ct} *data;",
+                    f"    int_fast32_t strides[{n}];", "};", "#endif", ""]
+        out.append(self._context_struct())
+        if protos:
+            out.append("/* Pointer arguments of one call must not overlap "
+                       "(they are restrict). */")
+        out += protos
+        out += ["", "#ifdef __cplusplus", "}", "#endif", "",
+                f"#endif  /* {guard} */", ""]
+        return "\n".join(out)
+
+    def _source(self, bodies):
+        out = [f'#include "{self.basename}.h"', ""]
+        incs = []
+        if self.need_stddef:
+            incs.append("#include <stddef.h>")
+        if self.need_math:
+            incs.append("#include <math.h>")
+        if incs:
+            out += incs + [""]
+        for g in self.globals:
+            out.append(g)
+        if self.need_assume:
+            out.append(_ASSUME_MACRO)
+        if self.need_floor:
+            out.append(_FLOOR_HELPERS)
+        out += bodies
+        return "\n".join(out).rstrip("\n") + "\n"
+
+
+# ----------------------------------------------------------------------------
+# buffers in scope
+
+
+class _Buf:
+    """How a buffer is reached from C: its C name, kind and layout."""
+
+    __slots__ = ("cname", "kind", "elem", "mem", "shape", "const", "struct")
+
+    def __init__(self, cname, kind, elem, mem, shape=(), const=False,
+                 struct=None):
+        self.cname = cname
+        self.kind = kind          # 'tensor' | 'window' | 'scalar_ptr' | 'scalar'
+        self.elem = elem          # IR element type
+        self.mem = mem
+        self.shape = shape        # tuple of (IR expr) sizes, for tensors
+        self.const = const
+        self.struct = struct      # window struct type, for windows
+
+
+def _is_const_int(e):
+    return isinstance(e, IR.Const) and type(e.val) is int
+
+
+class _ProcEmitter:
+    def __init__(self, prog: _Program, proc):
+        self.prog = prog
+        self.proc = proc
+        self.lines = []
+        self.names = {}         # Sym -> C name
+        self.in_use = set(prog.fn_name_set)
+        self.bufs = {}          # Sym -> _Buf
+        self.nonneg = set()     # control syms known >= 0
+        self.read_names = set()  # C names read (for unused-variable hygiene)
+
+    # -- errors
+    def _err(self, cls, msg, node):
+        raise cls(located(msg, getattr(node, "srcinfo", None), self.proc.name))
+
+    # -- names
+    def bind(self, sym) -> str:
+        base = sym.name if re.fullmatch(r"[A-Za-z_]\w*", sym.name) else "v"
+        name, k = base, 1
+        while name in self.in_use or name in _C_RESERVED:
+            name, k = f"{base}_{k}", k + 1
+        self.in_use.add(name)
+        self.names[sym] = name
+        return name
+
+    def unbind(self, sym):
+        name = self.names.pop(sym, None)
+        if name is not None:
+            self.in_use.discard(name)
+        self.bufs.pop(sym, None)
+        self.nonneg.discard(sym)
+
+    def cname(self, sym, node=None):
+        try:
+            return self.names[sym]
+        except KeyError:
+            self._err(MemGenError, f"'{sym.name}' is not in scope", node)
+
+    # -- whole procedure
+    def emit(self):
+        p, prog = self.proc, self.prog
+        written = prog.writes.written(p)
+        for a in p.args:
+            self.bind(a.name)
+        for a in p.args:
+            name = self.names[a.name]
+            t = a.type
+            if is_window(t):
+                const = a.name not in written
+                self.bufs[a.name] = _Buf(
+                    name, "window", t.type, a.mem or DRAM, t.hi, const,
+                    prog.win_struct(t.type, len(t.hi), const))
+            elif is_tensor_or_window(t):
+                self.bufs[a.name] = _Buf(name, "tensor", t.type, a.mem or DRAM,
+                                         t.hi, a.name not in written)
+            elif is_real_scalar(t):
+                self.bufs[a.name] = _Buf(name, "scalar_ptr", t, a.mem or DRAM,
+                                         (), a.name not in written)
+            elif t is IR.Size:
+                self.nonneg.add(a.name)
+        body = []
+        self.lines = body
+        for pred in p.preds:
+            self.check_precision(pred)
+            prog.need_assume = True
+            self.line(1, f"EXO_ASSUME({self.expr(pred)});")
+        self.block(p.body, 1)
+        text = "\n".join(body)
+        unused = [n for n in ["ctxt"] + [self.names[a.name] for a in p.args]
+                  if not re.search(r"\b%s\b" % re.escape(n), text)]
+        head = [self.prog.signature(p, False) + " {"]
+        head += [f"    (void){n};" for n in unused]
+        return "\n".join(head + body + ["}", ""])
+
+    def line(self, depth, text):
+        self.lines.append("    " * depth + text)
+
+    # -- statements
+    def block(self, stmts, depth):
+        bound, frees = [], []
+        for k, s in enumerate(stmts):
+            self.stmt(s, depth, bound, frees)
+            if isinstance(s, (IR.Alloc, IR.WindowStmt)) and \
+                    not _is_used_later(s, stmts[k + 1:]):
+                # keeps -Wunused-variable / -Wunused-but-set-variable quiet
+                self.line(depth, f"(void){self.names[s.name]};")
+        for text in reversed(frees):
+            for ln in text.splitlines():
+                self.line(depth, ln)
+        for sym in bound:
+            self.unbind(sym)
+
+    def stmt(self, s, depth, bound, frees):
+        if isinstance(s, (IR.Assign, IR.Reduce)):
+            buf = self.bufs.get(s.name)
+            if buf is None:
+                self._err(MemGenError, f"'{s.name.name}' is not a buffer", s)
+            self.check_readable(buf, s)
+            self.check_precision(s.rhs, s)
+            lhs = self.access(buf, s.idx, s)
+            rhs = self.data_expr(s.rhs, buf.elem)
+            op = "=" if isinstance(s, IR.Assign) else "+="
+            self.line(depth, f"{lhs} {op} {rhs};")
+        elif isinstance(s, IR.WriteConfig):
+            t = s.config.lookup_type(s.field)
+            field = f"ctxt->{s.config.c_struct_field(s.field)}"
+            if is_data(t):
+                self.check_precision(s.rhs, s)
+                rhs = self.data_expr(s.rhs, t)
+            else:
+                rhs = self.expr(s.rhs)
+            self.line(depth, f"{field} = {rhs};")
+        elif isinstance(s, IR.Pass):
+            pass
+        elif isinstance(s, IR.If):
+            self.line(depth, f"if ({self.expr(s.cond)}) {{")
+            self.block(s.body, depth + 1)
+            if s.orelse:
+                self.line(depth, "} else {")
+                self.block(s.orelse, depth + 1)
+            self.line(depth, "}")
+        elif isinstance(s, IR.For):
+            lo, hi = self.expr(s.lo), self.expr(s.hi)
+            it = self.bind(s.iter)
+            if self.is_nonneg(s.lo):
+                self.nonneg.add(s.iter)
+            if s.mode is IR.Par:
+                self.lines.append("#ifdef _OPENMP")
+                self.lines.append("#pragma omp parallel for")
+                self.lines.append("#endif")
+            self.line(depth, f"for (int_fast32_t {it} = {lo}; {it} < {hi}; "
+                      f"{it}++) {{")
+            self.block(s.body, depth + 1)
+            self.line(depth, "}")
+            self.unbind(s.iter)
+        elif isinstance(s, IR.Alloc):
+            self.alloc(s, depth, bound, frees)
+        elif isinstance(s, IR.WindowStmt):
+            self.window_stmt(s, depth, bound)
+        elif isinstance(s, IR.Call):
+            self.call(s, depth)
+        else:  # pragma: no cover - the grammar has no other statements
+            self._err(MemGenError, f"cannot compile {type(s).__name__}", s)
+
+    def alloc(self, s, depth, bound, frees):
+        mem = s.mem or DRAM
+        name = self.bind(s.name)
+        bound.append(s.name)
+        elem = basetype(s.type)
+        dims = type_shape(s.type)
+        shape_c = [self.expr(h) for h in dims]
+        ct = C_TYPES[elem]
+        self.prog.add_global(mem.global_())
+        text = mem.alloc(name, ct, shape_c, s.srcinfo)
+        for ln in text.splitlines():
+            self.line(depth, ln)
+        free = mem.free(name, ct, shape_c, s.srcinfo)
+        if free:
+            frees.append(free)
+        kind = "tensor" if dims else "scalar"
+        self.bufs[s.name] = _Buf(name, kind, elem, mem, dims, False)
+
+    def window_stmt(self, s, depth, bound):
+        src = self.bufs.get(s.rhs.name)
+        if src is None:
+            self._err(MemGenError, f"'{s.rhs.name.name}' is not a buffer", s)
+        data, strides, dims = self.window_parts(src, s.rhs)
+        struct = self.prog.win_struct(src.elem, len(strides), src.const)
+        name = self.bind(s.name)
+        bound.append(s.name)
+        self.line(depth, f"{struct} {name} = {{ &{data}, "
+                  f"{{ {', '.join(strides)} }} }};")
+        self.bufs[s.name] = _Buf(name, "window", src.elem, src.mem, dims,
+                                 src.const, struct)
+
+    # -- calls
+    def call(self, s, depth):
+        f = s.f
+        if f.instr is not None:
+            self.prog.add_global(f.instr.c_global)
+            text = self.instr_text(s)
+            for ln in text.splitlines():
+                self.line(depth, ln)
+            return
+        written = self.prog.writes.written(f)
+        args = ["ctxt"]
+        for fa, a in zip(f.args, s.args):
+            args.append(self.call_arg(fa, a, fa.name not in written, s))
+        self.line(depth, f"{self.prog.fn_names[f]}({', '.join(args)});")
+
+    def _buf_of(self, e, node):
+        buf = self.bufs.get(e.name)
+        if buf is None:
+            self._err(MemGenError, f"'{e.name.name}' is not a buffer", node)
+        return buf
+
+    def call_arg(self, fa, a, const, node):
+        t = fa.type
+        if is_window(t):
+            return self.window_value(fa, a, const, node)
+        if is_tensor_or_window(t):
+            buf = self._buf_of(a, node)
+            if isinstance(a, IR.WindowExpr):
+                data, _, _ = self.window_parts(buf, a)
+                return f"&{data}"
+            return buf.cname if buf.kind == "tensor" else f"{buf.cname}.data"
+        if is_real_scalar(t):
+            buf = self._buf_of(a, node)
+            return buf.cname if buf.kind == "scalar_ptr" else f"&{buf.cname}"
+        return self.expr(a)
+
+    def window_value(self, fa, a, const, node):
+        """A window struct value of the callee parameter's struct type."""
+        buf = self._buf_of(a, node)
+        struct = self.prog.win_struct(fa.type.type, len(fa.type.hi), const)
+        if isinstance(a, IR.WindowExpr):
+            data, strides, _ = self.window_parts(buf, a)
+            data = f"&{data}"
+        elif buf.kind == "window":
+            if buf.struct == struct:
+                return buf.cname
+            data = f"{buf.cname}.data"
+            strides = [f"{buf.cname}.strides[{d}]" for d in range(len(buf.shape))]
+        else:
+            data = buf.cname
+            strides = self.tensor_strides(buf)
+        return f"({struct}){{ {data}, {{ {', '.join(strides)} }} }}"
+
+    def instr_text(self, s):
+        f = s.f
+        written = self.prog.writes.written(f)
+        kw = {}
+        for fa, a in zip(f.args, s.args):
+            nm = fa.name.name
+            t = fa.type
+            if is_tensor_or_window(t):
+                buf = self._buf_of(a, s)
+                const = fa.name not in written
+                if is_window(t):
+                    kw[nm] = self.window_value(fa, a, const, s)
+                else:
+                    kw[nm] = self.call_arg(fa, a, const, s)
+                if isinstance(a, IR.WindowExpr):
+                    kw[nm + "_data"], _, _ = self.window_parts(buf, a)
+                else:
+                    zeros = [IR.Const(0, type=IR.Index)] * len(buf.shape)
+                    kw[nm + "_data"] = self.lvalue(buf, zeros, s)
+            elif is_real_scalar(t):
+                buf = self._buf_of(a, s)
+                lv = f"*{buf.cname}" if buf.kind == "scalar_ptr" else buf.cname
+                kw[nm] = kw[nm + "_data"] = lv
+                self.read_names.add(buf.cname)
+            else:
+                kw[nm] = self.wrap(a, _PREC_ATOM)
+        try:
+            return f.instr.c_template.format(**kw)
+        except (KeyError, IndexError) as e:
+            self._err(MemGenError, f"instruction '{f.name}' template uses "
+                      f"unknown placeholder {e}", s)
+
+    # -- memory access
+    def check_readable(self, buf, node):
+        if not buf.mem.can_read():
+            self._err(MemGenError,
+                      f"cannot read or write '{buf.cname}' directly: memory "
+                      f"{buf.mem.name()} is not readable from C (use an "
+                      f"instruction)", node)
+
+    def tensor_strides(self, buf):
+        """Element strides of a dense tensor as int_fast32_t C expressions."""
+        out = []
+        n = len(buf.shape)
+        for d in range(n):
+            rest = buf.shape[d + 1:]
+            if all(_is_const_int(h) for h in rest):
+                v = 1
+                for h in rest:
+                    v *= h.val
+                out.append(str(v))
+            else:
+                out.append(" * ".join(self.wrap(h, _PREC_MUL) for h in rest))
+        return out
+
+    def offset(self, buf, idx):
+        """The flat element offset of ``idx`` in ``buf``, never overflowing."""
+        terms = []
+        n = len(idx)
+        if buf.kind == "window":
+            for d, i in enumerate(idx):
+                if _is_const_int(i) and i.val == 0:
+                    continue
+                s = f"{buf.cname}.strides[{d}]"
+                self.prog.need_stddef = True
+                terms.append(f"(ptrdiff_t){self.wrap(i, _PREC_UNARY)} * {s}")
+            return " + ".join(terms) or "0"
+        for d, i in enumerate(idx):
+            rest = buf.shape[d + 1:]
+            if _is_const_int(i) and i.val == 0:
+                continue
+            if not rest:
+                terms.append(self.expr(i) if n == 1 else self.wrap(i, _PREC_ADD))
+                continue
+            if all(_is_const_int(h) for h in rest):
+                v = 1
+                for h in rest:
+                    v *= h.val
+                terms.append(str(i.val * v) if _is_const_int(i) else
+                             f"{self.wrap(i, _PREC_MUL)} * {v}")
+            else:
+                self.prog.need_stddef = True
+                factors = " * ".join(self.wrap(h, _PREC_MUL + 1) for h in rest)
+                terms.append(f"(ptrdiff_t){self.wrap(i, _PREC_UNARY)} * {factors}")
+        if len(terms) > 1 and all(t.isdigit() for t in terms):
+            return str(sum(int(t) for t in terms))
+        return " + ".join(terms) or "0"
+
+    def lvalue(self, buf, idx, node):
+        """A C lvalue for the element ``idx`` of ``buf`` (idx: IR exprs)."""
+        if buf.kind == "scalar_ptr":
+            return f"*{buf.cname}"
+        if buf.kind == "scalar":
+            return buf.cname
+        if _uses_default_window(buf.mem):
+            base = buf.cname if buf.kind == "tensor" else f"{buf.cname}.data"
+            return f"{base}[{self.offset(buf, idx)}]"
+        base = buf.cname if buf.kind == "tensor" else f"{buf.cname}.data"
+        strides = (self.tensor_strides(buf) if buf.kind == "tensor" else
+                   [f"{buf.cname}.strides[{d}]" for d in range(len(buf.shape))])
+        return buf.mem.window(C_TYPES[buf.elem], base,
+                              [self.expr(i) for i in idx], strides,
+                              getattr(node, "srcinfo", None))
+
+    def access(self, buf, idx, node):
+        lv = self.lvalue(buf, idx, node)
+        return lv
+
+    def window_parts(self, buf, w):
+        """(lvalue of the window's first element, strides, dims)."""
+        starts, keep = [], []
+        for d, acc in enumerate(w.idx):
+            if isinstance(acc, IR.Interval):
+                starts.append(acc.lo)
+                keep.append(d)
+            else:
+                starts.append(acc.pt)
+        data = self.lvalue(buf, starts, w)
+        if buf.kind == "window":
+            all_strides = [f"{buf.cname}.strides[{d}]"
+                           for d in range(len(buf.shape))]
+        else:
+            all_strides = self.tensor_strides(buf)
+        strides = [all_strides[d] for d in keep]
+        dims = tuple(IR.BinOp("-", w.idx[d].hi, w.idx[d].lo, type=IR.Index)
+                     for d in keep)
+        return data, strides, dims
+
+    # -- expressions
+    def check_precision(self, e, stmt=None):
+        """All data leaves of one expression share one precision."""
+        found = {}
+
+        def leaves(x):
+            if isinstance(x, (IR.Read, IR.ReadConfig)) and is_real_scalar(x.type):
+                if x.type is not IR.Num:
+                    found.setdefault(x.type, x)
+                return
+            if isinstance(x, IR.Read):
+                return  # control read, or index expressions: not data
+            if isinstance(x, (IR.BinOp, IR.USub)) and not is_data(x.type):
+                if isinstance(x, IR.BinOp) and x.op in ("<", "<=", ">", ">=",
+                                                        "==", "!=", "and", "or"):
+                    pass
+                else:
+                    return
+            for c in _expr_children(x):
+                leaves(c)
+
+        leaves(e)
+        if len(found) > 1:
+            names = ", ".join(TYPE_NAMES[t] for t in found)
+            self._err(ExoTypeError,
+                      f"mixed precisions ({names}) in one expression; "
+                      f"bind a sub-expression to a buffer of one precision "
+                      f"first", stmt or e)
+        return next(iter(found), None)
+
+    def data_expr(self, e, target_t):
+        """``e`` printed for storing into ``target_t``, casting if needed."""
+        own = self.check_precision(e)
+        ctx = own if own is not None else target_t
+        text, prec = self._expr(e, ctx)
+        if own is not None and C_TYPES[own] != C_TYPES[target_t]:
+            inner = text if prec >= _PREC_UNARY else f"({text})"
+            return f"({C_TYPES[target_t]}){inner}"
+        return text
+
+    def expr(self, e, ctx=None):
+        return self._expr(e, ctx)[0]
+
+    def wrap(self, e, min_prec, ctx=None):
+        text, prec = self._expr(e, ctx)
+        return text if prec >= min_prec else f"({text})"
+
+    def is_nonneg(self, e):
+        if isinstance(e, IR.Const):
+            return type(e.val) is int and e.val >= 0
+        if isinstance(e, IR.Read) and not e.idx:
+            return e.name in self.nonneg
+        if isinstance(e, IR.BinOp) and e.op in ("+", "*", "/", "%"):
+            return self.is_nonneg(e.lhs) and self.is_nonneg(e.rhs)
+        return False
+
+    def literal(self, v, ctx):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        ct = C_TYPES.get(ctx) if ctx is not None else None
+        if ct in ("float", "double", "_Float16"):
+            fv = float(v)
+            r = repr(fv)
+            if "inf" in r or "nan" in r:
+                self.prog.need_math = True
+                r = {"inf": "INFINITY", "-inf": "-INFINITY"}.get(r, "NAN")
+                return r if ct == "float" else f"({ct}){r}"
+            if "e" not in r and "." not in r:
+                r += ".0"
+            if ct == "float":
+                return r + "f"
+            if ct == "_Float16":
+                return f"(_Float16){r}"
+            return r
+        if isinstance(v, float) and ctx is not None and v.is_integer():
+            return str(int(v))
+        return repr(v)
+
+    def _expr(self, e, ctx):
+        if isinstance(e, IR.Const):
+            t = e.type
+            if is_data(e.type) or e.type is IR.Num:
+                t = ctx if ctx is not None and is_data(ctx) else e.type
+                if t is IR.Num:
+                    t = IR.F32
+            text = self.literal(e.val, t if is_data(t) else None)
+            return text, (_PREC_UNARY if text.startswith("-") else _PREC_ATOM)
+        if isinstance(e, IR.Read):
+            buf = self.bufs.get(e.name)
+            if buf is None:
+                name = self.cname(e.name, e)
+                self.read_names.add(name)
+                return name, _PREC_ATOM
+            self.read_names.add(buf.cname)
+            if is_tensor_or_window(e.type):
+                self._err(MemGenError, f"whole buffer '{buf.cname}' used as a "
+                          f"value", e)
+            self.check_readable(buf, e)
+            text = self.lvalue(buf, e.idx, e)
+            return text, (_PREC_UNARY if text.startswith("*") else _PREC_ATOM)
+        if isinstance(e, IR.USub):
+            inner = self.wrap(e.arg, _PREC_UNARY, ctx)
+            if inner.startswith("-"):
+                inner = f"({inner})"
+            return f"-{inner}", _PREC_UNARY
+        if isinstance(e, IR.Not):
+            return f"!{self.wrap(e.arg, _PREC_UNARY, ctx)}", _PREC_UNARY
+        if isinstance(e, IR.BinOp):
+            return self._binop(e, ctx)
+        if isinstance(e, IR.Extern):
+            t = ctx if ctx is not None else e.type
+            if t is IR.Num or not is_data(t):
+                t = IR.F32 if t is IR.Num or t is None else t
+            self.prog.need_math = True
+            self.prog.add_global(e.f.c_global())
+            args = [self.expr(a, t) for a in e.args]
+            return e.f.compile(args, C_TYPES[t]), _PREC_ATOM
+        if isinstance(e, IR.StrideExpr):
+            buf = self.bufs[e.name]
+            if buf.kind == "window":
+                return f"{buf.cname}.strides[{e.dim}]", _PREC_ATOM
+            s = self.tensor_strides(buf)[e.dim]
+            return s, (_PREC_ATOM if re.fullmatch(r"\w+", s) else _PREC_MUL)
+        if isinstance(e, IR.ReadConfig):
+            return f"ctxt->{e.config.c_struct_field(e.field)}", _PREC_ATOM
+        if isinstance(e, IR.WindowExpr):
+            self._err(MemGenError, "a window can only be bound or passed to a "
+                      "call", e)
+        self._err(MemGenError, f"cannot compile expression "
+                  f"{type(e).__name__}", e)
+
+    def _binop(self, e, ctx):
+        op = e.op
+        p = _BIN_PREC[op]
+        control = not is_data(e.type) and not (
+            is_data(e.lhs.type) or is_data(e.rhs.type))
+        if control and op in ("/", "%"):
+            if not _is_const_int(e.rhs) or e.rhs.val <= 0:
+                self._err(ExoTypeError, "integer division/modulo needs a "
+                          "positive constant divisor", e)
+            if not self.is_nonneg(e.lhs):
+                self.prog.need_floor = True
+                fn = "exo_floor_div" if op == "/" else "exo_floor_mod"
+                return f"{fn}({self.expr(e.lhs)}, {e.rhs.val})", _PREC_ATOM
+        if op in ("and", "or"):
+            def side(x):
+                t, xp = self._expr(x, ctx)
+                need = _PREC_AND if op == "and" else _PREC_OR
+                if xp < need or (op == "or" and isinstance(x, IR.BinOp)
+                                 and x.op == "and"):
+                    return f"({t})"
+                return t
+            return f"{side(e.lhs)} {_C_OP[op]} {side(e.rhs)}", p
+        if p <= _PREC_CMP:
+            # comparisons: operands are arithmetic; never chain comparisons
+            sub_ctx = ctx
+            if is_data(e.lhs.type) or is_data(e.rhs.type):
+                sub_ctx = next((x.type for x in (e.lhs, e.rhs)
+                                if x.type is not IR.Num and is_data(x.type)),
+                               ctx)
+            lhs = self.wrap(e.lhs, _PREC_ADD, sub_ctx)
+            rhs = self.wrap(e.rhs, _PREC_ADD, sub_ctx)
+            return f"{lhs} {op} {rhs}", p
+        lhs = self.wrap(e.lhs, p, ctx)
+        rhs = self.wrap(e.rhs, p + 1, ctx)
+        return f"{lhs} {op} {rhs}", p
+
+
+def _is_used_later(s, rest):
+    """Is the buffer bound by ``s`` read (or, for arrays, touched) later?"""
+    sym = s.name
+    array = isinstance(s, IR.WindowStmt) or isinstance(s.type, IR.Tensor)
+    for root in rest:
+        for n in walk(root):
+            if isinstance(n, (IR.Read, IR.WindowExpr, IR.StrideExpr)) and \
+                    n.name is sym:
+                return True
+            if array and isinstance(n, (IR.Assign, IR.Reduce)) and \
+                    n.name is sym:
+                return True
+    return False
+
+
+def _expr_children(e):
+    if isinstance(e, (IR.USub, IR.Not)):
+        return (e.arg, )
+    if isinstance(e, IR.BinOp):
+        return (e.lhs, e.rhs)
+    if isinstance(e, IR.Extern):
+        return e.args
+    return ()

@@ -1,0 +1,623 @@
+"""The reference interpreter: the executable semantics of the IR (API.md §5).
+
+Design: a procedure is compiled once into nested Python closures over a flat
+environment (a list; every symbol gets a slot, slot 0 holds the config
+state), then run. Compiled code is cached per (procedure, dtypes of its
+``R`` parameters), so the element type of every buffer is known when its
+accesses are compiled.
+
+Semantics, chosen to agree with the generated C:
+
+- Integer control arithmetic is exact; ``/`` and ``%`` floor.
+- Data arithmetic follows C's usual conversions: values read from float
+  buffers are numpy scalars of the buffer's precision (``f32 * f32`` rounds
+  to float32, ``f32 + f64`` is double); values read from integer buffers are
+  Python ints (C's promotion to ``int``), integer data ``/`` and ``%``
+  truncate toward zero like C; literals adopt the other operand's precision.
+- Every write or reduction casts to the target's element type: float
+  rounding, and for integer targets truncation toward zero followed by
+  two's-complement wrapping (what gcc does for in-range conversions).
+- Allocations are fresh arrays filled with NaN (float types) or 0 (integer
+  types); reading before writing is the program's bug, and NaN makes it show.
+- ``par`` loops run sequentially. Calls run the callee's body (an ``@instr``
+  is interpreted by its body, never its C template); externs run
+  ``Extern.interpret``.
+- Config state lives in a ``ConfigState`` (a dict keyed by
+  ``(Config, field)``) that persists across the calls of one run. Pass your
+  own as ``config_state=`` to start from given values or inspect the state
+  afterwards: ``p.interpret(..., config_state=st)``; unset fields read as 0
+  (a zero-initialised C context struct).
+"""
+from __future__ import annotations
+
+import functools
+import operator
+from typing import Dict
+
+import numpy as np
+
+from .nodes import IR
+from .syms import Sym
+from .types import (DATA_TYPES, NUMPY_DTYPES, TYPE_NAMES, basetype,
+                    is_control, is_int_control)
+
+
+class ConfigState(dict):
+    """Config field values of one run, keyed by ``(Config, field)``.
+
+    ``st[Cfg.field]`` (a ``ConfigField`` handle) works as a key too.
+    """
+
+    @staticmethod
+    def _key(k):
+        if hasattr(k, "config") and hasattr(k, "field"):
+            return (k.config, k.field)
+        return k
+
+    def __getitem__(self, k):
+        return dict.__getitem__(self, self._key(k))
+
+    def __setitem__(self, k, v):
+        dict.__setitem__(self, self._key(k), v)
+
+    def __contains__(self, k):
+        return dict.__contains__(self, self._key(k))
+
+    def get(self, k, default=None):
+        return dict.get(self, self._key(k), default)
+
+
+class InterpreterError(RuntimeError):
+    """A run-time failure that static checking should have prevented."""
+
+
+# ----------------------------------------------------------------------------
+# value conversions
+
+
+def _dtype_of(t, r_dtype=None) -> np.dtype:
+    bt = basetype(t)
+    if bt is IR.Num and r_dtype is not None:
+        return np.dtype(r_dtype)
+    return np.dtype(NUMPY_DTYPES[bt])
+
+
+def _is_int_dtype(dt) -> bool:
+    return dt.kind in "iu"
+
+
+def _int_wrapper(dt):
+    """int conversion as C does it: truncate, then wrap to the type's width."""
+    bits = dt.itemsize * 8
+    mod = 1 << bits
+    lo = -(1 << (bits - 1)) if dt.kind == "i" else 0
+
+    def wrap(v):
+        v = int(v)
+        return ((v - lo) % mod) + lo
+    return wrap
+
+
+def _caster(dt):
+    """The value conversion applied on every write to a ``dt`` location."""
+    if _is_int_dtype(dt):
+        return _int_wrapper(dt)
+    return dt.type  # numpy rounding to float16/32/64
+
+
+def _c_div(a, b):
+    if type(a) is int and type(b) is int:
+        q = abs(a) // abs(b)
+        return q if (a >= 0) == (b >= 0) else -q
+    return a / b
+
+
+def _c_mod(a, b):
+    if type(a) is int and type(b) is int:
+        return a - _c_div(a, b) * b
+    return np.fmod(a, b)
+
+
+def _neg_index(pname, v):
+    return InterpreterError(f"interpreter: negative index {v} in procedure "
+                            f"'{pname}'")
+
+
+_DATA_OPS = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": _c_div,
+    "%": _c_mod, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+    ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
+}
+_CTRL_OPS = dict(_DATA_OPS, **{"/": operator.floordiv, "%": operator.mod})
+
+
+# ----------------------------------------------------------------------------
+# compilation to closures
+
+
+class _ProcCode:
+    """A compiled procedure: slots of its arguments, checks and body."""
+
+    def __init__(self, proc, nslots, arg_slots, arg_dtypes, preds, shapes,
+                 body):
+        self.proc = proc
+        self.nslots = nslots
+        self.arg_slots = arg_slots
+        self.arg_dtypes = arg_dtypes  # per argument: numpy dtype or None
+        self.preds = preds            # [(fn, pred expr)]
+        self.shapes = shapes          # per argument: [size fns] or None
+        self.body = body
+
+    def new_env(self, state, values):
+        """A fresh environment holding the argument values (a list)."""
+        env = [None] * self.nslots
+        env[0] = state
+        for k, v in zip(self.arg_slots, values):
+            env[k] = v
+        return env
+
+    def check_preds(self, env):
+        for fn, e in self.preds:
+            if not fn(env):
+                return e
+        return None
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(proc, r_dtypes: tuple) -> _ProcCode:
+    return _Compiler(proc, dict(r_dtypes)).compile()
+
+
+class _Compiler:
+    def __init__(self, proc, r_dtypes: Dict[int, str]):
+        self.proc = proc
+        self.r_dtypes = r_dtypes
+        self.slots: Dict[Sym, int] = {}
+        self.dtypes: Dict[Sym, np.dtype] = {}  # element dtype of data syms
+
+    # -- symbols
+    def slot(self, s: Sym) -> int:
+        k = self.slots.get(s)
+        if k is None:
+            k = self.slots[s] = len(self.slots) + 1
+        return k
+
+    def use(self, s: Sym) -> int:
+        k = self.slots.get(s)
+        if k is None:
+            raise InterpreterError(
+                f"interpreter: symbol '{s.name}' used before it is bound in "
+                f"procedure '{self.proc.name}'")
+        return k
+
+    def dtype(self, s: Sym) -> np.dtype:
+        return self.dtypes[s]
+
+    # -- procedure
+    def compile(self) -> _ProcCode:
+        p = self.proc
+        arg_slots, arg_dtypes = [], []
+        for i, a in enumerate(p.args):
+            arg_slots.append(self.slot(a.name))
+            if is_control(a.type):
+                arg_dtypes.append(None)
+            else:
+                dt = _dtype_of(a.type, self.r_dtypes.get(i))
+                self.dtypes[a.name] = dt
+                arg_dtypes.append(dt)
+        shapes = []
+        for a in p.args:
+            if isinstance(a.type, IR.Tensor):
+                shapes.append([self.expr(h) for h in a.type.hi])
+            else:
+                shapes.append(None)
+        preds = [(self.expr(e), e) for e in p.preds]
+        body = self.block(p.body)
+        return _ProcCode(p, len(self.slots) + 1, arg_slots, arg_dtypes, preds,
+                         shapes, body)
+
+    # -- statements
+    def block(self, stmts):
+        fns = [f for f in (self.stmt(s) for s in stmts) if f is not None]
+        if not fns:
+            return lambda env: None
+        if len(fns) == 1:
+            return fns[0]
+        if len(fns) == 2:
+            f0, f1 = fns
+
+            def run2(env):
+                f0(env)
+                f1(env)
+            return run2
+        fns = tuple(fns)
+
+        def run(env):
+            for f in fns:
+                f(env)
+        return run
+
+    def stmt(self, s):
+        meth = getattr(self, "s_" + type(s).__name__)
+        return meth(s)
+
+    def s_Pass(self, s):
+        return None
+
+    def _target(self, s):
+        """(slot, dtype, index fn or None) of an Assign/Reduce target."""
+        k = self.use(s.name)
+        dt = self.dtype(s.name)
+        return k, dt, (self.index(s.idx) if s.idx else None)
+
+    def s_Assign(self, s):
+        k, dt, idx = self._target(s)
+        rhs, cast = self.expr(s.rhs), _caster(dt)
+        if idx is None:
+            def assign_scalar(env):
+                env[k][()] = cast(rhs(env))
+            return assign_scalar
+
+        def assign(env):
+            env[k][idx(env)] = cast(rhs(env))
+        return assign
+
+    def s_Reduce(self, s):
+        k, dt, idx = self._target(s)
+        rhs, cast = self.expr(s.rhs), _caster(dt)
+        as_int = _is_int_dtype(dt)
+        if idx is None:
+            idx = lambda env: ()  # noqa: E731
+        if as_int:
+            def reduce_int(env):
+                a, i = env[k], idx(env)
+                a[i] = cast(int(a[i]) + rhs(env))
+            return reduce_int
+
+        def reduce(env):
+            a, i = env[k], idx(env)
+            a[i] = cast(a[i] + rhs(env))
+        return reduce
+
+    def s_WriteConfig(self, s):
+        key = (s.config, s.field)
+        rhs = self.expr(s.rhs)
+        ft = s.config.lookup_type(s.field)
+        cast = _caster(_dtype_of(ft)) if ft in DATA_TYPES else (
+            bool if ft is IR.Bool else int)
+
+        def write_config(env):
+            env[0][key] = cast(rhs(env))
+        return write_config
+
+    def s_If(self, s):
+        cond, body = self.expr(s.cond), self.block(s.body)
+        orelse = self.block(s.orelse)
+
+        def run_if(env):
+            if cond(env):
+                body(env)
+            else:
+                orelse(env)
+        return run_if
+
+    def s_For(self, s):
+        lo, hi = self.expr(s.lo), self.expr(s.hi)
+        k = self.slot(s.iter)
+        body = self.block(s.body)
+
+        def run_for(env):
+            for v in range(lo(env), hi(env)):
+                env[k] = v
+                body(env)
+        return run_for
+
+    def s_Alloc(self, s):
+        dt = _dtype_of(s.type)
+        self.dtypes[s.name] = dt
+        k = self.slot(s.name)
+        fill = 0 if _is_int_dtype(dt) else np.nan
+        if isinstance(s.type, IR.Tensor):
+            dims = [self.expr(h) for h in s.type.hi]
+
+            def alloc(env):
+                env[k] = np.full([d(env) for d in dims], fill, dtype=dt)
+            return alloc
+
+        def alloc_scalar(env):
+            env[k] = np.full((), fill, dtype=dt)
+        return alloc_scalar
+
+    def s_WindowStmt(self, s):
+        rhs = self.expr(s.rhs)
+        self.dtypes[s.name] = self.dtype(s.rhs.name)
+        k = self.slot(s.name)
+
+        def bind_window(env):
+            env[k] = rhs(env)
+        return bind_window
+
+    def s_Call(self, s):
+        f = s.f
+        getters, r_dtypes = [], []
+        for i, (a, e) in enumerate(zip(f.args, s.args)):
+            if is_control(a.type):
+                getters.append(self.expr(e))
+                continue
+            getters.append(self.ref(e))
+            if basetype(a.type) is IR.Num:
+                r_dtypes.append((i, self.dtype(e.name).str))
+        code = _compiled(f, tuple(r_dtypes))
+        si = s.srcinfo
+
+        def call(env):
+            args = [g(env) for g in getters]
+            cenv = code.new_env(env[0], args)
+            bad = code.check_preds(cenv)
+            if bad is not None:
+                from .printer import expr_to_str
+                where = f"{si}: " if si is not None and si.lineno else ""
+                raise InterpreterError(
+                    f"{where}precondition 'assert {expr_to_str(bad)}' of "
+                    f"'{f.name}' fails at a call in '{self.proc.name}'")
+            code.body(cenv)
+        return call
+
+    # -- expressions
+    def index(self, idx):
+        """A function env -> numpy index for a tuple of index expressions.
+
+        numpy rejects indices past the end but would silently wrap negative
+        ones, so those are checked here (a cheap guard against IR bugs).
+        """
+        if all(isinstance(i, IR.Read) and not i.idx for i in idx):
+            get = operator.itemgetter(*[self.use(i.name) for i in idx])
+        else:
+            fns = [self.expr(i) for i in idx]
+            if len(fns) == 1:
+                get = fns[0]
+            elif len(fns) == 2:
+                f0, f1 = fns
+                get = lambda env: (f0(env), f1(env))  # noqa: E731
+            else:
+                get = lambda env: tuple(f(env) for f in fns)  # noqa: E731
+        pname = self.proc.name
+        if len(idx) == 1:
+            def checked1(env):
+                v = get(env)
+                if v < 0:
+                    raise _neg_index(pname, v)
+                return v
+            return checked1
+
+        def checked(env):
+            t = get(env)
+            if min(t) < 0:
+                raise _neg_index(pname, t)
+            return t
+        return checked
+
+    def ref(self, e):
+        """A buffer, window or scalar location passed by reference."""
+        if isinstance(e, IR.WindowExpr):
+            return self.expr(e)
+        if isinstance(e, IR.Read):
+            k = self.use(e.name)
+            if not e.idx:
+                return lambda env: env[k]
+            # an element passed as a scalar: a 0-d view of it
+            fns = [self.expr(i) for i in e.idx]
+            return lambda env: env[k][tuple(
+                slice(v, v + 1) for v in (f(env) for f in fns))].reshape(())
+        raise InterpreterError(f"interpreter: cannot pass {e!r} by reference")
+
+    def expr(self, e):
+        return getattr(self, "e_" + type(e).__name__)(e)
+
+    def e_Const(self, e):
+        v = e.val
+        return lambda env: v
+
+    def e_Read(self, e):
+        k = self.use(e.name)
+        if not e.idx:
+            if e.name not in self.dtypes:  # a control value
+                return operator.itemgetter(k)
+            if not isinstance(e.type, IR.type) or e.type not in DATA_TYPES:
+                return operator.itemgetter(k)  # a whole buffer
+            if _is_int_dtype(self.dtype(e.name)):
+                return lambda env: int(env[k][()])
+            return lambda env: env[k][()]
+        idx = self.index(e.idx)
+        if _is_int_dtype(self.dtype(e.name)):
+            return lambda env: int(env[k][idx(env)])
+        return lambda env: env[k][idx(env)]
+
+    def e_USub(self, e):
+        a = self.expr(e.arg)
+        return lambda env: -a(env)
+
+    def e_Not(self, e):
+        a = self.expr(e.arg)
+        return lambda env: not a(env)
+
+    def e_BinOp(self, e):
+        lhs, rhs = self.expr(e.lhs), self.expr(e.rhs)
+        if e.op == "and":
+            return lambda env: lhs(env) and rhs(env)
+        if e.op == "or":
+            return lambda env: lhs(env) or rhs(env)
+        ctrl = is_int_control(e.lhs.type) or e.lhs.type is IR.Stride
+        op = (_CTRL_OPS if ctrl else _DATA_OPS)[e.op]
+        return lambda env: op(lhs(env), rhs(env))
+
+    def e_Extern(self, e):
+        args = [self.expr(a) for a in e.args]
+        f = e.f
+        return lambda env: f.interpret([a(env) for a in args])
+
+    def e_WindowExpr(self, e):
+        k = self.use(e.name)
+        parts = []
+        for w in e.idx:
+            if isinstance(w, IR.Interval):
+                parts.append((True, self.expr(w.lo), self.expr(w.hi)))
+            else:
+                parts.append((False, self.expr(w.pt), None))
+        name = e.name.name
+
+        def window(env):
+            a = env[k]
+            sl = []
+            for d, (is_iv, lo, hi) in enumerate(parts):
+                n = a.shape[d]
+                if is_iv:
+                    l, h = lo(env), hi(env)
+                    if not 0 <= l <= h <= n:
+                        raise InterpreterError(
+                            f"interpreter: window {name}[..{l}:{h}..] out of "
+                            f"bounds (dim {d} has size {n})")
+                    sl.append(slice(l, h))
+                else:
+                    p = lo(env)
+                    if not 0 <= p < n:
+                        raise InterpreterError(
+                            f"interpreter: window point {p} of {name} out of "
+                            f"bounds (dim {d} has size {n})")
+                    sl.append(p)
+            return a[tuple(sl)]
+        return window
+
+    def e_StrideExpr(self, e):
+        k, d = self.use(e.name), e.dim
+        return lambda env: env[k].strides[d] // env[k].itemsize
+
+    def e_ReadConfig(self, e):
+        key = (e.config, e.field)
+        ft = e.config.lookup_type(e.field)
+        zero = (_dtype_of(ft).type(0) if ft in DATA_TYPES
+                else (False if ft is IR.Bool else 0))
+        return lambda env: env[0].get(key, zero)
+
+
+# ----------------------------------------------------------------------------
+# entry point
+
+
+def _arg_error(pname, msg, exc=TypeError):
+    return exc(f"interpret() of '{pname}': {msg}")
+
+
+def run_interpreter(proc_ir, args=(), kwargs=None, config_state=None):
+    """Run ``proc_ir`` on numpy arrays / Python scalars, updating in place.
+
+    ``args``/``kwargs`` follow the procedure's signature. A ``config_state``
+    keyword (in ``kwargs`` too, unless the procedure has an argument of that
+    name) supplies the ``ConfigState`` to use. Returns None.
+    """
+    kwargs = dict(kwargs or {})
+    names = [a.name.name for a in proc_ir.args]
+    if "config_state" in kwargs and "config_state" not in names:
+        config_state = kwargs.pop("config_state")
+    if config_state is None:
+        config_state = ConfigState()
+    elif not isinstance(config_state, dict):
+        raise TypeError("config_state must be a ConfigState (or dict)")
+    pname = proc_ir.name
+    values = _bind_args(proc_ir, names, args, kwargs)
+
+    # R parameters take the precision of what is passed (validated below)
+    r_dtypes = tuple((i, np.dtype(NUMPY_DTYPES[IR.Num]).str)
+                     for i, a in enumerate(proc_ir.args)
+                     if not is_control(a.type) and basetype(a.type) is IR.Num)
+    code = _compiled(proc_ir, r_dtypes)
+
+    # control arguments first: tensor shapes are expressions over them
+    env = code.new_env(config_state, [None] * len(values))
+    for i, (a, v) in enumerate(zip(proc_ir.args, values)):
+        if is_control(a.type):
+            env[code.arg_slots[i]] = _check_control(pname, a, v)
+    for i, (a, v) in enumerate(zip(proc_ir.args, values)):
+        if not is_control(a.type):
+            env[code.arg_slots[i]] = _check_data(pname, a, v,
+                                                 code.arg_dtypes[i],
+                                                 code.shapes[i], env)
+    bad = code.check_preds(env)
+    if bad is not None:
+        from .printer import expr_to_str
+        raise _arg_error(pname, f"precondition 'assert {expr_to_str(bad)}' "
+                         "does not hold for these arguments", ValueError)
+    with np.errstate(all="ignore"):
+        code.body(env)
+    return None
+
+
+def _bind_args(proc_ir, names, args, kwargs):
+    pname = proc_ir.name
+    if len(args) > len(names):
+        raise _arg_error(pname, f"takes {len(names)} arguments, "
+                         f"{len(args)} given")
+    values = list(args) + [_MISSING] * (len(names) - len(args))
+    for k, v in kwargs.items():
+        if k not in names:
+            raise _arg_error(pname, f"unexpected argument '{k}'")
+        i = names.index(k)
+        if values[i] is not _MISSING:
+            raise _arg_error(pname, f"argument '{k}' given twice")
+        values[i] = v
+    missing = [n for n, v in zip(names, values) if v is _MISSING]
+    if missing:
+        raise _arg_error(pname, "missing argument"
+                         f"{'s' if len(missing) > 1 else ''} "
+                         + ", ".join(f"'{m}'" for m in missing))
+    return values
+
+
+_MISSING = object()
+
+
+def _check_control(pname, a, v):
+    n, t = a.name.name, a.type
+    if t is IR.Bool:
+        if not isinstance(v, (bool, np.bool_)):
+            raise _arg_error(pname, f"argument '{n}' must be a bool, got "
+                             f"{type(v).__name__}")
+        return bool(v)
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise _arg_error(pname, f"argument '{n}: {TYPE_NAMES[t]}' must be an "
+                         f"int, got {type(v).__name__}")
+    v = int(v)
+    if t is IR.Size and v <= 0:
+        raise _arg_error(pname, f"argument '{n}: size' must be positive, "
+                         f"got {v}", ValueError)
+    return v
+
+
+def _check_data(pname, a, v, dt, shape_fns, env):
+    n, t = a.name.name, a.type
+    tname = TYPE_NAMES[basetype(t)]
+    if not isinstance(v, np.ndarray):
+        what = "a numpy array" if shape_fns is not None else \
+            "a 0-d or 1-element numpy array (updated in place)"
+        raise _arg_error(pname, f"argument '{n}' must be {what} of dtype "
+                         f"{dt}, got {type(v).__name__}")
+    if v.dtype != dt:
+        raise _arg_error(pname, f"argument '{n}' ({tname}) must have dtype "
+                         f"{dt}, got {v.dtype}")
+    if shape_fns is None:  # data scalar
+        if v.size != 1:
+            raise _arg_error(pname, f"argument '{n}' is a scalar: pass a 0-d "
+                             f"or 1-element array, got shape {v.shape}",
+                             ValueError)
+        return v.reshape(())
+    want = tuple(f(env) for f in shape_fns)
+    if v.shape != want:
+        raise _arg_error(pname, f"argument '{n}' must have shape {want}, got "
+                         f"{v.shape}", ValueError)
+    if not t.is_window and not v.flags.c_contiguous:
+        raise _arg_error(pname, f"argument '{n}' is a dense tensor: pass a "
+                         "C-contiguous (row-major) array", ValueError)
+    if any(s % v.itemsize for s in v.strides):
+        raise _arg_error(pname, f"argument '{n}': strides must be whole "
+                         "elements", ValueError)
+    return v

@@ -1,0 +1,363 @@
+"""Print IR as Python-like source that ``@proc`` parses back (API.md §5).
+
+The printed text is what every scheduling test compares against, so it must
+be stable: minimal parentheses from Python's operator precedence, symbols by
+their spelling (renamed ``x_1``, ``x_2``... only where two *different*
+symbols of one spelling would both be visible, so the text reparses to the
+same structure), and a final fixed-style ``yapf`` pass for line breaking.
+
+``alpha_equal`` (structural equality modulo a consistent renaming of
+symbols) lives here too: it is what "reparses to the same procedure" means.
+"""
+from __future__ import annotations
+
+import functools
+import json
+from typing import Dict, Optional
+
+from .nodes import IR, Node
+from .syms import Sym
+from .types import TYPE_NAMES, is_control
+
+#: the fixed yapf style: deterministic, pep8-like, 80 columns
+YAPF_STYLE = "{based_on_style: pep8, column_limit: 80}"
+
+# Python operator precedence (higher binds tighter)
+_PREC_OR, _PREC_AND, _PREC_NOT, _PREC_CMP = 1, 2, 3, 4
+_PREC_ADD, _PREC_MUL, _PREC_UNARY, _PREC_ATOM = 5, 6, 7, 8
+_BINOP_PREC = {
+    "or": _PREC_OR, "and": _PREC_AND,
+    "<": _PREC_CMP, "<=": _PREC_CMP, ">": _PREC_CMP, ">=": _PREC_CMP,
+    "==": _PREC_CMP, "!=": _PREC_CMP,
+    "+": _PREC_ADD, "-": _PREC_ADD,
+    "*": _PREC_MUL, "/": _PREC_MUL, "%": _PREC_MUL,
+}
+
+
+# ----------------------------------------------------------------------------
+# small pieces
+
+
+def mem_name(mem) -> str:
+    """The surface name of a Memory class (``DRAM`` when unset)."""
+    if mem is None:
+        return "DRAM"
+    n = getattr(mem, "name", None)
+    return n() if callable(n) else mem.__name__
+
+
+def _str_literal(s: str) -> str:
+    # JSON string syntax is a subset of Python's, and reads as "..." text
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _const_str(v) -> str:
+    if isinstance(v, bool):
+        return "True" if v else "False"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+class _Namer:
+    """Maps symbols to printed spellings.
+
+    ``env`` holds the decided spelling of every symbol bound so far; symbols
+    not in it print by their own name (fragments printed for messages).
+    A binding is respelled ``x_k`` only if its name is visible bound to a
+    different symbol, or names a global the procedure uses; ``avoid`` holds
+    every spelling a fresh ``x_k`` must not take.
+    """
+
+    def __init__(self, reserved=(), avoid=()):
+        self.env: Dict[Sym, str] = {}
+        self.reserved = set(reserved)
+        self.avoid = set(reserved) | set(avoid)
+
+    def name(self, s: Sym) -> str:
+        return self.env.get(s, s.name)
+
+    def bind(self, s: Sym, scope: Dict[str, Sym]) -> str:
+        """Decide the spelling of a symbol bound here, given visible names."""
+        if s in self.env:
+            nm = self.env[s]
+        else:
+            nm = s.name
+            other = scope.get(nm)
+            if (other is not None and other is not s) or nm in self.reserved:
+                k = 1
+                while f"{s.name}_{k}" in self.avoid:
+                    k += 1
+                nm = f"{s.name}_{k}"
+            self.env[s] = nm
+            self.avoid.add(nm)
+        scope[nm] = s
+        return nm
+
+
+# ----------------------------------------------------------------------------
+# expressions
+
+
+def _expr(e, nm: _Namer) -> tuple:
+    """(text, precedence) of an expression."""
+    if isinstance(e, IR.Read):
+        n = nm.name(e.name)
+        if e.idx:
+            return f"{n}[{', '.join(_expr(i, nm)[0] for i in e.idx)}]", _PREC_ATOM
+        return n, _PREC_ATOM
+    if isinstance(e, IR.Const):
+        v = e.val
+        prec = _PREC_UNARY if (not isinstance(v, bool) and v < 0) else _PREC_ATOM
+        return _const_str(v), prec
+    if isinstance(e, IR.USub):
+        a = _wrap(e.arg, nm, _PREC_UNARY)
+        return f"-{a}", _PREC_UNARY
+    if isinstance(e, IR.Not):
+        a = _wrap(e.arg, nm, _PREC_NOT)
+        return f"not {a}", _PREC_NOT
+    if isinstance(e, IR.BinOp):
+        p = _BINOP_PREC[e.op]
+        # left-associative; comparisons do not chain in the IR, so a
+        # comparison operand that is itself a comparison needs parentheses
+        lhs = _wrap(e.lhs, nm, p + 1 if p == _PREC_CMP else p)
+        rhs = _wrap(e.rhs, nm, p + 1)
+        return f"{lhs} {e.op} {rhs}", p
+    if isinstance(e, IR.Extern):
+        args = ", ".join(_expr(a, nm)[0] for a in e.args)
+        return f"{e.f.name()}({args})", _PREC_ATOM
+    if isinstance(e, IR.WindowExpr):
+        return f"{nm.name(e.name)}[{', '.join(_w_access(w, nm) for w in e.idx)}]", _PREC_ATOM
+    if isinstance(e, IR.StrideExpr):
+        return f"stride({nm.name(e.name)}, {e.dim})", _PREC_ATOM
+    if isinstance(e, IR.ReadConfig):
+        return f"{e.config.name()}.{e.field}", _PREC_ATOM
+    raise TypeError(f"not an IR expression: {e!r}")
+
+
+def _wrap(e, nm, min_prec) -> str:
+    s, p = _expr(e, nm)
+    return f"({s})" if p < min_prec else s
+
+
+def _w_access(w, nm) -> str:
+    if isinstance(w, IR.Interval):
+        return f"{_expr(w.lo, nm)[0]}:{_expr(w.hi, nm)[0]}"
+    return _expr(w.pt, nm)[0]
+
+
+def type_to_str(t, nm: Optional[_Namer] = None) -> str:
+    """``f32``, ``size``, ``f32[n, 16]``, ``[f32][n]``."""
+    nm = nm or _Namer()
+    if isinstance(t, IR.WindowType):
+        t = t.as_tensor
+    if isinstance(t, IR.Tensor):
+        base = TYPE_NAMES[t.type]
+        dims = ", ".join(_expr(h, nm)[0] for h in t.hi)
+        return f"[{base}][{dims}]" if t.is_window else f"{base}[{dims}]"
+    return TYPE_NAMES[t]
+
+
+def expr_to_str(e) -> str:
+    """An expression as source text (symbols by their spelling)."""
+    return _expr(e, _Namer())[0]
+
+
+# ----------------------------------------------------------------------------
+# statements
+
+
+def _typed_decl(name: str, t, mem, nm) -> str:
+    ts = type_to_str(t, nm)
+    if is_control(t):
+        return f"{name}: {ts}"
+    return f"{name}: {ts} @ {mem_name(mem)}"
+
+
+def _block(stmts, nm, scope, indent, out):
+    if not stmts:
+        out.append("    " * indent + "pass")
+        return
+    for s in stmts:
+        _stmt(s, nm, scope, indent, out)
+
+
+def _stmt(s, nm: _Namer, scope: Dict[str, Sym], indent: int, out: list):
+    pad = "    " * indent
+    e = lambda x: _expr(x, nm)[0]  # noqa: E731
+    if isinstance(s, (IR.Assign, IR.Reduce)):
+        lhs = nm.name(s.name)
+        if s.idx:
+            lhs += f"[{', '.join(e(i) for i in s.idx)}]"
+        op = "=" if isinstance(s, IR.Assign) else "+="
+        out.append(f"{pad}{lhs} {op} {e(s.rhs)}")
+    elif isinstance(s, IR.WriteConfig):
+        out.append(f"{pad}{s.config.name()}.{s.field} = {e(s.rhs)}")
+    elif isinstance(s, IR.Pass):
+        out.append(f"{pad}pass")
+    elif isinstance(s, IR.If):
+        kw = "if"
+        while True:
+            out.append(f"{pad}{kw} {e(s.cond)}:")
+            _block(s.body, nm, dict(scope), indent + 1, out)
+            if len(s.orelse) == 1 and isinstance(s.orelse[0], IR.If):
+                s, kw = s.orelse[0], "elif"
+                continue
+            if s.orelse:
+                out.append(f"{pad}else:")
+                _block(s.orelse, nm, dict(scope), indent + 1, out)
+            break
+    elif isinstance(s, IR.For):
+        lo, hi = e(s.lo), e(s.hi)
+        inner = dict(scope)
+        it = nm.bind(s.iter, inner)
+        mode = "par" if s.mode == IR.Par else "seq"
+        out.append(f"{pad}for {it} in {mode}({lo}, {hi}):")
+        _block(s.body, nm, inner, indent + 1, out)
+    elif isinstance(s, IR.Alloc):
+        ts = type_to_str(s.type, nm)
+        n = nm.bind(s.name, scope)
+        out.append(f"{pad}{n}: {ts} @ {mem_name(s.mem)}")
+    elif isinstance(s, IR.Call):
+        args = ", ".join(e(a) for a in s.args)
+        out.append(f"{pad}{s.f.name}({args})")
+    elif isinstance(s, IR.WindowStmt):
+        rhs = e(s.rhs)
+        n = nm.bind(s.name, scope)
+        out.append(f"{pad}{n} = {rhs}")
+    else:
+        raise TypeError(f"not an IR statement: {s!r}")
+
+
+def stmt_to_str(s, indent: int = 0) -> str:
+    """A statement (or tuple of statements) as source text, unformatted."""
+    out: list = []
+    nm = _Namer()
+    stmts = s if isinstance(s, (tuple, list)) else (s, )
+    for x in stmts:
+        _stmt(x, nm, {}, indent, out)
+    return "\n".join(out)
+
+
+# ----------------------------------------------------------------------------
+# procedures
+
+
+def _global_names(p) -> set:
+    """Names of non-local things a procedure mentions (never reused)."""
+    from .traversal import walk
+    names = set()
+    roots = tuple(p.body) + tuple(p.preds)
+    for root in roots:
+        for n in walk(root):
+            if isinstance(n, IR.Call):
+                names.add(n.f.name)
+            elif isinstance(n, IR.Extern):
+                names.add(n.f.name())
+            elif isinstance(n, (IR.WriteConfig, IR.ReadConfig)):
+                names.add(n.config.name())
+            elif isinstance(n, IR.For):
+                names.add("par" if n.mode == IR.Par else "seq")
+            elif isinstance(n, IR.StrideExpr):
+                names.add("stride")
+            elif isinstance(n, IR.Alloc):
+                names.add(mem_name(n.mem))
+    for a in p.args:
+        if a.mem is not None:
+            names.add(mem_name(a.mem))
+    return names
+
+
+def _all_sym_names(p) -> set:
+    from .traversal import used_syms
+    names = {a.name.name for a in p.args}
+    names |= {s.name for s in used_syms(tuple(p.body) + tuple(p.preds))}
+    return names
+
+
+def proc_to_raw_str(p) -> str:
+    """The procedure's source text before yapf formatting."""
+    nm = _Namer(reserved=_global_names(p), avoid=_all_sym_names(p))
+    scope: Dict[str, Sym] = {}
+    # all arguments are visible in every argument's type
+    names = [nm.bind(a.name, scope) for a in p.args]
+    arg_strs = [_typed_decl(n, a.type, a.mem, nm) for n, a in zip(names, p.args)]
+    out = []
+    if p.instr is not None:
+        deco = f"@instr({_str_literal(p.instr.c_template)}"
+        if p.instr.c_global:
+            deco += f", c_global={_str_literal(p.instr.c_global)}"
+        out.append(deco + ")")
+    out.append(f"def {p.name}({', '.join(arg_strs)}):")
+    for pr in p.preds:
+        out.append(f"    assert {_expr(pr, nm)[0]}")
+    if p.body or not p.preds:
+        _block(p.body, nm, scope, 1, out)
+    return "\n".join(out) + "\n"
+
+
+@functools.lru_cache(maxsize=512)
+def _format(text: str) -> str:
+    from yapf.yapflib.yapf_api import FormatCode
+    return FormatCode(text, style_config=YAPF_STYLE)[0]
+
+
+def proc_to_str(p) -> str:
+    """``str(Procedure)``: readable source that ``@proc`` accepts again.
+
+    No trailing newline, so ``print(p)`` shows exactly the procedure.
+    """
+    return _format(proc_to_raw_str(p)).rstrip("\n")
+
+
+# ----------------------------------------------------------------------------
+# alpha equivalence
+
+
+def alpha_equal(a, b) -> bool:
+    """Structural equality modulo a consistent (bijective) renaming of Syms.
+
+    Source locations are ignored; configs, externs and memories compare by
+    identity; callees of calls compare by ``alpha_equal`` on their own.
+    """
+    return _Alpha().eq(a, b)
+
+
+class _Alpha:
+    def __init__(self):
+        self.fwd: Dict[Sym, Sym] = {}
+        self.bwd: Dict[Sym, Sym] = {}
+
+    def sym(self, x, y) -> bool:
+        fx, by = self.fwd.get(x), self.bwd.get(y)
+        if fx is None and by is None:
+            self.fwd[x], self.bwd[y] = y, x
+            return True
+        return fx is y and by is x
+
+    def eq(self, a, b) -> bool:
+        if isinstance(a, Sym) or isinstance(b, Sym):
+            return isinstance(a, Sym) and isinstance(b, Sym) and self.sym(a, b)
+        if isinstance(a, Node) or isinstance(b, Node):
+            if type(a) is not type(b):
+                return False
+            for f in a._fields + a._attributes:
+                if f == "srcinfo":
+                    continue
+                x, y = getattr(a, f), getattr(b, f)
+                if isinstance(a, IR.Call) and f == "f":
+                    # a callee is compared in its own renaming
+                    if not (x is y or alpha_equal(x, y)):
+                        return False
+                elif not self.eq(x, y):
+                    return False
+            return True
+        if isinstance(a, tuple) or isinstance(b, tuple):
+            return (isinstance(a, tuple) and isinstance(b, tuple)
+                    and len(a) == len(b)
+                    and all(self.eq(x, y) for x, y in zip(a, b)))
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, (int, float, str, bool)) or a is None:
+            return a == b
+        return a is b or a == b

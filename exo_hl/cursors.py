@@ -1,0 +1,612 @@
+"""Cursors (API.md section 4): immutable pointers into one ``Procedure``.
+
+A cursor is a procedure plus a *path*; it never holds IR nodes, so it stays
+meaningful however many procedures share the same subtrees.
+
+Path conventions (shared with rewrites and effects):
+
+* a **statement path** is a tuple of steps ``(field, index)``; the first step
+  is always ``('body', i)`` (the procedure body), further steps go through a
+  statement's ``'body'`` or ``'orelse'`` list. ``(('body', 0), ('body', 2))``
+  is the third statement inside the first top-level loop.
+* a **block** is ``(parent_path, field, lo, hi)``: the statements
+  ``lo <= i < hi`` of the list ``field`` of the statement at ``parent_path``
+  (``parent_path == ()`` means the procedure itself).
+* a **gap** (an insertion point) is ``(parent_path, field, index)``.
+* an **expression path** is a tuple of ``(field, index or None)`` steps from
+  a statement into its expressions, e.g. ``(('rhs', None), ('lhs', None))``
+  or ``(('idx', 1), )``; window accesses are steps too (``('idx', 0),
+  ('lo', None)``).
+* an **argument** is denoted, for forwarding, by the path ``(('args', i), )``.
+
+Forwarding: each ``Procedure`` made by a rewrite carries ``_forward``, a
+function from a parent's path to its own path that raises
+``InvalidCursorError`` when the statement no longer exists (None means the
+statement structure is unchanged). ``forward(p, c)`` composes those
+functions along the derivation chain from ``c.proc()`` down to ``p``.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from .core_ir.nodes import IR
+from .errors import SchedulingError, located
+
+
+class InvalidCursorError(SchedulingError):
+    """A cursor that does not (or no longer) denote anything."""
+
+
+# ----------------------------------------------------------------------
+# path helpers on IR.Proc
+def _owner(proc_ir, parent_path):
+    node = proc_ir
+    for field, i in parent_path:
+        lst = getattr(node, field, None)
+        if lst is None or not 0 <= i < len(lst):
+            raise InvalidCursorError(f"invalid path {parent_path!r}")
+        node = lst[i]
+    return node
+
+
+def get_list(proc_ir, parent_path, field) -> tuple:
+    """The statement list ``field`` of the statement at ``parent_path``."""
+    owner = _owner(proc_ir, parent_path)
+    if field not in ("body", "orelse") or not hasattr(owner, field):
+        raise InvalidCursorError(f"{type(owner).__name__} has no {field!r}")
+    return getattr(owner, field)
+
+
+def get_stmt(proc_ir, path):
+    """The statement at a statement path (``InvalidCursorError`` if none)."""
+    if not path:
+        raise InvalidCursorError("empty statement path")
+    s = _owner(proc_ir, path)
+    if not isinstance(s, IR.stmt):
+        raise InvalidCursorError(f"path {path!r} does not denote a statement")
+    return s
+
+
+def get_expr(stmt, expr_path):
+    """The expression at ``expr_path`` inside ``stmt``."""
+    node = stmt
+    for field, i in expr_path:
+        v = getattr(node, field, None) if field in node._fields else None
+        if v is None:
+            raise InvalidCursorError(f"invalid expression path {expr_path!r}")
+        if i is not None:
+            if not isinstance(v, tuple) or not 0 <= i < len(v):
+                raise InvalidCursorError(
+                    f"invalid expression path {expr_path!r}")
+            v = v[i]
+        node = v
+    if not isinstance(node, IR.expr):
+        raise InvalidCursorError(f"path {expr_path!r} is not an expression")
+    return node
+
+
+def _ir(p):
+    return p.ir() if hasattr(p, "ir") else p
+
+
+def _stmt_text(s) -> str:
+    try:
+        from .core_ir.printer import stmt_to_str
+        text = stmt_to_str(s)
+    except Exception:  # the printer must never hide the real error
+        text = repr(s)
+    lines = text.splitlines()
+    return lines[0] + (" ..." if len(lines) > 1 else "") if lines else ""
+
+
+def _expr_text(e) -> str:
+    try:
+        from .core_ir.printer import expr_to_str
+        return expr_to_str(e)
+    except Exception:
+        return repr(e)
+
+
+def _node_name(n) -> Optional[str]:
+    for f in ("iter", "name"):
+        if f in getattr(n, "_fields", ()):
+            return getattr(n, f).name
+    if isinstance(n, IR.Call):
+        return n.f.name
+    if isinstance(n, IR.WriteConfig):
+        return f"{n.config.name()}.{n.field}"
+    if isinstance(n, IR.ReadConfig):
+        return f"{n.config.name()}.{n.field}"
+    return None
+
+
+def _fmt_path(path) -> str:
+    return "".join(f".{f}[{i}]" if i is not None else f".{f}"
+                   for f, i in path)[1:] or "<proc>"
+
+
+# ----------------------------------------------------------------------
+# cursors
+class Cursor:
+    """Base class: a procedure and a location in it. Immutable, hashable."""
+
+    __slots__ = ("_proc", )
+
+    def __init__(self, proc):
+        object.__setattr__(self, "_proc", proc)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("cursors are immutable")
+
+    def proc(self):
+        """The ``Procedure`` this cursor points into."""
+        return self._proc
+
+    def _key(self):
+        raise NotImplementedError
+
+    def __eq__(self, other):
+        return (type(self) is type(other) and self._proc is other._proc
+                and self._key() == other._key())
+
+    def __hash__(self):
+        return hash((type(self).__name__, id(self._proc), self._key()))
+
+    def _forward_one(self, q, fwd):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class StmtCursor(Cursor):
+    """A statement, by path."""
+
+    __slots__ = ("_path", )
+
+    def __init__(self, proc, path):
+        super().__init__(proc)
+        object.__setattr__(self, "_path", tuple(path))
+        get_stmt(_ir(proc), self._path)  # validate eagerly
+
+    def _key(self):
+        return self._path
+
+    def path(self) -> tuple:
+        return self._path
+
+    def node(self):
+        """The IR statement."""
+        return get_stmt(_ir(self._proc), self._path)
+
+    def name(self) -> Optional[str]:
+        """Loop iterator, allocated/written buffer, or callee name."""
+        return _node_name(self.node())
+
+    def is_loop(self) -> bool:
+        return isinstance(self.node(), IR.For)
+
+    def is_if(self) -> bool:
+        return isinstance(self.node(), IR.If)
+
+    def is_alloc(self) -> bool:
+        return isinstance(self.node(), IR.Alloc)
+
+    def is_call(self) -> bool:
+        return isinstance(self.node(), IR.Call)
+
+    # -- navigation ----------------------------------------------------
+    def _loc(self):
+        *parent, (field, i) = self._path
+        return tuple(parent), field, i
+
+    def parent(self) -> "StmtCursor":
+        """The enclosing loop or if (error at the top level)."""
+        if len(self._path) < 2:
+            raise InvalidCursorError(located(
+                "a top-level statement has no parent statement",
+                self.node().srcinfo, self._proc.name(), _stmt_text(self.node())))
+        return StmtCursor(self._proc, self._path[:-1])
+
+    def _sibling(self, delta):
+        parent, field, i = self._loc()
+        lst = get_list(_ir(self._proc), parent, field)
+        j = i + delta
+        if not 0 <= j < len(lst):
+            what = "next" if delta > 0 else "previous"
+            raise InvalidCursorError(located(
+                f"no {what} statement", self.node().srcinfo,
+                self._proc.name(), _stmt_text(self.node())))
+        return StmtCursor(self._proc, parent + ((field, j), ))
+
+    def next(self, k: int = 1) -> "StmtCursor":
+        return self._sibling(k)
+
+    def prev(self, k: int = 1) -> "StmtCursor":
+        return self._sibling(-k)
+
+    def _sub_block(self, field):
+        s = self.node()
+        if field not in s._fields:
+            raise InvalidCursorError(located(
+                f"a {type(s).__name__} statement has no {field}",
+                s.srcinfo, self._proc.name(), _stmt_text(s)))
+        n = len(getattr(s, field))
+        if n == 0:
+            raise InvalidCursorError(located(
+                f"the {field} of this statement is empty",
+                s.srcinfo, self._proc.name(), _stmt_text(s)))
+        return BlockCursor(self._proc, self._path, field, 0, n)
+
+    def body(self) -> "BlockCursor":
+        return self._sub_block("body")
+
+    def orelse(self) -> "BlockCursor":
+        return self._sub_block("orelse")
+
+    def as_block(self) -> "BlockCursor":
+        parent, field, i = self._loc()
+        return BlockCursor(self._proc, parent, field, i, i + 1)
+
+    def expand(self, lo: Optional[int] = 0, hi: Optional[int] = 0):
+        """The block of this statement grown by ``lo`` statements before and
+        ``hi`` after (None: as far as possible; clamped at the ends)."""
+        return self.as_block().expand(lo, hi)
+
+    def before(self) -> "GapCursor":
+        parent, field, i = self._loc()
+        return GapCursor(self._proc, parent, field, i)
+
+    def after(self) -> "GapCursor":
+        parent, field, i = self._loc()
+        return GapCursor(self._proc, parent, field, i + 1)
+
+    # -- expressions of the statement ------------------------------------
+    def _expr(self, field, i=None):
+        return ExprCursor(self._proc, self._path, ((field, i), ))
+
+    def lo(self) -> "ExprCursor":
+        return self._expr("lo")
+
+    def hi(self) -> "ExprCursor":
+        return self._expr("hi")
+
+    def cond(self) -> "ExprCursor":
+        return self._expr("cond")
+
+    def rhs(self) -> "ExprCursor":
+        return self._expr("rhs")
+
+    def idx(self) -> list:
+        return [self._expr("idx", i) for i in range(len(self.node().idx))]
+
+    def args(self) -> list:
+        return [self._expr("args", i) for i in range(len(self.node().args))]
+
+    def find(self, pattern, many=False):
+        """``find`` restricted to this statement and what it contains."""
+        return _find(self._proc, pattern, many, None, within=self._path)
+
+    # -- forwarding ------------------------------------------------------
+    def _forward_one(self, q, fwd):
+        return StmtCursor(q, fwd(self._path))
+
+    def __repr__(self):
+        return (f"<StmtCursor {self._proc.name()}:{_fmt_path(self._path)}: "
+                f"{_stmt_text(self.node())}>")
+
+
+class BlockCursor(Cursor):
+    """A non-empty range of sibling statements."""
+
+    __slots__ = ("_parent", "_field", "_lo", "_hi")
+
+    def __init__(self, proc, parent_path, field, lo, hi):
+        super().__init__(proc)
+        object.__setattr__(self, "_parent", tuple(parent_path))
+        object.__setattr__(self, "_field", field)
+        object.__setattr__(self, "_lo", lo)
+        object.__setattr__(self, "_hi", hi)
+        lst = get_list(_ir(proc), self._parent, field)
+        if not 0 <= lo < hi <= len(lst):
+            raise InvalidCursorError(
+                f"invalid block [{lo}:{hi}] of a list of {len(lst)} statements")
+
+    def _key(self):
+        return (self._parent, self._field, self._lo, self._hi)
+
+    def parent_path(self) -> tuple:
+        return self._parent
+
+    def field(self) -> str:
+        return self._field
+
+    def range(self) -> tuple:
+        """``(lo, hi)``: the block is ``lst[lo:hi]``."""
+        return self._lo, self._hi
+
+    def paths(self) -> list:
+        return [self._parent + ((self._field, i), )
+                for i in range(self._lo, self._hi)]
+
+    def nodes(self) -> tuple:
+        return get_list(_ir(self._proc), self._parent,
+                        self._field)[self._lo:self._hi]
+
+    def __len__(self):
+        return self._hi - self._lo
+
+    def __iter__(self):
+        return (StmtCursor(self._proc, p) for p in self.paths())
+
+    def __getitem__(self, k):
+        return list(self)[k]
+
+    def first(self) -> StmtCursor:
+        return StmtCursor(self._proc, self.paths()[0])
+
+    def last(self) -> StmtCursor:
+        return StmtCursor(self._proc, self.paths()[-1])
+
+    def parent(self) -> StmtCursor:
+        """The statement owning this block (error for the procedure body)."""
+        if not self._parent:
+            raise InvalidCursorError(
+                f"in procedure '{self._proc.name()}': the procedure body "
+                "has no parent statement")
+        return StmtCursor(self._proc, self._parent)
+
+    def expand(self, lo: Optional[int] = 0, hi: Optional[int] = 0):
+        n = len(get_list(_ir(self._proc), self._parent, self._field))
+        new_lo = 0 if lo is None else max(0, self._lo - lo)
+        new_hi = n if hi is None else min(n, self._hi + hi)
+        return BlockCursor(self._proc, self._parent, self._field, new_lo,
+                           new_hi)
+
+    def before(self) -> "GapCursor":
+        return GapCursor(self._proc, self._parent, self._field, self._lo)
+
+    def after(self) -> "GapCursor":
+        return GapCursor(self._proc, self._parent, self._field, self._hi)
+
+    def _forward_one(self, q, fwd):
+        new = []
+        for p in self.paths():
+            try:
+                new.append(fwd(p))
+            except InvalidCursorError:
+                continue
+        if not new:
+            raise InvalidCursorError("every statement of the block was removed")
+        parents = {(p[:-1], p[-1][0]) for p in new}
+        if len(parents) != 1:
+            raise InvalidCursorError(
+                "the block's statements no longer are siblings")
+        (parent, field), = parents
+        idx = [p[-1][1] for p in new]
+        return BlockCursor(q, parent, field, min(idx), max(idx) + 1)
+
+    def __repr__(self):
+        body = "; ".join(_stmt_text(s) for s in self.nodes())
+        return (f"<BlockCursor {self._proc.name()}:"
+                f"{_fmt_path(self._parent + ((self._field, None), ))}"
+                f"[{self._lo}:{self._hi}]: {body}>")
+
+
+class GapCursor(Cursor):
+    """A position between statements: before ``lst[index]``."""
+
+    __slots__ = ("_parent", "_field", "_index")
+
+    def __init__(self, proc, parent_path, field, index):
+        super().__init__(proc)
+        object.__setattr__(self, "_parent", tuple(parent_path))
+        object.__setattr__(self, "_field", field)
+        object.__setattr__(self, "_index", index)
+        lst = get_list(_ir(proc), self._parent, field)
+        if not 0 <= index <= len(lst):
+            raise InvalidCursorError(f"invalid gap {index}")
+
+    def _key(self):
+        return (self._parent, self._field, self._index)
+
+    def location(self) -> tuple:
+        """``(parent_path, field, index)``."""
+        return self._parent, self._field, self._index
+
+    def _forward_one(self, q, fwd):
+        n = len(get_list(_ir(self._proc), self._parent, self._field))
+        if self._index < n:
+            try:
+                p = fwd(self._parent + ((self._field, self._index), ))
+                return GapCursor(q, p[:-1], p[-1][0], p[-1][1])
+            except InvalidCursorError:
+                pass
+        if self._index > 0:
+            try:
+                p = fwd(self._parent + ((self._field, self._index - 1), ))
+                return GapCursor(q, p[:-1], p[-1][0], p[-1][1] + 1)
+            except InvalidCursorError:
+                pass
+        raise InvalidCursorError("the statements around the gap were removed")
+
+    def __repr__(self):
+        return (f"<GapCursor {self._proc.name()}:"
+                f"{_fmt_path(self._parent + ((self._field, self._index), ))}>")
+
+
+class ExprCursor(Cursor):
+    """An expression inside a statement."""
+
+    __slots__ = ("_stmt", "_epath")
+
+    def __init__(self, proc, stmt_path, expr_path):
+        super().__init__(proc)
+        object.__setattr__(self, "_stmt", tuple(stmt_path))
+        object.__setattr__(self, "_epath", tuple(expr_path))
+        get_expr(get_stmt(_ir(proc), self._stmt), self._epath)
+
+    def _key(self):
+        return (self._stmt, self._epath)
+
+    def stmt(self) -> StmtCursor:
+        return StmtCursor(self._proc, self._stmt)
+
+    def stmt_path(self) -> tuple:
+        return self._stmt
+
+    def expr_path(self) -> tuple:
+        return self._epath
+
+    def path(self) -> tuple:
+        return (self._stmt, self._epath)
+
+    def node(self):
+        return get_expr(get_stmt(_ir(self._proc), self._stmt), self._epath)
+
+    def name(self) -> Optional[str]:
+        return _node_name(self.node())
+
+    def parent(self):
+        """The enclosing expression, or the statement for a top expression."""
+        ep = self._epath[:-1]
+        while ep:
+            try:
+                return ExprCursor(self._proc, self._stmt, ep)
+            except InvalidCursorError:  # a window access, not an expression
+                ep = ep[:-1]
+        return self.stmt()
+
+    def _forward_one(self, q, fwd):
+        return ExprCursor(q, fwd(self._stmt), self._epath)
+
+    def __repr__(self):
+        return (f"<ExprCursor {self._proc.name()}:{_fmt_path(self._stmt)}"
+                f"/{_fmt_path(self._epath)}: {_expr_text(self.node())}>")
+
+
+class ArgCursor(Cursor):
+    """A procedure argument."""
+
+    __slots__ = ("_index", )
+
+    def __init__(self, proc, index):
+        super().__init__(proc)
+        object.__setattr__(self, "_index", index)
+        if not 0 <= index < len(_ir(proc).args):
+            raise InvalidCursorError(f"no argument {index}")
+
+    def _key(self):
+        return self._index
+
+    def index(self) -> int:
+        return self._index
+
+    def path(self) -> tuple:
+        return (("args", self._index), )
+
+    def node(self):
+        return _ir(self._proc).args[self._index]
+
+    def name(self) -> str:
+        return self.node().name.name
+
+    def type(self):
+        return self.node().type
+
+    def is_tensor(self) -> bool:
+        return isinstance(self.node().type, IR.Tensor)
+
+    def _forward_one(self, q, fwd):
+        p = fwd(self.path())
+        return ArgCursor(q, p[0][1])
+
+    def __repr__(self):
+        return f"<ArgCursor {self._proc.name()}:{self.name()}>"
+
+
+# ----------------------------------------------------------------------
+# the Procedure entry points (api.py forwards here)
+def _identity(path):
+    return path
+
+
+def forward(proc, cursor):
+    """Map a cursor of ``proc`` or of one of its ancestors onto ``proc``."""
+    if not isinstance(cursor, Cursor):
+        raise TypeError(f"forward expects a cursor, got {cursor!r}")
+    chain = []
+    p = proc
+    while p is not None and p is not cursor.proc():
+        chain.append(p)
+        p = p.parent()
+    if p is None:
+        raise SchedulingError(
+            f"cannot forward a cursor of procedure '{cursor.proc().name()}' "
+            f"to '{proc.name()}': it is not derived from that procedure")
+    for q in reversed(chain):
+        fwd = q._forward or _identity
+        try:
+            cursor = cursor._forward_one(q, fwd)
+        except InvalidCursorError as e:
+            raise InvalidCursorError(
+                f"in procedure '{q.name()}': the cursor {cursor!r} no longer "
+                f"denotes anything after '{q._op}' ({e})") from None
+    return cursor
+
+
+def _to_cursor(proc, loc):
+    if loc[0] == "stmt":
+        return StmtCursor(proc, loc[1])
+    if loc[0] == "expr":
+        return ExprCursor(proc, loc[1], loc[2])
+    return ArgCursor(proc, loc[1])
+
+
+_WHAT = {None: "code", "loop": "loop", "stmt": "statement",
+         "expr": "expression", "buffer": "buffer"}
+
+
+def _find(proc, pattern, many, want, within=None):
+    from . import patterns as P
+    if not isinstance(pattern, str):
+        raise TypeError(f"expected a pattern string, got {pattern!r}")
+    pat = P.parse(pattern)
+    locs = P.match(pat, proc.ir(), want)
+    if within is not None:
+        n = len(within)
+        locs = [l for l in locs if l[0] != "arg" and l[1][:n] == within]
+    locs = P.select(pat, locs)
+    if not locs:
+        ir = proc.ir()
+        raise SchedulingError(located(
+            f"no {_WHAT[want]} matches the pattern {pattern!r} in procedure "
+            f"'{proc.name()}'", ir.srcinfo, None))
+    cursors = [_to_cursor(proc, l) for l in locs]
+    return cursors if many else cursors[0]
+
+
+def find(proc, pattern, many=False):
+    """The first (or, ``many=True``, every) match of a pattern."""
+    return _find(proc, pattern, many, None)
+
+
+def find_loop(proc, name, many=False):
+    """A loop by iterator name (``'i'``, ``'i #1'``) or loop pattern."""
+    return _find(proc, name, many, "loop")
+
+
+def find_want(proc, pattern, want, many=False):
+    """``find`` restricted to ``'loop' | 'stmt' | 'expr' | 'buffer'``."""
+    return _find(proc, pattern, many, want)
+
+
+def proc_body(proc) -> BlockCursor:
+    return BlockCursor(proc, (), "body", 0, len(proc.ir().body))
+
+
+def proc_args(proc) -> list:
+    return [ArgCursor(proc, i) for i in range(len(proc.ir().args))]
+
+
+__all__ = ["Cursor", "StmtCursor", "BlockCursor", "GapCursor", "ExprCursor",
+           "ArgCursor", "InvalidCursorError", "forward", "find", "find_loop",
+           "find_want", "proc_body", "proc_args", "get_stmt", "get_list",
+           "get_expr"]

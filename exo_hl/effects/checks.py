@@ -1,0 +1,261 @@
+"""The safety checks of §3.5.7–3.5.8 on effects, as SMT queries.
+
+Every check is "this set of queries is unsatisfiable"; any 'sat' or
+'unknown' answer is a failure whose reason names the conflicting locations.
+
+Quantifiers. Location sets contain ⋃_x (an ∃ under membership). In the
+emptiness tests of Commutes and in M-membership at positive polarity the ∃
+sits at the top of a satisfiability query, so its variables simply become
+free (renamed apart per term): those queries are quantifier-free. Where an
+∃ appears under a negation (D-membership in Shadows, set differences), it is
+eliminated by the one-point rule whenever some index equation gives the
+bound variable with coefficient ±1 (e.g. ``x ∈ ⋃_j {A, j+1}``), see
+``smt.exists_elim``; otherwise an explicit quantifier goes to z3, which may
+answer 'unknown' (= not proven).
+"""
+from __future__ import annotations
+
+from . import eexpr as E
+from . import smt as S
+from .effects import (A, All, Mod, Rd, Rp, Wr, eff_names, flatten,
+                      rename_term)
+
+
+class Result:
+    """Outcome of a check: truthy when safe; ``reason`` says why not."""
+
+    __slots__ = ("ok", "reason", "model")
+
+    def __init__(self, ok, reason="", model=None):
+        self.ok = ok
+        self.reason = reason
+        self.model = model
+
+    def __bool__(self):
+        return self.ok
+
+    def __repr__(self):
+        return "Result(ok)" if self.ok else f"Result(fail: {self.reason})"
+
+
+OK = Result(True)
+
+
+def hyp_terms(hyps):
+    """M-collapse of each hypothesis conjunct (M distributes over ∧)."""
+    memo = {}
+    out = []
+    for h in hyps:
+        t = S.collapse_M(h, memo)
+        if t is True:
+            continue
+        if isinstance(t, tuple) and t[0] == "and":
+            out.extend(t[1])
+        else:
+            out.append(t)
+    return out
+
+
+def sat_under(goal, hyps_t, solver=None):
+    """Satisfiability of goal ∧ (the hypotheses sharing variables with it).
+
+    Dropping unrelated hypotheses only weakens them, so an 'unsat' answer
+    stays a proof; it keeps queries small and cache keys stable.
+    """
+    solver = solver or S.solver()
+    if goal is False:
+        solver.stats.queries += 1
+        solver.stats.trivial += 1
+        return "unsat", None
+    keys = set(S.term_keys(goal))
+    pool = [(h, set(S.term_keys(h))) for h in hyps_t]
+    chosen = []
+    changed = True
+    while changed:
+        changed = False
+        rest = []
+        for h, ks in pool:
+            if ks & keys or not ks:
+                chosen.append(h)
+                keys |= ks
+                changed = True
+            else:
+                rest.append((h, ks))
+        pool = rest
+    return solver.check(S.band(goal, *chosen))
+
+
+def _fmt_loc(t):
+    return repr(t)
+
+
+def _fmt_model(model):
+    if not model:
+        return ""
+    items = []
+    for k, v in model.items():
+        nm = getattr(k, "name", None)
+        if isinstance(k, (E.GVar, E.StrideVar)) or nm is None:
+            nm = repr(k)
+        items.append(f"{nm}={v}")
+    return " (e.g. " + ", ".join(sorted(items)) + ")"
+
+
+# ---------------------------------------------------------------------------
+# membership as two-valued terms
+
+
+def _eq_parts(mode, idx, t, memo):
+    parts, diffs = [], []
+    for a, b in zip(idx, t.idx):
+        va, da = S.encode(a, memo)
+        vb, db = S.encode(b, memo)
+        diff = S.ladd(vb, va, -1)
+        if mode == "D":
+            parts += [da, db, S.beq0(diff)]
+            diffs.append(diff)
+        else:
+            parts.append(S.bor(S.bnot(S.band(da, db)), S.beq0(diff)))
+            if da is True and db is True:
+                diffs.append(diff)
+    return parts, diffs
+
+
+def mem_term(mode, name, idx, t, memo, free=False):
+    """M/D (name, idx) ∈ term as a classical formula.
+
+    With ``free=True`` the term's bound variables are left free (valid only
+    at positive polarity of a satisfiability query; caller renames apart).
+    """
+    if t.name != name:
+        return False
+    if t.idx is None or idx is None:
+        return True
+    coll = S.collapse_M if mode == "M" else S.collapse_D
+    parts = [coll(t.cond, memo)]
+    eqp, diffs = _eq_parts(mode, idx, t, memo)
+    parts += eqp
+    dual = "D" if mode == "M" else "M"
+    for L in t.minus:
+        for t2 in flatten(L):
+            parts.append(S.bnot(mem_term(dual, name, idx, rename_term(t2),
+                                         memo)))
+    body = S.band(*parts)
+    if free:
+        return body
+    return S.exists_elim(t.bvars, body, diffs)
+
+
+# ---------------------------------------------------------------------------
+# Commutes (Def. 3.8)
+
+
+def _pairs(L1, L2, kinds, hyps_t, extra, solver):
+    memo = {}
+    terms2 = flatten(L2)
+    for t1 in flatten(L1):
+        for t2 in terms2:
+            if t1.name != t2.name:
+                continue
+            r1, r2 = rename_term(t1), rename_term(t2)
+            if r1.idx is None or r2.idx is None:
+                goal = S.band(S.collapse_M(r1.cond, memo),
+                              S.collapse_M(r2.cond, memo))
+            else:
+                goal = S.band(S.collapse_M(r1.cond, memo),
+                              mem_term("M", r1.name, r1.idx, r2, memo,
+                                       free=True))
+            if extra is not None:
+                goal = S.band(goal, extra)
+            res, model = sat_under(goal, hyps_t, solver)
+            if res != "unsat":
+                why = ("the solver could not decide"
+                       if res == "unknown" else "they may overlap")
+                return Result(False, f"{kinds[0]} of {_fmt_loc(t1)} and "
+                              f"{kinds[1]} of {_fmt_loc(t2)} may touch the "
+                              f"same location: {why}{_fmt_model(model)}",
+                              model)
+    return None
+
+
+def commutes(a1, a2, hyps=(), solver=None, extra=None):
+    """Commutes a1 a2 under hypotheses (ternary bool ees, used as M h).
+
+    ``extra``: an additional classical hypothesis term (used by loop checks).
+    """
+    hyps_t = hyp_terms(hyps) if not isinstance(hyps, _HypTerms) else hyps.t
+    n1, n2 = eff_names(a1), eff_names(a2)
+    for aa, nb in ((a1, n2), (a2, n1)):
+        for t in flatten(A(aa)):
+            if t.name in nb:
+                return Result(False, f"{getattr(t.name, 'name', t.name)} is "
+                              "allocated by one statement and used by the other")
+    checks = (
+        (Wr(a1), All(a2), ("write", "access")),
+        (Wr(a2), All(a1), ("write", "access")),
+        (Rp(a1), Rd(a2), ("reduction", "read")),
+        (Rp(a2), Rd(a1), ("reduction", "read")),
+    )
+    for L1, L2, kinds in checks:
+        r = _pairs(L1, L2, kinds, hyps_t, extra, solver)
+        if r is not None:
+            return r
+    return OK
+
+
+class _HypTerms:
+    """Pre-collapsed hypotheses (avoid re-encoding in loops of queries)."""
+
+    __slots__ = ("t", )
+
+    def __init__(self, hyps):
+        self.t = hyp_terms(hyps)
+
+
+# ---------------------------------------------------------------------------
+# Shadows (Def. 3.9)
+
+
+def shadows(a1, a2, hyps=(), solver=None):
+    """∀x ∈ M Mod(a1) ⇒ x ∉ M Rd(a2) ∧ x ∈ D Wr(a2)."""
+    hyps_t = hyp_terms(hyps)
+    memo = {}
+    reads = flatten(Rd(a2))
+    writes = flatten(Wr(a2))
+    for tm in flatten(Mod(a1)):
+        m = rename_term(tm)
+        if m.idx is None:
+            continue
+        rd = [mem_term("M", m.name, m.idx, rename_term(r), memo, free=True)
+              for r in reads if r.name == m.name]
+        wr = [mem_term("D", m.name, m.idx, rename_term(w), memo)
+              for w in writes if w.name == m.name]
+        goal = S.band(S.collapse_M(m.cond, memo),
+                      S.bor(*rd, S.bnot(S.bor(*wr))))
+        res, model = sat_under(goal, hyps_t, solver)
+        if res != "unsat":
+            if res == "unknown":
+                why = "the solver could not decide"
+            else:
+                why = "it may be read, or not definitely overwritten"
+            return Result(False, f"modified location {_fmt_loc(tm)} is not "
+                          f"shadowed: {why}{_fmt_model(model)}", model)
+    return OK
+
+
+# ---------------------------------------------------------------------------
+# predicates
+
+
+def prove(pred, hyps=(), solver=None):
+    """D pred holds whenever M hyps does. Returns a Result (model on failure)."""
+    hyps_t = hyp_terms(hyps)
+    goal = S.bnot(S.collapse_D(pred))
+    res, model = sat_under(goal, hyps_t, solver)
+    if res == "unsat":
+        return OK
+    if res == "unknown":
+        return Result(False, f"could not prove {E.to_str(pred)} "
+                      "(solver gave up)")
+    return Result(False, f"{E.to_str(pred)} may be false"
+                  f"{_fmt_model(model)}", model)

@@ -1,0 +1,778 @@
+"""The SMT bridge: ternary effect expressions → two-valued formulas → z3.
+
+Pipeline of one query ``sat(F)``:
+  1. ``encode`` (§3.10) turns a ternary expression into a pair (value,
+     defined) of two-valued terms; ``collapse_M``/``collapse_D`` pick the
+     classical formula.
+  2. Terms are built by smart constructors that simplify as they go: integer
+     terms are linear forms (const + Σ coeff·atom) so ``i - i`` cancels and
+     comparisons become ``lin <= 0`` / ``lin == 0`` with gcd-normalised
+     coefficients; Boolean connectives flatten and fold constants. Many
+     queries are decided right here, before any solver runs.
+  3. The term is renamed canonically (variables numbered by first occurrence)
+     and looked up in a bounded per-process LRU cache. The cache only
+     memoises a pure function of the query, so it never changes an answer.
+  4. Otherwise it is turned into a pysmt formula (integer ``/`` and ``%`` by a
+     positive constant c become fresh q, r with x = c·q + r, 0 <= r < c,
+     declared in the innermost quantifier scope that uses them), converted
+     with pysmt's z3 converter and checked by z3 under a per-query timeout.
+
+Answers are 'sat' (with a model), 'unsat', or 'unknown' (timeout/
+incompleteness). Callers treat 'unknown' as NOT PROVEN: a check never
+succeeds because the solver gave up.
+
+Term language (tuples; all immutable):
+  int  : ('lin', const, ((atom, coeff), ...))
+  atom : ('iv', key) | ('div', lin, c) | ('mod', lin, c) | ('ite', b, lin, lin)
+         | ('mul', lin, lin)
+  bool : True | False | ('bv', key) | ('not', b) | ('and', (b...)) |
+         ('or', (b...)) | ('le0', lin) | ('eq0', lin) |
+         ('forall', ((key, sort)...), b) | ('exists', ((key, sort)...), b)
+"""
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import OrderedDict
+
+from . import eexpr as E
+
+# ---------------------------------------------------------------------------
+# linear integer forms
+
+
+def lconst(c):
+    return ("lin", c, ())
+
+
+def latom(a, coeff=1):
+    return ("lin", 0, ((a, coeff), ))
+
+
+def lvar(key):
+    return latom(("iv", key))
+
+
+def ladd(a, b, sb=1):
+    """a + sb*b"""
+    if not b[2]:
+        return ("lin", a[1] + sb * b[1], a[2])
+    items = dict(a[2])
+    for at, c in b[2]:
+        items[at] = items.get(at, 0) + sb * c
+    return ("lin", a[1] + sb * b[1],
+            tuple((at, c) for at, c in items.items() if c != 0))
+
+
+def lscale(a, k):
+    if k == 0:
+        return lconst(0)
+    return ("lin", a[1] * k, tuple((at, c * k) for at, c in a[2]))
+
+
+def lis_const(a):
+    return not a[2]
+
+
+def lmul(a, b):
+    if lis_const(a):
+        return lscale(b, a[1])
+    if lis_const(b):
+        return lscale(a, b[1])
+    return latom(("mul", a, b))
+
+
+def ldiv(a, c):
+    if lis_const(a):
+        return lconst(a[1] // c)
+    if c == 1:
+        return a
+    # (c*x + k) / c == x + k // c when every coefficient is a multiple of c
+    if all(co % c == 0 for _, co in a[2]):
+        return ("lin", a[1] // c, tuple((at, co // c) for at, co in a[2]))
+    return latom(("div", a, c))
+
+
+def lmod(a, c):
+    if lis_const(a):
+        return lconst(a[1] % c)
+    if c == 1:
+        return lconst(0)
+    if all(co % c == 0 for _, co in a[2]):
+        return lconst(a[1] % c)
+    return latom(("mod", a, c))
+
+
+def lite(b, x, y):
+    if b is True:
+        return x
+    if b is False:
+        return y
+    if x == y:
+        return x
+    return latom(("ite", b, x, y))
+
+
+# ---------------------------------------------------------------------------
+# Boolean terms
+
+
+def bnot(a):
+    if a is True:
+        return False
+    if a is False:
+        return True
+    t = a[0]
+    if t == "not":
+        return a[1]
+    if t == "le0":
+        # not (l <= 0)  <=>  -l + 1 <= 0   (integers)
+        return ble0(ladd(lconst(1), a[1], -1))
+    return ("not", a)
+
+
+def band(*xs):
+    out = []
+    for x in xs:
+        if x is False:
+            return False
+        if x is True:
+            continue
+        if isinstance(x, tuple) and x[0] == "and":
+            for y in x[1]:
+                if y not in out:
+                    out.append(y)
+        elif x not in out:
+            out.append(x)
+    if not out:
+        return True
+    if len(out) == 1:
+        return out[0]
+    return ("and", tuple(out))
+
+
+def bor(*xs):
+    out = []
+    for x in xs:
+        if x is True:
+            return True
+        if x is False:
+            continue
+        if isinstance(x, tuple) and x[0] == "or":
+            for y in x[1]:
+                if y not in out:
+                    out.append(y)
+        elif x not in out:
+            out.append(x)
+    if not out:
+        return False
+    if len(out) == 1:
+        return out[0]
+    return ("or", tuple(out))
+
+
+def bimplies(a, b):
+    return bor(bnot(a), b)
+
+
+def bite(c, x, y):
+    if c is True:
+        return x
+    if c is False:
+        return y
+    if x == y:
+        return x
+    return bor(band(c, x), band(bnot(c), y))
+
+
+def biff(a, b):
+    return bor(band(a, b), band(bnot(a), bnot(b)))
+
+
+def _gcd_items(items):
+    g = 0
+    for _, c in items:
+        g = math.gcd(g, c)
+    return g
+
+
+def ble0(l):
+    """l <= 0, normalised (gcd of coefficients divided out)."""
+    if lis_const(l):
+        return l[1] <= 0
+    g = _gcd_items(l[2])
+    if g > 1:
+        l = ("lin", -((-l[1]) // g), tuple((a, c // g) for a, c in l[2]))
+    return ("le0", l)
+
+
+def beq0(l):
+    if lis_const(l):
+        return l[1] == 0
+    g = _gcd_items(l[2])
+    if l[1] % g != 0:
+        return False
+    if g > 1:
+        l = ("lin", l[1] // g, tuple((a, c // g) for a, c in l[2]))
+    if l[2][0][1] < 0:
+        l = lscale(l, -1)
+    return ("eq0", l)
+
+
+def bcmp(o, a, b):
+    d = ladd(a, b, -1)  # a - b
+    if o == "<":
+        return ble0(ladd(d, lconst(1)))
+    if o == "<=":
+        return ble0(d)
+    if o == ">":
+        return ble0(ladd(lconst(1), d, -1))
+    if o == ">=":
+        return ble0(lscale(d, -1))
+    if o == "==":
+        return beq0(d)
+    raise ValueError(o)
+
+
+def _term_keys(t, out, bound=frozenset()):
+    """Free variable keys (with sorts) of a term."""
+    if t is True or t is False:
+        return
+    tag = t[0]
+    if tag == "lin":
+        for a, _ in t[2]:
+            _term_keys(a, out, bound)
+    elif tag == "iv":
+        if t[1] not in bound:
+            out[t[1]] = E.INT
+    elif tag == "bv":
+        if t[1] not in bound:
+            out[t[1]] = E.BOOL
+    elif tag in ("div", "mod"):
+        _term_keys(t[1], out, bound)
+    elif tag in ("ite", ):
+        for x in t[1:]:
+            _term_keys(x, out, bound)
+    elif tag == "mul":
+        _term_keys(t[1], out, bound)
+        _term_keys(t[2], out, bound)
+    elif tag == "not":
+        _term_keys(t[1], out, bound)
+    elif tag in ("and", "or"):
+        for x in t[1]:
+            _term_keys(x, out, bound)
+    elif tag in ("le0", "eq0"):
+        _term_keys(t[1], out, bound)
+    elif tag in ("forall", "exists"):
+        _term_keys(t[2], out, bound | {k for k, _ in t[1]})
+    else:
+        raise ValueError(tag)
+
+
+def term_keys(t) -> dict:
+    out = {}
+    _term_keys(t, out)
+    return out
+
+
+def bforall(keys, body):
+    fk = term_keys(body)
+    keys = tuple((k, s) for k, s in keys if k in fk)
+    if not keys or body is True or body is False:
+        return body
+    return ("forall", keys, body)
+
+
+def bexists(keys, body):
+    fk = term_keys(body)
+    keys = tuple((k, s) for k, s in keys if k in fk)
+    if not keys or body is True or body is False:
+        return body
+    return ("exists", keys, body)
+
+
+# ---------------------------------------------------------------------------
+# §3.10: the two-valued encoding
+
+
+def encode(e, memo=None):
+    """(value, defined) terms for a ternary effect expression."""
+    if memo is None:
+        memo = {}
+    r = memo.get(e)
+    if r is None:
+        r = _encode(e, memo)
+        memo[e] = r
+    return r
+
+
+def _encode(e, memo):
+    tag = e[0]
+    if tag == "var":
+        return (lvar(e[1]) if e[2] == E.INT else ("bv", e[1])), True
+    if tag == "const":
+        return (e[1] if e[2] == E.BOOL else lconst(e[1])), True
+    if tag == "bot":
+        return (False if e[1] == E.BOOL else lconst(0)), False
+    if tag == "ite":
+        c, dc = encode(e[1], memo)
+        x, dx = encode(e[2], memo)
+        y, dy = encode(e[3], memo)
+        if E.sort_of(e[2]) == E.INT:
+            v = lite(c, x, y)
+        else:
+            v = bite(c, x, y)
+        return v, band(dc, bite(c, dx, dy))
+    if tag in ("forall", "exists"):
+        k = e[1]
+        body = e[2] if tag == "forall" else E.not_(e[2])
+        x, d = encode(body, memo)
+        ks = ((k, E.INT), )
+        v = bforall(ks, x)
+        dd = bor(bforall(ks, d), bexists(ks, band(bnot(x), d)))
+        if tag == "exists":
+            v = bnot(v)
+        return v, dd
+    o = e[1]
+    if o == "not":
+        x, d = encode(e[2], memo)
+        return bnot(x), d
+    if o == "neg":
+        x, d = encode(e[2], memo)
+        return lscale(x, -1), d
+    x1, d1 = encode(e[2], memo)
+    x2, d2 = encode(e[3], memo)
+    if o == "and":
+        return band(x1, x2), bor(band(d1, d2), band(bnot(x1), d1),
+                                 band(bnot(x2), d2))
+    if o == "or":
+        return bor(x1, x2), bor(band(d1, d2), band(x1, d1), band(x2, d2))
+    d = band(d1, d2)
+    if o == "==" and E.sort_of(e[2]) == E.BOOL:
+        return biff(x1, x2), d
+    if o in ("+", "-"):
+        return ladd(x1, x2, 1 if o == "+" else -1), d
+    if o == "*":
+        return lmul(x1, x2), d
+    if o in ("/", "%"):
+        if lis_const(x2) and x2[1] > 0:
+            c = x2[1]
+            return (ldiv(x1, c) if o == "/" else lmod(x1, c)), d
+        # not quasi-affine: unknown (sound, never proves anything)
+        return lconst(0), False
+    return bcmp(o, x1, x2), d
+
+
+def collapse_M(e, memo=None):
+    """Classical formula for M e ('maybe e')."""
+    x, d = encode(e, memo)
+    return bor(bnot(d), x)
+
+
+def collapse_D(e, memo=None):
+    """Classical formula for D e ('definitely e')."""
+    x, d = encode(e, memo)
+    return band(d, x)
+
+
+# ---------------------------------------------------------------------------
+# reference evaluation of two-valued terms (tests; tiny domains)
+
+
+def eval_term(t, env, domain=range(-3, 4)):
+    if t is True or t is False:
+        return t
+    tag = t[0]
+    if tag == "lin":
+        return t[1] + sum(c * eval_term(a, env, domain) for a, c in t[2])
+    if tag in ("iv", "bv"):
+        return env[t[1]]
+    if tag == "div":
+        return eval_term(t[1], env, domain) // t[2]
+    if tag == "mod":
+        return eval_term(t[1], env, domain) % t[2]
+    if tag == "ite":
+        return eval_term(t[2] if eval_term(t[1], env, domain) else t[3], env,
+                         domain)
+    if tag == "mul":
+        return eval_term(t[1], env, domain) * eval_term(t[2], env, domain)
+    if tag == "not":
+        return not eval_term(t[1], env, domain)
+    if tag == "and":
+        return all(eval_term(x, env, domain) for x in t[1])
+    if tag == "or":
+        return any(eval_term(x, env, domain) for x in t[1])
+    if tag == "le0":
+        return eval_term(t[1], env, domain) <= 0
+    if tag == "eq0":
+        return eval_term(t[1], env, domain) == 0
+    if tag in ("forall", "exists"):
+        import itertools
+        keys = t[1]
+        doms = [domain if s == E.INT else (False, True) for _, s in keys]
+        res = (eval_term(t[2], {**env, **dict(zip((k for k, _ in keys), vs))},
+                         domain) for vs in itertools.product(*doms))
+        return all(res) if tag == "forall" else any(res)
+    raise ValueError(tag)
+
+
+# ---------------------------------------------------------------------------
+# canonical renaming (cache keys)
+
+
+def canonicalize(t):
+    """Rename variables to ('c', n) in first-occurrence order.
+
+    Returns (canonical term, {canonical key: original key}). Two queries
+    equal up to a consistent renaming get the same canonical term.
+    """
+    ren = {}
+
+    def rk(k):
+        r = ren.get(k)
+        if r is None:
+            r = ("c", len(ren))
+            ren[k] = r
+        return r
+
+    def go(t):
+        if t is True or t is False:
+            return t
+        tag = t[0]
+        if tag == "lin":
+            return ("lin", t[1], tuple((go(a), c) for a, c in t[2]))
+        if tag in ("iv", "bv"):
+            return (tag, rk(t[1]))
+        if tag in ("div", "mod"):
+            return (tag, go(t[1]), t[2])
+        if tag == "ite":
+            return ("ite", go(t[1]), go(t[2]), go(t[3]))
+        if tag == "mul":
+            return ("mul", go(t[1]), go(t[2]))
+        if tag == "not":
+            return ("not", go(t[1]))
+        if tag in ("and", "or"):
+            return (tag, tuple(go(x) for x in t[1]))
+        if tag in ("le0", "eq0"):
+            return (tag, go(t[1]))
+        if tag in ("forall", "exists"):
+            ks = tuple((rk(k), s) for k, s in t[1])
+            return (tag, ks, go(t[2]))
+        raise ValueError(tag)
+
+    ct = go(t)
+    return ct, {v: k for k, v in ren.items()}
+
+
+# ---------------------------------------------------------------------------
+# pysmt / z3
+
+
+class _Backend:
+    """Lazily created pysmt environment + z3 converter (one per process)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._conv = None
+
+    def converter(self):
+        if self._conv is None:
+            from pysmt.shortcuts import Solver
+            self._solver = Solver(name="z3")
+            self._conv = self._solver.converter
+        return self._conv
+
+
+_BACKEND = _Backend()
+
+
+def to_pysmt(t):
+    """Build the pysmt formula of a canonical term (div/mod made exact)."""
+    from pysmt import shortcuts as S
+    from pysmt.typing import BOOL as PB, INT as PI
+
+    names = {}
+    counter = [0]
+
+    def sym(k, s):
+        r = names.get((k, s))
+        if r is None:
+            r = S.Symbol(f"{'i' if s == E.INT else 'b'}{k[1]}", PI if s == E.INT else PB)
+            names[(k, s)] = r
+        return r
+
+    def fresh():
+        counter[0] += 1
+        return S.Symbol(f"_q{counter[0]}", PI)
+
+    scopes = [([], {}, [])]  # (defs, atom->(q, r), fresh syms)
+
+    def divmod_of(lin, c):
+        defs, table, fresh_syms = scopes[-1]
+        key = (lin, c)
+        r = None
+        for sc in reversed(scopes):
+            if key in sc[1]:
+                r = sc[1][key]
+                break
+        if r is None:
+            x = go_int(lin)
+            q, rr = fresh(), fresh()
+            defs.append(S.And(S.Equals(x, S.Plus(S.Times(S.Int(c), q), rr)),
+                              S.LE(S.Int(0), rr), S.LT(rr, S.Int(c))))
+            fresh_syms.extend((q, rr))
+            table[key] = (q, rr)
+            r = (q, rr)
+        return r
+
+    def go_int(l):
+        parts = []
+        if l[1] != 0 or not l[2]:
+            parts.append(S.Int(l[1]))
+        for a, c in l[2]:
+            at = go_atom(a)
+            parts.append(at if c == 1 else S.Times(S.Int(c), at))
+        return parts[0] if len(parts) == 1 else S.Plus(parts)
+
+    def go_atom(a):
+        tag = a[0]
+        if tag == "iv":
+            return sym(a[1], E.INT)
+        if tag == "div":
+            return divmod_of(a[1], a[2])[0]
+        if tag == "mod":
+            return divmod_of(a[1], a[2])[1]
+        if tag == "ite":
+            return S.Ite(go_bool(a[1]), go_int(a[2]), go_int(a[3]))
+        if tag == "mul":
+            return S.Times(go_int(a[1]), go_int(a[2]))
+        raise ValueError(tag)
+
+    def go_bool(b):
+        if b is True:
+            return S.TRUE()
+        if b is False:
+            return S.FALSE()
+        tag = b[0]
+        if tag == "bv":
+            return sym(b[1], E.BOOL)
+        if tag == "not":
+            return S.Not(go_bool(b[1]))
+        if tag == "and":
+            return S.And([go_bool(x) for x in b[1]])
+        if tag == "or":
+            return S.Or([go_bool(x) for x in b[1]])
+        if tag == "le0":
+            return S.LE(go_int(b[1]), S.Int(0))
+        if tag == "eq0":
+            return S.Equals(go_int(b[1]), S.Int(0))
+        if tag in ("forall", "exists"):
+            vs = [sym(k, s) for k, s in b[1]]
+            scopes.append(([], {}, []))
+            body = go_bool(b[2])
+            defs, _, fs = scopes.pop()
+            if tag == "forall":
+                inner = S.Implies(S.And(defs), body) if defs else body
+                return S.ForAll(vs + fs, inner)
+            inner = S.And(defs + [body]) if defs else body
+            return S.Exists(vs + fs, inner)
+        raise ValueError(tag)
+
+    f = go_bool(t)
+    defs = scopes[0][0]
+    if defs:
+        f = S.And(defs + [f])
+    return f, names
+
+
+class QueryStats:
+    __slots__ = ("queries", "cache_hits", "trivial", "solver_calls",
+                 "unknown", "solver_time")
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.queries = 0
+        self.cache_hits = 0
+        self.trivial = 0
+        self.solver_calls = 0
+        self.unknown = 0
+        self.solver_time = 0.0
+
+    def as_dict(self):
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+class Solver:
+    """Satisfiability of two-valued terms with caching and a time limit."""
+
+    def __init__(self, timeout_ms=2000, cache_size=8192):
+        self.timeout_ms = timeout_ms
+        self.cache_size = cache_size
+        self._cache = OrderedDict()
+        self.stats = QueryStats()
+
+    def clear_cache(self):
+        self._cache.clear()
+
+    def check(self, t):
+        """'sat' | 'unsat' | 'unknown', and a model {key: value} when sat."""
+        self.stats.queries += 1
+        if t is False:
+            self.stats.trivial += 1
+            return "unsat", None
+        if t is True:
+            self.stats.trivial += 1
+            return "sat", {}
+        # strides are positive integers
+        extra = [ble0(ladd(lconst(1), lvar(k), -1))
+                 for k in term_keys(t) if isinstance(k, E.StrideVar)]
+        if extra:
+            t = band(t, *extra)
+        ct, back = canonicalize(t)
+        hit = self._cache.get(ct)
+        if hit is not None:
+            self._cache.move_to_end(ct)
+            self.stats.cache_hits += 1
+            res, cmodel = hit
+        else:
+            res, cmodel = self._solve(ct)
+            self._cache[ct] = (res, cmodel)
+            if len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        model = None
+        if cmodel is not None:
+            model = {back[k]: v for k, v in cmodel.items() if k in back}
+        return res, model
+
+    def _solve(self, ct):
+        import z3
+        self.stats.solver_calls += 1
+        t0 = time.perf_counter()
+        try:
+            f, names = to_pysmt(ct)
+            zf = _BACKEND.converter().convert(f)
+            s = z3.Solver(ctx=zf.ctx)
+            s.set("timeout", int(self.timeout_ms))
+            s.add(zf)
+            r = s.check()
+            if r == z3.unsat:
+                return "unsat", None
+            if r == z3.sat:
+                m = s.model()
+                out = {}
+                conv = _BACKEND.converter()
+                for (k, srt), symb in names.items():
+                    zv = m.eval(conv.convert(symb), model_completion=True)
+                    out[k] = (z3.is_true(zv) if srt == E.BOOL
+                              else zv.as_long())
+                return "sat", out
+            self.stats.unknown += 1
+            return "unknown", None
+        finally:
+            self.stats.solver_time += time.perf_counter() - t0
+
+
+#: the per-process solver (its cache is invisible to semantics)
+DEFAULT_SOLVER = Solver()
+
+
+def solver() -> Solver:
+    return DEFAULT_SOLVER
+
+
+# ---------------------------------------------------------------------------
+# substitution of integer variables in terms (one-point elimination)
+
+
+def tsubst(t, m):
+    """Replace int variables {key: lin} in a term, re-simplifying."""
+    if not m or t is True or t is False:
+        return t
+    tag = t[0]
+    if tag == "lin":
+        out = lconst(t[1])
+        for a, c in t[2]:
+            out = ladd(out, lscale(_asub(a, m), c))
+        return out
+    if tag == "bv":
+        return t
+    if tag == "not":
+        return bnot(tsubst(t[1], m))
+    if tag == "and":
+        return band(*(tsubst(x, m) for x in t[1]))
+    if tag == "or":
+        return bor(*(tsubst(x, m) for x in t[1]))
+    if tag == "le0":
+        return ble0(tsubst(t[1], m))
+    if tag == "eq0":
+        return beq0(tsubst(t[1], m))
+    if tag in ("forall", "exists"):
+        bk = {k for k, _ in t[1]}
+        inner = {k: v for k, v in m.items() if k not in bk}
+        mk = bforall if tag == "forall" else bexists
+        return mk(t[1], tsubst(t[2], inner))
+    raise ValueError(tag)
+
+
+def _asub(a, m):
+    tag = a[0]
+    if tag == "iv":
+        r = m.get(a[1])
+        return r if r is not None else latom(a)
+    if tag == "div":
+        return ldiv(tsubst(a[1], m), a[2])
+    if tag == "mod":
+        return lmod(tsubst(a[1], m), a[2])
+    if tag == "ite":
+        return lite(tsubst(a[1], m), tsubst(a[2], m), tsubst(a[3], m))
+    if tag == "mul":
+        return lmul(tsubst(a[1], m), tsubst(a[2], m))
+    raise ValueError(tag)
+
+
+def solve_for(key, diff):
+    """If diff == 0 can be solved as key = lin exactly (coefficient ±1 and
+    key not inside another atom), return that lin, else None."""
+    atom = ("iv", key)
+    coeff = None
+    rest = []
+    for a, c in diff[2]:
+        if a == atom:
+            coeff = c
+        else:
+            ks = {}
+            _term_keys(a, ks)
+            if key in ks:
+                return None
+            rest.append((a, c))
+    if coeff not in (1, -1):
+        return None
+    r = ("lin", diff[1], tuple(rest))
+    return lscale(r, -coeff)  # c*k + r = 0  ->  k = -r/c
+
+
+def exists_elim(keys, body, diffs):
+    """∃keys. body, where ``diffs`` are lins known (from ``body``) to be 0.
+
+    One-point rule: a key with coefficient ±1 in such an equation is replaced
+    by its solution, so no quantifier is needed; any other key keeps an
+    explicit ∃ (which z3 may fail on -> 'unknown' -> not proven).
+    """
+    remaining = []
+    diffs = list(diffs)
+    for k in keys:
+        sol = None
+        for d in diffs:
+            sol = solve_for(k, d)
+            if sol is not None:
+                break
+        if sol is None:
+            remaining.append(k)
+            continue
+        m = {k: sol}
+        body = tsubst(body, m)
+        diffs = [tsubst(d, m) for d in diffs]
+    return bexists(tuple((k, E.INT) for k in remaining), body)

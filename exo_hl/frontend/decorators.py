@@ -1,0 +1,319 @@
+"""``@proc``, ``@instr``, ``@config`` and ``extern``: the user's entry points.
+
+Each decorator reads the function's *source* (never runs it), parses it in
+the scope where it is defined, and returns the compiler's object. The
+defining scope is captured at decoration time: the function's module globals,
+the caller frame's locals (so procedures may be written inside functions and
+tests), and the function's closure cells.
+
+All problems surface at decoration time as ``ExoSyntaxError`` /
+``ExoTypeError`` (or ``BoundsError`` from the static checks), located at the
+offending line; an unexpected internal failure is wrapped so the user still
+sees the procedure and location first.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import sys
+import textwrap
+from typing import Optional
+
+from ..core_ir import types as T
+from ..core_ir.config import Config
+from ..core_ir.extern import Extern
+from ..core_ir.nodes import IR
+from ..core_ir.srcinfo import SrcInfo
+from ..errors import ExoError, ExoSyntaxError, ExoTypeError, \
+    located
+from . import surface
+from .checks import run_static_checks
+from .parser import (ProcParser, SourceMap, _MISSING, check_instr_template,
+                     resolve_dotted)
+
+
+# ----------------------------------------------------------------------
+# scope and source
+def defining_scope(fn, frame) -> dict:
+    """Names visible where ``fn`` is defined: globals < caller locals <
+    closure cells."""
+    mod = sys.modules.get(getattr(fn, "__module__", None) or "")
+    scope = dict(getattr(fn, "__globals__", None)
+                 or (frame.f_globals if frame is not None else None)
+                 or (vars(mod) if mod else {}))
+    # the caller's locals, and those of the functions lexically enclosing it
+    # that are still running (a name used only in an annotation is not a
+    # closure cell of the inner function); an unrelated caller is skipped
+    frames = []
+    f = frame
+    while f is not None:
+        frames.append(f)
+        outer = f.f_back
+        if outer is None or f.f_code not in outer.f_code.co_consts:
+            break
+        f = outer
+    for f in reversed(frames):
+        scope.update(f.f_locals)
+    code = getattr(fn, "__code__", None)
+    if code is not None and fn.__closure__:
+        for name, cell in zip(code.co_freevars, fn.__closure__):
+            try:
+                scope[name] = cell.cell_contents
+            except ValueError:  # cell not yet assigned
+                pass
+    return scope
+
+
+def _source_of(obj):
+    """(dedented source, SourceMap) of a function or class."""
+    try:
+        lines, first = inspect.getsourcelines(obj)
+        filename = inspect.getsourcefile(obj) or "<unknown>"
+    except (OSError, TypeError) as e:
+        raise ExoSyntaxError(
+            f"cannot read the source of '{getattr(obj, '__name__', obj)}' "
+            f"({e}); procedures must be defined in a file") from None
+    raw = "".join(lines)
+    src = textwrap.dedent(raw)
+    first_line = raw.splitlines()[0] if raw else ""
+    shift = len(first_line) - len(src.splitlines()[0]) if src else 0
+    return src, SourceMap(filename, raw.splitlines(), first, shift)
+
+
+def _find_def(tree, kinds, name):
+    for n in tree.body:
+        if isinstance(n, kinds) and n.name == name:
+            return n
+    for n in ast.walk(tree):
+        if isinstance(n, kinds) and n.name == name:
+            return n
+    return None
+
+
+def _guard(name, srcinfo, fn):
+    """Run ``fn``; wrap unexpected internal exceptions as located errors."""
+    try:
+        return fn()
+    except (ExoError, ExoSyntaxError):
+        raise
+    except Exception as e:  # an internal bug must not surface as a traceback
+        raise ExoTypeError(located(
+            f"internal error while processing this procedure "
+            f"({type(e).__name__}: {e})", srcinfo, name)) from e
+
+
+def _build(fdef, scope, srcmap, instr: Optional[IR.Instr]):
+    """Parse + type check + static checks; returns a ``Procedure``."""
+    from ..api import Procedure
+
+    def go():
+        ir = ProcParser(fdef, scope, srcmap, instr).parse()
+        if instr is not None:
+            check_instr_template(ir, instr.c_template)
+        run_static_checks(ir)
+        return Procedure(ir)
+    return _guard(fdef.name, srcmap(fdef), go)
+
+
+def _proc_from_function(fn, frame, instr=None):
+    if not inspect.isfunction(fn):
+        raise TypeError(f"@proc/@instr decorate a function, not "
+                        f"{type(fn).__name__}")
+    scope = defining_scope(fn, frame)
+    src, srcmap = _source_of(fn)
+    tree = ast.parse(src)
+    fdef = _find_def(tree, (ast.FunctionDef, ), fn.__name__)
+    if fdef is None:  # pragma: no cover - getsource returned the def itself
+        raise ExoSyntaxError(f"cannot find the definition of {fn.__name__}")
+    return _build(fdef, scope, srcmap, instr)
+
+
+# ----------------------------------------------------------------------
+# the decorators
+def proc(fn):
+    """``@proc``: a procedure (API.md section 1)."""
+    return _proc_from_function(fn, sys._getframe(1))
+
+
+def instr(c_template: str, c_global: str = ""):
+    """``@instr(template, c_global="")``: a procedure whose body specifies
+    the semantics and whose calls compile to ``template`` (API.md sec. 2)."""
+    if not isinstance(c_template, str):
+        raise TypeError("@instr needs a C template string: "
+                        "@instr(\"foo({x});\")")
+    frame = sys._getframe(1)
+
+    def wrap(fn):
+        return _proc_from_function(fn, frame, IR.Instr(c_template, c_global))
+    return wrap
+
+
+def config(cls):
+    """``@config class C: field: type``: configuration state.
+
+    Field annotations are read as strings (or marker objects when a module
+    does not use postponed annotations) and resolved in the class's scope.
+    """
+    if not inspect.isclass(cls):
+        raise TypeError("@config decorates a class")
+    scope = defining_scope(cls, sys._getframe(1))
+    try:
+        _, srcmap = _source_of(cls)
+        si = srcmap(ast.parse("x"))  # the class's first line
+    except ExoSyntaxError:
+        si = SrcInfo("<unknown>", 0)
+    anns = cls.__dict__.get("__annotations__", {})
+    if not anns:
+        raise ExoTypeError(located(f"config {cls.__name__} declares no "
+                                   f"fields ('name: type')", si,
+                                   cls.__name__))
+    fields = []
+    for fname, ann in anns.items():
+        typ = _config_field_type(cls.__name__, fname, ann, scope, si)
+        fields.append((fname, typ))
+    return Config(cls.__name__, fields, si)
+
+
+def _config_field_type(cname, fname, ann, scope, si):
+    def bad(msg):
+        return ExoTypeError(located(f"config field '{fname}': {msg}", si,
+                                    cname))
+    if isinstance(ann, str):
+        try:
+            node = ast.parse(ann, mode="eval").body
+        except SyntaxError:
+            raise bad(f"cannot parse type {ann!r}") from None
+        obj = resolve_dotted(node, scope)
+        if isinstance(node, ast.Name) and node.id in ("bool", "int") and \
+                (obj is _MISSING or obj in (bool, int)):
+            return IR.Bool if node.id == "bool" else IR.Int
+    else:
+        obj = {bool: IR.Bool, int: IR.Int}.get(ann, ann)
+        if obj in (IR.Bool, IR.Int):
+            return obj
+    if isinstance(obj, surface.TypeMarker):
+        typ = obj.ir_type
+        if T.is_control(typ) or T.is_real_scalar(typ):
+            return typ
+    if obj is _MISSING:
+        raise bad(f"unknown type {ann!r}")
+    raise bad(f"{ann!r} is not a scalar control or data type")
+
+
+# ----------------------------------------------------------------------
+# externs
+def extern(c_emit, typecheck=None, c_global: str = "", name=None):
+    """A user-defined extern function, used as a decorator on a Python
+    function that gives its interpreter semantics::
+
+        @extern("fmaxf({x}, 0.0f)")          # or a fn (args, c_type) -> str
+        def my_relu(x):
+            return max(x, 0)
+
+    ``c_emit``: a ``str.format`` template (placeholders: positional ``{0}``,
+    the parameter names, and ``{c_type}`` for the C element type) or a
+    function ``(list of C arg strings, c_type) -> str``. ``typecheck``:
+    optional ``(list of arg IR types) -> result type`` (a type marker such
+    as ``f32`` is accepted), raising ``TypeError`` to reject; by default all
+    arguments must be data scalars and the result has the first one's type.
+    Inside procedures the extern is found by the name it is bound to.
+    """
+    def wrap(fn):
+        params = list(inspect.signature(fn).parameters)
+        if isinstance(c_emit, str):
+            tmpl = c_emit
+
+            def emit(args, c_type):
+                return tmpl.format(*args, c_type=c_type,
+                                   **dict(zip(params, args)))
+        elif callable(c_emit):
+            emit = c_emit
+        else:
+            raise TypeError("extern needs a C template string or an emitter "
+                            "function (args, c_type) -> str")
+        tc = None
+        if typecheck is not None:
+            def tc(arg_types):
+                r = typecheck(arg_types)
+                return getattr(r, "ir_type", r)
+        return Extern(name or fn.__name__, len(params), emit, fn, tc,
+                      c_global)
+    if isinstance(c_emit, Extern):
+        return c_emit
+    return wrap
+
+
+# ----------------------------------------------------------------------
+# parsing text (the printer's round trip)
+def _surface_scope():
+    from ..core_ir.memory import DRAM, DRAM_STATIC
+    names = dict(surface.TYPE_MARKERS)
+    names.update(seq=surface.seq, par=surface.par, DRAM=DRAM,
+                 DRAM_STATIC=DRAM_STATIC, proc=proc, instr=instr)
+    return names
+
+
+#: names printed text may use without the caller listing them
+_SURFACE_SCOPE = _surface_scope()
+
+
+def parse_procs_source(src: str, scope: dict, filename: str = "<string>"):
+    """Every ``def`` in ``src``, as ``Procedure`` objects, in order.
+
+    ``scope`` maps the names the text uses (memories, configs, callees,
+    user externs) to objects; the surface names (``f32``, ``size``, ``seq``,
+    ``stride``, ``DRAM``...) are there by default. Each procedure is visible
+    to the later ones.
+    A def decorated ``@instr("...")`` becomes an instr.
+    """
+    text = textwrap.dedent(src)
+    try:
+        tree = ast.parse(text, filename)
+    except SyntaxError as e:
+        raise ExoSyntaxError(f"cannot parse procedure text: {e.msg}",
+                             SrcInfo(filename, e.lineno or 0,
+                                     (e.offset or 1) - 1, None,
+                                     e.text)) from None
+    srcmap = SourceMap(filename, text.splitlines(), 1, 0)
+    scope = {**_SURFACE_SCOPE, **scope}
+    out = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        instr_node = _instr_decorator(node, scope, srcmap)
+        p = _build(node, scope, srcmap, instr_node)
+        scope[node.name] = p
+        out.append(p)
+    return out
+
+
+def parse_proc_source(src: str, scope: dict, filename: str = "<string>"):
+    """The first procedure defined in ``src`` (see ``parse_procs_source``)."""
+    procs = parse_procs_source(src, scope, filename)
+    if not procs:
+        raise ExoSyntaxError(f"{filename}: no procedure definition found")
+    return procs[0]
+
+
+def _instr_decorator(fdef, scope, srcmap):
+    for d in fdef.decorator_list:
+        if isinstance(d, ast.Call):
+            target = resolve_dotted(d.func, scope)
+            named = isinstance(d.func, (ast.Name, ast.Attribute)) and \
+                (d.func.id if isinstance(d.func, ast.Name)
+                 else d.func.attr) == "instr"
+            if target is instr or (target is _MISSING and named):
+                vals = [a.value for a in d.args
+                        if isinstance(a, ast.Constant)]
+                kw = {k.arg: k.value.value for k in d.keywords
+                      if isinstance(k.value, ast.Constant)}
+                if not vals or not isinstance(vals[0], str):
+                    raise ExoSyntaxError("@instr needs a template string",
+                                         srcmap(d))
+                return IR.Instr(vals[0], vals[1] if len(vals) > 1
+                                else kw.get("c_global", ""))
+    return None
+
+
+__all__ = ["proc", "instr", "config", "extern", "parse_proc_source",
+           "parse_procs_source"]

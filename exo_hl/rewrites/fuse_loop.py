@@ -1,0 +1,110 @@
+"""``fuse_loop(loop1, loop2=None)``: fuse two consecutive loops.
+
+``for x in seq(lo, hi): s1`` followed directly by ``for y in seq(lo', hi'):
+s2`` becomes ``for x in seq(lo, hi): s1; s2[y -> x]``. ``loop2`` defaults to
+the statement right after ``loop1``.
+
+This is loop fission read backwards (paper §3.5.8), so it is safe when:
+* both bounds are provably equal (``lo == lo'`` and ``hi == hi'`` under the
+  preconditions and context), and the second loop's bounds do not read
+  configuration state the first loop writes (they were evaluated after it);
+* the fission condition holds for the fused loop: the iterations of ``s2``
+  that fusion moves before later iterations of ``s1`` commute with them
+  (``Commutes(Eff[s1(x)], Eff[s2(x')])`` for ``x' < x``). A reversed
+  dependence such as ``y[i] = x[i+1]`` after ``x[i] = ...`` fails it.
+Fusing two ``par`` loops also re-proves the fused loop race-free.
+"""
+from __future__ import annotations
+
+from ..core_ir.nodes import IR
+from ..core_ir.printer import expr_to_str
+from ..core_ir.traversal import walk_stmts, subst, walk
+from . import _common as C
+
+
+def fuse_loop(proc, loop1, loop2=None):
+    path1, l1 = C.resolve_loop(proc, loop1, "fuse_loop")
+    err = lambda st, msg: C.scheduling_error(proc, st, "fuse_loop: " + msg)
+    path1 = tuple(path1)
+    field, i = path1[-1]
+    block = C.get_list(proc.ir(), path1[:-1], field)
+    if loop2 is None:
+        if i + 1 >= len(block) or not isinstance(block[i + 1], IR.For):
+            raise err(l1, "the statement after this loop is not a loop")
+        l2 = block[i + 1]
+    else:
+        path2, l2 = C.resolve_loop(proc, loop2, "fuse_loop")
+        if tuple(path2) != path1[:-1] + ((field, i + 1), ):
+            raise err(l2, "the second loop must directly follow the first "
+                      "one in the same block")
+    if l1.mode is not l2.mode:
+        raise err(l2, "cannot fuse a seq loop with a par loop")
+
+    read = {(n.config, n.field) for e in (l2.lo, l2.hi) for n in walk(e)
+            if isinstance(n, IR.ReadConfig)}
+    if read and read & config_fields_written(l1.body):
+        raise err(l2, "the second loop's bounds read configuration state "
+                  "that the first loop writes")
+    si = l1.srcinfo
+    for a, b, what in ((l1.lo, l2.lo, "lower"), (l1.hi, l2.hi, "upper")):
+        if a == b:
+            continue
+        eq = IR.BinOp("==", a, b, type=IR.Bool, srcinfo=si)
+        if not _prove(proc.ir(), path1, eq):
+            raise err(l2, f"the {what} bounds {expr_to_str(a)} and "
+                      f"{expr_to_str(b)} cannot be proven equal")
+
+    it = IR.Read(l1.iter, (), type=IR.Index, srcinfo=si)
+    body2 = tuple(subst(s, {l2.iter: it}) for s in l2.body)
+    fused = l1.update(body=l1.body + body2)
+    # replace the pair by the fused loop, then check it in place
+    new_ir = C.replace_stmts_at(C.replace_stmts_at(proc.ir(), path1[:-1] + (
+        (field, i + 1), ), ()), path1, (fused, ))
+    if not C.can_fission_at(new_ir, path1, len(l1.body)):
+        raise err(l2, "the loops cannot be fused: an iteration of the second "
+                  "loop would move before a later iteration of the first "
+                  "loop that it does not commute with")
+    if fused.mode is IR.Par and not C.loop_parallel_ir(new_ir, path1):
+        raise err(l2, "the fused parallel loop would not be race-free")
+    return proc._derive(new_ir, "fuse_loop",
+                        forward=_forward_fuse(path1, len(l1.body)))
+
+
+def _forward_fuse(path1, n1):
+    """Loop 2's body now follows loop 1's body; later siblings shift up."""
+    *parent, (field, i) = path1
+    parent = tuple(parent)
+    n = len(parent)
+
+    def fwd(p):
+        if len(p) <= n or p[:n] != parent or p[n][0] != field \
+                or p[n][1] <= i:
+            return p
+        j, rest = p[n][1], p[n + 1:]
+        if j > i + 1:
+            return parent + ((field, j - 1), ) + rest
+        if rest and rest[0][0] == "body":
+            return tuple(path1) + (("body", n1 + rest[0][1]), ) + rest[1:]
+        raise C.InvalidCursorError("the second loop was fused into the first")
+    return fwd
+
+
+def config_fields_written(stmts) -> set:
+    """``(config, field)`` pairs a block may write, through calls too."""
+    out, seen = set(), set()
+
+    def visit(ss):
+        for st in walk_stmts(ss):
+            if isinstance(st, IR.WriteConfig):
+                out.add((st.config, st.field))
+            elif isinstance(st, IR.Call) and id(st.f) not in seen:
+                seen.add(id(st.f))
+                visit(st.f.body)
+    visit(tuple(stmts))
+    return out
+
+
+def _prove(proc_ir, path, pred) -> bool:
+    """``pred`` holds whenever the statement at ``path`` runs (SMT)."""
+    from ..effects import api as E
+    return E.prove(pred, E.context_at(proc_ir, path))

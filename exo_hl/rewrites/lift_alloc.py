@@ -1,0 +1,69 @@
+"""``lift_alloc(alloc, n_lifts=1)``: hoist an allocation out of loops/ifs.
+
+``for i: (t: f32[n]; s)`` becomes ``t: f32[n]; for i: s`` (likewise out of an
+``if``), repeated ``n_lifts`` levels outward. The allocation is placed
+directly before the statement it was lifted out of.
+
+Semantics (following Exo): a fresh allocation is *uninitialized*. Lifting it
+out of a loop makes every iteration share one buffer, so a value could only
+flow from one iteration to the next if an iteration read the buffer before
+writing it, which reads an uninitialized value and is already meaningless in
+the original. Hence no dataflow check is needed. What must hold:
+
+- the buffer's size may not mention a symbol bound inside what it leaves
+  (the iterators of the lifted loops);
+- it cannot leave a ``par`` loop: the iterations would then share one buffer
+  and race (each parallel iteration owned a private copy before).
+"""
+from __future__ import annotations
+
+from ..core_ir.nodes import IR
+from ..core_ir.traversal import free_vars
+from ..errors import SchedulingError
+from . import _common as C
+
+
+def lift_alloc(proc, alloc, n_lifts=1):
+    path, s = C.resolve_stmt(proc, alloc, "lift_alloc")
+
+    def err(msg, st=s):
+        return SchedulingError(C.scheduling_error(proc, st, "lift_alloc: " + msg))
+
+    if not isinstance(s, IR.Alloc):
+        raise err("expected an allocation statement")
+    if isinstance(n_lifts, bool) or not isinstance(n_lifts, int) or n_lifts < 1:
+        raise err(f"n_lifts must be a positive int, got {n_lifts!r}")
+    size_vars = free_vars(tuple(_sizes(s.type)))
+
+    ir = proc.ir()
+    cur = tuple(path)
+    for level in range(n_lifts):
+        if len(cur) < 2:
+            raise err(f"cannot lift {level + 1} level(s): the allocation is "
+                      f"only inside {level} loop(s)/if(s)")
+        parent_path = cur[:-1]
+        parent = C.get_stmt(ir, parent_path)
+        if isinstance(parent, IR.For):
+            if parent.iter in size_vars:
+                raise err(f"its size depends on the iterator "
+                          f"'{parent.iter.name}' of the loop it would leave")
+            if parent.mode is IR.Par:
+                raise err(f"cannot lift out of the parallel loop "
+                          f"'{parent.iter.name}': its iterations would share "
+                          f"one buffer and race", parent)
+        elif not isinstance(parent, IR.If):
+            raise err("the allocation is not inside a loop or if")
+        field, k = cur[-1]
+        block = getattr(parent, field)
+        rest = block[:k] + block[k + 1:]
+        if not rest:
+            rest = (IR.Pass(srcinfo=s.srcinfo), )
+        new_parent = parent.update(**{field: rest})
+        ir = C.replace_stmts_at(ir, parent_path, (s, new_parent))
+        cur = parent_path
+    # the moved allocation now sits at `cur`; statement indices shift
+    return proc._derive(ir, "lift_alloc")
+
+
+def _sizes(t):
+    return t.hi if isinstance(t, IR.Tensor) else ()

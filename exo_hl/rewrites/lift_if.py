@@ -1,0 +1,100 @@
+"""``lift_if(if_stmt, n_lifts=1)``: move an invariant ``if`` outward.
+
+Out of a loop: ``for i: (if c: A else: B)`` becomes
+``if c: (for i: A) else: (for i: B)`` (no else branch without ``B``).
+Out of an if: ``if d: (if c: A else: B) else: E`` becomes
+``if c: (if d: A else: E) else: (if d: B else: E)``.
+The lifted ``if`` must be the only statement of the enclosing body.
+
+Safety: ``c`` is a control expression, so it has no side effects and can be
+evaluated earlier. It must have the same value everywhere it was evaluated:
+it may not mention the loop's iterator, and it may not read a configuration
+field that the loop body may write (checked with the effect analysis's
+may-write sets, calls included). Out of an ``if`` nothing runs between the
+two tests, so any ``c`` is fine. Duplicated code gets fresh symbols.
+"""
+from __future__ import annotations
+
+from ..core_ir.nodes import IR
+from ..core_ir.traversal import free_vars, fresh_copy, subst
+from ..errors import SchedulingError
+from . import _common as C
+
+
+def lift_if(proc, if_stmt, n_lifts=1):
+    path, s = C.resolve_stmt(proc, if_stmt, "lift_if")
+
+    def err(msg, st=s):
+        return SchedulingError(C.scheduling_error(proc, st, "lift_if: " + msg))
+
+    if not isinstance(s, IR.If):
+        raise err("expected an if statement")
+    if isinstance(n_lifts, bool) or not isinstance(n_lifts, int) or n_lifts < 1:
+        raise err(f"n_lifts must be a positive int, got {n_lifts!r}")
+
+    ir = proc.ir()
+    cur = tuple(path)
+    for level in range(n_lifts):
+        if len(cur) < 2:
+            raise err(f"cannot lift {level + 1} level(s): no enclosing loop "
+                      f"or if")
+        parent_path = cur[:-1]
+        parent = C.get_stmt(ir, parent_path)
+        inner = C.get_stmt(ir, cur)
+        field = cur[-1][0]
+        if len(getattr(parent, field)) != 1:
+            raise err("the if must be the only statement of the enclosing "
+                      "body", parent)
+        if isinstance(parent, IR.For):
+            if parent.iter in free_vars(inner.cond):
+                raise err(f"the condition depends on the loop iterator "
+                          f"'{parent.iter.name}'", inner)
+            _check_invariant(proc, inner.cond, parent, err)
+            new = _out_of_loop(parent, inner)
+        elif isinstance(parent, IR.If):
+            if field == "orelse":
+                raise err("lifting out of an else branch is not supported",
+                          parent)
+            new = _out_of_if(parent, inner)
+        else:
+            raise err("the if is not inside a loop or if")
+        ir = C.replace_stmts_at(ir, parent_path, (new, ))
+        cur = parent_path
+    return proc._derive(ir, "lift_if")
+
+
+def _check_invariant(proc, cond, loop, err):
+    """Commutes(Eff cond, Eff body): the loop may not write what ``cond``
+    reads (only config fields: control never reads the heap)."""
+    from ..effects.checks import commutes
+    from ..effects.effects import eff_block, eff_expr
+    r = commutes(eff_expr(cond), eff_block(loop.body))
+    if not r:
+        raise err(f"the condition is not loop-invariant: the loop may write "
+                  f"state it reads ({r.reason})")
+
+
+def _fresh_loop(loop, body):
+    it = loop.iter.copy()
+    return loop.update(iter=it, body=subst(fresh_copy(body), {loop.iter: it}))
+
+
+def _out_of_loop(loop, inner):
+    then = loop.update(body=inner.body)
+    if not inner.orelse:
+        return inner.update(body=(then, ))
+    return inner.update(body=(then, ), orelse=(_fresh_loop(loop, inner.orelse), ))
+
+
+def _out_of_if(outer, inner):
+    then = outer.update(body=inner.body)
+    if not inner.orelse:
+        if outer.orelse:
+            # `if d: (if c: A) else: E` -> `if c: (if d: A else: E) else:
+            # (if d: pass else: E)`
+            other = outer.update(body=(IR.Pass(srcinfo=inner.srcinfo), ),
+                                 orelse=fresh_copy(outer.orelse))
+            return inner.update(body=(then, ), orelse=(other, ))
+        return inner.update(body=(then, ))
+    other = outer.update(body=inner.orelse, orelse=fresh_copy(outer.orelse))
+    return inner.update(body=(then, ), orelse=(other, ))

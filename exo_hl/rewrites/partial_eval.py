@@ -1,0 +1,105 @@
+"""``partial_eval(*args, **sizes)``: specialize control arguments to constants.
+
+Positional values bind the leading parameters in order, keywords bind by
+name. Bound parameters leave the signature and every use (body, types of
+arguments/allocations/windows, preconditions) reads the constant. Accepted:
+``size`` parameters with positive ints, ``int``/``index`` with ints,
+``bool`` with bools (``None`` positionally leaves a parameter unbound).
+
+Preconditions are evaluated after substitution: one that becomes false is an
+error; one that becomes true is dropped; the rest stay, and if together they
+are unsatisfiable for every value of the remaining arguments (SMT) the values
+are rejected too. Every call in the body satisfied its callee's
+preconditions for all admissible values, hence also for these. The result is
+simplified.
+
+The specialized procedure is a *different* procedure (fewer arguments), so it
+is recorded as derived but not as equivalent to its parent.
+"""
+from __future__ import annotations
+
+from ..core_ir import simplify as S
+from ..core_ir.nodes import IR
+from ..core_ir.traversal import subst
+from ..errors import SchedulingError, located
+from . import _common as C
+
+
+def partial_eval(proc, *args, **sizes):
+    ir = proc.ir()
+
+    def err(msg):
+        return SchedulingError(located("partial_eval: " + msg, ir.srcinfo,
+                                       ir.name))
+
+    if len(args) > len(ir.args):
+        raise err(f"{len(args)} positional values for {len(ir.args)} "
+                  f"parameters")
+    values = {}
+    for fa, v in zip(ir.args, args):
+        if v is not None:
+            values[fa.name.name] = v
+    by_name = {fa.name.name: fa for fa in ir.args}
+    for k, v in sizes.items():
+        if k not in by_name:
+            raise err(f"'{ir.name}' has no parameter named '{k}'")
+        if k in values:
+            raise err(f"parameter '{k}' given twice")
+        values[k] = v
+    if not values:
+        raise err("no values given")
+
+    env = {}
+    for name, v in values.items():
+        fa = by_name[name]
+        env[fa.name] = _const(fa, v, err)
+
+    new_args = tuple(fa for fa in ir.args if fa.name not in env)
+    new_args = tuple(subst(fa, env) for fa in new_args)
+    preds = []
+    for p in ir.preds:
+        q = S.simplify_expr(subst(p, env), S.proc_env(ir.update(args=new_args,
+                                                                 preds=())))
+        if isinstance(q, IR.Const):
+            if q.val is False:
+                raise err(f"the values violate the precondition "
+                          f"'{_expr_str(p)}'")
+            continue
+        preds.append(q)
+    body = tuple(subst(s, env) for s in ir.body)
+    new_ir = ir.update(args=new_args, preds=tuple(preds), body=body)
+    if preds:
+        ok, why = C.preds_satisfiable(new_ir)
+        if not ok:
+            raise err("the values make the preconditions unsatisfiable"
+                      + (f" ({why})" if why else ""))
+    new_ir = S.simplify_proc(new_ir)
+    return proc._derive(new_ir, "partial_eval")
+
+
+def _const(fa, v, err):
+    t = fa.type
+    pname = fa.name.name
+    if t is IR.Size:
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise err(f"size parameter '{pname}' needs a positive int, got "
+                      f"{v!r}")
+        return IR.Const(v, type=IR.Int, srcinfo=fa.srcinfo)
+    if t in (IR.Int, IR.Index):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise err(f"parameter '{pname}' needs an int, got {v!r}")
+        return IR.Const(v, type=IR.Int, srcinfo=fa.srcinfo)
+    if t is IR.Bool:
+        if not isinstance(v, bool):
+            raise err(f"parameter '{pname}' needs a bool, got {v!r}")
+        return IR.Const(v, type=IR.Bool, srcinfo=fa.srcinfo)
+    raise err(f"parameter '{pname}' is not a size/int/index/bool argument "
+              f"and cannot be specialized")
+
+
+def _expr_str(e):
+    try:
+        from ..core_ir.printer import expr_to_str
+        return expr_to_str(e)
+    except Exception:  # the message must not fail because of the printer
+        return repr(e)

@@ -1,0 +1,115 @@
+"""``set_precision(buffer, typ)``: ``a : T0`` becomes ``a : T``.
+
+Changing an element type is a change of representation the user asks for
+(like a cast at every access), so there is no equivalence to prove; what
+must hold is that the program stays well-typed. Every access, window and
+window statement of the buffer is re-typed, data arithmetic types are
+recomputed with the frontend's rule, and every call that receives the buffer
+is re-checked against its callee (element types must match unless the
+parameter is ``R``).
+"""
+from __future__ import annotations
+
+from ..core_ir import types as T
+from ..core_ir.nodes import IR
+from ..core_ir.traversal import map_node, walk_stmts
+from ..frontend.typecheck import (arg_memory, buffer_memories,
+                                  call_arg_problem, data_join)
+from . import _common as C
+
+
+def _parse_type(proc, typ, op):
+    t = typ
+    if isinstance(typ, str):
+        t = T.TYPE_BY_NAME.get(typ)
+    elif hasattr(typ, "ir_type"):  # the f64, f32, ... markers
+        t = typ.ir_type
+    if t not in T.DATA_TYPES:
+        raise C.scheduling_error(
+            proc, None, f"{op}: expected a data type ('f32', f64, ...), got "
+            f"{typ!r}")
+    return t
+
+
+def _retype(t, new):
+    """``t`` (scalar, tensor, window type) with element type ``new``."""
+    if isinstance(t, IR.Tensor):
+        return t.update(type=new)
+    if isinstance(t, IR.WindowType):
+        return t.update(src_type=_retype(t.src_type, new),
+                        as_tensor=_retype(t.as_tensor, new))
+    if t in T.DATA_TYPES:
+        return new
+    return t
+
+
+def retype_accesses(stmts, names, new):
+    """Statements with every access to ``names`` re-typed to element ``new``
+    and the types of data arithmetic recomputed."""
+    def fn(n):
+        if isinstance(n, (IR.Assign, IR.Reduce)) and n.name in names:
+            return n.update(type=new)
+        if isinstance(n, (IR.Read, IR.WindowExpr)) and n.name in names:
+            return n.update(type=_retype(n.type, new))
+        if isinstance(n, IR.BinOp) and T.is_real_scalar(n.type):
+            t = data_join(n.lhs.type, n.rhs.type)
+            return None if t == n.type else n.update(type=t)
+        if isinstance(n, IR.USub) and T.is_real_scalar(n.type):
+            return None if n.arg.type == n.type else n.update(type=n.arg.type)
+        if isinstance(n, IR.Extern) and T.is_real_scalar(n.type):
+            t = n.f.typecheck([a.type for a in n.args])
+            return None if t == n.type else n.update(type=t)
+        return None
+    return tuple(map_node(s, fn) for s in stmts)
+
+
+def set_precision(proc, buffer, typ):
+    op = "set_precision"
+    buf = C.resolve_buffer(proc, buffer, op)
+    new = _parse_type(proc, typ, op)
+    node = buf.node if buf.kind != "arg" else None
+    if buf.kind == "window":
+        raise C.scheduling_error(
+            proc, node, f"{op}: '{buf.sym}' is a window; set the precision of "
+            f"the buffer it views")
+    if not T.is_data(buf.node.type):
+        raise C.scheduling_error(
+            proc, node, f"{op}: '{buf.sym}' is a control value, not data")
+    ir = proc.ir()
+    if buf.kind == "arg":
+        args = list(ir.args)
+        args[buf.loc] = buf.node.update(type=_retype(buf.node.type, new))
+        scope = ir.body
+        names = {buf.sym}
+    else:
+        *parent, (field, i) = buf.loc
+        scope = C.get_list(ir, tuple(parent), field)[i + 1:]
+        names = {buf.sym}
+    for s in walk_stmts(scope):
+        if isinstance(s, IR.WindowStmt) and s.rhs.name in names:
+            names.add(s.name)
+    try:
+        if buf.kind == "arg":
+            new_ir = ir.update(args=tuple(args),
+                               body=retype_accesses(ir.body, names, new))
+        else:
+            alloc = buf.node.update(type=_retype(buf.node.type, new))
+            new_ir = C.replace_block_at(
+                ir, tuple(parent), field, i, i + 1 + len(scope),
+                (alloc, ) + retype_accesses(scope, names, new))
+    except TypeError as e:  # an extern refusing the new type
+        raise C.scheduling_error(proc, node, f"{op}: {e}") from None
+    # re-check the calls that receive the buffer
+    mems = buffer_memories(new_ir)
+    for s in walk_stmts(new_ir.body):
+        if not isinstance(s, IR.Call):
+            continue
+        for param, a in zip(s.f.args, s.args):
+            if isinstance(a, (IR.Read, IR.WindowExpr)) and a.name in names:
+                why = call_arg_problem(param, a, arg_memory(a, mems))
+                if why:
+                    raise C.scheduling_error(
+                        proc, s, f"{op}: after changing '{buf.sym}' to "
+                        f"{T.TYPE_NAMES[new]}, the call to '{s.f.name}' is "
+                        f"ill-typed: {why}")
+    return proc._derive(new_ir, op)

@@ -1,0 +1,37 @@
+"""``shift_loop(loop, new_lo)``: re-base a loop's iteration range.
+
+``for i in seq(lo, hi): s`` becomes ``for i in seq(new_lo, new_lo + hi - lo):
+s[i -> i + lo - new_lo]``. Same iterations, same order, same trip count
+(zero stays zero), so it is always equivalent. ``new_lo`` is a non-negative
+int (iterators index buffers, so a negative base is refused as a mistake).
+"""
+from __future__ import annotations
+
+from ..core_ir.nodes import IR
+from ..core_ir.traversal import subst
+from ..core_ir import simplify as S
+from . import _common as C
+
+
+def shift_loop(proc, loop, new_lo):
+    path, s = C.resolve_loop(proc, loop, "shift_loop")
+    if isinstance(new_lo, bool) or not isinstance(new_lo, int) or new_lo < 0:
+        raise C.scheduling_error(
+            proc, s, f"shift_loop: new_lo must be a non-negative int, got "
+            f"{new_lo!r}")
+    si = s.srcinfo
+    env = S.env_at(proc.ir(), path)
+    k = IR.Const(new_lo, type=IR.Int, srcinfo=si)
+
+    def bop(op, a, b):
+        return IR.BinOp(op, a, b, type=IR.Index, srcinfo=si)
+
+    new_hi = S.simplify_expr(bop("+", k, bop("-", s.hi, s.lo)), env)
+    it = IR.Read(s.iter, (), type=IR.Index, srcinfo=si)
+    old_i = bop("-", bop("+", it, s.lo), k)
+    body = tuple(subst(x, {s.iter: old_i}) for x in s.body)
+    body = S.simplify_stmts(body, S.with_loop(env, s.iter, k, new_hi))
+    new = s.update(lo=k, hi=new_hi, body=body)
+    new_ir = C.replace_stmts_at(proc.ir(), path, (new, ))
+    return proc._derive(new_ir, "shift_loop",
+                        forward=C.forward_replace(path, 1))

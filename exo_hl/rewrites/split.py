@@ -1,0 +1,185 @@
+"""``split(loop, factor, outer, inner, tail)``: strip-mine a loop.
+
+``for i in seq(lo, hi): s`` becomes ``for outer: for inner: s[i -> c*outer +
+inner + lo]`` (``c`` = factor). The trip count ``n = hi - lo`` need not be a
+multiple of ``c``; ``tail`` says how the remainder is handled:
+
+* ``'guard'``: the outer loop runs ``(n + c - 1) / c`` times and the body is
+  guarded by ``if c*outer + inner < n`` (the guard is left out when ``n`` is a
+  literal multiple of ``c``);
+* ``'cut'``: the main nest runs ``n / c`` times, then a remainder loop
+  ``for inner in seq(0, n % c)`` (a fresh copy of the body) finishes;
+* ``'perfect'``: ``n % c == 0`` must be provable from the preconditions and
+  the enclosing context (SMT, via ``effects.prove``), else SchedulingError.
+
+Splitting only re-indexes the same iterations in the same order, so no
+dependence check is needed. The one subtlety is evaluation time: the original
+evaluates ``lo``/``hi`` once before the loop, while the guard and the
+remainder loop evaluate them later. That is only different when the bounds
+read configuration state the body writes, which is checked (and rejected).
+"""
+from __future__ import annotations
+
+import keyword
+
+from ..core_ir.nodes import IR
+from ..core_ir.syms import Sym
+from ..core_ir.traversal import fresh_copy, subst, walk, walk_stmts, free_vars
+from ..core_ir import simplify as S
+from ..core_ir.printer import expr_to_str
+from ..errors import SchedulingError
+from . import _common as C
+
+_TAILS = ("guard", "cut", "perfect")
+
+
+def split(proc, loop, factor, outer, inner, tail="guard"):
+    path, s = C.resolve_loop(proc, loop, "split")
+    err = lambda msg: C.scheduling_error(proc, s, "split: " + msg)
+    if isinstance(factor, bool) or not isinstance(factor, int) or factor <= 0:
+        raise err(f"factor must be a positive int, got {factor!r}")
+    if tail not in _TAILS:
+        raise err(f"tail must be one of {', '.join(map(repr, _TAILS))}, "
+                  f"got {tail!r}")
+    _check_names(proc, path, s, outer, inner, err)
+    _check_bounds_stable(s, err)
+
+    pir = proc.ir()
+    env = S.env_at(pir, path)
+    si = s.srcinfo
+    n = S.simplify_expr(_sub(s.hi, s.lo, si), env)
+    n_const = S.const_value(n, env)
+    o_sym, i_sym = Sym(outer), Sym(inner)
+
+    if tail == "perfect":
+        divisible = _binop("==", _binop("%", n, _int(factor, si), si),
+                           _int(0, si), si, IR.Bool)
+        if not _prove(pir, path, divisible):
+            raise err(f"perfect split requires the trip count "
+                      f"{expr_to_str(n)} to be divisible by {factor}, which "
+                      f"cannot be proven from the preconditions")
+    exact = tail == "perfect" or (n_const is not None and n_const % factor == 0)
+
+    if tail == "guard" and not exact:
+        n_outer = _binop("/", _add(n, _int(factor - 1, si), si),
+                         _int(factor, si), si)
+    else:
+        n_outer = _binop("/", n, _int(factor, si), si)
+    n_outer = S.simplify_expr(n_outer, env)
+
+    idx = _add(_add(_binop("*", _int(factor, si), _read(o_sym, si), si),
+                    _read(i_sym, si), si), s.lo, si)
+    body = tuple(subst(x, {s.iter: idx}) for x in s.body)
+    if tail == "guard" and not exact:
+        cond = _binop("<", _add(_binop("*", _int(factor, si), _read(o_sym, si),
+                                       si), _read(i_sym, si), si), n, si,
+                      IR.Bool)
+        body = (IR.If(cond, body, (), srcinfo=si), )
+    env_o = S.with_loop(env, o_sym, _int(0, si), n_outer)
+    env_i = S.with_loop(env_o, i_sym, _int(0, si), _int(factor, si))
+    body = S.simplify_stmts(body, env_i)
+    inner_loop = IR.For(i_sym, _int(0, si), _int(factor, si), body, s.mode,
+                        srcinfo=si)
+    outer_loop = IR.For(o_sym, _int(0, si), n_outer, (inner_loop, ), s.mode,
+                        srcinfo=si)
+    new = [outer_loop]
+
+    if tail == "cut" and not exact:
+        t_sym = Sym(inner)
+        n_tail = S.simplify_expr(_binop("%", n, _int(factor, si), si), env)
+        t_idx = _add(_add(_binop("*", _int(factor, si), n_outer, si),
+                          _read(t_sym, si), si), s.lo, si)
+        t_body = fresh_copy(tuple(subst(x, {s.iter: t_idx}) for x in s.body))
+        t_body = S.simplify_stmts(
+            t_body, S.with_loop(env, t_sym, _int(0, si), n_tail))
+        new.append(IR.For(t_sym, _int(0, si), n_tail, t_body, s.mode,
+                          srcinfo=si))
+
+    new_ir = C.replace_stmts_at(pir, path, tuple(new))
+    return proc._derive(new_ir, "split",
+                        forward=C.forward_replace(path, len(new)))
+
+
+# ---------------------------------------------------------------------------
+# checks
+
+def _check_names(proc, path, loop, outer, inner, err):
+    """New iterator names must be identifiers that no visible or used name
+    already spells (so the printed program reads back unambiguously)."""
+    for nm in (outer, inner):
+        if not isinstance(nm, str) or not nm.isidentifier() \
+                or keyword.iskeyword(nm):
+            raise err(f"new loop names must be identifiers, got {nm!r}")
+    if outer == inner:
+        raise err(f"outer and inner names are both {outer!r}")
+    taken = {a.name.name for a in proc.ir().args}
+    taken |= {x.name for x in free_vars(loop)}
+    for st in walk_stmts(loop.body):
+        if isinstance(st, IR.For):
+            taken.add(st.iter.name)
+        elif isinstance(st, (IR.Alloc, IR.WindowStmt)):
+            taken.add(st.name.name)
+    node = proc.ir()
+    for field, i in tuple(path)[:-1]:
+        node = getattr(node, field)[i]
+        if isinstance(node, IR.For):
+            taken.add(node.iter.name)
+    taken.discard(loop.iter.name)
+    for nm in (outer, inner):
+        if nm in taken:
+            raise err(f"new loop name {nm!r} is already used in scope; "
+                      f"choose a fresh name")
+
+
+def _check_bounds_stable(loop, err):
+    """Bounds reading config fields the body may write would change value
+    between the original single evaluation and the guard / remainder loop."""
+    read = {(n.config, n.field) for e in (loop.lo, loop.hi) for n in walk(e)
+            if isinstance(n, IR.ReadConfig)}
+    if read and read & config_fields_written(loop.body):
+        raise err("the loop bounds read configuration state that the loop "
+                  "body writes")
+
+
+# ---------------------------------------------------------------------------
+# expression construction
+
+def _int(v, si):
+    return IR.Const(v, type=IR.Int, srcinfo=si)
+
+
+def _read(sym, si):
+    return IR.Read(sym, (), type=IR.Index, srcinfo=si)
+
+
+def _binop(op, a, b, si, typ=IR.Index):
+    return IR.BinOp(op, a, b, type=typ, srcinfo=si)
+
+
+def _add(a, b, si):
+    return _binop("+", a, b, si)
+
+
+def _sub(a, b, si):
+    return _binop("-", a, b, si)
+
+
+def config_fields_written(stmts) -> set:
+    """``(config, field)`` pairs a block may write, through calls too."""
+    out, seen = set(), set()
+
+    def visit(ss):
+        for st in walk_stmts(ss):
+            if isinstance(st, IR.WriteConfig):
+                out.add((st.config, st.field))
+            elif isinstance(st, IR.Call) and id(st.f) not in seen:
+                seen.add(id(st.f))
+                visit(st.f.body)
+    visit(tuple(stmts))
+    return out
+
+
+def _prove(proc_ir, path, pred) -> bool:
+    """``pred`` holds whenever the statement at ``path`` runs (SMT)."""
+    from ..effects import api as E
+    return E.prove(pred, E.context_at(proc_ir, path))

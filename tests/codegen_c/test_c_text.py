@@ -1,0 +1,168 @@
+"""The generated C text: ABI shape, warnings, C++ header, backend errors."""
+from __future__ import annotations
+
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+from exo_hl import (DRAM, ExoTypeError, MemGenError, compile_procs, f32, f64,
+                    par, proc, seq, size)
+from exo_hl.codegen_c.emit import c_code_str
+
+import cg_kernels as K
+from conftest import run
+
+
+def test_all_kernels_compile_warning_free(tmp_path, warn_compile):
+    compile_procs(K.ALL, tmp_path, "allk")
+    warn_compile("allk")
+
+
+def test_each_kernel_alone_compiles_warning_free(tmp_path, warn_compile):
+    # alone, callees become static helpers: they too must be warning-free
+    for p in (K.scale_rows_cols, K.scale_by_cfg, K.dbl_rows):
+        compile_procs([p], tmp_path, p.name())
+        warn_compile(p.name())
+
+
+def test_header_abi(tmp_path):
+    compile_procs([K.gemm, K.row_sums, K.scale_by_cfg], tmp_path, "abi")
+    h = (tmp_path / "abi.h").read_text()
+    assert "#ifndef ABI_H" in h and "#define ABI_H" in h
+    assert "#include <stdint.h>" in h and "#include <stdbool.h>" in h
+    assert 'extern "C" {' in h
+    assert re.search(r"typedef struct abi_Context \{\s*float Cfg_scale;\s*"
+                     r"int_fast32_t Cfg_count;\s*\} abi_Context;", h)
+    flat = re.sub(r"\s+", " ", h)
+    assert ("void gemm(abi_Context *ctxt, int_fast32_t M, int_fast32_t N, "
+            "int_fast32_t K, const float *A, const float *B, float *C);") in flat
+    assert ("void row_sums(abi_Context *ctxt, int_fast32_t m, int_fast32_t n, "
+            "struct exo_win_2f32c W, float *out);") in flat
+    assert re.search(r"struct exo_win_2f32c \{\s*const float \*data;\s*"
+                     r"int_fast32_t strides\[2\];\s*\};", h)
+    # set_scale is not public here: a static helper, absent from the header
+    assert "set_scale" not in h
+    c = (tmp_path / "abi.c").read_text()
+    assert "static void set_scale(abi_Context *ctxt, const float *restrict s)" in c
+    assert c.index("static void set_scale") < c.index("void scale_by_cfg")
+
+
+def test_empty_context_gets_dummy_member():
+    text = c_code_str([K.gemm])
+    assert re.search(r"typedef struct gemm_Context \{\s*char \w+;", text)
+
+
+def test_header_compiles_as_cxx(tmp_path):
+    compile_procs(K.ALL, tmp_path, "allk")
+    (tmp_path / "use.cpp").write_text('#include "allk.h"\n'
+                                      "int main() { allk_Context c{}; "
+                                      "(void)c; return 0; }\n")
+    # _Float16 is C-only in g++ 12; everything else must parse as C++
+    (tmp_path / "use2.cpp").write_text('#define _Float16 short\n'
+                                       '#include "allk.h"\n')
+    run(["g++", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "use2.cpp"],
+        tmp_path)
+    compile_procs([K.gemm, K.row_sums, K.scale_by_cfg], tmp_path, "nof16")
+    (tmp_path / "use3.cpp").write_text(
+        '#include "nof16.h"\n#include "nof16.h"\n'
+        "int main() { nof16_Context c{}; float A[1] = {1}, B[1] = {1}, "
+        "C[1] = {0}; gemm(&c, 1, 1, 1, A, B, C); return 0; }\n")
+    run(["g++", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "use3.cpp"],
+        tmp_path)
+
+
+def test_readable_loops_and_indexing():
+    text = c_code_str([K.gemm])
+    assert "for (int_fast32_t i = 0; i < M; i++) {" in text
+    assert "C[(ptrdiff_t)i * N + j] += A[(ptrdiff_t)i * K + k] * " \
+           "B[(ptrdiff_t)k * N + j];" in text
+
+
+def test_floor_div_mod_helpers_only_for_possibly_negative():
+    text = c_code_str([K.tiled_copy])
+    assert "exo_floor_mod(ii - 1, 4)" in text
+    assert "(4 * io + ii) / 2" in text        # provably non-negative
+    assert "EXO_ASSUME(n % 4 == 0);" in text
+    assert "__builtin_unreachable" in text
+
+
+def test_casts_inserted_on_write():
+    text = c_code_str([K.casts])
+    assert "t = (int32_t)a[i];" in text
+    assert "c[i] = (double)b[i];" in text
+    assert "d[i] = (float)(c[i] * 0.5);" in text
+    assert "b[i] = t * 3;" in text
+
+
+def test_instr_template_interpolated():
+    text = c_code_str([K.dbl_rows])
+    assert "exo_test_dbl(&B[i * 8], &A[i * 8], 8);" in text
+    assert text.count("static inline void exo_test_dbl") == 1
+    assert "2.0f * src" not in text and "void dbl(" not in text
+
+
+def test_instr_window_placeholder(tmp_path, warn_compile):
+    from exo_hl import instr
+
+    @instr("{dst}.data[0] = {src}.data[{src}.strides[0]]; /* n={n} */")
+    def pick(n: size, dst: [f32][n], src: [f32][n]):
+        assert n >= 2
+        dst[0] = src[1]
+
+    @proc
+    def use_pick(A: f32[4, 4]):
+        pick(4 - 1, A[0, 0:3], A[1:4, 2])
+
+    text = c_code_str([use_pick])
+    assert "(struct exo_win_1f32){ &A[0], { 1 } }.data[0] = " in text
+    assert "/* n=(4 - 1) */" in text       # control args are parenthesized
+    assert "{ &A[6], { 4 } }" in text           # column window: stride 4
+    compile_procs([use_pick], tmp_path, "usepick")
+    warn_compile("usepick")
+
+
+def test_par_loop_guarded_pragma(tmp_path, warn_compile):
+    @proc
+    def par_add(n: size, x: f32[n]):
+        for i in par(0, n):
+            x[i] += 1.0
+
+    text = c_code_str([par_add])
+    assert "#ifdef _OPENMP\n#pragma omp parallel for\n#endif\n" in text
+    compile_procs([par_add], tmp_path, "par_add")
+    warn_compile("par_add")
+    run(["gcc", "-fopenmp", "-Wall", "-Wextra", "-Werror", "-c", "par_add.c"],
+        tmp_path)
+
+
+class NOREAD(DRAM):
+    @classmethod
+    def can_read(cls):
+        return False
+
+
+def test_memgen_error_for_unreadable_memory():
+    @proc
+    def bad_read(x: f32[4] @ NOREAD, y: f32[4]):
+        for i in seq(0, 4):
+            y[i] = x[i]
+
+    with pytest.raises(MemGenError) as ei:
+        c_code_str([bad_read])
+    msg = str(ei.value)
+    assert "NOREAD" in msg and "bad_read" in msg
+    assert re.search(r"test_c_text\.py:\d+", msg)
+
+
+def test_precision_mismatch_is_an_error():
+    @proc
+    def mixed(x: f32[4], y: f64[4], z: f64[4]):
+        for i in seq(0, 4):
+            z[i] = x[i] + y[i]
+
+    with pytest.raises(ExoTypeError) as ei:
+        c_code_str([mixed])
+    assert "mixed precisions" in str(ei.value) and "f32" in str(ei.value)
+    assert "test_c_text.py" in str(ei.value)

@@ -1,0 +1,265 @@
+"""The printer: exact expected text of small procedures (API.md §5)."""
+from __future__ import annotations
+
+import textwrap
+
+from exo_hl import DRAM, DRAM_STATIC, config, f32, i8, i32, index, instr, \
+    par, proc, seq, size, stride  # noqa: F401
+from exo_hl.api import Procedure
+from exo_hl.core_ir.extern import relu, select  # noqa: F401
+from exo_hl.core_ir.nodes import IR
+from exo_hl.core_ir.printer import (alpha_equal, expr_to_str, proc_to_str,
+                                    stmt_to_str)
+from exo_hl.core_ir.srcinfo import SrcInfo
+from exo_hl.core_ir.syms import Sym
+from exo_hl.core_ir.traversal import subst
+
+
+def expect(p, text):
+    assert str(p) == textwrap.dedent(text).strip("\n")
+
+
+def test_gemm_text():
+    @proc
+    def gemm(M: size, N: size, K: size, A: f32[M, K], B: f32[K, N] @ DRAM,
+             C: f32[M, N] @ DRAM):
+        for i in seq(0, M):
+            for j in seq(0, N):
+                for k in seq(0, K):
+                    C[i, j] += A[i, k] * B[k, j]
+
+    expect(gemm, """
+        def gemm(M: size, N: size, K: size, A: f32[M, K] @ DRAM, B: f32[K, N] @ DRAM,
+                 C: f32[M, N] @ DRAM):
+            for i in seq(0, M):
+                for j in seq(0, N):
+                    for k in seq(0, K):
+                        C[i, j] += A[i, k] * B[k, j]
+        """)
+    assert proc_to_str(gemm.ir()) == str(gemm)
+    assert not str(gemm).endswith("\n")
+
+
+def test_precedence_minimal_parentheses():
+    @proc
+    def ops(n: size, x: f32[n] @ DRAM, y: f32 @ DRAM):
+        for i in seq(0, n):
+            x[i] = (x[i] + y) * (y - x[i] - (y - 2.0))
+            x[i] = -(x[i] * y) + -x[i] * y / (y * 3.0)
+            x[i] = x[i] - x[i] * y - -1.5
+        for i in seq(0, n - (n - 1)):
+            x[(i + 1) % 2 * 0] = y
+
+    expect(ops, """
+        def ops(n: size, x: f32[n] @ DRAM, y: f32 @ DRAM):
+            for i in seq(0, n):
+                x[i] = (x[i] + y) * (y - x[i] - (y - 2.0))
+                x[i] = -(x[i] * y) + -x[i] * y / (y * 3.0)
+                x[i] = x[i] - x[i] * y - -1.5
+            for i in seq(0, n - (n - 1)):
+                x[(i + 1) % 2 * 0] = y
+        """)
+
+
+def test_boolean_precedence_and_elif():
+    @proc
+    def conds(n: size, a: bool, b: bool, x: f32[n] @ DRAM):
+        for i in seq(0, n):
+            if a and b or not (a or b):
+                x[i] = 1.0
+            elif a and (b or i < 2):
+                x[i] = 2.0
+            elif not a:
+                pass
+            else:
+                if i == 3:
+                    x[i] = 3.0
+                x[i] = 4.0
+
+    expect(conds, """
+        def conds(n: size, a: bool, b: bool, x: f32[n] @ DRAM):
+            for i in seq(0, n):
+                if a and b or not (a or b):
+                    x[i] = 1.0
+                elif a and (b or i < 2):
+                    x[i] = 2.0
+                elif not a:
+                    pass
+                else:
+                    if i == 3:
+                        x[i] = 3.0
+                    x[i] = 4.0
+        """)
+
+
+def test_nested_comparison_parenthesised():
+    i = Sym("i")
+    si = SrcInfo("t.py", 1)
+    ri = IR.Read(i, (), type=IR.Index, srcinfo=si)
+    lt = IR.BinOp("<", ri, IR.Const(3, type=IR.Int), type=IR.Bool)
+    e = IR.BinOp("==", lt, IR.Const(True, type=IR.Bool), type=IR.Bool)
+    assert expr_to_str(e) == "(i < 3) == True"
+    e2 = IR.BinOp("==", IR.Const(True, type=IR.Bool), lt, type=IR.Bool)
+    assert expr_to_str(e2) == "True == (i < 3)"
+    minus = IR.BinOp("-", ri, IR.BinOp("+", ri, ri, type=IR.Index),
+                     type=IR.Index)
+    assert expr_to_str(minus) == "i - (i + i)"
+    neg = IR.USub(IR.Const(-2, type=IR.Int), type=IR.Int)
+    assert expr_to_str(neg) == "--2"
+
+
+def test_allocs_windows_calls_configs_externs():
+    @config
+    class Cfg:
+        scale: f32
+        ld: stride
+
+    @proc
+    def axpy(n: size, a: f32 @ DRAM, x: [f32][n] @ DRAM):
+        for i in seq(0, n):
+            x[i] = a * x[i]
+
+    @proc
+    def user(n: size, A: f32[n, 16] @ DRAM, s: f32 @ DRAM):
+        assert n % 4 == 0
+        assert stride(A, 0) == 16
+        t: f32[16, 16] @ DRAM_STATIC
+        u: f32
+        Cfg.scale = s
+        Cfg.ld = stride(A, 0)
+        row = A[1, 0:16]
+        axpy(16, s, row)
+        axpy(n, s, A[0:n, 3])
+        axpy(8, u, row[4:12])
+        for i in par(0, n):
+            u = relu(A[i, 0]) + select(s, 0.0, A[i, 1], Cfg.scale)
+
+    expect(user, """
+        def user(n: size, A: f32[n, 16] @ DRAM, s: f32 @ DRAM):
+            assert n % 4 == 0
+            assert stride(A, 0) == 16
+            t: f32[16, 16] @ DRAM_STATIC
+            u: f32 @ DRAM
+            Cfg.scale = s
+            Cfg.ld = stride(A, 0)
+            row = A[1, 0:16]
+            axpy(16, s, row)
+            axpy(n, s, A[0:n, 3])
+            axpy(8, u, row[4:12])
+            for i in par(0, n):
+                u = relu(A[i, 0]) + select(s, 0.0, A[i, 1], Cfg.scale)
+        """)
+    call = user.ir().body[6]
+    assert stmt_to_str(call) == "axpy(n, s, A[0:n, 3])"
+
+
+def test_instr_header():
+    @instr('ld({n}, &{dst_data}, "{{x}}");')
+    def ld(n: size, src: [i8][n] @ DRAM, dst: [i8][n] @ DRAM):
+        assert n <= 16
+        for i in seq(0, n):
+            dst[i] = src[i]
+
+    expect(ld, r'''
+        @instr("ld({n}, &{dst_data}, \"{{x}}\");")
+        def ld(n: size, src: [i8][n] @ DRAM, dst: [i8][n] @ DRAM):
+            assert n <= 16
+            for i in seq(0, n):
+                dst[i] = src[i]
+        ''')
+    g = ld.ir().update(instr=IR.Instr("f();", "#include <a.h>\n"))
+    assert proc_to_str(g).splitlines()[0] == \
+        '@instr("f();", c_global="#include <a.h>\\n")'
+
+
+def test_long_lines_are_wrapped_deterministically():
+    @proc
+    def long_one(n: size, xxxxxxxxxxxxxxxxxxxx: f32[n] @ DRAM,
+                 yyyyyyyyyyyyyyyyyyyyyyyyy: f32[n] @ DRAM):
+        for i in seq(0, n):
+            xxxxxxxxxxxxxxxxxxxx[i] = yyyyyyyyyyyyyyyyyyyyyyyyy[i] * yyyyyyyyyyyyyyyyyyyyyyyyy[i] + xxxxxxxxxxxxxxxxxxxx[i]  # noqa: E501
+
+    text = str(long_one)
+    assert all(len(line) <= 80 for line in text.splitlines())
+    assert text == str(long_one) == proc_to_str(long_one.ir())
+
+
+def test_shadowed_names_are_disambiguated(assert_roundtrip):
+    @proc
+    def two(n: size, A: f32[n, n] @ DRAM):
+        for i in seq(0, n):
+            for j in seq(0, n):
+                A[i, j] = 1.0
+        for i in seq(0, n):
+            A[i, 0] = 2.0
+
+    p = two.ir()
+    outer = p.body[0]
+    inner = outer.body[0]
+    fresh = Sym("i")   # a different symbol spelled like the outer iterator
+    inner2 = subst(inner, {inner.iter: fresh}).update(iter=fresh)
+    q = Procedure(p.update(body=(outer.update(body=(inner2, )), ) +
+                           p.body[1:]))
+    # sequential loops reusing a name print unchanged; only the shadow moves
+    expect(q, """
+        def two(n: size, A: f32[n, n] @ DRAM):
+            for i in seq(0, n):
+                for i_1 in seq(0, n):
+                    A[i, i_1] = 1.0
+            for i in seq(0, n):
+                A[i, 0] = 2.0
+        """)
+    r = assert_roundtrip(q)
+    assert alpha_equal(q.ir(), r.ir())
+    assert alpha_equal(two.ir(), q.ir())  # only a renaming of j
+    # the disambiguated spelling avoids names already used elsewhere
+    taken = Sym("i_1")
+    body = q.ir().body
+    alloc = IR.Alloc(taken, IR.F32, DRAM)
+    q2 = Procedure(q.ir().update(body=body + (alloc, )))
+    assert "for i_2 in seq(0, n):" in str(q2)
+    assert_roundtrip(q2)
+
+
+def test_stmt_and_expr_helpers():
+    @proc
+    def small(n: size, x: f32[n] @ DRAM):
+        for i in seq(0, n):
+            if i < n - 1:
+                x[i] += x[i + 1]
+
+    loop = small.ir().body[0]
+    assert stmt_to_str(loop) == textwrap.dedent("""\
+        for i in seq(0, n):
+            if i < n - 1:
+                x[i] += x[i + 1]""")
+    assert stmt_to_str(loop, indent=1).startswith("    for i")
+    assert expr_to_str(loop.body[0].cond) == "i < n - 1"
+
+
+def test_alpha_equal_distinguishes_structure():
+    @proc
+    def f1(n: size, x: f32[n] @ DRAM):
+        for i in seq(0, n):
+            x[i] = 1.0
+
+    @proc
+    def f2(n: size, x: f32[n] @ DRAM):
+        for j in seq(0, n):
+            x[j] = 1.0
+
+    @proc
+    def f3(n: size, x: f32[n] @ DRAM):
+        for i in seq(0, n):
+            x[i] = 2.0
+
+    assert alpha_equal(f1.ir(), f2.ir().update(name="f1"))
+    assert not alpha_equal(f1.ir(), f2.ir())  # names of procs matter
+    assert not alpha_equal(f1.ir(), f3.ir().update(name="f1"))
+    # inconsistent renaming: two different symbols cannot map onto one
+    n, x = f1.ir().args[0].name, f1.ir().args[1].name
+    loop = f1.ir().body[0]
+    bad = loop.update(body=(loop.body[0].update(
+        idx=(IR.Read(n, (), type=IR.Size), )), ))
+    assert not alpha_equal(f1.ir(), f1.ir().update(body=(bad, )))
+    del x

@@ -1,0 +1,84 @@
+"""lift_alloc(alloc, n_lifts): printed result, semantics, rejected cases."""
+from __future__ import annotations
+
+import pytest
+
+from exo_hl import DRAM_STATIC, SchedulingError, f32, par, proc, seq, size
+
+
+@proc
+def tiles(n: size, x: f32[n, 4], y: f32[n, 4]):
+    for i in seq(0, n):
+        for j in seq(0, 4):
+            t: f32[2] @ DRAM_STATIC
+            t[0] = x[i, j]
+            t[1] = t[0] * 2.0
+            y[i, j] = t[1]
+
+
+def test_lift_alloc_one_level(equiv):
+    q = tiles.lift_alloc("t : _")
+    assert str(q).rstrip() == """\
+def tiles(n: size, x: f32[n, 4] @ DRAM, y: f32[n, 4] @ DRAM):
+    for i in seq(0, n):
+        t: f32[2] @ DRAM_STATIC
+        for j in seq(0, 4):
+            t[0] = x[i, j]
+            t[1] = t[0] * 2.0
+            y[i, j] = t[1]"""
+    equiv(tiles, q, [{"n": 1}, {"n": 3}])
+
+
+def test_lift_alloc_two_levels_and_out_of_if(equiv):
+    q = tiles.lift_alloc("t : _", n_lifts=2)
+    assert str(q).splitlines()[1] == "    t: f32[2] @ DRAM_STATIC"
+    equiv(tiles, q, [{"n": 2}])
+
+    @proc
+    def guarded(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            if i < 3:
+                s: f32
+                s = x[i]
+                y[i] = s
+    q = guarded.lift_alloc("s : _", n_lifts=2)
+    assert str(q).rstrip() == """\
+def guarded(n: size, x: f32[n] @ DRAM, y: f32[n] @ DRAM):
+    s: f32 @ DRAM
+    for i in seq(0, n):
+        if i < 3:
+            s = x[i]
+            y[i] = s"""
+    equiv(guarded, q, [{"n": 1}, {"n": 5}])
+
+
+def test_lift_alloc_rejects_size_depending_on_iterator():
+    @proc
+    def tri(n: size, x: f32[n]):
+        for i in seq(0, n):
+            t: f32[i + 1]
+            for j in seq(0, i + 1):
+                t[j] = x[j]
+            x[i] = t[0]
+    with pytest.raises(SchedulingError, match="size depends on the iterator 'i'"):
+        tri.lift_alloc("t : _")
+
+
+def test_lift_alloc_rejects_parallel_loop():
+    @proc
+    def par_tmp(n: size, x: f32[n], y: f32[n]):
+        for i in par(0, n):
+            t: f32
+            t = x[i]
+            y[i] = t
+    with pytest.raises(SchedulingError, match="parallel loop 'i'.*race"):
+        par_tmp.lift_alloc("t : _")
+
+
+def test_lift_alloc_rejects_too_many_levels_and_non_alloc():
+    with pytest.raises(SchedulingError, match="cannot lift 3 level"):
+        tiles.lift_alloc("t : _", n_lifts=3)
+    with pytest.raises(SchedulingError, match="expected an allocation"):
+        tiles.lift_alloc("y[_] = _")
+    with pytest.raises(SchedulingError, match="n_lifts"):
+        tiles.lift_alloc("t : _", n_lifts=0)
