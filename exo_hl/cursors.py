@@ -475,7 +475,12 @@ class ExprCursor(Cursor):
         return self.stmt()
 
     def _forward_one(self, q, fwd):
-        return ExprCursor(q, fwd(self._stmt), self._epath)
+        # the statement moves with ``fwd``; the expression path inside it is
+        # kept, and must still lead to the same kind of expression
+        c = ExprCursor(q, fwd(self._stmt), self._epath)
+        if type(c.node()) is not type(self.node()):
+            raise InvalidCursorError("the expression was rewritten")
+        return c
 
     def __repr__(self):
         return (f"<ExprCursor {self._proc.name()}:{_fmt_path(self._stmt)}"

@@ -87,7 +87,7 @@ def test_expression_and_arg_cursors():
     assert isinstance(e, ExprCursor)
     assert e.stmt() == foo.find("y[_] = _")
     assert e.expr_path() == (("rhs", None), )
-    lhs = foo.find("x[i] #1")
+    lhs = foo.find("x[i]")
     assert lhs.parent() == e
     assert e.parent() == e.stmt()
     assert foo.find_loop("i").hi().node().name.name == "n"
@@ -260,3 +260,18 @@ def test_replace_helpers_share_unchanged_subtrees():
     assert ir.body[0].body[1] == s  # the original is untouched
     env = C.ranges_at(ir, path)
     assert env[ir.body[0].iter] == (0, None)
+
+
+@proc
+def idx(n: size, x: f32[n + 1]):
+    for i in seq(0, n):
+        x[i + 1 - 1] = x[(i + 2) - 1]
+
+
+def test_expression_cursor_into_rewritten_expression_is_invalid():
+    e = idx.find("x[_] #0")            # the read x[(i + 2) - 1]
+    inner = idx.find("_ + 2")          # the subexpression i + 2
+    p = idx.simplify()
+    assert p.forward(e).node() == p.find("x[_]").node()
+    with pytest.raises(SchedulingError, match="no longer denotes"):
+        p.forward(inner)               # now x[i + 1]: no `_ + 2` left

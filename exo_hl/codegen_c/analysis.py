@@ -7,6 +7,8 @@ and which configs are touched (so the context struct holds their fields).
 """
 from __future__ import annotations
 
+from ..core_ir.buffers import arg_root
+
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import walk, walk_stmts
 from ..core_ir.types import is_tensor_or_window, is_real_scalar
@@ -71,52 +73,6 @@ def configs_used(procs):
 
 def is_pointer_arg(a) -> bool:
     return is_tensor_or_window(a.type) or is_real_scalar(a.type)
-
-
-def buffer_root(alias, sym):
-    while sym in alias:
-        sym = alias[sym]
-    return sym
-
-
-def arg_root(alias, e):
-    """The buffer a call argument designates, or None for control values."""
-    if isinstance(e, IR.Read) and not e.idx and (
-            is_tensor_or_window(e.type) or is_real_scalar(e.type)):
-        return buffer_root(alias, e.name)
-    if isinstance(e, IR.WindowExpr):
-        return buffer_root(alias, e.name)
-    return None
-
-
-class WriteInfo:
-    """Which arguments of each procedure are written, callees included."""
-
-    def __init__(self):
-        self._memo = {}
-
-    def written(self, proc) -> frozenset:
-        r = self._memo.get(proc)
-        if r is None:
-            r = self._compute(proc)
-            self._memo[proc] = r
-        return r
-
-    def _compute(self, proc):
-        alias, out = {}, set()
-        for s in walk_stmts(proc.body):
-            if isinstance(s, IR.WindowStmt):
-                alias[s.name] = s.rhs.name
-            elif isinstance(s, (IR.Assign, IR.Reduce)):
-                out.add(buffer_root(alias, s.name))
-            elif isinstance(s, IR.Call):
-                w = self.written(s.f)
-                for fa, a in zip(s.f.args, s.args):
-                    if fa.name in w:
-                        r = arg_root(alias, a)
-                        if r is not None:
-                            out.add(r)
-        return frozenset(out)
 
 
 def aliased_params(procs):

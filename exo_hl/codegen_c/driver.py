@@ -12,7 +12,8 @@ import numpy as np
 
 from ..core_ir.types import (C_TYPES, NUMPY_DTYPES, is_real_scalar,
                              is_tensor_or_window, is_window)
-from .analysis import WriteInfo, as_ir
+from ..core_ir.buffers import written_buffers
+from .analysis import as_ir
 
 
 def _lit(v, ct):
@@ -30,7 +31,7 @@ def driver_source(procedure, args: dict, basename: str) -> str:
     element of every written buffer, in row-major order.
     """
     ir = as_ir(procedure)
-    written = WriteInfo().written(ir)
+    written = written_buffers(ir)
     lines = ['#include <stdio.h>', '#include <stdlib.h>',
              '#include <string.h>', f'#include "{basename}.h"', '',
              'int main(void) {',

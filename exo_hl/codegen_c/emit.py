@@ -20,7 +20,8 @@ from ..core_ir.types import (C_TYPES, TYPE_NAMES, basetype, is_data,
                              shape as type_shape)
 from ..errors import ExoTypeError, MemGenError, located
 from ..core_ir.traversal import walk
-from .analysis import (WriteInfo, aliased_params, as_ir, configs_used,
+from ..core_ir.buffers import written_buffers
+from .analysis import (aliased_params, as_ir, configs_used,
                        all_procs_incl_instrs, reached_procs)
 
 # ----------------------------------------------------------------------------
@@ -132,7 +133,6 @@ class _Program:
                 self.publics.append(p)
         self.order = reached_procs(self.publics)
         self.everything = all_procs_incl_instrs(self.publics)
-        self.writes = WriteInfo()
         self.aliased = aliased_params(self.order)
         self.configs = configs_used(self.everything)
         self.win_structs = {}       # name -> (elem ctype, ndim, const)
@@ -173,7 +173,7 @@ class _Program:
     # -- signatures
     def param_decl(self, proc, a, in_header):
         t = a.type
-        const = a.name not in self.writes.written(proc)
+        const = a.name not in written_buffers(proc)
         restrict = "" if in_header or a.name in self.aliased.get(proc, ()) \
             else "restrict "
         name = a.name.name
@@ -321,7 +321,7 @@ class _ProcEmitter:
     # -- whole procedure
     def emit(self):
         p, prog = self.proc, self.prog
-        written = prog.writes.written(p)
+        written = written_buffers(p)
         for a in p.args:
             self.bind(a.name)
         for a in p.args:
@@ -464,7 +464,7 @@ class _ProcEmitter:
             for ln in text.splitlines():
                 self.line(depth, ln)
             return
-        written = self.prog.writes.written(f)
+        written = written_buffers(f)
         args = ["ctxt"]
         for fa, a in zip(f.args, s.args):
             args.append(self.call_arg(fa, a, fa.name not in written, s))
@@ -510,7 +510,7 @@ class _ProcEmitter:
 
     def instr_text(self, s):
         f = s.f
-        written = self.prog.writes.written(f)
+        written = written_buffers(f)
         kw = {}
         for fa, a in zip(f.args, s.args):
             nm = fa.name.name

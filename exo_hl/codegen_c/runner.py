@@ -19,6 +19,7 @@ import tempfile
 
 import numpy as np
 
+from ..core_ir.buffers import written_buffers
 from ..core_ir.nodes import IR
 from ..core_ir.types import (NUMPY_DTYPES, TYPE_NAMES, is_real_scalar,
                              is_tensor_or_window, is_window)
@@ -176,7 +177,7 @@ class CompiledProcedure:
         prog = _Program([ir], ir.name)
         self.header, self.source = prog.emit()
         self.configs = prog.configs
-        self.written = prog.writes.written(ir)
+        self.written = written_buffers(ir)
         self.restrict = set(a.name for a in ir.args) - prog.aliased.get(ir, set())
         extra = []
         sanitize = opts.pop("sanitize", False)
@@ -194,7 +195,16 @@ class CompiledProcedure:
         self.library_path = build_shared(self.header, self.source, ir.name,
                                          cc=cc, cflags=cflags,
                                          extra_flags=extra)
-        self._lib = ctypes.CDLL(self.library_path)
+        try:
+            self._lib = ctypes.CDLL(self.library_path)
+        except OSError as e:
+            hint = (" (an ASan-instrumented library can only be loaded when "
+                    "libasan is preloaded: LD_PRELOAD=$(cc "
+                    "-print-file-name=libasan.so); or use "
+                    "exo_hl.codegen_c.driver for a standalone sanitized run)"
+                    if sanitize else "")
+            raise RuntimeError(f"cannot load {self.library_path}: {e}{hint}") \
+                from None
         for probe in ("exo_hl_sizeof_context", "exo_hl_sizeof_fast32"):
             getattr(self._lib, probe).restype = ctypes.c_size_t
         fast = self._lib.exo_hl_sizeof_fast32()

@@ -48,6 +48,14 @@ class ConfigState(dict):
     ``st[Cfg.field]`` (a ``ConfigField`` handle) works as a key too.
     """
 
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        self.update(*args, **kwargs)
+
+    def update(self, *args, **kwargs):
+        for k, v in dict(*args, **kwargs).items():
+            self[k] = v
+
     @staticmethod
     def _key(k):
         if hasattr(k, "config") and hasattr(k, "field"):

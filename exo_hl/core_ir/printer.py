@@ -17,7 +17,7 @@ from typing import Dict, Optional
 
 from .nodes import IR, Node
 from .syms import Sym
-from .types import TYPE_NAMES, is_control
+from .types import DATA_TYPES, TYPE_NAMES, is_control
 
 #: the fixed yapf style: deterministic, pep8-like, 80 columns
 YAPF_STYLE = "{based_on_style: pep8, column_limit: 80}"
@@ -104,11 +104,16 @@ def _expr(e, nm: _Namer) -> tuple:
     if isinstance(e, IR.Read):
         n = nm.name(e.name)
         if e.idx:
-            return f"{n}[{', '.join(_expr(i, nm)[0] for i in e.idx)}]", _PREC_ATOM
+            idx = ", ".join(_expr(i, nm)[0] for i in e.idx)
+            return f"{n}[{idx}]", _PREC_ATOM
         return n, _PREC_ATOM
     if isinstance(e, IR.Const):
         v = e.val
-        prec = _PREC_UNARY if (not isinstance(v, bool) and v < 0) else _PREC_ATOM
+        if (isinstance(v, int) and not isinstance(v, bool)
+                and e.type in DATA_TYPES):
+            v = float(v)  # a data literal reads (and reparses) as a real
+        neg = not isinstance(v, bool) and v < 0
+        prec = _PREC_UNARY if neg else _PREC_ATOM
         return _const_str(v), prec
     if isinstance(e, IR.USub):
         a = _wrap(e.arg, nm, _PREC_UNARY)
@@ -127,7 +132,8 @@ def _expr(e, nm: _Namer) -> tuple:
         args = ", ".join(_expr(a, nm)[0] for a in e.args)
         return f"{e.f.name()}({args})", _PREC_ATOM
     if isinstance(e, IR.WindowExpr):
-        return f"{nm.name(e.name)}[{', '.join(_w_access(w, nm) for w in e.idx)}]", _PREC_ATOM
+        idx = ", ".join(_w_access(w, nm) for w in e.idx)
+        return f"{nm.name(e.name)}[{idx}]", _PREC_ATOM
     if isinstance(e, IR.StrideExpr):
         return f"stride({nm.name(e.name)}, {e.dim})", _PREC_ATOM
     if isinstance(e, IR.ReadConfig):
@@ -281,7 +287,8 @@ def proc_to_raw_str(p) -> str:
     scope: Dict[str, Sym] = {}
     # all arguments are visible in every argument's type
     names = [nm.bind(a.name, scope) for a in p.args]
-    arg_strs = [_typed_decl(n, a.type, a.mem, nm) for n, a in zip(names, p.args)]
+    arg_strs = [_typed_decl(n, a.type, a.mem, nm)
+                for n, a in zip(names, p.args)]
     out = []
     if p.instr is not None:
         deco = f"@instr({_str_literal(p.instr.c_template)}"

@@ -90,11 +90,15 @@ def _sym_ids(e):
     return min(ids) if ids else float("inf")
 
 
+_OP_ORDER = {"*": 0, "/": 1, "%": 2}
+
+
 def _atom_key(item):
     atom = item[0]
     if isinstance(atom, IR.Read) and not atom.idx:
-        return (0, atom.name.id, "")
-    return (1, _sym_ids(atom), repr(atom))
+        return (0, atom.name.id, 0, "")
+    return (1, _sym_ids(atom), _OP_ORDER.get(getattr(atom, "op", None), 3),
+            repr(atom))
 
 
 class _Simplifier:
@@ -131,6 +135,26 @@ class _Simplifier:
     # -- linearization --------------------------------------------------
     def lin(self, e):
         """The affine form of an integer control expression."""
+        return self._recombine(self._lin(e))
+
+    def _recombine(self, form):
+        """``c*k*(x / c) + k*(x % c)`` is exactly ``k*x``."""
+        terms, k = form
+        mods = [a for a in terms if isinstance(a, IR.BinOp) and a.op == "%"]
+        for m in mods:
+            c = _int_const(m.rhs)
+            co = terms.get(m)
+            if c is None or co is None:
+                continue
+            for d in list(terms):
+                if (isinstance(d, IR.BinOp) and d.op == "/" and d.lhs == m.lhs
+                        and _int_const(d.rhs) == c and terms[d] == c * co):
+                    rest = {a: v for a, v in terms.items() if a not in (m, d)}
+                    return self._recombine(
+                        _add((rest, k), _scale(self._lin(m.lhs), co)))
+        return form
+
+    def _lin(self, e):
         v = _int_const(e)
         if v is not None:
             return {}, v

@@ -259,3 +259,14 @@ def prove(pred, hyps=(), solver=None):
                       "(solver gave up)")
     return Result(False, f"{E.to_str(pred)} may be false"
                   f"{_fmt_model(model)}", model)
+
+
+def disjoint_mods(a1, a2, hyps=(), solver=None):
+    """Race freedom: Mod(a1) ∩ All(a2) = ∅ and Mod(a2) ∩ All(a1) = ∅
+    (stricter than Commutes: concurrent reductions of one location race)."""
+    hyps_t = hyp_terms(hyps)
+    for L1, L2 in ((Mod(a1), All(a2)), (Mod(a2), All(a1))):
+        r = _pairs(L1, L2, ("modification", "access"), hyps_t, None, solver)
+        if r is not None:
+            return r
+    return OK

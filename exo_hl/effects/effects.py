@@ -5,6 +5,9 @@ Effects and location sets are tagged tuples (immutable, hashable):
 
   effect : ('seq', (a...)) | ('guard', ee, a) | ('loop', key, a)
          | ('gread', GVar) | ('gwrite', GVar)
+         | ('gwrite', GVar, value_ee, current_ee)   (control fields: the
+           value written and the field's value before the write; see
+           ``noop_refine``)
          | ('read', buf, idx) | ('write', buf, idx) | ('reduce', buf, idx)
          | ('alloc', buf)                      ('seq', ()) is ∅
   locset : ('empty',) | ('pt', name, idx) | ('union', (L...))
@@ -95,6 +98,8 @@ def _esub(a, env, sub):
         return (tag, name, idx)
     if tag == "alloc" and sub:
         return ("alloc", sub.access(a[1], ())[0])
+    if tag == "gwrite" and len(a) == 4:
+        return (tag, a[1], E.subst(a[2], env), E.subst(a[3], env))
     return a
 
 
@@ -177,7 +182,7 @@ def _eff_stmt(s):
         kind = "write" if isinstance(s, IR.Assign) else "reduce"
         return seq(rd, (kind, s.name, tuple(lift(i) for i in s.idx)))
     if isinstance(s, IR.WriteConfig):
-        return seq(_eff_expr(s.rhs), ("gwrite", E.GVar(s.config, s.field)))
+        return seq(_eff_expr(s.rhs), _gwrite_leaf(s))
     if isinstance(s, IR.If):
         c = lift(s.cond)
         return seq(_eff_expr(s.cond), guard(c, eff_block(s.body)),
@@ -198,6 +203,43 @@ def _eff_stmt(s):
     if isinstance(s, IR.WindowStmt):
         return _eff_expr(s.rhs)
     return EMPTY
+
+
+def _gwrite_leaf(s):
+    """A config write's effect leaf. Control-typed fields carry the written
+    value and the field's value right before the write (both effect
+    expressions, substituted along with the rest of the effect) so that
+    ``noop_refine`` can recognise writes of the value already there."""
+    g = E.GVar(s.config, s.field)
+    t = s.config.lookup_type(s.field)
+    if not T.is_control(t):
+        return ("gwrite", g)
+    return ("gwrite", g, lift(s.rhs), E.var(g, E.BOOL if t is IR.Bool
+                                            else E.INT))
+
+
+def noop_refine(a):
+    """Eff of ``x := v`` read as Eff of ``if x != v: x := v``.
+
+    The two statements are equivalent in every state, so either effect is a
+    sound abstraction of the write; this one reads x and writes it only when
+    the value may change. Commutes uses it: a config write of the value the
+    field provably already holds (e.g. the same loop-invariant value written
+    in every iteration, seen from a later iteration through the iteration's
+    PreValG) then commutes with reads of the field. Shadows must not use it
+    for the shadowing side: the plain write definitely determines x.
+    """
+    tag = a[0]
+    if tag == "seq":
+        return seq(*(noop_refine(x) for x in a[1]))
+    if tag == "guard":
+        return guard(a[1], noop_refine(a[2]))
+    if tag == "loop":
+        return loop(a[1], noop_refine(a[2]))
+    if tag == "gwrite" and len(a) == 4:
+        g, v, cur = a[1], a[2], a[3]
+        return seq(("gread", g), guard(E.not_(E.eq(cur, v)), ("gwrite", g)))
+    return a
 
 
 def bounds(it, lo, hi):

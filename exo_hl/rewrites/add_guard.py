@@ -61,7 +61,8 @@ def _names_in_scope(ir, path):
     for a in ir.args:
         env[a.name.name] = _Var(a.name, a.type, a.mem)
     node = ir
-    for field, i in tuple(path):
+    path = tuple(path)
+    for depth, (field, i) in enumerate(path):
         block = getattr(node, field)
         for prev in block[:i]:
             if isinstance(prev, IR.Alloc):
@@ -69,7 +70,7 @@ def _names_in_scope(ir, path):
             elif isinstance(prev, IR.WindowStmt):
                 env[prev.name.name] = _Var(prev.name, prev.rhs.type)
         node = block[i]
-        if isinstance(node, IR.For) and (field, i) != tuple(path)[-1]:
+        if isinstance(node, IR.For) and depth < len(path) - 1:
             env[node.iter.name] = _Var(node.iter, IR.Index)
     return env
 
@@ -99,4 +100,6 @@ def _parse_cond(proc, text, env, s, err):
         return parser.control_expr(node, env, "the guard condition",
                                    want_bool=True)
     except (ExoTypeError, ExoSyntaxError) as e:
-        raise err(f"invalid condition {text!r}: {e}") from None
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        why = why.split(f"in procedure '{proc.name()}': ", 1)[-1]
+        raise err(f"invalid condition {text!r}: {why}") from None

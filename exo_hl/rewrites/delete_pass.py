@@ -12,13 +12,20 @@ Always safe; no analysis needed.
 from __future__ import annotations
 
 from ..core_ir.nodes import IR
+from ..cursors import InvalidCursorError
 
 
 def delete_pass(proc):
     ir = proc.ir()
     body = _clean_block(ir.body, ir.srcinfo)
-    # statement paths move around, so cursors are not forwarded
-    return proc._derive(ir.update(body=body), "delete_pass")
+    return proc._derive(ir.update(body=body), "delete_pass",
+                        forward=_no_forward)
+
+
+def _no_forward(path):
+    """Statements are removed all over: old cursors are not carried over."""
+    raise InvalidCursorError(f"delete_pass rebuilt the procedure; the "
+                             f"statement at {path!r} is not tracked")
 
 
 def _is_empty(block) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import free_vars, subst
 from ..errors import SchedulingError
+from ..effects import api as EA
 from . import _common as C
 
 
@@ -35,6 +36,7 @@ def fission_after(proc, stmt, n_lifts=1):
 
     ir = proc.ir()
     cur = tuple(path)
+    fwds = []
     for level in range(n_lifts):
         if len(cur) < 2:
             raise err(f"cannot fission {level + 1} level(s): the statement is "
@@ -49,16 +51,17 @@ def fission_after(proc, stmt, n_lifts=1):
             continue
         _check_scope(pre, post, lambda m: err(m, parent))
         if isinstance(parent, IR.For):
-            ok, why = C.can_fission_at(ir, parent_path, k)
-            if not ok:
+            r = EA.can_fission(ir, parent_path, k + 1)
+            if not r:
                 raise err(
                     f"the loop '{parent.iter.name}' cannot be split here: "
                     f"the statements before the cut do not commute with the "
                     f"statements after it across iterations (or with the "
-                    f"loop bounds)" + (f" ({why})" if why else ""), parent)
+                    f"loop bounds): {r.reason}", parent)
             it = parent.iter.copy()
             first = parent.update(body=pre)
-            second = parent.update(iter=it, body=subst(post, {parent.iter: it}))
+            second = parent.update(iter=it, body=tuple(
+                subst(st, {parent.iter: it}) for st in post))
         elif isinstance(parent, IR.If):
             _check_cond_stable(parent.cond, pre, lambda m: err(m, parent))
             if field == "body":
@@ -72,8 +75,9 @@ def fission_after(proc, stmt, n_lifts=1):
         else:
             raise err("the statement is not inside a loop or if")
         ir = C.replace_stmts_at(ir, parent_path, (first, second))
+        fwds.append(C.forward_replace(parent_path, 2))
         cur = parent_path
-    return proc._derive(ir, "fission_after")
+    return proc._derive(ir, "fission_after", forward=C.forward_compose(*fwds))
 
 
 def _check_scope(pre, post, err):

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..core_ir.printer import expr_to_str
-from ..core_ir.traversal import walk_stmts, subst, walk
+from ..core_ir.traversal import subst, walk, walk_stmts
+from ..effects import api as E
 from . import _common as C
 
 
@@ -58,14 +59,18 @@ def fuse_loop(proc, loop1, loop2=None):
     body2 = tuple(subst(s, {l2.iter: it}) for s in l2.body)
     fused = l1.update(body=l1.body + body2)
     # replace the pair by the fused loop, then check it in place
-    new_ir = C.replace_stmts_at(C.replace_stmts_at(proc.ir(), path1[:-1] + (
-        (field, i + 1), ), ()), path1, (fused, ))
-    if not C.can_fission_at(new_ir, path1, len(l1.body)):
+    new_ir = C.replace_block_at(proc.ir(), path1[:-1], field, i, i + 2,
+                                (fused, ))
+    r = E.can_fission(new_ir, path1, len(l1.body))
+    if not r:
         raise err(l2, "the loops cannot be fused: an iteration of the second "
                   "loop would move before a later iteration of the first "
-                  "loop that it does not commute with")
-    if fused.mode is IR.Par and not C.loop_parallel_ir(new_ir, path1):
-        raise err(l2, "the fused parallel loop would not be race-free")
+                  f"loop that it does not commute with ({r.reason})")
+    if fused.mode is IR.Par:
+        r = E.loop_is_parallel(new_ir, path1)
+        if not r:
+            raise err(l2, "the fused parallel loop would not be race-free "
+                      f"({r.reason})")
     return proc._derive(new_ir, "fuse_loop",
                         forward=_forward_fuse(path1, len(l1.body)))
 
@@ -106,5 +111,4 @@ def config_fields_written(stmts) -> set:
 
 def _prove(proc_ir, path, pred) -> bool:
     """``pred`` holds whenever the statement at ``path`` runs (SMT)."""
-    from ..effects import api as E
-    return E.prove(pred, E.context_at(proc_ir, path))
+    return bool(E.prove_at(proc_ir, path, pred))

@@ -37,6 +37,7 @@ def lift_alloc(proc, alloc, n_lifts=1):
 
     ir = proc.ir()
     cur = tuple(path)
+    fwds = []
     for level in range(n_lifts):
         if len(cur) < 2:
             raise err(f"cannot lift {level + 1} level(s): the allocation is "
@@ -60,9 +61,10 @@ def lift_alloc(proc, alloc, n_lifts=1):
             rest = (IR.Pass(srcinfo=s.srcinfo), )
         new_parent = parent.update(**{field: rest})
         ir = C.replace_stmts_at(ir, parent_path, (s, new_parent))
+        fwds.append(C.forward_replace(parent_path, 2))
         cur = parent_path
     # the moved allocation now sits at `cur`; statement indices shift
-    return proc._derive(ir, "lift_alloc")
+    return proc._derive(ir, "lift_alloc", forward=C.forward_compose(*fwds))
 
 
 def _sizes(t):

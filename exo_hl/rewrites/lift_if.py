@@ -34,6 +34,7 @@ def lift_if(proc, if_stmt, n_lifts=1):
 
     ir = proc.ir()
     cur = tuple(path)
+    fwds = []
     for level in range(n_lifts):
         if len(cur) < 2:
             raise err(f"cannot lift {level + 1} level(s): no enclosing loop "
@@ -59,8 +60,9 @@ def lift_if(proc, if_stmt, n_lifts=1):
         else:
             raise err("the if is not inside a loop or if")
         ir = C.replace_stmts_at(ir, parent_path, (new, ))
+        fwds.append(C.forward_replace(parent_path, 1))
         cur = parent_path
-    return proc._derive(ir, "lift_if")
+    return proc._derive(ir, "lift_if", forward=C.forward_compose(*fwds))
 
 
 def _check_invariant(proc, cond, loop, err):
@@ -76,7 +78,8 @@ def _check_invariant(proc, cond, loop, err):
 
 def _fresh_loop(loop, body):
     it = loop.iter.copy()
-    return loop.update(iter=it, body=subst(fresh_copy(body), {loop.iter: it}))
+    return loop.update(iter=it, body=tuple(
+        subst(s, {loop.iter: it}) for s in fresh_copy(body)))
 
 
 def _out_of_loop(loop, inner):

@@ -9,6 +9,7 @@ in the loop's context.
 from __future__ import annotations
 
 from ..core_ir.nodes import IR
+from ..effects import api as E
 from . import _common as C
 
 
@@ -16,12 +17,14 @@ def parallelize(proc, loop):
     path, s = C.resolve_loop(proc, loop, "parallelize")
     if s.mode is IR.Par:
         return proc._derive(proc.ir(), "parallelize",
-                            forward=C.forward_replace(path, 1))
-    if not C.loop_parallel(proc, path, s):
+                            forward=C.forward_replace(path, 1,
+                                                      keep_inside=True))
+    r = E.loop_is_parallel(proc.ir(), path)
+    if not r:
         raise C.scheduling_error(
             proc, s, "parallelize: the iterations are not race-free (one "
             "iteration may write a location another iteration reads, "
-            "writes or reduces)")
+            f"writes or reduces): {r.reason}")
     new_ir = C.replace_stmts_at(proc.ir(), path, (s.update(mode=IR.Par), ))
     return proc._derive(new_ir, "parallelize",
-                        forward=C.forward_replace(path, 1))
+                        forward=C.forward_replace(path, 1, keep_inside=True))

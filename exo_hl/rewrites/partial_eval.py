@@ -69,12 +69,24 @@ def partial_eval(proc, *args, **sizes):
     body = tuple(subst(s, env) for s in ir.body)
     new_ir = ir.update(args=new_args, preds=tuple(preds), body=body)
     if preds:
-        ok, why = C.preds_satisfiable(new_ir)
-        if not ok:
-            raise err("the values make the preconditions unsatisfiable"
-                      + (f" ({why})" if why else ""))
-    new_ir = S.simplify_proc(new_ir)
+        _check_satisfiable(new_ir, err)
+    # (simplify_proc would use the preconditions to simplify themselves away)
+    new_ir = S.simplify_proc(new_ir).update(preds=tuple(preds))
     return proc._derive(new_ir, "partial_eval")
+
+
+def _check_satisfiable(ir, err):
+    """Reject when no values of the remaining arguments satisfy the
+    preconditions: prove ``not (p1 and p2 ...)`` under size positivity."""
+    from ..effects import api as EA
+    conj = ir.preds[0]
+    for p in ir.preds[1:]:
+        conj = IR.BinOp("and", conj, p, type=IR.Bool, srcinfo=p.srcinfo)
+    neg = IR.Not(conj, type=IR.Bool, srcinfo=conj.srcinfo)
+    ctx = EA.context(ir.update(preds=()), (("body", 0), ))
+    if EA.prove(neg, ctx):
+        raise err("the values make the preconditions unsatisfiable: "
+                  + "; ".join(_expr_str(p) for p in ir.preds))
 
 
 def _const(fa, v, err):

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..core_ir.printer import expr_to_str
-from ..core_ir.traversal import walk_stmts, fresh_copy, walk
+from ..core_ir.traversal import fresh_copy, walk, walk_stmts
 from ..core_ir import simplify as S
+from ..effects import api as E
 from . import _common as C
 
 
@@ -46,7 +47,9 @@ def partition_loop(proc, loop, cut):
     new = (first, second)
     new_ir = C.replace_stmts_at(proc.ir(), path, new)
     return proc._derive(new_ir, "partition_loop",
-                        forward=C.forward_replace(path, 2))
+                        forward=C.forward_table(
+                            {tuple(path): tuple(path)},
+                            C.forward_replace(path, 2)))
 
 
 def config_fields_written(stmts) -> set:
@@ -66,5 +69,4 @@ def config_fields_written(stmts) -> set:
 
 def _prove(proc_ir, path, pred) -> bool:
     """``pred`` holds whenever the statement at ``path`` runs (SMT)."""
-    from ..effects import api as E
-    return E.prove(pred, E.context_at(proc_ir, path))
+    return bool(E.prove_at(proc_ir, path, pred))

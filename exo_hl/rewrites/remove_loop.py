@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..core_ir.nodes import IR
 from ..core_ir.printer import expr_to_str
 from ..core_ir.traversal import free_vars
+from ..effects import api as E
 from . import _common as C
 
 
@@ -25,16 +26,16 @@ def remove_loop(proc, loop):
     if not _prove(proc.ir(), path, nonempty):
         raise err(f"the loop may run zero times (cannot prove "
                   f"{expr_to_str(s.lo)} < {expr_to_str(s.hi)})")
-    if not C.body_idempotent(proc, path, s):
+    r = E.can_remove_loop(proc.ir(), path)
+    if not r:
         raise err("the loop body is not idempotent (it reduces into, or "
                   "reads, a location it modifies), so running it once is "
-                  "not the same as running it repeatedly")
+                  f"not the same as running it repeatedly ({r.reason})")
     new_ir = C.replace_stmts_at(proc.ir(), path, s.body)
     return proc._derive(new_ir, "remove_loop",
-                        forward=C.forward_replace(path, len(s.body)))
+                        forward=C.forward_unwrap(path, len(s.body)))
 
 
 def _prove(proc_ir, path, pred) -> bool:
     """``pred`` holds whenever the statement at ``path`` runs (SMT)."""
-    from ..effects import api as E
-    return E.prove(pred, E.context_at(proc_ir, path))
+    return bool(E.prove_at(proc_ir, path, pred))

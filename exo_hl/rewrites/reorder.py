@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import free_vars
+from ..effects import api as E
 from . import _common as C
 
 
@@ -32,12 +33,16 @@ def reorder(proc, outer_loop, inner_loop=None):
     if outer.iter in free_vars((inner.lo, inner.hi)):
         raise err(inner, f"the inner loop's bounds depend on the outer "
                   f"iterator '{outer.iter.name}'")
-    ok, why = C.check(lambda: C.effects().can_reorder_loops(
-        proc.ir(), path), "can_reorder_loops")
-    if not ok:
+    r = E.can_reorder_loops(proc.ir(), path)
+    if not r:
         raise err(outer, "the loop iterations do not commute, so the loops "
-                  "cannot be interchanged" + (f" ({why})" if why else ""))
+                  f"cannot be interchanged ({r.reason})")
     new_outer = inner.update(body=(outer.update(body=inner.body), ))
     new_ir = C.replace_stmts_at(proc.ir(), path, (new_outer, ))
-    return proc._derive(new_ir, "reorder",
-                        forward=C.forward_replace(path, 1))
+    # each loop's cursor follows that loop; the body stays where it was
+    path = tuple(path)
+    ipath = path + (("body", 0), )
+    table = {path: ipath, ipath: path}
+    table.update({ipath + (("body", k), ): ipath + (("body", k), )
+                  for k in range(len(inner.body))})
+    return proc._derive(new_ir, "reorder", forward=C.forward_table(table))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import free_vars
 from ..errors import SchedulingError
+from ..effects import api as EA
 from . import _common as C
 
 
@@ -38,11 +39,10 @@ def reorder_stmts(proc, s1, s2=None):
             st1.name in free_vars(st2):
         raise err(f"the second statement uses '{st1.name.name}', which the "
                   f"first one binds", st2)
-    ok, why = C.commutes_at(proc.ir(), tuple(path1), tuple(path2))
-    if not ok:
+    r = EA.commutes(st1, st2, EA.context(proc.ir(), tuple(path1)))
+    if not r:
         raise err("the statements do not commute: one may write a location "
-                  "the other reads, writes or reduces"
-                  + (f" ({why})" if why else ""))
+                  f"the other reads, writes or reduces ({r.reason})")
     new_ir = C.replace_block_at(proc.ir(), parent_path, field, k, k + 2,
                                 (st2, st1))
     swap = {tuple(path1): parent_path + ((field, k + 1), ),

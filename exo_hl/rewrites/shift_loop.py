@@ -34,4 +34,4 @@ def shift_loop(proc, loop, new_lo):
     new = s.update(lo=k, hi=new_hi, body=body)
     new_ir = C.replace_stmts_at(proc.ir(), path, (new, ))
     return proc._derive(new_ir, "shift_loop",
-                        forward=C.forward_replace(path, 1))
+                        forward=C.forward_replace(path, 1, keep_inside=True))

@@ -24,10 +24,10 @@ import keyword
 
 from ..core_ir.nodes import IR
 from ..core_ir.syms import Sym
-from ..core_ir.traversal import fresh_copy, subst, walk, walk_stmts, free_vars
+from ..core_ir.traversal import fresh_copy, free_vars, subst, walk, walk_stmts
 from ..core_ir import simplify as S
 from ..core_ir.printer import expr_to_str
-from ..errors import SchedulingError
+from ..effects import api as E
 from . import _common as C
 
 _TAILS = ("guard", "cut", "perfect")
@@ -58,7 +58,15 @@ def split(proc, loop, factor, outer, inner, tail="guard"):
             raise err(f"perfect split requires the trip count "
                       f"{expr_to_str(n)} to be divisible by {factor}, which "
                       f"cannot be proven from the preconditions")
-    exact = tail == "perfect" or (n_const is not None and n_const % factor == 0)
+    exact = tail == "perfect" or (n_const is not None
+                                   and n_const % factor == 0)
+    if tail == "cut" and not exact and not _prove(
+            pir, path, _binop("<=", s.lo, s.hi, si, IR.Bool)):
+        # with floor semantics a negative trip count n has n % c > 0: the
+        # remainder loop would run iterations the original never ran
+        raise err(f"cannot prove {expr_to_str(s.lo)} <= {expr_to_str(s.hi)}, "
+                  f"so the remainder loop of a 'cut' split may run iterations "
+                  f"the original loop does not (use tail='guard')")
 
     if tail == "guard" and not exact:
         n_outer = _binop("/", _add(n, _int(factor - 1, si), si),
@@ -96,8 +104,17 @@ def split(proc, loop, factor, outer, inner, tail="guard"):
                           srcinfo=si))
 
     new_ir = C.replace_stmts_at(pir, path, tuple(new))
-    return proc._derive(new_ir, "split",
-                        forward=C.forward_replace(path, len(new)))
+    # the loop's cursor follows to the outer loop, its body's cursors to the
+    # main (non-remainder) copy of the body
+    path = tuple(path)
+    into = path + (("body", 0), )  # the statement holding the body
+    if tail == "guard" and not exact:
+        into += (("body", 0), )
+    table = {path: path}
+    table.update({path + (("body", k), ): into + (("body", k), )
+                  for k in range(len(s.body))})
+    return proc._derive(new_ir, "split", forward=C.forward_table(
+        table, C.forward_replace(path, len(new))))
 
 
 # ---------------------------------------------------------------------------
@@ -181,5 +198,4 @@ def config_fields_written(stmts) -> set:
 
 def _prove(proc_ir, path, pred) -> bool:
     """``pred`` holds whenever the statement at ``path`` runs (SMT)."""
-    from ..effects import api as E
-    return E.prove(pred, E.context_at(proc_ir, path))
+    return bool(E.prove_at(proc_ir, path, pred))

@@ -1,23 +1,9 @@
-"""Helpers for the C backend tests: compile generated C with warnings on."""
+"""Fixtures for the C backend tests."""
 from __future__ import annotations
-
-import shutil
-import subprocess
 
 import pytest
 
-WARN_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2"]
-
-
-def c_compilers():
-    """gcc always; clang too when installed (never a failure if absent)."""
-    return [cc for cc in ("gcc", "clang") if shutil.which(cc)]
-
-
-def run(cmd, cwd, **kw):
-    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, **kw)
-    assert r.returncode == 0, f"$ {' '.join(map(str, cmd))}\n{r.stdout}{r.stderr}"
-    return r.stdout
+from cg_helpers import WARN_FLAGS, c_compilers, run
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from exo_hl import compile_procs
 from exo_hl.codegen_c.driver import driver_source, parse_driver_output
 
 import cg_kernels as K
-from conftest import run
+from cg_helpers import run
 
 rng = np.random.default_rng(1)
 SAN = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all",

@@ -64,6 +64,7 @@ def vadd(n: size, x: [f32][n] @ DRAM, y: [f32][n] @ DRAM):
 def test_windows_rows_and_columns():
     @proc
     def rows_cols(n: size, A: f32[n, n] @ DRAM, B: f32[n, n] @ DRAM):
+        assert n >= 2
         for i in seq(0, n):
             vadd(n, A[i, 0:n], B[i, 0:n])      # rows
             vadd(n, A[0:n, i], B[0:n, i])      # columns
@@ -362,15 +363,20 @@ def test_instr_interpreted_by_body():
 
 def test_callee_precondition_checked_at_run_time():
     @proc
-    def tile_no_cfg(A: i8[8, 12] @ DRAM, B: i8[8, 16] @ DRAM):
+    def tile_cfg(A: i8[8, 12] @ DRAM, B: i8[8, 16] @ DRAM):
+        config_ld(stride(A, 0))
         ld(4, 12, A[0:4, 0:12], B[0:4, 0:16])
 
-    # the static checker may not see config values; the interpreter does
+    # drop the config write (as a buggy rewrite might): the static checks
+    # are bypassed, the interpreter still catches the violated precondition
+    p = tile_cfg.ir()
+    no_cfg = p.update(body=p.body[1:])
+    args = (np.zeros((8, 12), np.int8), np.zeros((8, 16), np.int8))
     st = ConfigState({LdCfg.src_stride: 5})
     with pytest.raises(InterpreterError, match="src_stride"):
-        run_interpreter(tile_no_cfg.ir(), (np.zeros((8, 12), np.int8),
-                                           np.zeros((8, 16), np.int8)), {},
-                        config_state=st)
+        run_interpreter(no_cfg, args, {}, config_state=st)
+    st = ConfigState({LdCfg.src_stride: 12})
+    run_interpreter(no_cfg, args, {}, config_state=st)
 
 
 def test_generic_R_callee_takes_callers_precision():
@@ -477,3 +483,24 @@ def test_interpreter_is_deterministic_and_pure_between_runs():
     assert isinstance(gemm.ir(), IR.Proc)
 
 
+
+
+def test_negative_index_from_a_bad_rewrite_is_caught():
+    """numpy would wrap x[-1] silently; the interpreter refuses."""
+    from exo_hl.api import Procedure
+    from exo_hl.core_ir.traversal import subst
+
+    @proc
+    def shift(n: size, x: f32[n] @ DRAM):
+        for i in seq(0, n):
+            x[i] = 1.0
+
+    loop = shift.ir().body[0]
+    ri = IR.Read(loop.iter, (), type=IR.Index)
+    bad_idx = IR.BinOp("-", ri, IR.Const(1, type=IR.Int), type=IR.Index)
+    bad = loop.update(body=tuple(subst(s, {loop.iter: bad_idx})
+                                 for s in loop.body))
+    p = Procedure(shift.ir().update(body=(bad, )))
+    assert "x[i - 1] = 1.0" in str(p)
+    with pytest.raises(InterpreterError, match="negative index -1"):
+        p.interpret(3, np.zeros(3, np.float32))

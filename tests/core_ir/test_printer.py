@@ -263,3 +263,11 @@ def test_alpha_equal_distinguishes_structure():
         idx=(IR.Read(n, (), type=IR.Size), )), ))
     assert not alpha_equal(f1.ir(), f1.ir().update(body=(bad, )))
     del x
+
+
+def test_data_literals_print_as_reals():
+    zero_num = IR.Const(0, type=IR.Num)
+    assert expr_to_str(zero_num) == "0.0"
+    assert expr_to_str(IR.Const(0, type=IR.Int)) == "0"
+    assert expr_to_str(IR.Const(-3, type=IR.F32)) == "-3.0"
+    assert expr_to_str(IR.Const(1e-05, type=IR.Num)) == "1e-05"

@@ -147,3 +147,25 @@ def test_roundtrip_with_shadowing_alloc(assert_roundtrip):
     assert "t_1: f32 @ DRAM" in text and "t = t_1" in text
     r = assert_roundtrip(q)
     assert alpha_equal(r.ir(), q.ir())
+
+
+@proc
+def branch_locals(n: size, x: f32[n] @ DRAM, flag: bool):
+    for i in seq(0, n):
+        if flag:
+            t: f32
+            t = x[i]
+            x[i] = t * t
+        else:
+            t: f32
+            t = -x[i]
+            x[i] = t
+    for i in seq(0, n):
+        x[i] += 1.0
+
+
+def test_sibling_scopes_reuse_names(assert_roundtrip):
+    text = str(branch_locals)
+    assert "t_1" not in text and "i_1" not in text
+    assert text.count("t: f32 @ DRAM") == 2
+    assert_roundtrip(branch_locals)

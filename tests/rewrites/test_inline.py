@@ -76,15 +76,16 @@ def scal(s: f32, x: f32):
 @proc
 def uses_scalar(n: size, a: f32[n], b: f32[n]):
     t: f32
+    u: f32
     for i in seq(0, n):
         t = a[i]
-        scal(t, t)
-        b[i] = t
+        scal(t, u)
+        b[i] = u
 
 
 def test_inline_data_scalar_params(equiv):
     q = uses_scalar.inline("scal(_)")
-    assert "t = t * 3.0" in str(q)
+    assert "u = t * 3.0" in str(q)
     equiv(uses_scalar, q, [{"n": 1}, {"n": 5}])
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from exo_hl import SchedulingError, config, f32, proc, seq, size, index
+from exo_hl import SchedulingError, config, f32, proc, seq, size
 
 
 @proc
@@ -137,3 +137,52 @@ def test_bad_tail():
 def test_name_clash_inside_body():
     with pytest.raises(SchedulingError, match="already used"):
         tri.split("i", 4, "j", "ii")
+
+
+@proc
+def between(m: size, n: size, x: f32[n]):
+    assert m <= n
+    for i in seq(m, n):
+        x[i] = 1.0
+
+
+@proc
+def maybe_negative(m: size, n: size, x: f32[n + m]):
+    for i in seq(m, n):
+        x[i] = 1.0
+
+
+def test_cut_negative_trip_count(equiv):
+    # n - m may be negative: the remainder would run (n - m) % 4 > 0 times
+    with pytest.raises(SchedulingError, match="cannot prove m <= n"):
+        maybe_negative.split("i", 4, "io", "ii", tail="cut")
+    g = maybe_negative.split("i", 4, "io", "ii", tail="guard")
+    equiv(maybe_negative, g, [{"m": 5, "n": 2}, {"m": 1, "n": 6}])
+    c = between.split("i", 4, "io", "ii", tail="cut")
+    equiv(between, c, [{"m": 1, "n": 1}, {"m": 2, "n": 9}])
+
+
+@config
+class LCfg:
+    n: size
+
+
+@proc
+def cfg_bound(x: f32[4]):
+    for i in seq(0, LCfg.n):
+        x[0] = x[0] + 1.0
+        LCfg.n = 2
+
+
+def test_reject_bounds_read_config_body_writes():
+    with pytest.raises(SchedulingError, match="configuration state"):
+        cfg_bound.split("i", 2, "io", "ii")
+
+
+def test_cursors_forward_into_split_loop():
+    c = add1.find("y[_] = _")
+    loop = add1.find_loop("i")
+    for tail, depth in (("guard", 4), ("cut", 3)):
+        p = add1.split(loop, 4, "io", "ii", tail=tail)
+        assert p.forward(c).path() == (("body", 0), ) * depth
+        assert p.forward(loop).path() == (("body", 0), )

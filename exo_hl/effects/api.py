@@ -1,0 +1,311 @@
+"""The effect analysis as rewrites use it. No rewrite builds formulas itself.
+
+Statements are named by paths (see ``context.py``): tuples of
+``('body'|'orelse', index)`` steps from the procedure body, or plain ints for
+``'body'`` steps. ``proc`` arguments accept an ``IR.Proc`` or a
+``Procedure``. Every check returns a ``Result``: truthy when safe; when not,
+``.reason`` names the conflicting locations (ready for a SchedulingError
+message) and ``.model`` may hold a counterexample.
+
+    ctx = context(proc, path)            # CtrlPred / PreValG / PostEff
+    prove(pred, ctx)                     # pred: IR control expr or effect expr
+    counterexample(pred, ctx)            # {name: value} or None
+    prove_at(proc, path, pred)           # the two above in one call
+    commutes(stmts_a, stmts_b, ctx)      # s_a; s_b  ~>  s_b; s_a
+    shadows(stmts_a, stmts_b, ctx)       # s_a; s_b  ~>  s_b
+    can_reorder_loops(proc, outer_loop_path)
+    can_fission(proc, loop_path, split_index)   # body[:k] | body[k:]
+    can_remove_loop(proc, loop_path)
+    loop_is_parallel(proc, loop_path)
+    equiv_modulo(proc, path, fields)     # context extension (§3.6.2)
+
+Bounds checking (the frontend's) is ``prove_at(proc, path, 0 <= i < n)`` for
+each access: build the predicate with ``eexpr`` (or as IR) and prove it.
+Unknown solver answers and timeouts never count as proofs.
+"""
+from __future__ import annotations
+
+from ..core_ir.nodes import IR
+from ..core_ir.traversal import free_vars, used_syms, walk_stmts
+from . import checks as C
+from . import eexpr as E
+from .checks import Result, OK
+from .context import Ctx, block_of, context, norm_path, stmt_at
+from .effects import (eff_expr, eff_subst, seq, Wr_G, Rd_G, flatten, bounds,
+                      rename_term)
+from . import smt as S
+
+__all__ = [
+    "Result", "Ctx", "context", "stmt_at", "block_of", "norm_path", "prove",
+    "counterexample", "prove_at", "commutes", "shadows", "can_reorder_loops",
+    "can_fission", "can_remove_loop", "loop_is_parallel", "equiv_modulo",
+    "stats", "clear_cache",
+]
+
+
+def _ir(p):
+    return p.ir() if hasattr(p, "ir") and not isinstance(p, IR.Proc) else p
+
+
+def _as_ee(pred, ctx):
+    if isinstance(pred, tuple):
+        return E.subst(pred, ctx.env) if ctx.env else pred
+    return ctx.lift(pred)
+
+
+def stats():
+    """Query statistics of the per-process solver (benchmarks)."""
+    return S.solver().stats
+
+
+def clear_cache():
+    S.solver().clear_cache()
+
+
+# ---------------------------------------------------------------------------
+# predicates
+
+
+def prove(pred, ctx=None):
+    """Prove a control predicate (IR expr, or effect expr in terms of the
+    state at ctx) under ctx's CtrlPred. Returns a Result."""
+    ctx = ctx or Ctx()
+    return C.prove(_as_ee(pred, ctx), ctx.hyps)
+
+
+def counterexample(pred, ctx=None):
+    """Values of variables making ``pred`` false under ctx, or None when the
+    predicate is proven (or the solver gave up without a model)."""
+    r = prove(pred, ctx)
+    if r.ok or r.model is None:
+        return None
+    out = {}
+    for k, v in r.model.items():
+        name = k.name if hasattr(k, "name") and not isinstance(
+            k, (E.GVar, E.StrideVar)) else repr(k)
+        out[name] = v
+    return out
+
+
+def prove_at(proc, path, pred):
+    return prove(pred, context(_ir(proc), path))
+
+
+# ---------------------------------------------------------------------------
+# statement checks
+
+
+def _bound_names(stmts):
+    out = set()
+    for s in walk_stmts(tuple(stmts)):
+        if isinstance(s, (IR.Alloc, IR.WindowStmt)):
+            out.add(s.name)
+    return out
+
+
+def _scope_conflict(sa, sb):
+    top_a = {s.name for s in sa if isinstance(s, (IR.Alloc, IR.WindowStmt))}
+    top_b = {s.name for s in sb if isinstance(s, (IR.Alloc, IR.WindowStmt))}
+    ua, ub = used_syms(tuple(sa)), used_syms(tuple(sb))
+    for n in top_a & ub:
+        return Result(False, f"'{n.name}' is bound by the first statements "
+                      "and used by the others")
+    for n in top_b & ua:
+        return Result(False, f"'{n.name}' is bound by the second statements "
+                      "and used by the first")
+    return None
+
+
+def _stmts(x):
+    if isinstance(x, IR.stmt):
+        return (x, )
+    return tuple(x)
+
+
+def commutes(stmts_a, stmts_b, ctx=None):
+    """Can ``stmts_a; stmts_b`` be rewritten to ``stmts_b; stmts_a`` (at ctx)?"""
+    ctx = ctx or Ctx()
+    sa, sb = _stmts(stmts_a), _stmts(stmts_b)
+    r = _scope_conflict(sa, sb)
+    if r is not None:
+        return r
+    return C.commutes(ctx.eff(sa), ctx.eff(sb), ctx.hyps)
+
+
+def shadows(stmts_a, stmts_b, ctx=None):
+    """Is ``stmts_a`` made dead by ``stmts_b`` (``s_a; s_b ~> s_b``)?"""
+    ctx = ctx or Ctx()
+    return C.shadows(ctx.eff(_stmts(stmts_a)), ctx.eff(_stmts(stmts_b)),
+                     ctx.hyps)
+
+
+def _loop_at(proc, path):
+    s = stmt_at(proc, path)
+    if not isinstance(s, IR.For):
+        raise ValueError(f"the statement at {path} is not a loop")
+    return s
+
+
+def _bound_reads(ctx, loop):
+    a = seq(eff_expr(loop.lo), eff_expr(loop.hi))
+    if ctx.sub:
+        a = eff_subst(a, None, ctx.sub)
+    return eff_subst(a, ctx.env) if ctx.env else a
+
+
+def _fresh(sym):
+    return sym.copy()
+
+
+def can_reorder_loops(proc, outer_loop_path):
+    """§3.5.8 loop reordering of ``for x: for y: s`` (the outer loop's body
+    must be exactly the inner loop)."""
+    proc = _ir(proc)
+    outer = _loop_at(proc, outer_loop_path)
+    if len(outer.body) != 1 or not isinstance(outer.body[0], IR.For):
+        return Result(False, f"loop '{outer.iter.name}' does not directly and "
+                      "only contain another loop")
+    inner = outer.body[0]
+    x, y = outer.iter, inner.iter
+    if x in free_vars(inner.lo) | free_vars(inner.hi):
+        return Result(False, f"the bounds of loop '{y.name}' depend on "
+                      f"'{x.name}'")
+    ctx = context(proc, outer_loop_path)
+    bx = bounds(x, ctx.lift(outer.lo), ctx.lift(outer.hi))
+    by = bounds(y, ctx.lift(inner.lo), ctx.lift(inner.hi))
+    a = ctx.eff(inner.body)
+    ax, ay = _bound_reads(ctx, outer), _bound_reads(ctx, inner)
+    r = C.commutes(seq(ax, ay), a, ctx.hyps + (bx, by))
+    if not r:
+        return Result(False, "the loop body changes what the loop bounds "
+                      "read: " + r.reason, r.model)
+    x2, y2 = _fresh(x), _fresh(y)
+    ren = {x: E.var(x2), y: E.var(y2)}
+    a2 = eff_subst(a, ren)
+    hyps = ctx.hyps + (bx, by, E.subst(bx, ren), E.subst(by, ren),
+                       E.op("<", E.var(x), E.var(x2)),
+                       E.op("<", E.var(y2), E.var(y)))
+    r = C.commutes(a, a2, hyps)
+    if not r:
+        return Result(False, f"iterations of '{x.name}' and '{y.name}' do not "
+                      "commute: " + r.reason, r.model)
+    return OK
+
+
+def can_fission(proc, loop_path, split_index):
+    """§3.5.8: ``for x: s1; s2`` -> ``for x: s1`` ; ``for x: s2`` with
+    s1 = body[:split_index]."""
+    proc = _ir(proc)
+    lp = _loop_at(proc, loop_path)
+    k = split_index
+    if not 0 < k < len(lp.body):
+        return Result(False, "the split point must leave statements on both "
+                      "sides")
+    s1, s2 = lp.body[:k], lp.body[k:]
+    bound = {s.name for s in s1 if isinstance(s, (IR.Alloc, IR.WindowStmt))}
+    used = used_syms(tuple(s2))
+    for n in bound & used:
+        return Result(False, f"'{n.name}' is bound before the split and used "
+                      "after it (lift it out of the loop first)")
+    ctx = context(proc, loop_path)
+    x = lp.iter
+    bx = bounds(x, ctx.lift(lp.lo), ctx.lift(lp.hi))
+    a1 = ctx.eff(s1)
+    r = C.commutes(_bound_reads(ctx, lp), a1, ctx.hyps + (bx, ))
+    if not r:
+        return Result(False, "the first part changes what the loop bounds "
+                      "read: " + r.reason, r.model)
+    x2 = _fresh(x)
+    ren = {x: E.var(x2)}
+    a2 = eff_subst(ctx.eff(s2), ren)
+    hyps = ctx.hyps + (bx, E.subst(bx, ren), E.op("<", E.var(x2), E.var(x)))
+    r = C.commutes(a1, a2, hyps)
+    if not r:
+        return Result(False, "a later iteration of the first part does not "
+                      "commute with an earlier iteration of the second: "
+                      + r.reason, r.model)
+    return OK
+
+
+def can_remove_loop(proc, loop_path):
+    """§3.5.8: ``for x: s`` -> ``s``: x unused, ≥1 iteration, s idempotent."""
+    proc = _ir(proc)
+    lp = _loop_at(proc, loop_path)
+    if lp.iter in used_syms(tuple(lp.body)):
+        return Result(False, f"the body uses the loop variable "
+                      f"'{lp.iter.name}'")
+    ctx = context(proc, loop_path)
+    r = C.prove(E.op("<", ctx.lift(lp.lo), ctx.lift(lp.hi)), ctx.hyps)
+    if not r:
+        return Result(False, "cannot prove the loop runs at least once: "
+                      + r.reason, r.model)
+    a = ctx.eff(lp.body)
+    r = C.shadows(a, a, ctx.hyps)
+    if not r:
+        return Result(False, "the body is not idempotent: " + r.reason,
+                      r.model)
+    return OK
+
+
+def loop_is_parallel(proc, loop_path):
+    """No iteration modifies (writes or reduces) a location another iteration
+    reads, writes or reduces; reads in guards and bounds count; the body must
+    not change what the loop bounds read."""
+    proc = _ir(proc)
+    lp = _loop_at(proc, loop_path)
+    ctx = context(proc, loop_path)
+    x = lp.iter
+    bx = bounds(x, ctx.lift(lp.lo), ctx.lift(lp.hi))
+    a = ctx.eff(lp.body)
+    r = C.commutes(_bound_reads(ctx, lp), a, ctx.hyps + (bx, ))
+    if not r:
+        return Result(False, "the body changes what the loop bounds read: "
+                      + r.reason, r.model)
+    x2 = _fresh(x)
+    ren = {x: E.var(x2)}
+    a2 = eff_subst(a, ren)
+    hyps = ctx.hyps + (bx, E.subst(bx, ren), E.op("<", E.var(x), E.var(x2)))
+    r = C.disjoint_mods(a, a2, hyps)
+    if not r:
+        return Result(False, f"iterations of '{x.name}' race: " + r.reason,
+                      r.model)
+    return OK
+
+
+def equiv_modulo(proc, path, fields):
+    """Context extension (§3.6.2) for a rewrite of the statement at ``path``
+    that is locally equivalent modulo config ``fields``.
+
+    Returns (Result, new_fields): the Result fails when code after the
+    statement may read one of the fields; new_fields is M(L - Wr_G(PostEff)),
+    the fields the whole procedure is then equivalent modulo (fields that
+    are definitely overwritten later drop out).
+    """
+    proc = _ir(proc)
+    ctx = context(proc, path)
+    L = set()
+    for f in fields:
+        if isinstance(f, E.GVar):
+            L.add(f)
+        elif hasattr(f, "config"):
+            L.add(E.GVar(f.config, f.field))
+        else:
+            L.add(E.GVar(*f))
+    hyps_t = C.hyp_terms(ctx.hyps)
+    memo = {}
+    for t in flatten(Rd_G(ctx.post)):
+        if t.name in L:
+            t = rename_term(t)
+            res, model = C.sat_under(
+                C.mem_term("M", t.name, (), t, memo, free=True), hyps_t)
+            if res != "unsat":
+                return (Result(False, f"{t.name!r} may be read after the "
+                               "statement", model), frozenset(L))
+    out = set()
+    writes = flatten(Wr_G(ctx.post))
+    for g in L:
+        ws = [C.mem_term("D", g, (), w, memo) for w in writes if w.name == g]
+        res, _ = C.sat_under(S.bnot(S.bor(*ws)), hyps_t)
+        if res != "unsat":
+            out.add(g)
+    return OK, frozenset(out)

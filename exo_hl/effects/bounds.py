@@ -1,0 +1,431 @@
+"""Static bounds and precondition checking (issue 3, item 9).
+
+``check_proc(proc)`` proves, for every argument value satisfying the
+procedure's preconditions (sizes > 0, strides > 0, the ``assert``s):
+  * every tensor read/write/reduce index is in bounds, every window slice
+    ``lo:hi`` satisfies ``0 <= lo <= hi <= size`` and every window point is in
+    bounds, where ``size`` is the extent of the buffer, window statement or
+    window argument named (windows are checked against their own extents);
+  * every call satisfies its callee's preconditions (control arguments and
+    strides substituted, config fields replaced by their values right before
+    the call, PreValG) and passes tensors/windows of the declared shapes;
+  * every allocation size is >= 1.
+
+Facts on a path: the preconditions, enclosing loop bounds ``lo <= i < hi``
+and if-conditions (negated in ``else``). Config values come from the effect
+package's global dataflow (``lift.valg``); an unknown value (⊥) makes any
+obligation mentioning it unprovable.
+
+How queries are made. The walk collects one *obligation* per check as the
+two-valued term "path facts ∧ ¬goal" (smt.py's encoding, D-collapse of the
+goal, so ⊥ never proves anything). All obligations of a procedure go to z3
+as ONE disjunction under the procedure-level facts; in the usual case it is
+'unsat' and the procedure is done with a single solver call (cached by the
+SMT bridge's canonical LRU). Only when that fails are obligations checked one
+by one, in program order, to name the first that fails together with a
+counterexample. 'sat' and 'unknown' are both failures.
+"""
+from __future__ import annotations
+
+from ..core_ir import types as T
+from ..core_ir.nodes import IR
+from ..core_ir.printer import expr_to_str, stmt_to_str
+from ..errors import BoundsError, located
+from . import eexpr as E
+from . import smt as S
+from .checks import hyp_terms, sat_under
+from .context import proc_hyps
+from .lift import (BufSub, env_compose, lift, map_subst, valg, valg_at_iter,
+                   valg_block, window_map)
+
+__all__ = ["check_proc", "obligations", "BoundsError"]
+
+
+# ---------------------------------------------------------------------------
+# obligations
+
+
+class Obligation:
+    """One thing to prove: ``neg`` (facts of its path ∧ ¬goal) must be unsat.
+
+    ``what`` is the message head; ``stmt``/``expr`` locate it for the user.
+    """
+
+    __slots__ = ("neg", "hyps", "what", "stmt", "expr", "goal")
+
+    def __init__(self, neg, hyps, what, stmt, expr, goal):
+        self.neg = neg
+        self.hyps = hyps
+        self.what = what
+        self.stmt = stmt
+        self.expr = expr
+        self.goal = goal
+
+    def term(self):
+        return S.band(*self.hyps, self.neg)
+
+
+class _St:
+    """What the walk knows at a program point (copied, never shared).
+
+    hyps   path facts as two-valued terms (beyond the procedure's own)
+    env    PreValG: {GVar: value in entry-state terms}
+    sub    window statements in scope (for strides of windows)
+    shapes {buffer Sym: ((extent ee, extent text), ...)}
+    """
+
+    __slots__ = ("hyps", "env", "sub", "shapes")
+
+    def __init__(self, hyps, env, sub, shapes):
+        self.hyps = hyps
+        self.env = env
+        self.sub = sub
+        self.shapes = shapes
+
+    def copy(self, **kw):
+        st = _St(self.hyps, self.env, self.sub, dict(self.shapes))
+        for k, v in kw.items():
+            setattr(st, k, v)
+        return st
+
+    def lift_ee(self, ee):
+        if self.sub:
+            ee = E.subst(ee, self.sub.stride_env())
+        return E.subst(ee, self.env) if self.env else ee
+
+    def lift(self, e):
+        return self.lift_ee(lift(e))
+
+
+class _Walker:
+    def __init__(self, proc):
+        self.proc = proc
+        self.memo = {}
+        self.obs = []
+
+    # -- helpers ----------------------------------------------------------
+    def facts(self, ee):
+        """Path fact ee -> list of two-valued conjuncts (M-collapse: a ⊥
+        fact is simply dropped, which only weakens what we know)."""
+        return hyp_terms([ee])
+
+    def need(self, st, goal, what, stmt, expr=None):
+        neg = S.bnot(S.collapse_D(goal, self.memo))
+        if neg is False:
+            return
+        self.obs.append(Obligation(neg, st.hyps, what, stmt, expr, goal))
+
+    def dense_stride_facts(self, name, his):
+        """A fresh allocation is dense row-major."""
+        n = len(his)
+        out = []
+        if n:
+            out.append(E.eq(E.var(E.StrideVar(name, n - 1)), E.const(1)))
+        for d in range(n - 1):
+            h = his[d + 1]
+            nxt = E.const(1) if d == n - 2 else E.var(E.StrideVar(name, d + 1))
+            if h[0] == "const" or d == n - 2:
+                out.append(E.eq(E.var(E.StrideVar(name, d)),
+                                E.op("*", h, nxt)))
+        return out
+
+    # -- expressions --------------------------------------------------------
+    def expr(self, e, st, stmt):
+        if isinstance(e, IR.Read):
+            if e.idx:
+                self.point_access(e.name, e.idx, st, stmt, e)
+                for i in e.idx:
+                    self.expr(i, st, stmt)
+        elif isinstance(e, IR.WindowExpr):
+            self.window(e, st, stmt)
+        elif isinstance(e, (IR.USub, IR.Not)):
+            self.expr(e.arg, st, stmt)
+        elif isinstance(e, IR.BinOp):
+            self.expr(e.lhs, st, stmt)
+            self.expr(e.rhs, st, stmt)
+        elif isinstance(e, IR.Extern):
+            for a in e.args:
+                self.expr(a, st, stmt)
+
+    def point_access(self, name, idx, st, stmt, expr):
+        shp = st.shapes.get(name)
+        if shp is None or len(shp) != len(idx):
+            return  # not a tracked buffer (cannot happen for typed IR)
+        bname = name.name
+        for d, (i, (sz, sz_txt)) in enumerate(zip(idx, shp)):
+            ie = st.lift(i)
+            goal = E.and_(E.op("<=", E.const(0), ie), E.op("<", ie, sz))
+            self.need(st, goal,
+                      f"index {expr_to_str(i)} may be out of bounds: "
+                      f"dimension {d} of '{bname}' needs "
+                      f"0 <= {expr_to_str(i)} < {sz_txt}", stmt, expr)
+
+    def window(self, w, st, stmt):
+        shp = st.shapes.get(w.name)
+        bname = w.name.name
+        for d, a in enumerate(w.idx):
+            if isinstance(a, IR.Interval):
+                self.expr(a.lo, st, stmt)
+                self.expr(a.hi, st, stmt)
+            else:
+                self.expr(a.pt, st, stmt)
+            if shp is None or len(shp) != len(w.idx):
+                continue
+            sz, sz_txt = shp[d]
+            if isinstance(a, IR.Interval):
+                lo, hi = st.lift(a.lo), st.lift(a.hi)
+                goal = E.ands([E.op("<=", E.const(0), lo),
+                               E.op("<=", lo, hi), E.op("<=", hi, sz)])
+                lt, ht = expr_to_str(a.lo), expr_to_str(a.hi)
+                self.need(st, goal,
+                          f"window slice {lt}:{ht} may be out of bounds: "
+                          f"dimension {d} of '{bname}' needs "
+                          f"0 <= {lt} <= {ht} <= {sz_txt}", stmt, w)
+            else:
+                p = st.lift(a.pt)
+                pt = expr_to_str(a.pt)
+                goal = E.and_(E.op("<=", E.const(0), p), E.op("<", p, sz))
+                self.need(st, goal,
+                          f"window point {pt} may be out of bounds: "
+                          f"dimension {d} of '{bname}' needs "
+                          f"0 <= {pt} < {sz_txt}", stmt, w)
+
+    def window_extents(self, w, st):
+        tys = T.shape(w.type) if isinstance(w.type, IR.WindowType) else ()
+        out = []
+        k = 0
+        for a in w.idx:
+            if isinstance(a, IR.Interval):
+                ee = E.op("-", st.lift(a.hi), st.lift(a.lo))
+                txt = (expr_to_str(tys[k]) if k < len(tys) else
+                       f"{expr_to_str(a.hi)} - {expr_to_str(a.lo)}")
+                out.append((ee, txt))
+                k += 1
+        return tuple(out)
+
+    def arg_strides(self, a, st):
+        """Caller-side strides of the tensor/window passed as ``a``."""
+        if isinstance(a, IR.WindowExpr):
+            raw = [E.var(E.StrideVar(a.name, j))
+                   for j, x in enumerate(a.idx) if isinstance(x, IR.Interval)]
+        elif isinstance(a, IR.Read):
+            n = len(st.shapes.get(a.name, ()))
+            raw = [E.var(E.StrideVar(a.name, d)) for d in range(n)]
+        else:
+            return []
+        return [st.lift_ee(r) for r in raw]
+
+    # -- statements ---------------------------------------------------------
+    def block(self, stmts, st):
+        for s in stmts:
+            st = self.stmt(s, st)
+        return st
+
+    def stmt(self, s, st):
+        if isinstance(s, (IR.Assign, IR.Reduce)):
+            if s.idx:
+                self.point_access(s.name, s.idx, st, s, None)
+                for i in s.idx:
+                    self.expr(i, st, s)
+            self.expr(s.rhs, st, s)
+        elif isinstance(s, IR.WriteConfig):
+            self.expr(s.rhs, st, s)
+        elif isinstance(s, IR.If):
+            self.expr(s.cond, st, s)
+            c = st.lift(s.cond)
+            self.block(s.body, st.copy(hyps=st.hyps + tuple(self.facts(c))))
+            if s.orelse:
+                nc = E.not_(c)
+                self.block(s.orelse,
+                           st.copy(hyps=st.hyps + tuple(self.facts(nc))))
+        elif isinstance(s, IR.For):
+            self.expr(s.lo, st, s)
+            self.expr(s.hi, st, s)
+            lo, hi = st.lift(s.lo), st.lift(s.hi)
+            x = E.var(s.iter)
+            bd = E.and_(E.op("<=", lo, x), E.op("<", x, hi))
+            Gb = _sv(valg_block(s.body), st.sub)
+            env_in = env_compose(st.env, valg_at_iter(s.iter, lo, Gb)) \
+                if Gb else st.env
+            self.block(s.body, st.copy(hyps=st.hyps + tuple(self.facts(bd)),
+                                       env=env_in))
+        elif isinstance(s, IR.Alloc):
+            if isinstance(s.type, IR.Tensor):
+                his = [st.lift(h) for h in s.type.hi]
+                for h, he in zip(s.type.hi, his):
+                    self.need(st, E.op(">=", he, E.const(1)),
+                              f"allocation size {expr_to_str(h)} of "
+                              f"'{s.name.name}' may not be positive", s, h)
+                st = st.copy(hyps=st.hyps + tuple(
+                    t for f in self.dense_stride_facts(s.name, his)
+                    for t in self.facts(f)))
+                st.shapes[s.name] = tuple(
+                    (he, expr_to_str(h)) for h, he in zip(s.type.hi, his))
+            else:
+                st = st.copy()
+                st.shapes[s.name] = ()
+            return st
+        elif isinstance(s, IR.WindowStmt):
+            self.expr(s.rhs, st, s)
+            n, m = window_map(s.rhs)
+            if st.sub:
+                m = map_subst(m, st.sub.stride_env())
+            ext = self.window_extents(s.rhs, st)
+            st = st.copy(sub=st.sub.bind(s.name, n, m))
+            st.shapes[s.name] = ext
+            return st
+        elif isinstance(s, IR.Call):
+            return self.call(s, st)
+        # state after s: config values it writes
+        g = _sv(valg(s), st.sub)
+        if g:
+            st = st.copy(env=env_compose(st.env, g))
+        return st
+
+    def call(self, s, st):
+        f = s.f
+        for a in s.args:
+            self.expr(a, st, s)
+        m = {}
+        strides = {}
+        for fa, a in zip(f.args, s.args):
+            if T.is_control(fa.type):
+                m[fa.name] = st.lift(a)
+            elif isinstance(fa.type, IR.Tensor):
+                for d, sv in enumerate(self.arg_strides(a, st)):
+                    strides[E.StrideVar(fa.name, d)] = sv
+        m.update(strides)
+        full = dict(st.env)
+        full.update(m)
+        for p in f.preds:
+            pe = E.subst(lift(p), full)
+            what = (f"cannot prove precondition '{expr_to_str(p)}' of "
+                    f"'{f.name}' for this call")
+            unknown = sorted(repr(k) for k in E.free_keys(lift(p))
+                             if isinstance(k, E.GVar)
+                             and E.may_be_bot(st.env.get(k, E.const(0))))
+            if unknown:
+                what += (f" (the value of {', '.join(unknown)} before the "
+                         "call is not known)")
+            self.need(st, pe, what, s)
+        for k, (fa, a) in enumerate(zip(f.args, s.args)):
+            if not isinstance(fa.type, IR.Tensor):
+                continue
+            if isinstance(a, IR.WindowExpr):
+                ext = self.window_extents(a, st)
+            elif isinstance(a, IR.Read):
+                ext = st.shapes.get(a.name)
+            else:
+                ext = None
+            if ext is None or len(ext) != len(fa.type.hi):
+                continue
+            for d, ((ae, at), h) in enumerate(zip(ext, fa.type.hi)):
+                pe = E.subst(lift(h), full)
+                self.need(st, E.eq(ae, pe),
+                          f"argument '{expr_to_str(a)}' of the call to "
+                          f"'{f.name}' may have the wrong shape: extent {at}"
+                          f" of dimension {d} must equal the parameter "
+                          f"'{fa.name.name}' size {expr_to_str(h)}", s, a)
+        g = valg(s)
+        if g:
+            if strides:
+                g = {k: E.subst(v, strides) for k, v in g.items()}
+            st = st.copy(env=env_compose(st.env, _sv(g, st.sub)))
+        return st
+
+
+def _sv(G, sub):
+    if not G or not sub:
+        return G
+    senv = sub.stride_env()
+    return {k: E.subst(v, senv) for k, v in G.items()}
+
+
+def _arg_shapes(proc):
+    out = {}
+    for a in proc.args:
+        if isinstance(a.type, IR.Tensor):
+            out[a.name] = tuple((lift(h), expr_to_str(h)) for h in a.type.hi)
+        else:
+            out[a.name] = ()
+    return out
+
+
+def obligations(proc):
+    """(procedure-level fact terms, [Obligation...]) in program order."""
+    w = _Walker(proc)
+    w.block(proc.body, _St((), {}, BufSub(), _arg_shapes(proc)))
+    return hyp_terms(proc_hyps(proc)), w.obs
+
+
+# ---------------------------------------------------------------------------
+# solving and reporting
+
+
+def _fmt_model(proc, model):
+    if not model:
+        return "any argument values"
+    order = {a.name: i for i, a in enumerate(proc.args)}
+    args, others = [], []
+    for k, v in model.items():
+        if isinstance(v, bool):
+            v = str(v)
+        if isinstance(k, E.StrideVar):
+            nm = getattr(k.buf, "name", k.buf)
+            key = (1, order.get(k.buf, len(order)), k.dim)
+            (args if k.buf in order else others).append(
+                (key, f"stride({nm}, {k.dim}) = {v}"))
+        elif isinstance(k, E.GVar):
+            args.append(((2, repr(k)), f"{k!r} = {v}"))
+        elif k in order:
+            args.append(((0, order[k]), f"{k.name} = {v}"))
+        else:
+            others.append(((3, getattr(k, "name", str(k))),
+                           f"{getattr(k, 'name', k)} = {v}"))
+    args.sort(key=lambda x: x[0])
+    others.sort(key=lambda x: x[0])
+    txt = ", ".join(t for _, t in args) or "any argument values"
+    if others:
+        txt += " (at " + ", ".join(t for _, t in others) + ")"
+    return txt
+
+
+def _fail(proc, ob, res, model):
+    msg = ob.what
+    if res == "unknown":
+        msg += "; the solver could not decide (unknown/timeout), so it is " \
+               "not proven"
+    else:
+        keys = S.term_keys(ob.term())
+        model = {k: v for k, v in (model or {}).items() if k in keys}
+        msg += f"; counterexample: {_fmt_model(proc, model)}"
+    s = ob.stmt
+    if isinstance(s, (IR.If, IR.For)):
+        text = expr_to_str(ob.expr) if ob.expr is not None else None
+    else:
+        text = stmt_to_str(s)
+    src = getattr(ob.expr, "srcinfo", None) or s.srcinfo
+    if src is None or not getattr(src, "lineno", 0):
+        src = s.srcinfo
+    return BoundsError(located(msg, src, proc.name, text))
+
+
+def check_proc(proc, solver=None) -> None:
+    """Raise ``BoundsError`` unless every access, window, call precondition,
+    call argument shape and allocation size of ``proc`` is proven safe."""
+    base, obs = obligations(proc)
+    if not obs:
+        return
+    solver = solver or S.solver()
+    # one query for everything; group obligations sharing their path facts
+    groups = {}
+    for ob in obs:
+        groups.setdefault(ob.hyps, []).append(ob.neg)
+    big = S.bor(*(S.band(*h, S.bor(*negs)) for h, negs in groups.items()))
+    res, _ = sat_under(big, base, solver)
+    if res == "unsat":
+        return
+    for ob in obs:
+        res, model = sat_under(ob.term(), base, solver)
+        if res != "unsat":
+            raise _fail(proc, ob, res, model)

@@ -1,0 +1,104 @@
+"""``bind_expr(expr, new_name, cse=False)``: name a data expression.
+
+    s   ~>   new_name : T
+             new_name = e
+             s[e -> new_name]
+
+``T`` is the expression's own precision (``R`` stays ``R``). Within ``s``
+every occurrence of ``e`` is replaced: a statement evaluates its right-hand
+side before it writes, so all occurrences there see the same value.
+
+With ``cse=True`` the following statements of the same block are rewritten
+too, as long as ``e`` keeps its value: a statement that may write a location
+``e`` reads (decided by the effect analysis: ``new_name = e`` must commute
+with it) ends the region. Its own right-hand side is still rewritten when it
+is an assignment or reduction (read before the write), but nothing after.
+
+Rejected: control expressions (they are not data and may not be stored in a
+data buffer), whole buffers/windows, and data scalars passed to a call (the
+callee receives them by reference and may write them).
+"""
+from __future__ import annotations
+
+from ..core_ir import types as T
+from ..core_ir.memory import DRAM
+from ..core_ir.nodes import IR
+from ..core_ir.syms import Sym
+from ..core_ir.traversal import map_node
+from ..effects.api import commutes, context
+from . import _common as C
+
+OP = "bind_expr"
+
+
+def _replace(node, e, new_read):
+    return map_node(node, lambda n: new_read if isinstance(n, IR.expr)
+                    and n == e else None)
+
+
+def bind_expr(proc, expr, new_name, cse=False):
+    spath, epath, e = C.resolve_expr(proc, expr, OP)
+    C.check_identifier(proc, new_name, OP, "buffer name")
+    ir = proc.ir()
+    s = C.get_stmt(ir, spath)
+
+    def fail(msg):
+        return C.scheduling_error(proc, s, f"{OP}: {msg}")
+
+    if T.is_control(e.type):
+        raise fail(f"'{_txt(e)}' is a control "
+                   f"expression; only data expressions can be bound to a "
+                   f"data buffer")
+    if not T.is_real_scalar(e.type):
+        raise fail(f"'{_txt(e)}' is not a data scalar expression")
+    if isinstance(s, IR.Call):
+        raise fail(f"'{_txt(e)}' is passed by reference to '{s.f.name}', "
+                   f"which may write it; it cannot be replaced by a copy")
+    if not isinstance(s, (IR.Assign, IR.Reduce, IR.WriteConfig)):
+        raise fail(f"'{_txt(e)}' is not inside an assignment")
+    *parent, (field, index) = spath
+    parent = tuple(parent)
+    if new_name in C.names_at(ir, parent, field, index):
+        raise fail(f"the name '{new_name}' is already in use here")
+
+    si = s.srcinfo
+    new = Sym(new_name)
+    typ = e.type
+    new_read = IR.Read(new, (), type=typ, srcinfo=e.srcinfo)
+    alloc = IR.Alloc(new, typ, DRAM, srcinfo=si)
+    assign = IR.Assign(new, typ, (), e, srcinfo=si)
+    probe = IR.Assign(Sym(new_name), typ, (), e, srcinfo=si)
+
+    siblings = C.get_list(ir, parent, field)
+    out = [s.update(rhs=_replace(s.rhs, e, new_read))]
+    j, checked = index, False
+    while cse:
+        here = context(ir, parent + ((field, j), ))
+        if not checked and not commutes((probe, ), (siblings[j], ), here):
+            break  # siblings[j] may change a location e reads
+        j += 1
+        if j >= len(siblings):
+            break
+        nxt = siblings[j]
+        if isinstance(nxt, (IR.Assign, IR.Reduce, IR.WriteConfig)):
+            out.append(nxt.update(rhs=_replace(nxt.rhs, e, new_read)))
+            checked = False
+            continue
+        if not commutes((probe, ), (nxt, ),
+                        context(ir, parent + ((field, j), ))):
+            break
+        out.append(_replace(nxt, e, new_read))
+        checked = True
+    new_stmts = (alloc, assign) + tuple(out)
+    new_ir = C.replace_block_at(ir, parent, field, index, index + len(out),
+                                new_stmts)
+    return proc._derive(new_ir, OP,
+                        forward=C.forward_insert(parent, field, index, 2))
+
+
+def _txt(e):
+    try:
+        from ..core_ir.printer import expr_to_str
+        return expr_to_str(e)
+    except Exception:  # never let the printer hide the real error
+        return repr(e)

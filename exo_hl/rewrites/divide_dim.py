@@ -1,0 +1,162 @@
+"""``divide_dim(buffer, dim, factor)``: split one dimension of a buffer.
+
+    t : T[..., n, ...]           t : T[..., n / factor, factor, ...]
+    t[..., x, ...]        ~>     t[..., x / factor, x % factor, ...]
+
+For ``0 <= x < n`` with ``n`` divisible by ``factor`` the map
+``x -> (x / factor, x % factor)`` is a bijection onto the new index space,
+and the row-major layout is unchanged, so every access reads and writes the
+same element as before: no proof is needed beyond the constant-size checks.
+Uses that cannot be re-expressed are rejected: a slice (``lo:hi``) of the
+divided dimension in a window, and the whole buffer passed to a call
+(the callee's view of its shape would change).
+"""
+from __future__ import annotations
+
+from ..core_ir import types as T
+from ..core_ir.nodes import IR
+from ..core_ir.simplify import const_value, env_at, simplify_expr, with_loop
+from ..core_ir.traversal import map_node, walk_stmts
+from . import _common as C
+
+OP = "divide_dim"
+
+
+def divide_dim(proc, buffer, dim, factor):
+    buf = C.resolve_buffer(proc, buffer, OP)
+    node = buf.node if buf.kind != "arg" else None
+    if buf.kind != "alloc":
+        raise C.scheduling_error(proc, node, f"{OP}: '{buf.sym}' is not an "
+                                 f"allocation")
+    a = buf.node
+    ir = proc.ir()
+
+    def fail(s, msg):
+        return C.scheduling_error(proc, s, f"{OP}: {msg}")
+
+    shape = T.shape(a.type)
+    if isinstance(dim, bool) or not isinstance(dim, int) or \
+            not 0 <= dim < len(shape):
+        raise fail(a, f"dim must be a dimension index in 0..{len(shape) - 1}"
+                   f", got {dim!r}")
+    if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
+        raise fail(a, f"factor must be a positive int, got {factor!r}")
+    n = const_value(shape[dim], env_at(ir, buf.loc))
+    if not isinstance(n, int):
+        raise fail(a, f"dimension {dim} of '{a.name}' must have a constant "
+                   f"size to be divided")
+    if n % factor:
+        raise fail(a, f"dimension {dim} of '{a.name}' has size {n}, which "
+                   f"{factor} does not divide")
+    *parent, (field, index) = buf.loc
+    parent = tuple(parent)
+    scope = C.get_list(ir, parent, field)[index + 1:]
+    env = env_at(ir, buf.loc)
+    si = a.srcinfo
+
+    def c(v):
+        return IR.Const(v, type=IR.Int, srcinfo=si)
+
+    def split(x):  # simplified later, with the ranges at each access
+        return (IR.BinOp("/", x, c(factor), type=IR.Index, srcinfo=x.srcinfo),
+                IR.BinOp("%", x, c(factor), type=IR.Index, srcinfo=x.srcinfo))
+
+    def new_idx(idx):
+        hi, lo = split(idx[dim])
+        return idx[:dim] + (hi, lo) + idx[dim + 1:]
+
+    new_t = a.type.update(hi=shape[:dim] + (c(n // factor), c(factor))
+                          + shape[dim + 1:])
+
+    for s in walk_stmts(scope):
+        if isinstance(s, IR.Call):
+            for arg in s.args:
+                if isinstance(arg, IR.Read) and arg.name == a.name \
+                        and not arg.idx:
+                    raise fail(s, f"'{a.name}' is passed whole to "
+                               f"'{s.f.name}'; dividing a dimension would "
+                               f"change the callee's view of it")
+
+    def fn(n_):
+        if isinstance(n_, (IR.Assign, IR.Reduce)) and n_.name == a.name:
+            return n_.update(idx=new_idx(n_.idx))
+        if isinstance(n_, IR.Read) and n_.name == a.name and n_.idx:
+            return n_.update(idx=new_idx(n_.idx))
+        if isinstance(n_, IR.WindowExpr) and n_.name == a.name:
+            w = n_.idx[dim]
+            if isinstance(w, IR.Interval):
+                raise _Reject(n_)
+            hi, lo = split(w.pt)
+            acc = n_.idx[:dim] + (IR.Point(hi, srcinfo=w.srcinfo),
+                                  IR.Point(lo, srcinfo=w.srcinfo)) \
+                + n_.idx[dim + 1:]
+            return n_.update(idx=acc, type=n_.type.update(src_type=new_t,
+                                                          idx=acc))
+        if isinstance(n_, IR.StrideExpr) and n_.name == a.name:
+            # the old dimension's stride is that of the new inner one
+            return n_.update(dim=n_.dim + 1) if n_.dim >= dim else None
+        return None
+
+    out = []
+    for s in scope:
+        try:
+            out.append(map_node(s, fn))
+        except _Reject:
+            bad = next((x for x in walk_stmts((s, )) if _slices(x, a.name,
+                                                                 dim)), s)
+            raise fail(bad, f"a window takes a slice of dimension {dim} of "
+                       f"'{a.name}', which cannot be divided") from None
+    out = simplify_accesses(tuple(out), env, a.name)
+    new_ir = C.replace_block_at(ir, parent, field, index,
+                                index + 1 + len(scope),
+                                (a.update(type=new_t), ) + out)
+    return proc._derive(new_ir, OP)
+
+
+def simplify_accesses(stmts, env, name):
+    """Normalize the index expressions of accesses to ``name`` only, each
+    with the loop ranges known where it occurs."""
+    def fix(e, env):
+        def fn(n):
+            if isinstance(n, IR.Read) and n.name == name and n.idx:
+                return n.update(idx=tuple(simplify_expr(i, env)
+                                          for i in n.idx))
+            if isinstance(n, IR.WindowExpr) and n.name == name:
+                acc = tuple((w.update(pt=simplify_expr(w.pt, env))
+                             if isinstance(w, IR.Point) else
+                             w.update(lo=simplify_expr(w.lo, env),
+                                      hi=simplify_expr(w.hi, env)))
+                            for w in n.idx)
+                return n.update(idx=acc, type=n.type.update(idx=acc))
+            return None
+        return map_node(e, fn)
+
+    out = []
+    for s in stmts:
+        if isinstance(s, IR.For):
+            s = s.update(body=simplify_accesses(
+                s.body, with_loop(env, s.iter, s.lo, s.hi), name))
+        elif isinstance(s, IR.If):
+            s = s.update(body=simplify_accesses(s.body, env, name),
+                         orelse=simplify_accesses(s.orelse, env, name))
+        else:
+            if isinstance(s, (IR.Assign, IR.Reduce)) and s.name == name:
+                s = s.update(idx=tuple(simplify_expr(i, env) for i in s.idx))
+            s = fix(s, env)
+        out.append(s)
+    return tuple(out)
+
+
+class _Reject(Exception):
+    pass
+
+
+def _slices(s, name, dim):
+    """Does statement ``s`` itself hold a window slicing ``name`` at dim?"""
+    exprs = []
+    if isinstance(s, IR.WindowStmt):
+        exprs = [s.rhs]
+    elif isinstance(s, IR.Call):
+        exprs = list(s.args)
+    return any(isinstance(e, IR.WindowExpr) and e.name == name
+               and isinstance(e.idx[dim], IR.Interval) for e in exprs)

@@ -1,0 +1,136 @@
+"""``expand_dim(buffer, alloc_dim, indexing_expr)``: add a leading dimension.
+
+    t : T[n...]          t : T[alloc_dim, n...]
+    ... t[a...] ...  ~>  ... t[indexing_expr, a...] ...
+
+Typically ``indexing_expr`` is an enclosing loop's variable, so that after
+``lift_alloc`` every iteration keeps its own copy. Both expressions are
+parsed at the allocation (so they can only name variables bound there), and
+each use of the buffer simply gains the coordinate ``indexing_expr``: the
+program reads and writes the same values in one slice of the bigger buffer.
+
+Checks: ``alloc_dim`` is a positive integer at the allocation, and
+``0 <= indexing_expr < alloc_dim`` holds at every access (proven in each
+access's context). Whole-buffer uses (call arguments) become a window
+``t[indexing_expr, :, ...]``, which only window parameters accept; a data
+scalar passed to a call cannot gain a dimension, so that is rejected.
+"""
+from __future__ import annotations
+
+from ..core_ir import types as T
+from ..core_ir.nodes import IR
+from ..core_ir.printer import expr_to_str
+from ..core_ir.simplify import env_at, simplify_expr
+from ..core_ir.traversal import map_node, walk, walk_stmts
+from ..effects.api import prove_at
+from . import _common as C
+
+OP = "expand_dim"
+
+
+def _accesses(stmts, prefix, fld, start, name):
+    """(path, stmt) of statements in a block that mention ``name``."""
+    for i, s in enumerate(stmts):
+        p = prefix + ((fld, start + i), )
+        own = s.update(body=(), orelse=()) if isinstance(s, IR.If) else \
+            s.update(body=()) if isinstance(s, IR.For) else s
+        if any(getattr(n, "name", None) == name for n in walk(own)
+               if isinstance(n, (IR.Read, IR.WindowExpr, IR.StrideExpr))) or \
+                (isinstance(s, (IR.Assign, IR.Reduce)) and s.name == name):
+            yield p, s
+        if isinstance(s, IR.For):
+            yield from _accesses(s.body, p, "body", 0, name)
+        elif isinstance(s, IR.If):
+            yield from _accesses(s.body, p, "body", 0, name)
+            yield from _accesses(s.orelse, p, "orelse", 0, name)
+
+
+def expand_dim(proc, buffer, alloc_dim, indexing_expr):
+    buf = C.resolve_buffer(proc, buffer, OP)
+    node = buf.node if buf.kind != "arg" else None
+    if buf.kind != "alloc":
+        raise C.scheduling_error(proc, node, f"{OP}: '{buf.sym}' is not an "
+                                 f"allocation")
+    ir = proc.ir()
+    a = buf.node
+    *parent, (field, index) = buf.loc
+    parent = tuple(parent)
+
+    def fail(s, msg):
+        return C.scheduling_error(proc, s, f"{OP}: {msg}")
+
+    env = env_at(ir, buf.loc)
+    dim = C.parse_expr_at(proc, alloc_dim, parent, field, index, OP)
+    idx = C.parse_expr_at(proc, indexing_expr, parent, field, index, OP)
+    for what, e in (("alloc_dim", dim), ("indexing_expr", idx)):
+        if not T.is_int_control(e.type):
+            raise fail(a, f"{what} must be an integer control expression, "
+                       f"got {expr_to_str(e)}")
+    dim = simplify_expr(dim, env)
+    idx = simplify_expr(idx, env)
+    pos = IR.BinOp("<", IR.Const(0, type=IR.Int), dim, type=IR.Bool)
+    if not prove_at(proc, buf.loc, pos):
+        raise fail(a, f"the new dimension {expr_to_str(dim)} may not be "
+                   f"positive")
+    in_range = IR.BinOp("and",
+                        IR.BinOp("<=", IR.Const(0, type=IR.Int), idx,
+                                 type=IR.Bool),
+                        IR.BinOp("<", idx, dim, type=IR.Bool), type=IR.Bool)
+    scope = C.get_list(ir, parent, field)[index + 1:]
+    for p, s in _accesses(scope, parent, field, index + 1, a.name):
+        if isinstance(s, IR.Call) and any(
+                isinstance(x, IR.Read) and x.name == a.name and not x.idx
+                and T.is_real_scalar(x.type) for x in s.args):
+            raise fail(s, f"'{a.name}' is passed to '{s.f.name}' as a data "
+                       f"scalar; it cannot gain a dimension")
+        if not prove_at(proc, p, in_range):
+            raise fail(s, f"cannot prove 0 <= {expr_to_str(idx)} < "
+                       f"{expr_to_str(dim)} at this access to '{a.name}'")
+
+    old_t = a.type
+    new_t = IR.Tensor((dim, ) + T.shape(old_t), False, T.basetype(old_t))
+    si = a.srcinfo
+
+    def full_window(n):
+        acc = (IR.Point(idx, srcinfo=si), ) + tuple(
+            IR.Interval(IR.Const(0, type=IR.Int), h, srcinfo=si)
+            for h in T.shape(old_t))
+        as_t = IR.Tensor(T.shape(old_t), True, T.basetype(old_t))
+        return IR.WindowExpr(a.name, acc, type=IR.WindowType(
+            new_t, as_t, a.name, acc), srcinfo=n.srcinfo)
+
+    def fn(n):
+        if isinstance(n, (IR.Assign, IR.Reduce)) and n.name == a.name:
+            return n.update(idx=(idx, ) + n.idx)
+        if isinstance(n, IR.Read) and n.name == a.name:
+            if n.idx or T.is_real_scalar(n.type):
+                return n.update(idx=(idx, ) + n.idx)
+            return full_window(n)
+        if isinstance(n, IR.WindowExpr) and n.name == a.name:
+            acc = (IR.Point(idx, srcinfo=n.srcinfo), ) + n.idx
+            return n.update(idx=acc, type=n.type.update(src_type=new_t,
+                                                        idx=acc))
+        if isinstance(n, IR.StrideExpr) and n.name == a.name:
+            return n.update(dim=n.dim + 1)
+        return None
+
+    new_scope = tuple(map_node(s, fn) for s in scope)
+    # whole-buffer arguments became windows: only window params take them
+    for s in new_scope:
+        for c in _walk_calls(s):
+            for prm, arg in zip(c.f.args, c.args):
+                if isinstance(arg, IR.WindowExpr) and arg.name == a.name \
+                        and isinstance(prm.type, IR.Tensor) \
+                        and not prm.type.is_window:
+                    raise fail(c, f"'{a.name}' is passed whole to the dense "
+                               f"tensor parameter '{prm.name}' of "
+                               f"'{c.f.name}'; after expansion it would be a "
+                               f"window")
+    new_ir = C.replace_block_at(ir, parent, field, index, index + 1 +
+                                len(scope),
+                                (a.update(type=new_t), ) + new_scope)
+    return proc._derive(new_ir, OP)
+
+
+def _walk_calls(s):
+    return [x for x in walk_stmts((s, )) if isinstance(x, IR.Call)]

@@ -1,0 +1,159 @@
+"""Solving linear equations for unknown affine coefficients (z3).
+
+Every unknown integer the matcher produces (a control argument of the
+sub-procedure, or the offset of a window argument in one dimension) must be
+an expression the *caller* can evaluate at the call site, i.e. an affine
+combination of the block's known, free integer atoms (enclosing loop
+iterators, size arguments, ``e / c`` of those, ...)::
+
+    u = c[u, 1] + sum(c[u, K] * K for K in basis)
+
+An equation ``sum(a_u * u) + sum(b_v * v) + k == 0`` must hold for *every*
+value of the variables, so each coefficient of the polynomial in the basis
+variables must vanish separately. That gives a linear system in the integer
+unknowns ``c``; we hand it to z3 because it is an integer (not rational)
+problem and because we want the *simplest* solution when the system leaves
+freedom: size arguments preferably positive, then the fewest nonzero
+coefficients, then the smallest coefficients. Same query, same answer.
+
+This module is self-contained: it is the only place in the compiler that
+solves for unknown coefficients (the effect analysis only proves facts).
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import z3
+
+#: solver time limit per query (ms); unknown counts as "no solution"
+TIMEOUT_MS = 10000
+
+
+class Lin:
+    """``sum(unk[u] * u) + sum(var[v] * v) + const`` (integer coefficients).
+
+    ``u`` are unknown keys (hashable), ``v`` atoms (IR expressions)."""
+
+    __slots__ = ("unk", "var", "const")
+
+    def __init__(self, unk=None, var=None, const=0):
+        self.unk = {k: c for k, c in (unk or {}).items() if c}
+        self.var = {k: c for k, c in (var or {}).items() if c}
+        self.const = const
+
+    def __add__(self, other):
+        return self.plus(other, 1)
+
+    def __sub__(self, other):
+        return self.plus(other, -1)
+
+    def plus(self, other, k):
+        unk, var = dict(self.unk), dict(self.var)
+        for u, c in other.unk.items():
+            unk[u] = unk.get(u, 0) + k * c
+        for v, c in other.var.items():
+            var[v] = var.get(v, 0) + k * c
+        return Lin(unk, var, self.const + k * other.const)
+
+
+class Equation:
+    """``lin == 0``; ``desc`` says where it came from (for error messages)."""
+
+    __slots__ = ("lin", "desc")
+
+    def __init__(self, lin: Lin, desc: str):
+        self.lin = lin
+        self.desc = desc
+
+
+class NoSolution(Exception):
+    """The system has no integer solution; ``desc`` names one culprit."""
+
+    def __init__(self, desc: str):
+        super().__init__(desc)
+        self.desc = desc
+
+
+Solution = Dict[object, Tuple[int, Dict[object, int]]]
+
+
+def solve(eqs: Sequence[Equation], unknowns: Sequence, basis: Sequence,
+          positive: Sequence = ()) -> Solution:
+    """``{unknown: (const, {basis atom: coeff})}`` solving every equation for
+    all values of the basis atoms; raises ``NoSolution``.
+
+    ``unknowns`` and ``basis`` are ordered (the order fixes the query, so the
+    answer is deterministic). Atoms of an equation outside ``basis`` must
+    cancel exactly (they are bound inside the block, so no call argument
+    can mention them). ``positive`` lists unknowns preferably >= 1 (sizes)
+    when the equations leave them free.
+    """
+    bidx = {a: i for i, a in enumerate(basis)}
+    cvars = {}
+    for ui, u in enumerate(unknowns):
+        cvars[u] = [z3.Int(f"c{ui}_{j}") for j in range(len(basis) + 1)]
+
+    cons: List[Tuple[object, str]] = []
+    for eq in eqs:
+        lin = eq.lin
+        for v, c in lin.var.items():
+            if v not in bidx and c != 0:
+                raise NoSolution(eq.desc)
+        rows = {}
+        for j in range(len(basis) + 1):  # j == len(basis): constant term
+            terms = [c * cvars[u][j] for u, c in lin.unk.items() if c]
+            k = lin.const if j == len(basis) else lin.var.get(basis[j], 0)
+            if not terms:
+                if k != 0:
+                    raise NoSolution(eq.desc)
+                continue
+            rows[j] = z3.Sum(terms) + k == 0
+        for j, r in rows.items():
+            cons.append((r, eq.desc))
+
+    if not unknowns:
+        return {}
+    # feasibility first (with a core to name a culprit equation)
+    s = z3.Solver()
+    s.set("timeout", TIMEOUT_MS)
+    labels = {}
+    for i, (c, desc) in enumerate(cons):
+        lab = z3.Bool(f"eq{i}")
+        labels[lab.get_id()] = desc
+        s.assert_and_track(c, lab)
+    r = s.check()
+    if r != z3.sat:
+        core = s.unsat_core() if r == z3.unsat else []
+        descs = [labels[l.get_id()] for l in core if l.get_id() in labels]
+        if descs:
+            raise NoSolution(descs[0])
+        raise NoSolution("the solver could not decide the index equations")
+
+    # then the simplest solution
+    o = z3.Optimize()
+    o.set("timeout", TIMEOUT_MS)
+    for c, _ in cons:
+        o.add(c)
+    allc = [c for u in unknowns for c in cvars[u]]
+    if positive:
+        o.minimize(z3.Sum([z3.If(_value_at_zero(cvars[u]) >= 1, 0, 1)
+                           for u in positive]))
+    o.minimize(z3.Sum([z3.If(c != 0, 1, 0) for c in allc]))
+    o.minimize(z3.Sum([z3.If(c >= 0, c, -c) for c in allc]))
+    if o.check() != z3.sat:
+        raise NoSolution("the solver could not decide the index equations")
+    m = o.model()
+    out: Solution = {}
+    for u in unknowns:
+        cs = [m.eval(c, model_completion=True).as_long() for c in cvars[u]]
+        out[u] = (cs[-1], {basis[j]: cs[j] for j in range(len(basis))
+                           if cs[j]})
+    return out
+
+
+def _value_at_zero(cs):
+    """The unknown's value when every basis atom is 0: its constant term."""
+    return cs[-1]
+
+
+__all__ = ["Lin", "Equation", "NoSolution", "solve", "TIMEOUT_MS"]

@@ -1,0 +1,92 @@
+"""parallelize: seq -> par when iterations are race-free."""
+from __future__ import annotations
+
+import pytest
+
+from exo_hl import SchedulingError, config, f32, proc, seq, size
+
+
+@proc
+def dbl(n: size, x: f32[n], y: f32[n]):
+    for i in seq(0, n):
+        y[i] = x[i] * 2.0
+
+
+@proc
+def rows(n: size, m: size, A: f32[n, m], r: f32[n]):
+    for i in seq(0, n):
+        r[i] = 0.0
+        for j in seq(0, m):
+            r[i] += A[i, j]
+
+
+@proc
+def total(n: size, x: f32[n], s: f32):
+    for i in seq(0, n):
+        s += x[i]
+
+
+@proc
+def shift(n: size, x: f32[n + 1]):
+    for i in seq(0, n):
+        x[i + 1] = x[i]
+
+
+@config
+class PCfg:
+    k: int
+
+
+@proc
+def guarded(n: size, y: f32[n]):
+    for i in seq(0, n):
+        if PCfg.k == i:
+            y[i] = 1.0
+            PCfg.k = i + 1
+
+
+def test_prints_and_equiv(equiv, assert_roundtrip):
+    p = dbl.parallelize("i")
+    assert str(p) == """\
+def dbl(n: size, x: f32[n] @ DRAM, y: f32[n] @ DRAM):
+    for i in par(0, n):
+        y[i] = x[i] * 2.0"""
+    assert_roundtrip(p)
+    equiv(dbl, p, [{"n": 1}, {"n": 6}])
+    q = rows.parallelize("i")
+    equiv(rows, q, [{"n": 3, "m": 2}])
+
+
+def test_reject_reduction_across_iterations():
+    with pytest.raises(SchedulingError) as e:
+        total.parallelize("i")
+    assert "race-free" in str(e.value) and "total" in str(e.value)
+
+
+def test_reject_neighbour_write():
+    with pytest.raises(SchedulingError, match="race-free"):
+        shift.parallelize("i")
+
+
+def test_reject_config_in_guard():
+    with pytest.raises(SchedulingError, match="race-free"):
+        guarded.parallelize("i")
+
+
+def test_inner_reduction_loop_not_parallel():
+    with pytest.raises(SchedulingError, match="race-free"):
+        rows.parallelize("j")
+
+
+@proc
+def private_tmp(n: size, x: f32[n], y: f32[n]):
+    for i in seq(0, n):
+        t: f32
+        t = x[i] * 2.0
+        y[i] = t + t
+
+
+def test_per_iteration_buffer_is_private(equiv):
+    p = private_tmp.parallelize("i")
+    assert "for i in par(0, n):" in str(p)
+    equiv(private_tmp, p, [{"n": 5}])

@@ -1,0 +1,65 @@
+"""partial_eval(*args, **sizes): printed result, semantics, rejected values."""
+from __future__ import annotations
+
+import pytest
+
+from exo_hl import SchedulingError, f32, proc, seq, size
+
+
+@proc
+def gemv(m: size, n: size, A: f32[m, n], x: f32[n], y: f32[m]):
+    assert n % 4 == 0
+    assert m <= 64
+    for i in seq(0, m):
+        for j in seq(0, n):
+            y[i] += A[i, j] * x[j]
+
+
+def test_partial_eval_prints(equiv):
+    q = gemv.partial_eval(n=8)
+    assert str(q).rstrip() == """\
+def gemv(m: size, A: f32[m, 8] @ DRAM, x: f32[8] @ DRAM, y: f32[m] @ DRAM):
+    assert m <= 64
+    for i in seq(0, m):
+        for j in seq(0, 8):
+            y[i] += A[i, j] * x[j]"""
+    equiv(gemv, q, [{"m": 1, "n": 8}, {"m": 3, "n": 8}])
+
+
+def test_partial_eval_positional_and_all(equiv):
+    q = gemv.partial_eval(5, 4)
+    assert [a.name.name for a in q.ir().args] == ["A", "x", "y"]
+    assert q.ir().preds == ()
+    assert "for i in seq(0, 5)" in str(q)
+    equiv(gemv, q, [{"m": 5, "n": 4}])
+
+
+def test_partial_eval_rejects_precondition_violation():
+    with pytest.raises(SchedulingError, match="violate the precondition"):
+        gemv.partial_eval(n=6)
+    with pytest.raises(SchedulingError, match="violate the precondition"):
+        gemv.partial_eval(m=65)
+
+
+def test_partial_eval_rejects_unsatisfiable_remaining_preconditions():
+    @proc
+    def two(m: size, n: size, x: f32[m]):
+        assert m < n
+        assert m > 2
+        for i in seq(0, m):
+            x[i] = 0.0
+    q = two.partial_eval(n=4)          # m = 3 remains possible
+    assert "assert m < 4" in str(q)
+    with pytest.raises(SchedulingError, match="unsatisfiable"):
+        two.partial_eval(n=3)          # each holds for some m, not both
+
+
+def test_partial_eval_rejects_bad_values():
+    with pytest.raises(SchedulingError, match="positive int"):
+        gemv.partial_eval(n=0)
+    with pytest.raises(SchedulingError, match="positive int"):
+        gemv.partial_eval(n=4.0)
+    with pytest.raises(SchedulingError, match="no parameter named 'k'"):
+        gemv.partial_eval(k=4)
+    with pytest.raises(SchedulingError, match="cannot be specialized"):
+        gemv.partial_eval(A=4)

@@ -1,0 +1,198 @@
+"""stage_mem: load / re-index / store around a block, proven to cover it."""
+from __future__ import annotations
+
+import pytest
+
+from exo_hl import DRAM_STATIC, SchedulingError, f32, proc, seq, size
+
+
+@proc
+def gemm(M: size, N: size, K: size, A: f32[M, K], B: f32[K, N],
+         C: f32[M, N]):
+    assert M % 4 == 0
+    assert N % 16 == 0
+    for io in seq(0, M / 4):
+        for jo in seq(0, N / 16):
+            for k in seq(0, K):
+                for ii in seq(0, 4):
+                    for ji in seq(0, 16):
+                        C[4 * io + ii, 16 * jo + ji] += \
+                            A[4 * io + ii, k] * B[k, 16 * jo + ji]
+
+
+GEMM_SIZES = [{"M": 4, "N": 16, "K": 1}, {"M": 8, "N": 32, "K": 3}]
+TILE = "C[4 * io:4 * io + 4, 16 * jo:16 * jo + 16]"
+
+
+def test_gemm_register_block(equiv, assert_roundtrip):
+    p = gemm.stage_mem(gemm.find_loop("k"), TILE, "C_reg")
+    assert str(p) == """\
+def gemm(M: size, N: size, K: size, A: f32[M, K] @ DRAM, B: f32[K, N] @ DRAM,
+         C: f32[M, N] @ DRAM):
+    assert M % 4 == 0
+    assert N % 16 == 0
+    for io in seq(0, M / 4):
+        for jo in seq(0, N / 16):
+            C_reg: f32[4, 16] @ DRAM
+            for i0 in seq(0, 4):
+                for i1 in seq(0, 16):
+                    C_reg[i0, i1] = C[4 * io + i0, 16 * jo + i1]
+            for k in seq(0, K):
+                for ii in seq(0, 4):
+                    for ji in seq(0, 16):
+                        C_reg[ii, ji] += A[4 * io + ii, k] * B[k, 16 * jo + ji]
+            for i0 in seq(0, 4):
+                for i1 in seq(0, 16):
+                    C[4 * io + i0, 16 * jo + i1] = C_reg[i0, i1]"""
+    assert_roundtrip(p)
+    q = p.set_memory("C_reg", DRAM_STATIC)
+    assert "C_reg: f32[4, 16] @ DRAM_STATIC" in str(q)
+    assert "float C_reg[64];" in q.c_code_str()
+    equiv(gemm, q, GEMM_SIZES)
+    # cursors into the block follow it
+    assert q.forward(gemm.find_loop("k")).node() is \
+        q.ir().body[0].body[0].body[2]
+
+
+def test_gemm_accum(equiv):
+    p = gemm.stage_mem(gemm.find_loop("k"), TILE, "acc", accum=True)
+    text = str(p)
+    assert "acc[i0, i1] = 0.0" in text
+    assert "C[4 * io + i0, 16 * jo + i1] += acc[i0, i1]" in text
+    assert "= C[" not in text  # no load
+    equiv(gemm, p, GEMM_SIZES)
+
+
+def test_point_window(equiv):
+    p = gemm.stage_mem(gemm.find_loop("ji"), "C[4 * io + ii, 16 * jo:16 * jo + 16]",
+                       "row")
+    text = str(p)
+    assert "row: f32[16] @ DRAM" in text
+    assert "row[ji] += A[4 * io + ii, k] * B[k, 16 * jo + ji]" in text
+    equiv(gemm, p, GEMM_SIZES[:1])
+
+
+def test_window_must_cover():
+    with pytest.raises(SchedulingError, match="does not cover") as e:
+        gemm.stage_mem(gemm.find_loop("k"),
+                       "C[4 * io:4 * io + 2, 16 * jo:16 * jo + 16]", "C_reg")
+    assert "gemm" in str(e.value) and "C[4 * io + ii, 16 * jo + ji]" in \
+        str(e.value)
+    # a point that differs from the accessed row
+    with pytest.raises(SchedulingError, match="does not cover"):
+        gemm.stage_mem(gemm.find_loop("ji"),
+                       "C[4 * io, 16 * jo:16 * jo + 16]", "row")
+
+
+def test_window_in_bounds():
+    with pytest.raises(SchedulingError, match="out of bounds"):
+        gemm.stage_mem(gemm.find_loop("k"),
+                       "C[4 * io:4 * io + 8, 16 * jo:16 * jo + 16]", "C_reg")
+
+
+@proc
+def aliased(n: size, x: f32[n, 8], y: f32[8]):
+    w = x[0, 0:8]
+    for j in seq(0, 8):
+        x[0, j] = y[j]
+        y[j] = w[j]
+
+
+def test_alias_through_window_rejected():
+    with pytest.raises(SchedulingError, match="aliasing") as e:
+        aliased.stage_mem(aliased.find_loop("j"), "x[0, 0:8]", "xs")
+    assert "'w'" in str(e.value)
+
+
+@proc
+def reads_c(n: size, x: f32[n], y: f32[n]):
+    for i in seq(0, n):
+        x[i] += y[i] * x[i]
+
+
+def test_accum_requires_reduce_only(equiv):
+    with pytest.raises(SchedulingError, match="only reduce"):
+        reads_c.stage_mem(reads_c.find_loop("i"), "x[0:n]", "t", accum=True)
+    # without accum it is fine (and both loaded and stored)
+    p = reads_c.stage_mem(reads_c.find_loop("i"), "x[0:n]", "t")
+    assert "t[i0] = x[i0]" in str(p) and "x[i0] = t[i0]" in str(p)
+    equiv(reads_c, p, [{"n": 1}, {"n": 5}])
+
+
+@proc
+def partial_write(x: f32[8], y: f32[8]):
+    for i in seq(0, 2):
+        x[i + 1] = y[i]
+
+
+@proc
+def full_write(x: f32[8], y: f32[8]):
+    for i in seq(0, 4):
+        x[i + 2] = y[i]
+
+
+@proc
+def cond_write(n: size, x: f32[8], y: f32[8]):
+    for i in seq(0, 4):
+        if i < n:
+            x[i] = y[i]
+
+
+def test_write_only_loads_unless_fully_overwritten(equiv):
+    # the store writes back x[0:4]; x[0] and x[3] must hold their old values
+    p = partial_write.stage_mem(partial_write.find_loop("i"), "x[0:4]", "t")
+    assert "t[i0] = x[i0]" in str(p)
+    equiv(partial_write, p, [{}])
+    # every location of x[2:6] is written: no load
+    q = full_write.stage_mem(full_write.find_loop("i"), "x[2:6]", "t")
+    assert str(q).splitlines()[1:] == """\
+    t: f32[4] @ DRAM
+    for i in seq(0, 4):
+        t[i] = y[i]
+    for i0 in seq(0, 4):
+        x[i0 + 2] = t[i0]""".splitlines()
+    equiv(full_write, q, [{}])
+    # a guarded write does not overwrite for sure
+    r = cond_write.stage_mem(cond_write.find_loop("i"), "x[0:4]", "t")
+    assert "t[i0] = x[i0]" in str(r)
+    equiv(cond_write, r, [{"n": 1}, {"n": 9}])
+
+
+@proc
+def two(x: f32[4], y: f32[4]):
+    x[0] = 1.0
+    y[0] = 2.0
+
+
+def test_untouched_buffer_and_bad_window():
+    with pytest.raises(SchedulingError, match="does not access"):
+        two.stage_mem(two.find("x[_] = _"), "y[0:1]", "t")
+    with pytest.raises(SchedulingError, match="not defined"):
+        two.stage_mem(two.find("x[_] = _"), "z[0:4]", "t")
+    with pytest.raises(SchedulingError, match="already used"):
+        two.stage_mem(two.find("x[_] = _"), "x[0:1]", "y")
+
+
+@proc
+def add1(x: [f32][4]):
+    for i in seq(0, 4):
+        x[i] += 1.0
+
+
+@proc
+def calls_add1(n: size, y: f32[n, 8]):
+    for j in seq(0, n):
+        add1(y[j, 2:6])
+
+
+def test_windows_passed_to_calls(equiv):
+    # the callee reduces into its parameter: load + store, window re-indexed
+    p = calls_add1.stage_mem(calls_add1.find("add1(_)"), "y[j, 0:8]", "t")
+    assert "add1(t[2:6])" in str(p) and "t[i0] = y[j, i0]" in str(p)
+    equiv(calls_add1, p, [{"n": 2}])
+    q = calls_add1.stage_mem(calls_add1.find("add1(_)"), "y[j, 2:6]", "t",
+                             accum=True)
+    assert "y[j, i0 + 2] += t[i0]" in str(q)
+    equiv(calls_add1, q, [{"n": 2}])
+    with pytest.raises(SchedulingError, match="does not cover"):
+        calls_add1.stage_mem(calls_add1.find("add1(_)"), "y[j, 0:4]", "t")

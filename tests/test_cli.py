@@ -1,0 +1,135 @@
+"""The ``exo-hl compile`` command line (also ``python -m exo_hl``)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+KERNELS = '''\
+from __future__ import annotations
+from exo_hl import f32, proc, seq, size
+from helpers import scale
+
+
+@proc
+def axpy(n: size, x: f32[n], y: f32[n]):
+    for i in seq(0, n):
+        y[i] += 2.0 * x[i]
+
+
+@proc
+def _private(n: size, x: f32[n]):
+    for i in seq(0, n):
+        x[i] = 0.0
+
+
+@proc
+def twice(n: size, x: f32[n]):
+    scale(n, x)
+    scale(n, x)
+'''
+
+HELPERS = '''\
+from __future__ import annotations
+from exo_hl import f32, proc, seq, size
+
+
+@proc
+def scale(n: size, x: f32[n]):
+    for i in seq(0, n):
+        x[i] = x[i] * 2.0
+'''
+
+
+def cli(*args, cwd):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "exo_hl", *args], cwd=cwd,
+                          env=env, capture_output=True, text=True)
+
+
+def test_compile_public_procs_with_dep_file(tmp_path):
+    (tmp_path / "kern.py").write_text(KERNELS)
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    r = cli("compile", "kern.py", "-o", "out", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    h = (tmp_path / "out" / "kern.h").read_text()
+    assert "void axpy(kern_Context *ctxt" in h
+    assert "void twice(kern_Context *ctxt" in h
+    # helpers' scale is imported, hence module-level and public too
+    assert "void scale(kern_Context *ctxt" in h
+    assert "_private" not in h
+    assert (tmp_path / "out" / "kern.c").exists()
+    dep = (tmp_path / "out" / "kern.d").read_text().split()
+    assert dep[:2] == ["out/kern.c", "out/kern.h:"]
+    assert dep[2:] == ["kern.py", "helpers.py"]
+
+
+def test_stem_and_selected_procs(tmp_path):
+    (tmp_path / "kern.py").write_text(KERNELS)
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    r = cli("compile", "kern.py", "-o", "gen", "--stem", "mylib", "--proc",
+            "twice", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    h = (tmp_path / "gen" / "mylib.h").read_text()
+    c = (tmp_path / "gen" / "mylib.c").read_text()
+    assert "mylib_Context" in h and "void twice(" in h
+    assert "axpy" not in h and "void scale(" not in h
+    assert "static void scale(mylib_Context *ctxt" in c
+
+
+def test_unknown_proc_name(tmp_path):
+    (tmp_path / "kern.py").write_text(KERNELS)
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    r = cli("compile", "kern.py", "-o", "gen", "--proc", "nope", cwd=tmp_path)
+    assert r.returncode != 0
+    assert "nope" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_missing_file(tmp_path):
+    r = cli("compile", "nothere.py", "-o", "gen", cwd=tmp_path)
+    assert r.returncode != 0
+    assert "nothere.py" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_python_syntax_error(tmp_path):
+    (tmp_path / "bad.py").write_text("x = (\n")
+    r = cli("compile", "bad.py", "-o", "gen", cwd=tmp_path)
+    assert r.returncode != 0
+    assert "bad.py:1" in r.stderr and "SyntaxError" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_procedure_error_reports_file_and_line(tmp_path):
+    (tmp_path / "oob.py").write_text(textwrap.dedent('''\
+        from __future__ import annotations
+        from exo_hl import f32, proc, seq, size
+
+
+        @proc
+        def undef(n: size, x: f32[n]):
+            for i in seq(0, n):
+                x[i] = no_such_name
+        '''))
+    r = cli("compile", "oob.py", "-o", "gen", cwd=tmp_path)
+    assert r.returncode != 0
+    assert "oob.py:8" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "gen").exists()
+
+
+def test_error_raised_by_user_code_on_import(tmp_path):
+    (tmp_path / "boom.py").write_text("import math\n\nraise ValueError('no')\n")
+    r = cli("compile", "boom.py", "-o", "gen", cwd=tmp_path)
+    assert r.returncode != 0
+    assert "boom.py:3" in r.stderr and "ValueError" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_console_script_entry_point():
+    from exo_hl.cli import main
+    assert callable(main)
+    text = (REPO / "pyproject.toml").read_text()
+    assert 'exo-hl = "exo_hl.cli:main"' in text
