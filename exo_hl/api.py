@@ -15,6 +15,19 @@ from .core_ir.nodes import IR
 from .errors import SchedulingError
 
 
+def _check_well_formed(proc_ir, op: str) -> None:
+    from .errors import BoundsError, ExoTypeError
+    from .frontend.checks import run_static_checks
+    from .frontend.typecheck import check_calls
+    try:
+        check_calls(proc_ir)
+        run_static_checks(proc_ir)
+    except (BoundsError, ExoTypeError) as e:
+        raise SchedulingError(
+            f"{op}: the rewritten procedure '{proc_ir.name}' would not be "
+            f"well formed, so the rewrite is rejected:\n{e}") from None
+
+
 class Procedure:
     __slots__ = ("_ir", "_parent", "_op", "_equiv_mod", "_cache", "_forward")
 
@@ -61,7 +74,15 @@ class Procedure:
         return list(reversed(chain))
 
     def _derive(self, new_ir, op: str, equiv_mod=frozenset(), forward=None):
-        """A new procedure derived from this one by the rewrite ``op``."""
+        """A new procedure derived from this one by the rewrite ``op``.
+
+        Every rewrite ends here, so this is where the result is re-checked
+        like freshly written code (call signatures, bounds, callee
+        preconditions): whatever a rewrite's own check missed, it can never
+        hand back an ill-formed procedure.
+        """
+        if new_ir != self._ir:
+            _check_well_formed(new_ir, op)
         return Procedure(new_ir, parent=self, op=op, equiv_mod=equiv_mod,
                          forward=forward)
 

@@ -70,6 +70,27 @@ size_t ptrdiff_t asm typeof class new delete this template namespace operator
 private public protected virtual friend try catch throw ctxt
 """.split())
 
+def _fresh_c_name(base: str, in_use) -> str:
+    """A C identifier for ``base`` that is neither reserved nor in use."""
+    if not re.fullmatch(r"[A-Za-z_]\w*", base):
+        base = "v"
+    name, k = base, 1
+    while name in in_use or name in _C_RESERVED:
+        name, k = f"{base}_{k}", k + 1
+    return name
+
+
+def param_c_names(proc, taken) -> dict:
+    """{arg Sym: C parameter name}: the same names the body emitter binds,
+    since it binds the arguments first, in order, avoiding ``taken``
+    (the file's function names)."""
+    names, in_use = {}, set(taken)
+    for a in proc.args:
+        names[a.name] = _fresh_c_name(a.name.name, in_use)
+        in_use.add(names[a.name])
+    return names
+
+
 _PREC_OR, _PREC_AND, _PREC_EQ, _PREC_CMP, _PREC_ADD, _PREC_MUL = 1, 2, 3, 4, 5, 6
 _PREC_UNARY, _PREC_ATOM = 7, 8
 _BIN_PREC = {"or": _PREC_OR, "and": _PREC_AND, "==": _PREC_EQ, "!=": _PREC_EQ,
@@ -148,6 +169,11 @@ class _Program:
             if p.name in taken:
                 raise ValueError(f"two different public procedures are named "
                                  f"'{p.name}'")
+            if p.name in _C_RESERVED:
+                raise ValueError(
+                    f"procedure '{p.name}' cannot be exported to C: its name "
+                    f"is a C keyword or standard-library name; give it "
+                    f"another with p.rename(...)")
             self.fn_names[p] = p.name
             taken.add(p.name)
         for p in self.order:
@@ -176,7 +202,7 @@ class _Program:
         const = a.name not in written_buffers(proc)
         restrict = "" if in_header or a.name in self.aliased.get(proc, ()) \
             else "restrict "
-        name = a.name.name
+        name = param_c_names(proc, self.fn_name_set)[a.name]
         if is_window(t):
             return f"{self.win_struct(t.type, len(t.hi), const)} {name}"
         if is_tensor_or_window(t) or is_real_scalar(t):
@@ -297,10 +323,7 @@ class _ProcEmitter:
 
     # -- names
     def bind(self, sym) -> str:
-        base = sym.name if re.fullmatch(r"[A-Za-z_]\w*", sym.name) else "v"
-        name, k = base, 1
-        while name in self.in_use or name in _C_RESERVED:
-            name, k = f"{base}_{k}", k + 1
+        name = _fresh_c_name(sym.name, self.in_use)
         self.in_use.add(name)
         self.names[sym] = name
         return name

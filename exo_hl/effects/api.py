@@ -157,6 +157,15 @@ def _fresh(sym):
     return sym.copy()
 
 
+def _iter_ctx(proc, loop_path, k=0):
+    """Ctx of ``body[k]`` of the loop at ``loop_path``, for one iteration:
+    its env is the config state at that point of the iteration (PreValG),
+    not the state before the loop. Effects of loop-body statements must be
+    taken there: a body that writes a config field it also reads sees the
+    entry value only in its first iteration."""
+    return context(proc, norm_path(loop_path) + (("body", k), ))
+
+
 def can_reorder_loops(proc, outer_loop_path):
     """§3.5.8 loop reordering of ``for x: for y: s`` (the outer loop's body
     must be exactly the inner loop)."""
@@ -171,10 +180,14 @@ def can_reorder_loops(proc, outer_loop_path):
         return Result(False, f"the bounds of loop '{y.name}' depend on "
                       f"'{x.name}'")
     ctx = context(proc, outer_loop_path)
+    if not inner.body:
+        return OK
+    cx = _iter_ctx(proc, outer_loop_path)
+    cxy = _iter_ctx(proc, norm_path(outer_loop_path) + (("body", 0), ))
     bx = bounds(x, ctx.lift(outer.lo), ctx.lift(outer.hi))
-    by = bounds(y, ctx.lift(inner.lo), ctx.lift(inner.hi))
-    a = ctx.eff(inner.body)
-    ax, ay = _bound_reads(ctx, outer), _bound_reads(ctx, inner)
+    by = bounds(y, cx.lift(inner.lo), cx.lift(inner.hi))
+    a = cxy.eff(inner.body)
+    ax, ay = _bound_reads(ctx, outer), _bound_reads(cx, inner)
     r = C.commutes(seq(ax, ay), a, ctx.hyps + (bx, by))
     if not r:
         return Result(False, "the loop body changes what the loop bounds "
@@ -210,14 +223,14 @@ def can_fission(proc, loop_path, split_index):
     ctx = context(proc, loop_path)
     x = lp.iter
     bx = bounds(x, ctx.lift(lp.lo), ctx.lift(lp.hi))
-    a1 = ctx.eff(s1)
+    a1 = _iter_ctx(proc, loop_path, 0).eff(s1)
     r = C.commutes(_bound_reads(ctx, lp), a1, ctx.hyps + (bx, ))
     if not r:
         return Result(False, "the first part changes what the loop bounds "
                       "read: " + r.reason, r.model)
     x2 = _fresh(x)
     ren = {x: E.var(x2)}
-    a2 = eff_subst(ctx.eff(s2), ren)
+    a2 = eff_subst(_iter_ctx(proc, loop_path, k).eff(s2), ren)
     hyps = ctx.hyps + (bx, E.subst(bx, ren), E.op("<", E.var(x2), E.var(x)))
     r = C.commutes(a1, a2, hyps)
     if not r:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from . import eexpr as E
 from . import smt as S
 from .effects import (A, All, Mod, Rd, Rp, Wr, eff_names, flatten,
-                      rename_term)
+                      noop_refine, rename_term)
 
 
 class Result:
@@ -184,6 +184,9 @@ def commutes(a1, a2, hyps=(), solver=None, extra=None):
     ``extra``: an additional classical hypothesis term (used by loop checks).
     """
     hyps_t = hyp_terms(hyps) if not isinstance(hyps, _HypTerms) else hyps.t
+    # config writes of the value a field provably already holds are no-ops
+    # (Eff of ``x := v`` read as that of ``if x != v: x := v``)
+    a1, a2 = noop_refine(a1), noop_refine(a2)
     n1, n2 = eff_names(a1), eff_names(a2)
     for aa, nb in ((a1, n2), (a2, n1)):
         for t in flatten(A(aa)):

@@ -1,0 +1,157 @@
+"""Unification modulo linear equalities, for ``replace`` (paper §3.3.4).
+
+``unify(sub_ir, block, scope)`` matches the body of the sub-procedure
+``sub_ir`` against the caller statements ``block`` and returns the call
+arguments that make the call's body *be* the block (up to renaming of bound
+symbols and integer arithmetic identities), or raises ``UnifyError``.
+
+Two steps:
+1. ``match.Matcher``: structural match; integer control expressions become
+   linear equations over the unknowns (the sub-procedure's integer control
+   parameters and the per-dimension offsets of its window arguments).
+2. for each choice of which caller dimensions the window arguments slice
+   (trailing dimensions first), ``solve.solve`` finds integer coefficients
+   expressing every unknown as an affine combination of the block's known
+   atoms; the first choice that works wins (deterministic).
+
+The caller (``rewrites/replace.py``) then checks what unification cannot
+see: memories, the callee's preconditions and the bounds of the inferred
+windows, in context.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Callable, Dict, Optional
+
+from ..core_ir import types as T
+from ..core_ir.nodes import IR
+from ..core_ir.traversal import subst
+from .match import (ChoiceFailed, Matcher, UnifyError, choices_for,
+                    constraints_for, off)
+from .solve import NoSolution, solve
+
+#: at most this many window-choice combinations are tried
+MAX_CHOICES = 512
+
+
+class Unified:
+    """A successful unification: the matcher state, the window choice and
+    the solved coefficients."""
+
+    def __init__(self, matcher, choice, solution):
+        self.m = matcher
+        self.choice = choice
+        self.solution = solution
+
+    def args(self, srcinfo=None, norm: Optional[Callable] = None):
+        """The call arguments (IR expressions), one per parameter.
+
+        ``norm`` normalizes integer expressions (e.g. the simplifier with the
+        ranges known at the block)."""
+        norm = norm or (lambda e: e)
+        m, sol = self.m, self.solution
+        ctrl = {}
+        for p in m.ctrl:
+            c0, cs = sol[("arg", p)]
+            ctrl[p] = norm(_affine(c0, cs, m.atoms, srcinfo))
+        out = []
+        for fa in m.sub.args:
+            p = fa.name
+            if p in ctrl:
+                out.append(ctrl[p])
+            elif T.is_control(fa.type):
+                out.append(m.exprs[p])
+            elif T.is_real_scalar(fa.type):
+                out.append(IR.Read(m.bufs[p], (), type=m.scope[m.bufs[p]],
+                                   srcinfo=srcinfo))
+            else:
+                out.append(self._window(fa, ctrl, srcinfo, norm))
+        return tuple(out)
+
+    def _window(self, fa, ctrl, si, norm):
+        m, sol = self.m, self.solution
+        p = fa.name
+        ksym = m.bufs[p]
+        kt = m.scope[ksym]
+        if not fa.type.is_window:  # dense tensor: the whole buffer
+            return IR.Read(ksym, (), type=kt, srcinfo=si)
+        dims = self.choice[p]
+        idx, his = [], []
+        for d in range(len(T.shape(kt))):
+            c0, cs = sol[off(p, d)]
+            o = norm(_affine(c0, cs, m.atoms, si))
+            if d in dims:
+                ext = norm(subst(fa.type.hi[dims.index(d)], ctrl))
+                hi = norm(IR.BinOp("+", o, ext, type=IR.Index, srcinfo=si))
+                idx.append(IR.Interval(o, hi, srcinfo=si))
+                his.append(ext)
+            else:
+                idx.append(IR.Point(o, srcinfo=si))
+        as_t = IR.Tensor(tuple(his), True, T.basetype(kt))
+        wt = IR.WindowType(kt, as_t, ksym, tuple(idx))
+        return IR.WindowExpr(ksym, tuple(idx), type=wt, srcinfo=si)
+
+
+def _affine(c0, coeffs, basis, si):
+    e = None
+    for a in basis:
+        c = coeffs.get(a, 0)
+        if not c:
+            continue
+        t = a if c == 1 else IR.BinOp("*", IR.Const(c, type=IR.Int,
+                                                    srcinfo=si), a,
+                                      type=IR.Index, srcinfo=si)
+        e = t if e is None else IR.BinOp("+", e, t, type=IR.Index,
+                                         srcinfo=si)
+    if e is None:
+        return IR.Const(c0, type=IR.Int, srcinfo=si)
+    if c0:
+        e = IR.BinOp("+", e, IR.Const(c0, type=IR.Int, srcinfo=si),
+                     type=IR.Index, srcinfo=si)
+    return e
+
+
+def unify(sub_ir, block, scope) -> Unified:
+    """Unify ``sub_ir``'s body with ``block`` (see module docstring)."""
+    m = Matcher(sub_ir, block, scope).run()
+    bparams = [fa.name for fa in sub_ir.args
+               if fa.name in m.bufs and not T.is_real_scalar(fa.type)]
+    positive = [("arg", p) for p in m.ctrl if m.params[p].type is IR.Size]
+    unknowns = [("arg", p) for p in m.ctrl]
+    unknowns += [off(p, d) for p in bparams
+                 for d in range(len(T.shape(m.scope[m.bufs[p]])))]
+    # equations that hold whatever the window choice: fail early and precisely
+    try:
+        solve(m.eqs, [("arg", p) for p in m.ctrl], m.atoms)
+    except NoSolution as e:
+        raise UnifyError(_why(e.desc)) from None
+    options = [choices_for(m, p) for p in bparams]
+    for p, opts in zip(bparams, options):
+        if not opts:
+            raise UnifyError(
+                f"parameter '{p.name}' is a dense tensor of "
+                f"{len(m.params[p].type.hi)} dimensions; '{m.bufs[p].name}' "
+                "cannot be passed whole (only a window parameter [T][...] "
+                "accepts part of a buffer)")
+    first = None
+    for n, combo in enumerate(itertools.product(*options)):
+        if n >= MAX_CHOICES:
+            break
+        choice = dict(zip(bparams, combo))
+        try:
+            eqs = list(m.eqs) + constraints_for(m, choice)
+            sol = solve(eqs, unknowns, m.atoms, positive)
+        except (ChoiceFailed, NoSolution) as e:
+            first = first or (e.desc if hasattr(e, "desc") else str(e))
+            continue
+        except UnifyError:
+            raise
+        return Unified(m, choice, sol)
+    raise UnifyError(_why(first or "no window choice fits the accesses"))
+
+
+def _why(desc):
+    return desc + " (no argument values make these index expressions equal)"
+
+
+__all__ = ["unify", "Unified", "UnifyError", "MAX_CHOICES"]

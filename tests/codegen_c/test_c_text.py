@@ -199,3 +199,28 @@ def test_dram_static_needs_constant_sizes():
 
     with pytest.raises(MemGenError, match="DRAM_STATIC"):
         c_code_str([dyn_static])
+
+
+def test_c_keywords_as_names(tmp_path, warn_compile):
+    """Arguments and locals spelled like C keywords are renamed in C; a public
+    procedure whose name is a C keyword is refused with a clear message."""
+    import numpy as np
+
+    @proc
+    def double(n: size, x: f32[n], char: f32[n]):
+        for auto in seq(0, n):
+            static: f32
+            static = x[auto]
+            char[auto] = static * 2.0
+
+    with pytest.raises(ValueError, match="'double' cannot be exported"):
+        c_code_str([double])
+    dbl = double.rename("dbl")
+    text = c_code_str([dbl])
+    assert "float *restrict char_1" in text and "auto_1 < n" in text
+    compile_procs([dbl], tmp_path, "kw")
+    warn_compile("kw")
+    x = np.arange(5, dtype=np.float32)
+    y = np.zeros(5, dtype=np.float32)
+    dbl.compile()(5, x, y)
+    assert (y == 2 * x).all()

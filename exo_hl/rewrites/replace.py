@@ -1,0 +1,151 @@
+"""``replace(block, sub_proc)``: replace a block by an equivalent call.
+
+The call's arguments are inferred by unification (``exo_hl.unify``, paper
+§3.3.4): the body of ``sub_proc`` must match the block exactly up to renaming
+of bound symbols and integer identities, with the parameters as unknowns.
+When ``sub_proc`` is an ``@instr`` this is instruction selection.
+
+Checks, after unification found the arguments:
+- no symbol the block binds is used after it (it disappears into the call);
+- every argument fits its parameter: element type, dimensions and memory
+  (a buffer passed where ``SCRATCH`` is expected must live in ``SCRATCH``
+  or a subclass), via the frontend's call rules;
+- size arguments are provably positive at the call;
+- the callee's preconditions (config state included, through PreValG),
+  the inferred windows' bounds and argument shapes hold in context: the
+  bounds checker re-runs on the rewritten procedure.
+The rewrite is a full equivalence: the call's body *is* the block.
+"""
+from __future__ import annotations
+
+from ..core_ir import simplify as S
+from ..core_ir import types as T
+from ..core_ir.nodes import IR
+from ..core_ir.traversal import used_syms
+from ..errors import BoundsError, SchedulingError
+from ..effects import api as EA
+from ..frontend.typecheck import buffer_memories, call_arg_problem
+from ..unify import UnifyError, unify
+from . import _common as C
+
+
+def replace(proc, block, sub_proc):
+    b = C.resolve_block(proc, block, "replace")
+    first = b.stmts[0]
+
+    def err(msg, st=first):
+        return SchedulingError(C.scheduling_error(proc, st, "replace: " + msg))
+
+    sub_ir = _sub_ir(sub_proc)
+    if sub_ir is None:
+        raise err(f"expected a procedure to call, got {sub_proc!r}")
+    pir = proc.ir()
+    if sub_ir is pir:
+        raise err("a procedure cannot call itself")
+
+    # symbols the block binds must not be used after it
+    siblings = C.get_list(pir, b.parent, b.field)
+    bound = {s.name for s in b.stmts if isinstance(s, (IR.Alloc,
+                                                       IR.WindowStmt))}
+    later = used_syms(tuple(siblings[b.hi:]))
+    for n in sorted(bound & later, key=lambda s: s.id):
+        raise err(f"'{n.name}' is bound in the block and used after it, so "
+                  "the block cannot become a call")
+
+    scope = _scope_types(pir, b)
+    try:
+        u = unify(sub_ir, b.stmts, scope)
+    except UnifyError as e:
+        raise err(f"the body of '{sub_ir.name}' does not match the block: "
+                  f"{e}") from None
+
+    path0 = b.paths()[0]
+    env = S.env_at(pir, path0)
+    si = first.srcinfo
+    args = u.args(si, norm=lambda e: S.simplify_expr(e, env))
+    call = IR.Call(sub_ir, args, srcinfo=si)
+
+    # arguments fit the parameters (types, dimensions, memories)
+    mems = buffer_memories(pir)
+    for fa, a in zip(sub_ir.args, args):
+        am = mems.get(a.name) if isinstance(a, (IR.Read, IR.WindowExpr)) \
+            and not T.is_control(a.type) else None
+        why = call_arg_problem(fa, a, am)
+        if why:
+            raise err(f"the inferred call to '{sub_ir.name}' is ill-typed: "
+                      f"{why}")
+
+    new_ir = C.replace_block_at(pir, b.parent, b.field, b.lo, b.hi, (call, ))
+
+    # sizes positive, preconditions / bounds / shapes in context
+    for fa, a in zip(sub_ir.args, args):
+        if fa.type is IR.Size:
+            pred = IR.BinOp(">=", a, IR.Const(1, type=IR.Int, srcinfo=si),
+                            type=IR.Bool, srcinfo=si)
+            if not EA.prove_at(new_ir, path0, pred):
+                raise err(f"cannot prove the inferred size argument "
+                          f"'{fa.name.name}' = {_e(a)} "
+                          "is positive at the call")
+    try:
+        from ..effects.bounds import check_proc
+        check_proc(new_ir)
+    except BoundsError as e:
+        raise err(f"the inferred call {_e_call(call)} is not valid here: "
+                  f"{_first_line(e)}") from None
+
+    return proc._derive(new_ir, "replace", forward=C.forward_replace_block(
+        b.parent, b.field, b.lo, b.hi, 1))
+
+
+def _sub_ir(sub_proc):
+    if isinstance(sub_proc, IR.Proc):
+        return sub_proc
+    ir = getattr(sub_proc, "ir", None)
+    if callable(ir):
+        r = ir()
+        return r if isinstance(r, IR.Proc) else None
+    return None
+
+
+def _scope_types(pir, b) -> dict:
+    """Types of the caller symbols visible at the block: arguments, loop
+    iterators, and allocations/windows earlier in each enclosing block."""
+    out = {a.name: a.type for a in pir.args}
+
+    def add(stmts):
+        for s in stmts:
+            if isinstance(s, IR.Alloc):
+                out[s.name] = s.type
+            elif isinstance(s, IR.WindowStmt):
+                out[s.name] = s.rhs.type
+
+    node = pir
+    steps = tuple(b.parent) + ((b.field, b.lo), )
+    for field, i in steps:
+        lst = getattr(node, field)
+        add(lst[:i])
+        node = lst[i]
+        if isinstance(node, IR.For) and (field, i) != steps[-1]:
+            out[node.iter] = IR.Index
+    return out
+
+
+def _e(e):
+    from ..core_ir.printer import expr_to_str
+    try:
+        return expr_to_str(e)
+    except Exception:
+        return repr(e)
+
+
+def _e_call(call):
+    return f"{call.f.name}({', '.join(_e(a) for a in call.args)})"
+
+
+def _first_line(e):
+    msg = str(e)
+    # drop the location prefix of the bounds checker; keep its reason
+    head = msg.splitlines()[0] if msg else msg
+    if "': " in head:
+        head = head.split("': ", 1)[1]
+    return head
