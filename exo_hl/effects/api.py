@@ -285,7 +285,7 @@ def loop_is_parallel(proc, loop_path):
     return OK
 
 
-def equiv_modulo(proc, path, fields):
+def equiv_modulo(proc, path, fields, include_stmt=False):
     """Context extension (§3.6.2) for a rewrite of the statement at ``path``
     that is locally equivalent modulo config ``fields``.
 
@@ -293,9 +293,16 @@ def equiv_modulo(proc, path, fields):
     statement may read one of the fields; new_fields is M(L - Wr_G(PostEff)),
     the fields the whole procedure is then equivalent modulo (fields that
     are definitely overwritten later drop out).
+
+    ``include_stmt=True``: the code "after" starts with the statement at
+    ``path`` itself (its original effect, then PostEff); used for a config
+    write inserted right before that statement.
     """
     proc = _ir(proc)
     ctx = context(proc, path)
+    if include_stmt:
+        ctx = Ctx(ctx.proc, ctx.path, ctx.hyps, ctx.env, ctx.sub,
+                  seq(ctx.eff((stmt_at(proc, path), )), ctx.post))
     L = set()
     for f in fields:
         if isinstance(f, E.GVar):

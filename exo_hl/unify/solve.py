@@ -89,9 +89,12 @@ def solve(eqs: Sequence[Equation], unknowns: Sequence, basis: Sequence,
     when the equations leave them free.
     """
     bidx = {a: i for i, a in enumerate(basis)}
+    # a fresh context per query: z3 keeps learned state in a context, and
+    # the answer must depend on the query alone (determinism)
+    zc = z3.Context()
     cvars = {}
     for ui, u in enumerate(unknowns):
-        cvars[u] = [z3.Int(f"c{ui}_{j}") for j in range(len(basis) + 1)]
+        cvars[u] = [z3.Int(f"c{ui}_{j}", zc) for j in range(len(basis) + 1)]
 
     cons: List[Tuple[object, str]] = []
     for eq in eqs:
@@ -114,11 +117,11 @@ def solve(eqs: Sequence[Equation], unknowns: Sequence, basis: Sequence,
     if not unknowns:
         return {}
     # feasibility first (with a core to name a culprit equation)
-    s = z3.Solver()
+    s = z3.Solver(ctx=zc)
     s.set("timeout", TIMEOUT_MS)
     labels = {}
     for i, (c, desc) in enumerate(cons):
-        lab = z3.Bool(f"eq{i}")
+        lab = z3.Bool(f"eq{i}", zc)
         labels[lab.get_id()] = desc
         s.assert_and_track(c, lab)
     r = s.check()
@@ -130,7 +133,7 @@ def solve(eqs: Sequence[Equation], unknowns: Sequence, basis: Sequence,
         raise NoSolution("the solver could not decide the index equations")
 
     # then the simplest solution
-    o = z3.Optimize()
+    o = z3.Optimize(ctx=zc)
     o.set("timeout", TIMEOUT_MS)
     for c, _ in cons:
         o.add(c)

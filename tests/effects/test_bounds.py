@@ -407,6 +407,34 @@ def test_config_written_before_call():
     assert "procedure 'wrong_buf'" in _err(build2)
 
 
+@instr("set_s;")
+def set_s_from(src: [i8][8, 16] @ DRAM):
+    BCfg.s = stride(src, 0)
+
+
+def test_config_written_by_callee_from_its_stride_param():
+    # the callee's stride(src, 0) is the caller's stride of what it passed
+    @proc
+    def via_callee(A: i8[8, 16], B: i8[8, 16]):
+        set_s_from(A[0:8, 0:16])
+        ld(8, A[0:8, 0:16], B)
+
+    @proc
+    def via_window_stmt(A: i8[16, 16], B: i8[8, 16]):
+        w = A[8:16, 0:16]
+        BCfg.s = stride(w, 0)
+        ld(8, w, B)
+
+    def build():
+        @proc
+        def other_buf(A: i8[8, 16], C: i8[8, 32], B: i8[8, 16]):
+            set_s_from(C[0:8, 0:16])
+            ld(8, A, B)
+    msg = _err(build)
+    assert "procedure 'other_buf'" in msg and "ld(8, A, B)" in msg
+    assert "stride(A, 0) = 16" in msg
+
+
 def _loop_then_call(lo_zero_trip):
     if lo_zero_trip:
         @proc

@@ -1,0 +1,370 @@
+"""Random schedules: scheduling either refuses (SchedulingError) or is right.
+
+Seeded random sequences of rewrites, with random targets and parameters
+(valid and invalid), are applied to a handful of procedures covering the
+shapes rewrites must reason about: loop nests with reductions (gemm), a
+stencil with a loop-carried dependence, a scalar accumulator allocation,
+if/else, and a call through windows. The properties checked at every step:
+
+* a scheduling call raises nothing but ``SchedulingError``;
+* an accepted step yields a procedure equal to the original in the
+  interpreter on random small-integer inputs (exact under reordering), whose
+  printed text parses back to the same procedure (round trip).
+
+The number of sequences run and steps accepted is printed (``pytest -s``).
+"""
+from __future__ import annotations
+
+import random
+import time
+
+import numpy as np
+import pytest
+
+from exo_hl import (DRAM, DRAM_STATIC, SchedulingError, f32, par, proc, seq,
+                    size)
+from exo_hl.core_ir.nodes import IR
+from exo_hl.core_ir.printer import expr_to_str
+from exo_hl.cursors import ExprCursor, StmtCursor
+
+
+# ----------------------------------------------------------------------
+# the procedures
+@proc
+def axpy(n: size, a: [f32][n], b: [f32][n]):
+    for i in seq(0, n):
+        b[i] += 2.0 * a[i]
+
+
+@proc
+def gemm(M: size, N: size, K: size, A: f32[M, K], B: f32[K, N],
+         C: f32[M, N]):
+    for i in seq(0, M):
+        for j in seq(0, N):
+            for k in seq(0, K):
+                C[i, j] += A[i, k] * B[k, j]
+
+
+@proc
+def stencil(N: size, x: f32[N], y: f32[N]):
+    for i in seq(1, N):
+        x[i] = x[i - 1] + y[i]          # forward (loop-carried) dependence
+    for i in seq(0, N - 1):
+        y[i] = y[i + 1] * 2.0 - x[i]    # reads the next element (anti-dep.)
+
+
+@proc
+def matvec(M: size, N: size, A: f32[M, N], x: f32[N], y: f32[M]):
+    for i in seq(0, M):
+        acc: f32
+        acc = 0.0
+        for j in seq(0, N):
+            acc += A[i, j] * x[j]
+        y[i] = acc
+
+
+@proc
+def branchy(N: size, x: f32[N], y: f32[N]):
+    for i in seq(0, N):
+        if i < 3:
+            y[i] = x[i] * 2.0
+        else:
+            y[i] = x[i] + y[i]
+    for i in seq(0, N):
+        for j in seq(0, 2):
+            if N > 2:
+                x[i] += y[i]
+
+
+@proc
+def caller(M: size, N: size, A: f32[M, N], B: f32[M, N]):
+    for i in seq(0, M):
+        axpy(N, A[i, 0:N], B[i, 0:N])
+    for i in seq(0, M):
+        for j in seq(0, N):
+            A[i, j] = B[i, j] * 3.0
+
+
+PROCS = [gemm, stencil, matvec, branchy, caller]
+
+
+# ----------------------------------------------------------------------
+# targets: enumerate statements and expressions of the current procedure
+def _stmts(p):
+    """(path, stmt, enclosing loop iterator names) for every statement."""
+    out = []
+
+    def go(stmts, prefix, field, loops):
+        for i, s in enumerate(stmts):
+            path = prefix + ((field, i), )
+            out.append((path, s, loops))
+            if isinstance(s, IR.For):
+                go(s.body, path, "body", loops + (s.iter.name, ))
+            elif isinstance(s, IR.If):
+                go(s.body, path, "body", loops)
+                go(s.orelse, path, "orelse", loops)
+
+    go(p.ir().body, (), "body", ())
+    return out
+
+
+def _exprs(stmt):
+    """Expression paths inside a statement's right-hand side / indices."""
+    out = []
+
+    def go(e, path):
+        out.append(path)
+        if isinstance(e, IR.BinOp):
+            go(e.lhs, path + (("lhs", None), ))
+            go(e.rhs, path + (("rhs", None), ))
+        elif isinstance(e, IR.USub):
+            go(e.arg, path + (("arg", None), ))
+        elif isinstance(e, IR.Read):
+            for k, ix in enumerate(e.idx):
+                go(ix, path + (("idx", k), ))
+
+    if isinstance(stmt, (IR.Assign, IR.Reduce)):
+        go(stmt.rhs, (("rhs", None), ))
+        for k, ix in enumerate(stmt.idx):
+            go(ix, (("idx", k), ))
+    elif isinstance(stmt, IR.If):
+        go(stmt.cond, (("cond", None), ))
+    return out
+
+
+def _accesses(stmt):
+    """(buffer name, idx exprs) of tensor accesses anywhere in ``stmt``."""
+    from exo_hl.core_ir.traversal import walk
+    out = []
+    for n in walk(stmt):
+        if isinstance(n, (IR.Read, IR.Assign, IR.Reduce)) and n.idx:
+            out.append((n.name.name, n.idx))
+    return out
+
+
+class Namer:
+    def __init__(self):
+        self.k = 0
+
+    def __call__(self, base="v"):
+        self.k += 1
+        return f"{base}{self.k}"
+
+
+def random_step(p, rng: random.Random, fresh):
+    """(description, thunk) of one random scheduling call on ``p``."""
+    stmts = _stmts(p)
+    loops = [t for t in stmts if isinstance(t[1], IR.For)]
+    ifs = [t for t in stmts if isinstance(t[1], IR.If)]
+    allocs = [t for t in stmts if isinstance(t[1], IR.Alloc)]
+    calls = [t for t in stmts if isinstance(t[1], IR.Call)]
+    cur = lambda t: StmtCursor(p, t[0])
+    pick = rng.choice
+    ops = []
+
+    if loops:
+        L = pick(loops)
+        c = cur(L)
+        tail = pick(["guard", "cut", "perfect"])
+        factor = pick([1, 2, 3, 4, 4, 8] + ([0] if rng.random() < .1 else []))
+        ops.append((f"split({L[1].iter.name}, {factor}, {tail})",
+                    lambda: p.split(c, factor, fresh("o"), fresh("n"),
+                                    tail=tail)))
+        inner = [t for t in loops if t[0][:-1] == L[0]
+                 and len(L[1].body) == 1] or loops
+        c2 = cur(pick(inner))
+        ops.append(("reorder", lambda: p.reorder(c, c2)))
+        ops.append(("unroll", lambda: p.unroll(c)))
+        ops.append(("remove_loop", lambda: p.remove_loop(c)))
+        ops.append(("parallelize", lambda: p.parallelize(c)))
+        cut = rng.randint(0, 3)
+        ops.append((f"partition_loop({cut})",
+                    lambda: p.partition_loop(c, cut)))
+        lo = rng.randint(-1, 3)
+        ops.append((f"shift_loop({lo})", lambda: p.shift_loop(c, lo)))
+        nxt = [t for t in loops if t[0][:-1] == L[0][:-1]
+               and t[0][-1][0] == L[0][-1][0]
+               and t[0][-1][1] == L[0][-1][1] + 1]
+        if nxt:
+            c3 = cur(nxt[0])
+            ops.append(("fuse_loop", lambda: p.fuse_loop(c, c3)))
+        # stage a window of a buffer the loop touches
+        acc = _accesses(L[1])
+        if acc:
+            buf, idx = pick(acc)
+            shape = None
+            for fa in p.ir().args:
+                if fa.name.name == buf and isinstance(fa.type, IR.Tensor):
+                    shape = fa.type.hi
+            if shape is not None and len(shape) == len(idx):
+                dims = []
+                for ix, hi in zip(idx, shape):
+                    e = expr_to_str(ix)
+                    dims.append(pick([f"{e}:{e} + 1", f"0:{expr_to_str(hi)}"]))
+                win = f"{buf}[{', '.join(dims)}]"
+                accum = rng.random() < 0.3
+                ops.append((f"stage_mem({win}, accum={accum})",
+                            lambda: p.stage_mem(c, win, fresh("s"),
+                                                accum=accum)))
+    if stmts:
+        S = pick(stmts)
+        c = cur(S)
+        n = rng.randint(1, 2)
+        ops.append((f"fission_after(n={n})",
+                    lambda: p.fission_after(c, n_lifts=n)))
+        sib = [t for t in stmts if t[0][:-1] == S[0][:-1]
+               and t[0][-1][0] == S[0][-1][0]
+               and t[0][-1][1] == S[0][-1][1] + 1]
+        if sib:
+            c2 = cur(sib[0])
+            ops.append(("reorder_stmts", lambda: p.reorder_stmts(c, c2)))
+        if S[2]:
+            cond = pick([f"{pick(S[2])} < 2", f"{pick(S[2])} == 0"])
+        else:
+            cond = pick(["1 < 2", "0 == 1"])
+        ops.append((f"add_guard({cond})", lambda: p.add_guard(c, cond)))
+        ex = _exprs(S[1])
+        if ex:
+            ep = pick(ex)
+            ec = ExprCursor(p, S[0], ep)
+            cse = rng.random() < 0.5
+            ops.append((f"bind_expr(cse={cse})",
+                        lambda: p.bind_expr(ec, fresh("b"), cse=cse)))
+    if ifs:
+        c = cur(pick(ifs))
+        n = rng.randint(1, 2)
+        ops.append((f"lift_if(n={n})", lambda: p.lift_if(c, n_lifts=n)))
+    if allocs:
+        A = pick(allocs)
+        c = cur(A)
+        n = rng.randint(1, 2)
+        ops.append((f"lift_alloc(n={n})",
+                    lambda: p.lift_alloc(c, n_lifts=n)))
+        ops.append(("set_memory", lambda: p.set_memory(c, DRAM_STATIC)))
+    if calls:
+        c = cur(pick(calls))
+        ops.append(("inline", lambda: p.inline(c)))
+    ops.append(("simplify", lambda: p.simplify()))
+    return pick(ops)
+
+
+# ----------------------------------------------------------------------
+# checking
+def _sizes(p, rng):
+    return {fa.name.name: rng.randint(1, 5) for fa in p.ir().args
+            if fa.type is IR.Size}
+
+
+def _outputs(p, base):
+    args = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+            for k, v in base.items()}
+    p.interpret(*[args[fa.name.name] for fa in p.ir().args])
+    return args
+
+
+def _check_equal(p0, p, datasets):
+    for base, ref in datasets:
+        got = _outputs(p, base)
+        for k, v in ref.items():
+            if isinstance(v, np.ndarray):
+                np.testing.assert_array_equal(got[k], v,
+                                              err_msg=f"buffer {k}")
+
+
+def _datasets(p0, rng, n=2):
+    from exo_hl.core_ir import types as T
+    out = []
+    nrng = np.random.default_rng(rng.randint(0, 2**31))
+    for _ in range(n):
+        sizes = _sizes(p0, rng)
+        base = {}
+        for fa in p0.ir().args:
+            name = fa.name.name
+            if fa.type is IR.Size:
+                base[name] = sizes[name]
+            else:
+                shape = tuple(_ev(h, base) for h in fa.type.hi)
+                base[name] = nrng.integers(-4, 5, size=shape).astype(
+                    T.NUMPY_DTYPES[fa.type.type])
+        out.append((base, _outputs(p0, base)))
+    return out
+
+
+def _ev(e, env):
+    if isinstance(e, IR.Const):
+        return e.val
+    if isinstance(e, IR.Read):
+        return env[e.name.name]
+    raise NotImplementedError(repr(e))
+
+
+def fuzz(n_seqs, n_steps, seed, roundtrip, budget_s=None):
+    """Run ``n_seqs`` random sequences; return (sequences, steps, accepted,
+    per-op acceptance counts)."""
+    rng = random.Random(seed)
+    t0 = time.time()
+    steps = accepted = seqs = 0
+    per_op = {}
+    for s in range(n_seqs):
+        if budget_s is not None and time.time() - t0 > budget_s:
+            break
+        p0 = PROCS[s % len(PROCS)]
+        data = _datasets(p0, rng)
+        p = p0
+        fresh = Namer()
+        log = []
+        seqs += 1
+        for _ in range(n_steps):
+            desc, thunk = random_step(p, rng, fresh)
+            op = desc.split("(")[0]
+            tried, ok = per_op.get(op, (0, 0))
+            steps += 1
+            try:
+                q = thunk()
+            except SchedulingError:
+                per_op[op] = (tried + 1, ok)
+                continue
+            except Exception as e:  # the property under test
+                raise AssertionError(
+                    f"{desc} raised {type(e).__name__} (not SchedulingError)"
+                    f" after {log} on\n{p}") from e
+            log.append(desc)
+            per_op[op] = (tried + 1, ok + 1)
+            accepted += 1
+            try:
+                _check_equal(p0, q, data)
+                roundtrip(q)
+            except Exception as e:
+                raise AssertionError(
+                    f"after {log}: {type(e).__name__}: {e}\n"
+                    f"before:\n{p}\nafter:\n{q}") from e
+            p = q
+    return seqs, steps, accepted, per_op
+
+
+def _report(name, res, dt):
+    seqs, steps, accepted, per_op = res
+    print(f"\n[{name}] {seqs} sequences, {steps} steps, {accepted} accepted "
+          f"({dt:.1f}s)")
+    for op, (t, a) in sorted(per_op.items()):
+        print(f"    {op:16s} {a:4d}/{t:<4d} accepted")
+
+
+def test_random_schedules(assert_roundtrip):
+    t0 = time.time()
+    res = fuzz(n_seqs=60, n_steps=12, seed=1234, roundtrip=assert_roundtrip,
+               budget_s=30)
+    _report("fuzz", res, time.time() - t0)
+    seqs, steps, accepted, per_op = res
+    assert seqs >= 20
+    # the generator must exercise real schedules, not only rejections
+    assert accepted >= steps // 5
+    assert sum(1 for t, a in per_op.values() if a > 0) >= 10
+
+
+@pytest.mark.slow
+def test_random_schedules_long(assert_roundtrip):
+    t0 = time.time()
+    res = fuzz(n_seqs=400, n_steps=20, seed=99, roundtrip=assert_roundtrip)
+    _report("fuzz-long", res, time.time() - t0)
+    assert res[2] > 0
