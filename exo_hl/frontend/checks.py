@@ -1,22 +1,55 @@
-"""Static checks run on every freshly parsed procedure (after typing).
+"""Static checks run on every freshly parsed procedure (after typing), and
+again on every rewrite's result (``Procedure._derive``).
 
-This is only a hook: bounds and precondition checking is implemented in
-``exo_hl.effects.bounds`` (built on the effect analysis). While that module
-does not exist the hook does nothing, so the frontend never depends on it.
+Two checks, both discharged by the effect analysis:
+- bounds and call preconditions (``exo_hl.effects.bounds.check_proc``),
+  raising ``BoundsError``;
+- ``par`` loops are race-free (API.md section 6): no iteration modifies a
+  location another iteration reads, writes or reduces; raising
+  ``ExoTypeError`` naming the loop.
 """
 from __future__ import annotations
 
 import importlib
 
+from ..core_ir.nodes import IR
+from ..errors import ExoTypeError, located
+
 
 def run_static_checks(proc_ir) -> None:
-    """Call ``exo_hl.effects.bounds.check_proc(proc_ir)`` if available; it
-    raises ``BoundsError`` for out-of-bounds accesses or unprovable call
-    preconditions."""
     try:
         bounds = importlib.import_module("exo_hl.effects.bounds")
     except ModuleNotFoundError as e:
-        if e.name in ("exo_hl.effects.bounds", "exo_hl.effects"):
-            return
-        raise
-    bounds.check_proc(proc_ir)
+        if e.name not in ("exo_hl.effects.bounds", "exo_hl.effects"):
+            raise
+    else:
+        bounds.check_proc(proc_ir)
+    check_parallel_loops(proc_ir)
+
+
+def _par_loops(stmts, prefix=(), field="body"):
+    """(path, loop) of every ``par`` loop, paths as effects/ reads them."""
+    for i, s in enumerate(stmts):
+        path = prefix + ((field, i), )
+        if isinstance(s, IR.For) and s.mode is IR.Par:
+            yield path, s
+        if isinstance(s, (IR.For, IR.If)):
+            yield from _par_loops(s.body, path, "body")
+        if isinstance(s, IR.If):
+            yield from _par_loops(s.orelse, path, "orelse")
+
+
+def check_parallel_loops(proc_ir) -> None:
+    loops = list(_par_loops(proc_ir.body))
+    if not loops:
+        return
+    from ..core_ir.printer import stmt_to_str
+    from ..effects.api import loop_is_parallel
+    for path, loop in loops:
+        r = loop_is_parallel(proc_ir, path)
+        if not r:
+            head = stmt_to_str(loop).splitlines()[0]
+            raise ExoTypeError(located(
+                f"the iterations of parallel loop '{head.strip()}' may race: "
+                f"{r.reason}; use seq(...) or make iterations independent",
+                loop.srcinfo, proc_ir.name))

@@ -441,10 +441,11 @@ def names_at(proc_ir, parent: Path, field: str, index: int) -> dict:
 
 
 def parse_expr_at(proc, text, parent: Path, field: str, index: int,
-                  op: str = "", allow_window: bool = False):
+                  op: str = "", allow_window: bool = False, scope=None):
     """Parse ``text`` (Python syntax, e.g. ``'i0 + 4'`` or
     ``'C[i, j0:j0+16]'``) as an expression of ``proc`` at the given
     position, with the frontend's typing rules. Ints become constants.
+    ``scope``: extra global names (e.g. ``{'stride': stride, 'Cfg': Cfg}``).
     Raises ``SchedulingError`` for anything the frontend would reject."""
     import ast as _ast
     from ..frontend.parser import ProcParser, SourceMap, _Var
@@ -462,7 +463,7 @@ def parse_expr_at(proc, text, parent: Path, field: str, index: int,
     env = {n: _Var(sym, typ, mem)
            for n, (sym, typ, mem) in names_at(ir, parent, field, index).items()}
     fdef = _ast.parse(f"def {ir.name}(): pass").body[0]
-    parser = ProcParser(fdef, {}, SourceMap(f"<{op or 'argument'}>",
+    parser = ProcParser(fdef, dict(scope or {}), SourceMap(f"<{op or 'argument'}>",
                                             [text.strip()]))
     try:
         if allow_window and isinstance(node, _ast.Subscript) \

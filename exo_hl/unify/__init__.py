@@ -21,7 +21,7 @@ windows, in context.
 from __future__ import annotations
 
 import itertools
-from typing import Callable, Dict, Optional
+from typing import Callable, Optional
 
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
@@ -122,7 +122,7 @@ def unify(sub_ir, block, scope) -> Unified:
                  for d in range(len(T.shape(m.scope[m.bufs[p]])))]
     # equations that hold whatever the window choice: fail early and precisely
     try:
-        solve(m.eqs, [("arg", p) for p in m.ctrl], m.atoms)
+        solve(m.eqs, [("arg", p) for p in m.ctrl], m.atoms, optimize=False)
     except NoSolution as e:
         raise UnifyError(_why(e.desc)) from None
     options = [choices_for(m, p) for p in bparams]
@@ -133,7 +133,7 @@ def unify(sub_ir, block, scope) -> Unified:
                 f"{len(m.params[p].type.hi)} dimensions; '{m.bufs[p].name}' "
                 "cannot be passed whole (only a window parameter [T][...] "
                 "accepts part of a buffer)")
-    first = None
+    fails = []
     for n, combo in enumerate(itertools.product(*options)):
         if n >= MAX_CHOICES:
             break
@@ -141,13 +141,31 @@ def unify(sub_ir, block, scope) -> Unified:
         try:
             eqs = list(m.eqs) + constraints_for(m, choice)
             sol = solve(eqs, unknowns, m.atoms, positive)
-        except (ChoiceFailed, NoSolution) as e:
-            first = first or (e.desc if hasattr(e, "desc") else str(e))
+        except ChoiceFailed as e:
+            fails.append((choice, str(e)))
             continue
-        except UnifyError:
-            raise
+        except NoSolution as e:
+            fails.append((choice, _why(e.desc)))
+            continue
         return Unified(m, choice, sol)
-    raise UnifyError(_why(first or "no window choice fits the accesses"))
+    if not fails:
+        raise UnifyError("no window choice fits the accesses")
+    if len(fails) == 1:
+        raise UnifyError(fails[0][1])
+    lines = [f"with {_choice_str(m, c)}: {why}" for c, why in fails[:4]]
+    raise UnifyError("no choice of windows works:\n      "
+                     + "\n      ".join(lines))
+
+
+def _choice_str(m, choice):
+    parts = []
+    for p, dims in choice.items():
+        if dims is None:
+            continue
+        r = len(T.shape(m.scope[m.bufs[p]]))
+        acc = ", ".join("lo:hi" if d in dims else "_" for d in range(r))
+        parts.append(f"'{p.name}' = {m.bufs[p].name}[{acc}]")
+    return ", ".join(parts) or "no windows"
 
 
 def _why(desc):

@@ -21,7 +21,7 @@ solves for unknown coefficients (the effect analysis only proves facts).
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import z3
 
@@ -78,7 +78,7 @@ Solution = Dict[object, Tuple[int, Dict[object, int]]]
 
 
 def solve(eqs: Sequence[Equation], unknowns: Sequence, basis: Sequence,
-          positive: Sequence = ()) -> Solution:
+          positive: Sequence = (), optimize: bool = True) -> Solution:
     """``{unknown: (const, {basis atom: coeff})}`` solving every equation for
     all values of the basis atoms; raises ``NoSolution``.
 
@@ -86,7 +86,8 @@ def solve(eqs: Sequence[Equation], unknowns: Sequence, basis: Sequence,
     answer is deterministic). Atoms of an equation outside ``basis`` must
     cancel exactly (they are bound inside the block, so no call argument
     can mention them). ``positive`` lists unknowns preferably >= 1 (sizes)
-    when the equations leave them free.
+    when the equations leave them free. ``optimize=False`` only checks that
+    a solution exists (and returns {}).
     """
     bidx = {a: i for i, a in enumerate(basis)}
     # a fresh context per query: z3 keeps learned state in a context, and
@@ -132,6 +133,8 @@ def solve(eqs: Sequence[Equation], unknowns: Sequence, basis: Sequence,
             raise NoSolution(descs[0])
         raise NoSolution("the solver could not decide the index equations")
 
+    if not optimize:
+        return {}
     # then the simplest solution
     o = z3.Optimize(ctx=zc)
     o.set("timeout", TIMEOUT_MS)

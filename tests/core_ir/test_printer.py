@@ -132,7 +132,7 @@ def test_allocs_windows_calls_configs_externs():
         axpy(n, s, A[0:n, 3])
         axpy(8, u, row[4:12])
         for i in par(0, n):
-            u = relu(A[i, 0]) + select(s, 0.0, A[i, 1], Cfg.scale)
+            A[i, 2] = relu(A[i, 0]) + select(s, 0.0, A[i, 1], Cfg.scale)
 
     expect(user, """
         def user(n: size, A: f32[n, 16] @ DRAM, s: f32 @ DRAM):
@@ -147,7 +147,7 @@ def test_allocs_windows_calls_configs_externs():
             axpy(n, s, A[0:n, 3])
             axpy(8, u, row[4:12])
             for i in par(0, n):
-                u = relu(A[i, 0]) + select(s, 0.0, A[i, 1], Cfg.scale)
+                A[i, 2] = relu(A[i, 0]) + select(s, 0.0, A[i, 1], Cfg.scale)
         """)
     call = user.ir().body[6]
     assert stmt_to_str(call) == "axpy(n, s, A[0:n, 3])"

@@ -1,0 +1,84 @@
+"""bind_config: pass an expression through a config field."""
+from __future__ import annotations
+
+import pytest
+
+from exo_hl import (SchedulingError, config, f32, index, proc, seq, size,
+                    stride)
+from exo_hl.rewrites.call_eqv import equivalence_modulo
+
+
+@config
+class Cfg:
+    scale: f32
+    k: index
+    s: stride
+
+
+@proc
+def axpy(n: size, a: f32, x: f32[n], y: f32[n]):
+    for i in seq(0, n):
+        y[i] += a * x[i]
+
+
+@proc
+def rd_after(n: size, a: f32, x: f32[n], y: f32[n]):
+    for i in seq(0, n):
+        y[i] += a * x[i]
+    y[0] = Cfg.scale
+
+
+@proc
+def idx(n: size, x: f32[n, 4]):
+    for i in seq(0, n):
+        x[i, 2] = 1.0
+
+
+@proc
+def needs_k(x: f32[4]):
+    assert Cfg.k == 2
+    x[Cfg.k] = 1.0
+
+
+@proc
+def calls_k(x: f32[4]):
+    Cfg.k = 2
+    x[1] = 0.0
+    needs_k(x)
+
+
+def test_bind_config_data(equiv):
+    p = axpy.bind_config("a", Cfg, "scale")
+    assert str(p) == """\
+def axpy(n: size, a: f32 @ DRAM, x: f32[n] @ DRAM, y: f32[n] @ DRAM):
+    for i in seq(0, n):
+        Cfg.scale = a
+        y[i] += Cfg.scale * x[i]"""
+    assert equivalence_modulo(axpy, p) == {(Cfg, "scale")}
+    equiv(axpy, p, [{"n": 1}, {"n": 6}])
+
+
+def test_bind_config_control_index(equiv):
+    p = idx.bind_config("2", Cfg, "k")
+    assert "Cfg.k = 2\n        x[i, Cfg.k] = 1.0" in str(p)
+    equiv(idx, p, [{"n": 3}])
+
+
+def test_bind_config_rejects_later_read():
+    # the loop's next iterations and the final statement read Cfg.scale
+    with pytest.raises(SchedulingError, match="read later"):
+        rd_after.bind_config("a", Cfg, "scale")
+
+
+def test_bind_config_rejects_callee_precondition_read():
+    with pytest.raises(SchedulingError, match="read later"):
+        calls_k.bind_config("1", Cfg, "k")
+
+
+def test_bind_config_rejects_type_mismatch_and_buffers():
+    with pytest.raises(SchedulingError, match="type"):
+        axpy.bind_config("a", Cfg, "k")
+    with pytest.raises(SchedulingError, match="type"):
+        idx.bind_config("2", Cfg, "scale")
+    with pytest.raises(SchedulingError, match="no field"):
+        axpy.bind_config("a", Cfg, "zzz")
