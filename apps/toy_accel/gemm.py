@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from exo_hl import DRAM, f32, proc, seq, size
 
-from hw_lib import (ACCUM, SCRATCH, ld_data_cfg, ld_data_str, matmul,
-                    split_config, st_acc_add, zero_acc)
+try:  # imported as apps.toy_accel.gemm (tests) or as a script's module
+    from .hw_lib import (ACCUM, SCRATCH, ld_data_cfg, ld_data_str, matmul,
+                         split_config, st_acc_add, zero_acc)
+except ImportError:
+    from hw_lib import (ACCUM, SCRATCH, ld_data_cfg, ld_data_str, matmul,
+                        split_config, st_acc_add, zero_acc)
 
 
 @proc

@@ -75,7 +75,6 @@ class DRAM_STATIC(DRAM):
                 raise MemGenError(
                     f"{srcinfo}: DRAM_STATIC buffer '{new_name}' needs constant "
                     f"sizes, got {', '.join(map(str, shape))}")
-        dims = "".join(f"[{s}]" for s in shape)
         total = 1
         for s in shape:
             total *= int(s)

@@ -29,6 +29,7 @@ from typing import Callable, NamedTuple, Optional, Tuple
 
 from ..core_ir.nodes import IR
 from ..core_ir.simplify import env_at, simplify_expr
+from ..core_ir.traversal import walk_stmts
 from ..cursors import (ArgCursor, BlockCursor, Cursor, ExprCursor,
                        GapCursor, InvalidCursorError, StmtCursor, find_want,
                        forward, get_expr, get_list, get_stmt)
@@ -473,3 +474,28 @@ def parse_expr_at(proc, text, parent: Path, field: str, index: int,
     except (SyntaxError, TypeError, ValueError) as e:
         raise _proc_error(proc, f"{_prefix(op)}cannot use {text!r} here: "
                           f"{e}") from None
+
+
+def config_fields_written(stmts) -> set:
+    """``(config, field)`` pairs a block may write, through calls too."""
+    out, seen = set(), set()
+
+    def visit(ss):
+        for st in walk_stmts(ss):
+            if isinstance(st, IR.WriteConfig):
+                out.add((st.config, st.field))
+            elif isinstance(st, IR.Call) and id(st.f) not in seen:
+                seen.add(id(st.f))
+                visit(st.f.body)
+    visit(tuple(stmts))
+    return out
+
+
+def bounds_depend_on(exprs, stmts) -> bool:
+    """True when ``exprs`` (loop bounds) read a config field ``stmts`` may
+    write: rewrites that re-evaluate such bounds later than the original
+    loop did would see a different value."""
+    from ..core_ir.traversal import walk
+    read = {(n.config, n.field) for e in exprs for n in walk(e)
+            if isinstance(n, IR.ReadConfig)}
+    return bool(read and read & config_fields_written(stmts))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..core_ir.printer import expr_to_str
-from ..core_ir.traversal import subst, walk, walk_stmts
+from ..core_ir.traversal import subst
 from ..effects import api as E
 from . import _common as C
 
@@ -41,9 +41,7 @@ def fuse_loop(proc, loop1, loop2=None):
     if l1.mode is not l2.mode:
         raise err(l2, "cannot fuse a seq loop with a par loop")
 
-    read = {(n.config, n.field) for e in (l2.lo, l2.hi) for n in walk(e)
-            if isinstance(n, IR.ReadConfig)}
-    if read and read & config_fields_written(l1.body):
+    if C.bounds_depend_on((l2.lo, l2.hi), l1.body):
         raise err(l2, "the second loop's bounds read configuration state "
                   "that the first loop writes")
     si = l1.srcinfo
@@ -93,20 +91,6 @@ def _forward_fuse(path1, n1):
         raise C.InvalidCursorError("the second loop was fused into the first")
     return fwd
 
-
-def config_fields_written(stmts) -> set:
-    """``(config, field)`` pairs a block may write, through calls too."""
-    out, seen = set(), set()
-
-    def visit(ss):
-        for st in walk_stmts(ss):
-            if isinstance(st, IR.WriteConfig):
-                out.add((st.config, st.field))
-            elif isinstance(st, IR.Call) and id(st.f) not in seen:
-                seen.add(id(st.f))
-                visit(st.f.body)
-    visit(tuple(stmts))
-    return out
 
 
 def _prove(proc_ir, path, pred) -> bool:

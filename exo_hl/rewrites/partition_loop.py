@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..core_ir.printer import expr_to_str
-from ..core_ir.traversal import fresh_copy, walk, walk_stmts
+from ..core_ir.traversal import fresh_copy
 from ..core_ir import simplify as S
 from ..effects import api as E
 from . import _common as C
@@ -27,9 +27,7 @@ def partition_loop(proc, loop, cut):
     if isinstance(cut, bool) or not isinstance(cut, int) or cut < 0:
         raise err(f"cut must be a non-negative int (the number of "
                   f"iterations of the first loop), got {cut!r}")
-    read = {(n.config, n.field) for e in (s.lo, s.hi) for n in walk(e)
-            if isinstance(n, IR.ReadConfig)}
-    if read and read & config_fields_written(s.body):
+    if C.bounds_depend_on((s.lo, s.hi), s.body):
         raise err("the loop bounds read configuration state that the loop "
                   "body writes")
     si = s.srcinfo
@@ -51,20 +49,6 @@ def partition_loop(proc, loop, cut):
                             {tuple(path): tuple(path)},
                             C.forward_replace(path, 2)))
 
-
-def config_fields_written(stmts) -> set:
-    """``(config, field)`` pairs a block may write, through calls too."""
-    out, seen = set(), set()
-
-    def visit(ss):
-        for st in walk_stmts(ss):
-            if isinstance(st, IR.WriteConfig):
-                out.add((st.config, st.field))
-            elif isinstance(st, IR.Call) and id(st.f) not in seen:
-                seen.add(id(st.f))
-                visit(st.f.body)
-    visit(tuple(stmts))
-    return out
 
 
 def _prove(proc_ir, path, pred) -> bool:

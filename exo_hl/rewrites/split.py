@@ -24,7 +24,7 @@ import keyword
 
 from ..core_ir.nodes import IR
 from ..core_ir.syms import Sym
-from ..core_ir.traversal import fresh_copy, free_vars, subst, walk, walk_stmts
+from ..core_ir.traversal import fresh_copy, free_vars, subst, walk_stmts
 from ..core_ir import simplify as S
 from ..core_ir.printer import expr_to_str
 from ..effects import api as E
@@ -151,9 +151,7 @@ def _check_names(proc, path, loop, outer, inner, err):
 def _check_bounds_stable(loop, err):
     """Bounds reading config fields the body may write would change value
     between the original single evaluation and the guard / remainder loop."""
-    read = {(n.config, n.field) for e in (loop.lo, loop.hi) for n in walk(e)
-            if isinstance(n, IR.ReadConfig)}
-    if read and read & config_fields_written(loop.body):
+    if C.bounds_depend_on((loop.lo, loop.hi), loop.body):
         raise err("the loop bounds read configuration state that the loop "
                   "body writes")
 
@@ -180,20 +178,6 @@ def _add(a, b, si):
 def _sub(a, b, si):
     return _binop("-", a, b, si)
 
-
-def config_fields_written(stmts) -> set:
-    """``(config, field)`` pairs a block may write, through calls too."""
-    out, seen = set(), set()
-
-    def visit(ss):
-        for st in walk_stmts(ss):
-            if isinstance(st, IR.WriteConfig):
-                out.add((st.config, st.field))
-            elif isinstance(st, IR.Call) and id(st.f) not in seen:
-                seen.add(id(st.f))
-                visit(st.f.body)
-    visit(tuple(stmts))
-    return out
 
 
 def _prove(proc_ir, path, pred) -> bool:

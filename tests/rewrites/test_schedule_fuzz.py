@@ -22,8 +22,8 @@ import time
 import numpy as np
 import pytest
 
-from exo_hl import (DRAM, DRAM_STATIC, SchedulingError, f32, par, proc, seq,
-                    size)
+from exo_hl import (DRAM_STATIC, MemGenError, SchedulingError, f32, proc,
+                    seq, size)
 from exo_hl.core_ir import types as T
 from exo_hl.core_ir.nodes import IR
 from exo_hl.core_ir.traversal import free_vars, walk
@@ -363,7 +363,15 @@ def fuzz(n_seqs, n_steps, seed, roundtrip, budget_s=None, compile_final=False):
                     f"before:\n{p}\nafter:\n{q}") from e
             p = q
         if compile_final and p is not p0:
-            fn = p.compile()
+            try:
+                fn = p.compile()
+            except MemGenError as e:
+                # set_memory(DRAM_STATIC) is accepted for symbolic shapes;
+                # the backend then refuses it (a documented MemGenError)
+                assert "DRAM_STATIC" in str(e) and "constant" in str(e), e
+                per_op["<compile refused>"] = (
+                    per_op.get("<compile refused>", (0, 0))[0] + 1, 0)
+                continue
             for base, ref in data:
                 args = {k: (v.copy() if isinstance(v, np.ndarray) else v)
                         for k, v in base.items()}
