@@ -9,19 +9,34 @@ procedure and operation it was derived from (its provenance).
 from __future__ import annotations
 
 import importlib
+from collections import OrderedDict
 from typing import Optional
 
 from .core_ir.nodes import IR
 from .errors import SchedulingError
 
 
+#: bodies already known to be well formed (keyed by everything the checks
+#: read, so a rename or a rewrite that only moves cursors costs nothing);
+#: bounded, and only successes are remembered
+_KNOWN_WELL_FORMED: "OrderedDict[tuple, None]" = OrderedDict()
+_KNOWN_LIMIT = 2048
+
+
 def _check_well_formed(proc_ir, op: str) -> None:
     from .errors import BoundsError, ExoTypeError
     from .frontend.checks import run_static_checks
     from .frontend.typecheck import check_calls
+    key = (proc_ir.args, proc_ir.preds, proc_ir.body)
+    if key in _KNOWN_WELL_FORMED:
+        _KNOWN_WELL_FORMED.move_to_end(key)
+        return
     try:
         check_calls(proc_ir)
         run_static_checks(proc_ir)
+        _KNOWN_WELL_FORMED[key] = None
+        if len(_KNOWN_WELL_FORMED) > _KNOWN_LIMIT:
+            _KNOWN_WELL_FORMED.popitem(last=False)
     except (BoundsError, ExoTypeError) as e:
         raise SchedulingError(
             f"{op}: the rewritten procedure '{proc_ir.name}' would not be "

@@ -5,8 +5,8 @@ vendor would: two memories that C code may not touch directly, one piece of
 configuration state, and instructions whose bodies are their semantics and
 whose templates are the C emitted at each call.
 
-The "hardware" is simulated in plain C (``TOY_SIM`` below, emitted once into
-every generated file) so the scheduled kernels run on this machine. The
+The "hardware" is simulated in plain C (the instructions' ``c_global``
+pieces below) so the scheduled kernels run on this machine. The
 simulation is faithful where it matters for scheduling: the load engine reads
 its source row stride from a configuration register set by ``config_ld``, not
 from the instruction, so a kernel that forgets (or wrongly hoists) the config
@@ -20,15 +20,29 @@ from exo_hl import stride  # noqa: F401  (used inside instruction bodies)
 DIM = 16  # the systolic array is DIM x DIM
 
 # ---------------------------------------------------------------------------
-# the C simulator of the device (shared by every instruction)
+# the C simulator of the device
+#
+# Each instruction's ``c_global`` carries only the simulator pieces it uses
+# (a file must not define static functions it never calls: -Wunused-function),
+# each piece under an include guard so instructions sharing one (ld_data and
+# ld_data_cfg share the register and mvin) never define it twice.
 
-TOY_SIM = r"""
-/* toy accelerator simulator: one configuration register and four engines */
+def _piece(name, text):
+    guard = f"TOY_SIM_{name.upper()}"
+    return f"#ifndef {guard}\n#define {guard}\n{text.strip()}\n#endif\n"
+
+
+_REG = _piece("reg", """
 #include <stdint.h>
-static int_fast32_t toy_cfg_src_stride;   /* ConfigLoad.src_stride */
+/* the load engine's stride register (ConfigLoad.src_stride) */
+static int_fast32_t toy_cfg_src_stride;
+""")
 
+_CONFIG_LD = _REG + _piece("config_ld", """
 static inline void toy_config_ld(int_fast32_t s) { toy_cfg_src_stride = s; }
+""")
 
+_MVIN = _REG + _piece("mvin", """
 /* mvin: DRAM rows (stride from the config register) -> scratchpad rows */
 static inline void toy_mvin(const float *src, float *dst, int_fast32_t dst_rs,
                             int_fast32_t n, int_fast32_t m) {
@@ -36,7 +50,10 @@ static inline void toy_mvin(const float *src, float *dst, int_fast32_t dst_rs,
         for (int_fast32_t j = 0; j < m; j++)
             dst[i * dst_rs + j] = src[i * toy_cfg_src_stride + j];
 }
+""")
 
+_MVIN_STR = _piece("mvin_str", """
+#include <stdint.h>
 /* mvin_str: the second load engine, stride given in the instruction */
 static inline void toy_mvin_str(const float *src, int_fast32_t src_rs,
                                 float *dst, int_fast32_t dst_rs,
@@ -45,7 +62,10 @@ static inline void toy_mvin_str(const float *src, int_fast32_t src_rs,
         for (int_fast32_t j = 0; j < m; j++)
             dst[i * dst_rs + j] = src[i * src_rs + j];
 }
+""")
 
+_MATMUL = _piece("matmul", """
+#include <stdint.h>
 /* matmul: acc[16x16] += a[16x16] * b[16x16] (all on-chip) */
 static inline void toy_matmul(const float *a, int_fast32_t a_rs,
                               const float *b, int_fast32_t b_rs,
@@ -55,7 +75,10 @@ static inline void toy_matmul(const float *a, int_fast32_t a_rs,
             for (int_fast32_t k = 0; k < 16; k++)
                 c[i * c_rs + j] += a[i * a_rs + k] * b[k * b_rs + j];
 }
+""")
 
+_ZERO_ACC = _piece("zero_acc", """
+#include <stdint.h>
 /* zero_acc: clear n x m accumulator rows */
 static inline void toy_zero_acc(float *dst, int_fast32_t dst_rs,
                                 int_fast32_t n, int_fast32_t m) {
@@ -63,7 +86,10 @@ static inline void toy_zero_acc(float *dst, int_fast32_t dst_rs,
         for (int_fast32_t j = 0; j < m; j++)
             dst[i * dst_rs + j] = 0.0f;
 }
+""")
 
+_MVOUT = _piece("mvout", """
+#include <stdint.h>
 /* mvout: accumulator rows -> DRAM, overwriting (acc = 0) or adding (acc = 1) */
 static inline void toy_mvout(const float *src, int_fast32_t src_rs,
                              float *dst, int_fast32_t dst_rs,
@@ -74,7 +100,7 @@ static inline void toy_mvout(const float *src, int_fast32_t src_rs,
             else     dst[i * dst_rs + j] = src[i * src_rs + j];
         }
 }
-"""
+""")
 
 
 # ---------------------------------------------------------------------------
@@ -86,10 +112,6 @@ class _OnChip(Memory):
     Simulated as C arrays on the stack; direct loads and stores from C are
     forbidden (``can_read() is False``), so only instructions touch it.
     """
-
-    @classmethod
-    def global_(cls):
-        return TOY_SIM
 
     @classmethod
     def alloc(cls, new_name, prim_type, shape, srcinfo):
@@ -136,13 +158,13 @@ class ConfigLoad:
 # ---------------------------------------------------------------------------
 # instructions
 
-@instr("toy_config_ld({s});", TOY_SIM)
+@instr("toy_config_ld({s});", _CONFIG_LD)
 def config_ld(s: stride):
     ConfigLoad.src_stride = s
 
 
 @instr("toy_mvin(&{src_data}, &{dst_data}, {dst}.strides[0], {n}, {m});",
-       TOY_SIM)
+       _MVIN)
 def ld_data(n: size, m: size, src: [f32][n, m] @ DRAM,
             dst: [f32][n, 16] @ SCRATCH):
     assert n <= 16 and m <= 16
@@ -153,7 +175,7 @@ def ld_data(n: size, m: size, src: [f32][n, m] @ DRAM,
 
 
 @instr("toy_mvin_str(&{src_data}, {src}.strides[0], &{dst_data}, "
-       "{dst}.strides[0], {n}, {m});", TOY_SIM)
+       "{dst}.strides[0], {n}, {m});", _MVIN_STR)
 def ld_data_str(n: size, m: size, src: [f32][n, m] @ DRAM,
                 dst: [f32][n, 16] @ SCRATCH):
     assert n <= 16 and m <= 16
@@ -163,7 +185,7 @@ def ld_data_str(n: size, m: size, src: [f32][n, m] @ DRAM,
 
 
 @instr("toy_matmul(&{a_data}, {a}.strides[0], &{b_data}, {b}.strides[0], "
-       "&{c_data}, {c}.strides[0]);", TOY_SIM)
+       "&{c_data}, {c}.strides[0]);", _MATMUL)
 def matmul(a: [f32][16, 16] @ SCRATCH, b: [f32][16, 16] @ SCRATCH,
            c: [f32][16, 16] @ ACCUM):
     for i in seq(0, 16):
@@ -172,7 +194,7 @@ def matmul(a: [f32][16, 16] @ SCRATCH, b: [f32][16, 16] @ SCRATCH,
                 c[i, j] += a[i, k] * b[k, j]
 
 
-@instr("toy_zero_acc(&{dst_data}, {dst}.strides[0], {n}, {m});", TOY_SIM)
+@instr("toy_zero_acc(&{dst_data}, {dst}.strides[0], {n}, {m});", _ZERO_ACC)
 def zero_acc(n: size, m: size, dst: [f32][n, 16] @ ACCUM):
     assert n <= 16 and m <= 16
     for i in seq(0, n):
@@ -181,7 +203,7 @@ def zero_acc(n: size, m: size, dst: [f32][n, 16] @ ACCUM):
 
 
 @instr("toy_mvout(&{src_data}, {src}.strides[0], &{dst_data}, "
-       "{dst}.strides[0], {n}, {m}, 1);", TOY_SIM)
+       "{dst}.strides[0], {n}, {m}, 1);", _MVOUT)
 def st_acc_add(n: size, m: size, src: [f32][n, 16] @ ACCUM,
                dst: [f32][n, m] @ DRAM):
     assert n <= 16 and m <= 16
@@ -191,7 +213,7 @@ def st_acc_add(n: size, m: size, src: [f32][n, 16] @ ACCUM,
 
 
 @instr("toy_mvout(&{src_data}, {src}.strides[0], &{dst_data}, "
-       "{dst}.strides[0], {n}, {m}, 0);", TOY_SIM)
+       "{dst}.strides[0], {n}, {m}, 0);", _MVOUT)
 def st_acc(n: size, m: size, src: [f32][n, 16] @ ACCUM,
            dst: [f32][n, m] @ DRAM):
     assert n <= 16 and m <= 16
@@ -205,7 +227,7 @@ def st_acc(n: size, m: size, src: [f32][n, 16] @ ACCUM,
 
 @instr("toy_config_ld({src}.strides[0]);\n"
        "toy_mvin(&{src_data}, &{dst_data}, {dst}.strides[0], {n}, {m});",
-       TOY_SIM)
+       _CONFIG_LD + _MVIN)
 def ld_data_cfg(n: size, m: size, src: [f32][n, m] @ DRAM,
                 dst: [f32][n, 16] @ SCRATCH):
     """Load that sets the stride register itself: always correct, but it

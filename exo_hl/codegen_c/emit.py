@@ -68,6 +68,9 @@ fmin fmax floor ceil pow sinf cosf sqrtf expf fabsf fminf fmaxf int8_t uint8_t
 int16_t uint16_t int32_t uint32_t int64_t uint64_t int_fast32_t int_fast64_t
 size_t ptrdiff_t asm typeof class new delete this template namespace operator
 private public protected virtual friend try catch throw ctxt
+trunc truncf round roundf lround rint nearbyint floorf ceilf powf logf log2
+log10 exp2 expm1 log1p sinh cosh tanh asin acos atan atan2 cbrt hypot fma fmaf
+fmod remainder copysign erf tgamma abs labs strlen strcmp puts putchar exit
 """.split())
 
 def _fresh_c_name(base: str, in_use) -> str:
@@ -112,18 +115,22 @@ _ASSUME_MACRO = """\
 #endif
 """
 
-_FLOOR_HELPERS = """\
-/* Floor division / modulo by a positive constant (Python semantics). */
+_FLOOR_COMMENT = \
+    "/* Floor division / modulo by a positive constant (Python semantics). */"
+#: emitted only when used (clang warns on unused static functions)
+_FLOOR_HELPERS = {
+    "exo_floor_div": """\
 static inline int_fast32_t exo_floor_div(int_fast32_t a, int_fast32_t b) {
     int_fast32_t q = a / b;
     return (a % b < 0) ? q - 1 : q;
 }
-
+""",
+    "exo_floor_mod": """\
 static inline int_fast32_t exo_floor_mod(int_fast32_t a, int_fast32_t b) {
     int_fast32_t r = a % b;
     return (r < 0) ? r + b : r;
 }
-"""
+"""}
 
 
 def _uses_default_window(mem) -> bool:
@@ -277,7 +284,9 @@ class _Program:
         if self.need_assume:
             out.append(_ASSUME_MACRO)
         if self.need_floor:
-            out.append(_FLOOR_HELPERS)
+            out.append(_FLOOR_COMMENT)
+            out += [h for fn, h in _FLOOR_HELPERS.items()
+                    if any(f"{fn}(" in b for b in bodies)]
         out += bodies
         return "\n".join(out).rstrip("\n") + "\n"
 
@@ -490,8 +499,26 @@ class _ProcEmitter:
         written = written_buffers(f)
         args = ["ctxt"]
         for fa, a in zip(f.args, s.args):
+            self.check_arg_precision(f, fa, a, s)
             args.append(self.call_arg(fa, a, fa.name not in written, s))
         self.line(depth, f"{self.prog.fn_names[f]}({', '.join(args)});")
+
+    def check_arg_precision(self, f, fa, a, node):
+        """A data buffer argument has the C element type of its parameter.
+
+        The interpreter runs an ``R`` parameter at the caller's precision,
+        but C has one body per callee and ``R`` is ``float`` there; passing
+        e.g. an ``f64`` buffer would reinterpret its memory."""
+        if not (is_tensor_or_window(fa.type) or is_real_scalar(fa.type)):
+            return
+        want, got = basetype(fa.type), basetype(a.type)
+        if is_data(got) and C_TYPES[want] != C_TYPES[got]:
+            self._err(ExoTypeError,
+                      f"argument '{fa.name.name}' of '{f.name}' is "
+                      f"{TYPE_NAMES[got]} but the parameter compiles as "
+                      f"{C_TYPES[want]} ({TYPE_NAMES[want]}); call a copy of "
+                      f"'{f.name}' made with set_precision for "
+                      f"{TYPE_NAMES[got]} data", node)
 
     def _buf_of(self, e, node):
         buf = self.bufs.get(e.name)
@@ -828,15 +855,12 @@ class _ProcEmitter:
 
 
 def _is_used_later(s, rest):
-    """Is the buffer bound by ``s`` read (or, for arrays, touched) later?"""
+    """Is the buffer bound by ``s`` read later? (Stores alone do not count:
+    gcc flags a local array that is only written as set-but-unused.)"""
     sym = s.name
-    array = isinstance(s, IR.WindowStmt) or isinstance(s.type, IR.Tensor)
     for root in rest:
         for n in walk(root):
             if isinstance(n, (IR.Read, IR.WindowExpr, IR.StrideExpr)) and \
-                    n.name is sym:
-                return True
-            if array and isinstance(n, (IR.Assign, IR.Reduce)) and \
                     n.name is sym:
                 return True
     return False

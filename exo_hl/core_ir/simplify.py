@@ -343,15 +343,9 @@ class _Simplifier:
         idx = tuple(self.w_access(w) for w in e.idx)
         t = e.type
         if isinstance(t, IR.WindowType):
-            his = []
-            for w in idx:
-                if isinstance(w, IR.Interval):
-                    diff = _binop("-", w.hi, w.lo, IR.Index, w.srcinfo)
-                    his.append(self.build(self.lin(diff), diff))
-            at = t.as_tensor
-            if isinstance(at, IR.Tensor) and len(his) == len(at.hi):
-                at = at.update(hi=tuple(his))
-            t = t.update(as_tensor=at, idx=idx)
+            # extents in the range-free normal form every window gets
+            from .windows import make_window
+            return make_window(e.name, t.src_type, idx, e.srcinfo)
         return e.update(idx=idx, type=t)
 
     def w_access(self, w):

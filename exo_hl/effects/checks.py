@@ -92,11 +92,16 @@ def _fmt_loc(t):
 def _fmt_model(model):
     if not model:
         return ""
-    items = []
-    for k, v in model.items():
+    # user-facing spellings; two different variables spelled alike (e.g.
+    # the iterators of two statements) get primes: i, i'
+    items, seen = [], {}
+    for k, v in sorted(model.items(), key=lambda kv: getattr(kv[0], "id", 0)):
         nm = getattr(k, "name", None)
         if isinstance(k, (E.GVar, E.StrideVar)) or nm is None:
             nm = repr(k)
+        else:
+            nm = nm + "'" * seen.get(nm, 0)
+            seen[getattr(k, "name")] = seen.get(getattr(k, "name"), 0) + 1
         items.append(f"{nm}={v}")
     return " (e.g. " + ", ".join(sorted(items)) + ")"
 

@@ -65,7 +65,7 @@ class StrideVar:
         return hash(("stride", self.buf, self.dim))
 
     def __repr__(self):
-        return f"stride({self.buf!r}, {self.dim})"
+        return f"stride({getattr(self.buf, 'name', self.buf)}, {self.dim})"
 
 
 # ---------------------------------------------------------------------------

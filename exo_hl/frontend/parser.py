@@ -26,6 +26,7 @@ from ..core_ir.memory import DRAM, Memory
 from ..core_ir.nodes import IR
 from ..core_ir.srcinfo import SrcInfo
 from ..core_ir.syms import Sym
+from ..core_ir.windows import make_window
 from ..errors import ExoSyntaxError, ExoTypeError, located
 from . import surface
 from .typecheck import call_arg_problem, data_join, describe_type
@@ -695,7 +696,7 @@ class ProcParser:
         if len(dims) != len(shape):
             raise self.type_error(f"'{name}' has {len(shape)} dimensions but "
                                   f"the window gives {len(dims)}", node)
-        idx, his = [], []
+        idx = []
         for d, size in zip(dims, shape):
             dsi = self.src(d)
             if isinstance(d, ast.Slice):
@@ -707,13 +708,9 @@ class ProcParser:
                 hi = (self.index_expr(d.upper, env) if d.upper is not None
                       else size)
                 idx.append(IR.Interval(lo, hi, srcinfo=dsi))
-                his.append(_extent(lo, hi, dsi))
             else:
                 idx.append(IR.Point(self.index_expr(d, env), srcinfo=dsi))
-        as_t = IR.Tensor(tuple(his), True, T.basetype(var.type))
-        wt = IR.WindowType(var.type, as_t, var.sym, tuple(idx))
-        return IR.WindowExpr(var.sym, tuple(idx), type=wt,
-                             srcinfo=self.src(node))
+        return make_window(var.sym, var.type, idx, self.src(node))
 
     def compare(self, node, env):
         si = self.src(node)
@@ -850,15 +847,6 @@ class ProcParser:
                                   f"expression", node)
         raise self.type_error(f"'{_dotted_text(node.func)}' is not an extern "
                               f"function usable in a procedure", node.func)
-
-
-def _extent(lo, hi, si):
-    """``hi - lo`` as a size expression (folded when obvious)."""
-    if isinstance(lo, IR.Const) and lo.val == 0:
-        return hi
-    if isinstance(lo, IR.Const) and isinstance(hi, IR.Const):
-        return IR.Const(hi.val - lo.val, type=IR.Int, srcinfo=si)
-    return IR.BinOp("-", hi, lo, type=IR.Index, srcinfo=si)
 
 
 def _is_literal(e) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
+from ..core_ir.windows import make_window
 from ..core_ir.simplify import const_value, env_at, simplify_expr, with_loop
 from ..core_ir.traversal import map_node, walk_stmts
 from . import _common as C
@@ -90,8 +91,7 @@ def divide_dim(proc, buffer, dim, factor):
             acc = n_.idx[:dim] + (IR.Point(hi, srcinfo=w.srcinfo),
                                   IR.Point(lo, srcinfo=w.srcinfo)) \
                 + n_.idx[dim + 1:]
-            return n_.update(idx=acc, type=n_.type.update(src_type=new_t,
-                                                          idx=acc))
+            return make_window(a.name, new_t, acc, n_.srcinfo)
         if isinstance(n_, IR.StrideExpr) and n_.name == a.name:
             # the old dimension's stride is that of the new inner one
             return n_.update(dim=n_.dim + 1) if n_.dim >= dim else None

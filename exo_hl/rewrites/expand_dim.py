@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
+from ..core_ir.windows import make_window
 from ..core_ir.printer import expr_to_str
 from ..core_ir.simplify import env_at, simplify_expr
 from ..core_ir.traversal import map_node, walk, walk_stmts
@@ -95,9 +96,7 @@ def expand_dim(proc, buffer, alloc_dim, indexing_expr):
         acc = (IR.Point(idx, srcinfo=si), ) + tuple(
             IR.Interval(IR.Const(0, type=IR.Int), h, srcinfo=si)
             for h in T.shape(old_t))
-        as_t = IR.Tensor(T.shape(old_t), True, T.basetype(old_t))
-        return IR.WindowExpr(a.name, acc, type=IR.WindowType(
-            new_t, as_t, a.name, acc), srcinfo=n.srcinfo)
+        return make_window(a.name, new_t, acc, n.srcinfo)
 
     def fn(n):
         if isinstance(n, (IR.Assign, IR.Reduce)) and n.name == a.name:
@@ -108,8 +107,7 @@ def expand_dim(proc, buffer, alloc_dim, indexing_expr):
             return full_window(n)
         if isinstance(n, IR.WindowExpr) and n.name == a.name:
             acc = (IR.Point(idx, srcinfo=n.srcinfo), ) + n.idx
-            return n.update(idx=acc, type=n.type.update(src_type=new_t,
-                                                        idx=acc))
+            return make_window(a.name, new_t, acc, n.srcinfo)
         if isinstance(n, IR.StrideExpr) and n.name == a.name:
             return n.update(dim=n.dim + 1)
         return None

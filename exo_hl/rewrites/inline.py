@@ -18,6 +18,7 @@ really comes from, and what a reader of an error message wants to see.
 from __future__ import annotations
 
 from ..core_ir.nodes import IR
+from ..core_ir.windows import make_window
 from ..core_ir.traversal import (fresh_copy, map_node, map_types_in_node,
                                   walk_stmts)
 from ..core_ir import simplify as S
@@ -129,17 +130,6 @@ def _add(a, b):
     return IR.BinOp("+", a, b, type=IR.Index, srcinfo=b.srcinfo)
 
 
-def _window_type(buf_type, buf_sym, access):
-    """The WindowType of ``buf_sym[access]`` where buf_sym has ``buf_type``."""
-    hi = tuple(IR.BinOp("-", w.hi, w.lo, type=IR.Index, srcinfo=w.srcinfo)
-               if not (isinstance(w.lo, IR.Const) and w.lo.val == 0) else w.hi
-               for w in access if isinstance(w, IR.Interval))
-    return IR.WindowType(
-        src_type=buf_type,
-        as_tensor=IR.Tensor(hi=hi, is_window=True, type=T.basetype(buf_type)),
-        src_buf=buf_sym, idx=access)
-
-
 def _rebind(stmt, ctrl, bufs):
     """Substitute control params and redirect buffer params in one stmt."""
 
@@ -164,17 +154,14 @@ def _rebind(stmt, ctrl, bufs):
                                     h, srcinfo=n.srcinfo)
                         for h in T.shape(n.type))
                     wacc = _compose_window(acc, full)
-                    return IR.WindowExpr(sym, wacc,
-                                         type=_window_type(btype, sym, wacc),
-                                         srcinfo=n.srcinfo)
+                    return make_window(sym, btype, wacc, n.srcinfo)
                 return n.update(name=sym, idx=_compose(acc, n.idx),
                                 type=elem_type(n.name, n.type))
             return None
         if isinstance(n, IR.WindowExpr) and n.name in bufs:
             sym, acc, btype = bufs[n.name]
             wacc = _compose_window(acc, n.idx)
-            return IR.WindowExpr(sym, wacc, type=_window_type(btype, sym, wacc),
-                                 srcinfo=n.srcinfo)
+            return make_window(sym, btype, wacc, n.srcinfo)
         if isinstance(n, IR.StrideExpr) and n.name in bufs:
             sym, acc, _ = bufs[n.name]
             dim = n.dim

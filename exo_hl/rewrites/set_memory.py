@@ -4,9 +4,11 @@ Memory is not part of a program's meaning, so the only check is that the
 program stays well-typed: every call that receives the buffer (whole, as a
 window expression, or through a window statement naming it) must accept a
 buffer in ``MEM``: the callee parameter's memory must be ``MEM``'s class or
-a base of it (API.md section 1). Whether ``MEM`` can actually hold the
-buffer (constant sizes for ``DRAM_STATIC``, readability) is the backend's
-``MemGenError`` to report, as for hand-written code.
+a base of it (API.md section 1). ``MEM`` is also asked, through its
+``alloc()``, whether it can hold the buffer at all (e.g. ``DRAM_STATIC``
+needs constant sizes), so that refusal comes now, not at compile time.
+Direct accesses to an unreadable memory stay the backend's ``MemGenError``:
+the schedule is expected to replace them with instructions afterwards.
 """
 from __future__ import annotations
 
@@ -45,6 +47,21 @@ def check_calls_with(proc, body, names, mem, op):
                     f" or a subclass of it)")
 
 
+def _check_allocatable(proc, alloc, mem, op):
+    from ..core_ir.printer import expr_to_str
+    from ..core_ir.types import C_TYPES, basetype, shape
+    from ..errors import MemGenError
+    dims = [str(e.val) if isinstance(e, IR.Const) else expr_to_str(e)
+            for e in shape(alloc.type)]
+    try:
+        mem.alloc(alloc.name.name, C_TYPES[basetype(alloc.type)], dims,
+                  alloc.srcinfo)
+    except MemGenError as e:
+        raise C.scheduling_error(
+            proc, alloc, f"{op}: {mem.__name__} cannot hold this buffer: "
+            f"{e}") from None
+
+
 def set_memory(proc, buffer, mem):
     op = "set_memory"
     buf = C.resolve_buffer(proc, buffer, op)
@@ -63,6 +80,7 @@ def set_memory(proc, buffer, mem):
     *parent, (field, i) = buf.loc
     scope = C.get_list(ir, tuple(parent), field)[i + 1:]
     check_calls_with(proc, scope, _aliases(scope, buf.sym), mem, op)
+    _check_allocatable(proc, buf.node, mem, op)
     new_ir = C.replace_stmts_at(ir, buf.loc, buf.node.update(mem=mem))
     return proc._derive(new_ir, op)
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 from ..core_ir import types as T
 from ..core_ir.memory import DRAM
 from ..core_ir.nodes import IR
+from ..core_ir.windows import make_window
 from ..core_ir.simplify import env_at, simplify_expr
 from ..core_ir.syms import Sym
 from ..core_ir.traversal import map_node, walk, walk_stmts
@@ -327,8 +328,7 @@ def stage_mem(proc, block, window, new_name, accum=False):
                     acc.append(a.update(lo=shift(k, a.lo), hi=shift(k, a.hi)))
                 else:
                     acc.append(a.update(pt=shift(k, a.pt)))
-            wt = n.type.update(src_type=new_type, src_buf=new, idx=tuple(acc))
-            return n.update(name=new, idx=tuple(acc), type=wt)
+            return make_window(new, new_type, acc, n.srcinfo)
         if isinstance(n, IR.StrideExpr) and n.name == buf:
             return n.update(name=new, dim=ivl.index(n.dim))
         return None

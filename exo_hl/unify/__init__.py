@@ -26,6 +26,7 @@ from typing import Callable, Optional
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import subst
+from ..core_ir.windows import make_window
 from .match import (ChoiceFailed, Matcher, UnifyError, choices_for,
                     constraints_for, off)
 from .solve import NoSolution, solve
@@ -76,7 +77,7 @@ class Unified:
         if not fa.type.is_window:  # dense tensor: the whole buffer
             return IR.Read(ksym, (), type=kt, srcinfo=si)
         dims = self.choice[p]
-        idx, his = [], []
+        idx = []
         for d in range(len(T.shape(kt))):
             c0, cs = sol[off(p, d)]
             o = norm(_affine(c0, cs, m.atoms, si))
@@ -84,12 +85,9 @@ class Unified:
                 ext = norm(subst(fa.type.hi[dims.index(d)], ctrl))
                 hi = norm(IR.BinOp("+", o, ext, type=IR.Index, srcinfo=si))
                 idx.append(IR.Interval(o, hi, srcinfo=si))
-                his.append(ext)
             else:
                 idx.append(IR.Point(o, srcinfo=si))
-        as_t = IR.Tensor(tuple(his), True, T.basetype(kt))
-        wt = IR.WindowType(kt, as_t, ksym, tuple(idx))
-        return IR.WindowExpr(ksym, tuple(idx), type=wt, srcinfo=si)
+        return make_window(ksym, kt, idx, si)
 
 
 def _affine(c0, coeffs, basis, si):

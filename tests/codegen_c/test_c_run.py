@@ -178,3 +178,77 @@ def test_cc_and_cflags_options_and_cache(tmp_path, monkeypatch):
     np.testing.assert_array_equal(x, [2, 2, 2])
     with pytest.raises(RuntimeError, match="failed"):
         add1.compile(cflags="-O1 --no-such-flag-exists")
+
+
+def _three_way_cases():
+    """(kernel, args, numpy expectation of the written buffers) per feature
+    of issue 2's done-when list; ``args`` are fresh copies per use."""
+    r = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
+    cases = []
+    for M, N, Kd in [(1, 1, 1), (2, 3, 5), (7, 4, 9), (16, 16, 16)]:
+        A, B, C = r(M, Kd), r(Kd, N), r(M, N)
+        cases.append((f"gemm{M}x{N}x{Kd}", K.gemm,
+                      dict(M=M, N=N, K=Kd, A=A, B=B, C=C),
+                      {"C": C + A @ B}))
+    A = r(5, 3)
+    cases.append(("windows", K.scale_rows_cols,
+                  dict(m=5, n=3, A=A, alpha=np.array(2, np.float32),
+                       beta=np.array([3.0], np.float32)), {"A": A * 6.0}))
+    x, y = r(6), r(6)
+    cases.append(("data_scalar", K.dot,
+                  dict(n=6, x=x, y=y, r=np.zeros((), np.float32)),
+                  {"r": x @ y}))
+    x = r(7)
+    want = x.copy()
+    want[1:-1] = 0.25 * x[:-2] + 0.5 * x[1:-1] + 0.25 * x[2:]
+    cases.append(("allocs_if_else", K.blur3,
+                  dict(n=7, x=x, y=np.zeros(7, np.float32)), {"y": want}))
+    a = np.array([-128, -7, 0, 9, 127], np.int8)
+    fu = np.array([0, 3, 128, 250, 255], np.uint8)
+    d = (a.astype(np.float64) * 3 * 0.5).astype(np.float32)
+    z = dict(b=np.zeros(5, np.int32), c=np.zeros(5, np.float64),
+             d=np.zeros(5, np.float32), e=np.zeros(5, np.int16),
+             g=np.zeros(5, np.uint16), h=np.zeros(5, np.float16))
+    cases.append(("precisions", K.casts, dict(n=5, a=a, f=fu, **z),
+                  {"b": a.astype(np.int32) * 3, "c": a * 3.0, "d": d,
+                   "e": a.astype(np.int16), "g": fu.astype(np.uint16),
+                   "h": d.astype(np.float16)}))
+    A = r(2, 8)
+    cases.append(("instr", K.dbl_rows,
+                  dict(m=2, A=A, B=np.zeros((2, 8), np.float32)),
+                  {"B": 2 * A}))
+    return cases
+
+
+@pytest.mark.parametrize("case", _three_way_cases(), ids=lambda c: c[0])
+def test_numpy_interpret_and_compile_agree(case):
+    _, p, args, want = case
+    got_i = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+             for k, v in args.items()}
+    got_c = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+             for k, v in args.items()}
+    p.interpret(**got_i)
+    p.compile()(**got_c)
+    for name, w in want.items():
+        np.testing.assert_allclose(got_i[name].astype(np.float64),
+                                   np.asarray(w, np.float64), rtol=1e-4,
+                                   atol=1e-5, err_msg=f"interpret {name}")
+        np.testing.assert_allclose(got_c[name].astype(np.float64),
+                                   np.asarray(w, np.float64), rtol=1e-4,
+                                   atol=1e-5, err_msg=f"compile {name}")
+        assert got_i[name].dtype == got_c[name].dtype
+
+
+def test_config_state_across_calls_interpret_and_compile_agree():
+    from exo_hl.core_ir.interpret import ConfigState
+    f = K.scale_by_cfg.compile()
+    st = ConfigState()
+    xi, xc = np.ones(4, np.float32), np.ones(4, np.float32)
+    for k, s in enumerate([2.0, 3.0, 0.5], start=1):
+        K.scale_by_cfg.interpret(4, xi, np.array(s, np.float32),
+                                 config_state=st)
+        f(4, xc, np.array(s, np.float32))
+        assert st[K.Cfg.count] == f.get_config(K.Cfg, "count") == k
+        assert st[K.Cfg.scale] == f.get_config(K.Cfg, "scale") == s
+    np.testing.assert_array_equal(xi, np.full(4, 3.0, np.float32))
+    np.testing.assert_array_equal(xi, xc)

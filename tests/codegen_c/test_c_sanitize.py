@@ -8,7 +8,7 @@ from exo_hl import compile_procs
 from exo_hl.codegen_c.driver import driver_source, parse_driver_output
 
 import cg_kernels as K
-from cg_helpers import run
+from cg_helpers import c_compilers, run
 
 rng = np.random.default_rng(1)
 SAN = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all",
@@ -72,10 +72,11 @@ int main(void) {
     return 0;
 }
 """)
-    run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-c",
-         "kern.c"], tmp_path)
-    run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-o",
-         "prog", "main.c", "kern.o"], tmp_path)
-    out = run(["./prog"], tmp_path).split()
-    # A @ B = [[4, 5], [10, 11]], scaled by 2 twice
-    assert out == ["16", "20", "40", "44", "2", "2"]
+    for cc in c_compilers():
+        run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-c",
+             "kern.c"], tmp_path)
+        run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-o",
+             "prog", "main.c", "kern.o"], tmp_path)
+        out = run(["./prog"], tmp_path).split()
+        # A @ B = [[4, 5], [10, 11]], scaled by 2 twice
+        assert out == ["16", "20", "40", "44", "2", "2"], cc

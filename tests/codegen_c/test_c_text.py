@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import re
+import shutil
+
 import pytest
 
-from exo_hl import (DRAM, DRAM_STATIC, ExoTypeError, MemGenError, compile_procs, f32, f64,
-                    par, proc, seq, size)
+from exo_hl import (DRAM, DRAM_STATIC, ExoTypeError, MemGenError, R,
+                    compile_procs, f32, f64, par, proc, seq, size)
 from exo_hl.codegen_c.emit import c_code_str
 
 import cg_kernels as K
@@ -56,15 +58,18 @@ def test_header_compiles_as_cxx(tmp_path):
     # _Float16 is C-only in g++ 12; everything else must parse as C++
     (tmp_path / "use2.cpp").write_text('#define _Float16 short\n'
                                        '#include "allk.h"\n')
-    run(["g++", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "use2.cpp"],
-        tmp_path)
+    cxx = [c for c in ("g++", "clang++") if shutil.which(c)]
+    for cc in cxx:
+        run([cc, "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "use2.cpp"],
+            tmp_path)
     compile_procs([K.gemm, K.row_sums, K.scale_by_cfg], tmp_path, "nof16")
     (tmp_path / "use3.cpp").write_text(
         '#include "nof16.h"\n#include "nof16.h"\n'
         "int main() { nof16_Context c{}; float A[1] = {1}, B[1] = {1}, "
         "C[1] = {0}; gemm(&c, 1, 1, 1, A, B, C); return 0; }\n")
-    run(["g++", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "use3.cpp"],
-        tmp_path)
+    for cc in cxx:
+        run([cc, "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "use3.cpp"],
+            tmp_path)
 
 
 def test_readable_loops_and_indexing():
@@ -160,6 +165,30 @@ def test_precision_mismatch_is_an_error():
         c_code_str([mixed])
     assert "mixed precisions" in str(ei.value) and "f32" in str(ei.value)
     assert "test_c_text.py" in str(ei.value)
+
+
+def test_generic_R_parameter_needs_matching_precision_in_c():
+    """The interpreter runs an R callee at each caller's precision; C has
+    one float body, so an f64 argument is refused (not reinterpreted)."""
+    @proc
+    def scale2(n: size, x: [R][n] @ DRAM):
+        for i in seq(0, n):
+            x[i] = x[i] * 3.0
+
+    @proc
+    def on_f32(z: f32[2] @ DRAM):
+        scale2(2, z)
+
+    @proc
+    def on_f64(x: f64[2] @ DRAM):
+        scale2(2, x)
+
+    assert "scale2(ctxt, 2," in c_code_str([on_f32])
+    with pytest.raises(ExoTypeError) as ei:
+        c_code_str([on_f64])
+    msg = str(ei.value)
+    assert "'x' of 'scale2' is f64" in msg and "float" in msg
+    assert re.search(r"test_c_text\.py:\d+", msg)
 
 
 def test_restrict_dropped_when_a_call_site_aliases(tmp_path, warn_compile):

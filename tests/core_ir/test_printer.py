@@ -125,6 +125,7 @@ def test_allocs_windows_calls_configs_externs():
         assert stride(A, 0) == 16
         t: f32[16, 16] @ DRAM_STATIC
         u: f32
+        u = 0.5
         Cfg.scale = s
         Cfg.ld = stride(A, 0)
         row = A[1, 0:16]
@@ -140,6 +141,7 @@ def test_allocs_windows_calls_configs_externs():
             assert stride(A, 0) == 16
             t: f32[16, 16] @ DRAM_STATIC
             u: f32 @ DRAM
+            u = 0.5
             Cfg.scale = s
             Cfg.ld = stride(A, 0)
             row = A[1, 0:16]
@@ -149,7 +151,7 @@ def test_allocs_windows_calls_configs_externs():
             for i in par(0, n):
                 A[i, 2] = relu(A[i, 0]) + select(s, 0.0, A[i, 1], Cfg.scale)
         """)
-    call = user.ir().body[6]
+    call = user.ir().body[7]
     assert stmt_to_str(call) == "axpy(n, s, A[0:n, 3])"
 
 

@@ -24,17 +24,17 @@ class CfgLd:
     on: bool
 
 
-@extern("my_sq({0})")
+@extern("my_sq({0})", c_global="float my_sq(float x);")
 def my_sq(x):
     return x * x
 
 
-@instr("config_ld({src_stride});")
+@instr("config_ld({src_stride});", c_global="void config_ld(long s);")
 def config_ld(src_stride: stride):
     CfgLd.src_stride = src_stride
 
 
-@instr("mvin({src}.data, &{dst_data}, {m}, {n});", c_global="/* mvin */")
+@instr("mvin({src}.data, &{dst_data}, {m}, {n});", c_global="void mvin(const void *, void *, long, long);")
 def ld_data(n: size, m: size, src: [i8][n, m] @ DRAM,
             dst: [i8][n, 16] @ SCRATCH):
     assert n <= 16 and m <= 16
@@ -69,6 +69,7 @@ def uses_everything(n: size, m: size, flag: bool, off: index,
     assert stride(x, 0) == 1
     t: f32[16, 16] @ DRAM_STATIC
     u: f32
+    u = 0.5
     w: i32[n] @ SCRATCH
     sp: i8[16, 16] @ SCRATCH
     CfgLd.scale = s
@@ -119,7 +120,8 @@ def test_instr_text_has_decorator():
     text = str(ld_data)
     assert text.startswith(
         '@instr("mvin({src}.data, &{dst_data}, {m}, {n});", '
-        'c_global="/* mvin */")\ndef ld_data(')
+        'c_global="void mvin(const void *, void *, long, long);")\n'
+        'def ld_data('.replace(", c_global", ",\n       c_global"))
 
 
 def test_roundtrip_after_duplicating_a_block(assert_roundtrip):

@@ -65,3 +65,20 @@ def test_set_memory_bad_arguments():
         uses_static.set_memory("t", "DRAM")
     with pytest.raises(SchedulingError, match="argument"):
         uses_static.set_memory("y", DRAM_STATIC)
+
+
+def test_memory_that_cannot_hold_the_buffer_is_refused_now():
+    """DRAM_STATIC needs constant sizes: refused at scheduling time, not
+    later by compile()."""
+    from exo_hl import DRAM_STATIC, SchedulingError, f32, proc, seq, size
+
+    @proc
+    def sym_alloc(N: size, x: f32[N]):
+        t: f32[N]
+        for i in seq(0, N):
+            t[i] = x[i]
+        for i in seq(0, N):
+            x[i] = t[i]
+
+    with pytest.raises(SchedulingError, match="DRAM_STATIC cannot hold"):
+        sym_alloc.set_memory('t', DRAM_STATIC)
