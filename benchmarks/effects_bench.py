@@ -135,6 +135,7 @@ def bench_bounds(nstmts=100, reps=5):
     cold = []
     for _ in range(reps):
         api.clear_cache()
+        bounds.clear_cache()
         t0 = time.perf_counter()
         bounds.check_proc(big)
         cold.append(time.perf_counter() - t0)

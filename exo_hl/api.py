@@ -97,6 +97,8 @@ class Procedure:
         hand back an ill-formed procedure.
         """
         if new_ir != self._ir:
+            from .core_ir.windows import retype_window_names
+            new_ir = retype_window_names(new_ir)
             _check_well_formed(new_ir, op)
         return Procedure(new_ir, parent=self, op=op, equiv_mod=equiv_mod,
                          forward=forward)

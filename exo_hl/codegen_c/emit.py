@@ -391,13 +391,19 @@ class _ProcEmitter:
 
     # -- statements
     def block(self, stmts, depth):
-        bound, frees = [], []
+        bound, frees, decls = [], [], []
         for k, s in enumerate(stmts):
             self.stmt(s, depth, bound, frees)
-            if isinstance(s, (IR.Alloc, IR.WindowStmt)) and \
-                    not _is_used_later(s, stmts[k + 1:]):
-                # keeps -Wunused-variable / -Wunused-but-set-variable quiet
-                self.line(depth, f"(void){self.names[s.name]};")
+            if isinstance(s, (IR.Alloc, IR.WindowStmt)):
+                decls.append((s, k, self.names[s.name], len(self.lines)))
+        # keep -Wunused-variable / -Wunused-but-set-variable quiet: a buffer
+        # no later statement reads, or whose name no later C line mentions
+        # (an instr template may use only a window's data pointer)
+        for s, k, cname, at in reversed(decls):
+            later = "\n".join(self.lines[at:])
+            if not _is_used_later(s, stmts[k + 1:]) or \
+                    not re.search(rf"\b{re.escape(cname)}\b", later):
+                self.lines.insert(at, "    " * depth + f"(void){cname};")
         for text in reversed(frees):
             for ln in text.splitlines():
                 self.line(depth, ln)

@@ -27,9 +27,12 @@ counterexample. 'sat' and 'unknown' are both failures.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.printer import expr_to_str, stmt_to_str
+from ..core_ir.traversal import walk_stmts
 from ..errors import BoundsError, located
 from . import eexpr as E
 from . import smt as S
@@ -38,7 +41,7 @@ from .context import proc_hyps
 from .lift import (BufSub, env_compose, lift, map_subst, valg, valg_at_iter,
                    valg_block, window_map)
 
-__all__ = ["check_proc", "obligations", "BoundsError"]
+__all__ = ["check_proc", "obligations", "clear_cache", "BoundsError"]
 
 
 # ---------------------------------------------------------------------------
@@ -48,7 +51,8 @@ __all__ = ["check_proc", "obligations", "BoundsError"]
 class Obligation:
     """One thing to prove: ``neg`` (facts of its path ∧ ¬goal) must be unsat.
 
-    ``what`` is the message head; ``stmt``/``expr`` locate it for the user.
+    ``what()`` builds the message head (lazily: printing costs more than
+    proving); ``stmt``/``expr`` locate it for the user.
     """
 
     __slots__ = ("neg", "hyps", "what", "stmt", "expr", "goal")
@@ -94,7 +98,7 @@ class _St:
         return E.subst(ee, self.env) if self.env else ee
 
     def lift(self, e):
-        return self.lift_ee(lift(e))
+        return self.lift_ee(_lift(e))
 
 
 class _Walker:
@@ -102,6 +106,9 @@ class _Walker:
         self.proc = proc
         self.memo = {}
         self.obs = []
+        # config dataflow is only needed when some statement writes config
+        # (skipping it avoids ValG's memo lookups on large statement trees)
+        self.cfg = _writes_config(proc.body, set())
 
     # -- helpers ----------------------------------------------------------
     def facts(self, ee):
@@ -152,13 +159,15 @@ class _Walker:
         if shp is None or len(shp) != len(idx):
             return  # not a tracked buffer (cannot happen for typed IR)
         bname = name.name
-        for d, (i, (sz, sz_txt)) in enumerate(zip(idx, shp)):
+        for d, (i, (sz, sz_ir)) in enumerate(zip(idx, shp)):
             ie = st.lift(i)
             goal = E.and_(E.op("<=", E.const(0), ie), E.op("<", ie, sz))
-            self.need(st, goal,
-                      f"index {expr_to_str(i)} may be out of bounds: "
-                      f"dimension {d} of '{bname}' needs "
-                      f"0 <= {expr_to_str(i)} < {sz_txt}", stmt, expr)
+
+            def what(i=i, d=d, sz_ir=sz_ir):
+                it = expr_to_str(i)
+                return (f"index {it} may be out of bounds: dimension {d} of "
+                        f"'{bname}' needs 0 <= {it} < {_txt(sz_ir)}")
+            self.need(st, goal, what, stmt, expr)
 
     def window(self, w, st, stmt):
         shp = st.shapes.get(w.name)
@@ -171,24 +180,27 @@ class _Walker:
                 self.expr(a.pt, st, stmt)
             if shp is None or len(shp) != len(w.idx):
                 continue
-            sz, sz_txt = shp[d]
+            sz, sz_ir = shp[d]
             if isinstance(a, IR.Interval):
                 lo, hi = st.lift(a.lo), st.lift(a.hi)
                 goal = E.ands([E.op("<=", E.const(0), lo),
                                E.op("<=", lo, hi), E.op("<=", hi, sz)])
-                lt, ht = expr_to_str(a.lo), expr_to_str(a.hi)
-                self.need(st, goal,
-                          f"window slice {lt}:{ht} may be out of bounds: "
-                          f"dimension {d} of '{bname}' needs "
-                          f"0 <= {lt} <= {ht} <= {sz_txt}", stmt, w)
+
+                def what(a=a, d=d, sz_ir=sz_ir):
+                    lt, ht = expr_to_str(a.lo), expr_to_str(a.hi)
+                    return (f"window slice {lt}:{ht} may be out of bounds: "
+                            f"dimension {d} of '{bname}' needs "
+                            f"0 <= {lt} <= {ht} <= {_txt(sz_ir)}")
             else:
                 p = st.lift(a.pt)
-                pt = expr_to_str(a.pt)
                 goal = E.and_(E.op("<=", E.const(0), p), E.op("<", p, sz))
-                self.need(st, goal,
-                          f"window point {pt} may be out of bounds: "
-                          f"dimension {d} of '{bname}' needs "
-                          f"0 <= {pt} < {sz_txt}", stmt, w)
+
+                def what(a=a, d=d, sz_ir=sz_ir):
+                    pt = expr_to_str(a.pt)
+                    return (f"window point {pt} may be out of bounds: "
+                            f"dimension {d} of '{bname}' needs "
+                            f"0 <= {pt} < {_txt(sz_ir)}")
+            self.need(st, goal, what, stmt, w)
 
     def window_extents(self, w, st):
         tys = T.shape(w.type) if isinstance(w.type, IR.WindowType) else ()
@@ -197,9 +209,7 @@ class _Walker:
         for a in w.idx:
             if isinstance(a, IR.Interval):
                 ee = E.op("-", st.lift(a.hi), st.lift(a.lo))
-                txt = (expr_to_str(tys[k]) if k < len(tys) else
-                       f"{expr_to_str(a.hi)} - {expr_to_str(a.lo)}")
-                out.append((ee, txt))
+                out.append((ee, tys[k] if k < len(tys) else (a.hi, a.lo)))
                 k += 1
         return tuple(out)
 
@@ -244,7 +254,7 @@ class _Walker:
             lo, hi = st.lift(s.lo), st.lift(s.hi)
             x = E.var(s.iter)
             bd = E.and_(E.op("<=", lo, x), E.op("<", x, hi))
-            Gb = _sv(valg_block(s.body), st.sub)
+            Gb = _sv(valg_block(s.body), st.sub) if self.cfg else None
             env_in = env_compose(st.env, valg_at_iter(s.iter, lo, Gb)) \
                 if Gb else st.env
             self.block(s.body, st.copy(hyps=st.hyps + tuple(self.facts(bd)),
@@ -254,13 +264,13 @@ class _Walker:
                 his = [st.lift(h) for h in s.type.hi]
                 for h, he in zip(s.type.hi, his):
                     self.need(st, E.op(">=", he, E.const(1)),
-                              f"allocation size {expr_to_str(h)} of "
-                              f"'{s.name.name}' may not be positive", s, h)
+                              lambda h=h: f"allocation size {expr_to_str(h)}"
+                              f" of '{s.name.name}' may not be positive", s, h)
                 st = st.copy(hyps=st.hyps + tuple(
                     t for f in self.dense_stride_facts(s.name, his)
                     for t in self.facts(f)))
                 st.shapes[s.name] = tuple(
-                    (he, expr_to_str(h)) for h, he in zip(s.type.hi, his))
+                    (he, h) for h, he in zip(s.type.hi, his))
             else:
                 st = st.copy()
                 st.shapes[s.name] = ()
@@ -277,7 +287,7 @@ class _Walker:
         elif isinstance(s, IR.Call):
             return self.call(s, st)
         # state after s: config values it writes
-        g = _sv(valg(s), st.sub)
+        g = _sv(valg(s), st.sub) if self.cfg else None
         if g:
             st = st.copy(env=env_compose(st.env, g))
         return st
@@ -298,15 +308,18 @@ class _Walker:
         full = dict(st.env)
         full.update(m)
         for p in f.preds:
-            pe = E.subst(lift(p), full)
-            what = (f"cannot prove precondition '{expr_to_str(p)}' of "
-                    f"'{f.name}' for this call")
-            unknown = sorted(repr(k) for k in E.free_keys(lift(p))
-                             if isinstance(k, E.GVar)
-                             and E.may_be_bot(st.env.get(k, E.const(0))))
-            if unknown:
-                what += (f" (the value of {', '.join(unknown)} before the "
-                         "call is not known)")
+            pe = E.subst(_lift(p), full)
+
+            def what(p=p, env=st.env):
+                out = (f"cannot prove precondition '{expr_to_str(p)}' of "
+                       f"'{f.name}' for this call")
+                unknown = sorted(repr(k) for k in E.free_keys(lift(p))
+                                 if isinstance(k, E.GVar)
+                                 and E.may_be_bot(env.get(k, E.const(0))))
+                if unknown:
+                    out += (f" (the value of {', '.join(unknown)} before "
+                            "the call is not known)")
+                return out
             self.need(st, pe, what, s)
         for k, (fa, a) in enumerate(zip(f.args, s.args)):
             if not isinstance(fa.type, IR.Tensor):
@@ -320,18 +333,70 @@ class _Walker:
             if ext is None or len(ext) != len(fa.type.hi):
                 continue
             for d, ((ae, at), h) in enumerate(zip(ext, fa.type.hi)):
-                pe = E.subst(lift(h), full)
-                self.need(st, E.eq(ae, pe),
-                          f"argument '{expr_to_str(a)}' of the call to "
-                          f"'{f.name}' may have the wrong shape: extent {at}"
-                          f" of dimension {d} must equal the parameter "
-                          f"'{fa.name.name}' size {expr_to_str(h)}", s, a)
-        g = valg(s)
+                pe = E.subst(_lift(h), full)
+
+                def what(a=a, at=at, d=d, fa=fa, h=h):
+                    return (f"argument '{expr_to_str(a)}' of the call to "
+                            f"'{f.name}' may have the wrong shape: extent "
+                            f"{_txt(at)} of dimension {d} must equal the "
+                            f"parameter '{fa.name.name}' size "
+                            f"{expr_to_str(h)}")
+                self.need(st, E.eq(ae, pe), what, s, a)
+        g = valg(s) if self.cfg else None
         if g:
             if strides:
                 g = {k: E.subst(v, strides) for k, v in g.items()}
             st = st.copy(env=env_compose(st.env, _sv(g, st.sub)))
         return st
+
+
+_LIFT_OPS = frozenset(("+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==",
+                       "and", "or"))
+
+
+def _lift(e):
+    """``lift.lift`` for the common control shapes, without its memo.
+
+    Rewrites rebuild equal-but-distinct IR nodes, so the memo of ``lift``
+    pays a deep structural comparison per hit; recursing on small index
+    expressions is cheaper. Anything else goes to ``lift`` itself, and the
+    cases handled here give exactly its result.
+    """
+    t = type(e)
+    if t is IR.Read:
+        if not e.idx and T.is_control(e.type):
+            return E.var(e.name, E.BOOL if e.type is IR.Bool else E.INT)
+    elif t is IR.Const:
+        v = e.val
+        if isinstance(v, int):
+            return E.const(v)
+    elif t is IR.BinOp:
+        if e.op in _LIFT_OPS and T.is_control(e.type):
+            return E.op(e.op, _lift(e.lhs), _lift(e.rhs))
+    elif t is IR.USub:
+        return E.op("neg", _lift(e.arg))
+    elif t is IR.Not:
+        return E.not_(_lift(e.arg))
+    return lift(e)
+
+
+def _writes_config(stmts, seen):
+    """Does any statement (or callee, transitively) write a config field?"""
+    for n in walk_stmts(stmts):
+        if isinstance(n, IR.WriteConfig):
+            return True
+        if isinstance(n, IR.Call) and id(n.f) not in seen:
+            seen.add(id(n.f))
+            if _writes_config(n.f.body, seen):
+                return True
+    return False
+
+
+def _txt(x):
+    """Text of an extent: an IR size expression or (hi, lo) of a slice."""
+    if isinstance(x, tuple):
+        return f"{expr_to_str(x[0])} - {expr_to_str(x[1])}"
+    return expr_to_str(x)
 
 
 def _sv(G, sub):
@@ -345,7 +410,7 @@ def _arg_shapes(proc):
     out = {}
     for a in proc.args:
         if isinstance(a.type, IR.Tensor):
-            out[a.name] = tuple((lift(h), expr_to_str(h)) for h in a.type.hi)
+            out[a.name] = tuple((_lift(h), h) for h in a.type.hi)
         else:
             out[a.name] = ()
     return out
@@ -391,7 +456,7 @@ def _fmt_model(proc, model):
 
 
 def _fail(proc, ob, res, model):
-    msg = ob.what
+    msg = ob.what()
     if res == "unknown":
         msg += "; the solver could not decide (unknown/timeout), so it is " \
                "not proven"
@@ -413,11 +478,34 @@ def _fail(proc, ob, res, model):
 def check_proc(proc, solver=None) -> None:
     """Raise ``BoundsError`` unless every access, window, call precondition,
     call argument shape and allocation size of ``proc`` is proven safe."""
+    if solver is None:
+        _proven(proc)
+    else:
+        _check(proc, solver)
+
+
+def clear_cache():
+    """Forget memoised results (benchmarks measuring cold checks)."""
+    _proven.cache_clear()
+
+
+@lru_cache(maxsize=4096)
+def _proven(proc):
+    """Memo of successes with the default solver (rewrites re-check equal
+    procedures; failures raise and are not memoised, so their messages
+    always carry the caller's own source locations)."""
+    _check(proc, S.solver())
+    return True
+
+
+def _check(proc, solver):
     base, obs = obligations(proc)
     if not obs:
         return
-    solver = solver or S.solver()
-    # one query for everything; group obligations sharing their path facts
+    # One query for everything (obligations grouped by their path facts).
+    # Checking only obligations not proven before would make these queries
+    # differ from one version of a procedure to the next and defeat the
+    # solver's canonical cache; measured slower on the rewrite tests.
     groups = {}
     for ob in obs:
         groups.setdefault(ob.hyps, []).append(ob.neg)

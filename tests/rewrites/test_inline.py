@@ -89,7 +89,10 @@ def test_inline_data_scalar_params(equiv):
     equiv(uses_scalar, q, [{"n": 1}, {"n": 5}])
 
 
-@instr("my_copy({dst_data}, {src_data}, {n});")
+@instr("my_copy(&{dst_data}, &{src_data}, {n});",
+       c_global="static inline void my_copy(float *d, const float *s, "
+                "int_fast32_t n) {\n"
+                "    for (int_fast32_t i = 0; i < n; i++) d[i] = s[i];\n}\n")
 def my_copy(n: size, src: [f32][n] @ DRAM, dst: [f32][n] @ DRAM):
     for i in seq(0, n):
         dst[i] = src[i]
