@@ -132,44 +132,28 @@ def bnot(a):
     return ("not", a)
 
 
-def band(*xs):
+def _flatten(tag, absorbing, unit, xs):
+    """An n-ary and/or: flattened, deduplicated, with constants folded."""
     out = []
     for x in xs:
-        if x is False:
-            return False
-        if x is True:
+        if x is absorbing:
+            return absorbing
+        if x is unit:
             continue
-        if isinstance(x, tuple) and x[0] == "and":
-            for y in x[1]:
-                if y not in out:
-                    out.append(y)
-        elif x not in out:
-            out.append(x)
+        for y in (x[1] if isinstance(x, tuple) and x[0] == tag else (x, )):
+            if y not in out:
+                out.append(y)
     if not out:
-        return True
-    if len(out) == 1:
-        return out[0]
-    return ("and", tuple(out))
+        return unit
+    return out[0] if len(out) == 1 else (tag, tuple(out))
+
+
+def band(*xs):
+    return _flatten("and", False, True, xs)
 
 
 def bor(*xs):
-    out = []
-    for x in xs:
-        if x is True:
-            return True
-        if x is False:
-            continue
-        if isinstance(x, tuple) and x[0] == "or":
-            for y in x[1]:
-                if y not in out:
-                    out.append(y)
-        elif x not in out:
-            out.append(x)
-    if not out:
-        return False
-    if len(out) == 1:
-        return out[0]
-    return ("or", tuple(out))
+    return _flatten("or", True, False, xs)
 
 
 def bimplies(a, b):

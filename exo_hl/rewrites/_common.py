@@ -499,3 +499,32 @@ def bounds_depend_on(exprs, stmts) -> bool:
     read = {(n.config, n.field) for e in exprs for n in walk(e)
             if isinstance(n, IR.ReadConfig)}
     return bool(read and read & config_fields_written(stmts))
+
+
+def is_count(value, least: int = 1) -> bool:
+    """A plain int (not a bool) of at least ``least``: factors, n_lifts..."""
+    return isinstance(value, int) and not isinstance(value, bool) \
+        and value >= least
+
+
+def resolve_alloc_dim(proc, buffer, dim, op: str, verb: str):
+    """The allocation ``buffer`` and the constant size of its dimension
+    ``dim``, for rewrites that reshape one dimension (``verb`` says how)."""
+    from ..core_ir.types import shape as shape_of
+    buf = resolve_buffer(proc, buffer, op)
+    if buf.kind != "alloc":
+        raise scheduling_error(proc, buf.node if buf.kind != "arg" else None,
+                               f"{op}: '{buf.sym}' is not an allocation")
+    a = buf.node
+    shape = shape_of(a.type)
+    if not is_count(dim, 0) or dim >= len(shape):
+        raise scheduling_error(
+            proc, a, f"{op}: dim must be a dimension index of '{a.name}' "
+            f"(0..{len(shape) - 1}), got {dim!r}")
+    from ..core_ir.simplify import const_value
+    n = const_value(shape[dim], env_at(proc.ir(), buf.loc))
+    if not isinstance(n, int):
+        raise scheduling_error(
+            proc, a, f"{op}: dimension {dim} of '{a.name}' must have a "
+            f"constant size to be {verb}")
+    return buf, n

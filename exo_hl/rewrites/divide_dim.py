@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.windows import make_window
-from ..core_ir.simplify import const_value, env_at, simplify_expr, with_loop
+from ..core_ir.simplify import env_at, simplify_expr, with_loop
 from ..core_ir.traversal import map_node, walk_stmts
 from . import _common as C
 
@@ -24,28 +24,17 @@ OP = "divide_dim"
 
 
 def divide_dim(proc, buffer, dim, factor):
-    buf = C.resolve_buffer(proc, buffer, OP)
-    node = buf.node if buf.kind != "arg" else None
-    if buf.kind != "alloc":
-        raise C.scheduling_error(proc, node, f"{OP}: '{buf.sym}' is not an "
-                                 f"allocation")
+    if not C.is_count(factor):
+        raise C.scheduling_error(proc, None, f"{OP}: factor must be a "
+                                 f"positive int, got {factor!r}")
+    buf, n = C.resolve_alloc_dim(proc, buffer, dim, OP, "divided")
     a = buf.node
     ir = proc.ir()
+    shape = T.shape(a.type)
 
     def fail(s, msg):
         return C.scheduling_error(proc, s, f"{OP}: {msg}")
 
-    shape = T.shape(a.type)
-    if isinstance(dim, bool) or not isinstance(dim, int) or \
-            not 0 <= dim < len(shape):
-        raise fail(a, f"dim must be a dimension index in 0..{len(shape) - 1}"
-                   f", got {dim!r}")
-    if isinstance(factor, bool) or not isinstance(factor, int) or factor < 1:
-        raise fail(a, f"factor must be a positive int, got {factor!r}")
-    n = const_value(shape[dim], env_at(ir, buf.loc))
-    if not isinstance(n, int):
-        raise fail(a, f"dimension {dim} of '{a.name}' must have a constant "
-                   f"size to be divided")
     if n % factor:
         raise fail(a, f"dimension {dim} of '{a.name}' has size {n}, which "
                    f"{factor} does not divide")

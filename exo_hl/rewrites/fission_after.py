@@ -31,7 +31,7 @@ def fission_after(proc, stmt, n_lifts=1):
         return SchedulingError(C.scheduling_error(
             proc, st, "fission_after: " + msg))
 
-    if isinstance(n_lifts, bool) or not isinstance(n_lifts, int) or n_lifts < 1:
+    if not C.is_count(n_lifts):
         raise err(f"n_lifts must be a positive int, got {n_lifts!r}")
 
     ir = proc.ir()

@@ -31,7 +31,7 @@ def lift_alloc(proc, alloc, n_lifts=1):
 
     if not isinstance(s, IR.Alloc):
         raise err("expected an allocation statement")
-    if isinstance(n_lifts, bool) or not isinstance(n_lifts, int) or n_lifts < 1:
+    if not C.is_count(n_lifts):
         raise err(f"n_lifts must be a positive int, got {n_lifts!r}")
     size_vars = free_vars(tuple(_sizes(s.type)))
 

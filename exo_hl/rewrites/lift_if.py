@@ -29,7 +29,7 @@ def lift_if(proc, if_stmt, n_lifts=1):
 
     if not isinstance(s, IR.If):
         raise err("expected an if statement")
-    if isinstance(n_lifts, bool) or not isinstance(n_lifts, int) or n_lifts < 1:
+    if not C.is_count(n_lifts):
         raise err(f"n_lifts must be a positive int, got {n_lifts!r}")
 
     ir = proc.ir()

@@ -29,26 +29,14 @@ class _Bad(Exception):
 
 
 def unroll_buffer(proc, buffer, dim):
-    buf = C.resolve_buffer(proc, buffer, OP)
-    node = buf.node if buf.kind != "arg" else None
-    if buf.kind != "alloc":
-        raise C.scheduling_error(proc, node, f"{OP}: '{buf.sym}' is not an "
-                                 f"allocation")
+    buf, n = C.resolve_alloc_dim(proc, buffer, dim, OP, "unrolled")
     a = buf.node
     ir = proc.ir()
+    shape = T.shape(a.type)
 
     def fail(s, msg):
         return C.scheduling_error(proc, s, f"{OP}: {msg}")
 
-    shape = T.shape(a.type)
-    if isinstance(dim, bool) or not isinstance(dim, int) or \
-            not 0 <= dim < len(shape):
-        raise fail(a, f"dim must be a dimension index of '{a.name}', got "
-                   f"{dim!r}")
-    n = const_value(shape[dim], env_at(ir, buf.loc))
-    if not isinstance(n, int):
-        raise fail(a, f"dimension {dim} of '{a.name}' must have a constant "
-                   f"size to be unrolled")
     *parent, (field, index) = buf.loc
     parent = tuple(parent)
     scope = C.get_list(ir, parent, field)[index + 1:]
