@@ -57,7 +57,9 @@ def written_buffers(proc) -> frozenset:
 def aliasing_call_args(call, alias: dict):
     """Pairs of parameter names of ``call`` that receive the same buffer while
     the callee writes at least one of them (the callee was analysed assuming
-    its arguments do not alias, so such a call is rejected)."""
+    its arguments do not alias). A cheap syntactic pre-filter: the bounds
+    checker (effects/bounds.py) then accepts the call only if the two views
+    are provably disjoint regions of that buffer."""
     written = written_buffers(call.f)
     roots = {}
     for fa, a in zip(call.f.args, call.args):

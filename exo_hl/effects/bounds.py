@@ -9,7 +9,11 @@ procedure's preconditions (sizes > 0, strides > 0, the ``assert``s):
   * every call satisfies its callee's preconditions (control arguments and
     strides substituted, config fields replaced by their values right before
     the call, PreValG) and passes tensors/windows of the declared shapes;
-  * every allocation size is >= 1.
+  * every allocation size is >= 1;
+  * a call passing views of one buffer to two parameters, one of which the
+    callee writes, passes provably disjoint regions (the callee's own
+    analysis and C ``restrict`` assume its buffer arguments never alias);
+    failures raise ``ExoTypeError`` instead of ``BoundsError``.
 
 Facts on a path: the preconditions, enclosing loop bounds ``lo <= i < hi``
 and if-conditions (negated in ``else``). Config values come from the effect
@@ -31,9 +35,10 @@ from functools import lru_cache
 
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
+from ..core_ir.buffers import aliasing_call_args, written_buffers
 from ..core_ir.printer import expr_to_str, stmt_to_str
 from ..core_ir.traversal import walk_stmts
-from ..errors import BoundsError, located
+from ..errors import BoundsError, ExoTypeError, located
 from . import eexpr as E
 from . import smt as S
 from .checks import hyp_terms, sat_under
@@ -55,15 +60,16 @@ class Obligation:
     proving); ``stmt``/``expr`` locate it for the user.
     """
 
-    __slots__ = ("neg", "hyps", "what", "stmt", "expr", "goal")
+    __slots__ = ("neg", "hyps", "what", "stmt", "expr", "goal", "exc")
 
-    def __init__(self, neg, hyps, what, stmt, expr, goal):
+    def __init__(self, neg, hyps, what, stmt, expr, goal, exc=BoundsError):
         self.neg = neg
         self.hyps = hyps
         self.what = what
         self.stmt = stmt
         self.expr = expr
         self.goal = goal
+        self.exc = exc
 
     def term(self):
         return S.band(*self.hyps, self.neg)
@@ -76,18 +82,24 @@ class _St:
     env    PreValG: {GVar: value in entry-state terms}
     sub    window statements in scope (for strides of windows)
     shapes {buffer Sym: ((extent ee, extent text), ...)}
+    boxes  {window statement Sym: (root buffer Sym, box)}, a box being one
+           (is interval, lo ee, hi ee) per root dimension (a point p is
+           (False, p, p + 1)),
+           lifted where the window statement stands; never mutated
     """
 
-    __slots__ = ("hyps", "env", "sub", "shapes")
+    __slots__ = ("hyps", "env", "sub", "shapes", "boxes")
 
-    def __init__(self, hyps, env, sub, shapes):
+    def __init__(self, hyps, env, sub, shapes, boxes=None):
         self.hyps = hyps
         self.env = env
         self.sub = sub
         self.shapes = shapes
+        self.boxes = boxes if boxes is not None else {}
 
     def copy(self, **kw):
-        st = _St(self.hyps, self.env, self.sub, dict(self.shapes))
+        st = _St(self.hyps, self.env, self.sub, dict(self.shapes),
+                 self.boxes)
         for k, v in kw.items():
             setattr(st, k, v)
         return st
@@ -116,11 +128,11 @@ class _Walker:
         fact is simply dropped, which only weakens what we know)."""
         return hyp_terms([ee])
 
-    def need(self, st, goal, what, stmt, expr=None):
+    def need(self, st, goal, what, stmt, expr=None, exc=BoundsError):
         neg = S.bnot(S.collapse_D(goal, self.memo))
         if neg is False:
             return
-        self.obs.append(Obligation(neg, st.hyps, what, stmt, expr, goal))
+        self.obs.append(Obligation(neg, st.hyps, what, stmt, expr, goal, exc))
 
     def dense_stride_facts(self, name, his):
         """A fresh allocation is dense row-major."""
@@ -281,7 +293,9 @@ class _Walker:
             if st.sub:
                 m = map_subst(m, st.sub.stride_env())
             ext = self.window_extents(s.rhs, st)
-            st = st.copy(sub=st.sub.bind(s.name, n, m))
+            boxes = dict(st.boxes)
+            boxes[s.name] = self.window_box(s.rhs, st)
+            st = st.copy(sub=st.sub.bind(s.name, n, m), boxes=boxes)
             st.shapes[s.name] = ext
             return st
         elif isinstance(s, IR.Call):
@@ -342,12 +356,102 @@ class _Walker:
                             f"parameter '{fa.name.name}' size "
                             f"{expr_to_str(h)}")
                 self.need(st, E.eq(ae, pe), what, s, a)
+        self.call_aliasing(s, st)
         g = valg(s) if self.cfg else None
         if g:
             if strides:
                 g = {k: E.subst(v, strides) for k, v in g.items()}
             st = st.copy(env=env_compose(st.env, _sv(g, st.sub)))
         return st
+
+    # -- aliasing call arguments ----------------------------------------------
+    def window_box(self, w, st):
+        """(root Sym, box) that the WindowExpr ``w`` designates, composed
+        through the window statements in scope (ee lifted at this point)."""
+        lows = []
+        for a in w.idx:
+            if isinstance(a, IR.Interval):
+                lows.append((True, st.lift(a.lo), st.lift(a.hi)))
+            else:
+                p = st.lift(a.pt)
+                lows.append((False, p, E.op("+", p, E.const(1))))
+        hit = st.boxes.get(w.name)
+        if hit is None:
+            return w.name, tuple(lows)
+        root, outer = hit
+        it = iter(lows)
+        out = []
+        for is_iv, lo, hi in outer:
+            if not is_iv:
+                out.append((False, lo, hi))
+                continue
+            k, l2, h2 = next(it)
+            out.append((k, E.op("+", lo, l2), E.op("+", lo, h2)))
+        return root, tuple(out)
+
+    def arg_box(self, a, st):
+        """(root, box) of a buffer argument, None if it is not one."""
+        if isinstance(a, IR.WindowExpr):
+            root, box = self.window_box(a, st)
+        elif isinstance(a, IR.Read) and not a.idx:
+            hit = st.boxes.get(a.name)
+            if hit is not None:
+                root, box = hit
+            else:
+                shp = st.shapes.get(a.name)
+                if shp is None:
+                    return None
+                root = a.name
+                box = tuple((True, E.const(0), ext) for ext, _ in shp)
+        else:
+            return None
+        return root, tuple((lo, hi) for _, lo, hi in box)
+
+    def call_aliasing(self, s, st):
+        """Two parameters viewing one buffer, one of them written by the
+        callee, must get provably disjoint boxes (syntactic pre-filter
+        first: only such candidate pairs cost an SMT obligation)."""
+        alias = {n: r for n, (r, _) in st.boxes.items()}
+        cands = aliasing_call_args(s, alias)
+        if not cands:
+            return
+        f = s.f
+        written = written_buffers(f)
+        arg_of = {fa.name: a for fa, a in zip(f.args, s.args)}
+        for root, params in cands:
+            for i, p in enumerate(params):
+                for q in params[i + 1:]:
+                    if p.name not in written and q.name not in written:
+                        continue
+                    bp = self.arg_box(arg_of[p.name], st)
+                    bq = self.arg_box(arg_of[q.name], st)
+                    if bp is None or bq is None or bp[0] != bq[0] \
+                            or len(bp[1]) != len(bq[1]):
+                        goal = E.const(False)
+                    else:
+                        goal = _disjoint(bp[1], bq[1])
+
+                    def what(p=p, q=q, root=root):
+                        ws = [x.name.name for x in (p, q)
+                              if x.name in written]
+                        return (f"in call to '{f.name}': parameters "
+                                f"'{p.name.name}', '{q.name.name}' would all "
+                                f"view buffer '{root.name}' in regions not "
+                                f"proven disjoint, and '{f.name}' writes to "
+                                f"'{ws[0]}'; pass distinct buffers or "
+                                f"non-overlapping windows (procedures assume "
+                                f"their buffer arguments do not alias)")
+                    self.need(st, goal, what, s, None, ExoTypeError)
+
+
+def _disjoint(b1, b2):
+    """Some root dimension where the two half-open intervals share no
+    index (an empty interval shares none)."""
+    seps = []
+    for (l1, h1), (l2, h2) in zip(b1, b2):
+        seps.append(E.ors([E.op("<=", h1, l2), E.op("<=", h2, l1),
+                           E.op("<=", h1, l1), E.op("<=", h2, l2)]))
+    return E.ors(seps)
 
 
 _LIFT_OPS = frozenset(("+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==",
@@ -465,6 +569,9 @@ def _fail(proc, ob, res, model):
         model = {k: v for k, v in (model or {}).items() if k in keys}
         msg += f"; counterexample: {_fmt_model(proc, model)}"
     s = ob.stmt
+    if ob.exc is not BoundsError:
+        # point at the call with a caret rather than reprinting it
+        return ob.exc(located(msg, s.srcinfo, proc.name))
     if isinstance(s, (IR.If, IR.For)):
         text = expr_to_str(ob.expr) if ob.expr is not None else None
     else:

@@ -22,7 +22,7 @@ from ..core_ir import simplify as S
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import used_syms
-from ..errors import BoundsError, SchedulingError
+from ..errors import BoundsError, ExoTypeError, SchedulingError
 from ..effects import api as EA
 from ..frontend.typecheck import buffer_memories, call_arg_problem
 from ..unify import UnifyError, unify
@@ -89,7 +89,7 @@ def replace(proc, block, sub_proc):
     try:
         from ..effects.bounds import check_proc
         check_proc(new_ir)
-    except BoundsError as e:
+    except (BoundsError, ExoTypeError) as e:  # ExoTypeError: aliasing args
         raise err(f"the inferred call {_e_call(call)} is not valid here: "
                   f"{_first_line(e)}") from None
 

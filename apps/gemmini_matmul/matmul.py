@@ -1,0 +1,132 @@
+"""The application: an int8 matmul scheduled onto the Gemmini library.
+
+``matmul`` is the algorithm, ``C = clamp_i8(round(scale * (A @ B)))`` with
+i32 accumulation, written once as a plain loop nest. ``stages()`` turns it,
+one checked rewrite at a time, into a kernel made only of Gemmini
+instructions whose configuration writes sit outside all loops;
+``schedule()`` returns the final procedure.
+"""
+from __future__ import annotations
+
+from exo_hl import DRAM, SchedulingError, f32, i8, i32, proc, seq, size
+from exo_hl.hw_libs.gemmini import (ConfigLoad, ConfigLoadId1, ConfigStore,
+                                    GEMM_ACCUM, GEMM_SCRATCH, acc_scale,
+                                    clamp_i8, config_ld, config_ld_id1,
+                                    config_st, ld_i8, ld_i8_id1, matmul_i8,
+                                    st_acc_i8, zero_acc_i32)
+
+
+@proc
+def matmul(M: size, N: size, K: size, scale: f32, A: i8[M, K] @ DRAM,
+           B: i8[K, N] @ DRAM, C: i8[M, N] @ DRAM):
+    assert M % 16 == 0
+    assert N % 16 == 0
+    assert K % 16 == 0
+    for i in seq(0, M):
+        for j in seq(0, N):
+            res: i32
+            res = 0
+            for k in seq(0, K):
+                res += A[i, k] * B[k, j]
+            C[i, j] = clamp_i8(acc_scale(res, scale))
+
+
+def hoist_config(p, call, n_loops):
+    """Hoist the config instruction ``call`` (a pattern) out of its
+    ``n_loops`` innermost enclosing loops, the way the paper does it: move
+    it to the top of the loop body (``reorder_stmts`` proves it commutes
+    with each statement it passes), cut the loop after it
+    (``fission_after``: no later iteration's write may be observed by an
+    earlier iteration's reads) and drop the config-only loop
+    (``remove_loop``: it is idempotent and provably runs at least once)."""
+    for _ in range(n_loops):
+        while True:
+            c = p.find(call)
+            try:
+                prev = c.prev()
+            except SchedulingError:  # already first in its block
+                break
+            p = p.reorder_stmts(prev, c)
+        p = p.fission_after(call)
+        p = p.remove_loop(p.find(call).parent())
+    return p
+
+
+def stages(p=matmul):
+    """[(description, procedure)] for every step of the schedule."""
+    out = [("the algorithm", p)]
+
+    def step(what, q):
+        out.append((what, q))
+        return q
+
+    # 1. 16x16 output tiles; the scalar accumulator becomes a 16x16 tile and
+    #    its zeroing, accumulation and store become three separate nests
+    p = p.split('i', 16, 'io', 'ii', tail='perfect')
+    p = p.split('j', 16, 'jo', 'ji', tail='perfect')
+    p = p.reorder('ii', 'jo')
+    p = p.expand_dim('res', 16, 'ji')
+    p = p.expand_dim('res', 16, 'ii')
+    p = p.lift_alloc('res', n_lifts=2)
+    p = p.fission_after('res[_] = _', n_lifts=2)
+    p = step("16x16 output tiles, accumulator tile",
+             p.fission_after('for k in _: _', n_lifts=2))
+
+    # 2. 16-deep k blocks outermost in the accumulation nest
+    p = p.split('k', 16, 'ko', 'ki', tail='perfect')
+    p = p.reorder('ji #1', 'ko')
+    p = step("16x16x16 blocks", p.reorder('ii #1', 'ko'))
+
+    # 3. data movement: operand tiles into the scratchpad, the accumulator
+    #    tile into the accumulator memory
+    p = p.stage_mem(p.find_loop('ii #1'), 'A[16*io:16*io+16, 16*ko:16*ko+16]',
+                    'a')
+    p = p.stage_mem(p.find_loop('ii #1'), 'B[16*ko:16*ko+16, 16*jo:16*jo+16]',
+                    'b')
+    p = p.set_memory('res', GEMM_ACCUM)
+    p = p.set_memory('a', GEMM_SCRATCH)
+    p = step("stage tiles into scratchpad / accumulator",
+             p.set_memory('b', GEMM_SCRATCH))
+
+    # 4. instructions that need no configuration (found by unification)
+    p = p.replace(p.find_loop('ii'), zero_acc_i32)
+    p = step("zero_acc / matmul instructions",
+             p.replace(p.find_loop('ii'), matmul_i8))
+
+    # 5. configured loads: write the engine's stride register right before
+    #    the load nest (checked: nothing reads the old value), select the
+    #    config instruction, then the load, whose precondition
+    #    ConfigLoad*.src_stride == stride(src, 0) is now provable
+    p = p.configwrite_at(p.find_loop('i0'), ConfigLoad, 'src_stride',
+                         'stride(A, 0)', before=True)
+    p = p.replace(p.find('ConfigLoad.src_stride = _'), config_ld)
+    p = p.replace(p.find_loop('i0'), ld_i8)
+    p = p.configwrite_at(p.find_loop('i2'), ConfigLoadId1, 'src_stride',
+                         'stride(B, 0)', before=True)
+    p = p.replace(p.find('ConfigLoadId1.src_stride = _'), config_ld_id1)
+    p = step("configured loads (mvin)", p.replace(p.find_loop('i2'),
+                                                  ld_i8_id1))
+
+    # 6. configured store: stride and activation registers, then mvout
+    p = p.configwrite_at(p.find_loop('ii'), ConfigStore, 'dst_stride',
+                         'stride(C, 0)', before=True)
+    p = p.configwrite_at(p.find('ConfigStore.dst_stride = _'), ConfigStore,
+                         'act', 'False')
+    p = p.replace((p.find('ConfigStore.dst_stride = _'),
+                   p.find('ConfigStore.act = _')), config_st)
+    p = step("configured store (mvout)", p.replace(p.find_loop('ii'),
+                                                   st_acc_i8))
+
+    # 7. hoist every config write out of all loops: each is then issued once
+    p = step("hoist config_ld out of ko, jo, io",
+             hoist_config(p, 'config_ld(_)', 3))
+    p = step("hoist config_ld_id1 out of ko, jo, io",
+             hoist_config(p, 'config_ld_id1(_)', 3))
+    p = step("hoist config_st out of jo, io",
+             hoist_config(p, 'config_st(_)', 2))
+    return out
+
+
+def schedule(p=matmul):
+    """The fully scheduled kernel."""
+    return stages(p)[-1][1].rename('matmul_gemmini')
