@@ -698,6 +698,13 @@ class _ProcEmitter:
         found = {}
 
         def leaves(x):
+            if isinstance(x, IR.Extern) and x.f.own_arg_types:
+                # a leaf of its result's precision; arguments stand alone
+                if is_real_scalar(x.type) and x.type is not IR.Num:
+                    found.setdefault(x.type, x)
+                for a in x.args:
+                    self.check_precision(a, stmt)
+                return
             if isinstance(x, (IR.Read, IR.ReadConfig)) and is_real_scalar(x.type):
                 if x.type is not IR.Num:
                     found.setdefault(x.type, x)
@@ -807,7 +814,11 @@ class _ProcEmitter:
                 t = IR.F32 if t is IR.Num or t is None else t
             self.prog.need_math = True
             self.prog.add_global(e.f.c_global())
-            args = [self.expr(a, t) for a in e.args]
+            if e.f.own_arg_types:
+                args = [self.expr(a, self.check_precision(a) or a.type)
+                        for a in e.args]
+            else:
+                args = [self.expr(a, t) for a in e.args]
             return e.f.compile(args, C_TYPES[t]), _PREC_ATOM
         if isinstance(e, IR.StrideExpr):
             buf = self.bufs[e.name]

@@ -36,6 +36,13 @@ class Extern:
                 raise TypeError(f"{self._name} takes data scalars")
         return arg_types[0]
 
+    @property
+    def own_arg_types(self) -> bool:
+        """True when a user type rule governs the arguments: each argument
+        is then its own expression for precision purposes (it may differ
+        from the result's precision); otherwise arguments share it."""
+        return self._typecheck is not None
+
     def compile(self, args, c_type):
         return self._c_emit(args, c_type)
 

@@ -253,3 +253,32 @@ def test_c_keywords_as_names(tmp_path, warn_compile):
     y = np.zeros(5, dtype=np.float32)
     dbl.compile()(5, x, y)
     assert (y == 2 * x).all()
+
+
+def test_extern_with_own_type_rule_may_mix_precisions(tmp_path, warn_compile):
+    """An extern whose user type rule takes (i32, f32) -> i32 compiles: its
+    arguments are separate expressions, its result an i32 leaf."""
+    import numpy as np
+    from exo_hl import extern, i32
+
+    @extern("mix({0}, {1})", typecheck=lambda ts: i32,
+            c_global="static inline int32_t mix(int32_t a, float b) "
+                     "{ return a * (int32_t)b; }\n")
+    def mix(a, b):
+        return int(a) * int(b)
+
+    @proc
+    def use_mix(s: f32, X: i32[4]):
+        for i in seq(0, 4):
+            X[i] = mix(X[i], s)
+
+    text = c_code_str([use_mix])
+    assert "mix(X[i], *s)" in text
+    compile_procs([use_mix], tmp_path, "mix")
+    warn_compile("mix")
+    X = np.arange(4, dtype=np.int32)
+    Y = X.copy()
+    s = np.array([3.0], dtype=np.float32)
+    use_mix.compile()(s, X)
+    use_mix.interpret(s=s, X=Y)
+    assert (X == np.arange(4) * 3).all() and (Y == X).all()
