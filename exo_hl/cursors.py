@@ -100,11 +100,8 @@ def _stmt_text(s) -> str:
 
 
 def _expr_text(e) -> str:
-    try:
-        from .core_ir.printer import expr_to_str
-        return expr_to_str(e)
-    except Exception:
-        return repr(e)
+    from .core_ir.printer import expr_to_str
+    return expr_to_str(e)
 
 
 def _node_name(n) -> Optional[str]:

@@ -138,22 +138,9 @@ def eval_control(e, env, strides, ctx):
 
 
 def expr_text(e) -> str:
-    """A short Python-like rendering of a control expression for messages."""
-    if isinstance(e, IR.Const):
-        return repr(e.val)
-    if isinstance(e, IR.Read):
-        return e.name.name
-    if isinstance(e, IR.USub):
-        return f"-{expr_text(e.arg)}"
-    if isinstance(e, IR.Not):
-        return f"not {expr_text(e.arg)}"
-    if isinstance(e, IR.StrideExpr):
-        return f"stride({e.name.name}, {e.dim})"
-    if isinstance(e, IR.ReadConfig):
-        return f"{e.config.name()}.{e.field}"
-    if isinstance(e, IR.BinOp):
-        return f"({expr_text(e.lhs)} {e.op} {expr_text(e.rhs)})"
-    return type(e).__name__
+    """A control expression as the user wrote it, for messages."""
+    from ..core_ir.printer import expr_to_str
+    return expr_to_str(e)
 
 
 # ----------------------------------------------------------------------------
