@@ -1,4 +1,5 @@
-"""partition_loop: cut is an iteration count of the first loop."""
+"""partition_loop: cut is the absolute index where the second loop starts
+(API.md: seq(lo, hi) -> seq(lo, cut); seq(cut, hi))."""
 from __future__ import annotations
 
 import pytest
@@ -38,28 +39,39 @@ def scale(n: size, x: f32[n] @ DRAM):
     equiv(scale, p, [{"n": 4}, {"n": 7}])
 
 
-def test_offset_from_lo(equiv):
-    p = ten.partition_loop("i", 3)
+def test_absolute_cut_with_nonzero_lo(equiv):
+    p = ten.partition_loop("i", 5)
     assert "for i in seq(2, 5):" in str(p) and "for i in seq(5, 12):" in str(p)
     equiv(ten, p, [{}])
-    q = ten.partition_loop("i", 10)  # first loop takes all 10 iterations
+    q = ten.partition_loop("i", 12)  # first loop takes all 10 iterations
     equiv(ten, q, [{}])
+
+
+def test_symbolic_cut(equiv):
+    p = scale.partition_loop("i", "n - 4")
+    assert "for i in seq(0, n - 4):" in str(p)
+    assert "for i in seq(n - 4, n):" in str(p)
+    equiv(scale, p, [{"n": 4}, {"n": 9}])
 
 
 def test_reject_cut_past_bound():
     with pytest.raises(SchedulingError) as e:
         scale_any.partition_loop("i", 2)  # n may be 1
     msg = str(e.value)
-    assert "may exceed" in msg and "scale_any" in msg
-    with pytest.raises(SchedulingError, match="may exceed"):
+    assert "may lie outside the loop range" in msg and "scale_any" in msg
+    assert "cannot prove 2 <= n" in msg
+    with pytest.raises(SchedulingError, match="may lie outside"):
         scale.partition_loop("i", 5)
-    with pytest.raises(SchedulingError, match="may exceed"):
-        ten.partition_loop("i", 11)
+    with pytest.raises(SchedulingError, match="cannot prove 13 <= 12"):
+        ten.partition_loop("i", 13)
+    # a cut below lo would make the second loop run extra iterations
+    with pytest.raises(SchedulingError, match="cannot prove 2 <= 1"):
+        ten.partition_loop("i", 1)
 
 
-@pytest.mark.parametrize("cut", [-1, 1.5, "2", True])
+@pytest.mark.parametrize("cut", [-1, 1.5, "x[0]", True, "i +"])
 def test_reject_bad_cut(cut):
-    with pytest.raises(SchedulingError, match="cut"):
+    with pytest.raises(SchedulingError, match="cut|cannot parse 'i \\+'"):
         scale.partition_loop("i", cut)
 
 
