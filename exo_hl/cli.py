@@ -134,8 +134,9 @@ def compile_command(args):
 
 
 def build_parser():
-    ap = argparse.ArgumentParser(prog="exo-hl", description=__doc__.split(
-        "\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="exo-hl", description="Compile exo_hl procedures to C: "
+        "exo-hl compile FILE.py -o OUT_DIR")
     sub = ap.add_subparsers(dest="command", required=True)
     c = sub.add_parser("compile", help="compile the @procs of a Python file "
                        "to C (NAME.c, NAME.h, NAME.d)")
