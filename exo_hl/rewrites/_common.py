@@ -310,6 +310,63 @@ def forward_replace(path: Path, n_new: int, keep_inside: bool = False
     return fwd
 
 
+def forward_fission(stmt_path: Path, field: str, k: int,
+                    second_field: str = "body",
+                    other_field_to_second: bool = True) -> Forward:
+    """The statement at ``stmt_path`` split into two copies placed where it
+    was: the first keeps ``field[:k]``, the second holds ``field[k:]`` as its
+    ``second_field``. Cursors follow the statements they pointed to; a
+    cursor to the split statement itself follows the first copy, and ones
+    into its other field (an if's other branch) follow the copy that kept
+    it (the second when ``other_field_to_second``)."""
+    stmt_path = tuple(stmt_path)
+    *parent, (pfield, j) = stmt_path
+    parent = tuple(parent)
+    second = parent + ((pfield, j + 1), )
+    shift_siblings = forward_replace(stmt_path, 2, keep_inside=True)
+
+    def fwd(p):
+        n = len(stmt_path)
+        if p == stmt_path:
+            return p
+        if len(p) > n and p[:n] == stmt_path:
+            f, i = p[n]
+            rest = p[n + 1:]
+            if f == field:
+                if i < k:
+                    return p
+                return second + ((second_field, i - k), ) + rest
+            return (second if other_field_to_second else stmt_path) + p[n:]
+        return shift_siblings(p)
+    return fwd
+
+
+def forward_hoist(stmt_path: Path) -> Forward:
+    """The statement at ``stmt_path`` moved out of its parent statement, to
+    just before it (e.g. an allocation lifted out of a loop). Cursors follow
+    the moved statement, the parent and everything inside it."""
+    stmt_path = tuple(stmt_path)
+    *ppath, (field, k) = stmt_path
+    ppath = tuple(ppath)
+    *gparent, (gfield, j) = ppath
+    moved_parent = tuple(gparent) + ((gfield, j + 1), )
+    shift_siblings = forward_replace(ppath, 2, keep_inside=True)
+
+    def fwd(p):
+        n = len(ppath)
+        if p[:len(stmt_path)] == stmt_path:
+            return ppath + p[len(stmt_path):]
+        if p == ppath:
+            return moved_parent
+        if len(p) > n and p[:n] == ppath:
+            f, i = p[n]
+            if f == field and i > k:
+                i -= 1
+            return moved_parent + ((f, i), ) + p[n + 1:]
+        return shift_siblings(p)
+    return fwd
+
+
 def forward_insert(parent: Path, field: str, index: int, k: int) -> Forward:
     """``k`` statements inserted before ``list[index]``."""
     parent = tuple(parent)

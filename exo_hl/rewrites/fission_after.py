@@ -75,7 +75,11 @@ def fission_after(proc, stmt, n_lifts=1):
         else:
             raise err("the statement is not inside a loop or if")
         ir = C.replace_stmts_at(ir, parent_path, (first, second))
-        fwds.append(C.forward_replace(parent_path, 2))
+        if isinstance(parent, IR.If) and field == "orelse":
+            fwds.append(C.forward_fission(parent_path, field, k + 1, "body",
+                                          other_field_to_second=False))
+        else:
+            fwds.append(C.forward_fission(parent_path, field, k + 1))
         cur = parent_path
     return proc._derive(ir, "fission_after", forward=C.forward_compose(*fwds))
 

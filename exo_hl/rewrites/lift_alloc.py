@@ -61,9 +61,8 @@ def lift_alloc(proc, alloc, n_lifts=1):
             rest = (IR.Pass(srcinfo=s.srcinfo), )
         new_parent = parent.update(**{field: rest})
         ir = C.replace_stmts_at(ir, parent_path, (s, new_parent))
-        fwds.append(C.forward_replace(parent_path, 2))
+        fwds.append(C.forward_hoist(cur))
         cur = parent_path
-    # the moved allocation now sits at `cur`; statement indices shift
     return proc._derive(ir, "lift_alloc", forward=C.forward_compose(*fwds))
 
 

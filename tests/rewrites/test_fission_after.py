@@ -136,3 +136,40 @@ def test_fission_rejects_use_of_alloc_after_cut():
 def test_fission_rejects_no_enclosing_loop():
     with pytest.raises(SchedulingError, match="cannot fission 3 level"):
         two_stage.fission_after("y[_] = _", n_lifts=3)
+
+
+def test_cursors_follow_the_statements_they_pointed_to():
+    """After fission, cursors to the loop, to statements before the cut and
+    to statements after it still point at the same statements."""
+    from exo_hl import f32, proc, seq, size
+
+    @proc
+    def three(n: size, x: f32[n], y: f32[n], z: f32[n]):
+        for i in seq(0, n):
+            x[i] = 1.0
+            y[i] = 2.0
+            z[i] = 3.0
+
+    loop = three.find_loop('i')
+    sx, sy, sz = (three.find(pat) for pat in ('x[_] = _', 'y[_] = _',
+                                              'z[_] = _'))
+    q = three.fission_after('x[_] = _')
+    from exo_hl.core_ir.printer import stmt_to_str
+    text = lambda c: stmt_to_str(q.forward(c).node()).strip()
+    assert text(sx) == "x[i] = 1.0"
+    assert text(sy) == "y[i] = 2.0"
+    assert text(sz) == "z[i] = 3.0"
+    assert text(loop).startswith("for i in seq(0, n):")
+    assert q.forward(sy).parent() == q.forward(sz).parent()
+    assert q.forward(sx).parent() != q.forward(sy).parent()
+    # two levels: the cursor into the inner loop follows too
+    @proc
+    def nest(n: size, x: f32[n, n], y: f32[n, n]):
+        for i in seq(0, n):
+            for j in seq(0, n):
+                x[i, j] = 1.0
+                y[i, j] = 2.0
+
+    cy = nest.find('y[_] = _')
+    r = nest.fission_after('x[_] = _', n_lifts=2)
+    assert stmt_to_str(r.forward(cy).node()).strip() == "y[i, j] = 2.0"

@@ -82,3 +82,24 @@ def test_lift_alloc_rejects_too_many_levels_and_non_alloc():
         tiles.lift_alloc("y[_] = _")
     with pytest.raises(SchedulingError, match="n_lifts"):
         tiles.lift_alloc("t : _", n_lifts=0)
+
+
+def test_cursors_follow_the_lifted_allocation_and_the_loop():
+    from exo_hl import f32, proc, seq, size
+    from exo_hl.core_ir.printer import stmt_to_str
+
+    @proc
+    def tmp_use(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            t: f32
+            t = x[i]
+            y[i] = t
+
+    ca, cw, cl = (tmp_use.find('t : _'), tmp_use.find('y[_] = _'),
+                  tmp_use.find_loop('i'))
+    q = tmp_use.lift_alloc('t : _')
+    text = lambda c: stmt_to_str(q.forward(c).node()).strip()
+    assert text(ca) == "t: f32 @ DRAM"
+    assert text(cw) == "y[i] = t"
+    assert text(cl).startswith("for i in seq(0, n):")
+    assert q.forward(ca).next() == q.forward(cl)
