@@ -60,9 +60,32 @@ def lift_if(proc, if_stmt, n_lifts=1):
         else:
             raise err("the if is not inside a loop or if")
         ir = C.replace_stmts_at(ir, parent_path, (new, ))
-        fwds.append(C.forward_replace(parent_path, 1))
+        fwds.append(_forward_swap(parent_path))
         cur = parent_path
     return proc._derive(ir, "lift_if", forward=C.forward_compose(*fwds))
+
+
+def _forward_swap(outer):
+    """Cursors after ``outer: if c: A else: B`` became ``if c: outer': A
+    else: outer'': B``: the outer statement follows its first copy, the if
+    moves up, A and the outer's own else branch stay under the first copy,
+    B moves under the second."""
+    outer = tuple(outer)
+    inner = outer + (("body", 0), )
+    n = len(inner)
+
+    def fwd(p):
+        if p == outer:
+            return inner
+        if p == inner:
+            return outer
+        if p[:n] == inner and p[n][0] == "orelse":
+            return outer + (("orelse", 0), ("body", p[n][1])) + p[n + 1:]
+        if p[:len(outer)] == outer and len(p) > len(outer) and \
+                p[len(outer)][0] == "orelse":
+            return inner + p[len(outer):]
+        return p
+    return fwd
 
 
 def _check_invariant(proc, cond, loop, err):

@@ -108,3 +108,26 @@ def test_lift_if_rejects_non_sole_statement():
                 x[i] = 0.0
     with pytest.raises(SchedulingError, match="only statement"):
         two.lift_if("if _: _")
+
+
+def test_cursors_follow_through_the_swap():
+    from exo_hl import f32, proc, seq, size
+    from exo_hl.core_ir.printer import stmt_to_str
+
+    @proc
+    def branchy(n: size, m: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            if m > 3:
+                x[i] = 1.0
+            else:
+                y[i] = 2.0
+
+    cl, ci, ca, cb = (branchy.find_loop('i'), branchy.find('if _: _'),
+                      branchy.find('x[_] = _'), branchy.find('y[_] = _'))
+    q = branchy.lift_if('if _: _')
+    text = lambda c: stmt_to_str(q.forward(c).node()).strip()
+    assert text(ci).startswith("if m > 3:")
+    assert text(cl).startswith("for i in seq(0, n):")
+    assert text(ca) == "x[i] = 1.0"
+    assert text(cb) == "y[i] = 2.0"
+    assert q.forward(cl).parent() == q.forward(ci)
