@@ -59,8 +59,7 @@ def _short(text: str, max_lines: int = 8) -> str:
 def scheduling_error(proc, stmt, msg: str) -> SchedulingError:
     """A ``SchedulingError`` naming the procedure, the statement as it now
     reads and its original source line. Use as ``raise
-    scheduling_error(...)`` (wrapping it in ``SchedulingError(...)`` also
-    works)."""
+    scheduling_error(...)``."""
     name = proc.name() if hasattr(proc, "name") and callable(proc.name) \
         else getattr(proc, "name", None)
     srcinfo = getattr(stmt, "srcinfo", None) if stmt is not None else None

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import free_vars, fresh_copy, walk
-from ..errors import ExoSyntaxError, ExoTypeError, SchedulingError
+from ..errors import ExoSyntaxError, ExoTypeError
 from . import _common as C
 
 
@@ -25,7 +25,7 @@ def add_guard(proc, stmt, cond):
     path, s = C.resolve_stmt(proc, stmt, "add_guard")
 
     def err(msg):
-        return SchedulingError(C.scheduling_error(proc, s, "add_guard: " + msg))
+        return C.scheduling_error(proc, s, "add_guard: " + msg)
 
     if isinstance(s, (IR.Alloc, IR.WindowStmt)):
         raise err(f"cannot guard the binding of '{s.name.name}': later "

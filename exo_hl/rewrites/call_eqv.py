@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..effects import api as EA
-from ..errors import BoundsError, ExoTypeError, SchedulingError
+from ..errors import BoundsError, ExoTypeError
 from . import _common as C
 
 OP = "call_eqv"

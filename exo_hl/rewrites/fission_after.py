@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import free_vars, subst
-from ..errors import SchedulingError
 from ..effects import api as EA
 from . import _common as C
 
@@ -28,8 +27,8 @@ def fission_after(proc, stmt, n_lifts=1):
     path, s = C.resolve_stmt(proc, stmt, "fission_after")
 
     def err(msg, st=s):
-        return SchedulingError(C.scheduling_error(
-            proc, st, "fission_after: " + msg))
+        return C.scheduling_error(
+            proc, st, "fission_after: " + msg)
 
     if not C.is_count(n_lifts):
         raise err(f"n_lifts must be a positive int, got {n_lifts!r}")

@@ -23,20 +23,19 @@ from ..core_ir.traversal import (fresh_copy, map_node, map_types_in_node,
                                   walk_stmts)
 from ..core_ir import simplify as S
 from ..core_ir import types as T
-from ..errors import SchedulingError
 from . import _common as C
 
 
 def inline(proc, call):
     path, stmt = C.resolve_stmt(proc, call, "inline")
     if not isinstance(stmt, IR.Call):
-        raise SchedulingError(C.scheduling_error(
-            proc, stmt, "inline: expected a call statement"))
+        raise C.scheduling_error(
+            proc, stmt, "inline: expected a call statement")
     try:
         new_body = inline_call(stmt)
     except _InlineError as e:
-        raise SchedulingError(C.scheduling_error(
-            proc, stmt, f"inline: cannot inline: {e}")) from None
+        raise C.scheduling_error(
+            proc, stmt, f"inline: cannot inline: {e}") from None
     # normalize the composed indices (``0 + i`` -> ``i``, ``1 + i`` -> ``i + 1``)
     new_body = S.simplify_stmts(new_body, S.env_at(proc.ir(), path))
     new_ir = C.replace_stmts_at(proc.ir(), path, new_body)

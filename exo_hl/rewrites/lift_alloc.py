@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import free_vars
-from ..errors import SchedulingError
 from . import _common as C
 
 
@@ -27,7 +26,7 @@ def lift_alloc(proc, alloc, n_lifts=1):
     path, s = C.resolve_stmt(proc, alloc, "lift_alloc")
 
     def err(msg, st=s):
-        return SchedulingError(C.scheduling_error(proc, st, "lift_alloc: " + msg))
+        return C.scheduling_error(proc, st, "lift_alloc: " + msg)
 
     if not isinstance(s, IR.Alloc):
         raise err("expected an allocation statement")

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import free_vars, fresh_copy, subst
-from ..errors import SchedulingError
 from . import _common as C
 
 
@@ -25,7 +24,7 @@ def lift_if(proc, if_stmt, n_lifts=1):
     path, s = C.resolve_stmt(proc, if_stmt, "lift_if")
 
     def err(msg, st=s):
-        return SchedulingError(C.scheduling_error(proc, st, "lift_if: " + msg))
+        return C.scheduling_error(proc, st, "lift_if: " + msg)
 
     if not isinstance(s, IR.If):
         raise err("expected an if statement")

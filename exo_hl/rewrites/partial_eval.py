@@ -22,7 +22,6 @@ from ..core_ir import simplify as S
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import subst
 from ..errors import SchedulingError, located
-from . import _common as C
 
 
 def partial_eval(proc, *args, **sizes):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import free_vars
-from ..errors import SchedulingError
 from ..effects import api as EA
 from . import _common as C
 
@@ -20,8 +19,8 @@ def reorder_stmts(proc, s1, s2=None):
     path1, st1 = C.resolve_stmt(proc, s1, "reorder_stmts")
 
     def err(msg, st=st1):
-        return SchedulingError(C.scheduling_error(
-            proc, st, "reorder_stmts: " + msg))
+        return C.scheduling_error(
+            proc, st, "reorder_stmts: " + msg)
 
     field, k = path1[-1]
     parent_path = tuple(path1[:-1])

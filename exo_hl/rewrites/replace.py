@@ -22,7 +22,7 @@ from ..core_ir import simplify as S
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import used_syms
-from ..errors import BoundsError, ExoTypeError, SchedulingError
+from ..errors import BoundsError, ExoTypeError
 from ..effects import api as EA
 from ..frontend.typecheck import buffer_memories, call_arg_problem
 from ..unify import UnifyError, unify
@@ -34,7 +34,7 @@ def replace(proc, block, sub_proc):
     first = b.stmts[0]
 
     def err(msg, st=first):
-        return SchedulingError(C.scheduling_error(proc, st, "replace: " + msg))
+        return C.scheduling_error(proc, st, "replace: " + msg)
 
     sub_ir = _sub_ir(sub_proc)
     if sub_ir is None:

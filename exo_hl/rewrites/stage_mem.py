@@ -414,7 +414,6 @@ def _overwrites_window(proc, blk, buf, dims, ivl) -> bool:
     ``r_k`` (free of the block's loop variables) is exactly the window's
     ``[lo_k, hi_k)``; point dimensions are indexed by the window's point
     (already proven by the coverage check)."""
-    ir = proc.ir()
     from ..core_ir.simplify import affine_form
 
     def visit(stmts, prefix, fld, start, loops):
