@@ -214,8 +214,16 @@ class Procedure:
     def partial_eval(self, *args, **sizes):
         return self._rewrite("partial_eval", *args, **sizes)
 
-    def make_instr(self, c_template, c_global=""):
-        return self._rewrite("make_instr", c_template, c_global=c_global)
+    def make_instr(self, c_template, c_global="", cpu_features=()):
+        return self._rewrite("make_instr", c_template, c_global=c_global,
+                             cpu_features=cpu_features)
+
+    def cpu_features(self) -> frozenset:
+        """Every CPU feature this procedure needs (GCC names), through the
+        instructions it calls and the memories it uses: its compiled code
+        runs only on CPUs that have all of them."""
+        from .core_ir.cpu_features import proc_features
+        return proc_features(self._ir)
 
     def expand_dim(self, buffer, alloc_dim, indexing_expr):
         return self._rewrite("expand_dim", buffer, alloc_dim, indexing_expr)

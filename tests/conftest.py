@@ -173,6 +173,24 @@ def _recording_init(self, ir, *args, **kwargs):
 _Procedure.__init__ = _recording_init
 
 
+# AVX-512 (and any other instruction set the host lacks) runs through the
+# emulation layer, so every numeric check runs on every machine; on hosts
+# that have the feature nothing is emulated.
+_os.environ.setdefault("EXO_HL_EMULATE", "1")
+
+
+def pytest_report_header(config):
+    """One line saying how each shipped instruction set runs here."""
+    from exo_hl.codegen_c.host_cpu import (emulation_description,
+                                           host_features)
+    feats = ("fma", "avx2", "avx512f")
+    have = host_features(feats)
+    layer = emulation_description()
+    modes = [f"{f} {'native' if f in have else 'emulated (' + layer + ')'}"
+             for f in feats]
+    return "exo_hl ISA: " + ", ".join(modes)
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "no_c_audit(reason): procedures made by this test are "

@@ -23,7 +23,9 @@ from ..core_ir.buffers import written_buffers
 from ..core_ir.nodes import IR
 from ..core_ir.types import (NUMPY_DTYPES, TYPE_NAMES, is_real_scalar,
                              is_tensor_or_window, is_window)
+from ..core_ir.cpu_features import proc_features
 from .analysis import as_ir
+from .host_cpu import emulation_flags, emulation_wanted, missing_features
 from .emit import _Program
 
 DEFAULT_CFLAGS = "-O3 -march=native"
@@ -161,12 +163,19 @@ class CompiledProcedure:
                             f"of its own to compile")
         self.proc = ir
         self.name = ir.name
-        prog = _Program([ir], ir.name)
+        self.cpu_features = proc_features(ir)
+        missing = missing_features(self.cpu_features)
+        emulate = emulation_wanted(opts.pop("emulate", None))
+        #: features supplied by the emulation layer in this build
+        self.emulated = missing if emulate else frozenset()
+        #: features this build needs natively but the host lacks
+        self.missing_features = missing - self.emulated
+        prog = _Program([ir], ir.name, emulated=self.emulated)
         self.header, self.source = prog.emit()
         self.configs = prog.configs
         self.written = written_buffers(ir)
         self.restrict = set(a.name for a in ir.args) - prog.aliased.get(ir, set())
-        extra = []
+        extra = emulation_flags() if self.emulated else []
         sanitize = opts.pop("sanitize", False)
         if sanitize:
             kinds = "address,undefined" if sanitize is True else sanitize
@@ -217,7 +226,9 @@ class CompiledProcedure:
                                                 for a in ir.args]
 
     def __repr__(self):
-        return f"<compiled procedure {self.name} ({self.library_path})>"
+        how = (f", emulating {', '.join(sorted(self.emulated))}"
+               if self.emulated else "")
+        return f"<compiled procedure {self.name} ({self.library_path}{how})>"
 
     # -- config state
     def get_config(self, config, field):
@@ -342,7 +353,18 @@ class CompiledProcedure:
                                      f"size")
         return v
 
+    def _check_host(self):
+        if self.missing_features:
+            need = ", ".join(sorted(self.missing_features))
+            raise RuntimeError(
+                f"{self.name}(): this CPU lacks {need}, which the compiled "
+                f"code needs (it uses {', '.join(sorted(self.cpu_features))});"
+                f" nothing was run. Run it on a CPU with {need}, schedule it "
+                f"for another instruction set, or compile(emulate=True) to "
+                f"run it slowly through an emulation layer")
+
     def __call__(self, *args, **kwargs):
+        self._check_host()
         params = self.proc.args
         vals = self._bind(args, kwargs)
         env, strides, c_args, keep = {}, {}, [ctypes.addressof(self.context)], []

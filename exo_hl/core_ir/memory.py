@@ -9,7 +9,13 @@ from ..errors import MemGenError
 
 
 class Memory:
-    """Base class of all memories. Override the classmethods below."""
+    """Base class of all memories. Override the classmethods below.
+
+    ``cpu_features``: the CPU features (GCC names) code using this memory
+    needs, e.g. ``frozenset({"avx512f"})`` for ``__m512`` registers.
+    """
+
+    cpu_features = frozenset()
 
     @classmethod
     def name(cls) -> str:

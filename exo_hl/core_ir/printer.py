@@ -294,6 +294,9 @@ def proc_to_raw_str(p) -> str:
         deco = f"@instr({_str_literal(p.instr.c_template)}"
         if p.instr.c_global:
             deco += f", c_global={_str_literal(p.instr.c_global)}"
+        if p.instr.cpu_features:
+            feats = ", ".join(_str_literal(f) for f in p.instr.cpu_features)
+            deco += f", cpu_features={{{feats}}}"
         out.append(deco + ")")
     out.append(f"def {p.name}({', '.join(arg_strs)}):")
     for pr in p.preds:

@@ -21,6 +21,7 @@ from typing import Optional
 
 from ..core_ir import types as T
 from ..core_ir.config import Config
+from ..core_ir.cpu_features import normalize_features
 from ..core_ir.extern import Extern
 from ..core_ir.nodes import IR
 from ..core_ir.srcinfo import SrcInfo
@@ -135,16 +136,24 @@ def proc(fn):
     return _proc_from_function(fn, sys._getframe(1))
 
 
-def instr(c_template: str, c_global: str = ""):
-    """``@instr(template, c_global="")``: a procedure whose body specifies
-    the semantics and whose calls compile to ``template`` (API.md sec. 2)."""
+def instr(c_template: str, c_global: str = "", cpu_features=()):
+    """``@instr(template, c_global="", cpu_features=())``: a procedure whose
+    body specifies the semantics and whose calls compile to ``template``.
+
+    ``cpu_features`` names the CPU features the template's intrinsics need
+    (GCC names, e.g. ``{"avx2", "fma"}``): the C function that uses the
+    instruction gets a matching target attribute, and compiled callables
+    check the host CPU before running it.
+    """
     if not isinstance(c_template, str):
         raise TypeError("@instr needs a C template string: "
                         "@instr(\"foo({x});\")")
+    feats = normalize_features(cpu_features, "@instr cpu_features")
     frame = sys._getframe(1)
 
     def wrap(fn):
-        return _proc_from_function(fn, frame, IR.Instr(c_template, c_global))
+        return _proc_from_function(fn, frame,
+                                   IR.Instr(c_template, c_global, feats))
     return wrap
 
 
@@ -310,8 +319,19 @@ def _instr_decorator(fdef, scope, srcmap):
                 if not vals or not isinstance(vals[0], str):
                     raise ExoSyntaxError("@instr needs a template string",
                                          srcmap(d))
+                feats = ()
+                for k in d.keywords:
+                    if k.arg == "cpu_features":
+                        try:
+                            feats = normalize_features(
+                                ast.literal_eval(k.value),
+                                "@instr cpu_features")
+                        except (ValueError, TypeError) as e:
+                            raise ExoSyntaxError(
+                                f"@instr cpu_features must be a literal set "
+                                f"of feature names ({e})", srcmap(d)) from None
                 return IR.Instr(vals[0], vals[1] if len(vals) > 1
-                                else kw.get("c_global", ""))
+                                else kw.get("c_global", ""), feats)
     return None
 
 

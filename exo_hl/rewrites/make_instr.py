@@ -1,4 +1,4 @@
-"""``make_instr(c_template, c_global="")``: turn a procedure into an @instr.
+"""``make_instr(c_template, c_global="", cpu_features=())``: turn a procedure into an @instr.
 
 The body stays as the instruction's semantic specification (what
 ``interpret``, the effect analysis and ``replace`` read); calls compile to
@@ -10,12 +10,13 @@ instruction stays known-equivalent to the procedure it came from.
 """
 from __future__ import annotations
 
+from ..core_ir.cpu_features import normalize_features
 from ..core_ir.nodes import IR
 from ..errors import ExoTypeError, SchedulingError
 from . import _common as C
 
 
-def make_instr(proc, c_template, c_global=""):
+def make_instr(proc, c_template, c_global="", cpu_features=()):
     pir = proc.ir()
     if not isinstance(c_template, str) or not c_template.strip():
         raise C._proc_error(proc, "make_instr: the C template must be a "
@@ -23,7 +24,11 @@ def make_instr(proc, c_template, c_global=""):
     if not isinstance(c_global, str):
         raise C._proc_error(proc, "make_instr: c_global must be a string, "
                             f"got {c_global!r}")
-    new_ir = pir.update(instr=IR.Instr(c_template, c_global))
+    try:
+        feats = normalize_features(cpu_features, "make_instr cpu_features")
+    except TypeError as e:
+        raise C._proc_error(proc, f"make_instr: {e}") from None
+    new_ir = pir.update(instr=IR.Instr(c_template, c_global, feats))
     from ..frontend.parser import check_instr_template
     try:
         check_instr_template(new_ir, c_template)

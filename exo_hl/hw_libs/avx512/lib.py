@@ -9,33 +9,20 @@ what ``replace`` matches); its template is the intrinsic emitted in C.
 """
 from __future__ import annotations
 
-import re
-
-from exo_hl import DRAM, Memory, MemGenError, f32, instr, seq, size
+from exo_hl import DRAM, f32, instr, seq, size
 from exo_hl import stride  # noqa: F401  (used inside instruction bodies)
+from exo_hl.hw_libs.vector_registers import VectorRegisters
 
 LANES = 16  # f32 lanes of one zmm register
 
-# Emitted once per generated .c file: under gcc the kernels are compiled for
-# AVX-512 even when the build's flags do not say so (e.g. plain ``-O2``),
-# so the generated file builds anywhere; running it still needs the CPU.
-# Other compilers need ``-mavx512f`` (or ``-march=native``) as usual.
-_INCLUDE = ("#if defined(__GNUC__) && !defined(__clang__) && "
-            "!defined(__AVX512F__)\n"
-            "#pragma GCC target(\"avx512f\")\n"
-            "#endif\n"
-            "#include <immintrin.h>\n")
+# Emitted once per generated .c file. Every instruction and the register
+# memory declare ``avx512f``, so the functions using them are compiled for
+# AVX-512 by their own target attribute whatever the build's flags are.
+_INCLUDE = "#include <immintrin.h>\n"
+_FEATURES = {"avx512f"}
 
 
-def _const(text):
-    """The integer value of a C expression string, or None if not literal."""
-    t = str(text).strip()
-    while t.startswith("(") and t.endswith(")"):
-        t = t[1:-1].strip()
-    return int(t) if t.isdigit() else None
-
-
-class AVX512(Memory):
+class AVX512(VectorRegisters):
     """16-float vector registers (``__m512``).
 
     A buffer's last dimension must be exactly 16 and its other sizes
@@ -44,67 +31,15 @@ class AVX512(Memory):
     loops over them are unrolled).
     """
 
-    @classmethod
-    def global_(cls):
-        return _INCLUDE
-
-    @classmethod
-    def can_read(cls):
-        return False
-
-    @classmethod
-    def alloc(cls, new_name, prim_type, shape, srcinfo):
-        if prim_type != "float":
-            raise MemGenError(f"{srcinfo}: AVX512 registers hold f32, "
-                              f"'{new_name}' is {prim_type}")
-        if not shape or _const(shape[-1]) != LANES:
-            raise MemGenError(f"{srcinfo}: an AVX512 buffer's last dimension "
-                              f"must be {LANES} (one register), '{new_name}' "
-                              f"has shape [{', '.join(map(str, shape))}]")
-        regs = 1
-        for s in shape[:-1]:
-            v = _const(s)
-            if v is None:
-                raise MemGenError(f"{srcinfo}: AVX512 buffer '{new_name}' "
-                                  f"needs constant sizes, got {s}")
-            regs *= v
-        return (f"__m512 {new_name};" if len(shape) == 1
-                else f"__m512 {new_name}[{regs}];")
-
-    @classmethod
-    def free(cls, new_name, prim_type, shape, srcinfo):
-        return ""
-
-    @classmethod
-    def window(cls, basetyp, baseptr, indices, strides, srcinfo):
-        """The register holding the row at ``indices`` (lane index 0)."""
-        if _const(indices[-1]) != 0:
-            raise MemGenError(f"{srcinfo}: AVX512 buffer '{baseptr}' can only "
-                              f"be addressed a whole register at a time (lane "
-                              f"index {indices[-1]}, expected 0)")
-        if len(indices) == 1:
-            return baseptr
-        terms, fixed = [], 0
-        for i, s in zip(indices[:-1], strides[:-1]):
-            v = _const(s)
-            if v is None or v % LANES:
-                raise MemGenError(f"{srcinfo}: AVX512 buffer '{baseptr}' "
-                                  f"has a non-constant stride {s}")
-            regs = v // LANES
-            if _const(i) is not None:      # unrolled: fold to one constant
-                fixed += _const(i) * regs
-                continue
-            atom = i if re.fullmatch(r"\w+", i.strip()) else f"({i})"
-            terms.append(atom if regs == 1 else f"{atom} * {regs}")
-        if fixed or not terms:
-            terms.append(str(fixed))
-        return f"{baseptr}[{' + '.join(terms)}]"
+    registers = {"float": ("__m512", LANES)}
+    cpu_features = frozenset(_FEATURES)
 
 
 # ---------------------------------------------------------------------------
 # loads and stores
 
-@instr("{dst_data} = _mm512_loadu_ps(&{src_data});", _INCLUDE)
+@instr("{dst_data} = _mm512_loadu_ps(&{src_data});",
+       _INCLUDE, cpu_features=_FEATURES)
 def mm512_loadu_ps(dst: [f32][16] @ AVX512, src: [f32][16] @ DRAM):
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
@@ -112,7 +47,8 @@ def mm512_loadu_ps(dst: [f32][16] @ AVX512, src: [f32][16] @ DRAM):
         dst[i] = src[i]
 
 
-@instr("_mm512_storeu_ps(&{dst_data}, {src_data});", _INCLUDE)
+@instr("_mm512_storeu_ps(&{dst_data}, {src_data});",
+       _INCLUDE, cpu_features=_FEATURES)
 def mm512_storeu_ps(dst: [f32][16] @ DRAM, src: [f32][16] @ AVX512):
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
@@ -121,7 +57,8 @@ def mm512_storeu_ps(dst: [f32][16] @ DRAM, src: [f32][16] @ AVX512):
 
 
 @instr("{dst_data} = _mm512_maskz_loadu_ps("
-       "(__mmask16)((1u << {m}) - 1u), &{src_data});", _INCLUDE)
+       "(__mmask16)((1u << {m}) - 1u), &{src_data});",
+       _INCLUDE, cpu_features=_FEATURES)
 def mm512_maskz_loadu_ps(m: size, dst: [f32][16] @ AVX512,
                          src: [f32][m] @ DRAM):
     """Load the first ``m`` lanes, zero the rest (a tail of ``m`` floats)."""
@@ -136,7 +73,8 @@ def mm512_maskz_loadu_ps(m: size, dst: [f32][16] @ AVX512,
 
 
 @instr("_mm512_mask_storeu_ps(&{dst_data}, "
-       "(__mmask16)((1u << {m}) - 1u), {src_data});", _INCLUDE)
+       "(__mmask16)((1u << {m}) - 1u), {src_data});",
+       _INCLUDE, cpu_features=_FEATURES)
 def mm512_mask_storeu_ps(m: size, dst: [f32][m] @ DRAM,
                          src: [f32][16] @ AVX512):
     """Store the first ``m`` lanes (a tail of ``m`` floats)."""
@@ -147,14 +85,15 @@ def mm512_mask_storeu_ps(m: size, dst: [f32][m] @ DRAM,
         dst[i] = src[i]
 
 
-@instr("{dst_data} = _mm512_setzero_ps();", _INCLUDE)
+@instr("{dst_data} = _mm512_setzero_ps();", _INCLUDE, cpu_features=_FEATURES)
 def mm512_setzero_ps(dst: [f32][16] @ AVX512):
     assert stride(dst, 0) == 1
     for i in seq(0, 16):
         dst[i] = 0.0
 
 
-@instr("{dst_data} = _mm512_set1_ps({src_data});", _INCLUDE)
+@instr("{dst_data} = _mm512_set1_ps({src_data});",
+       _INCLUDE, cpu_features=_FEATURES)
 def mm512_set1_ps(dst: [f32][16] @ AVX512, src: [f32][1] @ DRAM):
     """Broadcast one float from memory into all 16 lanes."""
     assert stride(dst, 0) == 1
@@ -166,7 +105,7 @@ def mm512_set1_ps(dst: [f32][16] @ AVX512, src: [f32][1] @ DRAM):
 # arithmetic
 
 @instr("{dst_data} = _mm512_fmadd_ps({a_data}, {b_data}, {dst_data});",
-       _INCLUDE)
+       _INCLUDE, cpu_features=_FEATURES)
 def mm512_fmadd_ps(dst: [f32][16] @ AVX512, a: [f32][16] @ AVX512,
                    b: [f32][16] @ AVX512):
     """``dst += a * b`` lane-wise, one rounding (fused)."""
@@ -178,7 +117,7 @@ def mm512_fmadd_ps(dst: [f32][16] @ AVX512, a: [f32][16] @ AVX512,
 
 
 @instr("{dst_data} = _mm512_fmadd_ps(_mm512_set1_ps({a_data}), {b_data}, "
-       "{dst_data});", _INCLUDE)
+       "{dst_data});", _INCLUDE, cpu_features=_FEATURES)
 def mm512_fmadd_bcst_ps(dst: [f32][16] @ AVX512, a: [f32][1] @ DRAM,
                         b: [f32][16] @ AVX512):
     """``dst += a[0] * b``: the SGEMM micro-kernel's step (one element of A
@@ -190,7 +129,8 @@ def mm512_fmadd_bcst_ps(dst: [f32][16] @ AVX512, a: [f32][1] @ DRAM,
         dst[i] += a[0] * b[i]
 
 
-@instr("{dst_data} = _mm512_add_ps({dst_data}, {src_data});", _INCLUDE)
+@instr("{dst_data} = _mm512_add_ps({dst_data}, {src_data});",
+       _INCLUDE, cpu_features=_FEATURES)
 def mm512_add_ps(dst: [f32][16] @ AVX512, src: [f32][16] @ AVX512):
     assert stride(dst, 0) == 1
     assert stride(src, 0) == 1
@@ -198,7 +138,8 @@ def mm512_add_ps(dst: [f32][16] @ AVX512, src: [f32][16] @ AVX512):
         dst[i] += src[i]
 
 
-@instr("{dst_data} = _mm512_mul_ps({a_data}, {b_data});", _INCLUDE)
+@instr("{dst_data} = _mm512_mul_ps({a_data}, {b_data});",
+       _INCLUDE, cpu_features=_FEATURES)
 def mm512_mul_ps(dst: [f32][16] @ AVX512, a: [f32][16] @ AVX512,
                  b: [f32][16] @ AVX512):
     assert stride(dst, 0) == 1
@@ -209,7 +150,7 @@ def mm512_mul_ps(dst: [f32][16] @ AVX512, a: [f32][16] @ AVX512,
 
 
 @instr("{dst_data} = _mm512_add_ps({dst_data}, _mm512_loadu_ps(&{src_data}));",
-       _INCLUDE)
+       _INCLUDE, cpu_features=_FEATURES)
 def mm512_add_loadu_ps(dst: [f32][16] @ AVX512, src: [f32][16] @ DRAM):
     """``dst += src`` with ``src`` in memory (accumulating a staged tile)."""
     assert stride(dst, 0) == 1
@@ -219,7 +160,8 @@ def mm512_add_loadu_ps(dst: [f32][16] @ AVX512, src: [f32][16] @ DRAM):
 
 
 @instr("_mm512_storeu_ps(&{dst_data}, "
-       "_mm512_add_ps(_mm512_loadu_ps(&{dst_data}), {src_data}));", _INCLUDE)
+       "_mm512_add_ps(_mm512_loadu_ps(&{dst_data}), {src_data}));",
+       _INCLUDE, cpu_features=_FEATURES)
 def mm512_reduce_storeu_ps(dst: [f32][16] @ DRAM, src: [f32][16] @ AVX512):
     """``dst += src`` into memory (the store of ``stage_mem(accum=True)``)."""
     assert stride(dst, 0) == 1

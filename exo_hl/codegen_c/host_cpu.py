@@ -1,0 +1,104 @@
+"""What the host CPU can run, and how to emulate what it cannot.
+
+Compiled callables check the features a procedure needs against the host
+before the first call, so a missing instruction set is a ``RuntimeError``
+naming it, never a SIGILL that takes the interpreter down.
+
+Emulation (``compile(emulate=True)``, or ``EXO_HL_EMULATE=1``) builds the
+same generated C against an x86 emulation layer: SIMDe's portable
+implementations of the intrinsics (the ``simde-py`` package), behind a
+shim ``immintrin.h`` that also carries our own corrections where SIMDe
+disagrees with the instruction's definition. The generated code is
+unchanged, except that emulated features are left out of its target
+attributes.
+"""
+from __future__ import annotations
+
+import os
+from typing import FrozenSet, Iterable
+
+#: GCC feature names whose /proc/cpuinfo flag is spelt differently
+_CPUINFO_NAMES = {
+    "sse4.1": "sse4_1", "sse4.2": "sse4_2", "avx512vnni": "avx512_vnni",
+    "avx512bf16": "avx512_bf16", "avx512vbmi2": "avx512_vbmi2",
+    "avx512bitalg": "avx512_bitalg", "avx512vpopcntdq": "avx512_vpopcntdq",
+    "avx512fp16": "avx512_fp16", "avxvnni": "avx_vnni",
+}
+
+_EMULATION_DIR = os.path.join(os.path.dirname(__file__), "x86_emulation")
+
+
+def _cpuinfo_flags() -> FrozenSet[str]:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def host_features(wanted: Iterable[str]) -> FrozenSet[str]:
+    """The subset of ``wanted`` (GCC names) the host CPU supports.
+
+    ``EXO_HL_HOST_CPU`` (comma-separated GCC names) overrides detection, to
+    see what a user on a smaller CPU would see.
+    """
+    wanted = frozenset(wanted)
+    override = os.environ.get("EXO_HL_HOST_CPU")
+    if override is not None:
+        have = {f.strip().lower() for f in override.split(",") if f.strip()}
+        return frozenset(f for f in wanted if f in have)
+    flags = _cpuinfo_flags()
+    return frozenset(f for f in wanted
+                     if _CPUINFO_NAMES.get(f, f.replace(".", "_")) in flags)
+
+
+def missing_features(needed: Iterable[str]) -> FrozenSet[str]:
+    needed = frozenset(needed)
+    return needed - host_features(needed)
+
+
+def emulation_wanted(option) -> bool:
+    """``compile(emulate=...)``: an explicit bool wins; ``None`` reads
+    ``EXO_HL_EMULATE`` (``1``/``true``/``yes`` turn emulation on)."""
+    if option is not None:
+        return bool(option)
+    return os.environ.get("EXO_HL_EMULATE", "").strip().lower() in (
+        "1", "true", "yes", "on")
+
+
+def emulation_flags() -> list:
+    """Compiler flags that put the x86 emulation layer in front of the
+    system's ``immintrin.h`` (as system headers: their warnings are not
+    ours)."""
+    try:
+        import simde_py
+    except ImportError:  # pragma: no cover - a declared dependency
+        raise RuntimeError("CPU-feature emulation needs the simde-py package "
+                           "(pip install simde-py)") from None
+    return ["-isystem", _EMULATION_DIR, "-isystem", simde_py.get_include()]
+
+
+def emulation_description() -> str:
+    """Which emulation layer this installation uses (for reports)."""
+    try:
+        import simde_py
+    except ImportError:  # pragma: no cover
+        return "unavailable (simde-py not installed)"
+    ver = "?"
+    hdr = os.path.join(simde_py.get_include(), "simde", "simde-common.h")
+    try:
+        with open(hdr) as f:
+            parts = {}
+            for line in f:
+                for k in ("MAJOR", "MINOR", "MICRO"):
+                    tag = f"#define SIMDE_VERSION_{k} "
+                    if line.startswith(tag):
+                        parts[k] = line[len(tag):].strip()
+            ver = ".".join(parts.get(k, "?") for k in ("MAJOR", "MINOR",
+                                                         "MICRO"))
+    except OSError:  # pragma: no cover
+        pass
+    return f"SIMDe {ver}"
