@@ -130,6 +130,11 @@ def compile_command(args):
     with open(os.path.join(args.o, stem + ".d"), "w") as f:
         f.write(f"{_dep_path(c_out)} {_dep_path(h_out)}: "
                 + " ".join(_dep_path(d) for d in deps) + "\n")
+    feats = sorted(frozenset().union(*(p.cpu_features() for p in procs)))
+    if feats:
+        print(f"{c_out}: needs CPU features {', '.join(feats)} at run time "
+              f"(each function carries its target attribute: no -m flags "
+              f"are needed to build it)")
     return 0
 
 

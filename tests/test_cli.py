@@ -133,3 +133,29 @@ def test_console_script_entry_point():
     assert callable(main)
     text = (REPO / "pyproject.toml").read_text()
     assert 'exo-hl = "exo_hl.cli:main"' in text
+
+
+AVX_KERNEL = '''\
+from __future__ import annotations
+from exo_hl import DRAM, f32, proc
+from exo_hl.hw_libs.avx2 import AVX2, mm256_loadu_ps, mm256_storeu_ps
+
+
+@proc
+def copy8(x: f32[8] @ DRAM, y: f32[8] @ DRAM):
+    r: f32[8] @ AVX2
+    mm256_loadu_ps(r, x[0:8])
+    mm256_storeu_ps(y[0:8], r)
+'''
+
+
+def test_cli_says_which_cpu_features_and_plain_cc_builds(tmp_path):
+    (tmp_path / "vec.py").write_text(AVX_KERNEL)
+    r = cli("compile", "vec.py", "-o", "out", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "needs CPU features avx2" in r.stdout
+    c = (tmp_path / "out" / "vec.c").read_text()
+    assert 'EXO_HL_TARGET("avx2")' in c
+    b = subprocess.run(["cc", "-O2", "-c", "vec.c"], cwd=tmp_path / "out",
+                       capture_output=True, text=True)
+    assert b.returncode == 0, b.stderr
