@@ -8,7 +8,6 @@ procedure and operation it was derived from (its provenance).
 """
 from __future__ import annotations
 
-import importlib
 from collections import OrderedDict
 from typing import Optional
 
@@ -43,8 +42,26 @@ def _check_well_formed(proc_ir, op: str) -> None:
             f"well formed, so the rewrite is rejected:\n{e}") from None
 
 
+def _records_step(method):
+    """Remember the user's call on the procedure it returns, for
+    ``history()`` (internal derivation steps stay unrecorded)."""
+    import functools
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        result = method(self, *args, **kwargs)
+        if isinstance(result, Procedure) and result is not self:
+            from .display import step_text
+            object.__setattr__(result, "_step",
+                               (self, step_text(method.__name__, args,
+                                                kwargs)))
+        return result
+    return wrapper
+
+
 class Procedure:
-    __slots__ = ("_ir", "_parent", "_op", "_equiv_mod", "_cache", "_forward")
+    __slots__ = ("_ir", "_parent", "_op", "_equiv_mod", "_cache", "_forward",
+                 "_step")
 
     def __init__(self, ir, parent: Optional["Procedure"] = None, op: str = "",
                  equiv_mod=frozenset(), forward=None):
@@ -60,6 +77,8 @@ class Procedure:
         object.__setattr__(self, "_cache", {})
         # maps a cursor path of the parent onto this procedure (or None)
         object.__setattr__(self, "_forward", forward)
+        # (receiver, "p.method(...)") of the user call that made this one
+        object.__setattr__(self, "_step", None)
 
     def __setattr__(self, name, value):
         raise AttributeError("Procedure objects are immutable")
@@ -67,6 +86,7 @@ class Procedure:
     # ------------------------------------------------------------------
     # identity and provenance
     def name(self) -> str:
+        """The procedure's name."""
         return self._ir.name
 
     def ir(self):
@@ -74,9 +94,11 @@ class Procedure:
         return self._ir
 
     def is_instr(self) -> bool:
+        """True for an ``@instr`` (calls compile to its C template)."""
         return self._ir.instr is not None
 
     def parent(self) -> Optional["Procedure"]:
+        """The procedure this one was derived from, or None."""
         return self._parent
 
     def derivation(self):
@@ -115,154 +137,446 @@ class Procedure:
     def _repr_pretty_(self, p, cycle):  # IPython / notebooks
         p.text(str(self))
 
+    def _repr_html_(self):
+        """Syntax-highlighted source, for notebooks."""
+        from .display import highlight_html
+        return highlight_html(str(self))
+
+    def diff(self, other: "Procedure"):
+        """The lines that changed from this procedure to ``other``: unified
+        text when printed, coloured HTML in a notebook.
+
+        >>> print(p.diff(p.split('i', 4, 'io', 'ii')))
+        """
+        from .display import ProcDiff
+        return ProcDiff(str(self), str(other), self.name(), other.name())
+
+    def history(self) -> str:
+        """The scheduling calls that produced this procedure from its
+        ``@proc``, as a Python snippet that re-runs them.
+
+        >>> print(fast.history())
+        p = sgemm
+        p = p.split('i', 4, 'io', 'ii', tail='perfect')
+        ...
+        """
+        steps, p = [], self
+        while p is not None:
+            if p._step is not None:
+                receiver, text = p._step
+                steps.append(text)
+                p = receiver
+            else:
+                if p._parent is None:
+                    break
+                p = p._parent
+        root = p if p is not None else self
+        return "\n".join([f"p = {root.name()}"] +
+                         [f"p = {t}" for t in reversed(steps)])
+
     # ------------------------------------------------------------------
     # running
     def interpret(self, *args, **kwargs):
+        """Run the reference interpreter; numpy arrays are updated in place.
+
+        >>> p.interpret(M=8, N=16, K=4, A=A, B=B, C=C)
+        """
         from .core_ir.interpret import run_interpreter
         return run_interpreter(self._ir, args, kwargs)
 
     def compile(self, **opts):
+        """Build the generated C into a cached shared library and return a
+        callable with this procedure's signature.
+
+        Options: ``cc``, ``cflags``, ``openmp``, ``sanitize``, ``emulate``
+        (run CPU features the host lacks through the emulation layer). The
+        callable validates arguments and the host CPU before any C runs.
+
+        >>> fast = p.compile(); fast(8, 16, 4, A, B, C)
+        """
         from .codegen_c.runner import compile_callable
         return compile_callable(self, **opts)
 
     def c_code_str(self) -> str:
+        """The generated header and C source, as one string."""
         from .codegen_c.emit import c_code_str
         return c_code_str([self])
 
     # ------------------------------------------------------------------
-    # scheduling: each method is one rewrite module
-    def _rewrite(self, module: str, *args, **kwargs) -> "Procedure":
-        try:
-            mod = importlib.import_module(f"exo_hl.rewrites.{module}")
-        except ModuleNotFoundError as e:
-            if e.name == f"exo_hl.rewrites.{module}":
-                raise NotImplementedError(
-                    f"the '{module}' rewrite is not available yet") from None
-            raise
-        return getattr(mod, module)(self, *args, **kwargs)
+    # scheduling: each method forwards to one rewrite module
+    #
+    # Every method returns a NEW procedure and leaves the receiver alone; an
+    # unsafe or impossible request raises ``SchedulingError`` naming the
+    # check that failed and the statement. Targets are patterns or cursors.
 
+    @_records_step
     def split(self, loop, factor, outer, inner, tail="guard"):
-        return self._rewrite("split", loop, factor, outer, inner, tail=tail)
+        """Split ``loop`` into ``outer`` and ``inner`` loops,
+        ``i = factor * outer + inner``.
 
+        ``tail``: ``'guard'`` (an ``if`` guards the remainder), ``'cut'`` (a
+        separate remainder loop) or ``'perfect'`` (the trip count is proven
+        divisible by ``factor``, else ``SchedulingError``). The loop bounds
+        must not read state the body writes.
+
+        >>> p = gemm.split('i', 4, 'io', 'ii', tail='perfect')
+        """
+        from .rewrites.split import split
+        return split(self, loop, factor, outer, inner, tail=tail)
+
+    @_records_step
     def reorder(self, outer_loop, inner_loop=None):
-        return self._rewrite("reorder", outer_loop, inner_loop)
+        """Swap two directly nested loops (``inner_loop`` defaults to the
+        loop directly inside ``outer_loop``).
 
+        Checked: the inner loop's bounds do not depend on the outer
+        iteration variable, and the body's iterations commute.
+
+        >>> p = p.reorder('ii', 'jo')
+        """
+        from .rewrites.reorder import reorder
+        return reorder(self, outer_loop, inner_loop)
+
+    @_records_step
     def unroll(self, loop):
-        return self._rewrite("unroll", loop)
+        """Replace a loop with constant bounds by one copy of its body per
+        iteration.
 
+        >>> p = p.unroll('ii')
+        """
+        from .rewrites.unroll import unroll
+        return unroll(self, loop)
+
+    @_records_step
     def inline(self, call):
-        return self._rewrite("inline", call)
+        """Inline a call site: the callee's body with its arguments
+        substituted (windows become indexed views of the caller's buffers).
 
+        >>> p = p.inline('foo(_)')
+        """
+        from .rewrites.inline import inline
+        return inline(self, call)
+
+    @_records_step
     def set_memory(self, buffer, mem):
-        return self._rewrite("set_memory", buffer, mem)
+        """Move an allocation (or argument) to the memory class ``mem``.
 
+        Checked by the memory itself (shape, element type) and by every
+        call receiving the buffer.
+
+        >>> p = p.set_memory('C_reg', DRAM_STATIC)
+        """
+        from .rewrites.set_memory import set_memory
+        return set_memory(self, buffer, mem)
+
+    @_records_step
     def set_precision(self, buffer, typ):
-        return self._rewrite("set_precision", buffer, typ)
+        """Change a buffer's data type (``'f64'`` or ``f64``).
 
+        >>> p = p.set_precision('acc', 'f64')
+        """
+        from .rewrites.set_precision import set_precision
+        return set_precision(self, buffer, typ)
+
+    @_records_step
     def call_eqv(self, call, new_proc):
-        return self._rewrite("call_eqv", call, new_proc)
+        """Call ``new_proc`` at a call site of a procedure it was derived
+        from by scheduling (equivalence known by provenance).
 
+        >>> p = p.call_eqv('kernel(_)', fast_kernel)
+        """
+        from .rewrites.call_eqv import call_eqv
+        return call_eqv(self, call, new_proc)
+
+    @_records_step
     def bind_expr(self, expr, new_name, cse=False):
-        return self._rewrite("bind_expr", expr, new_name, cse=cse)
+        """``s`` → ``new_name: R; new_name = e; s[e ↦ new_name]``: bind an
+        expression to a new scalar (``cse=True``: every equal occurrence in
+        the statement block).
 
+        >>> p = p.bind_expr('A[i, k]', 'a')
+        """
+        from .rewrites.bind_expr import bind_expr
+        return bind_expr(self, expr, new_name, cse=cse)
+
+    @_records_step
     def stage_mem(self, block, window, new_name, accum=False):
-        return self._rewrite("stage_mem", block, window, new_name, accum=accum)
+        """Stage ``window`` of a buffer into a new buffer around ``block``.
 
+        Adds the allocation, a load nest before the block (only if the block
+        reads the buffer), the block re-indexed, and a store nest after it
+        (only if the block writes it); ``accum=True`` zero-initialises and
+        adds back with ``+=``. Checked: the window covers every access of
+        the block and lies in bounds.
+
+        >>> p = p.stage_mem(p.find_loop('k'), 'C[4*io:4*io+4, 0:16]', 'C_reg')
+        """
+        from .rewrites.stage_mem import stage_mem
+        return stage_mem(self, block, window, new_name, accum=accum)
+
+    @_records_step
     def bind_config(self, expr, config, field):
-        return self._rewrite("bind_config", expr, config, field)
+        """``s`` → ``Config.field = e; s[e ↦ Config.field]``, checked in
+        context (no later read of the field sees a different value).
 
+        >>> p = p.bind_config('stride(A, 0)', ConfigLoad, 'src_stride')
+        """
+        from .rewrites.bind_config import bind_config
+        return bind_config(self, expr, config, field)
+
+    @_records_step
     def lift_alloc(self, alloc, n_lifts=1):
-        return self._rewrite("lift_alloc", alloc, n_lifts=n_lifts)
+        """Move an allocation out of ``n_lifts`` enclosing loops or ifs
+        (its size must not depend on what it leaves).
 
+        >>> p = p.lift_alloc('t : _', n_lifts=2)
+        """
+        from .rewrites.lift_alloc import lift_alloc
+        return lift_alloc(self, alloc, n_lifts=n_lifts)
+
+    @_records_step
     def fission_after(self, stmt, n_lifts=1):
-        return self._rewrite("fission_after", stmt, n_lifts=n_lifts)
+        """Split the ``n_lifts`` enclosing loops after ``stmt``, so what
+        precedes it runs for all iterations first. Checked: the two parts
+        commute across iterations.
 
+        >>> p = p.fission_after('C[_] = 0.0', n_lifts=2)
+        """
+        from .rewrites.fission_after import fission_after
+        return fission_after(self, stmt, n_lifts=n_lifts)
+
+    @_records_step
     def reorder_stmts(self, s1, s2=None):
-        return self._rewrite("reorder_stmts", s1, s2)
+        """``s1; s2`` → ``s2; s1`` (``s2`` directly follows ``s1``),
+        checked: the two statements commute.
 
+        >>> p = p.reorder_stmts('x = _', 'y = _')
+        """
+        from .rewrites.reorder_stmts import reorder_stmts
+        return reorder_stmts(self, s1, s2)
+
+    @_records_step
     def configwrite_at(self, stmt, config, field, expr, before=False):
-        return self._rewrite("configwrite_at", stmt, config, field, expr,
-                             before=before)
+        """Insert ``config.field = expr`` after (or before) ``stmt``; the
+        result is equivalent modulo that field, checked in context.
 
+        >>> p = p.configwrite_at('ld(_)', ConfigLoad, 'src_stride', 'N')
+        """
+        from .rewrites.configwrite_at import configwrite_at
+        return configwrite_at(self, stmt, config, field, expr, before=before)
+
+    @_records_step
     def replace(self, block, sub_proc):
-        return self._rewrite("replace", block, sub_proc)
+        """Replace ``block`` by a call to ``sub_proc`` (usually an
+        ``@instr``), its arguments found by unification; the callee's
+        preconditions must be proven at the call.
 
+        >>> p = p.replace(p.find_loop('ji'), mm256_fmadd_bcst_ps)
+        """
+        from .rewrites.replace import replace
+        return replace(self, block, sub_proc)
+
+    @_records_step
     def add_guard(self, stmt, cond):
-        return self._rewrite("add_guard", stmt, cond)
+        """``s`` → ``if cond: s else: s`` (a no-op that exposes ``cond`` to
+        later rewrites).
 
+        >>> p = p.add_guard('C[_] += _', 'k == 0')
+        """
+        from .rewrites.add_guard import add_guard
+        return add_guard(self, stmt, cond)
+
+    @_records_step
     def fuse_loop(self, loop1, loop2=None):
-        return self._rewrite("fuse_loop", loop1, loop2)
+        """Fuse two consecutive loops with equal bounds, checked: moving
+        the second body into the first commutes.
 
+        >>> p = p.fuse_loop('i', 'i #1')
+        """
+        from .rewrites.fuse_loop import fuse_loop
+        return fuse_loop(self, loop1, loop2)
+
+    @_records_step
     def lift_if(self, if_stmt, n_lifts=1):
-        return self._rewrite("lift_if", if_stmt, n_lifts=n_lifts)
+        """Move a loop-invariant ``if`` outside ``n_lifts`` enclosing loops.
 
+        >>> p = p.lift_if('if _: _')
+        """
+        from .rewrites.lift_if import lift_if
+        return lift_if(self, if_stmt, n_lifts=n_lifts)
+
+    @_records_step
     def partition_loop(self, loop, cut):
-        return self._rewrite("partition_loop", loop, cut)
+        """``for i in seq(lo, hi)`` → ``seq(lo, cut)`` then ``seq(cut, hi)``;
+        ``cut`` (an int or control expression) is proven in ``[lo, hi]``.
 
+        >>> p = p.partition_loop('i', 8)
+        """
+        from .rewrites.partition_loop import partition_loop
+        return partition_loop(self, loop, cut)
+
+    @_records_step
     def remove_loop(self, loop):
-        return self._rewrite("remove_loop", loop)
+        """``for i: s`` → ``s`` when ``i`` is unused, ``s`` is idempotent
+        and the loop provably runs at least once.
 
+        >>> p = p.remove_loop('ii')
+        """
+        from .rewrites.remove_loop import remove_loop
+        return remove_loop(self, loop)
+
+    @_records_step
     def parallelize(self, loop):
-        return self._rewrite("parallelize", loop)
+        """``seq`` → ``par`` after proving the iterations race-free (no
+        iteration touches a location another writes).
 
+        >>> p = p.parallelize('io')
+        """
+        from .rewrites.parallelize import parallelize
+        return parallelize(self, loop)
+
+    @_records_step
     def rename(self, new_name):
-        return self._rewrite("rename", new_name)
+        """The same procedure under a new name.
 
+        >>> fast = p.rename('sgemm_fast')
+        """
+        from .rewrites.rename import rename
+        return rename(self, new_name)
+
+    @_records_step
     def simplify(self):
-        return self._rewrite("simplify")
+        """Simplify index and control arithmetic (preconditions only with
+        facts that hold before them).
 
+        >>> p = p.simplify()
+        """
+        from .rewrites.simplify import simplify
+        return simplify(self)
+
+    @_records_step
     def partial_eval(self, *args, **sizes):
-        return self._rewrite("partial_eval", *args, **sizes)
+        """Specialise size arguments to constants (positionally or by
+        name); the constants must satisfy the preconditions.
 
+        >>> p64 = p.partial_eval(N=64)
+        """
+        from .rewrites.partial_eval import partial_eval
+        return partial_eval(self, *args, **sizes)
+
+    @_records_step
     def make_instr(self, c_template, c_global="", cpu_features=()):
-        return self._rewrite("make_instr", c_template, c_global=c_global,
-                             cpu_features=cpu_features)
+        """Turn this procedure into an ``@instr`` whose calls compile to
+        ``c_template`` (the body stays its meaning).
+
+        >>> ld = load16.make_instr('{dst_data} = _mm512_loadu_ps(&{src_data});',
+        ...                        cpu_features={'avx512f'})
+        """
+        from .rewrites.make_instr import make_instr
+        return make_instr(self, c_template, c_global=c_global,
+                          cpu_features=cpu_features)
 
     def cpu_features(self) -> frozenset:
         """Every CPU feature this procedure needs (GCC names), through the
         instructions it calls and the memories it uses: its compiled code
-        runs only on CPUs that have all of them."""
+        runs only on CPUs that have all of them.
+
+        >>> fast.cpu_features()
+        frozenset({'avx2', 'fma'})
+        """
         from .core_ir.cpu_features import proc_features
         return proc_features(self._ir)
 
+    @_records_step
     def expand_dim(self, buffer, alloc_dim, indexing_expr):
-        return self._rewrite("expand_dim", buffer, alloc_dim, indexing_expr)
+        """Add a leading dimension of size ``alloc_dim`` to a buffer, every
+        access indexed by ``indexing_expr`` (proven in range).
 
+        >>> p = p.expand_dim('t', 16, 'j')
+        """
+        from .rewrites.expand_dim import expand_dim
+        return expand_dim(self, buffer, alloc_dim, indexing_expr)
+
+    @_records_step
     def divide_dim(self, buffer, dim, factor):
-        return self._rewrite("divide_dim", buffer, dim, factor)
+        """Split dimension ``dim`` of a buffer into ``[n / factor, factor]``
+        (the size must be divisible).
 
+        >>> p = p.divide_dim('C_reg', 1, 16)
+        """
+        from .rewrites.divide_dim import divide_dim
+        return divide_dim(self, buffer, dim, factor)
+
+    @_records_step
     def unroll_buffer(self, buffer, dim):
-        return self._rewrite("unroll_buffer", buffer, dim)
+        """Replace a buffer by one buffer per index of constant dimension
+        ``dim`` (every access must use a constant index there).
 
+        >>> p = p.unroll_buffer('t', 0)
+        """
+        from .rewrites.unroll_buffer import unroll_buffer
+        return unroll_buffer(self, buffer, dim)
+
+    @_records_step
     def delete_pass(self):
-        return self._rewrite("delete_pass")
+        """Remove every ``pass`` statement.
 
+        >>> p = p.delete_pass()
+        """
+        from .rewrites.delete_pass import delete_pass
+        return delete_pass(self)
+
+    @_records_step
     def shift_loop(self, loop, new_lo):
-        return self._rewrite("shift_loop", loop, new_lo)
+        """``for i in seq(lo, hi)`` → ``seq(new_lo, hi - lo + new_lo)``,
+        the body re-indexed.
+
+        >>> p = p.shift_loop('i', 0)
+        """
+        from .rewrites.shift_loop import shift_loop
+        return shift_loop(self, loop, new_lo)
 
     def is_eq(self, other: "Procedure") -> bool:
+        """True when this procedure and ``other`` are known equivalent by
+        provenance (both derived from one procedure by checked rewrites)."""
         from .rewrites.call_eqv import is_eq
         return is_eq(self, other)
 
     # ------------------------------------------------------------------
     # pointing (API.md section 4)
     def find(self, pattern, many=False):
+        """A cursor on the first statement or expression matching
+        ``pattern`` (``many=True``: all of them).
+
+        >>> c = p.find('C[_] += _')
+        """
         from .cursors import find
         return find(self, pattern, many=many)
 
     def find_loop(self, name, many=False):
+        """A cursor on the loop over ``name`` (``'i #1'``: the second one).
+
+        >>> k = p.find_loop('k')
+        """
         from .cursors import find_loop
         return find_loop(self, name, many=many)
 
     def body(self):
+        """A block cursor on the procedure's body."""
         from .cursors import proc_body
         return proc_body(self)
 
     def args(self):
+        """Cursors on the procedure's arguments."""
         from .cursors import proc_args
         return proc_args(self)
 
     def forward(self, cursor):
+        """Map a cursor of an ancestor of this procedure onto this one,
+        following it through the rewrites in between.
+
+        >>> c2 = p2.forward(c)
+        """
         from .cursors import forward
         return forward(self, cursor)
 

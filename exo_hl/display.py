@@ -1,0 +1,109 @@
+"""Seeing procedures in terminals and notebooks: highlighting, diffs, and
+the scheduling history as a re-runnable snippet.
+
+Kept apart from ``api.py`` so the facade stays a list of methods; nothing
+here affects semantics.
+"""
+from __future__ import annotations
+
+import difflib
+import html
+
+
+def highlight_html(text: str) -> str:
+    """``text`` (procedure source) as syntax-highlighted HTML."""
+    try:
+        from pygments import highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import PythonLexer
+    except ImportError:  # pragma: no cover - pygments is a dependency
+        return f"<pre>{html.escape(text)}</pre>"
+    fmt = HtmlFormatter(noclasses=True, nowrap=False)
+    return highlight(text, PythonLexer(), fmt)
+
+
+class ProcDiff:
+    """The lines that differ between two procedures: unified text in a
+    terminal (``str``), coloured lines in a notebook."""
+
+    def __init__(self, before: str, after: str, before_name: str,
+                 after_name: str):
+        self.lines = list(difflib.unified_diff(
+            before.splitlines(), after.splitlines(), before_name, after_name,
+            lineterm=""))
+
+    def __bool__(self):
+        return bool(self.lines)
+
+    def __str__(self):
+        return "\n".join(self.lines) if self.lines else "(no difference)"
+
+    def __repr__(self):
+        return str(self)
+
+    def _repr_html_(self):
+        colours = {"+": "#e6ffed", "-": "#ffeef0", "@": "#f1f8ff"}
+        rows = []
+        for ln in self.lines or ["(no difference)"]:
+            bg = colours.get(ln[:1], "transparent")
+            if ln.startswith(("+++", "---")):
+                bg = "#fafbfc"
+            rows.append(f'<div style="background:{bg};white-space:pre">'
+                        f'{html.escape(ln)}</div>')
+        return ('<div style="font-family:monospace;font-size:90%">'
+                + "".join(rows) + "</div>")
+
+
+def _arg_text(a, var: str) -> str:
+    """A scheduling argument as Python text that recreates it."""
+    from .cursors import Cursor
+    from .core_ir.memory import Memory
+    if isinstance(a, Cursor):
+        return _cursor_text(a, var)
+    if isinstance(a, type) and issubclass(a, Memory):
+        return a.__name__
+    name = getattr(a, "name", None)
+    if callable(name) and hasattr(a, "ir"):          # a Procedure
+        return name()
+    if hasattr(a, "fields") and callable(name):      # a config
+        return name()
+    if isinstance(a, (tuple, list)):
+        inner = ", ".join(_arg_text(x, var) for x in a)
+        return f"({inner})" if isinstance(a, tuple) else f"[{inner}]"
+    return repr(a)
+
+
+def _cursor_text(c, var: str) -> str:
+    from .core_ir.nodes import IR
+    from .core_ir.printer import stmt_to_str
+    node = c.node() if hasattr(c, "node") else None
+    if isinstance(node, IR.For):
+        name = node.iter.name
+        same = [n for n in _loops(c.proc().ir().body) if n.iter.name == name]
+        k = next((i for i, n in enumerate(same) if n is node), 0)
+        pat = name if k == 0 else f"{name} #{k}"
+        return f"{var}.find_loop({pat!r})"
+    if isinstance(node, IR.expr):
+        from .core_ir.printer import expr_to_str
+        return f"{var}.find({expr_to_str(node)!r})"
+    if isinstance(node, IR.stmt):
+        first = stmt_to_str(node).splitlines()[0].strip().rstrip(":")
+        return f"{var}.find({first!r})"
+    return f"{var}.body()  # a cursor"
+
+
+def _loops(stmts):
+    from .core_ir.nodes import IR
+    from .core_ir.traversal import walk_stmts
+    return [s for s in walk_stmts(stmts) if isinstance(s, IR.For)]
+
+
+def step_text(method: str, args, kwargs, var: str = "p") -> str:
+    """``p.method(args...)`` as text; never raises (a history entry must
+    not make a scheduling call fail)."""
+    try:
+        parts = [_arg_text(a, var) for a in args]
+        parts += [f"{k}={_arg_text(v, var)}" for k, v in kwargs.items()]
+    except Exception:  # noqa: BLE001 - a description, not semantics
+        parts = ["..."]
+    return f"{var}.{method}({', '.join(parts)})"

@@ -1,0 +1,73 @@
+"""Seeing procedures: highlighted HTML, diffs between two procedures, and
+the scheduling history as a snippet that re-runs."""
+from __future__ import annotations
+
+import inspect
+
+from exo_hl import DRAM_STATIC, Procedure, f32, proc, seq, size
+from exo_hl.core_ir.printer import alpha_equal
+
+
+@proc
+def gemm(M: size, N: size, K: size, A: f32[M, K], B: f32[K, N],
+         C: f32[M, N]):
+    assert M % 4 == 0
+    for i in seq(0, M):
+        for j in seq(0, N):
+            for k in seq(0, K):
+                C[i, j] += A[i, k] * B[k, j]
+
+
+def _scheduled():
+    p = gemm.split('i', 4, 'io', 'ii', tail='perfect')
+    p = p.reorder('ii', 'j')
+    p = p.stage_mem(p.find_loop('k'), 'C[4*io+ii, j:j+1]', 'acc')
+    return p.set_memory('acc', DRAM_STATIC)
+
+
+def test_history_reruns_to_the_same_procedure():
+    p = _scheduled()
+    text = p.history()
+    lines = text.splitlines()
+    assert lines[0] == "p = gemm"
+    assert lines[1] == "p = p.split('i', 4, 'io', 'ii', tail='perfect')"
+    assert "p = p.stage_mem(p.find_loop('k'), " in text
+    assert lines[-1] == "p = p.set_memory('acc', DRAM_STATIC)"
+    scope = {"gemm": gemm, "DRAM_STATIC": DRAM_STATIC}
+    exec(text, scope)
+    assert alpha_equal(scope["p"].ir(), p.ir())
+
+
+def test_history_of_an_unscheduled_procedure():
+    assert gemm.history() == "p = gemm"
+
+
+def test_diff_shows_changed_lines_only():
+    p = gemm.split('i', 4, 'io', 'ii', tail='perfect')
+    d = gemm.diff(p)
+    text = str(d)
+    assert "-    for i in seq(0, M):" in text
+    assert "+    for io in seq(0, M / 4):" in text
+    assert "assert M % 4 == 0" not in [ln.strip("+- ") for ln in d.lines
+                                       if ln[:1] in "+-"]
+    assert "background:#e6ffed" in d._repr_html_()
+    assert str(gemm.diff(gemm)) == "(no difference)"
+    assert not gemm.diff(gemm)
+
+
+def test_html_is_highlighted():
+    h = gemm._repr_html_()
+    assert "<span" in h and "gemm" in h and "seq" in h
+
+
+def test_every_public_method_has_a_docstring():
+    missing = [n for n, f in inspect.getmembers(Procedure,
+                                                inspect.isfunction)
+               if not n.startswith("_") and not (f.__doc__ or "").strip()]
+    assert missing == []
+
+
+def test_scheduling_docstrings_show_an_example():
+    for n in ("split", "reorder", "stage_mem", "replace", "fission_after",
+              "bind_expr", "parallelize", "compile", "cpu_features"):
+        assert ">>>" in getattr(Procedure, n).__doc__, n
