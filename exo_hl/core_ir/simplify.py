@@ -31,6 +31,7 @@ from typing import Dict, Optional, Tuple
 
 from .nodes import IR
 from .syms import Sym
+from .types import basetype
 
 #: integer control types whose expressions are normalized as affine forms
 INT_TYPES = (IR.Int, IR.Index, IR.Size)
@@ -344,7 +345,6 @@ class _Simplifier:
         t = e.type
         if isinstance(t, IR.WindowType):
             # extents in the range-free normal form every window gets
-            from .windows import make_window
             return make_window(e.name, t.src_type, idx, e.srcinfo)
         return e.update(idx=idx, type=t)
 
@@ -465,6 +465,25 @@ def env_at(proc, path) -> Env:
 
 # ----------------------------------------------------------------------
 # public entry points
+def window_extent(lo, hi, srcinfo=None):
+    """``hi - lo`` in normal form (valid for all values of the variables):
+    the extent a window type records."""
+    e = IR.BinOp("-", hi, lo, type=IR.Index, srcinfo=srcinfo)
+    return simplify_expr(e)
+
+
+def make_window(buf, buf_type, idx, srcinfo=None):
+    """``buf[idx]`` as a typed ``WindowExpr``; ``idx`` holds ``Interval`` and
+    ``Point`` accesses, one per dimension of ``buf_type``. The one place
+    window types are computed, so a printed procedure reparses to the
+    identical IR."""
+    his = tuple(window_extent(w.lo, w.hi, w.srcinfo or srcinfo)
+                for w in idx if isinstance(w, IR.Interval))
+    as_t = IR.Tensor(his, True, basetype(buf_type))
+    wt = IR.WindowType(buf_type, as_t, buf, tuple(idx))
+    return IR.WindowExpr(buf, tuple(idx), type=wt, srcinfo=srcinfo)
+
+
 def simplify_expr(e, env: Optional[Env] = None):
     """The normalized form of an expression under known ranges ``env``."""
     return _Simplifier(env).expr(e)

@@ -1,4 +1,5 @@
-"""Building window expressions: the one place their types are computed.
+"""Window expressions: building them (``make_window``, defined with the
+simplifier whose normal form their types use) and re-typing window names.
 
 A window's type records its extents ``hi - lo`` per sliced dimension. The
 frontend, ``replace``, ``inline`` and the buffer rewrites all make windows;
@@ -8,24 +9,9 @@ assumptions) keeps a printed procedure reparsing to the identical IR.
 from __future__ import annotations
 
 from .nodes import IR
-from .simplify import simplify_expr
-from .types import basetype
-
-
-def window_extent(lo, hi, srcinfo=None):
-    """``hi - lo`` in normal form (valid for all values of the variables)."""
-    e = IR.BinOp("-", hi, lo, type=IR.Index, srcinfo=srcinfo)
-    return simplify_expr(e)
-
-
-def make_window(buf, buf_type, idx, srcinfo=None):
-    """``buf[idx]`` as a typed ``WindowExpr``; ``idx`` holds ``Interval`` and
-    ``Point`` accesses, one per dimension of ``buf_type``."""
-    his = tuple(window_extent(w.lo, w.hi, w.srcinfo or srcinfo)
-                for w in idx if isinstance(w, IR.Interval))
-    as_t = IR.Tensor(his, True, basetype(buf_type))
-    wt = IR.WindowType(buf_type, as_t, buf, tuple(idx))
-    return IR.WindowExpr(buf, tuple(idx), type=wt, srcinfo=srcinfo)
+# the extent normal form is the simplifier's, so window construction lives
+# beside it (simplify -> windows is the only direction); re-exported here
+from .simplify import make_window, window_extent  # noqa: F401
 
 
 def retype_window_names(proc_ir):
