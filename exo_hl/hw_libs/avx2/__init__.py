@@ -1,8 +1,20 @@
-"""The AVX2 + FMA hardware library (a user library: public API only)."""
-from .lib import (AVX2, INSTRS, mm256_broadcast_ss, mm256_fmadd_bcst_ps,
-                  mm256_fmadd_ps, mm256_loadu_ps, mm256_setzero_ps,
-                  mm256_storeu_ps)
+"""The AVX2 + FMA hardware library (a user library: public API only).
 
-__all__ = ["AVX2", "INSTRS", "mm256_broadcast_ss", "mm256_fmadd_bcst_ps",
-           "mm256_fmadd_ps", "mm256_loadu_ps", "mm256_setzero_ps",
-           "mm256_storeu_ps"]
+Memory ``AVX2``: ``__m256`` registers of 8 x f32 and ``__m256i`` registers
+of 16 x ui16. ``INSTRS`` lists every instruction.
+"""
+from .lib import (AVX2, INSTRS, mm256_add_epi16, mm256_add_ps,
+                  mm256_avg_epu16, mm256_broadcast_ss, mm256_fmadd_bcst_ps,
+                  mm256_fmadd_ps, mm256_loadu_epi16, mm256_loadu_ps,
+                  mm256_maskload_ps, mm256_maskstore_ps, mm256_max_ps,
+                  mm256_mul_ps, mm256_mulhi_epu16, mm256_reduce_add_ps,
+                  mm256_set1_epi16, mm256_setzero_ps, mm256_srli_epi16,
+                  mm256_storeu_epi16, mm256_storeu_ps)
+
+__all__ = ["AVX2", "INSTRS", "mm256_add_epi16", "mm256_add_ps",
+           "mm256_avg_epu16", "mm256_broadcast_ss", "mm256_fmadd_bcst_ps",
+           "mm256_fmadd_ps", "mm256_loadu_epi16", "mm256_loadu_ps",
+           "mm256_maskload_ps", "mm256_maskstore_ps", "mm256_max_ps",
+           "mm256_mul_ps", "mm256_mulhi_epu16", "mm256_reduce_add_ps",
+           "mm256_set1_epi16", "mm256_setzero_ps", "mm256_srli_epi16",
+           "mm256_storeu_epi16", "mm256_storeu_ps"]

@@ -1,38 +1,103 @@
 """AVX2 + FMA as a user library: 256-bit register memory and instructions.
 
 Written exactly as a user would write it (public ``exo_hl`` API only). The
-memory ``AVX2`` holds ``__m256`` registers for f32 (8 lanes); a buffer
-``f32[..., 8]`` becomes an array of registers that only the instructions
-below may touch. Each instruction's body is its exact meaning (what
-``interpret`` runs and what ``replace`` matches); its template is the
-intrinsic emitted in C, and it declares the CPU features that intrinsic
-needs.
+memory ``AVX2`` holds one kind of register per element type:
+
+- ``__m256`` for f32, 8 lanes: a buffer ``f32[..., 8]``;
+- ``__m256i`` for ui16, 16 lanes: a buffer ``ui16[..., 16]`` (image
+  kernels on 16-bit pixels).
+
+A buffer becomes an array of registers that only the instructions below may
+touch. Each instruction's body is its exact meaning (what ``interpret`` runs
+and what ``replace`` matches); its template is the intrinsic emitted in C,
+and it declares the CPU features that intrinsic needs (``avx2``; the fused
+multiply-adds ``avx2`` and ``fma``).
+
+Integer bodies are exact on the whole ui16 range. Data arithmetic on ui16
+values happens in ``int`` (C's promotion) and every write wraps to 16 bits,
+so ``a + b`` is the wrapping ``_mm256_add_epi16``. The bodies that divide
+(``avg``, ``mulhi``, ``srli``) divide non-negative values by powers of two
+only, written so that they mean the same whether ``/`` is read as C's
+integer division or as exact division with the write truncating the
+result, and keep every intermediate below 2**31, so a body compiled as
+plain C never overflows ``int``.
+
+Division by a constant uses the multiply-high: for every ui16 ``x``,
+``x // 3 == mulhi(x, 43691) >> 1`` (43691 = ceil(2**17 / 3); checked over
+all 65536 values by the tests). The shorter ``mulhi(x, 21846)`` is *not*
+``x // 3`` on the full range: it is wrong for 10923 values from 32768 up.
 """
 from __future__ import annotations
 
-from exo_hl import DRAM, f32, instr, seq
+from exo_hl import DRAM, f32, instr, seq, size, ui16
 from exo_hl import stride  # noqa: F401  (used inside instruction bodies)
 from exo_hl.hw_libs.vector_registers import VectorRegisters
 
-LANES = 8  # f32 lanes of one ymm register
+# ``select`` in mm256_max_ps is exo_hl's built-in extern (bodies are parsed
+# by exo_hl, never run by Python).
 
-_INCLUDE = "#include <immintrin.h>\n"
+LANES = 8      # f32 lanes of one ymm register
+LANES16 = 16   # ui16 lanes of one ymm register
+
 _AVX = {"avx2"}
 _FMA = {"avx2", "fma"}
 
+# Emitted once per generated .c file: the header, by the memory and every
+# instruction; and each helper function, by the instructions that call it
+# (only then: an unused static function is a warning). The helpers are
+# static inline functions with their own target attribute, so a plain
+# `cc -O2` build compiles them. Under an emulation layer that supplies AVX2
+# in portable C (SIMDe without native AVX2) they carry none, so the
+# compiler never emits AVX2 instructions for them.
+_INCLUDE = "#include <immintrin.h>\n"
+
+_HELPER = _INCLUDE + """
+#ifndef EXO_HL_AVX2_HELPER
+#if (defined(__GNUC__) || defined(__clang__)) && \\
+    !(defined(SIMDE_VERSION) && !defined(SIMDE_X86_AVX2_NATIVE))
+#define EXO_HL_AVX2_HELPER static inline __attribute__((target("avx2")))
+#else
+#define EXO_HL_AVX2_HELPER static inline
+#endif
+#endif
+"""
+
+_TAIL_MASK = _HELPER + """
+/* lanes 0 .. m-1 all ones, the others zero: the mask of an m-float tail */
+EXO_HL_AVX2_HELPER __m256i exo_hl_mm256_tail_mask(int m) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(m),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+"""
+
+_REDUCE_ADD = _HELPER + """
+/* the sum of the 8 lanes: halves added, then two horizontal adds */
+EXO_HL_AVX2_HELPER float exo_hl_mm256_reduce_add_ps(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v),
+                          _mm256_extractf128_ps(v, 1));
+    s = _mm_hadd_ps(s, s);
+    s = _mm_hadd_ps(s, s);
+    return _mm_cvtss_f32(s);
+}
+"""
+
 
 class AVX2(VectorRegisters):
-    """256-bit vector registers: ``__m256`` (8 x f32).
+    """256-bit vector registers: ``__m256`` (8 x f32), ``__m256i``
+    (16 x ui16).
 
-    A buffer's last dimension must be exactly one register (8 floats) and
-    its other sizes constant: ``t: f32[8]`` is one register,
-    ``t: f32[6, 2, 8]`` an array of 12.
+    A buffer's last dimension must be exactly one register (8 floats or 16
+    ui16) and its other sizes constant: ``t: f32[8]`` is one register,
+    ``t: f32[6, 2, 8]`` an array of 12, ``p: ui16[3, 16]`` an array of 3.
     """
 
-    registers = {"float": ("__m256", LANES)}
+    registers = {"float": ("__m256", LANES),
+                 "uint16_t": ("__m256i", LANES16)}
     cpu_features = frozenset(_AVX)
 
 
+# ===========================================================================
+# f32: 8 lanes in __m256
 # ---------------------------------------------------------------------------
 # loads, stores, constants
 
@@ -54,6 +119,35 @@ def mm256_storeu_ps(dst: [f32][8] @ DRAM, src: [f32][8] @ AVX2):
         dst[i] = src[i]
 
 
+@instr("{dst_data} = _mm256_maskload_ps(&{src_data}, "
+       "exo_hl_mm256_tail_mask((int)({m})));", _TAIL_MASK,
+       cpu_features=_AVX)
+def mm256_maskload_ps(m: size, dst: [f32][8] @ AVX2, src: [f32][m] @ DRAM):
+    """Load the first ``m`` floats, zero the other lanes (a tail of ``m``
+    floats; memory past ``src[m - 1]`` is not read)."""
+    assert m <= 8
+    assert stride(src, 0) == 1
+    assert stride(dst, 0) == 1
+    for i in seq(0, 8):
+        if i < m:
+            dst[i] = src[i]
+        else:
+            dst[i] = 0.0
+
+
+@instr("_mm256_maskstore_ps(&{dst_data}, "
+       "exo_hl_mm256_tail_mask((int)({m})), {src_data});", _TAIL_MASK,
+       cpu_features=_AVX)
+def mm256_maskstore_ps(m: size, dst: [f32][m] @ DRAM, src: [f32][8] @ AVX2):
+    """Store the first ``m`` lanes (a tail of ``m`` floats); memory past
+    ``dst[m - 1]`` is not touched."""
+    assert m <= 8
+    assert stride(src, 0) == 1
+    assert stride(dst, 0) == 1
+    for i in seq(0, m):
+        dst[i] = src[i]
+
+
 @instr("{dst_data} = _mm256_setzero_ps();", _INCLUDE, cpu_features=_AVX)
 def mm256_setzero_ps(dst: [f32][8] @ AVX2):
     assert stride(dst, 0) == 1
@@ -71,7 +165,43 @@ def mm256_broadcast_ss(dst: [f32][8] @ AVX2, src: [f32][1] @ DRAM):
 
 
 # ---------------------------------------------------------------------------
-# fused multiply-add
+# arithmetic
+
+@instr("{dst_data} = _mm256_add_ps({a_data}, {b_data});", _INCLUDE,
+       cpu_features=_AVX)
+def mm256_add_ps(dst: [f32][8] @ AVX2, a: [f32][8] @ AVX2,
+                 b: [f32][8] @ AVX2):
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 8):
+        dst[i] = a[i] + b[i]
+
+
+@instr("{dst_data} = _mm256_mul_ps({a_data}, {b_data});", _INCLUDE,
+       cpu_features=_AVX)
+def mm256_mul_ps(dst: [f32][8] @ AVX2, a: [f32][8] @ AVX2,
+                 b: [f32][8] @ AVX2):
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 8):
+        dst[i] = a[i] * b[i]
+
+
+@instr("{dst_data} = _mm256_max_ps({a_data}, {b_data});", _INCLUDE,
+       cpu_features=_AVX)
+def mm256_max_ps(dst: [f32][8] @ AVX2, a: [f32][8] @ AVX2,
+                 b: [f32][8] @ AVX2):
+    """``dst = a > b ? a : b`` lane-wise: exactly ``vmaxps``, which returns
+    its second operand when the two compare equal (+0.0, -0.0) or either is
+    NaN. ``select(x, v, y, z)`` is ``x < v ? y : z``."""
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 8):
+        dst[i] = select(b[i], a[i], a[i], b[i])
+
 
 @instr("{dst_data} = _mm256_fmadd_ps({a_data}, {b_data}, {dst_data});",
        _INCLUDE, cpu_features=_FMA)
@@ -97,5 +227,118 @@ def mm256_fmadd_bcst_ps(dst: [f32][8] @ AVX2, a: [f32][1] @ DRAM,
         dst[i] += a[0] * b[i]
 
 
-INSTRS = (mm256_loadu_ps, mm256_storeu_ps, mm256_setzero_ps,
-          mm256_broadcast_ss, mm256_fmadd_ps, mm256_fmadd_bcst_ps)
+@instr("{dst_data} += exo_hl_mm256_reduce_add_ps({src_data});",
+       _REDUCE_ADD,
+       cpu_features=_AVX)
+def mm256_reduce_add_ps(dst: [f32][1] @ DRAM, src: [f32][8] @ AVX2):
+    """``dst[0] += src[0] + ... + src[7]`` (a dot product's last step).
+
+    The lanes are summed pairwise (halves, then neighbours), not in index
+    order: results equal the body's exactly when no sum rounds (integers
+    below 2**24, for example), and are within the usual rounding otherwise.
+    """
+    assert stride(src, 0) == 1
+    for i in seq(0, 8):
+        dst[0] += src[i]
+
+
+# ===========================================================================
+# ui16: 16 lanes in __m256i
+# ---------------------------------------------------------------------------
+# loads, stores, constants
+
+@instr("{dst_data} = _mm256_loadu_si256((const __m256i *)&{src_data});",
+       _INCLUDE, cpu_features=_AVX)
+def mm256_loadu_epi16(dst: [ui16][16] @ AVX2, src: [ui16][16] @ DRAM):
+    assert stride(src, 0) == 1
+    assert stride(dst, 0) == 1
+    for i in seq(0, 16):
+        dst[i] = src[i]
+
+
+@instr("_mm256_storeu_si256((__m256i *)&{dst_data}, {src_data});",
+       _INCLUDE, cpu_features=_AVX)
+def mm256_storeu_epi16(dst: [ui16][16] @ DRAM, src: [ui16][16] @ AVX2):
+    assert stride(src, 0) == 1
+    assert stride(dst, 0) == 1
+    for i in seq(0, 16):
+        dst[i] = src[i]
+
+
+@instr("{dst_data} = _mm256_set1_epi16((short){src_data});", _INCLUDE,
+       cpu_features=_AVX)
+def mm256_set1_epi16(dst: [ui16][16] @ AVX2, src: [ui16][1] @ DRAM):
+    """Broadcast one ui16 from memory into all 16 lanes (a constant such as
+    a multiplier for ``mm256_mulhi_epu16``)."""
+    assert stride(dst, 0) == 1
+    for i in seq(0, 16):
+        dst[i] = src[0]
+
+
+# ---------------------------------------------------------------------------
+# arithmetic
+
+@instr("{dst_data} = _mm256_add_epi16({a_data}, {b_data});", _INCLUDE,
+       cpu_features=_AVX)
+def mm256_add_epi16(dst: [ui16][16] @ AVX2, a: [ui16][16] @ AVX2,
+                    b: [ui16][16] @ AVX2):
+    """``dst = a + b`` lane-wise, modulo 2**16 (the write wraps)."""
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 16):
+        dst[i] = a[i] + b[i]
+
+
+@instr("{dst_data} = _mm256_avg_epu16({a_data}, {b_data});", _INCLUDE,
+       cpu_features=_AVX)
+def mm256_avg_epu16(dst: [ui16][16] @ AVX2, a: [ui16][16] @ AVX2,
+                    b: [ui16][16] @ AVX2):
+    """``dst = (a + b + 1) >> 1`` lane-wise, without overflow (the sum is
+    formed in ``int``, at most 131071)."""
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 16):
+        dst[i] = (a[i] + b[i] + 1) / 2
+
+
+@instr("{dst_data} = _mm256_mulhi_epu16({a_data}, {b_data});", _INCLUDE,
+       cpu_features=_AVX)
+def mm256_mulhi_epu16(dst: [ui16][16] @ AVX2, a: [ui16][16] @ AVX2,
+                      b: [ui16][16] @ AVX2):
+    """``dst = (a * b) >> 16`` lane-wise (the high half of the 32-bit
+    product). Written with ``a = 256 * hi + lo`` so that no intermediate
+    reaches 2**31: ``(hi * b + (lo * b >> 8)) >> 8``."""
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 16):
+        dst[i] = (a[i] / 256 * b[i] +
+                  (a[i] - a[i] / 256 * 256) * b[i] / 256) / 256
+
+
+@instr("{dst_data} = _mm256_srli_epi16({src_data}, (int)({k}));", _INCLUDE,
+       cpu_features=_AVX)
+def mm256_srli_epi16(k: size, dst: [ui16][16] @ AVX2,
+                     src: [ui16][16] @ AVX2):
+    """``dst = src >> k`` lane-wise (logical), ``1 <= k <= 15``; pass a
+    constant ``k``. The body halves ``k`` times (``x >> k`` is ``x``
+    halved, rounding down, ``k`` times)."""
+    assert k <= 15
+    assert stride(dst, 0) == 1
+    assert stride(src, 0) == 1
+    for i in seq(0, 16):
+        dst[i] = src[i]
+    for j in seq(0, k):
+        for i in seq(0, 16):
+            dst[i] = dst[i] / 2
+
+
+INSTRS = (mm256_loadu_ps, mm256_storeu_ps, mm256_maskload_ps,
+          mm256_maskstore_ps, mm256_setzero_ps, mm256_broadcast_ss,
+          mm256_add_ps, mm256_mul_ps, mm256_max_ps, mm256_fmadd_ps,
+          mm256_fmadd_bcst_ps, mm256_reduce_add_ps,
+          mm256_loadu_epi16, mm256_storeu_epi16, mm256_set1_epi16,
+          mm256_add_epi16, mm256_avg_epu16, mm256_mulhi_epu16,
+          mm256_srli_epi16)
