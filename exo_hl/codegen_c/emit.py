@@ -115,18 +115,27 @@ _ASSUME_MACRO = """\
 #endif
 """
 
-_FLOOR_COMMENT = \
-    "/* Floor division / modulo by a positive constant (Python semantics). */"
+#: the helpers are marked side-effect free, so that a precondition using
+#: them can still be an optimizer assumption (clang's -Wassume)
+_FLOOR_COMMENT = """\
+/* Floor division / modulo by a positive constant (Python semantics). */
+#ifndef EXO_CONST_FN
+#if defined(__GNUC__)
+#define EXO_CONST_FN __attribute__((const))
+#else
+#define EXO_CONST_FN
+#endif
+#endif"""
 #: emitted only when used (clang warns on unused static functions)
 _FLOOR_HELPERS = {
     "exo_floor_div": """\
-static inline int_fast32_t exo_floor_div(int_fast32_t a, int_fast32_t b) {
+EXO_CONST_FN static inline int_fast32_t exo_floor_div(int_fast32_t a, int_fast32_t b) {
     int_fast32_t q = a / b;
     return (a % b < 0) ? q - 1 : q;
 }
 """,
     "exo_floor_mod": """\
-static inline int_fast32_t exo_floor_mod(int_fast32_t a, int_fast32_t b) {
+EXO_CONST_FN static inline int_fast32_t exo_floor_mod(int_fast32_t a, int_fast32_t b) {
     int_fast32_t r = a % b;
     return (r < 0) ? r + b : r;
 }
