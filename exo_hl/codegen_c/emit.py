@@ -101,6 +101,8 @@ _BIN_PREC = {"or": _PREC_OR, "and": _PREC_AND, "==": _PREC_EQ, "!=": _PREC_EQ,
              "+": _PREC_ADD, "-": _PREC_ADD, "*": _PREC_MUL, "/": _PREC_MUL,
              "%": _PREC_MUL}
 _C_OP = {"or": "||", "and": "&&"}
+#: integer element types by width (all narrower than C's int, or int itself)
+_INT_BITS = {IR.I8: 8, IR.UI8: 8, IR.I16: 16, IR.UI16: 16, IR.I32: 32}
 
 _ASSUME_MACRO = """\
 /* Preconditions are promises to the optimizer, not run-time checks. */
@@ -730,6 +732,10 @@ class _ProcEmitter:
                 leaves(c)
 
         leaves(e)
+        if len(found) > 1 and all(t in _INT_BITS for t in found):
+            # integers of every width are computed in C's int (the usual
+            # arithmetic conversions), exactly as the interpreter does
+            return max(found, key=lambda t: _INT_BITS[t])
         if len(found) > 1:
             names = ", ".join(TYPE_NAMES[t] for t in found)
             self._err(ExoTypeError,
