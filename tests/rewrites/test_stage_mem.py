@@ -196,3 +196,21 @@ def test_windows_passed_to_calls(equiv):
     equiv(calls_add1, q, [{"n": 2}])
     with pytest.raises(SchedulingError, match="does not cover"):
         calls_add1.stage_mem(calls_add1.find("add1(_)"), "y[j, 0:4]", "t")
+
+
+@proc
+def two_writes(n: size, x: f32[n], y: f32[4]):
+    for i in seq(0, n):
+        y[0] = x[i]
+    y[1] = x[0]
+    x[0] = 2.0
+
+
+def test_block_pair_of_patterns_is_the_first_sibling_pair(equiv):
+    # the first 'y[_] = _' is inside the loop; the block is the pair of
+    # siblings 'y[1] = x[0]' .. 'x[0] = 2.0'
+    p = two_writes.stage_mem(("y[_] = _", "x[_] = _"), "x[0]", "t")
+    assert str(p).splitlines()[3:] == [
+        "    t: f32 @ DRAM", "    t = x[0]", "    y[1] = t", "    t = 2.0",
+        "    x[0] = t"]
+    equiv(two_writes, p, [{"n": 3}])
