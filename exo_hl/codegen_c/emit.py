@@ -705,7 +705,9 @@ class _ProcEmitter:
 
     # -- expressions
     def check_precision(self, e, stmt=None):
-        """All data leaves of one expression share one precision."""
+        """All data leaves of one expression share one precision, except
+        that integers of different widths may mix (C computes them all in
+        int, as the interpreter computes them exactly); returns it."""
         found = {}
 
         def leaves(x):

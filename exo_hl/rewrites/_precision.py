@@ -17,7 +17,9 @@ So ``e``'s *value* is what must survive the round trip through ``T``:
 * ``e`` of a floating-point type: ``T`` is that type;
 * ``e`` made of literals only (type ``R``): ``T`` is the precision the
   consuming expression gives to literals (its other leaves, else the type
-  it is stored to); an integer ``T`` needs an integral value it holds;
+  it is stored to); an integer ``T`` needs an integral value it holds.
+  When ``e`` is the whole value stored, any ``T`` holding it exactly will
+  do;
 * ``e`` of an integer type: ``T`` is an integer type whose range contains
   the range of ``e`` (interval arithmetic over the types of its leaves), or,
   failing that, ``T`` is at least as wide as every integer location the
@@ -193,6 +195,16 @@ def _stmt_exprs(s):
     return out
 
 
+def _holds_exactly(t, v: float) -> bool:
+    if t in INT_RANGE:
+        return v.is_integer() and INT_RANGE[t][0] <= v <= INT_RANGE[t][1]
+    if t in FLOATS:
+        import numpy as np
+        with np.errstate(all="ignore"):
+            return float(np.dtype(T.NUMPY_DTYPES[t]).type(v)) == v
+    return False
+
+
 # ----------------------------------------------------------------------
 # the check
 def _in_consumer(e, t, s, chain) -> Optional[str]:
@@ -235,6 +247,8 @@ def _in_consumer(e, t, s, chain) -> Optional[str]:
             return (f"it has type {_name(et)}; a {_name(t)} location would "
                     f"change its value")
         return None
+    if not chain and _holds_exactly(t, v):
+        return None  # the whole value stored, and t holds it exactly
     floats, ints, has_r = _leaf_types(r, e)
     if len(floats) > 1:
         return "the statement mixes precisions"

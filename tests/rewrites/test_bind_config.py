@@ -131,3 +131,25 @@ def test_bind_config_integer_value_must_fit():
         z = np.zeros(3, np.int32)
         run(3, x, y, z)
         np.testing.assert_array_equal(z, want)
+
+
+@proc
+def set_two(n: size, x: f32[n]):
+    for i in seq(0, n):
+        x[i] = 2.0
+
+
+def test_bind_config_literal_stored_whole(equiv):
+    # the literal is the whole value stored: any field holding it exactly
+    for field in ("scale", "wide", "small", "big"):
+        p = set_two.bind_config("2.0", CfgP, field)
+        assert f"x[i] = CfgP.{field}" in str(p)
+        equiv(set_two, p, [{"n": 3}])
+    with pytest.raises(SchedulingError, match="cannot stand for it"):
+        set_two_half.bind_config("2.5", CfgP, "small")
+
+
+@proc
+def set_two_half(n: size, x: f32[n]):
+    for i in seq(0, n):
+        x[i] = 2.5
