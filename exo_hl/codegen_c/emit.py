@@ -102,6 +102,8 @@ _BIN_PREC = {"or": _PREC_OR, "and": _PREC_AND, "==": _PREC_EQ, "!=": _PREC_EQ,
              "+": _PREC_ADD, "-": _PREC_ADD, "*": _PREC_MUL, "/": _PREC_MUL,
              "%": _PREC_MUL}
 _C_OP = {"or": "||", "and": "&&"}
+#: integer element types by width (all narrower than C's int, or int itself)
+_INT_BITS = {IR.I8: 8, IR.UI8: 8, IR.I16: 16, IR.UI16: 16, IR.I32: 32}
 
 _ASSUME_MACRO = """\
 /* Preconditions are promises to the optimizer, not run-time checks. */
@@ -116,18 +118,27 @@ _ASSUME_MACRO = """\
 #endif
 """
 
-_FLOOR_COMMENT = \
-    "/* Floor division / modulo by a positive constant (Python semantics). */"
+#: the helpers are marked side-effect free, so that a precondition using
+#: them can still be an optimizer assumption (clang's -Wassume)
+_FLOOR_COMMENT = """\
+/* Floor division / modulo by a positive constant (Python semantics). */
+#ifndef EXO_CONST_FN
+#if defined(__GNUC__)
+#define EXO_CONST_FN __attribute__((const))
+#else
+#define EXO_CONST_FN
+#endif
+#endif"""
 #: emitted only when used (clang warns on unused static functions)
 _FLOOR_HELPERS = {
     "exo_floor_div": """\
-static inline int_fast32_t exo_floor_div(int_fast32_t a, int_fast32_t b) {
+EXO_CONST_FN static inline int_fast32_t exo_floor_div(int_fast32_t a, int_fast32_t b) {
     int_fast32_t q = a / b;
     return (a % b < 0) ? q - 1 : q;
 }
 """,
     "exo_floor_mod": """\
-static inline int_fast32_t exo_floor_mod(int_fast32_t a, int_fast32_t b) {
+EXO_CONST_FN static inline int_fast32_t exo_floor_mod(int_fast32_t a, int_fast32_t b) {
     int_fast32_t r = a % b;
     return (r < 0) ? r + b : r;
 }
@@ -736,7 +747,9 @@ class _ProcEmitter:
 
     # -- expressions
     def check_precision(self, e, stmt=None):
-        """All data leaves of one expression share one precision."""
+        """All data leaves of one expression share one precision, except
+        that integers of different widths may mix (C computes them all in
+        int, as the interpreter computes them exactly); returns it."""
         found = {}
 
         def leaves(x):
@@ -763,6 +776,10 @@ class _ProcEmitter:
                 leaves(c)
 
         leaves(e)
+        if len(found) > 1 and all(t in _INT_BITS for t in found):
+            # integers of every width are computed in C's int (the usual
+            # arithmetic conversions), exactly as the interpreter does
+            return max(found, key=lambda t: _INT_BITS[t])
         if len(found) > 1:
             names = ", ".join(TYPE_NAMES[t] for t in found)
             self._err(ExoTypeError,

@@ -428,11 +428,22 @@ def proc_env(proc) -> Env:
     Sizes are strictly positive; preconditions of the form ``x < c``,
     ``x <= c``, ``x == c`` (either side, joined by ``and``) bound ``x``.
     """
-    env: Env = {}
-    for a in proc.args:
-        if a.type is IR.Size:
-            env[a.name] = (1, None)
-    preds = list(proc.preds)
+    env = args_env(proc)
+    for p in proc.preds:
+        env = with_pred(env, p)
+    return env
+
+
+def args_env(proc) -> Env:
+    """Ranges known from the argument types alone (sizes are positive)."""
+    return {a.name: (1, None) for a in proc.args if a.type is IR.Size}
+
+
+def with_pred(env: Env, pred) -> Env:
+    """``env`` extended with what the boolean ``pred`` says about single
+    variables (``x < c``, ``x == c``, ... joined by ``and``)."""
+    env = dict(env)
+    preds = [pred]
     while preds:
         p = preds.pop()
         if isinstance(p, IR.BinOp) and p.op == "and":
@@ -494,11 +505,25 @@ def simplify_stmts(stmts, env: Optional[Env] = None):
     return _Simplifier(env).stmts(tuple(stmts))
 
 
+def simplify_preds(proc):
+    """The preconditions of ``proc``, each normalized with only the facts
+    that hold *before* it is checked (argument types and the earlier
+    preconditions), never with itself: a precondition is the caller's
+    contract, and simplifying it under its own assumption would turn it
+    into ``True`` and stop rejecting the calls that violate it."""
+    env = args_env(proc)
+    out = []
+    for p in proc.preds:
+        out.append(_Simplifier(env).expr(p))
+        env = with_pred(env, p)
+    return tuple(out)
+
+
 def simplify_proc(proc):
     """Normalize a whole ``IR.Proc`` (body, preconditions and arg types)."""
     s = _Simplifier(proc_env(proc))
     args = tuple(a.update(type=s.type_(a.type)) for a in proc.args)
-    return proc.update(args=args, preds=tuple(s.expr(p) for p in proc.preds),
+    return proc.update(args=args, preds=simplify_preds(proc),
                        body=s.stmts(proc.body))
 
 
@@ -521,5 +546,6 @@ def affine_form(e, env: Optional[Env] = None):
 
 
 __all__ = ["simplify_expr", "simplify_stmts", "simplify_proc", "expr_range",
-           "const_value", "affine_form", "proc_env", "env_at", "with_loop",
+           "const_value", "affine_form", "proc_env", "args_env", "with_pred",
+           "simplify_preds", "env_at", "with_loop",
            "INT_TYPES"]

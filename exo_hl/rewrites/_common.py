@@ -112,6 +112,53 @@ def resolve_loop(proc, target, op: str = "") -> Tuple[Path, object]:
     return path, s
 
 
+def _candidates(proc, target, want: str, op: str):
+    """Every ``(path, stmt)`` a target may denote: all matches of a pattern
+    (one when it picks ``#k``), the one statement of a cursor."""
+    if isinstance(target, str):
+        return [(tuple(c.path()), c.node())
+                for c in find_want(proc, target, want, many=True)]
+    if want == "loop":
+        path, s = resolve_loop(proc, target, op)
+    else:
+        path, s = resolve_stmt(proc, target, op)
+    return [(tuple(path), s)]
+
+
+def resolve_pair(proc, first, second, want: str, related, op: str = ""):
+    """Two targets that must relate to each other (a loop and the loop
+    directly inside it, two adjacent statements...): ``(path1, s1, path2,
+    s2, ok)`` for the first pair, in program order of ``first`` then of
+    ``second``, with ``related(path1, s1, path2, s2)``. A pattern stands for
+    any of its matches, so ``('ni', 'ic')`` finds the ``ni`` loop that holds
+    an ``ic`` loop wherever the first ``ni`` is. When no pair relates,
+    ``ok`` is False and the first candidates are returned (for the
+    message)."""
+    c1 = _candidates(proc, first, want, op)
+    c2 = _candidates(proc, second, want, op)
+    for p1, s1 in c1:
+        for p2, s2 in c2:
+            if related(p1, s1, p2, s2):
+                return p1, s1, p2, s2, True
+    return c1[0] + c2[0] + (False, )
+
+
+def directly_inside(p1, s1, p2, s2) -> bool:
+    """``s2`` is the first statement of the loop body ``s1``."""
+    return isinstance(s1, IR.For) and p2 == p1 + (("body", 0), )
+
+
+def directly_after(p1, s1, p2, s2) -> bool:
+    """``s2`` is the statement right after ``s1`` in the same block."""
+    return (p1[:-1] == p2[:-1] and p1[-1][0] == p2[-1][0]
+            and p2[-1][1] == p1[-1][1] + 1)
+
+
+def _sibling_at_or_after(p1, s1, p2, s2) -> bool:
+    return (p1[:-1] == p2[:-1] and p1[-1][0] == p2[-1][0]
+            and p2[-1][1] >= p1[-1][1])
+
+
 class Block(NamedTuple):
     parent: Path      # path of the owning statement (() for the proc body)
     field: str        # 'body' or 'orelse'
@@ -131,8 +178,8 @@ def resolve_block(proc, target, op: str = "") -> Block:
         if len(target) != 2:
             raise _proc_error(proc, f"{_prefix(op)}a block is a pair "
                               "(first_stmt, last_stmt)")
-        p1, s1 = resolve_stmt(proc, target[0], op)
-        p2, s2 = resolve_stmt(proc, target[1], op)
+        p1, s1, p2, s2, _ = resolve_pair(proc, target[0], target[1], "stmt",
+                                         _sibling_at_or_after, op)
         if p1[:-1] != p2[:-1] or p1[-1][0] != p2[-1][0]:
             raise scheduling_error(proc, s2, f"{_prefix(op)}the last statement "
                                    "of a block must be a sibling of the first")

@@ -7,7 +7,11 @@
 side, indices, call arguments, an ``if`` condition or loop bounds); every
 occurrence of ``e`` among ``s``'s own expressions is replaced (they are all
 evaluated before ``s`` changes anything, so they all see the same value).
-The field's type must match ``e``'s type.
+A control field's type must match ``e``'s type; a data field must hold
+``e``'s exact value as ``s`` uses it (``rewrites/_precision.py``): its own
+precision for floating-point data, a type holding its range for integers,
+and for a literal the precision ``s`` computes it in (``2.0`` fits an
+``f32`` field in an ``f32`` statement).
 
 Locally the result is equivalent modulo ``{Config.field}`` (Def. 3.2). In
 the procedure that is acceptable only if nothing observes the changed field
@@ -24,9 +28,9 @@ from __future__ import annotations
 from ..core_ir import types as T
 from ..core_ir.config import Config
 from ..core_ir.nodes import IR
-from ..core_ir.traversal import map_node
 from ..effects import api as EA
 from . import _common as C
+from ._precision import holder_problem, replace_expr
 from .call_eqv import recheck
 
 OP = "bind_config"
@@ -60,8 +64,7 @@ def _subst_own(s, e, new):
     """``s`` with ``e`` replaced by ``new`` in s's own expressions (not in
     nested statement bodies)."""
     def rep(x):
-        return map_node(x, lambda n: new if isinstance(n, IR.expr)
-                        and n == e else None)
+        return replace_expr(x, e, new)
     if isinstance(s, IR.If):
         return s.update(cond=rep(s.cond))
     if isinstance(s, IR.For):
@@ -88,15 +91,26 @@ def bind_config(proc, expr, config, field):
 
     if T.is_tensor_or_window(e.type) or isinstance(e, IR.WindowExpr):
         raise fail(f"'{_txt(e)}' is a buffer or window, not a value")
-    if e.type != ftype and not (T.is_control(e.type) and T.is_control(ftype)
-                                and value_fits_field(e.type, ftype)
-                                and value_fits_field(ftype, e.type)):
-        raise fail(f"'{_txt(e)}' has type {T.TYPE_NAMES.get(e.type, e.type)}"
-                   f" but {config.name()}.{field} has type "
-                   f"{T.TYPE_NAMES.get(ftype, ftype)}")
-    if isinstance(s, IR.Call) and not T.is_control(e.type):
+    def mismatch(why=""):
+        return fail(f"'{_txt(e)}' has type "
+                    f"{T.TYPE_NAMES.get(e.type, e.type)} but "
+                    f"{config.name()}.{field} has type "
+                    f"{T.TYPE_NAMES.get(ftype, ftype)}{why}")
+
+    if T.is_control(e.type) or T.is_control(ftype):
+        if e.type != ftype and not (T.is_control(e.type)
+                                    and T.is_control(ftype)
+                                    and value_fits_field(e.type, ftype)
+                                    and value_fits_field(ftype, e.type)):
+            raise mismatch()
+    elif isinstance(s, IR.Call):
         raise fail(f"'{_txt(e)}' is passed by reference to '{s.f.name}', "
                    f"which may write it; it cannot be replaced by a copy")
+    else:
+        # a data field must hold e's exact value as s uses it
+        why = holder_problem(e, ftype, (s, ))
+        if why:
+            raise mismatch(f", which cannot stand for it here: {why}")
     if isinstance(s, IR.WindowStmt):
         raise fail("cannot bind an expression of a window statement")
 

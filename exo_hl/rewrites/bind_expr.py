@@ -4,7 +4,12 @@
              new_name = e
              s[e -> new_name]
 
-``T`` is the expression's own precision (``R`` stays ``R``). Within ``s``
+``T`` holds the expression's exact value as the statements that use it
+see it (``rewrites/_precision.py``): a floating-point expression keeps its
+own precision, an integer one gets the narrowest integer type that provably
+holds it (``i8 + i8`` read in an ``i32`` statement: ``i32``, never the
+wrapping ``i8``), literals the precision of the expression around them.
+When no type can be proven to hold it, the binding is rejected. Within ``s``
 every occurrence of ``e`` is replaced: a statement evaluates its right-hand
 side before it writes, so all occurrences there see the same value.
 
@@ -24,16 +29,15 @@ from ..core_ir import types as T
 from ..core_ir.memory import DRAM
 from ..core_ir.nodes import IR
 from ..core_ir.syms import Sym
-from ..core_ir.traversal import map_node
 from ..effects.api import commutes, context
 from . import _common as C
+from ._precision import choose_holder, replace_expr
 
 OP = "bind_expr"
 
 
 def _replace(node, e, new_read):
-    return map_node(node, lambda n: new_read if isinstance(n, IR.expr)
-                    and n == e else None)
+    return replace_expr(node, e, new_read)
 
 
 def bind_expr(proc, expr, new_name, cse=False):
@@ -63,14 +67,12 @@ def bind_expr(proc, expr, new_name, cse=False):
 
     si = s.srcinfo
     new = Sym(new_name)
-    typ = e.type
-    new_read = IR.Read(new, (), type=typ, srcinfo=e.srcinfo)
-    alloc = IR.Alloc(new, typ, DRAM, srcinfo=si)
-    assign = IR.Assign(new, typ, (), e, srcinfo=si)
-    probe = IR.Assign(Sym(new_name), typ, (), e, srcinfo=si)
+    probe = IR.Assign(Sym(new_name), e.type, (), e, srcinfo=si)
 
+    # the region: s, then (cse) the following statements while e keeps its
+    # value; the last one only has its right-hand side rewritten
     siblings = C.get_list(ir, parent, field)
-    out = [s.update(rhs=_replace(s.rhs, e, new_read))]
+    region = [s]
     j, checked = index, False
     while cse:
         here = context(ir, parent + ((field, j), ))
@@ -81,14 +83,26 @@ def bind_expr(proc, expr, new_name, cse=False):
             break
         nxt = siblings[j]
         if isinstance(nxt, (IR.Assign, IR.Reduce, IR.WriteConfig)):
-            out.append(nxt.update(rhs=_replace(nxt.rhs, e, new_read)))
+            region.append(nxt)
             checked = False
             continue
         if not commutes((probe, ), (nxt, ),
                         context(ir, parent + ((field, j), ))):
             break
-        out.append(_replace(nxt, e, new_read))
+        region.append(nxt)
         checked = True
+
+    # the new scalar must hold e's exact value as the region uses it
+    typ, why = choose_holder(e, region)
+    if typ is None:
+        raise fail(f"no precision can hold the value of '{_txt(e)}' here: "
+                   f"{why}")
+    new_read = IR.Read(new, (), type=typ, srcinfo=e.srcinfo)
+    alloc = IR.Alloc(new, typ, DRAM, srcinfo=si)
+    assign = IR.Assign(new, typ, (), e, srcinfo=si)
+    out = [x.update(rhs=_replace(x.rhs, e, new_read))
+           if isinstance(x, (IR.Assign, IR.Reduce, IR.WriteConfig))
+           else _replace(x, e, new_read) for x in region]
     new_stmts = (alloc, assign) + tuple(out)
     new_ir = C.replace_block_at(ir, parent, field, index, index + len(out),
                                 new_stmts)

@@ -6,7 +6,8 @@ is everything up to and including the first new loop). An enclosing ``if``
 counts as a level too: ``if c: (s1; s2) else: E`` becomes
 ``(if c: s1); (if c: s2 else: E)`` (and symmetrically for a statement in the
 else branch, using ``not c``). At a level where nothing follows, there is
-nothing to split and the level is just crossed.
+nothing to split and the level is just crossed; when nothing follows at
+any level there is nothing to split off at all, and that is an error.
 
 Safety, per loop level, is the paper's fission condition (§3.5.8), checked
 in context by ``effects.can_fission``: the loop bounds commute with ``s1``,
@@ -80,6 +81,9 @@ def fission_after(proc, stmt, n_lifts=1):
         else:
             fwds.append(C.forward_fission(parent_path, field, k + 1))
         cur = parent_path
+    if not fwds:
+        raise err("nothing after this statement to split off: it is the "
+                  f"last statement of the {n_lifts} enclosing loop(s)/if(s)")
     return proc._derive(ir, "fission_after", forward=C.forward_compose(*fwds))
 
 

@@ -2,7 +2,8 @@
 
 ``for x in seq(lo, hi): s1`` followed directly by ``for y in seq(lo', hi'):
 s2`` becomes ``for x in seq(lo, hi): s1; s2[y -> x]``. ``loop2`` defaults to
-the statement right after ``loop1``.
+the statement right after ``loop1``; given by names or patterns, the loops
+are the first pair in which the second directly follows the first.
 
 This is loop fission read backwards (paper §3.5.8), so it is safe when:
 * both bounds are provably equal (``lo == lo'`` and ``hi == hi'`` under the
@@ -24,20 +25,23 @@ from . import _common as C
 
 
 def fuse_loop(proc, loop1, loop2=None):
-    path1, l1 = C.resolve_loop(proc, loop1, "fuse_loop")
     err = lambda st, msg: C.scheduling_error(proc, st, "fuse_loop: " + msg)
-    path1 = tuple(path1)
-    field, i = path1[-1]
-    block = C.get_list(proc.ir(), path1[:-1], field)
     if loop2 is None:
+        path1, l1 = C.resolve_loop(proc, loop1, "fuse_loop")
+        path1 = tuple(path1)
+        field, i = path1[-1]
+        block = C.get_list(proc.ir(), path1[:-1], field)
         if i + 1 >= len(block) or not isinstance(block[i + 1], IR.For):
             raise err(l1, "the statement after this loop is not a loop")
         l2 = block[i + 1]
     else:
-        path2, l2 = C.resolve_loop(proc, loop2, "fuse_loop")
-        if tuple(path2) != path1[:-1] + ((field, i + 1), ):
+        # the first pair in which the second loop directly follows the first
+        path1, l1, _, l2, ok = C.resolve_pair(proc, loop1, loop2, "loop",
+                                              C.directly_after, "fuse_loop")
+        if not ok:
             raise err(l2, "the second loop must directly follow the first "
                       "one in the same block")
+        field, i = path1[-1]
     if l1.mode is not l2.mode:
         raise err(l2, "cannot fuse a seq loop with a par loop")
 

@@ -1,6 +1,10 @@
 """``reorder(outer_loop, inner_loop=None)``: interchange two nested loops.
 
-``for x: for y: s`` becomes ``for y: for x: s``. The inner loop must be the
+``for x: for y: s`` becomes ``for y: for x: s``. Given by name or pattern,
+the two loops are the first pair in which the second sits directly in the
+first (after a cut split or a fission, ``reorder('io', 'ii')`` finds the
+``io`` loop holding an ``ii`` loop, not merely the first ``io``). The inner
+loop must be the
 only statement of the outer loop's body (otherwise the interchange would also
 reorder sibling statements) and its bounds must not mention ``x``.
 
@@ -18,18 +22,30 @@ from ..effects import api as E
 from . import _common as C
 
 
+def _perfect(p1, s1, p2, s2) -> bool:
+    return C.directly_inside(p1, s1, p2, s2) and len(s1.body) == 1
+
+
 def reorder(proc, outer_loop, inner_loop=None):
-    path, outer = C.resolve_loop(proc, outer_loop, "reorder")
     err = lambda st, msg: C.scheduling_error(proc, st, "reorder: " + msg)
+    if inner_loop is None:
+        path, outer = C.resolve_loop(proc, outer_loop, "reorder")
+    else:
+        # the outer loop that directly holds the inner one, wherever the
+        # first loops of those names are
+        path, outer, ipath, istmt, ok = C.resolve_pair(
+            proc, outer_loop, inner_loop, "loop", _perfect, "reorder")
+        if not ok:
+            path, outer, ipath, istmt, ok = C.resolve_pair(
+                proc, outer_loop, inner_loop, "loop", C.directly_inside,
+                "reorder")
+        if not ok:
+            raise err(istmt, "the inner loop must be directly nested in the "
+                      "outer loop")
     if len(outer.body) != 1 or not isinstance(outer.body[0], IR.For):
         raise err(outer, "the outer loop's body must be exactly one loop "
                   "(the loops are not perfectly nested)")
     inner = outer.body[0]
-    if inner_loop is not None:
-        ipath, istmt = C.resolve_loop(proc, inner_loop, "reorder")
-        if tuple(ipath) != tuple(path) + (("body", 0), ):
-            raise err(istmt, "the inner loop must be directly nested in the "
-                      "outer loop")
     if outer.iter in free_vars((inner.lo, inner.hi)):
         raise err(inner, f"the inner loop's bounds depend on the outer "
                   f"iterator '{outer.iter.name}'")

@@ -1,7 +1,8 @@
 """``reorder_stmts(s1, s2=None)``: swap two adjacent statements.
 
 ``s1; s2`` becomes ``s2; s1``; ``s2`` must directly follow ``s1`` (by
-default it is the next statement). Safety is the paper's condition (§3.5.7):
+default it is the next statement; given by patterns, the two are the first
+pair of matches in which the second directly follows the first). Safety is the paper's condition (§3.5.7):
 ``Commutes(Eff s1, Eff s2)``, checked in context by the effect analysis
 (reads/writes/reductions of buffers and configuration state, through calls
 and windows). ``s2`` may not use a buffer or window that ``s1`` binds (it
@@ -16,7 +17,13 @@ from . import _common as C
 
 
 def reorder_stmts(proc, s1, s2=None):
-    path1, st1 = C.resolve_stmt(proc, s1, "reorder_stmts")
+    if s2 is None:
+        path1, st1 = C.resolve_stmt(proc, s1, "reorder_stmts")
+    else:
+        # the first pair in which the second statement directly follows
+        # the first one
+        path1, st1, path2, st2, ok = C.resolve_pair(
+            proc, s1, s2, "stmt", C.directly_after, "reorder_stmts")
 
     def err(msg, st=st1):
         return C.scheduling_error(
@@ -29,11 +36,9 @@ def reorder_stmts(proc, s1, s2=None):
         if k + 1 >= len(block):
             raise err("there is no statement after it to swap with")
         path2, st2 = parent_path + ((field, k + 1), ), block[k + 1]
-    else:
-        path2, st2 = C.resolve_stmt(proc, s2, "reorder_stmts")
-        if tuple(path2) != parent_path + ((field, k + 1), ):
-            raise err("the second statement must directly follow the first",
-                      st2)
+    elif not ok:
+        raise err("the second statement must directly follow the first",
+                  st2)
     if isinstance(st1, (IR.Alloc, IR.WindowStmt)) and \
             st1.name in free_vars(st2):
         raise err(f"the second statement uses '{st1.name.name}', which the "

@@ -14,8 +14,9 @@ from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import map_node, walk_stmts
 from ..frontend.typecheck import (arg_memory, buffer_memories,
-                                  call_arg_problem, data_join)
+                                  call_arg_problem)
 from . import _common as C
+from ._precision import rejoin_type
 
 
 def _parse_type(proc, typ, op):
@@ -51,15 +52,7 @@ def retype_accesses(stmts, names, new):
             return n.update(type=new)
         if isinstance(n, (IR.Read, IR.WindowExpr)) and n.name in names:
             return n.update(type=_retype(n.type, new))
-        if isinstance(n, IR.BinOp) and T.is_real_scalar(n.type):
-            t = data_join(n.lhs.type, n.rhs.type)
-            return None if t == n.type else n.update(type=t)
-        if isinstance(n, IR.USub) and T.is_real_scalar(n.type):
-            return None if n.arg.type == n.type else n.update(type=n.arg.type)
-        if isinstance(n, IR.Extern) and T.is_real_scalar(n.type):
-            t = n.f.typecheck([a.type for a in n.args])
-            return None if t == n.type else n.update(type=t)
-        return None
+        return rejoin_type(n)
     return tuple(map_node(s, fn) for s in stmts)
 
 

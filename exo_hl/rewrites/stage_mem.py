@@ -6,10 +6,14 @@ buffer into a fresh buffer around a block.
                       ~>     s[C[a, b] -> new[a - lo0, b - lo1]]
                              for i0, i1: C[lo0 + i0, lo1 + i1] = new[i0, i1]
 
-The load nest is emitted when the block reads the buffer (or writes only
-part of the window: the store writes back the whole window, so the part the
-block does not write must hold the old values); the store nest when the
-block writes or reduces into it. ``accum=True`` zero-initialises instead of
+The load nest is emitted when the block may read old values of the window:
+it reads (or reduces into) the buffer before it has provably overwritten the
+whole window, or it writes only part of the window (the store writes back
+the whole window, so the part the block does not write must hold the old
+values). The overwrite is proven for one top-level statement of the block,
+each fact in its own context (after the statements before it); when unsure
+the load stays. The store nest is emitted when the block writes or reduces
+into the buffer. ``accum=True`` zero-initialises instead of
 loading and adds back (``+=``) instead of storing; it requires that the
 block only reduces into the buffer.
 
@@ -217,6 +221,14 @@ def stage_mem(proc, block, window, new_name, accum=False):
             derived.add(s.name)
     staged = {buf} | derived
     kinds = set()
+    # what each top-level statement of the block does to the buffer
+    top_kinds = [set() for _ in blk.stmts]
+    depth = len(blk.parent)
+    top = 0
+
+    def note(*ks):
+        kinds.update(ks)
+        top_kinds[top].update(ks)
 
     def alias_check(path, s, name):
         if name in staged:
@@ -249,10 +261,11 @@ def stage_mem(proc, block, window, new_name, accum=False):
 
     for path, s in _stmts_with_paths(blk.stmts, blk.parent, blk.field,
                                      blk.lo):
+        top = path[depth][1] - blk.lo
         if isinstance(s, (IR.Assign, IR.Reduce)):
             alias_check(path, s, s.name)
             if s.name in staged:
-                kinds.add("write" if isinstance(s, IR.Assign) else "reduce")
+                note("write" if isinstance(s, IR.Assign) else "reduce")
                 if s.name == buf:
                     cover(path, s, [("P", i) for i in s.idx])
         if isinstance(s, IR.Call):
@@ -262,7 +275,7 @@ def stage_mem(proc, block, window, new_name, accum=False):
                         and T.is_tensor_or_window(a.type)):
                     alias_check(path, s, a.name)
                     if a.name in staged:
-                        kinds |= param_uses(s.f, k)
+                        note(*param_uses(s.f, k))
                         if a.name == buf and isinstance(a, IR.Read):
                             cover(path, s, [("I", _int(0), h) for h in shape])
         if isinstance(s, IR.WindowStmt):
@@ -275,7 +288,7 @@ def stage_mem(proc, block, window, new_name, accum=False):
                 if isinstance(n, IR.Read) and n.idx:
                     alias_check(path, s, n.name)
                     if n.name in staged:
-                        kinds.add("read")
+                        note("read")
                         if n.name == buf:
                             cover(path, s, [("P", i) for i in n.idx])
                 elif isinstance(n, IR.WindowExpr):
@@ -376,8 +389,10 @@ def stage_mem(proc, block, window, new_name, accum=False):
         after.append(nest(lambda ni, bi: IR.Reduce(
             buf, elem, bi, rd(new, ni), srcinfo=si)))
     else:
-        if reads or (writes and not _overwrites_window(
-                proc, blk, buf, dims, ivl)):
+        # load unless the block overwrites the whole window before it
+        # reads any of it (then neither it nor the store sees old values)
+        if (reads and not writes) or (writes and not _overwritten_first(
+                proc, blk, buf, dims, ivl, top_kinds)):
             before.append(nest(lambda ni, bi: IR.Assign(
                 new, elem, ni, rd(buf, bi), srcinfo=si)))
         if writes:
@@ -403,39 +418,57 @@ def _all_syms(ir):
     return out
 
 
-def _overwrites_window(proc, blk, buf, dims, ivl) -> bool:
+def _overwritten_first(proc, blk, buf, dims, ivl, top_kinds) -> bool:
     """True when the block provably assigns every location of the window
-    (so the old values need not be loaded before it).
+    before it reads any of them (so the old values need not be loaded):
+    some top-level statement of the block overwrites the whole window
+    (``_overwrites_window``) and neither it nor any statement before it
+    reads, reduces into or passes the buffer for reading."""
+    for k, s in enumerate(blk.stmts):
+        if top_kinds[k] - {"write"}:
+            return False  # reads old values (or we cannot tell)
+        if top_kinds[k] and _overwrites_window(
+                proc, blk.parent + ((blk.field, blk.lo + k), ), s, blk.stmts,
+                buf, dims, ivl):
+            return True
+    return False
 
-    Sufficient condition: some assignment ``buf[idx] = e`` sits in the block
-    under loops only (no ``if``), each loop between it and the block runs at
-    least once, and each interval dimension ``k`` of the window is indexed
+
+def _overwrites_window(proc, path, stmt, block, buf, dims, ivl) -> bool:
+    """True when the statement ``stmt`` (at ``path``, inside ``block``)
+    provably assigns every location of the window.
+
+    Sufficient condition: some assignment ``buf[idx] = e`` sits in it under
+    loops only (no ``if``), each loop between it and ``stmt`` runs at least
+    once, and each interval dimension ``k`` of the window is indexed
     ``x_k + r_k`` by a distinct such loop ``x_k`` whose range shifted by
-    ``r_k`` (free of the block's loop variables) is exactly the window's
+    ``r_k`` (free of those loops' variables) is exactly the window's
     ``[lo_k, hi_k)``; point dimensions are indexed by the window's point
     (already proven by the coverage check)."""
     from ..core_ir.simplify import affine_form
 
-    def visit(stmts, prefix, fld, start, loops):
-        for i, s in enumerate(stmts):
-            p = prefix + ((fld, start + i), )
-            if isinstance(s, IR.For):
-                if visit(s.body, p, "body", 0, loops + [(p, s)]):
-                    return True
-            elif isinstance(s, IR.Assign) and s.name == buf:
-                if _assign_covers(proc, blk.paths()[0], s, dims, ivl, loops,
-                                  affine_form):
-                    return True
+    def visit(s, p, loops):
+        if isinstance(s, IR.For):
+            loops = loops + [(p, s)]
+            return any(visit(b, p + (("body", i), ), loops)
+                       for i, b in enumerate(s.body))
+        if isinstance(s, IR.Assign) and s.name == buf:
+            return _assign_covers(proc, s, block, dims, ivl, loops,
+                                  affine_form)
         return False
-    return visit(blk.stmts, tuple(blk.parent), blk.field, blk.lo, [])
+    return visit(stmt, tuple(path), [])
 
 
-def _assign_covers(proc, block_path, s, dims, ivl, loops, affine_form):
-    """The equalities only involve variables bound outside the block, so
-    they are proven in the block's context (no in-block loop is assumed to
-    run); each unmapped loop is proven non-empty in its own context (its
-    enclosing in-block loops are either proven non-empty too, or mapped:
-    then empty means the window itself is empty)."""
+def _assign_covers(proc, s, block, dims, ivl, loops, affine_form):
+    """Each fact is proven where it is evaluated: a loop's bounds in that
+    loop's own context (after the statements of the block before it, so a
+    bound reading a configuration field written earlier in the block reads
+    the new value); the offsets ``r_k`` may not read configuration state
+    the block writes (they are evaluated at the assignment); the window's
+    bounds name only variables the block cannot change. Each unmapped loop
+    is proven non-empty in its own context (its enclosing loops are either
+    proven non-empty too, or mapped: then empty means the window itself is
+    empty)."""
     loop_vars = {l.iter: (p, l) for p, l in loops}
     mapped = {}
     for k in ivl:
@@ -452,13 +485,15 @@ def _assign_covers(proc, block_path, s, dims, ivl, loops, affine_form):
         if rest_vars & set(loop_vars):
             return False
         rest = _bin("-", s.idx[k], xs[0][0])
-        _, l = loop_vars[x]
+        if C.bounds_depend_on((rest, ), block):
+            return False
+        p, l = loop_vars[x]
         if {n.name for e in (l.lo, l.hi) for n in walk(e)
                 if isinstance(n, IR.Read)} & set(loop_vars):
             return False
         pred = _all([_bin("==", _bin("+", l.lo, rest), dims[k][1], IR.Bool),
                      _bin("==", _bin("+", l.hi, rest), dims[k][2], IR.Bool)])
-        if not prove_at(proc, block_path, pred):
+        if not prove_at(proc, p, pred):
             return False
         mapped[k] = x
     for x, (p, l) in loop_vars.items():

@@ -252,3 +252,27 @@ def test_config_state_across_calls_interpret_and_compile_agree():
         assert st[K.Cfg.scale] == f.get_config(K.Cfg, "scale") == s
     np.testing.assert_array_equal(xi, np.full(4, 3.0, np.float32))
     np.testing.assert_array_equal(xi, xc)
+
+
+def test_integer_precisions_mix_as_c_ints():
+    """Integers of every width compute in C's int, as the interpreter
+    computes them exactly: a mix needs no binding first."""
+    from exo_hl import i8, i16, i32, ui8
+
+    @proc
+    def imix(n: size, a: i8[n], b: ui8[n], c: i16[n], d: i32[n]):
+        for i in seq(0, n):
+            d[i] = a[i] * b[i] + c[i] * d[i]
+            c[i] = a[i] + b[i]
+
+    a = np.array([-128, 127, 5], np.int8)
+    b = np.array([255, 255, 0], np.uint8)
+    c = np.array([300, -300, 7], np.int16)
+    d = np.array([1000, -1000, 3], np.int32)
+    want = [x.copy() for x in (a, b, c, d)]
+    imix.interpret(3, *want)
+    assert list(want[3]) == [-128 * 255 + 300000, 127 * 255 + 300000, 21]
+    got = [x.copy() for x in (a, b, c, d)]
+    imix.compile()(3, *got)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)

@@ -282,3 +282,18 @@ def test_extern_with_own_type_rule_may_mix_precisions(tmp_path, warn_compile):
     use_mix.compile()(s, X)
     use_mix.interpret(s=s, X=Y)
     assert (X == np.arange(4) * 3).all() and (Y == X).all()
+
+
+@proc
+def floor_in_precondition(k: int, x: f32[4]):
+    assert k / 4 >= 2 and k % 4 == 1
+    x[0] = 1.0
+
+
+def test_floor_helpers_in_preconditions_compile_warning_free(
+        tmp_path, warn_compile):
+    # the helpers are side-effect free: clang's __builtin_assume accepts them
+    text = c_code_str([floor_in_precondition])
+    assert "EXO_ASSUME(exo_floor_div(k, 4) >= 2" in text
+    compile_procs([floor_in_precondition], tmp_path, "floorpre")
+    warn_compile("floorpre")

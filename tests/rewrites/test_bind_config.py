@@ -1,10 +1,11 @@
 """bind_config: pass an expression through a config field."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from exo_hl import (SchedulingError, config, f32, index, proc, seq, size,
-                    stride)
+from exo_hl import (SchedulingError, config, f32, f64, i8, i32, index, proc,
+                    seq, size, stride)
 from exo_hl.rewrites.call_eqv import equivalence_modulo
 
 
@@ -82,3 +83,73 @@ def test_bind_config_rejects_type_mismatch_and_buffers():
         idx.bind_config("2", Cfg, "scale")
     with pytest.raises(SchedulingError, match="no field"):
         axpy.bind_config("a", Cfg, "zzz")
+
+
+# ----------------------------------------------------------------------
+# a data field must hold the expression's value as the statement uses it
+@config
+class CfgP:
+    scale: f32
+    wide: f64
+    small: i8
+    big: i32
+
+
+@proc
+def scale2(n: size, x: f32[n]):
+    for i in seq(0, n):
+        x[i] = 2.0 * x[i]
+
+
+def test_bind_config_literal_into_data_field(equiv):
+    p = scale2.bind_config("2.0", CfgP, "scale")
+    assert str(p).splitlines()[2:4] == [
+        "        CfgP.scale = 2.0", "        x[i] = CfgP.scale * x[i]"]
+    equiv(scale2, p, [{"n": 5}])
+    # the statement computes 2.0 in f32: an f64 field would change that
+    with pytest.raises(SchedulingError, match="computes it in f32"):
+        scale2.bind_config("2.0", CfgP, "wide")
+
+
+@proc
+def isum(n: size, x: i8[n], y: i8[n], z: i32[n]):
+    for i in seq(0, n):
+        z[i] = (x[i] + y[i]) * x[i]
+
+
+def test_bind_config_integer_value_must_fit():
+    with pytest.raises(SchedulingError, match="may not fit in i8"):
+        isum.bind_config("x[i] + y[i]", CfgP, "small")
+    p = isum.bind_config("x[i] + y[i]", CfgP, "big")
+    assert "z[i] = CfgP.big * x[i]" in str(p)
+    x = np.array([100, -100, 3], np.int8)
+    y = np.array([100, -100, -7], np.int8)
+    want = np.zeros(3, np.int32)
+    isum.interpret(3, x, y, want)
+    assert list(want) == [20000, 20000, -12]
+    for run in (p.interpret, p.compile()):
+        z = np.zeros(3, np.int32)
+        run(3, x, y, z)
+        np.testing.assert_array_equal(z, want)
+
+
+@proc
+def set_two(n: size, x: f32[n]):
+    for i in seq(0, n):
+        x[i] = 2.0
+
+
+def test_bind_config_literal_stored_whole(equiv):
+    # the literal is the whole value stored: any field holding it exactly
+    for field in ("scale", "wide", "small", "big"):
+        p = set_two.bind_config("2.0", CfgP, field)
+        assert f"x[i] = CfgP.{field}" in str(p)
+        equiv(set_two, p, [{"n": 3}])
+    with pytest.raises(SchedulingError, match="cannot stand for it"):
+        set_two_half.bind_config("2.5", CfgP, "small")
+
+
+@proc
+def set_two_half(n: size, x: f32[n]):
+    for i in seq(0, n):
+        x[i] = 2.5

@@ -138,6 +138,29 @@ def test_fission_rejects_no_enclosing_loop():
         two_stage.fission_after("y[_] = _", n_lifts=3)
 
 
+def test_fission_rejects_nothing_after():
+    # the last statement of both loops: nothing to split off at any level
+    for n_lifts in (1, 2):
+        with pytest.raises(SchedulingError,
+                           match="nothing after this statement to split"):
+            two_stage.fission_after("z[_] = _", n_lifts=n_lifts)
+
+    @proc
+    def tail_outer(n: size, x: f32[n, 4], y: f32[n]):
+        for i in seq(0, n):
+            for j in seq(0, 4):
+                x[i, j] = 1.0
+            y[i] = 2.0
+    # nothing follows in 'j', but 'y[i] = 2.0' follows in 'i': split there
+    q = tail_outer.fission_after("x[_] = _", n_lifts=2)
+    assert str(q).splitlines()[1:] == [
+        "    for i in seq(0, n):", "        for j in seq(0, 4):",
+        "            x[i, j] = 1.0", "    for i in seq(0, n):",
+        "        y[i] = 2.0"]
+    with pytest.raises(SchedulingError, match="nothing after"):
+        tail_outer.fission_after("x[_] = _")
+
+
 def test_cursors_follow_the_statements_they_pointed_to():
     """After fission, cursors to the loop, to statements before the cut and
     to statements after it still point at the same statements."""

@@ -118,3 +118,23 @@ def test_reject_partial_reduction_read():
     # fused, y[j] would read a partial sum
     with pytest.raises(SchedulingError, match="cannot be fused"):
         sum_then_use.fuse_loop("i")
+
+
+def test_named_pair_is_the_first_adjacent_one(equiv):
+    # the first 'k' loop is not followed by a 'j' loop; the second one is
+    p = two_pairs.fuse_loop("k", "j")
+    assert str(p).splitlines()[4:7] == [
+        "    for k in seq(0, n):", "        y[k] = x[k]",
+        "        z[k] = y[k]"]
+    equiv(two_pairs, p, [{"n": 4}])
+
+
+@proc
+def two_pairs(n: size, x: f32[n], y: f32[n], z: f32[n]):
+    for k in seq(0, n):
+        x[k] = 1.0
+    x[0] = 2.0
+    for k in seq(0, n):
+        y[k] = x[k]
+    for j in seq(0, n):
+        z[j] = y[j]

@@ -84,3 +84,21 @@ def test_reorder_stmts_rejects_non_adjacent_and_last():
         indep.reorder_stmts("z[_] = _", "y[_] = _")
     with pytest.raises(SchedulingError, match="no statement after"):
         indep.reorder_stmts("z[_] = _")
+
+
+@proc
+def twice(n: size, x: f32[n], y: f32[n], z: f32[n]):
+    for i in seq(0, n):
+        y[i] = x[i] * 2.0
+        x[i] = 0.0
+    for i in seq(0, n):
+        y[i] = x[i] * 3.0
+        z[i] = x[i] + 1.0
+
+
+def test_reorder_stmts_named_pair_is_the_first_adjacent_one(equiv):
+    # the first 'y[_] = _' is followed by a write to x, not by 'z[_] = _'
+    p = twice.reorder_stmts("y[_] = _", "z[_] = _")
+    assert str(p).splitlines()[-2:] == ["        z[i] = x[i] + 1.0",
+                                        "        y[i] = x[i] * 3.0"]
+    equiv(twice, p, [{"n": 3}])

@@ -2,9 +2,11 @@
 and cursors forwarded through it."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from exo_hl import SchedulingError, f32, proc, seq, size
+from exo_hl.core_ir.nodes import IR
 
 
 @proc
@@ -123,3 +125,125 @@ def tiles(n: size, x: f32[n, 8] @ DRAM, y: f32[n, 8] @ DRAM):
             for j in seq(0, 8):
                 y[4 * io + ii, j] = x[4 * io + ii, j]"""
     equiv(tiles, p, [{"n": 4}, {"n": 12}])
+
+
+# ----------------------------------------------------------------------
+# preconditions are the caller's contract: simplify keeps rejecting exactly
+# the argument values the original rejects
+@proc
+def guarded(N: size, M: size, x: f32[N]):
+    assert N % 8 == 0
+    assert M <= 8
+    assert N >= 8 and M == 4
+    for i in seq(0, N):
+        x[i] = 1.0
+
+
+def test_simplify_keeps_preconditions():
+    p = guarded.simplify()
+    assert str(p) == """\
+def guarded(N: size, M: size, x: f32[N] @ DRAM):
+    assert N % 8 == 0
+    assert M <= 8
+    assert N >= 8 and M == 4
+    for i in seq(0, N):
+        x[i] = 1.0"""
+    for q in (guarded, p):
+        f = q.compile()
+        for run in (q.interpret, f):
+            run(8, 4, np.zeros(8, np.float32))
+            for n, m in ((8, 5), (16, 9), (16, 3)):
+                with pytest.raises(ValueError, match="precondition"):
+                    run(n, m, np.zeros(n, np.float32))
+
+
+@proc
+def redundant(N: size, M: size, x: f32[N]):
+    assert N <= 4
+    assert N < 10 and M > 0
+    for i in seq(0, N):
+        x[i] = 1.0
+
+
+def test_simplify_uses_earlier_preconditions_only():
+    # the second assert follows from the first and from M being a size
+    p = redundant.simplify()
+    assert "assert N <= 4\n    assert True" in str(p)
+
+
+def _eval_pred(e, env):
+    """The value of a control expression under ``env`` ({name: int})."""
+    if isinstance(e, IR.Const):
+        return e.val
+    if isinstance(e, IR.Read):
+        return env[e.name.name]
+    if isinstance(e, IR.USub):
+        return -_eval_pred(e.arg, env)
+    if isinstance(e, IR.Not):
+        return not _eval_pred(e.arg, env)
+    a, b = _eval_pred(e.lhs, env), _eval_pred(e.rhs, env)
+    return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
+            "/": lambda: a // b, "%": lambda: a % b, "<": lambda: a < b,
+            "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b,
+            "==": lambda: a == b, "and": lambda: a and b,
+            "or": lambda: a or b}[e.op]()
+
+
+def _rand_int_expr(rng, depth=0):
+    r = rng.random()
+    if depth > 1 or r < 0.35:
+        return rng.choice(["N", "M", "k", str(rng.randint(0, 9))])
+    if r < 0.7:
+        op = rng.choice(["+", "-"])
+        return (f"({_rand_int_expr(rng, depth + 1)} {op} "
+                f"{_rand_int_expr(rng, depth + 1)})")
+    if r < 0.8:
+        return f"{rng.randint(-3, 3)} * {_rand_int_expr(rng, depth + 1)}"
+    op = rng.choice(["/", "%"])
+    return f"({_rand_int_expr(rng, depth + 1)}) {op} {rng.randint(1, 8)}"
+
+
+def _rand_pred(rng, depth=0):
+    r = rng.random()
+    if depth > 1 or r < 0.6:
+        op = rng.choice(["<", "<=", ">", ">=", "=="])
+        rhs = (str(rng.randint(-3, 10)) if rng.random() < 0.6
+               else _rand_int_expr(rng))
+        return f"{_rand_int_expr(rng)} {op} {rhs}"
+    if r < 0.9:
+        op = rng.choice(["and", "or"])
+        return f"({_rand_pred(rng, depth + 1)}) {op} ({_rand_pred(rng, depth + 1)})"
+    return f"not ({_rand_pred(rng, depth + 1)})"
+
+
+def test_simplify_random_preconditions_reject_the_same_values():
+    import random
+    import exo_hl
+    from exo_hl.frontend.decorators import parse_proc_source
+    rng = random.Random(1234)
+    scope = {n: getattr(exo_hl, n) for n in exo_hl.__all__}
+    grid = [{"N": n, "M": m, "k": k} for n in range(1, 11)
+            for m in range(1, 11) for k in range(-5, 6)]
+    checked = 0
+    for _ in range(150):
+        preds = [_rand_pred(rng) for _ in range(rng.randint(1, 4))]
+        src = ("def pre(N: size, M: size, k: int, x: f32[N]):\n"
+               + "".join(f"    assert {p}\n" for p in preds)
+               + "    x[0] = 1.0\n")
+        p = parse_proc_source(src, scope)
+        q = p.simplify()
+        for env in grid:
+            want = all(_eval_pred(e, env) for e in p.ir().preds)
+            got = all(_eval_pred(e, env) for e in q.ir().preds)
+            assert got == want, f"{env}\n{p}\n---\n{q}"
+        checked += 1
+        # and the interpreter agrees on a few of them
+        for env in grid[::97]:
+            want = all(_eval_pred(e, env) for e in p.ir().preds)
+            x = np.zeros(env["N"], np.float32)
+            if want:
+                q.interpret(env["N"], env["M"], env["k"], x)
+            else:
+                with pytest.raises(ValueError, match="precondition"):
+                    q.interpret(env["N"], env["M"], env["k"], x)
+    assert checked == 150

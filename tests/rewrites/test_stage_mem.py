@@ -1,9 +1,11 @@
 """stage_mem: load / re-index / store around a block, proven to cover it."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from exo_hl import DRAM_STATIC, SchedulingError, f32, proc, seq, size
+from exo_hl import (DRAM_STATIC, SchedulingError, config, f32, i8, index,
+                    proc, seq, size)
 
 
 @proc
@@ -196,3 +198,167 @@ def test_windows_passed_to_calls(equiv):
     equiv(calls_add1, q, [{"n": 2}])
     with pytest.raises(SchedulingError, match="does not cover"):
         calls_add1.stage_mem(calls_add1.find("add1(_)"), "y[j, 0:4]", "t")
+
+
+@proc
+def two_writes(n: size, x: f32[n], y: f32[4]):
+    for i in seq(0, n):
+        y[0] = x[i]
+    y[1] = x[0]
+    x[0] = 2.0
+
+
+def test_block_pair_of_patterns_is_the_first_sibling_pair(equiv):
+    # the first 'y[_] = _' is inside the loop; the block is the pair of
+    # siblings 'y[1] = x[0]' .. 'x[0] = 2.0'
+    p = two_writes.stage_mem(("y[_] = _", "x[_] = _"), "x[0]", "t")
+    assert str(p).splitlines()[3:] == [
+        "    t: f32 @ DRAM", "    t = x[0]", "    y[1] = t", "    t = 2.0",
+        "    x[0] = t"]
+    equiv(two_writes, p, [{"n": 3}])
+
+
+# ----------------------------------------------------------------------
+# load only when the block may read old values of the window
+@proc
+def write_then_read(x: f32[8], y: f32[8]):
+    for i in seq(0, 4):
+        x[i + 2] = y[i]
+    for i in seq(0, 4):
+        y[i] = x[i + 2] * 2.0
+    x[3] += 1.0
+
+
+@proc
+def read_then_write(x: f32[8], y: f32[8]):
+    y[0] = x[2]
+    for i in seq(0, 4):
+        x[i + 2] = y[i]
+
+
+@proc
+def reduce_then_write(x: f32[8], y: f32[8]):
+    for i in seq(0, 4):
+        x[i + 2] += y[i]
+    for i in seq(0, 4):
+        x[i + 2] = x[i + 2] * 2.0
+
+
+@proc
+def same_loop(x: f32[8], y: f32[8]):
+    for i in seq(0, 4):
+        x[i + 2] = y[i]
+        y[i] = x[i + 2] + 1.0
+
+
+def _block(p):
+    return p.body()
+
+
+def test_no_load_when_overwritten_before_read(equiv):
+    p = write_then_read.stage_mem(_block(write_then_read), "x[2:6]", "t")
+    assert str(p).splitlines()[1:] == """\
+    t: f32[4] @ DRAM
+    for i in seq(0, 4):
+        t[i] = y[i]
+    for i in seq(0, 4):
+        y[i] = t[i] * 2.0
+    t[1] += 1.0
+    for i0 in seq(0, 4):
+        x[i0 + 2] = t[i0]""".splitlines()
+    equiv(write_then_read, p, [{}])
+
+
+def test_load_when_read_or_reduced_first(equiv):
+    for q in (read_then_write, reduce_then_write, same_loop):
+        p = q.stage_mem(_block(q), "x[2:6]", "t")
+        assert "t[i0] = x[i0 + 2]" in str(p), str(p)
+        equiv(q, p, [{}])
+
+
+@config
+class CfgN:
+    n: index
+
+
+@proc
+def cfg_bound(A: f32[8]):
+    CfgN.n = 8
+    CfgN.n = 2
+    for x in seq(0, CfgN.n):
+        A[x] = 1.0
+
+
+@proc
+def cfg_bound_plain(A: f32[8]):
+    CfgN.n = 2
+    for x in seq(0, CfgN.n):
+        A[x] = 1.0
+
+
+@proc
+def cfg_bound_full(A: f32[8]):
+    CfgN.n = 2
+    CfgN.n = 8
+    for x in seq(0, CfgN.n):
+        A[x] = 1.0
+
+
+def test_overwrite_is_proven_where_the_loop_runs(equiv):
+    # the loop bound reads the field the block sets to 2 first: only A[0:2]
+    # is written, whatever CfgN.n was before the block
+    for q in (cfg_bound, cfg_bound_plain):
+        blk = (q.find("CfgN.n = 2"), q.find_loop("x"))
+        p = q.stage_mem(blk, "A[0:8]", "t")
+        assert "t[i0] = A[i0]" in str(p), str(p)
+        a = np.arange(8, dtype=np.float32)
+        want = a.copy()
+        q.interpret(want)
+        for run in (p.interpret, p.compile()):
+            got = a.copy()
+            run(got)
+            np.testing.assert_array_equal(got, want)
+    # set to 8 in the block before the loop: the whole window is written
+    blk = (cfg_bound_full.find("CfgN.n = 8"), cfg_bound_full.find_loop("x"))
+    p = cfg_bound_full.stage_mem(blk, "A[0:8]", "t")
+    assert "t[i0] = A[i0]" not in str(p)
+    equiv(cfg_bound_full, p, [{}])
+
+
+@proc
+def cfg_offset(A: f32[8], y: f32[4]):
+    CfgN.n = 0
+    for x in seq(0, 4):
+        A[x + CfgN.n] = y[x]
+        CfgN.n = 4
+
+
+def test_offset_written_in_the_block_keeps_the_load(equiv):
+    # the offset changes between iterations: A[0] then A[5], A[6], A[7]
+    blk = (cfg_offset.find("CfgN.n = 0"), cfg_offset.find_loop("x"))
+    p = cfg_offset.stage_mem(blk, "A[0:8]", "t")
+    assert "t[i0] = A[i0]" in str(p)
+    equiv(cfg_offset, p, [{}])
+
+
+@proc
+def i8_acc(x: i8[4], y: i8[4]):
+    for i in seq(0, 4):
+        x[i] += y[i] * y[i]
+
+
+def test_staged_integers_keep_their_values():
+    # the staged buffer has the buffer's own precision: i8 wrapping of the
+    # partial sums is the wrapping the buffer itself would do
+    for accum in (False, True):
+        p = i8_acc.stage_mem(i8_acc.find_loop("i"), "x[0:4]", "t",
+                             accum=accum)
+        assert "t: i8[4] @ DRAM" in str(p)
+        y = np.array([100, -100, 11, -128], np.int8)
+        x = np.array([127, -128, 5, 0], np.int8)
+        want = x.copy()
+        i8_acc.interpret(want, y)
+        for run in (p.interpret, p.compile()):
+            got = x.copy()
+            run(got, y)
+            np.testing.assert_array_equal(got, want)

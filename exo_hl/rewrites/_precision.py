@@ -1,0 +1,347 @@
+"""Which precision can hold a data expression in place of the expression.
+
+Rewrites that name a data expression ``e`` (``bind_expr``'s temporary,
+``bind_config``'s field) write ``e`` to a location of some type ``T`` and
+read that location where ``e`` was. That is only right when the statements
+consuming the value compute with what they read exactly what they computed
+with ``e``. How a statement computes (the interpreter and the C backend
+agree on it):
+
+* floating-point data is computed in its own precision (``f32 * f32`` in
+  ``f32``), and a literal takes the precision of the expression around it;
+* integer data is computed exactly (C promotes every integer type to
+  ``int``), and converted (wrapped) only when it is stored.
+
+So ``e``'s *value* is what must survive the round trip through ``T``:
+
+* ``e`` of a floating-point type: ``T`` is that type;
+* ``e`` made of literals only (type ``R``): ``T`` is the precision the
+  consuming expression gives to literals (its other leaves, else the type
+  it is stored to); an integer ``T`` needs an integral value it holds.
+  When ``e`` is the whole value stored, any ``T`` holding it exactly will
+  do;
+* ``e`` of an integer type: ``T`` is an integer type whose range contains
+  the range of ``e`` (interval arithmetic over the types of its leaves), or,
+  failing that, ``T`` is at least as wide as every integer location the
+  value flows into through ``+ - *`` alone (wrapping commutes with them).
+  ``i8 + i8`` in an ``i32`` statement therefore gets ``i16``/``i32``, never
+  ``i8``;
+* any other ``e`` (reads of ``R`` buffers, externs): ``T`` is ``e``'s own
+  type, as written.
+
+``holder_problem`` tells why a given ``T`` cannot stand for ``e``;
+``choose_holder`` picks the narrowest ``T`` that can.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from ..core_ir import types as T
+from ..core_ir.nodes import IR
+from ..core_ir.traversal import walk, walk_stmts
+
+FLOATS = (IR.F16, IR.F32, IR.F64)
+INT_RANGE = {
+    IR.I8: (-(1 << 7), (1 << 7) - 1), IR.UI8: (0, (1 << 8) - 1),
+    IR.I16: (-(1 << 15), (1 << 15) - 1), IR.UI16: (0, (1 << 16) - 1),
+    IR.I32: (-(1 << 31), (1 << 31) - 1),
+}
+INT_BITS = {IR.I8: 8, IR.UI8: 8, IR.I16: 16, IR.UI16: 16, IR.I32: 32}
+#: integer types from the narrowest (the order holders are tried in)
+INTS = (IR.I8, IR.UI8, IR.I16, IR.UI16, IR.I32)
+_RING = ("+", "-", "*")
+
+
+def _name(t) -> str:
+    return T.TYPE_NAMES.get(t, type(t).__name__)
+
+
+# ----------------------------------------------------------------------
+# values of expressions
+def _has_const(e) -> bool:
+    return any(isinstance(n, IR.Const) for n in walk(e))
+
+
+def int_range(e):
+    """Inclusive ``(lo, hi)`` of an integer-valued data expression, or None
+    when it is not provably an integer of known range."""
+    if isinstance(e, IR.Const):
+        v = e.val
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return None
+        if isinstance(v, float) and not v.is_integer():
+            return None
+        return int(v), int(v)
+    if isinstance(e, (IR.Read, IR.ReadConfig)):
+        return INT_RANGE.get(e.type)
+    if isinstance(e, IR.USub):
+        r = int_range(e.arg)
+        return None if r is None else (-r[1], -r[0])
+    if isinstance(e, IR.BinOp) and e.op in _RING + ("/", "%"):
+        a, b = int_range(e.lhs), int_range(e.rhs)
+        if a is None or b is None:
+            return None
+        if e.op == "+":
+            return a[0] + b[0], a[1] + b[1]
+        if e.op == "-":
+            return a[0] - b[1], a[1] - b[0]
+        if e.op == "*":
+            ps = [x * y for x in a for y in b]
+            return min(ps), max(ps)
+        # integer division/remainder only when both sides are integer
+        # data (a literal operand is a real number: real division)
+        if _has_const(e.lhs) or _has_const(e.rhs):
+            return None
+        ma = max(abs(a[0]), abs(a[1]))
+        if e.op == "/":          # truncating: |a / b| <= |a|
+            return -ma, ma
+        m = min(ma, max(abs(b[0]), abs(b[1])) - 1)  # sign of the dividend
+        return (-m if a[0] < 0 else 0), (m if a[1] > 0 else 0)
+    return None
+
+
+def const_value(e):
+    """The value of an expression made of data literals only (computed as
+    the interpreter does), or None."""
+    if isinstance(e, IR.Const):
+        v = e.val
+        return None if isinstance(v, bool) else float(v)
+    if isinstance(e, IR.USub):
+        v = const_value(e.arg)
+        return None if v is None else -v
+    if isinstance(e, IR.BinOp) and e.op in _RING + ("/", ):
+        a, b = const_value(e.lhs), const_value(e.rhs)
+        if a is None or b is None:
+            return None
+        if e.op == "+":
+            return a + b
+        if e.op == "-":
+            return a - b
+        if e.op == "*":
+            return a * b
+        return None if b == 0 else a / b
+    return None
+
+
+def _leaf_types(e, skip):
+    """Precisions of the data leaves of ``e``, not looking inside the
+    occurrences of ``skip``: (floats, ints, has_R) as sets/bool."""
+    floats, ints, has_r = set(), set(), False
+
+    def go(x):
+        nonlocal has_r
+        if x == skip:
+            return
+        if isinstance(x, (IR.Read, IR.ReadConfig, IR.Extern)) and \
+                T.is_real_scalar(x.type):
+            if x.type in FLOATS:
+                floats.add(x.type)
+            elif x.type in INT_RANGE:
+                ints.add(x.type)
+            elif x.type is IR.Num and not isinstance(x, IR.Extern):
+                has_r = True
+            if isinstance(x, IR.Extern):
+                for a in x.args:
+                    go(a)
+            return
+        if isinstance(x, IR.Read):
+            return
+        for f in getattr(x, "_fields", ()):
+            v = getattr(x, f)
+            for c in (v if isinstance(v, tuple) else (v, )):
+                if isinstance(c, IR.expr):
+                    go(c)
+    go(e)
+    return floats, ints, has_r
+
+
+def _occurrences(e, target, ancestors=()):
+    """The chains of ancestors (root first) of each occurrence of
+    ``target`` in ``e``."""
+    if e == target:
+        yield ancestors
+        return
+    for f in getattr(e, "_fields", ()):
+        v = getattr(e, f)
+        for c in (v if isinstance(v, tuple) else (v, )):
+            if isinstance(c, IR.expr):
+                yield from _occurrences(c, target, ancestors + (e, ))
+
+
+def _exact_integers(e) -> bool:
+    """Every value ``e`` computes is an integer, computed exactly: integer
+    data alone is exact at any size, and where a literal takes part (a real
+    number to the interpreter) the values stay below 2^53."""
+    if not _has_const(e):
+        return True
+    r = int_range(e)
+    if r is None or max(abs(r[0]), abs(r[1])) >= 1 << 53:
+        return False
+    for f in getattr(e, "_fields", ()):
+        v = getattr(e, f)
+        for c in (v if isinstance(v, tuple) else (v, )):
+            if isinstance(c, IR.expr) and not _exact_integers(c):
+                return False
+    return True
+
+
+def _stmt_exprs(s):
+    out = []
+    for f in s._fields:
+        v = getattr(s, f)
+        for c in (v if isinstance(v, tuple) else (v, )):
+            if isinstance(c, IR.expr):
+                out.append(c)
+    return out
+
+
+def _holds_exactly(t, v: float) -> bool:
+    if t in INT_RANGE:
+        return v.is_integer() and INT_RANGE[t][0] <= v <= INT_RANGE[t][1]
+    if t in FLOATS:
+        import numpy as np
+        with np.errstate(all="ignore"):
+            return float(np.dtype(T.NUMPY_DTYPES[t]).type(v)) == v
+    return False
+
+
+# ----------------------------------------------------------------------
+# the check
+def _in_consumer(e, t, s, chain) -> Optional[str]:
+    """Why a ``t`` location cannot replace the occurrence of ``e`` reached
+    through ``chain`` in the right-hand side of ``s`` (None: it can)."""
+    w = s.config.lookup_type(s.field) if isinstance(s, IR.WriteConfig) \
+        else s.type
+    r = s.rhs
+    et = e.type
+    if et in FLOATS:
+        if t != et:
+            return (f"its value is computed in {_name(et)}, which a "
+                    f"{_name(t)} location does not reproduce")
+        return None
+    if et in INT_RANGE:
+        if t not in INT_RANGE:
+            return (f"it is integer arithmetic; a {_name(t)} location would "
+                    f"change how the statement computes")
+        rng = int_range(e)
+        lo, hi = INT_RANGE[t]
+        if rng is not None and lo <= rng[0] and rng[1] <= hi:
+            return None
+        # wrapping to t commutes with + - * into an integer store no wider
+        floats, _ints, has_r = _leaf_types(r, None)
+        if (w in INT_RANGE and INT_BITS[w] <= INT_BITS[t] and not floats
+                and not has_r and _exact_integers(r)
+                and all((isinstance(a, IR.BinOp) and a.op in _RING)
+                        or isinstance(a, IR.USub) for a in chain)):
+            return None
+        span = "unknown" if rng is None else f"[{rng[0]}, {rng[1]}]"
+        return (f"its exact value (range {span}) may not fit in "
+                f"{_name(t)}, and the statement uses more than its value "
+                f"modulo 2^{INT_BITS[t]}")
+    # literals only: the precision the consumer gives literals
+    v = const_value(e) if et is IR.Num else None
+    if et is not IR.Num or v is None or any(
+            isinstance(n, (IR.Read, IR.ReadConfig, IR.Extern))
+            for n in walk(e)):
+        if t != et:
+            return (f"it has type {_name(et)}; a {_name(t)} location would "
+                    f"change its value")
+        return None
+    if not chain and _holds_exactly(t, v):
+        return None  # the whole value stored, and t holds it exactly
+    floats, ints, has_r = _leaf_types(r, e)
+    if len(floats) > 1:
+        return "the statement mixes precisions"
+    if floats:
+        ctx = next(iter(floats))
+    elif ints:
+        ctx = "int"
+    elif has_r:
+        ctx = IR.Num
+    elif w in INT_RANGE:
+        ctx = "int"
+    else:
+        ctx = w
+    if ctx == "int":
+        if t not in INT_RANGE or not v.is_integer() or not (
+                INT_RANGE[t][0] <= v <= INT_RANGE[t][1]):
+            return (f"the statement computes in integers and {v!r} is not "
+                    f"an integer that {_name(t)} holds")
+        return None
+    if t != ctx:
+        return (f"the statement computes it in {_name(ctx)}, not "
+                f"{_name(t)}")
+    return None
+
+
+def holder_problem(e, t, stmts: Iterable) -> Optional[str]:
+    """Why a location of type ``t`` cannot stand for the data expression
+    ``e`` in ``stmts`` (every occurrence of ``e`` in them, nested statements
+    included, is replaced by a read of it); None when it can."""
+    for s in walk_stmts(tuple(stmts)):
+        data_rhs = isinstance(s, (IR.Assign, IR.Reduce)) or (
+            isinstance(s, IR.WriteConfig)
+            and T.is_real_scalar(s.config.lookup_type(s.field)))
+        for x in _stmt_exprs(s):
+            for chain in _occurrences(x, e):
+                if data_rhs and x is s.rhs:
+                    why = _in_consumer(e, t, s, chain)
+                elif t != e.type:
+                    why = (f"it is used where its type ({_name(e.type)}) "
+                           f"must be kept")
+                else:
+                    why = None
+                if why:
+                    return why
+    return None
+
+
+def choose_holder(e, stmts):
+    """``(t, None)``: the narrowest type whose location can stand for ``e``
+    in ``stmts`` (``e``'s own type when it can); ``(None, why)`` when no
+    type can."""
+    stmts = tuple(stmts)
+    cands = [e.type]
+    for s in walk_stmts(stmts):
+        if isinstance(s, (IR.Assign, IR.Reduce)):
+            cands.append(s.type)
+    cands += list(INTS) + list(FLOATS) + [IR.Num]
+    seen, first_why = set(), None
+    for t in cands:
+        if t in seen or not T.is_real_scalar(t):
+            continue
+        seen.add(t)
+        why = holder_problem(e, t, stmts)
+        if why is None:
+            return t, None
+        if first_why is None:
+            first_why = why
+    return None, first_why
+
+
+def rejoin_type(n):
+    """``n`` with the data type of its arithmetic recomputed from its
+    operands, as the frontend types it (None when unchanged): after an
+    operand changes type, e.g. is replaced by a read of another precision."""
+    from ..frontend.typecheck import data_join
+    if isinstance(n, IR.BinOp) and T.is_real_scalar(n.type):
+        t = data_join(n.lhs.type, n.rhs.type)
+        return None if t == n.type else n.update(type=t)
+    if isinstance(n, IR.USub) and T.is_real_scalar(n.type):
+        return None if n.arg.type == n.type else n.update(type=n.arg.type)
+    if isinstance(n, IR.Extern) and T.is_real_scalar(n.type):
+        t = n.f.typecheck([a.type for a in n.args])
+        return None if t == n.type else n.update(type=t)
+    return None
+
+
+def replace_expr(node, e, new):
+    """``node`` with every occurrence of the expression ``e`` replaced by
+    ``new`` and the types of the arithmetic around them recomputed."""
+    from ..core_ir.traversal import map_node
+    return map_node(node, lambda n: new if isinstance(n, IR.expr) and n == e
+                    else rejoin_type(n))
+
+
+__all__ = ["holder_problem", "choose_holder", "int_range", "const_value",
+           "rejoin_type", "replace_expr"]
