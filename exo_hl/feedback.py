@@ -11,6 +11,8 @@ Errors that point at the user's code
     unchanged; a scheduling error also gets a note (``add_note``, printed
     after the message) naming the user's call and its file:line.
     ``EXO_HL_DEBUG=1`` keeps the full traceback, for debugging exo_hl itself.
+    The facade frame also sets ``__tracebackhide__``, so IPython (notebooks)
+    and pytest show only the user's frames.
 
 Progress
     Every user-level call through the facade is logged on the ``exo_hl``
@@ -95,6 +97,23 @@ def _call_text(name, args, kwargs) -> str:
     return step_text(name, args, kwargs)
 
 
+def _failed(e, name, args, kwargs, depth, caller, t0) -> bool:
+    """Note the user's call on ``e`` and log the failure; returns the
+    ``__tracebackhide__`` value for the facade frame."""
+    site = user_call_site(caller)
+    if site is not None and depth == 0:
+        file, line, text = site
+        _add_note(e, f"exo_hl: raised by the call at {file}:{line}:"
+                     f" {text or _call_text(name, args, kwargs)}")
+        e._exo_hl_call_site = (file, line)
+    if t0 is not None:
+        log.debug("%s%s failed after %.1f ms: %s", "  " * depth,
+                  _call_text(name, args, kwargs),
+                  (time.perf_counter() - t0) * 1e3,
+                  str(e).splitlines()[0] if str(e) else type(e).__name__)
+    return not debug_tracebacks()
+
+
 def user_facing(fn, name: str | None = None):
     """Wrap a ``Procedure`` method so that its errors point at the user's
     call and its time is logged (see the module docstring)."""
@@ -103,27 +122,18 @@ def user_facing(fn, name: str | None = None):
     @functools.wraps(fn)
     def facade(self, *args, **kwargs):
         depth = getattr(_local, "depth", 0)
-        timed = log.isEnabledFor(logging.DEBUG)
-        t0 = time.perf_counter() if timed else 0.0
+        t0 = time.perf_counter() if log.isEnabledFor(logging.DEBUG) else None
         _local.depth = depth + 1
         try:
             result = fn(self, *args, **kwargs)
         except _USER_ERRORS as e:
-            site = user_call_site(sys._getframe(1))
-            if site is not None and depth == 0:
-                file, line, text = site
-                _add_note(e, f"exo_hl: raised by the call at {file}:{line}:"
-                             f" {text or _call_text(name, args, kwargs)}")
-                e._exo_hl_call_site = (file, line)
-            if timed:
-                log.debug("%s%s failed after %.1f ms: %s", "  " * depth,
-                          _call_text(name, args, kwargs),
-                          (time.perf_counter() - t0) * 1e3,
-                          str(e).splitlines()[0] if str(e) else type(e))
+            # the error is in the call above (exo_hl frames are hidden)
+            __tracebackhide__ = _failed(  # noqa: F841
+                e, name, args, kwargs, depth, sys._getframe(1), t0)
             raise for_user(e)  # exo_hl's frames: set EXO_HL_DEBUG=1
         finally:
             _local.depth = depth
-        if timed:
+        if t0 is not None:
             log.debug("%s%s  %.1f ms", "  " * depth,
                       _call_text(name, args, kwargs),
                       (time.perf_counter() - t0) * 1e3)
