@@ -13,6 +13,7 @@ from typing import Optional
 
 from .core_ir.nodes import IR
 from .errors import SchedulingError
+from .feedback import user_facing
 
 
 #: bodies already known to be well formed (keyed by everything the checks
@@ -44,7 +45,9 @@ def _check_well_formed(proc_ir, op: str) -> None:
 
 def _records_step(method):
     """Remember the user's call on the procedure it returns, for
-    ``history()`` (internal derivation steps stay unrecorded)."""
+    ``history()`` (internal derivation steps stay unrecorded). Errors are
+    re-raised at the user's call, and each call is logged with its time
+    (``feedback.user_facing``)."""
     import functools
 
     @functools.wraps(method)
@@ -56,7 +59,7 @@ def _records_step(method):
                                (self, step_text(method.__name__, args,
                                                 kwargs)))
         return result
-    return wrapper
+    return user_facing(wrapper)
 
 
 class Procedure:
@@ -184,6 +187,7 @@ class Procedure:
         from .core_ir.interpret import run_interpreter
         return run_interpreter(self._ir, args, kwargs)
 
+    @user_facing
     def compile(self, **opts):
         """Build the generated C into a cached shared library and return a
         callable with this procedure's signature.
@@ -197,6 +201,7 @@ class Procedure:
         from .codegen_c.runner import compile_callable
         return compile_callable(self, **opts)
 
+    @user_facing
     def c_code_str(self) -> str:
         """The generated header and C source, as one string."""
         from .codegen_c.emit import c_code_str
@@ -476,6 +481,7 @@ class Procedure:
         return make_instr(self, c_template, c_global=c_global,
                           cpu_features=cpu_features)
 
+    @user_facing
     def cpu_features(self) -> frozenset:
         """Every CPU feature this procedure needs (GCC names), through the
         instructions it calls and the memories it uses: its compiled code
@@ -536,6 +542,7 @@ class Procedure:
         from .rewrites.shift_loop import shift_loop
         return shift_loop(self, loop, new_lo)
 
+    @user_facing
     def is_eq(self, other: "Procedure") -> bool:
         """True when this procedure and ``other`` are known equivalent by
         provenance (both derived from one procedure by checked rewrites)."""
@@ -544,6 +551,7 @@ class Procedure:
 
     # ------------------------------------------------------------------
     # pointing (API.md section 4)
+    @user_facing
     def find(self, pattern, many=False):
         """A cursor on the first statement or expression matching
         ``pattern`` (``many=True``: all of them).
@@ -553,6 +561,7 @@ class Procedure:
         from .cursors import find
         return find(self, pattern, many=many)
 
+    @user_facing
     def find_loop(self, name, many=False):
         """A cursor on the loop over ``name`` (``'i #1'``: the second one).
 
@@ -571,6 +580,7 @@ class Procedure:
         from .cursors import proc_args
         return proc_args(self)
 
+    @user_facing
     def forward(self, cursor):
         """Map a cursor of an ancestor of this procedure onto this one,
         following it through the rewrites in between.

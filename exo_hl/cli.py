@@ -3,12 +3,18 @@
 Writes ``NAME.c``, ``NAME.h`` and a Make-style ``NAME.d`` that lists the
 user's Python files the compilation depended on, so a Makefile rebuilds the
 C when any of them changes. User mistakes (errors in procedures, Python
-syntax errors, missing files) are reported as ``file:line: message`` on
-stderr with a non-zero exit status, never as a traceback.
+syntax errors, missing files) are reported as one ``file:line: message``
+line on stderr with exit status 1, never as a traceback (``--debug`` prints
+the whole message and the traceback).
+
+``exo-hl show FILE.py [--proc NAME]`` prints the procedures;
+``exo-hl compile FILE.py --cpu-features`` prints the CPU features each
+public procedure needs.
 """
 from __future__ import annotations
 
 import argparse
+import importlib.machinery
 import importlib.util
 import os
 import re
@@ -52,6 +58,8 @@ def _user_location(exc, roots, pkg_dir):
 
 def load_user_module(path):
     """Import ``path`` as a fresh module; returns (module, user files used)."""
+    if os.path.isdir(path):
+        raise UserError(f"{path}: is a directory, not a Python file")
     if not os.path.isfile(path):
         raise UserError(f"{path}: no such file")
     path = os.path.abspath(path)
@@ -60,7 +68,9 @@ def load_user_module(path):
     before = set(sys.modules)
     name = "exo_hl_user_" + re.sub(r"\W", "_", os.path.splitext(
         os.path.basename(path))[0])
-    spec = importlib.util.spec_from_file_location(name, path)
+    # an explicit loader: a file not named .py is still read as Python
+    spec = importlib.util.spec_from_file_location(
+        name, path, loader=importlib.machinery.SourceFileLoader(name, path))
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, os.path.dirname(path))
     sys.modules[name] = module
@@ -69,7 +79,10 @@ def load_user_module(path):
     except (ExoError, ExoSyntaxError) as e:
         raise UserError(str(e))
     except SyntaxError as e:  # plain Python syntax error in the user's file
-        raise UserError(f"{e.filename}:{e.lineno}: SyntaxError: {e.msg}")
+        where = e.filename or path
+        if e.lineno:
+            where += f":{e.lineno}"
+        raise UserError(f"{where}: SyntaxError: {e.msg}")
     except Exception as e:  # the user's module failed while importing
         loc = _user_location(e, roots, pkg_dir) or path
         raise UserError(f"{loc}: {type(e).__name__}: {e}")
@@ -121,6 +134,10 @@ def compile_command(args):
     procs = public_procs(module, args.proc)
     if not procs:
         raise UserError(f"{args.file}: no public @proc to compile")
+    if args.cpu_features:
+        print_cpu_features(procs)
+        if args.o is None:
+            return 0
     try:
         compile_procs(procs, args.o, stem)
     except ExoError as e:
@@ -138,33 +155,124 @@ def compile_command(args):
     return 0
 
 
+def print_cpu_features(procs):
+    """One line per procedure: ``name: feature, feature`` (or ``none``)."""
+    width = max(len(p.name()) for p in procs)
+    for p in procs:
+        feats = sorted(p.cpu_features())
+        print(f"{p.name() + ':':<{width + 1}} "
+              f"{', '.join(feats) if feats else 'none'}")
+
+
+def show_command(args):
+    module, _ = load_user_module(args.file)
+    procs = public_procs(module, args.proc) if args.proc else \
+        public_procs(module)
+    if not procs:
+        raise UserError(f"{args.file}: no public @proc to show")
+    color = args.color == "always" or (args.color == "auto"
+                                       and sys.stdout.isatty())
+    texts = [str(p) for p in procs]
+    if color:
+        texts = [_terminal_colors(t) for t in texts]
+    print("\n\n".join(t.rstrip("\n") for t in texts))
+    return 0
+
+
+def _terminal_colors(text):
+    try:
+        from pygments import highlight
+        from pygments.formatters import TerminalFormatter
+        from pygments.lexers import PythonLexer
+    except ImportError:  # pragma: no cover - pygments is a dependency
+        return text
+    return highlight(text, PythonLexer(), TerminalFormatter())
+
+
+def _version():
+    from . import __version__
+    try:
+        from importlib.metadata import version
+        return version("exo_hl")
+    except Exception:  # noqa: BLE001 - not installed as a distribution
+        return __version__
+
+
 def build_parser():
+    # --debug is accepted before or after the command
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true",
+                        default=argparse.SUPPRESS,
+                        help="on an error, print the whole message and the "
+                        "traceback (exo_hl's own frames included)")
     ap = argparse.ArgumentParser(
-        prog="exo-hl", description="Compile exo_hl procedures to C: "
-        "exo-hl compile FILE.py -o OUT_DIR")
+        prog="exo-hl", parents=[common],
+        description="Compile exo_hl procedures to C: "
+        "exo-hl compile FILE.py -o OUT_DIR; print them: exo-hl show FILE.py")
+    ap.add_argument("--version", action="version",
+                    version=f"exo-hl {_version()}")
     sub = ap.add_subparsers(dest="command", required=True)
-    c = sub.add_parser("compile", help="compile the @procs of a Python file "
+    c = sub.add_parser("compile", parents=[common],
+                       help="compile the @procs of a Python file "
                        "to C (NAME.c, NAME.h, NAME.d)")
     c.add_argument("file", help="the Python file defining the procedures")
-    c.add_argument("-o", required=True, metavar="OUT_DIR",
-                   help="output directory (created if missing)")
+    c.add_argument("-o", metavar="OUT_DIR",
+                   help="output directory (created if missing); required "
+                   "unless --cpu-features is given")
     c.add_argument("--stem", metavar="NAME",
                    help="base name of the outputs (default: FILE's stem)")
     c.add_argument("--proc", action="append", metavar="NAME",
                    help="compile only this procedure (repeatable)")
+    c.add_argument("--cpu-features", action="store_true",
+                   help="print the CPU features each procedure needs "
+                   "(with -o, also compile)")
+    s = sub.add_parser("show", parents=[common],
+                       help="print the @procs of a Python file")
+    s.add_argument("file", help="the Python file defining the procedures")
+    s.add_argument("--proc", action="append", metavar="NAME",
+                   help="print only this procedure (repeatable)")
+    s.add_argument("--color", choices=("auto", "always", "never"),
+                   default="auto",
+                   help="syntax colours (auto: when printing to a terminal)")
     return ap
 
 
+def _report(e, debug):
+    """The error as one line on stderr (everything, with --debug)."""
+    if debug:
+        traceback.print_exception(e, file=sys.stderr)
+        print(f"exo-hl: error: {e}", file=sys.stderr)
+        return
+    text = str(e).strip()
+    first = text.splitlines()[0] if text else type(e).__name__
+    print(f"exo-hl: error: {first}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    debug = getattr(args, "debug", False)
+    if args.command == "compile" and args.o is None and \
+            not args.cpu_features:
+        parser.error("compile: -o OUT_DIR is required "
+                     "(or --cpu-features to only list the features)")
+    if debug:
+        os.environ["EXO_HL_DEBUG"] = "1"  # keep exo_hl's own frames
     try:
         if args.command == "compile":
             return compile_command(args)
-    except UserError as e:
-        print(f"exo-hl: error: {e}", file=sys.stderr)
+        if args.command == "show":
+            return show_command(args)
+    except (UserError, OSError) as e:
+        _report(e, debug)
         return 1
-    except OSError as e:
-        print(f"exo-hl: error: {e}", file=sys.stderr)
+    except Exception as e:  # noqa: BLE001 - an internal failure
+        if debug:
+            traceback.print_exception(e, file=sys.stderr)
+        print(f"exo-hl: internal error: {type(e).__name__}: "
+              f"{(str(e).strip().splitlines() or [''])[0]}"
+              + ("" if debug else " (run with --debug for the traceback)"),
+              file=sys.stderr)
         return 1
     return 2
 

@@ -159,3 +159,177 @@ def test_cli_says_which_cpu_features_and_plain_cc_builds(tmp_path):
     b = subprocess.run(["cc", "-O2", "-c", "vec.c"], cwd=tmp_path / "out",
                        capture_output=True, text=True)
     assert b.returncode == 0, b.stderr
+
+
+# ---------------------------------------------------------------------------
+# show, --cpu-features, --version, one-line errors
+
+def test_show_prints_every_public_proc(tmp_path):
+    (tmp_path / "kern.py").write_text(KERNELS)
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    r = cli("show", "kern.py", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "def axpy(n: size, x: f32[n] @ DRAM, y: f32[n] @ DRAM):" in out
+    assert "        y[i] += 2.0 * x[i]" in out
+    assert "def twice(" in out and "def scale(" in out
+    assert "_private" not in out
+    assert "\x1b[" not in out  # no colours when not printing to a terminal
+    # one block per procedure, separated by a blank line
+    heads = sorted(b.splitlines()[0].split("(")[0]
+                   for b in out.strip().split("\n\n"))
+    assert heads == ["def axpy", "def scale", "def twice"]
+
+
+def test_show_one_proc_and_colours(tmp_path):
+    (tmp_path / "kern.py").write_text(KERNELS)
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    r = cli("show", "kern.py", "--proc", "twice", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == \
+        "def twice(n: size, x: f32[n] @ DRAM):"
+    assert "axpy" not in r.stdout
+    r = cli("show", "kern.py", "--proc", "axpy", "--color", "always",
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "\x1b[" in r.stdout and "axpy" in r.stdout
+    r = cli("show", "kern.py", "--proc", "nope", cwd=tmp_path)
+    assert r.returncode == 1
+    assert r.stderr.count("\n") == 1 and "nope" in r.stderr
+
+
+def test_show_scheduled_procedure(tmp_path):
+    (tmp_path / "sched.py").write_text(textwrap.dedent('''\
+        from __future__ import annotations
+        from exo_hl import f32, proc, seq, size
+
+
+        @proc
+        def scale(n: size, x: f32[n]):
+            assert n % 4 == 0
+            for i in seq(0, n):
+                x[i] = x[i] * 2.0
+
+
+        fast = scale.split('i', 4, 'io', 'ii', tail='perfect')
+        fast = fast.rename('scale_4')
+        '''))
+    r = cli("show", "sched.py", "--proc", "scale_4", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "def scale_4(n: size, x: f32[n] @ DRAM):"
+    assert "    for io in seq(0, n / 4):" in lines
+    assert "        for ii in seq(0, 4):" in lines
+
+
+def test_compile_cpu_features_lists_each_proc(tmp_path):
+    text = AVX_KERNEL.replace("from exo_hl import DRAM, f32, proc\n",
+                              "from exo_hl import DRAM, f32, proc, seq\n")
+    text += textwrap.dedent('''\
+
+
+        @proc
+        def plain(x: f32[8] @ DRAM):
+            for i in seq(0, 8):
+                x[i] = 0.0
+        ''')
+    (tmp_path / "vec.py").write_text(text)
+    r = cli("compile", "vec.py", "--cpu-features", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = dict(l.split(":", 1) for l in r.stdout.splitlines())
+    assert rows["copy8"].strip() == "avx2"
+    assert rows["plain"].strip() == "none"
+    assert not (tmp_path / "vec.c").exists()
+    # with -o it also compiles
+    r = cli("compile", "vec.py", "--cpu-features", "-o", "out", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "copy8: avx2" in r.stdout
+    assert (tmp_path / "out" / "vec.c").exists()
+
+
+def test_compile_without_output_dir_is_a_usage_error(tmp_path):
+    (tmp_path / "kern.py").write_text(KERNELS)
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    r = cli("compile", "kern.py", cwd=tmp_path)
+    assert r.returncode == 2
+    assert "-o OUT_DIR is required" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_version():
+    from exo_hl import __version__
+    r = cli("--version", cwd=REPO)
+    assert r.returncode == 0
+    assert r.stdout.strip() == f"exo-hl {__version__}"
+
+
+BAD_INPUTS = {
+    "syntax.py": b"def f(:\n",
+    "binary.py": b"\x00\x01\x02 not text",
+    "latin1.py": b"x = '\xff\xfe'\n",
+    "notes.txt": b"these are notes, not Python\n",
+    "empty.py": b"",
+    "boom.py": b"import math\n\n\nraise RuntimeError('bad\\nthings')\n",
+}
+
+
+def test_bad_input_files_give_one_line_and_status_1(tmp_path):
+    for name, data in BAD_INPUTS.items():
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "adir").mkdir()
+    for name in [*BAD_INPUTS, "adir", "missing.py"]:
+        for cmd in (["show", name], ["compile", name, "-o", "out"]):
+            r = cli(*cmd, cwd=tmp_path)
+            assert r.returncode == 1, (cmd, r.stderr)
+            assert r.stdout == "", (cmd, r.stdout)
+            lines = r.stderr.splitlines()
+            assert len(lines) == 1, (cmd, r.stderr)
+            assert lines[0].startswith("exo-hl: error: "), (cmd, r.stderr)
+            assert name in lines[0], (cmd, r.stderr)
+    assert not (tmp_path / "out").exists()
+
+
+def test_procedure_error_is_one_line_and_debug_shows_everything(tmp_path):
+    (tmp_path / "oob.py").write_text(textwrap.dedent('''\
+        from __future__ import annotations
+        from exo_hl import f32, proc, seq, size
+
+
+        @proc
+        def shift(n: size, x: f32[n]):
+            for i in seq(0, n):
+                x[i + 1] = 0.0
+        '''))
+    r = cli("show", "oob.py", cwd=tmp_path)
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [r.stderr.rstrip("\n")]
+    assert "oob.py:8" in r.stderr and "out of bounds" in r.stderr
+    for argv in (["--debug", "show", "oob.py"], ["show", "oob.py", "--debug"]):
+        r = cli(*argv, cwd=tmp_path)
+        assert r.returncode == 1
+        assert "Traceback" in r.stderr
+        assert "BoundsError" in r.stderr
+        assert "x[i + 1] = 0.0" in r.stderr  # the statement, in full
+        # the traceback goes into exo_hl (internal frames not hidden)
+        assert "effects" in r.stderr
+
+
+def test_scheduling_error_in_file_names_the_call(tmp_path):
+    (tmp_path / "sched.py").write_text(textwrap.dedent('''\
+        from __future__ import annotations
+        from exo_hl import f32, proc, seq, size
+
+
+        @proc
+        def scale(n: size, x: f32[n]):
+            for i in seq(0, n):
+                x[i] = x[i] * 2.0
+
+
+        fast = scale.split('i', 4, 'io', 'ii', tail='perfect')
+        '''))
+    r = cli("compile", "sched.py", "-o", "out", cwd=tmp_path)
+    assert r.returncode == 1
+    assert len(r.stderr.splitlines()) == 1
+    assert "sched.py:7" in r.stderr and "divisible by 4" in r.stderr
+    assert "Traceback" not in r.stderr

@@ -27,6 +27,7 @@ from ..core_ir.nodes import IR
 from ..core_ir.srcinfo import SrcInfo
 from ..errors import ExoError, ExoSyntaxError, ExoTypeError, \
     located
+from ..feedback import debug_tracebacks, for_user
 from . import surface
 from .checks import run_static_checks
 from .parser import (ProcParser, SourceMap, _MISSING, check_instr_template,
@@ -133,7 +134,11 @@ def _proc_from_function(fn, frame, instr=None):
 # the decorators
 def proc(fn):
     """``@proc``: a procedure (API.md section 1)."""
-    return _proc_from_function(fn, sys._getframe(1))
+    try:
+        return _proc_from_function(fn, sys._getframe(1))
+    except (ExoError, ExoSyntaxError) as e:
+        __tracebackhide__ = not debug_tracebacks()  # noqa: F841
+        raise for_user(e)  # exo_hl's frames: set EXO_HL_DEBUG=1
 
 
 def instr(c_template: str, c_global: str = "", cpu_features=()):
@@ -152,8 +157,12 @@ def instr(c_template: str, c_global: str = "", cpu_features=()):
     frame = sys._getframe(1)
 
     def wrap(fn):
-        return _proc_from_function(fn, frame,
-                                   IR.Instr(c_template, c_global, feats))
+        try:
+            return _proc_from_function(fn, frame,
+                                       IR.Instr(c_template, c_global, feats))
+        except (ExoError, ExoSyntaxError) as e:
+            __tracebackhide__ = not debug_tracebacks()  # noqa: F841
+            raise for_user(e)  # exo_hl's frames: set EXO_HL_DEBUG=1
     return wrap
 
 

@@ -1,0 +1,153 @@
+"""The documentation builds without a warning, and says what it should.
+
+One Sphinx build (``-W``: any warning fails it) into a temporary directory
+serves every test here. The pages run their examples while building, so a
+successful build also means every example and tutorial step still works.
+"""
+from __future__ import annotations
+
+import html
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = REPO / "docs"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("docs_html")
+    doctrees = tmp_path_factory.mktemp("docs_doctrees")
+    r = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html",
+         "-d", str(doctrees), str(DOCS), str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-6000:]
+    assert "WARNING" not in r.stderr, r.stderr
+    return out
+
+
+def _page(site, name) -> str:
+    return (site / f"{name}.html").read_text(encoding="utf-8")
+
+
+def _text(fragment: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def _code_blocks(page: str):
+    """The raw HTML of every highlighted code block of a page."""
+    return re.findall(r'<div class="highlight"><pre>(.*?)</pre></div>', page,
+                      re.S)
+
+
+def test_every_page_is_built(site):
+    for name in ("index", "api", "internals", "reference", "tutorial",
+                 "hardware", "using_c", "benchmarks"):
+        assert (site / f"{name}.html").is_file(), name
+    # the Markdown contract pages are included as they are
+    api = _text(_page(site, "api"))
+    assert "the user-facing contract" in api and "The C ABI" in api
+    assert "Checks every procedure passes" in _text(_page(site, "internals"))
+
+
+def test_tutorial_shows_highlighted_procedures(site):
+    page = _page(site, "tutorial")
+    blocks = _code_blocks(page)
+    procs = [b for b in blocks if "<span" in b and "seq" in _text(b)
+             and _text(b).lstrip().startswith("def sgemm")]
+    assert len(procs) >= 6, len(procs)
+    # highlighted: keywords and names are separate spans
+    assert any('<span class="k">for</span>' in b for b in procs)
+    assert any('<span class="n">seq</span>' in b for b in procs)
+    text = [_text(b) for b in blocks]
+    # the steps of apps/sgemm_quickstart/schedule.py, with their results
+    for call in ("sgemm.split('i', 4, 'io', 'ii', tail='perfect')",
+                 "p.reorder('ii', 'k')",
+                 "p.stage_mem(p.find_loop('k'), "
+                 "'C[4*io:4*io+4, 16*jo:16*jo+16]', 'C_reg')",
+                 "p.set_memory('C_reg', DRAM_STATIC)", "p.unroll('ii')"):
+        assert any(call in t for t in text), call
+    final = [t for t in text if t.startswith("def sgemm_4x16(")]
+    assert final and "C_reg[3, ji] += A[4 * io + 3, k]" in final[0]
+    assert "for io in seq(0, M / 4):" in final[0]
+    # a failing step is shown with its real message
+    assert any("SchedulingError" in t and "divisible by 8" in t
+               for t in text)
+    assert any(t.startswith("void sgemm_4x16(") for t in text)
+
+
+def test_reference_names_every_public_name(site):
+    import exo_hl
+    page = _page(site, "reference")
+    for name in exo_hl.__all__:
+        assert f'id="exo_hl.{name}"' in page, name
+
+
+def _scheduling_methods():
+    """The methods of the contract's scheduling table (docs/api.md §3)."""
+    api = (DOCS / "api.md").read_text()
+    section = api.split("## 3.")[1].split("\n## ")[0]
+    names = re.findall(r"^\| `(\w+)\(", section, re.M)
+    assert len(names) > 20
+    return [n for n in names if n != "is_eq"]
+
+
+def test_every_scheduling_method_shows_before_and_after(site):
+    page = _page(site, "reference")
+    starts = {m.group(1): m.start() for m in
+              re.finditer(r'id="exo_hl\.Procedure\.(\w+)"', page)}
+    ends = sorted(starts.values()) + [len(page)]
+    for name in _scheduling_methods():
+        assert name in starts, f"Procedure.{name} is not in the reference"
+        s = starts[name]
+        section = page[s:min(e for e in ends if e > s)]
+        blocks = [_text(b) for b in _code_blocks(section)]
+        procs = [b for b in blocks if b.lstrip().startswith(("def ", "@"))]
+        assert len(procs) >= 2, f"{name}: no before/after example"
+        assert f"p.{name}(" in _text(section), name
+        assert procs[0] != procs[1], name
+
+
+def test_hardware_and_c_pages(site):
+    hw = _text(_page(site, "hardware"))
+    for needle in ("cpu_features", "p.cpu_features()", "compile(emulate=True)",
+                   "class AVX2(VectorRegisters)", "mm256_fmadd_bcst_ps",
+                   "needs: ['avx2', 'fma']", 'EXO_HL_TARGET("avx2,fma")',
+                   "_Alignas(32) float t[16];", "@config"):
+        assert needle in hw, needle
+    c = _text(_page(site, "using_c"))
+    for needle in ("add_custom_command", "-include build/kernels.d",
+                   "void scale_rows(kernels_Context *ctxt",
+                   "struct exo_win_1f32 row_sums", "extern \"C\""):
+        assert needle in c, needle
+
+
+def test_benchmarks_page_has_the_readme_tables(site):
+    page = _page(site, "benchmarks")
+    def norm(c):
+        c = c.replace("\u2019", "'").replace("\u2018", "'")
+        return " ".join(c.replace("`", "").replace("*", "").split())
+    html_rows = [[norm(_text(c)) for c in
+                  re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", tr, re.S)]
+                 for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", page, re.S)]
+    readme = (REPO / "README.md").read_text()
+    # the README's "Apps and benchmarks" section, which the page includes
+    section = readme.split("## Apps and benchmarks")[1].split("\n## ")[0]
+    md_rows = [[norm(c) for c in l.strip().strip("|").split("|")]
+               for l in section.splitlines()
+               if l.startswith("|") and not l.startswith("|---")]
+    measured = [r for r in md_rows if r[0] == "kernel" or
+                any(re.fullmatch(r"\d+\.\d", c) for c in r[1:])]
+    assert len(measured) >= 5          # the header and four kernels
+    apps = [r for r in md_rows if r not in measured]
+    assert len(apps) >= 6              # the header and the scripts
+    for row in measured + apps:
+        assert row in html_rows, row
+    text = _text(page)
+    for word in ("TODO", "TBD", "placeholder", "XXX"):
+        assert word not in text
