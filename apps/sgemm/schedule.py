@@ -7,20 +7,21 @@ the kernel is made of (register load, register store, broadcast-FMA).
 Two descriptions ship:
 
 * ``AVX512``: 6x64 tile, 24 zmm accumulators (4 registers of 16 per row),
-  k blocks of 128 -- a 128x64 packed panel of B (32 KiB);
+  k blocks of 128;
 * ``AVX2``: 6x16 tile, 12 ymm accumulators (2 registers of 8 per row),
-  k blocks of 64 -- a 64x16 packed panel of B (4 KiB).
+  k blocks of 64.
 
-The micro-kernel keeps the MR x NR tile of C in registers for a whole
-block of KC steps of k; each step loads one NR-wide row of B into
-NR / lanes registers and does MR * NR / lanes fused multiply-adds with MR
-broadcast elements of A. Around it, k is blocked by KC; the KC x NR panel
-of B the micro-kernel sweeps is packed into a contiguous stack buffer once
-per (k block, column block) and reused by every MR-row block of C, and the
-M x KC panel of A is packed once per k block (rows KC floats apart, not K:
-no cache-set conflicts for large power-of-two K). The last M % MR rows go
-through a 1 x NR kernel (one row of C in registers over all of K), so M is
-free; N % NR == 0 and K % KC == 0 are preconditions.
+The micro-kernel keeps the MR x NR tile of C in registers for a block of
+KC steps of k; each step loads one NR-wide row of B into NR / lanes
+registers and does MR * NR / lanes fused multiply-adds with MR broadcast
+elements of A. Around it (the GotoBLAS structure): k blocks of KC
+outermost; per k block, the KC x N block of B is packed once into N / NR
+contiguous KC x NR panels (the one a micro-kernel reads is 4 KiB for AVX2,
+32 KiB for AVX-512; the whole block stays in L2 for N up to about 2000),
+then the rows are swept in blocks of MR, and inside each, the columns in
+panels of NR, so the MR x KC block of A the micro-kernel reads stays in L1
+for the whole sweep. The last M % MR rows go through a 1 x NR kernel, so M
+is free; N % NR == 0 and K % KC == 0 are preconditions.
 
 Every step is a checked rewrite. ``stages(isa)`` returns the procedure
 after each group of steps (``run.py --steps`` prints them). Buffers are
@@ -35,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from exo_hl import DRAM, DRAM_STATIC, Procedure, f32, proc, seq, size
+from exo_hl import DRAM, Procedure, f32, proc, seq, size
 from exo_hl.hw_libs import avx2 as _avx2
 from exo_hl.hw_libs import avx512 as _avx512
 
@@ -145,9 +146,14 @@ def stages(isa: Isa, p: Procedure = None):
         out.append((what, q))
         return q
 
-    # 1. rows in blocks of MR; the last M % MR rows become a separate loop
+    # 1. k in blocks of KC, outermost: each k block is a rank-KC update of
+    #    all of C
+    p = p.split('k', KC, 'ko', 'k', tail='perfect')
+    p = p.reorder('j', 'ko').reorder('i', 'ko')
+
+    # 2. rows in blocks of MR; the last M % MR rows become a separate loop
     #    nest (tail='cut'), a 1 x NR kernel: one row of C (R_reg) and one
-    #    row of B (RB_reg) staged as NR / L registers, for all of K
+    #    row of B (RB_reg) staged as NR / L registers
     p = p.split('i', MR, 'io', 'ii', tail='cut')
     p = p.split('j #1', NR, 'rjo', 'rjj', tail='perfect')
     p = p.split('rjj', L, 'rjt', 'rji', tail='perfect')
@@ -158,24 +164,22 @@ def stages(isa: Isa, p: Procedure = None):
     p = p.divide_dim('R_reg', 0, L)
     p = p.split('i0', L, 'rl', 'rli', tail='perfect')     # load
     p = p.split('i0', L, 'rs', 'rsi', tail='perfect')     # store
-    p = p.stage_mem(p.find_loop('rjt'), f'B[k, {NR}*rjo:{NR}*rjo+{NR}]',
-                    'RB_reg')
+    p = p.stage_mem(p.find_loop('rjt'),
+                    f'B[{KC}*ko+k, {NR}*rjo:{NR}*rjo+{NR}]', 'RB_reg')
     p = p.divide_dim('RB_reg', 0, L)
-    p = step(f"cut off the last M % {MR} rows: a 1x{NR} kernel, staged",
+    p = step(f"k blocks of {KC}; the last M % {MR} rows cut off: a 1x{NR} "
+             f"kernel, staged",
              p.split('i0', L, 'rbl', 'rbli', tail='perfect'))
 
-    # 2. main nest: ko (KC steps) outermost, so one packed panel of B
-    #    serves every row block, then jo (NR columns), io (MR rows), and
-    #    inside k, ii, jt (registers), ji (lanes)
+    # 3. main nest: ko, jo (NR columns), io (MR rows), and inside k, ii,
+    #    jt (registers), ji (lanes)
     p = p.split('j', NR, 'jo', 'jj', tail='perfect')
     p = p.reorder('ii', 'jo')
     p = p.split('jj', L, 'jt', 'ji', tail='perfect')
     p = p.reorder('ji', 'k').reorder('jt', 'k').reorder('ii', 'k')
-    p = p.split('k', KC, 'ko', 'k', tail='perfect')
-    p = p.reorder('jo', 'ko').reorder('io', 'ko')
     p = step("tile: ko, jo, io, k, ii, jt, ji", p.reorder('io', 'jo'))
 
-    # 3. the C tile, staged around the k block, cut into registers of L
+    # 4. the C tile, staged around the k block, cut into registers of L
     p = p.stage_mem(p.find_loop('k'),
                     f'C[{MR}*io:{MR}*io+{MR}, {NR}*jo:{NR}*jo+{NR}]', 'C_reg')
     p = p.divide_dim('C_reg', 1, L)
@@ -183,29 +187,31 @@ def stages(isa: Isa, p: Procedure = None):
     p = step(f"C tile staged as [{MR}, {NR // L}, {L}]",
              p.split('i1', L, 'cs', 'csi', tail='perfect'))  # store nest
 
-    # 4. each k step: the row of B staged as NR / L registers
+    # 5. each k step: the row of B staged as NR / L registers
     p = p.stage_mem(p.find_loop('ii'),
                     f'B[{KC}*ko+k, {NR}*jo:{NR}*jo+{NR}]', 'B_reg')
     p = p.divide_dim('B_reg', 0, L)
     p = step(f"B row staged as [{NR // L}, {L}]",
              p.split('i1', L, 'bl', 'bli', tail='perfect'))
 
-    # 5. pack the panels the micro-kernel sweeps: the KC x NR panel of B
-    #    once per (ko, jo), into a stack buffer every row block reuses; the
-    #    M x KC panel of A once per ko, into one heap buffer, so the MR rows
-    #    of A a micro-kernel reads are KC floats apart (not K: no cache-set
-    #    conflicts when K is a large power of two) and stay in L2
+    # 6. pack B: the KC x NR panel each column block reads is staged, then
+    #    given one slot per column block (expand_dim), so the packing loop
+    #    can be split off (fission) and the rows swept outside the columns:
+    #    per k block, all of B's KC x N block is packed once, as N / NR
+    #    contiguous KC x NR panels (L2-resident); each MR x KC block of A
+    #    then stays in L1 while the micro-kernel sweeps the panels
     p = p.stage_mem(p.find_loop('io'),
                     f'B[{KC}*ko:{KC}*ko+{KC}, {NR}*jo:{NR}*jo+{NR}]',
                     'B_pack')
-    p = p.set_memory('B_pack', DRAM_STATIC)
-    p = p.stage_mem(p.find_loop('jo'), f'A[0:M, {KC}*ko:{KC}*ko+{KC}]',
-                    'A_pack')
-    p = step(f"pack the {KC}x{NR} panel of B and the Mx{KC} panel of A",
-             p.lift_alloc('A_pack'))
+    p = p.expand_dim('B_pack', f'N / {NR}', 'jo')
+    p = p.lift_alloc('B_pack')
+    p = p.fission_after(p.find_loop('i1'))
+    p = p.reorder('jo #1', 'io')
+    p = step(f"pack B per k block as N/{NR} panels of {KC}x{NR}; rows "
+             f"outside columns", p.lift_alloc('B_pack'))
 
-    # 6. into registers; every access to them becomes an instruction,
-    #    except the load of the row of B, selected last (step 8): until then
+    # 7. into registers; every access to them becomes an instruction,
+    #    except the load of the row of B, selected last (step 9): until then
     #    a register is written lane by lane, which has no C form, so the
     #    intermediate procedures are checked but never compiled
     for buf in ('C_reg', 'B_reg', 'R_reg', 'RB_reg'):
@@ -218,13 +224,13 @@ def stages(isa: Isa, p: Procedure = None):
     p = step(f"registers @ {isa.mem.__name__}: {isa.load.name()}, "
              f"{isa.store.name()}, {isa.fma.name()}", p)
 
-    # 7. unroll the register loops: every register index becomes constant
+    # 8. unroll the register loops: every register index becomes constant
     for loop in ('jt', 'ii', 'cl', 'i0', 'cs', 'i0', 'rjt', 'rl', 'rs',
                  'rbl'):
         p = p.unroll(loop)
     p = step("unroll the micro-kernels", p)
 
-    # 8. the row of B: NR / L register loads
+    # 9. the row of B: NR / L register loads
     p = p.replace(p.find_loop('bli'), isa.load)
     step(f"load the row of B with {isa.load.name()}", p.unroll('bl'))
     return out

@@ -62,8 +62,9 @@ def test_schedule_shape(isa):
     mem, R, L = isa.mem.__name__, isa.regs, isa.lanes
     assert f"C_reg: f32[6, {R}, {L}] @ {mem}" in text
     assert f"B_reg: f32[{R}, {L}] @ {mem}" in text
-    assert f"B_pack: f32[{isa.kc}, {isa.nr}] @ DRAM_STATIC" in text
-    assert f"A_pack: f32[M, {isa.kc}] @ DRAM" in text
+    # B packed per k block as N / NR contiguous KC x NR panels
+    assert f"B_pack: f32[N / {isa.nr}, {isa.kc}, {isa.nr}] @ DRAM" in text
+    assert f"B_pack[jo, k, {L}:{2 * L}]" in text
     assert f"R_reg: f32[{R}, {L}] @ {mem}" in text     # the remainder rows
     # the instructions: only the description's three, the FMA once per
     # accumulator of the 6-row kernel and of the remainder kernel
