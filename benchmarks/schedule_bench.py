@@ -19,6 +19,11 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+# the final check multiplies with numpy: its BLAS single-threaded and with
+# OPENBLAS_CORETYPE unset, set before exo_hl (which imports numpy) loads
+from apps.common.blas_env import configure_blas  # noqa: E402
+BLAS_NOTES = configure_blas()
+
 from exo_hl import DRAM_STATIC, f32, proc, seq, size  # noqa: E402
 from exo_hl.api import Procedure  # noqa: E402
 
@@ -180,6 +185,8 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=5)
     args = ap.parse_args(argv)
     reps = args.reps
+    for line in BLAS_NOTES:
+        print(line)
 
     print(f"single primitives on gemm-sized procedures "
           f"(median of {reps}, ms)")

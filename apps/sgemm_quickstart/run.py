@@ -4,7 +4,9 @@
 
 Prints the scheduled procedure, checks it against numpy through both the
 reference interpreter and the compiled C, then times the naive and the
-scheduled C side by side with numpy (its BLAS) as the baseline.
+scheduled C side by side with numpy (its BLAS, one thread, with
+OPENBLAS_CORETYPE unset) as the baseline, each also as a percentage of this
+core's measured FP32 FMA peak.
 """
 from __future__ import annotations
 
@@ -13,13 +15,18 @@ import os
 import sys
 import time
 
-# single-threaded BLAS, so the baseline matches our single-threaded kernels
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))   # the repo
+sys.path.insert(0, HERE)
+
+# single-threaded BLAS (our kernels are single-threaded), OPENBLAS_CORETYPE
+# unset; before numpy (or exo_hl, which imports it) is loaded
+from apps.common.blas_env import blas_description, configure_blas  # noqa
+BLAS_NOTES = configure_blas()
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from apps.common.peak import best_fma_peak  # noqa: E402
 from kernel import sgemm  # noqa: E402
 from schedule import schedule  # noqa: E402
 
@@ -43,6 +50,8 @@ def main(argv=None):
     if n % 16:
         ap.error("--size must be a multiple of 16")
 
+    for line in BLAS_NOTES:
+        print(line)
     t0 = time.perf_counter()
     fast = schedule()
     t_sched = time.perf_counter() - t0
@@ -79,10 +88,19 @@ def main(argv=None):
     C = C0.copy()
     fast.compile()(n, n, n, A, B, C)
     err = float(np.max(np.abs(C - check)) / np.max(np.abs(check)))
+    isa, peak = best_fma_peak()
+    print(f"\nBLAS: {blas_description()}")
+    if isa is None:
+        print(f"FMA peak: not measured ({peak})")
+        peak = None
+    else:
+        print(f"FMA peak ({isa}, 1 core, measured): {peak:.1f} GFLOP/s")
     print(f"\nSGEMM {n}x{n}x{n}, best of {args.reps} "
           f"(relative error of scheduled vs numpy: {err:.1e})")
     for label, t in rows:
-        print(f"  {label:<24} {t * 1e3:9.2f} ms   {flops / t / 1e9:7.2f} GFLOP/s")
+        g = flops / t / 1e9
+        pct = f"{100 * g / peak:5.1f}% of peak" if peak else ""
+        print(f"  {label:<24} {t * 1e3:9.2f} ms   {g:7.2f} GFLOP/s   {pct}")
     return 0
 
 

@@ -1,6 +1,8 @@
 """The README's first command runs this app: keep it working end to end."""
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,12 +11,22 @@ APP = Path(__file__).resolve().parents[2] / "apps" / "sgemm_quickstart"
 
 
 def test_quickstart_runs_and_checks_against_numpy():
+    env = dict(os.environ, OPENBLAS_CORETYPE="Haswell")
     r = subprocess.run([sys.executable, str(APP / "run.py"), "--size", "64",
                         "--reps", "1"], capture_output=True, text=True,
-                       timeout=300)
+                       timeout=300, env=env)
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "C_reg: f32[4, 16] @ DRAM_STATIC" in out
     assert "interpret: equal to numpy" in out
     assert "compiled C: equal to numpy" in out
     assert "scheduled exo_hl (C)" in out and "GFLOP/s" in out
+    # BLAS: one thread, OpenBLAS's own kernel choice, and each figure as a
+    # share of the measured FMA peak
+    assert "BLAS baseline: numpy, 1 thread" in out
+    assert "unset OPENBLAS_CORETYPE=Haswell" in out
+    assert re.search(r"FMA peak \(avx(2|512), 1 core, measured\): "
+                     r"\d+\.\d GFLOP/s", out)
+    rows = [ln for ln in out.splitlines() if "GFLOP/s" in ln and " ms " in ln]
+    assert len(rows) == 3
+    assert all(re.search(r"\d+\.\d% of peak$", ln) for ln in rows)

@@ -1,0 +1,206 @@
+"""Measured single-core FP32 FMA peak of an instruction set.
+
+    python apps/common/peak.py [--isa avx2|avx512] [--runs 7]
+
+Generates a small C program, compiles it with ``$CC`` (default ``cc``) and
+runs it: CHAINS independent accumulators (registers) each take one fused
+multiply-add per iteration, so the FMA units never wait for a result (a
+chain's latency is hidden by the others: 2 FMA units x 4-5 cycles needs 8
+to 10 chains, we use 12). The timed function carries its own target
+attribute (no -m flags), the accumulators start from run-time values and
+their sum is printed, so the compiler can neither fold nor drop the loop.
+Each run is timed with ``clock_gettime(CLOCK_MONOTONIC)``; the best of
+many short runs (2 ms: shorter than a scheduler time slice, so on a busy
+machine some run uninterrupted) is the peak; load only makes runs slower.
+
+FLOPs per iteration: CHAINS x lanes x 2 (a multiply and an add). Expected:
+about 2 FMA units x 8 lanes x 2 x GHz for AVX2 (32 FLOP/cycle), twice that
+for AVX-512 on CPUs with two 512-bit FMA units.
+
+Independent of exo_hl: the program checks the CPU itself
+(``__builtin_cpu_supports``) and exits with status 2 when the instruction
+set is missing, which ``fma_peak`` turns into ``PeakUnavailable``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+
+CHAINS = 12
+
+
+@dataclass(frozen=True)
+class ProbeIsa:
+    name: str
+    target: str        # GCC target attribute string
+    supports: tuple    # __builtin_cpu_supports names
+    vec: str           # C vector type
+    lanes: int         # f32 lanes
+    prefix: str        # intrinsic prefix
+
+
+PROBE_ISAS = {
+    "avx2": ProbeIsa("avx2", "avx2,fma", ("avx2", "fma"), "__m256", 8,
+                     "_mm256"),
+    "avx512": ProbeIsa("avx512", "avx512f", ("avx512f",), "__m512", 16,
+                       "_mm512"),
+}
+
+
+class PeakUnavailable(RuntimeError):
+    """The probe cannot run here (missing ISA, no C compiler)."""
+
+
+def probe_source(isa: str, chains: int = CHAINS) -> str:
+    """The C program measuring ``isa``'s FMA throughput."""
+    d = PROBE_ISAS[isa]
+    p, v = d.prefix, d.vec
+    init = "\n".join(f"    {v} c{i} = {p}_set1_ps(seed * {i + 1}.0f);"
+                     for i in range(chains))
+    body = "\n".join(f"        c{i} = {p}_fmadd_ps(c{i}, a, b);"
+                     for i in range(chains))
+    total = " + ".join(f"out[{i}]" for i in range(chains))
+    stores = "\n".join(
+        f"    {p}_storeu_ps(lane, c{i}); out[{i}] = lane[0];"
+        for i in range(chains))
+    supported = " && ".join(f'__builtin_cpu_supports("{f}")'
+                            for f in d.supports)
+    return f"""\
+/* FP32 FMA throughput probe: {chains} independent chains of {v} ({isa}) */
+#include <immintrin.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define CHAINS {chains}
+#define LANES {d.lanes}
+
+__attribute__((target("{d.target}"), noinline))
+static float fma_chains(long iters, float seed, float x, float y)
+{{
+    {v} a = {p}_set1_ps(x), b = {p}_set1_ps(y);
+{init}
+    for (long n = 0; n < iters; n++) {{
+{body}
+    }}
+    float lane[LANES], out[CHAINS];
+{stores}
+    return {total};
+}}
+
+static double now(void)
+{{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}}
+
+int main(int argc, char **argv)
+{{
+    if (argc != 4) {{
+        fprintf(stderr, "usage: %s ITERS RUNS SEED\\n", argv[0]);
+        return 1;
+    }}
+    __builtin_cpu_init();
+    if (!({supported})) {{
+        fprintf(stderr, "this CPU lacks {'+'.join(d.supports)}\\n");
+        return 2;
+    }}
+    long iters = atol(argv[1]);
+    int runs = atoi(argv[2]);
+    float seed = (float)atof(argv[3]);   /* run-time values: no folding */
+    double best = 1e30, check = 0.0;
+    for (int r = 0; r < runs; r++) {{
+        double t0 = now();
+        float s = fma_chains(iters, seed, 0.999999f * seed, 1e-6f * seed);
+        double t = now() - t0;
+        check += s;
+        if (t < best)
+            best = t;
+    }}
+    double flops = 2.0 * LANES * CHAINS * (double)iters;
+    printf("%.6f %.9f %g\\n", flops / best * 1e-9, best, check);
+    return 0;
+}}
+"""
+
+
+def _build(isa: str, workdir: str) -> str:
+    src = os.path.join(workdir, f"fma_peak_{isa}.c")
+    exe = os.path.join(workdir, f"fma_peak_{isa}")
+    with open(src, "w") as f:
+        f.write(probe_source(isa))
+    cc = shlex.split(os.environ.get("CC", "cc"))
+    r = subprocess.run([*cc, "-O2", "-o", exe, src], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        raise PeakUnavailable(f"cannot compile the FMA probe: "
+                              f"{r.stderr.strip() or r.returncode}")
+    return exe
+
+
+def fma_peak(isa: str = "avx2", runs: int = 200,
+             seconds: float = 0.002) -> float:
+    """Single-core FP32 FMA peak of ``isa`` in GFLOP/s (best of ``runs``
+    runs of about ``seconds`` each). Raises ``PeakUnavailable``."""
+    if isa not in PROBE_ISAS:
+        raise ValueError(f"unknown ISA {isa!r} (one of "
+                         f"{', '.join(PROBE_ISAS)})")
+    with tempfile.TemporaryDirectory(prefix="fma_peak_") as d:
+        exe = _build(isa, d)
+
+        def run(iters, n):
+            r = subprocess.run([exe, str(iters), str(n), "1.0"],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise PeakUnavailable(r.stderr.strip() or
+                                      f"FMA probe failed ({r.returncode})")
+            gflops, t, _ = r.stdout.split()
+            return float(gflops), float(t)
+
+        iters = 1 << 16               # calibrate: find ~`seconds` per run
+        while True:
+            gflops, t = run(iters, 3)
+            if t >= seconds / 4 or iters >= 1 << 34:
+                break
+            iters *= 4
+        iters = max(1, int(iters * seconds / t))
+        return run(iters, runs)[0]
+
+
+def best_fma_peak(runs: int = 200):
+    """``(isa, GFLOP/s)`` for the widest instruction set this CPU runs
+    (AVX-512, else AVX2), or ``(None, reason)`` when neither can be
+    measured."""
+    reason = "no ISA"
+    for isa in ("avx512", "avx2"):
+        try:
+            return isa, fma_peak(isa, runs)
+        except PeakUnavailable as e:
+            reason = str(e)
+    return None, reason
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--isa", choices=sorted(PROBE_ISAS), default="avx2")
+    ap.add_argument("--runs", type=int, default=200)
+    args = ap.parse_args(argv)
+    d = PROBE_ISAS[args.isa]
+    try:
+        g = fma_peak(args.isa, args.runs)
+    except PeakUnavailable as e:
+        print(f"peak.py: {e}", file=sys.stderr)
+        return 2
+    print(f"{args.isa} FP32 FMA peak, 1 core, {CHAINS} chains of {d.vec}: "
+          f"{g:.1f} GFLOP/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
