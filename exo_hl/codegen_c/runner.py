@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import numbers
 import os
 import shlex
 import subprocess
 import tempfile
 
-import numpy as np
-
 from ..core_ir.buffers import written_buffers
+from ..core_ir.call_args import check_call_args
 from ..core_ir.nodes import IR
-from ..core_ir.types import (NUMPY_DTYPES, TYPE_NAMES, is_real_scalar,
-                             is_tensor_or_window, is_window)
+from ..core_ir.types import is_real_scalar, is_tensor_or_window, is_window
 from .analysis import as_ir
 from .emit import _Program
 
@@ -98,49 +95,6 @@ def build_shared(header, source, basename, cc=None, cflags=None,
                 return lib
             last_err = f"$ {' '.join(cmd)}\n{err}"
     raise CompileError(f"C compilation of '{basename}' failed:\n{last_err}")
-
-
-# ----------------------------------------------------------------------------
-# evaluating control expressions (shapes, preconditions) in Python
-
-
-def _floordiv(a, b):
-    return a // b
-
-
-def eval_control(e, env, strides, ctx):
-    """Value of a control expression given argument values."""
-    if isinstance(e, IR.Const):
-        return e.val
-    if isinstance(e, IR.Read):
-        return env[e.name]
-    if isinstance(e, IR.USub):
-        return -eval_control(e.arg, env, strides, ctx)
-    if isinstance(e, IR.Not):
-        return not eval_control(e.arg, env, strides, ctx)
-    if isinstance(e, IR.StrideExpr):
-        return strides[e.name][e.dim]
-    if isinstance(e, IR.ReadConfig):
-        return getattr(ctx, e.config.c_struct_field(e.field))
-    if isinstance(e, IR.BinOp):
-        a = eval_control(e.lhs, env, strides, ctx)
-        if e.op == "and":
-            return a and eval_control(e.rhs, env, strides, ctx)
-        if e.op == "or":
-            return a or eval_control(e.rhs, env, strides, ctx)
-        b = eval_control(e.rhs, env, strides, ctx)
-        return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-                "/": lambda: a // b, "%": lambda: a % b, "<": lambda: a < b,
-                "<=": lambda: a <= b, ">": lambda: a > b,
-                ">=": lambda: a >= b, "==": lambda: a == b,
-                "!=": lambda: a != b}[e.op]()
-    raise TypeError(f"cannot evaluate {type(e).__name__} in Python")
-
-
-def expr_text(e) -> str:
-    """A control expression as the user wrote it, for messages."""
-    from ..core_ir.printer import expr_to_str
-    return expr_to_str(e)
 
 
 # ----------------------------------------------------------------------------
@@ -247,151 +201,23 @@ class CompiledProcedure:
         return self._fast32
 
     # -- calling
-    def _bind(self, args, kwargs):
-        params = self.proc.args
-        if len(args) > len(params):
-            raise TypeError(f"{self.name}() takes {len(params)} arguments, "
-                            f"got {len(args)}")
-        values = {}
-        for a, v in zip(params, args):
-            values[a.name.name] = v
-        for k, v in kwargs.items():
-            if k not in {a.name.name for a in params}:
-                raise TypeError(f"{self.name}() got an unexpected argument "
-                                f"'{k}'")
-            if k in values:
-                raise TypeError(f"{self.name}() got multiple values for "
-                                f"argument '{k}'")
-            values[k] = v
-        missing = [a.name.name for a in params if a.name.name not in values]
-        if missing:
-            raise TypeError(f"{self.name}() missing arguments: "
-                            f"{', '.join(missing)}")
-        return [values[a.name.name] for a in params]
-
-    def _control(self, a, v):
-        nm = a.name.name
-        if a.type is IR.Bool:
-            if not isinstance(v, (bool, np.bool_)):
-                raise TypeError(f"{self.name}(): argument '{nm}' must be a "
-                                f"bool, got {type(v).__name__}")
-            return bool(v)
-        if isinstance(v, (bool, np.bool_)) or not isinstance(
-                v, numbers.Integral):
-            raise TypeError(f"{self.name}(): argument '{nm}' "
-                            f"({TYPE_NAMES[a.type]}) must be an int, got "
-                            f"{type(v).__name__}")
-        v = int(v)
-        lim = 1 << (self._fast32_bits - 1)
-        if not -lim <= v < lim:
-            raise ValueError(f"{self.name}(): argument '{nm}' = {v} does not "
-                             f"fit int_fast32_t")
-        if a.type is IR.Size and v <= 0:
-            raise ValueError(f"{self.name}(): size argument '{nm}' must be "
-                             f"positive, got {v}")
-        return v
-
-    def _array(self, a, v, env):
-        nm = a.name.name
-        t = a.type
-        elem = t if is_real_scalar(t) else t.type
-        want = np.dtype(NUMPY_DTYPES[elem])
-        written = a.name in self.written
-        if is_real_scalar(t) and not isinstance(v, np.ndarray):
-            if written:
-                raise TypeError(
-                    f"{self.name}(): data scalar '{nm}' is written by the "
-                    f"procedure; pass a 0-d or 1-element numpy array of "
-                    f"{want} so it can be updated in place")
-            if not isinstance(v, numbers.Number):
-                raise TypeError(f"{self.name}(): argument '{nm}' must be a "
-                                f"number or a numpy array")
-            return np.array(v, dtype=want)
-        if not isinstance(v, np.ndarray):
-            raise TypeError(f"{self.name}(): argument '{nm}' must be a numpy "
-                            f"array of {want}, got {type(v).__name__}")
-        if v.dtype != want:
-            raise TypeError(f"{self.name}(): argument '{nm}' must have dtype "
-                            f"{want} ({TYPE_NAMES[elem]}), got {v.dtype}")
-        if written and not v.flags.writeable:
-            raise ValueError(f"{self.name}(): argument '{nm}' is written but "
-                             f"the array is read-only")
-        if is_real_scalar(t):
-            if v.size != 1:
-                raise ValueError(f"{self.name}(): data scalar '{nm}' must be "
-                                 f"a 0-d or 1-element array, got shape "
-                                 f"{v.shape}")
-            if not v.flags.c_contiguous:
-                raise ValueError(f"{self.name}(): '{nm}' must be contiguous")
-            return v
-        dims = [eval_control(h, env, {}, self.context) for h in t.hi]
-        if tuple(v.shape) != tuple(dims):
-            raise ValueError(f"{self.name}(): argument '{nm}' must have shape "
-                             f"{tuple(dims)} (from {[expr_text(h) for h in t.hi]}"
-                             f"), got {v.shape}")
-        if not is_window(t) and not v.flags.c_contiguous:
-            raise ValueError(f"{self.name}(): tensor argument '{nm}' must be "
-                             f"C-contiguous (row-major, dense); pass "
-                             f"np.ascontiguousarray(...) or declare a window")
-        if is_window(t):
-            for s in v.strides:
-                if s % v.itemsize or s < 0:
-                    raise ValueError(f"{self.name}(): window argument '{nm}' "
-                                     f"has strides {v.strides} that are not "
-                                     f"non-negative multiples of the element "
-                                     f"size")
-        return v
-
     def __call__(self, *args, **kwargs):
-        params = self.proc.args
-        vals = self._bind(args, kwargs)
-        env, strides, c_args, keep = {}, {}, [ctypes.addressof(self.context)], []
-        for a, v in zip(params, vals):
-            if not (is_tensor_or_window(a.type) or is_real_scalar(a.type)):
-                env[a.name] = self._control(a, v)
-        for a, v in zip(params, vals):
-            if is_tensor_or_window(a.type) or is_real_scalar(a.type):
-                arr = self._array(a, v, env)
-                keep.append((a, arr))
-                strides[a.name] = tuple(s // arr.itemsize for s in arr.strides)
-        for pred in self.proc.preds:
-            if not eval_control(pred, env, strides, self.context):
-                raise ValueError(f"{self.name}(): precondition "
-                                 f"'{expr_text(pred)}' does not hold for the "
-                                 f"given arguments")
-        self._check_overlap(keep)
-        arrays = dict((a.name, arr) for a, arr in keep)
-        for a in params:
-            if a.name in arrays:
-                arr = arrays[a.name]
-                if is_window(a.type):
-                    w = self._win_struct(len(a.type.hi))()
-                    w.data = arr.ctypes.data
-                    for d, s in enumerate(strides[a.name]):
-                        w.strides[d] = s
-                    c_args.append(w)
-                else:
-                    c_args.append(arr.ctypes.data)
+        checked = check_call_args(self.proc, args, kwargs,
+                                  int_bits=self._fast32_bits,
+                                  read_config=self.get_config)
+        c_args = [ctypes.addressof(self.context)]
+        for a, v in zip(self.proc.args, checked.values):
+            if is_window(a.type):
+                w = self._win_struct(len(a.type.hi))()
+                w.data = v.ctypes.data
+                for d, s in enumerate(checked.strides[a.name]):
+                    w.strides[d] = s
+                c_args.append(w)
+            elif is_tensor_or_window(a.type) or is_real_scalar(a.type):
+                c_args.append(v.ctypes.data)
             else:
-                c_args.append(env[a.name])
+                c_args.append(v)
         self._fn(*c_args)
-
-    def _check_overlap(self, keep):
-        """restrict pointers must not overlap when one of them is written."""
-        for i, (a, x) in enumerate(keep):
-            for b, y in keep[i + 1:]:
-                if not (a.name in self.written or b.name in self.written):
-                    continue
-                if a.name in self.restrict or b.name in self.restrict:
-                    try:
-                        overlap = np.shares_memory(x, y, max_work=10**5)
-                    except RuntimeError:  # numpy gave up (TooHardError)
-                        overlap = False
-                    if overlap:
-                        raise ValueError(
-                            f"{self.name}(): arguments '{a.name.name}' and "
-                            f"'{b.name.name}' overlap in memory, but one is "
-                            f"written (pass distinct arrays)")
 
 
 def compile_callable(procedure, **opts):
