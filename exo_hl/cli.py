@@ -113,6 +113,7 @@ def _dep_path(p):
 
 def compile_command(args):
     from .codegen_c.emit import compile_procs
+    from .codegen_c.openmp import OPENMP_FLAG, has_par_loops
     module, deps = load_user_module(args.file)
     stem = args.stem or os.path.splitext(os.path.basename(args.file))[0]
     if not re.fullmatch(r"[A-Za-z_]\w*", stem):
@@ -130,6 +131,10 @@ def compile_command(args):
     with open(os.path.join(args.o, stem + ".d"), "w") as f:
         f.write(f"{_dep_path(c_out)} {_dep_path(h_out)}: "
                 + " ".join(_dep_path(d) for d in deps) + "\n")
+    if has_par_loops(procs):
+        print(f"exo-hl: {_dep_path(c_out)} has OpenMP parallel loops: build "
+              f"it with {OPENMP_FLAG} to run them in parallel (without it "
+              f"they run serially)")
     return 0
 
 

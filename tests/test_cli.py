@@ -133,3 +133,28 @@ def test_console_script_entry_point():
     assert callable(main)
     text = (REPO / "pyproject.toml").read_text()
     assert 'exo-hl = "exo_hl.cli:main"' in text
+
+
+PAR_KERNEL = '''\
+from __future__ import annotations
+from exo_hl import f32, par, proc, size
+
+
+@proc
+def inc(n: size, x: f32[n]):
+    for i in par(0, n):
+        x[i] += 1.0
+'''
+
+
+def test_openmp_flag_named_in_output_and_header(tmp_path):
+    (tmp_path / "pk.py").write_text(PAR_KERNEL)
+    r = cli("compile", "pk.py", "-o", "out", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "out/pk.c" in r.stdout and "-fopenmp" in r.stdout
+    assert "build with -fopenmp" in (tmp_path / "out" / "pk.h").read_text()
+    # no parallel loops: nothing to say
+    (tmp_path / "kern.py").write_text(KERNELS)
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    r = cli("compile", "kern.py", "-o", "out", cwd=tmp_path)
+    assert r.returncode == 0 and "openmp" not in r.stdout.lower()

@@ -22,6 +22,7 @@ from ..core_ir.nodes import IR
 from ..core_ir.types import is_real_scalar, is_tensor_or_window, is_window
 from .analysis import as_ir
 from .emit import _Program
+from .openmp import openmp_flags
 
 DEFAULT_CFLAGS = "-O3 -march=native"
 FALLBACK_CFLAGS = "-O3"
@@ -126,9 +127,10 @@ class CompiledProcedure:
             kinds = "address,undefined" if sanitize is True else sanitize
             extra += [f"-fsanitize={kinds}", "-fno-omit-frame-pointer", "-g",
                       "-fno-sanitize-recover=all"]
-        if opts.pop("openmp", False):
-            extra.append("-fopenmp")
         cc = opts.pop("cc", None)
+        # par loops run in parallel where the compiler supports OpenMP
+        extra += openmp_flags(ir, cc or os.environ.get("CC") or "cc",
+                              opts.pop("openmp", None))
         cflags = opts.pop("cflags", None)
         if opts:
             raise TypeError(f"compile() got unknown options: "
