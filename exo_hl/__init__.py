@@ -8,7 +8,7 @@ from .api import Procedure
 from .codegen_c.emit import compile_procs
 from .core_ir.memory import DRAM, DRAM_STATIC, Memory
 from .errors import (BoundsError, ExoTypeError, MemGenError, SchedulingError,
-                     ExoSyntaxError)
+                     ExoSyntaxError, SanitizerError)
 from .frontend.decorators import config, extern, instr, proc
 from .frontend.surface import (R, f16, f32, f64, i8, i16, i32, index, par, seq,
                                size, stride, ui8, ui16)

@@ -121,16 +121,10 @@ class CompiledProcedure:
         self.configs = prog.configs
         self.written = written_buffers(ir)
         self.restrict = set(a.name for a in ir.args) - prog.aliased.get(ir, set())
-        extra = []
-        sanitize = opts.pop("sanitize", False)
-        if sanitize:
-            kinds = "address,undefined" if sanitize is True else sanitize
-            extra += [f"-fsanitize={kinds}", "-fno-omit-frame-pointer", "-g",
-                      "-fno-sanitize-recover=all"]
         cc = opts.pop("cc", None)
         # par loops run in parallel where the compiler supports OpenMP
-        extra += openmp_flags(ir, cc or os.environ.get("CC") or "cc",
-                              opts.pop("openmp", None))
+        extra = openmp_flags(ir, cc or os.environ.get("CC") or "cc",
+                             opts.pop("openmp", None))
         cflags = opts.pop("cflags", None)
         if opts:
             raise TypeError(f"compile() got unknown options: "
@@ -141,12 +135,7 @@ class CompiledProcedure:
         try:
             self._lib = ctypes.CDLL(self.library_path)
         except OSError as e:
-            hint = (" (an ASan-instrumented library can only be loaded when "
-                    "libasan is preloaded: LD_PRELOAD=$(cc "
-                    "-print-file-name=libasan.so); or use "
-                    "exo_hl.codegen_c.driver for a standalone sanitized run)"
-                    if sanitize else "")
-            raise RuntimeError(f"cannot load {self.library_path}: {e}{hint}") \
+            raise RuntimeError(f"cannot load {self.library_path}: {e}") \
                 from None
         for probe in ("exo_hl_sizeof_context", "exo_hl_sizeof_fast32"):
             getattr(self._lib, probe).restype = ctypes.c_size_t
@@ -223,5 +212,11 @@ class CompiledProcedure:
 
 
 def compile_callable(procedure, **opts):
-    """``Procedure.compile``: see ``CompiledProcedure``."""
+    """``Procedure.compile``: see ``CompiledProcedure``; with ``sanitize``,
+    a ``sanitized.SanitizedProcedure`` (each call runs in a child process,
+    since no sanitizer runtime can be loaded into Python)."""
+    if opts.get("sanitize"):
+        from .sanitized import SanitizedProcedure
+        return SanitizedProcedure(procedure, **opts)
+    opts.pop("sanitize", None)
     return CompiledProcedure(procedure, **opts)
