@@ -158,3 +158,13 @@ def test_openmp_flag_named_in_output_and_header(tmp_path):
     (tmp_path / "helpers.py").write_text(HELPERS)
     r = cli("compile", "kern.py", "-o", "out", cwd=tmp_path)
     assert r.returncode == 0 and "openmp" not in r.stdout.lower()
+
+
+def test_missing_future_import_reported_with_file_and_line(tmp_path):
+    (tmp_path / "nf.py").write_text(
+        "from exo_hl import f32, proc, size\n\n\n@proc\n"
+        "def first(n: size, x: f32[n]):\n    x[0] = 1.0\n")
+    r = cli("compile", "nf.py", "-o", "out", cwd=tmp_path)
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert "nf.py:5: procedure 'first'" in r.stderr
+    assert "add `from __future__ import annotations`" in r.stderr
