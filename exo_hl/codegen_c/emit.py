@@ -76,12 +76,23 @@ fmod remainder copysign erf tgamma abs labs strlen strcmp puts putchar exit
 
 def _fresh_c_name(base: str, in_use) -> str:
     """A C identifier for ``base`` that is neither reserved nor in use."""
+    return _fresh_c_name_k(base, in_use)[0]
+
+
+def _fresh_c_name_k(base: str, in_use, first_k: int = 1):
+    """(name, base, k): ``base`` itself (k = 0) or the first free
+    ``base_k`` with k >= ``first_k`` (every ``base_j``, j < first_k, must
+    be taken)."""
     if not re.fullmatch(r"[A-Za-z_]\w*", base):
         base = "v"
-    name, k = base, 1
-    while name in in_use or name in _C_RESERVED:
-        name, k = f"{base}_{k}", k + 1
-    return name
+    name, k = base, 0
+    if name in in_use or name in _C_RESERVED:
+        k = first_k
+        name = f"{base}_{k}"
+        while name in in_use or name in _C_RESERVED:
+            k += 1
+            name = f"{base}_{k}"
+    return name, base, k
 
 
 def param_c_names(proc, taken) -> dict:
@@ -327,6 +338,8 @@ class _ProcEmitter:
         self.lines = []
         self.names = {}         # Sym -> C name
         self.in_use = set(prog.fn_name_set)
+        self.next_k = {}        # base name -> least k whose base_k may be free
+        self.suffixed = {}      # C name base_k -> (base, k)
         self.bufs = {}          # Sym -> _Buf
         self.nonneg = set()     # control syms known >= 0
         self.read_names = set()  # C names read (for unused-variable hygiene)
@@ -337,7 +350,13 @@ class _ProcEmitter:
 
     # -- names
     def bind(self, sym) -> str:
-        name = _fresh_c_name(sym.name, self.in_use)
+        # next_k[base]: every base_j with j below it is taken, so binding n
+        # symbols of one spelling costs O(n), not O(n^2)
+        name, base, k = _fresh_c_name_k(sym.name, self.in_use,
+                                        self.next_k.get(sym.name, 1))
+        if k:
+            self.next_k[base] = k + 1
+            self.suffixed[name] = (base, k)
         self.in_use.add(name)
         self.names[sym] = name
         return name
@@ -346,6 +365,9 @@ class _ProcEmitter:
         name = self.names.pop(sym, None)
         if name is not None:
             self.in_use.discard(name)
+            base, k = self.suffixed.pop(name, (None, 0))
+            if k and k < self.next_k.get(base, 1):
+                self.next_k[base] = k
         self.bufs.pop(sym, None)
         self.nonneg.discard(sym)
 
@@ -403,12 +425,29 @@ class _ProcEmitter:
                 decls.append((s, k, self.names[s.name], len(self.lines)))
         # keep -Wunused-variable / -Wunused-but-set-variable quiet: a buffer
         # no later statement reads, or whose name no later C line mentions
-        # (an instr template may use only a window's data pointer)
+        # (an instr template may use only a window's data pointer). The
+        # statements' reads and the lines' words are gathered once, from the
+        # end, so this stays linear in the block.
+        inserts, read_later, words_later = [], set(), set()
+        k_next, at_next = len(stmts), len(self.lines)
         for s, k, cname, at in reversed(decls):
-            later = "\n".join(self.lines[at:])
-            if not _is_used_later(s, stmts[k + 1:]) or \
-                    not re.search(rf"\b{re.escape(cname)}\b", later):
-                self.lines.insert(at, "    " * depth + f"(void){cname};")
+            while k_next > k + 1:
+                k_next -= 1
+                read_later |= _reads_in(stmts[k_next])
+            while at_next > at:
+                at_next -= 1
+                words_later.update(_C_WORD.findall(self.lines[at_next]))
+            if s.name not in read_later or cname not in words_later:
+                inserts.append((at, "    " * depth + f"(void){cname};"))
+        if inserts:
+            inserts.reverse()
+            start, prev, merged = inserts[0][0], inserts[0][0], []
+            for at, text in inserts:
+                merged += self.lines[prev:at]
+                merged.append(text)
+                prev = at
+            merged += self.lines[prev:]
+            self.lines[start:] = merged
         for text in reversed(frees):
             for ln in text.splitlines():
                 self.line(depth, ln)
@@ -876,16 +915,14 @@ class _ProcEmitter:
         return f"{lhs} {op} {rhs}", p
 
 
-def _is_used_later(s, rest):
-    """Is the buffer bound by ``s`` read later? (Stores alone do not count:
-    gcc flags a local array that is only written as set-but-unused.)"""
-    sym = s.name
-    for root in rest:
-        for n in walk(root):
-            if isinstance(n, (IR.Read, IR.WindowExpr, IR.StrideExpr)) and \
-                    n.name is sym:
-                return True
-    return False
+_C_WORD = re.compile(r"\w+")
+
+
+def _reads_in(stmt) -> set:
+    """Buffers a statement reads (stores alone do not count: gcc flags a
+    local array that is only written as set-but-unused)."""
+    return {n.name for n in walk(stmt)
+            if isinstance(n, (IR.Read, IR.WindowExpr, IR.StrideExpr))}
 
 
 def _expr_children(e):
