@@ -4,11 +4,13 @@
 """
 from __future__ import annotations
 
+import sys
+
 from .api import Procedure
 from .codegen_c.emit import compile_procs
 from .core_ir.memory import DRAM, DRAM_STATIC, Memory
 from .errors import (BoundsError, ExoTypeError, MemGenError, SchedulingError,
-                     ExoSyntaxError)
+                     ExoSyntaxError, SanitizerError)
 from .frontend.decorators import config, extern, instr, proc
 from .frontend.surface import (R, f16, f32, f64, i8, i16, i32, index, par, seq,
                                size, stride, ui8, ui16)
@@ -20,3 +22,18 @@ __all__ = [
     "f64", "i8", "ui8", "i16", "ui16", "i32", "size", "index",
 ]
 __version__ = "0.1.0"
+
+
+class _Package(type(sys)):
+    """The ``exo_hl`` module object: fetching ``proc`` or ``instr`` from it
+    first checks that the fetching module can define procedures (see
+    ``frontend/annotations_check.py``)."""
+
+    def __getattribute__(self, name):
+        if name in ("proc", "instr"):
+            from .frontend.annotations_check import check_importer
+            check_importer(sys._getframe(1))
+        return super().__getattribute__(name)
+
+
+sys.modules[__name__].__class__ = _Package

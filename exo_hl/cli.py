@@ -1,11 +1,13 @@
 """``exo-hl compile FILE.py -o OUT_DIR``: procedures to C from the shell.
 
 Writes ``NAME.c``, ``NAME.h`` and a Make-style ``NAME.d`` that lists the
-user's Python files the compilation depended on, so a Makefile rebuilds the
-C when any of them changes. User mistakes (errors in procedures, Python
-syntax errors, missing files) are reported as one ``file:line: message``
-line on stderr with exit status 1, never as a traceback (``--debug`` prints
-the whole message and the traceback).
+user's Python files the compilation depended on (the file itself, the user
+modules it imported from its directory, and every module, wherever it lives,
+that defines a procedure, instr, config, memory or extern the output uses),
+so a Makefile rebuilds the C when any of them changes. User mistakes (errors
+in procedures, Python syntax errors, missing files) are reported as one
+``file:line: message`` line on stderr with exit status 1, never as a
+traceback (``--debug`` prints the whole message and the traceback).
 
 ``exo-hl show FILE.py [--proc NAME]`` prints the procedures;
 ``exo-hl compile FILE.py --cpu-features`` prints the CPU features each
@@ -22,6 +24,7 @@ import sys
 import traceback
 
 from .api import Procedure
+from .core_ir.nodes import IR
 from .errors import ExoError, ExoSyntaxError
 
 
@@ -97,6 +100,99 @@ def load_user_module(path):
     return module, deps
 
 
+def _stdlib_dirs():
+    import sysconfig
+    paths = sysconfig.get_paths()
+    return {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib")
+            if paths.get(k)}
+
+
+def _library_file(path, pkg_dir, stdlib):
+    """Is ``path`` a Python file of user code (or of a library of procedures
+    such as exo_hl's own hw_libs), rather than the stdlib or the compiler?"""
+    if not path or not path.endswith(".py") or not os.path.isfile(path):
+        return False
+    if any(_under(path, d) for d in stdlib):
+        return False
+    return not _under(path, pkg_dir) or \
+        _under(path, os.path.join(pkg_dir, "hw_libs"))
+
+
+def _object_file(obj):
+    import inspect
+    try:
+        return inspect.getsourcefile(obj)
+    except TypeError:
+        return None
+
+
+def dependency_files(procs):
+    """Source files of everything the C for ``procs`` is made from: every
+    procedure and instr reached (where it was written, and every module
+    binding it), every config, memory and extern they use; neither the
+    stdlib nor the compiler itself."""
+    from .codegen_c.analysis import all_procs_incl_instrs
+    from .core_ir.memory import Memory
+    from .core_ir.traversal import walk
+    from .core_ir.config import Config
+    from .core_ir.extern import Extern
+    irs = all_procs_incl_instrs([p.ir() for p in procs])
+    files, objs = [], set()
+
+    def add(path):
+        if path and path not in files:
+            files.append(path)
+
+    for p in irs:
+        add(p.srcinfo.filename if p.srcinfo is not None else None)
+        objs.update(a.mem for a in p.args if a.mem is not None)
+        for root in tuple(p.body) + tuple(p.preds):
+            for n in walk(root):
+                if isinstance(n, (IR.ReadConfig, IR.WriteConfig)):
+                    objs.add(n.config)
+                elif isinstance(n, IR.Alloc):
+                    objs.add(n.mem)
+                elif isinstance(n, IR.Extern):
+                    objs.add(n.f)
+    pkg_dir = os.path.dirname(os.path.abspath(__file__))
+    stdlib = _stdlib_dirs()
+    for o in list(objs):
+        if isinstance(o, Config):
+            f = o.srcinfo.filename if o.srcinfo is not None else None
+        elif isinstance(o, Extern):
+            f = _object_file(getattr(o, "_interpret", None))
+        else:
+            f = _object_file(o)
+        if _library_file(f, pkg_dir, stdlib):
+            add(f)
+        else:  # built in (DRAM, sqrt...): no module of the user's holds it
+            objs.discard(o)
+    # the modules that hold these objects (a scheduled procedure lives in
+    # the module that scheduled it, not where its algorithm was written)
+    ir_set = set(irs)
+    for mod in list(sys.modules.values()):
+        f = getattr(mod, "__file__", None)
+        if not f or f in files:
+            continue
+        try:
+            values = list(vars(mod).values())
+        except TypeError:
+            continue
+        for v in values:
+            try:
+                hit = (isinstance(v, Procedure) and v.ir() in ir_set) or \
+                    (isinstance(v, (Config, Extern)) and v in objs) or \
+                    (isinstance(v, type) and issubclass(v, Memory)
+                     and v in objs)
+            except Exception:  # an exotic module attribute
+                hit = False
+            if hit:
+                add(f)
+                break
+    return sorted({os.path.abspath(f) for f in files
+                   if _library_file(f, pkg_dir, stdlib)})
+
+
 def public_procs(module, wanted=None):
     """Module-level public procedures (not instrs), or those named."""
     found = []
@@ -126,6 +222,7 @@ def _dep_path(p):
 
 def compile_command(args):
     from .codegen_c.emit import compile_procs
+    from .codegen_c.openmp import OPENMP_FLAG, has_par_loops
     module, deps = load_user_module(args.file)
     stem = args.stem or os.path.splitext(os.path.basename(args.file))[0]
     if not re.fullmatch(r"[A-Za-z_]\w*", stem):
@@ -142,6 +239,9 @@ def compile_command(args):
         compile_procs(procs, args.o, stem)
     except ExoError as e:
         raise UserError(str(e))
+    for f in dependency_files(procs):
+        if f not in deps:
+            deps.append(f)
     c_out = os.path.join(args.o, stem + ".c")
     h_out = os.path.join(args.o, stem + ".h")
     with open(os.path.join(args.o, stem + ".d"), "w") as f:
@@ -152,6 +252,10 @@ def compile_command(args):
         print(f"{c_out}: needs CPU features {', '.join(feats)} at run time "
               f"(each function carries its target attribute: no -m flags "
               f"are needed to build it)")
+    if has_par_loops(procs):
+        print(f"exo-hl: {_dep_path(c_out)} has OpenMP parallel loops: build "
+              f"it with {OPENMP_FLAG} to run them in parallel (without it "
+              f"they run serially)")
     return 0
 
 

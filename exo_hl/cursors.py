@@ -540,9 +540,15 @@ def forward(proc, cursor):
         chain.append(p)
         p = p.parent()
     if p is None:
+        src = cursor.proc()
+        same = (" (a different procedure with the same name)"
+                if src.name() == proc.name() else "")
         raise SchedulingError(
-            f"cannot forward a cursor of procedure '{cursor.proc().name()}' "
-            f"to '{proc.name()}': it is not derived from that procedure")
+            f"forward(): the cursor belongs to procedure "
+            f"{_provenance(src)}{same}, which is neither the receiver "
+            f"{_provenance(proc)} nor one of its ancestors; a cursor can "
+            f"only be forwarded from the receiver or a procedure it was "
+            f"derived from by scheduling")
     for q in reversed(chain):
         fwd = q._forward or _identity
         try:
@@ -552,6 +558,20 @@ def forward(proc, cursor):
                 f"in procedure '{q.name()}': the cursor {cursor!r} no longer "
                 f"denotes anything after '{q._op}' ({e})") from None
     return cursor
+
+
+def _provenance(proc) -> str:
+    """``'name'`` with where it was written and the rewrites since, e.g.
+    ``'fir' (written at f.py:3, then split, reorder)``."""
+    chain = proc.derivation()
+    si = chain[0][1].ir().srcinfo
+    where = (f"written at {si.filename}:{si.lineno}"
+             if si is not None and si.lineno else "written in Python")
+    ops = [op for op, _ in chain[1:]]
+    if len(ops) > 4:
+        ops = ops[:2] + [f"... ({len(ops) - 4} more)"] + ops[-2:]
+    then = f", then {', '.join(ops)}" if ops else ""
+    return f"'{proc.name()}' ({where}{then})"
 
 
 def _to_cursor(proc, loc):

@@ -26,6 +26,15 @@ class MemGenError(ExoError):
     """A memory used in a way its Memory class forbids (backend check)."""
 
 
+class SanitizerError(RuntimeError):
+    """A sanitized run (``compile(sanitize=True)``) found a memory error or
+    undefined behaviour; ``report`` holds the sanitizer's output."""
+
+    def __init__(self, msg, report=""):
+        super().__init__(msg)
+        self.report = report
+
+
 class ExoSyntaxError(SyntaxError):
     """Python syntax that procedures do not support."""
 

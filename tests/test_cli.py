@@ -333,3 +333,118 @@ def test_scheduling_error_in_file_names_the_call(tmp_path):
     assert len(r.stderr.splitlines()) == 1
     assert "sched.py:7" in r.stderr and "divisible by 4" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+PAR_KERNEL = '''\
+from __future__ import annotations
+from exo_hl import f32, par, proc, size
+
+
+@proc
+def inc(n: size, x: f32[n]):
+    for i in par(0, n):
+        x[i] += 1.0
+'''
+
+
+def test_openmp_flag_named_in_output_and_header(tmp_path):
+    (tmp_path / "pk.py").write_text(PAR_KERNEL)
+    r = cli("compile", "pk.py", "-o", "out", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "out/pk.c" in r.stdout and "-fopenmp" in r.stdout
+    assert "build with -fopenmp" in (tmp_path / "out" / "pk.h").read_text()
+    # no parallel loops: nothing to say
+    (tmp_path / "kern.py").write_text(KERNELS)
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    r = cli("compile", "kern.py", "-o", "out", cwd=tmp_path)
+    assert r.returncode == 0 and "openmp" not in r.stdout.lower()
+
+
+def test_missing_future_import_reported_with_file_and_line(tmp_path):
+    (tmp_path / "nf.py").write_text(
+        "from exo_hl import f32, proc, size\n\n\n@proc\n"
+        "def first(n: size, x: f32[n]):\n    x[0] = 1.0\n")
+    r = cli("compile", "nf.py", "-o", "out", cwd=tmp_path)
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert "nf.py:5: procedure 'first'" in r.stderr
+    assert "add `from __future__ import annotations`" in r.stderr
+
+
+HWLIB = '''\
+from __future__ import annotations
+from exo_hl import DRAM, config, extern, f32, instr, proc, seq, size
+
+
+class FASTMEM(DRAM):
+    pass
+
+
+@config
+class Knobs:
+    scale: f32
+
+
+@extern("({x} * 0.5f)")
+def half(x):
+    return x * 0.5
+
+
+@instr("for (int k = 0; k < {n}; k++) (&{dst_data})[k] = 0.0f;")
+def zero(n: size, dst: [f32][n] @ DRAM):
+    for i in seq(0, n):
+        dst[i] = 0.0
+'''
+
+SCHEDULES = '''\
+from __future__ import annotations
+from exo_hl import f32, proc, seq, size
+
+
+@proc
+def _scale_algo(n: size, x: f32[n]):
+    for i in seq(0, n):
+        x[i] = x[i] * 3.0
+
+
+scaled = _scale_algo.rename("scaled")
+'''
+
+USES_LIBS = '''\
+from __future__ import annotations
+from exo_hl import f32, proc, seq, size
+from hwlib.lib import FASTMEM, Knobs, half, zero
+from hwlib.sched import scaled
+
+
+@proc
+def kernel(n: size, x: f32[n]):
+    t: f32[4] @ FASTMEM
+    zero(4, t[0:4])
+    Knobs.scale = 2.0
+    for i in seq(0, n):
+        x[i] = half(x[i]) * Knobs.scale
+    scaled(n, x)
+'''
+
+
+def test_dep_file_lists_modules_from_other_packages(tmp_path):
+    lib = tmp_path / "libs" / "hwlib"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text("")
+    (lib / "lib.py").write_text(HWLIB)
+    (lib / "sched.py").write_text(SCHEDULES)
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "kern.py").write_text(USES_LIBS)
+    env = dict(os.environ,
+               PYTHONPATH=os.pathsep.join([str(REPO), str(tmp_path / "libs")]))
+    r = subprocess.run([sys.executable, "-m", "exo_hl", "compile", "kern.py",
+                        "-o", "out", "--proc", "kernel"], cwd=app, env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    dep = (app / "out" / "kern.d").read_text().split()
+    assert dep[:3] == ["out/kern.c", "out/kern.h:", "kern.py"]
+    assert sorted(dep[3:]) == sorted([str(lib / "lib.py"),
+                                      str(lib / "sched.py")])
+    # neither the stdlib nor the compiler are dependencies
+    assert not any("exo_hl" in d or d.endswith("os.py") for d in dep)

@@ -126,10 +126,33 @@ def test_forward_through_rename_and_simplify():
 def test_forward_rejects_non_ancestors():
     other = foo.rename("other")
     c = other.find_loop("i")
-    with pytest.raises(SchedulingError, match="not derived"):
+    with pytest.raises(SchedulingError, match="nor one of its ancestors"):
         foo.forward(c)
-    with pytest.raises(SchedulingError, match="not derived"):
+    with pytest.raises(SchedulingError, match="nor one of its ancestors"):
         foo.rename("x").forward(c)
+
+
+def test_forward_error_tells_same_named_procedures_apart():
+    @proc
+    def foo(n: size, x: f32[n] @ DRAM, y: f32[n] @ DRAM):  # noqa: F811
+        for i in seq(0, n):
+            x[i] = 1.0
+
+    mine = globals()["foo"].split("i", 4, "io", "ii")
+    theirs = foo.split("i", 2, "io", "ii", tail="cut").rename("foo")
+    with pytest.raises(SchedulingError) as e:
+        theirs.forward(mine.find_loop("io"))
+    msg = str(e.value)
+    here = __file__
+    first_line = globals()["foo"].ir().srcinfo.lineno
+    assert msg.startswith(
+        f"forward(): the cursor belongs to procedure 'foo' (written at "
+        f"{here}:{first_line}, then split) (a different procedure with the "
+        f"same name), which is neither the receiver 'foo' (written at "
+        f"{here}:{foo.ir().srcinfo.lineno}, then split, rename) nor one of "
+        f"its ancestors")
+    assert "forwarded from the receiver or a procedure it was derived " \
+        "from" in msg
 
 
 def test_forward_through_handbuilt_insert_and_wrap():

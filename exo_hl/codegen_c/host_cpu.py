@@ -60,6 +60,19 @@ def missing_features(needed: Iterable[str]) -> FrozenSet[str]:
     return needed - host_features(needed)
 
 
+def check_host(name, needed, missing) -> None:
+    """Raise ``RuntimeError`` before any C of ``name`` runs on a CPU that
+    lacks (and does not emulate) some of the features it needs."""
+    if not missing:
+        return
+    need = ", ".join(sorted(missing))
+    raise RuntimeError(
+        f"{name}(): this CPU lacks {need}, which the compiled code needs (it "
+        f"uses {', '.join(sorted(needed))}); nothing was run. Run it on a CPU "
+        f"with {need}, schedule it for another instruction set, or "
+        f"compile(emulate=True) to run it slowly through an emulation layer")
+
+
 def emulation_wanted(option) -> bool:
     """``compile(emulate=...)``: an explicit bool wins; ``None`` reads
     ``EXO_HL_EMULATE`` (``1``/``true``/``yes`` turn emulation on)."""

@@ -11,22 +11,21 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import numbers
 import os
 import shlex
 import subprocess
 import tempfile
 
-import numpy as np
-
 from ..core_ir.buffers import written_buffers
+from ..core_ir.call_args import check_call_args
 from ..core_ir.nodes import IR
-from ..core_ir.types import (NUMPY_DTYPES, TYPE_NAMES, is_real_scalar,
-                             is_tensor_or_window, is_window)
+from ..core_ir.types import is_real_scalar, is_tensor_or_window, is_window
 from ..core_ir.cpu_features import proc_features
 from .analysis import as_ir
-from .host_cpu import emulation_flags, emulation_wanted, missing_features
+from .host_cpu import (check_host, emulation_flags, emulation_wanted,
+                       missing_features)
 from .emit import _Program
+from .openmp import openmp_flags
 
 DEFAULT_CFLAGS = "-O3 -march=native"
 FALLBACK_CFLAGS = "-O3"
@@ -103,49 +102,6 @@ def build_shared(header, source, basename, cc=None, cflags=None,
 
 
 # ----------------------------------------------------------------------------
-# evaluating control expressions (shapes, preconditions) in Python
-
-
-def _floordiv(a, b):
-    return a // b
-
-
-def eval_control(e, env, strides, ctx):
-    """Value of a control expression given argument values."""
-    if isinstance(e, IR.Const):
-        return e.val
-    if isinstance(e, IR.Read):
-        return env[e.name]
-    if isinstance(e, IR.USub):
-        return -eval_control(e.arg, env, strides, ctx)
-    if isinstance(e, IR.Not):
-        return not eval_control(e.arg, env, strides, ctx)
-    if isinstance(e, IR.StrideExpr):
-        return strides[e.name][e.dim]
-    if isinstance(e, IR.ReadConfig):
-        return getattr(ctx, e.config.c_struct_field(e.field))
-    if isinstance(e, IR.BinOp):
-        a = eval_control(e.lhs, env, strides, ctx)
-        if e.op == "and":
-            return a and eval_control(e.rhs, env, strides, ctx)
-        if e.op == "or":
-            return a or eval_control(e.rhs, env, strides, ctx)
-        b = eval_control(e.rhs, env, strides, ctx)
-        return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-                "/": lambda: a // b, "%": lambda: a % b, "<": lambda: a < b,
-                "<=": lambda: a <= b, ">": lambda: a > b,
-                ">=": lambda: a >= b, "==": lambda: a == b,
-                "!=": lambda: a != b}[e.op]()
-    raise TypeError(f"cannot evaluate {type(e).__name__} in Python")
-
-
-def expr_text(e) -> str:
-    """A control expression as the user wrote it, for messages."""
-    from ..core_ir.printer import expr_to_str
-    return expr_to_str(e)
-
-
-# ----------------------------------------------------------------------------
 # the callable
 
 
@@ -175,15 +131,12 @@ class CompiledProcedure:
         self.configs = prog.configs
         self.written = written_buffers(ir)
         self.restrict = set(a.name for a in ir.args) - prog.aliased.get(ir, set())
-        extra = emulation_flags() if self.emulated else []
-        sanitize = opts.pop("sanitize", False)
-        if sanitize:
-            kinds = "address,undefined" if sanitize is True else sanitize
-            extra += [f"-fsanitize={kinds}", "-fno-omit-frame-pointer", "-g",
-                      "-fno-sanitize-recover=all"]
-        if opts.pop("openmp", False):
-            extra.append("-fopenmp")
         cc = opts.pop("cc", None)
+        # par loops run in parallel where the compiler supports OpenMP
+        extra = openmp_flags(ir, cc or os.environ.get("CC") or "cc",
+                             opts.pop("openmp", None))
+        if self.emulated:
+            extra = list(extra) + emulation_flags()
         cflags = opts.pop("cflags", None)
         if opts:
             raise TypeError(f"compile() got unknown options: "
@@ -194,12 +147,7 @@ class CompiledProcedure:
         try:
             self._lib = ctypes.CDLL(self.library_path)
         except OSError as e:
-            hint = (" (an ASan-instrumented library can only be loaded when "
-                    "libasan is preloaded: LD_PRELOAD=$(cc "
-                    "-print-file-name=libasan.so); or use "
-                    "exo_hl.codegen_c.driver for a standalone sanitized run)"
-                    if sanitize else "")
-            raise RuntimeError(f"cannot load {self.library_path}: {e}{hint}") \
+            raise RuntimeError(f"cannot load {self.library_path}: {e}") \
                 from None
         for probe in ("exo_hl_sizeof_context", "exo_hl_sizeof_fast32"):
             getattr(self._lib, probe).restype = ctypes.c_size_t
@@ -258,164 +206,35 @@ class CompiledProcedure:
         return self._fast32
 
     # -- calling
-    def _bind(self, args, kwargs):
-        params = self.proc.args
-        if len(args) > len(params):
-            raise TypeError(f"{self.name}() takes {len(params)} arguments, "
-                            f"got {len(args)}")
-        values = {}
-        for a, v in zip(params, args):
-            values[a.name.name] = v
-        for k, v in kwargs.items():
-            if k not in {a.name.name for a in params}:
-                raise TypeError(f"{self.name}() got an unexpected argument "
-                                f"'{k}'")
-            if k in values:
-                raise TypeError(f"{self.name}() got multiple values for "
-                                f"argument '{k}'")
-            values[k] = v
-        missing = [a.name.name for a in params if a.name.name not in values]
-        if missing:
-            raise TypeError(f"{self.name}() missing arguments: "
-                            f"{', '.join(missing)}")
-        return [values[a.name.name] for a in params]
-
-    def _control(self, a, v):
-        nm = a.name.name
-        if a.type is IR.Bool:
-            if not isinstance(v, (bool, np.bool_)):
-                raise TypeError(f"{self.name}(): argument '{nm}' must be a "
-                                f"bool, got {type(v).__name__}")
-            return bool(v)
-        if isinstance(v, (bool, np.bool_)) or not isinstance(
-                v, numbers.Integral):
-            raise TypeError(f"{self.name}(): argument '{nm}' "
-                            f"({TYPE_NAMES[a.type]}) must be an int, got "
-                            f"{type(v).__name__}")
-        v = int(v)
-        lim = 1 << (self._fast32_bits - 1)
-        if not -lim <= v < lim:
-            raise ValueError(f"{self.name}(): argument '{nm}' = {v} does not "
-                             f"fit int_fast32_t")
-        if a.type is IR.Size and v <= 0:
-            raise ValueError(f"{self.name}(): size argument '{nm}' must be "
-                             f"positive, got {v}")
-        return v
-
-    def _array(self, a, v, env):
-        nm = a.name.name
-        t = a.type
-        elem = t if is_real_scalar(t) else t.type
-        want = np.dtype(NUMPY_DTYPES[elem])
-        written = a.name in self.written
-        if is_real_scalar(t) and not isinstance(v, np.ndarray):
-            if written:
-                raise TypeError(
-                    f"{self.name}(): data scalar '{nm}' is written by the "
-                    f"procedure; pass a 0-d or 1-element numpy array of "
-                    f"{want} so it can be updated in place")
-            if not isinstance(v, numbers.Number):
-                raise TypeError(f"{self.name}(): argument '{nm}' must be a "
-                                f"number or a numpy array")
-            return np.array(v, dtype=want)
-        if not isinstance(v, np.ndarray):
-            raise TypeError(f"{self.name}(): argument '{nm}' must be a numpy "
-                            f"array of {want}, got {type(v).__name__}")
-        if v.dtype != want:
-            raise TypeError(f"{self.name}(): argument '{nm}' must have dtype "
-                            f"{want} ({TYPE_NAMES[elem]}), got {v.dtype}")
-        if written and not v.flags.writeable:
-            raise ValueError(f"{self.name}(): argument '{nm}' is written but "
-                             f"the array is read-only")
-        if is_real_scalar(t):
-            if v.size != 1:
-                raise ValueError(f"{self.name}(): data scalar '{nm}' must be "
-                                 f"a 0-d or 1-element array, got shape "
-                                 f"{v.shape}")
-            if not v.flags.c_contiguous:
-                raise ValueError(f"{self.name}(): '{nm}' must be contiguous")
-            return v
-        dims = [eval_control(h, env, {}, self.context) for h in t.hi]
-        if tuple(v.shape) != tuple(dims):
-            raise ValueError(f"{self.name}(): argument '{nm}' must have shape "
-                             f"{tuple(dims)} (from {[expr_text(h) for h in t.hi]}"
-                             f"), got {v.shape}")
-        if not is_window(t) and not v.flags.c_contiguous:
-            raise ValueError(f"{self.name}(): tensor argument '{nm}' must be "
-                             f"C-contiguous (row-major, dense); pass "
-                             f"np.ascontiguousarray(...) or declare a window")
-        if is_window(t):
-            for s in v.strides:
-                if s % v.itemsize or s < 0:
-                    raise ValueError(f"{self.name}(): window argument '{nm}' "
-                                     f"has strides {v.strides} that are not "
-                                     f"non-negative multiples of the element "
-                                     f"size")
-        return v
-
     def _check_host(self):
-        if self.missing_features:
-            need = ", ".join(sorted(self.missing_features))
-            raise RuntimeError(
-                f"{self.name}(): this CPU lacks {need}, which the compiled "
-                f"code needs (it uses {', '.join(sorted(self.cpu_features))});"
-                f" nothing was run. Run it on a CPU with {need}, schedule it "
-                f"for another instruction set, or compile(emulate=True) to "
-                f"run it slowly through an emulation layer")
+        check_host(self.name, self.cpu_features, self.missing_features)
 
     def __call__(self, *args, **kwargs):
         self._check_host()
-        params = self.proc.args
-        vals = self._bind(args, kwargs)
-        env, strides, c_args, keep = {}, {}, [ctypes.addressof(self.context)], []
-        for a, v in zip(params, vals):
-            if not (is_tensor_or_window(a.type) or is_real_scalar(a.type)):
-                env[a.name] = self._control(a, v)
-        for a, v in zip(params, vals):
-            if is_tensor_or_window(a.type) or is_real_scalar(a.type):
-                arr = self._array(a, v, env)
-                keep.append((a, arr))
-                strides[a.name] = tuple(s // arr.itemsize for s in arr.strides)
-        for pred in self.proc.preds:
-            if not eval_control(pred, env, strides, self.context):
-                raise ValueError(f"{self.name}(): precondition "
-                                 f"'{expr_text(pred)}' does not hold for the "
-                                 f"given arguments")
-        self._check_overlap(keep)
-        arrays = dict((a.name, arr) for a, arr in keep)
-        for a in params:
-            if a.name in arrays:
-                arr = arrays[a.name]
-                if is_window(a.type):
-                    w = self._win_struct(len(a.type.hi))()
-                    w.data = arr.ctypes.data
-                    for d, s in enumerate(strides[a.name]):
-                        w.strides[d] = s
-                    c_args.append(w)
-                else:
-                    c_args.append(arr.ctypes.data)
+        checked = check_call_args(self.proc, args, kwargs,
+                                  int_bits=self._fast32_bits,
+                                  read_config=self.get_config)
+        c_args = [ctypes.addressof(self.context)]
+        for a, v in zip(self.proc.args, checked.values):
+            if is_window(a.type):
+                w = self._win_struct(len(a.type.hi))()
+                w.data = v.ctypes.data
+                for d, s in enumerate(checked.strides[a.name]):
+                    w.strides[d] = s
+                c_args.append(w)
+            elif is_tensor_or_window(a.type) or is_real_scalar(a.type):
+                c_args.append(v.ctypes.data)
             else:
-                c_args.append(env[a.name])
+                c_args.append(v)
         self._fn(*c_args)
-
-    def _check_overlap(self, keep):
-        """restrict pointers must not overlap when one of them is written."""
-        for i, (a, x) in enumerate(keep):
-            for b, y in keep[i + 1:]:
-                if not (a.name in self.written or b.name in self.written):
-                    continue
-                if a.name in self.restrict or b.name in self.restrict:
-                    try:
-                        overlap = np.shares_memory(x, y, max_work=10**5)
-                    except RuntimeError:  # numpy gave up (TooHardError)
-                        overlap = False
-                    if overlap:
-                        raise ValueError(
-                            f"{self.name}(): arguments '{a.name.name}' and "
-                            f"'{b.name.name}' overlap in memory, but one is "
-                            f"written (pass distinct arrays)")
 
 
 def compile_callable(procedure, **opts):
-    """``Procedure.compile``: see ``CompiledProcedure``."""
+    """``Procedure.compile``: see ``CompiledProcedure``; with ``sanitize``,
+    a ``sanitized.SanitizedProcedure`` (each call runs in a child process,
+    since no sanitizer runtime can be loaded into Python)."""
+    if opts.get("sanitize"):
+        from .sanitized import SanitizedProcedure
+        return SanitizedProcedure(procedure, **opts)
+    opts.pop("sanitize", None)
     return CompiledProcedure(procedure, **opts)

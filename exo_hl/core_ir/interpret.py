@@ -38,8 +38,9 @@ import numpy as np
 
 from .nodes import IR
 from .syms import Sym
-from .types import (DATA_TYPES, NUMPY_DTYPES, TYPE_NAMES, basetype,
-                    is_control, is_int_control)
+from .call_args import check_call_args
+from .types import (DATA_TYPES, NUMPY_DTYPES, basetype, is_control,
+                    is_int_control, is_real_scalar)
 
 
 class ConfigState(dict):
@@ -146,14 +147,12 @@ _CTRL_OPS = dict(_DATA_OPS, **{"/": operator.floordiv, "%": operator.mod})
 class _ProcCode:
     """A compiled procedure: slots of its arguments, checks and body."""
 
-    def __init__(self, proc, nslots, arg_slots, arg_dtypes, preds, shapes,
-                 body):
+    def __init__(self, proc, nslots, arg_slots, arg_dtypes, preds, body):
         self.proc = proc
         self.nslots = nslots
         self.arg_slots = arg_slots
         self.arg_dtypes = arg_dtypes  # per argument: numpy dtype or None
         self.preds = preds            # [(fn, pred expr)]
-        self.shapes = shapes          # per argument: [size fns] or None
         self.body = body
 
     def new_env(self, state, values):
@@ -213,16 +212,10 @@ class _Compiler:
                 dt = _dtype_of(a.type, self.r_dtypes.get(i))
                 self.dtypes[a.name] = dt
                 arg_dtypes.append(dt)
-        shapes = []
-        for a in p.args:
-            if isinstance(a.type, IR.Tensor):
-                shapes.append([self.expr(h) for h in a.type.hi])
-            else:
-                shapes.append(None)
         preds = [(self.expr(e), e) for e in p.preds]
         body = self.block(p.body)
         return _ProcCode(p, len(self.slots) + 1, arg_slots, arg_dtypes, preds,
-                         shapes, body)
+                         body)
 
     # -- statements
     def block(self, stmts):
@@ -512,16 +505,13 @@ class _Compiler:
 # entry point
 
 
-def _arg_error(pname, msg, exc=TypeError):
-    return exc(f"interpret() of '{pname}': {msg}")
-
-
 def run_interpreter(proc_ir, args=(), kwargs=None, config_state=None):
     """Run ``proc_ir`` on numpy arrays / Python scalars, updating in place.
 
-    ``args``/``kwargs`` follow the procedure's signature. A ``config_state``
-    keyword (in ``kwargs`` too, unless the procedure has an argument of that
-    name) supplies the ``ConfigState`` to use. Returns None.
+    ``args``/``kwargs`` follow the procedure's signature and are checked
+    exactly as the compiled callable checks them (``call_args``). A
+    ``config_state`` keyword (in ``kwargs`` too, unless the procedure has an
+    argument of that name) supplies the ``ConfigState`` to use. Returns None.
     """
     kwargs = dict(kwargs or {})
     names = [a.name.name for a in proc_ir.args]
@@ -531,101 +521,19 @@ def run_interpreter(proc_ir, args=(), kwargs=None, config_state=None):
         config_state = ConfigState()
     elif not isinstance(config_state, dict):
         raise TypeError("config_state must be a ConfigState (or dict)")
-    pname = proc_ir.name
-    values = _bind_args(proc_ir, names, args, kwargs)
 
-    # R parameters take the precision of what is passed (validated below)
+    def read_config(cfg, field):
+        return config_state.get((cfg, field), 0)
+
+    checked = check_call_args(proc_ir, args, kwargs, read_config=read_config)
+    # R parameters run in the precision of R (float32)
     r_dtypes = tuple((i, np.dtype(NUMPY_DTYPES[IR.Num]).str)
                      for i, a in enumerate(proc_ir.args)
                      if not is_control(a.type) and basetype(a.type) is IR.Num)
     code = _compiled(proc_ir, r_dtypes)
-
-    # control arguments first: tensor shapes are expressions over them
-    env = code.new_env(config_state, [None] * len(values))
-    for i, (a, v) in enumerate(zip(proc_ir.args, values)):
-        if is_control(a.type):
-            env[code.arg_slots[i]] = _check_control(pname, a, v)
-    for i, (a, v) in enumerate(zip(proc_ir.args, values)):
-        if not is_control(a.type):
-            env[code.arg_slots[i]] = _check_data(pname, a, v,
-                                                 code.arg_dtypes[i],
-                                                 code.shapes[i], env)
-    bad = code.check_preds(env)
-    if bad is not None:
-        from .printer import expr_to_str
-        raise _arg_error(pname, f"precondition 'assert {expr_to_str(bad)}' "
-                         "does not hold for these arguments", ValueError)
+    values = [v.reshape(()) if is_real_scalar(a.type) else v
+              for a, v in zip(proc_ir.args, checked.values)]
+    env = code.new_env(config_state, values)
     with np.errstate(all="ignore"):
         code.body(env)
     return None
-
-
-def _bind_args(proc_ir, names, args, kwargs):
-    pname = proc_ir.name
-    if len(args) > len(names):
-        raise _arg_error(pname, f"takes {len(names)} arguments, "
-                         f"{len(args)} given")
-    values = list(args) + [_MISSING] * (len(names) - len(args))
-    for k, v in kwargs.items():
-        if k not in names:
-            raise _arg_error(pname, f"unexpected argument '{k}'")
-        i = names.index(k)
-        if values[i] is not _MISSING:
-            raise _arg_error(pname, f"argument '{k}' given twice")
-        values[i] = v
-    missing = [n for n, v in zip(names, values) if v is _MISSING]
-    if missing:
-        raise _arg_error(pname, "missing argument"
-                         f"{'s' if len(missing) > 1 else ''} "
-                         + ", ".join(f"'{m}'" for m in missing))
-    return values
-
-
-_MISSING = object()
-
-
-def _check_control(pname, a, v):
-    n, t = a.name.name, a.type
-    if t is IR.Bool:
-        if not isinstance(v, (bool, np.bool_)):
-            raise _arg_error(pname, f"argument '{n}' must be a bool, got "
-                             f"{type(v).__name__}")
-        return bool(v)
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-        raise _arg_error(pname, f"argument '{n}: {TYPE_NAMES[t]}' must be an "
-                         f"int, got {type(v).__name__}")
-    v = int(v)
-    if t is IR.Size and v <= 0:
-        raise _arg_error(pname, f"argument '{n}: size' must be positive, "
-                         f"got {v}", ValueError)
-    return v
-
-
-def _check_data(pname, a, v, dt, shape_fns, env):
-    n, t = a.name.name, a.type
-    tname = TYPE_NAMES[basetype(t)]
-    if not isinstance(v, np.ndarray):
-        what = "a numpy array" if shape_fns is not None else \
-            "a 0-d or 1-element numpy array (updated in place)"
-        raise _arg_error(pname, f"argument '{n}' must be {what} of dtype "
-                         f"{dt}, got {type(v).__name__}")
-    if v.dtype != dt:
-        raise _arg_error(pname, f"argument '{n}' ({tname}) must have dtype "
-                         f"{dt}, got {v.dtype}")
-    if shape_fns is None:  # data scalar
-        if v.size != 1:
-            raise _arg_error(pname, f"argument '{n}' is a scalar: pass a 0-d "
-                             f"or 1-element array, got shape {v.shape}",
-                             ValueError)
-        return v.reshape(())
-    want = tuple(f(env) for f in shape_fns)
-    if v.shape != want:
-        raise _arg_error(pname, f"argument '{n}' must have shape {want}, got "
-                         f"{v.shape}", ValueError)
-    if not t.is_window and not v.flags.c_contiguous:
-        raise _arg_error(pname, f"argument '{n}' is a dense tensor: pass a "
-                         "C-contiguous (row-major) array", ValueError)
-    if any(s % v.itemsize for s in v.strides):
-        raise _arg_error(pname, f"argument '{n}': strides must be whole "
-                         "elements", ValueError)
-    return v

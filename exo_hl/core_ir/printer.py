@@ -4,23 +4,23 @@ The printed text is what every scheduling test compares against, so it must
 be stable: minimal parentheses from Python's operator precedence, symbols by
 their spelling (renamed ``x_1``, ``x_2``... only where two *different*
 symbols of one spelling would both be visible, so the text reparses to the
-same structure), and a final fixed-style ``yapf`` pass for line breaking.
+same structure), and long lines broken at 80 columns between arguments or
+operands (``line_break.py``), never inside a subscript.
 
 ``alpha_equal`` (structural equality modulo a consistent renaming of
 symbols) lives here too: it is what "reparses to the same procedure" means.
 """
 from __future__ import annotations
 
-import functools
 import json
 from typing import Dict, Optional
 
+from .line_break import COLUMN_LIMIT, break_line
 from .nodes import IR, Node
 from .syms import Sym
 from .types import DATA_TYPES, TYPE_NAMES, is_control
 
-#: the fixed yapf style: deterministic, pep8-like, 80 columns
-YAPF_STYLE = "{based_on_style: pep8, column_limit: 80}"
+_DATA_TYPE_SET = frozenset(DATA_TYPES)
 
 # Python operator precedence (higher binds tighter)
 _PREC_OR, _PREC_AND, _PREC_NOT, _PREC_CMP = 1, 2, 3, 4
@@ -73,6 +73,9 @@ class _Namer:
         self.env: Dict[Sym, str] = {}
         self.reserved = set(reserved)
         self.avoid = set(reserved) | set(avoid)
+        # per base name, the least k whose ``name_k`` may still be free
+        # (``avoid`` only grows), so respelling n copies of ``t`` is linear
+        self.next_k: Dict[str, int] = {}
 
     def name(self, s: Sym) -> str:
         return self.env.get(s, s.name)
@@ -85,9 +88,10 @@ class _Namer:
             nm = s.name
             other = scope.get(nm)
             if (other is not None and other is not s) or nm in self.reserved:
-                k = 1
+                k = self.next_k.get(s.name, 1)
                 while f"{s.name}_{k}" in self.avoid:
                     k += 1
+                self.next_k[s.name] = k + 1
                 nm = f"{s.name}_{k}"
             self.env[s] = nm
             self.avoid.add(nm)
@@ -110,7 +114,7 @@ def _expr(e, nm: _Namer) -> tuple:
     if isinstance(e, IR.Const):
         v = e.val
         if (isinstance(v, int) and not isinstance(v, bool)
-                and e.type in DATA_TYPES):
+                and e.type in _DATA_TYPE_SET):
             v = float(v)  # a data literal reads (and reparses) as a real
         neg = not isinstance(v, bool) and v < 0
         prec = _PREC_UNARY if neg else _PREC_ATOM
@@ -249,41 +253,45 @@ def stmt_to_str(s, indent: int = 0) -> str:
 # procedures
 
 
-def _global_names(p) -> set:
-    """Names of non-local things a procedure mentions (never reused)."""
+def _names_in(p) -> tuple:
+    """(names of the non-local things a procedure mentions, which are never
+    reused; spellings of all its symbols), in one walk."""
     from .traversal import walk
-    names = set()
-    roots = tuple(p.body) + tuple(p.preds)
-    for root in roots:
+    glob = {mem_name(a.mem) for a in p.args if a.mem is not None}
+    syms = {a.name.name for a in p.args}
+    for root in tuple(p.body) + tuple(p.preds):
         for n in walk(root):
-            if isinstance(n, IR.Call):
-                names.add(n.f.name)
-            elif isinstance(n, IR.Extern):
-                names.add(n.f.name())
-            elif isinstance(n, (IR.WriteConfig, IR.ReadConfig)):
-                names.add(n.config.name())
-            elif isinstance(n, IR.For):
-                names.add("par" if n.mode == IR.Par else "seq")
-            elif isinstance(n, IR.StrideExpr):
-                names.add("stride")
-            elif isinstance(n, IR.Alloc):
-                names.add(mem_name(n.mem))
-    for a in p.args:
-        if a.mem is not None:
-            names.add(mem_name(a.mem))
-    return names
-
-
-def _all_sym_names(p) -> set:
-    from .traversal import used_syms
-    names = {a.name.name for a in p.args}
-    names |= {s.name for s in used_syms(tuple(p.body) + tuple(p.preds))}
-    return names
+            cls = type(n)
+            if cls is IR.Read or cls is IR.Assign or cls is IR.Reduce or \
+                    cls is IR.WindowExpr or cls is IR.WindowStmt:
+                syms.add(n.name.name)
+            elif cls is IR.For:
+                syms.add(n.iter.name)
+                glob.add("par" if n.mode is IR.Par else "seq")
+            elif cls is IR.Alloc:
+                syms.add(n.name.name)
+                glob.add(mem_name(n.mem))
+                if isinstance(n.type, IR.Tensor):
+                    for h in n.type.hi:
+                        syms |= {x.name.name for x in walk(h)
+                                 if type(x) is IR.Read}
+            elif cls is IR.Call:
+                glob.add(n.f.name)
+            elif cls is IR.Extern:
+                glob.add(n.f.name())
+            elif cls is IR.WriteConfig or cls is IR.ReadConfig:
+                glob.add(n.config.name())
+            elif cls is IR.StrideExpr:
+                syms.add(n.name.name)
+                glob.add("stride")
+    return glob, syms
 
 
 def proc_to_raw_str(p) -> str:
-    """The procedure's source text before yapf formatting."""
-    nm = _Namer(reserved=_global_names(p), avoid=_all_sym_names(p))
+    """The procedure's source text, one line per statement (before long
+    lines are broken)."""
+    reserved, sym_names = _names_in(p)
+    nm = _Namer(reserved=reserved, avoid=sym_names)
     scope: Dict[str, Sym] = {}
     # all arguments are visible in every argument's type
     names = [nm.bind(a.name, scope) for a in p.args]
@@ -306,18 +314,16 @@ def proc_to_raw_str(p) -> str:
     return "\n".join(out) + "\n"
 
 
-@functools.lru_cache(maxsize=512)
-def _format(text: str) -> str:
-    from yapf.yapflib.yapf_api import FormatCode
-    return FormatCode(text, style_config=YAPF_STYLE)[0]
-
-
 def proc_to_str(p) -> str:
     """``str(Procedure)``: readable source that ``@proc`` accepts again.
 
-    No trailing newline, so ``print(p)`` shows exactly the procedure.
+    No trailing newline, so ``print(p)`` shows exactly the procedure. Lines
+    longer than 80 columns are broken by ``line_break`` (between arguments
+    or operands, never inside a subscript).
     """
-    return _format(proc_to_raw_str(p)).rstrip("\n")
+    lines = proc_to_raw_str(p).rstrip("\n").split("\n")
+    return "\n".join(ln if len(ln) <= COLUMN_LIMIT else break_line(ln)
+                     for ln in lines)
 
 
 # ----------------------------------------------------------------------------

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import ast
 import builtins
+import numbers
 import string
 from dataclasses import dataclass
 from typing import Optional
+
+import numpy as np
 
 from ..core_ir import types as T
 from ..core_ir.config import Config
@@ -651,8 +654,13 @@ class ProcParser:
         obj = self.lookup_global(node)
         if obj is _MISSING:
             raise self.undefined(node)
-        if isinstance(obj, bool):
-            return IR.Const(obj, type=IR.Bool, srcinfo=si)
+        # Python constants of the defining scope are literals
+        if isinstance(obj, (bool, np.bool_)):
+            return IR.Const(bool(obj), type=IR.Bool, srcinfo=si)
+        if isinstance(obj, numbers.Integral):
+            return IR.Const(int(obj), type=IR.Int, srcinfo=si)
+        if isinstance(obj, numbers.Real):
+            return IR.Const(float(obj), type=IR.Num, srcinfo=si)
         raise self.type_error(
             f"'{_dotted_text(node)}' ({type(obj).__name__}) cannot be used as "
             f"a value in a procedure", node)
@@ -805,15 +813,20 @@ class ProcParser:
                 raise self.type_error(f"stride() of '{node.args[0].id}', "
                                       f"which is not a buffer", node.args[0])
             d = node.args[1]
-            if not (isinstance(d, ast.Constant) and type(d.value) is int):
+            dim = d.value if isinstance(d, ast.Constant) else None
+            if isinstance(d, (ast.Name, ast.Attribute)) and not (
+                    isinstance(d, ast.Name) and d.id in env):
+                dim = self.lookup_global(d)  # a constant of the scope
+            if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
                 raise self.type_error("stride(A, d): d must be an integer "
-                                      "literal", d)
+                                      "constant", d)
+            dim = int(dim)
             nd = len(T.shape(var.type))
-            if not 0 <= d.value < nd:
-                raise self.type_error(f"stride(): dimension {d.value} out of "
+            if not 0 <= dim < nd:
+                raise self.type_error(f"stride(): dimension {dim} out of "
                                       f"range for '{node.args[0].id}' with "
                                       f"{nd} dimensions", d)
-            return IR.StrideExpr(var.sym, d.value, type=IR.Stride, srcinfo=si)
+            return IR.StrideExpr(var.sym, dim, type=IR.Stride, srcinfo=si)
         if isinstance(fn, Extern):
             args = [self.data_expr(a, env, f"an argument of {fn.name()}()")
                     for a in node.args]

@@ -297,3 +297,58 @@ def test_floor_helpers_in_preconditions_compile_warning_free(
     assert "EXO_ASSUME(exo_floor_div(k, 4) >= 2" in text
     compile_procs([floor_in_precondition], tmp_path, "floorpre")
     warn_compile("floorpre")
+
+
+def test_large_procedure_emits_in_linear_work(monkeypatch, tmp_path,
+                                              warn_compile):
+    """10,000 statements, 5,000 buffers all named 't' that are written but
+    never read: choosing their C names and deciding which need a
+    ``(void)`` must not rescan the rest of the procedure per buffer."""
+    from exo_hl.codegen_c import emit
+    from exo_hl.core_ir.nodes import IR
+    from exo_hl.core_ir.syms import Sym
+
+    n = 5000
+    x = Sym("x")
+    xt = IR.Tensor((IR.Const(n, type=IR.Int), ), False, IR.F32)
+    body = []
+    for k in range(n):
+        t = Sym("t")
+        body.append(IR.Alloc(t, IR.F32, DRAM_STATIC))
+        body.append(IR.Assign(t, IR.F32, (), IR.Read(x, (IR.Const(
+            k, type=IR.Int), ), type=IR.F32)))
+    big = IR.Proc("big", (IR.FnArg(x, xt, DRAM, None), ), (), tuple(body),
+                  None, None)
+
+    visits = {"nodes": 0, "probes": 0}
+    real_walk = emit.walk
+
+    def counting_walk(node):
+        for n_ in real_walk(node):
+            visits["nodes"] += 1
+            yield n_
+
+    class CountingSet(set):
+        def __contains__(self, item):
+            visits["probes"] += 1
+            return super().__contains__(item)
+
+    real_init = emit._ProcEmitter.__init__
+
+    def init(self, *a, **kw):
+        real_init(self, *a, **kw)
+        self.in_use = CountingSet(self.in_use)
+
+    monkeypatch.setattr(emit, "walk", counting_walk)
+    monkeypatch.setattr(emit._ProcEmitter, "__init__", init)
+    header, source = emit.generate([big], "big")
+    lines = source.splitlines()
+    assert f"    float t_{n - 1};" in lines
+    assert lines[-4:] == [f"    float t_{n - 1};", f"    (void)t_{n - 1};",
+                          f"    t_{n - 1} = x[{n - 1}];", "}"]
+    assert source.count("(void)t") == n
+    assert visits["nodes"] <= 20 * n
+    assert visits["probes"] <= 3 * n
+    (tmp_path / "big.h").write_text(header)
+    (tmp_path / "big.c").write_text(source)
+    warn_compile("big")

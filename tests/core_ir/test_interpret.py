@@ -437,9 +437,9 @@ def test_argument_errors_name_the_argument():
         gemm.interpret(2, 4, 3, A, B.astype(np.float64), C)
     with pytest.raises(ValueError, match=r"'C' must have shape \(2, 4\)"):
         gemm.interpret(2, 4, 3, A, B, C.T.copy())
-    with pytest.raises(TypeError, match="'M: size' must be an int"):
+    with pytest.raises(TypeError, match=r"'M' \(size\) must be an int"):
         gemm.interpret(2.0, 4, 3, A, B, C)
-    with pytest.raises(ValueError, match="'N: size' must be positive"):
+    with pytest.raises(ValueError, match=r"'N' \(size\) must be positive"):
         gemm.interpret(2, 0, 3, A, B, np.zeros((2, 0), np.float32))
     with pytest.raises(TypeError, match="'A' must be a numpy array"):
         gemm.interpret(2, 4, 3, A.tolist(), B, C)

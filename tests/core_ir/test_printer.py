@@ -273,3 +273,122 @@ def test_data_literals_print_as_reals():
     assert expr_to_str(IR.Const(0, type=IR.Int)) == "0"
     assert expr_to_str(IR.Const(-3, type=IR.F32)) == "-3.0"
     assert expr_to_str(IR.Const(1e-05, type=IR.Num)) == "1e-05"
+
+
+# ---------------------------------------------------------------------------
+# line breaking: between arguments or operands, never inside a subscript
+
+
+def _open_brackets_at_line_ends(text):
+    """Lines that end inside a [...] (a subscript or window broken up)."""
+    depth, bad = 0, []
+    for ln in text.splitlines():
+        for ch in ln:
+            depth += (ch == "[") - (ch == "]")
+        if depth:
+            bad.append(ln)
+    return bad
+
+
+def test_long_statements_break_between_operands_not_in_subscripts(
+        assert_roundtrip):
+    @proc
+    def conv(oc_n: size, no_n: size, y: f32[oc_n, 8 * no_n] @ DRAM,
+             w: f32[oc_n, 8 * no_n + 8] @ DRAM, x: f32[8 * no_n + 8] @ DRAM):
+        for oc in seq(0, oc_n):
+            for no in seq(0, no_n):
+                for ni in seq(0, 8):
+                    y[oc, 8 * no + ni] += w[oc, 8 * no + ni + 1] * x[8 * no + ni] + w[oc, 8 * no + ni] * x[8 * no + ni + 1]  # noqa: E501
+                    y[oc, 8 * no + ni] = select(x[8 * no + ni], w[oc, 8 * no + ni + 1], x[8 * no + ni + 1], w[oc, 8 * no + ni])  # noqa: E501
+
+    expect(conv, """
+        def conv(oc_n: size, no_n: size, y: f32[oc_n, 8 * no_n] @ DRAM,
+                 w: f32[oc_n, 8 * no_n + 8] @ DRAM, x: f32[8 * no_n + 8] @ DRAM):
+            for oc in seq(0, oc_n):
+                for no in seq(0, no_n):
+                    for ni in seq(0, 8):
+                        y[oc, 8 * no + ni] += (w[oc, 8 * no + ni + 1] * x[8 * no + ni] +
+                                               w[oc, 8 * no + ni] * x[8 * no + ni + 1])
+                        y[oc, 8 * no + ni] = select(x[8 * no + ni],
+                                                    w[oc, 8 * no + ni + 1],
+                                                    x[8 * no + ni + 1],
+                                                    w[oc, 8 * no + ni])
+        """)
+    assert_roundtrip(conv)
+
+
+def test_line_breaking_never_splits_a_subscript(assert_roundtrip):
+    @proc
+    def deep(n: size, A: f32[n, 2 * n + 1000000000, n] @ DRAM,
+             B: f32[n, 2 * n + 1000000000, n] @ DRAM):
+        for iiiiiiiiiiii in seq(0, n):
+            for jjjjjjjjjjjj in seq(0, n):
+                for kkkkkkkkkkkk in seq(0, n):
+                    A[iiiiiiiiiiii, jjjjjjjjjjjj + kkkkkkkkkkkk + 999999999, kkkkkkkkkkkk] = B[iiiiiiiiiiii, jjjjjjjjjjjj + kkkkkkkkkkkk + 999999999, kkkkkkkkkkkk] * 2.0  # noqa: E501
+                    A[iiiiiiiiiiii, jjjjjjjjjjjj + kkkkkkkkkkkk + 999999999, kkkkkkkkkkkk] = B[iiiiiiiiiiii, jjjjjjjjjjjj + kkkkkkkkkkkk + 999999999, kkkkkkkkkkkk]  # noqa: E501
+                    if iiiiiiiiiiii + jjjjjjjjjjjj < n and jjjjjjjjjjjj + kkkkkkkkkkkk < n and iiiiiiiiiiii < kkkkkkkkkkkk:  # noqa: E501
+                        pass
+
+    text = str(deep)
+    assert _open_brackets_at_line_ends(text) == []
+    body = text.splitlines()
+    # an operand wider than a line stays whole; a lone subscript stays long
+    sub = "iiiiiiiiiiii, jjjjjjjjjjjj + kkkkkkkkkkkk + 999999999, kkkkkkkkkkkk"
+    assert body[5:13] == [
+        f"                A[{sub}] = (",
+        f"                    B[{sub}] *",
+        "                    2.0)",
+        f"                A[{sub}] = B[{sub}]",
+        "                if (iiiiiiiiiiii + jjjjjjjjjjjj < n and",
+        "                        jjjjjjjjjjjj + kkkkkkkkkkkk < n and",
+        "                        iiiiiiiiiiii < kkkkkkkkkkkk):",
+        "                    pass"]
+    assert_roundtrip(deep)
+
+
+def test_large_procedure_prints_in_linear_work(monkeypatch):
+    """10,000 statements: no line is long enough to need the line breaker,
+    so it is never called, and respelling 5,000 buffers all named 't'
+    probes a linear number of candidate names (printing used to run a
+    formatter over every statement and try t_1, t_2, ... from the start for
+    each buffer)."""
+    from exo_hl.core_ir import printer
+
+    n = 5000
+    x = Sym("x")
+    xt = IR.Tensor((IR.Const(n, type=IR.Int), ), False, IR.F32)
+    body = []
+    for k in range(n):
+        t = Sym("t")
+        body.append(IR.Alloc(t, IR.F32, DRAM))
+        body.append(IR.Assign(x, IR.F32, (IR.Const(k, type=IR.Int), ),
+                              IR.Read(t, (), type=IR.F32)))
+    big = IR.Proc("big", (IR.FnArg(x, xt, DRAM, None), ), (), tuple(body),
+                  None, None)
+
+    calls = {"break": 0, "probe": 0}
+    real_break = printer.break_line
+
+    def counting_break(line, *a):
+        calls["break"] += 1
+        return real_break(line, *a)
+
+    class CountingSet(set):
+        def __contains__(self, item):
+            calls["probe"] += 1
+            return super().__contains__(item)
+
+    class CountingNamer(printer._Namer):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            self.avoid = CountingSet(self.avoid)
+
+    monkeypatch.setattr(printer, "break_line", counting_break)
+    monkeypatch.setattr(printer, "_Namer", CountingNamer)
+    text = printer.proc_to_str(big)
+    lines = text.splitlines()
+    assert len(lines) == 1 + 2 * n
+    assert lines[-2:] == [f"    t_{n - 1}: f32 @ DRAM",
+                          f"    x[{n - 1}] = t_{n - 1}"]
+    assert calls["break"] == 0
+    assert calls["probe"] <= 3 * n

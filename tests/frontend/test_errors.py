@@ -439,3 +439,69 @@ def test_internal_errors_are_wrapped(monkeypatch):
     msg = str(e.value)
     assert "procedure 'foo'" in msg and "internal error" in msg
     assert isinstance(e.value.__cause__, KeyError)
+
+
+# ---------------------------------------------------------------------------
+# a module without `from __future__ import annotations`
+
+NO_FUTURE = '''\
+import numpy as np
+from exo_hl import f32, proc, seq, size
+
+TILE = 4
+
+
+@proc
+def fine(x: f32[TILE], s: f32):
+    x[0] = s
+
+
+@proc
+def axpy(n: size, x: f32[n], y: f32[n]):
+    for i in seq(0, n):
+        y[i] += x[i]
+'''
+
+
+def _import_file(path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_missing_future_import_is_explained(tmp_path):
+    path = tmp_path / "nofuture_kernels.py"
+    path.write_text(NO_FUTURE)
+    with pytest.raises(ExoSyntaxError) as e:
+        _import_file(path)
+    msg = str(e.value)
+    assert msg.startswith(f"{path}:13: procedure 'axpy': ")
+    assert "'n' is not defined" in msg
+    assert "add `from __future__ import annotations` at the top of the " \
+        "module" in msg
+    # the same as a script: the message, not a bare NameError
+    import subprocess
+    import sys
+    from pathlib import Path
+    repo = Path(__file__).resolve().parents[2]
+    r = subprocess.run([sys.executable, str(path)], capture_output=True,
+                       text=True, env={"PYTHONPATH": str(repo)})
+    assert r.returncode != 0
+    assert f"{path}:13: procedure 'axpy'" in r.stderr
+    assert "from __future__ import annotations" in r.stderr
+    assert "NameError: name" not in r.stderr
+
+
+def test_modules_without_future_import_that_work_still_work(tmp_path):
+    # annotations that evaluate fine (constants, scalars) are no error
+    path = tmp_path / "nofuture_ok.py"
+    path.write_text(NO_FUTURE.split("\n\n@proc\ndef axpy")[0] + "\n")
+    m = _import_file(path)
+    assert str(m.fine).startswith("def fine(x: f32[4] @ DRAM")
+    # nor is a module that does not define procedures
+    path = tmp_path / "nofuture_user.py"
+    path.write_text("from exo_hl import proc, f32\n\n\n"
+                    "def helper(n: int, m: 'f32[n]'):\n    return proc\n")
+    _import_file(path)

@@ -566,3 +566,57 @@ def test_window_args_passed_whole_and_window_names():
     arg = b[3].args[1]
     assert isinstance(arg, IR.Read) and arg.name is r.name
     assert arg.type == r.rhs.type and isinstance(arg.type, IR.WindowType)
+
+
+# Python constants of the defining scope are literals (module level here)
+TILE = 16
+HALF = np.int32(8)
+SCALE = 0.5
+DIM = 1
+
+
+def test_python_int_constants_resolve_as_literals(assert_roundtrip):
+    inner = 4
+
+    @proc
+    def tiled(n: size, x: f32[n, TILE], y: f32[n, TILE]):
+        assert n % TILE == 0
+        assert stride(x, DIM) == 1
+        for i in seq(0, n):
+            t: f32[TILE] @ DRAM_STATIC
+            for j in seq(0, TILE):
+                t[j] = x[i, j] * SCALE + TILE
+            for j in seq(0, HALF):
+                y[i, j + inner] = t[j + HALF - inner] + inner
+
+    p = tiled.ir()
+    c16 = IR.Const(16, type=IR.Int)
+    assert p.args[1].type.hi == (IR.Read(p.args[0].name, (), type=IR.Size),
+                                 c16)
+    assert p.preds[0].lhs.rhs == c16
+    assert p.preds[1].lhs == IR.StrideExpr(p.args[1].name, 1,
+                                           type=IR.Stride)
+    loop = p.body[0]
+    alloc, fill, half = loop.body
+    assert alloc.type.hi == (c16, )
+    assert fill.hi == c16 and half.hi == IR.Const(8, type=IR.Int)
+    # in data context: literals of type R
+    rhs = fill.body[0].rhs
+    assert rhs.rhs == IR.Const(16.0, type=IR.Num)
+    assert rhs.lhs.rhs == IR.Const(0.5, type=IR.Num)
+    assert str(tiled).splitlines()[0] == \
+        "def tiled(n: size, x: f32[n, 16] @ DRAM, y: f32[n, 16] @ DRAM):"
+    assert_roundtrip(tiled)
+    x = np.arange(256, dtype=np.float32).reshape(16, 16)
+    y = np.zeros((16, 16), np.float32)
+    tiled.interpret(16, x, y)
+    np.testing.assert_array_equal(y[:, 4:12], x[:, 4:12] * 0.5 + 20)
+
+
+def test_non_numeric_scope_values_are_still_rejected():
+    name = "not a number"
+    with pytest.raises(exo_hl.ExoTypeError, match="'name' \\(str\\) cannot "
+                       "be used as a value"):
+        @proc
+        def bad(x: f32[4]):
+            x[0] = name
