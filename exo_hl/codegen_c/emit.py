@@ -15,12 +15,14 @@ import re
 
 from ..core_ir.memory import DRAM, Memory
 from ..core_ir.nodes import IR
-from ..core_ir.types import (C_TYPES, TYPE_NAMES, basetype, is_data,
-                             is_real_scalar, is_tensor_or_window, is_window,
-                             shape as type_shape)
+from ..core_ir.types import (C_TYPES, TYPE_NAMES, basetype, is_control,
+                             is_data, is_real_scalar, is_tensor_or_window,
+                             is_window, shape as type_shape)
 from ..errors import ExoTypeError, MemGenError, located
 from ..core_ir.traversal import walk
 from ..core_ir.buffers import written_buffers
+from ..core_ir.state import config_reads, config_writes
+from ..core_ir.syms import Sym
 from .analysis import (aliased_params, as_ir, configs_used,
                        all_procs_incl_instrs, reached_procs)
 
@@ -325,6 +327,7 @@ class _ProcEmitter:
         self.bufs = {}          # Sym -> _Buf
         self.nonneg = set()     # control syms known >= 0
         self.read_names = set()  # C names read (for unused-variable hygiene)
+        self.hoisted = set()     # C names of locals made by once()
 
     # -- errors
     def _err(self, cls, msg, node):
@@ -374,11 +377,23 @@ class _ProcEmitter:
                 self.nonneg.add(a.name)
         body = []
         self.lines = body
+        for a in p.args:
+            buf = self.bufs.get(a.name)
+            if buf is not None and buf.kind == "tensor":
+                # sizes as they are at entry (they may read config state)
+                buf.shape = tuple(self.once(h, f"{buf.cname}_n{d}", 1)
+                                  for d, h in enumerate(buf.shape))
         for pred in p.preds:
             self.check_precision(pred)
             prog.need_assume = True
             self.line(1, f"EXO_ASSUME({self.expr(pred)});")
         self.block(p.body, 1)
+        for k, ln in enumerate(body):
+            # a hoisted size that no access ended up using
+            m = re.fullmatch(r"(\s*)int_fast32_t (\w+) = .*;", ln)
+            if m and m.group(2) in self.hoisted and len(re.findall(
+                    r"\b%s\b" % m.group(2), "\n".join(body))) == 1:
+                body[k] = ln + f" (void){m.group(2)};"
         text = "\n".join(body)
         unused = [n for n in ["ctxt"] + [self.names[a.name] for a in p.args]
                   if not re.search(r"\b%s\b" % re.escape(n), text)]
@@ -440,7 +455,10 @@ class _ProcEmitter:
                 self.block(s.orelse, depth + 1)
             self.line(depth, "}")
         elif isinstance(s, IR.For):
-            lo, hi = self.expr(s.lo), self.expr(s.hi)
+            # C tests the condition before every iteration; the IR evaluates
+            # the upper bound once, at loop entry
+            lo = self.expr(s.lo)
+            hi = self.expr(self.once(s.hi, f"{s.iter.name}_hi", depth))
             it = self.bind(s.iter)
             if self.is_nonneg(s.lo):
                 self.nonneg.add(s.iter)
@@ -462,12 +480,27 @@ class _ProcEmitter:
         else:  # pragma: no cover - the grammar has no other statements
             self._err(MemGenError, f"cannot compile {type(s).__name__}", s)
 
+    def once(self, e, base, depth):
+        """A control expression as it evaluates *here*, for C text that
+        re-evaluates it later (a loop condition, the strides of a buffer):
+        ``e`` itself when its value cannot change (it reads no config
+        state), else a read of a new local initialised with it now."""
+        if not config_reads(e):
+            return e
+        sym = Sym(base)
+        name = self.bind(sym)
+        self.hoisted.add(name)
+        self.line(depth, f"int_fast32_t {name} = {self.expr(e)};")
+        return IR.Read(sym, (), type=IR.Index, srcinfo=e.srcinfo)
+
     def alloc(self, s, depth, bound, frees):
         mem = s.mem or DRAM
+        elem = basetype(s.type)
+        # sizes are evaluated at the allocation; accesses use them later
+        dims = tuple(self.once(h, f"{s.name.name}_n{d}", depth)
+                     for d, h in enumerate(type_shape(s.type)))
         name = self.bind(s.name)
         bound.append(s.name)
-        elem = basetype(s.type)
-        dims = type_shape(s.type)
         shape_c = [self.expr(h) for h in dims]
         ct = C_TYPES[elem]
         self.prog.add_global(mem.global_())
@@ -498,7 +531,7 @@ class _ProcEmitter:
         f = s.f
         if f.instr is not None:
             self.prog.add_global(f.instr.c_global)
-            text = self.instr_text(s)
+            text = self.instr_text(self.pin_instr_args(s, depth))
             for ln in text.splitlines():
                 self.line(depth, ln)
             return
@@ -563,6 +596,41 @@ class _ProcEmitter:
             data = buf.cname
             strides = self.tensor_strides(buf)
         return f"({struct}){{ {data}, {{ {', '.join(strides)} }} }}"
+
+    def pin_instr_args(self, s, depth):
+        """``s`` with the control expressions of its arguments that read
+        config state the instruction writes replaced by locals evaluated
+        before it: a template may mention a placeholder several times, or
+        after its own config writes, but the call evaluates it once."""
+        risky = config_writes(s.f.body)
+        if not risky:
+            return s
+
+        def pin(e, base):
+            if config_reads(e) & risky:
+                sym = Sym(base)
+                name = self.bind(sym)
+                self.hoisted.add(name)
+                self.line(depth, f"int_fast32_t {name} = {self.expr(e)};")
+                return IR.Read(sym, (), type=IR.Index, srcinfo=e.srcinfo)
+            return e
+
+        args = []
+        for fa, a in zip(s.f.args, s.args):
+            base = f"{s.f.name}_{fa.name.name}"
+            if is_control(fa.type):
+                a = pin(a, base)
+            elif isinstance(a, IR.WindowExpr):
+                idx = []
+                for d, w in enumerate(a.idx):
+                    if isinstance(w, IR.Interval):
+                        # (C uses the start of a window, not its end)
+                        idx.append(w.update(lo=pin(w.lo, f"{base}_{d}")))
+                    else:
+                        idx.append(w.update(pt=pin(w.pt, f"{base}_{d}")))
+                a = a.update(idx=tuple(idx))
+            args.append(a)
+        return s.update(args=tuple(args))
 
     def instr_text(self, s):
         f = s.f
