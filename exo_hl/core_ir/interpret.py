@@ -357,9 +357,18 @@ class _Compiler:
                 r_dtypes.append((i, self.dtype(e.name).str))
         code = _compiled(f, tuple(r_dtypes))
         si = s.srcinfo
+        sizes = [(i, a.name.name) for i, a in enumerate(f.args)
+                 if a.type is IR.Size]
 
         def call(env):
             args = [g(env) for g in getters]
+            for i, nm in sizes:
+                if args[i] < 1:
+                    where = f"{si}: " if si is not None and si.lineno else ""
+                    raise InterpreterError(
+                        f"{where}size argument '{nm}' = {args[i]} of "
+                        f"'{f.name}' is not positive at a call in "
+                        f"'{self.proc.name}'")
             cenv = code.new_env(env[0], args)
             bad = code.check_preds(cenv)
             if bad is not None:
