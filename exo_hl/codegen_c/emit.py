@@ -6,7 +6,9 @@ prints its body. Memories, instructions and externs are user libraries: we
 only call their C-text hooks. Index arithmetic is printed so that it cannot
 overflow for any in-bounds access (offsets are formed in ``ptrdiff_t``) and
 integer floor division/modulo of possibly-negative values go through small
-helpers.
+helpers. Data arithmetic follows docs/semantics.md (``arith.py`` prints it
+without undefined behaviour), and every control expression is evaluated
+where the IR evaluates it, once (``once``).
 """
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ from ..core_ir.traversal import walk
 from ..core_ir.buffers import written_buffers
 from ..core_ir.state import config_reads, config_writes
 from ..core_ir.syms import Sym
+from . import arith as A
+from ..core_ir import datasem as D
 from .analysis import (aliased_params, as_ir, configs_used,
                        all_procs_incl_instrs, reached_procs)
 
@@ -289,6 +293,7 @@ class _Program:
             out.append(_FLOOR_COMMENT)
             out += [h for fn, h in _FLOOR_HELPERS.items()
                     if any(f"{fn}(" in b for b in bodies)]
+        out += A.helper_texts(bodies)
         out += bodies
         return "\n".join(out).rstrip("\n") + "\n"
 
@@ -433,9 +438,22 @@ class _ProcEmitter:
             self.check_readable(buf, s)
             self.check_precision(s.rhs, s)
             lhs = self.access(buf, s.idx, s)
-            rhs = self.data_expr(s.rhs, buf.elem)
-            op = "=" if isinstance(s, IR.Assign) else "+="
-            self.line(depth, f"{lhs} {op} {rhs};")
+            if isinstance(s, IR.Assign):
+                rhs = self.data_expr(s.rhs, buf.elem)
+            elif not D.is_int(buf.elem):
+                # C's ``x += e`` is ``x = x + e`` with C's conversions,
+                # which are the IR's for a float x (docs/semantics.md)
+                tgt = _c_data_type(buf.elem)
+                t = D.eval_type(s.rhs, tgt, D.default_leaf)
+                self.line(depth, f"{lhs} += {self.dexpr(s.rhs, t)[0]};")
+                return
+            else:
+                # integer x: the addition is an operation like any other
+                cur = IR.Read(s.name, s.idx, type=s.type, srcinfo=s.srcinfo)
+                rhs = self.data_expr(IR.BinOp("+", cur, s.rhs, type=s.type,
+                                              srcinfo=s.srcinfo), buf.elem,
+                                     check=False)
+            self.line(depth, f"{lhs} = {rhs};")
         elif isinstance(s, IR.WriteConfig):
             t = s.config.lookup_type(s.field)
             field = f"ctxt->{s.config.c_struct_field(s.field)}"
@@ -797,15 +815,110 @@ class _ProcEmitter:
                       f"first", stmt or e)
         return next(iter(found), None)
 
-    def data_expr(self, e, target_t):
-        """``e`` printed for storing into ``target_t``, casting if needed."""
-        own = self.check_precision(e)
-        ctx = own if own is not None else target_t
-        text, prec = self._expr(e, ctx)
-        if own is not None and C_TYPES[own] != C_TYPES[target_t]:
-            inner = text if prec >= _PREC_UNARY else f"({text})"
-            return f"({C_TYPES[target_t]}){inner}"
-        return text
+    def data_expr(self, e, target_t, check=True):
+        """``e`` printed for storing into ``target_t``: computed in its
+        evaluation type, then converted (docs/semantics.md)."""
+        if check:
+            self.check_precision(e)
+        tgt = _c_data_type(target_t)
+        t = D.eval_type(e, tgt, D.default_leaf)
+        text, prec, rng = self.dexpr(e, t)
+        conv = A.convert(text, prec >= _PREC_UNARY, t, tgt, rng)
+        return text if conv is None else conv
+
+    def dexpr(self, e, t):
+        """(text, precedence, value range) of the data expression ``e``,
+        computed in its evaluation type ``t`` (the value range is that of
+        the 32-bit result for integers, None for floats)."""
+        rng = None
+        if isinstance(e, IR.Const):
+            text = A.literal(e.val, t)
+            if A.needs_math(text):
+                self.prog.need_math = True
+            if D.is_int(t):
+                v = D.literal(e.val, t)
+                rng = (v, v)
+            return text, (_PREC_UNARY if text.startswith(("-", "("))
+                          else _PREC_ATOM), rng
+        if isinstance(e, (IR.Read, IR.ReadConfig)):
+            text, prec = self._expr(e, None)
+            if D.is_int(t):
+                lt = D.default_leaf(e)
+                rng = D.int_range(lt) if D.is_int(lt) else A.FULL
+            return text, prec, rng
+        if isinstance(e, IR.USub):
+            a, ap, ar = self.operand(e.arg, t)
+            if not D.is_int(t):
+                a = a if ap >= _PREC_UNARY and not a.startswith("-") \
+                    else f"({a})"
+                return f"-{a}", _PREC_UNARY, None
+            plain, rng = A.neg_range(ar)
+            if plain:
+                a = a if ap >= _PREC_UNARY and not a.startswith("-") \
+                    else f"({a})"
+                return f"-{a}", _PREC_UNARY, rng
+            return f"exo_neg_i32({a})", _PREC_ATOM, rng
+        if isinstance(e, IR.BinOp):
+            return self.data_binop(e, t)
+        if isinstance(e, IR.Extern):
+            self.prog.need_math = True
+            self.prog.add_global(e.f.c_global())
+            if e.f.own_arg_types:
+                args = []
+                for a in e.args:
+                    self.check_precision(a)
+                    at = D.ext_arg_context(a, D.default_leaf)
+                    args.append(self.dexpr(a, at)[0])
+            else:
+                args = [self.operand(a, t)[0] for a in e.args]
+            if D.is_int(t):
+                rt = e.type if e.f.own_arg_types else IR.I32
+                rng = D.int_range(rt) if D.is_int(rt) else A.FULL
+            return e.f.compile(args, C_TYPES[t]), _PREC_ATOM, rng
+        self._err(MemGenError, f"cannot compile data expression "
+                  f"{type(e).__name__}", e)
+
+    def operand(self, e, t):
+        """``e`` as an operand of an operation of evaluation type ``t``:
+        (text, precedence, range), converted to ``t`` when needed."""
+        te = D.eval_type(e, t, D.default_leaf)
+        text, prec, rng = self.dexpr(e, te)
+        if te is t:
+            return text, prec, rng
+        conv = A.convert(text, prec >= _PREC_UNARY, te, t, rng or A.FULL)
+        if conv is None:
+            return text, prec, rng
+        return conv, _PREC_UNARY if conv.startswith("(") else _PREC_ATOM, \
+            (rng if D.is_int(t) else None)
+
+    def data_binop(self, e, t):
+        op = e.op
+        p = _BIN_PREC[op]
+        lhs, lp, lr = self.operand(e.lhs, t)
+        rhs, rp, rr = self.operand(e.rhs, t)
+        if D.is_int(t):
+            plain, rng = A.op_range(op, lr, rr)
+            if not plain:
+                name = {"+": "add", "-": "sub", "*": "mul", "/": "div",
+                        "%": "mod"}[op]
+                return f"exo_{name}_i32({lhs}, {rhs})", _PREC_ATOM, rng
+        else:
+            rng = None
+            if op == "%":
+                self.prog.need_math = True
+                if t is IR.F64:
+                    return f"fmod({lhs}, {rhs})", _PREC_ATOM, None
+                text = f"fmodf({lhs}, {rhs})"
+                if t is IR.F16:
+                    return f"(_Float16){text}", _PREC_UNARY, None
+                return text, _PREC_ATOM, None
+        lhs = lhs if lp >= p else f"({lhs})"
+        rhs = rhs if rp >= p + 1 else f"({rhs})"
+        text = f"{lhs} {op} {rhs}"
+        if t is IR.F16:
+            # round every half-precision operation (C may keep float range)
+            return f"(_Float16)({text})", _PREC_UNARY, None
+        return text, p, rng
 
     def expr(self, e, ctx=None):
         return self._expr(e, ctx)[0]
@@ -823,36 +936,22 @@ class _ProcEmitter:
             return self.is_nonneg(e.lhs) and self.is_nonneg(e.rhs)
         return False
 
-    def literal(self, v, ctx):
+    @staticmethod
+    def literal(v):
+        """A control literal (data literals: ``arith.literal``)."""
         if isinstance(v, bool):
             return "true" if v else "false"
-        ct = C_TYPES.get(ctx) if ctx is not None else None
-        if ct in ("float", "double", "_Float16"):
-            fv = float(v)
-            r = repr(fv)
-            if "inf" in r or "nan" in r:
-                self.prog.need_math = True
-                r = {"inf": "INFINITY", "-inf": "-INFINITY"}.get(r, "NAN")
-                return r if ct == "float" else f"({ct}){r}"
-            if "e" not in r and "." not in r:
-                r += ".0"
-            if ct == "float":
-                return r + "f"
-            if ct == "_Float16":
-                return f"(_Float16){r}"
-            return r
-        if isinstance(v, float) and ctx is not None and v.is_integer():
-            return str(int(v))
         return repr(v)
 
     def _expr(self, e, ctx):
+        if isinstance(e, (IR.Const, IR.USub, IR.BinOp, IR.Extern)) and (
+                is_data(e.type) or e.type is IR.Num):
+            dom = ctx if ctx is not None and is_data(ctx) else IR.F32
+            t = D.eval_type(e, _c_data_type(dom), D.default_leaf)
+            text, prec, _ = self.dexpr(e, t)
+            return text, prec
         if isinstance(e, IR.Const):
-            t = e.type
-            if is_data(e.type) or e.type is IR.Num:
-                t = ctx if ctx is not None and is_data(ctx) else e.type
-                if t is IR.Num:
-                    t = IR.F32
-            text = self.literal(e.val, t if is_data(t) else None)
+            text = self.literal(e.val)
             return text, (_PREC_UNARY if text.startswith("-") else _PREC_ATOM)
         if isinstance(e, IR.Read):
             buf = self.bufs.get(e.name)
@@ -876,18 +975,6 @@ class _ProcEmitter:
             return f"!{self.wrap(e.arg, _PREC_UNARY, ctx)}", _PREC_UNARY
         if isinstance(e, IR.BinOp):
             return self._binop(e, ctx)
-        if isinstance(e, IR.Extern):
-            t = ctx if ctx is not None else e.type
-            if t is IR.Num or not is_data(t):
-                t = IR.F32 if t is IR.Num or t is None else t
-            self.prog.need_math = True
-            self.prog.add_global(e.f.c_global())
-            if e.f.own_arg_types:
-                args = [self.expr(a, self.check_precision(a) or a.type)
-                        for a in e.args]
-            else:
-                args = [self.expr(a, t) for a in e.args]
-            return e.f.compile(args, C_TYPES[t]), _PREC_ATOM
         if isinstance(e, IR.StrideExpr):
             buf = self.bufs[e.name]
             if buf.kind == "window":
@@ -937,6 +1024,11 @@ class _ProcEmitter:
         lhs = self.wrap(e.lhs, p, ctx)
         rhs = self.wrap(e.rhs, p + 1, ctx)
         return f"{lhs} {op} {rhs}", p
+
+
+def _c_data_type(t):
+    """The data type values of type ``t`` have in C (``R`` is float)."""
+    return IR.F32 if t is IR.Num else t
 
 
 def _is_used_later(s, rest):
