@@ -233,3 +233,30 @@ def test_mixed_precision_still_refused_in_c():
     a, b = np.array([100], np.int8), np.array([I32_MAX], np.int32)
     mixed.interpret(1, a, b)
     assert b[0] == I32_MIN + 99
+
+
+# -- built-in externs on integers ---------------------------------------------
+@proc
+def int_externs(n: size, a: i32[n], s: i32[n], f: i32[n], e: i32[n],
+                m: i8[n], r: i16[n], q: ui8[n]):
+    for i in seq(0, n):
+        s[i] = sqrt(a[i])
+        f[i] = fabs(a[i])
+        e[i] = exp(a[i])
+        m[i] = fmax(a[i], 3)
+        r[i] = relu(a[i] - 5)
+        q[i] = select(a[i], 0, a[i], 2 * a[i])
+
+
+def test_builtin_externs_on_integers(tmp_path):
+    """Floating-point functions of integers compute in double and come back
+    by the float -> integer rule (saturating; NaN -> 0)."""
+    a = np.array([16, -4, I32_MIN, I32_MAX, 100, 0, -1, 300], np.int32)
+    z = {k: np.zeros(8, t) for k, t in
+         (("s", np.int32), ("f", np.int32), ("e", np.int32), ("m", np.int8),
+          ("r", np.int16), ("q", np.uint8))}
+    r = _both(tmp_path, int_externs, dict(n=8, a=a, **z))
+    assert r["s"].tolist() == [4, 0, 0, 46340, 10, 0, 0, 17]
+    assert r["f"][2] == I32_MAX                  # |INT32_MIN| saturates
+    assert r["e"].tolist()[4] == I32_MAX and r["e"][0] == 8886110
+    assert r["m"].tolist() == [16, 3, 3, -1, 100, 3, 3, 44]
