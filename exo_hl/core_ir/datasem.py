@@ -35,8 +35,9 @@ import numpy as np
 from .nodes import IR
 
 __all__ = ["INT_TYPES", "FLOAT_TYPES", "is_int", "is_float", "int_range",
-           "eval_type", "own_type", "join", "float_to_int", "wrap",
-           "literal", "convert", "binop", "neg"]
+           "join", "domain", "default_leaf", "own_type", "eval_type",
+           "ext_arg_context", "wrap", "float_to_int", "literal", "convert",
+           "from_extern", "binop", "neg"]
 
 INT_TYPES = (IR.I8, IR.UI8, IR.I16, IR.UI16, IR.I32)
 FLOAT_TYPES = (IR.F16, IR.F32, IR.F64)

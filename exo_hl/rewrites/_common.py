@@ -30,7 +30,6 @@ from typing import Callable, NamedTuple, Optional, Tuple
 from ..core_ir.nodes import IR
 from ..core_ir.simplify import env_at, simplify_expr
 from ..core_ir.state import config_writes, reads_written_state
-from ..core_ir.traversal import walk_stmts
 from ..cursors import (ArgCursor, BlockCursor, Cursor, ExprCursor,
                        GapCursor, InvalidCursorError, StmtCursor, find_want,
                        forward, get_expr, get_list, get_stmt)
