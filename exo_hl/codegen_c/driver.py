@@ -18,7 +18,12 @@ from .analysis import as_ir
 
 def _lit(v, ct):
     if ct in ("float", "double", "_Float16"):
-        return float(v).hex() + ("f" if ct == "float" else "")
+        v = float(v)
+        if v != v:
+            return "NAN"
+        if v in (float("inf"), float("-inf")):
+            return "INFINITY" if v > 0 else "-INFINITY"
+        return v.hex() + ("f" if ct == "float" else "")
     return str(int(v))
 
 
@@ -32,8 +37,9 @@ def driver_source(procedure, args: dict, basename: str) -> str:
     """
     ir = as_ir(procedure)
     written = written_buffers(ir)
-    lines = ['#include <stdio.h>', '#include <stdlib.h>',
-             '#include <string.h>', f'#include "{basename}.h"', '',
+    lines = ['#include <math.h>', '#include <stdio.h>',
+             '#include <stdlib.h>', '#include <string.h>',
+             f'#include "{basename}.h"', '',
              'int main(void) {',
              f'    {basename}_Context ctx;',
              '    memset(&ctx, 0, sizeof ctx);']
@@ -61,10 +67,13 @@ def driver_source(procedure, args: dict, basename: str) -> str:
             else:
                 call.append(nm)
             if a.name in written:
-                fmt = "%a" if ct in ("float", "double") else "%lld"
+                fmt = "%a" if ct in ("float", "double", "_Float16") \
+                    else "%lld"
                 cast = "(double)" if fmt == "%a" else "(long long)"
-                prints += [f"    for (size_t k = 0; k < {flat.size}; k++)",
-                           f'        printf("{nm} {fmt}\\n", {cast}{nm}[k]);']
+                prints += [f"    for (size_t exo_k_ = 0; exo_k_ < "
+                           f"{flat.size}; exo_k_++)",
+                           f'        printf("{nm} {fmt}\\n", '
+                           f'{cast}{nm}[exo_k_]);']
             prints.append(f"    free({nm});")
         else:
             call.append("true" if v is True else "false" if v is False

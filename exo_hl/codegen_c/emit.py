@@ -6,7 +6,9 @@ prints its body. Memories, instructions and externs are user libraries: we
 only call their C-text hooks. Index arithmetic is printed so that it cannot
 overflow for any in-bounds access (offsets are formed in ``ptrdiff_t``) and
 integer floor division/modulo of possibly-negative values go through small
-helpers.
+helpers. Data arithmetic follows docs/semantics.md (``arith.py`` prints it
+without undefined behaviour), and every control expression is evaluated
+where the IR evaluates it, once (``once``).
 """
 from __future__ import annotations
 
@@ -16,12 +18,16 @@ import re
 from ..core_ir.cpu_features import proc_features, target_attribute_text
 from ..core_ir.memory import DRAM, Memory
 from ..core_ir.nodes import IR
-from ..core_ir.types import (C_TYPES, TYPE_NAMES, basetype, is_data,
-                             is_real_scalar, is_tensor_or_window, is_window,
-                             shape as type_shape)
+from ..core_ir.types import (C_TYPES, TYPE_NAMES, basetype, is_control,
+                             is_data, is_real_scalar, is_tensor_or_window,
+                             is_window, shape as type_shape)
 from ..errors import ExoTypeError, MemGenError, located
 from ..core_ir.traversal import walk
 from ..core_ir.buffers import written_buffers
+from ..core_ir.state import config_reads, config_writes
+from ..core_ir.syms import Sym
+from . import arith as A
+from ..core_ir import datasem as D
 from .analysis import (aliased_params, as_ir, configs_used,
                        all_procs_incl_instrs, reached_procs)
 from .openmp import OPENMP_FLAG, has_par_loops
@@ -356,6 +362,7 @@ class _Program:
             out.append(_FLOOR_COMMENT)
             out += [h for fn, h in _FLOOR_HELPERS.items()
                     if any(f"{fn}(" in b for b in bodies)]
+        out += A.helper_texts(bodies)
         out += bodies
         return "\n".join(out).rstrip("\n") + "\n"
 
@@ -396,6 +403,7 @@ class _ProcEmitter:
         self.bufs = {}          # Sym -> _Buf
         self.nonneg = set()     # control syms known >= 0
         self.read_names = set()  # C names read (for unused-variable hygiene)
+        self.hoisted = set()     # C names of locals made by once()
 
     # -- errors
     def _err(self, cls, msg, node):
@@ -454,11 +462,23 @@ class _ProcEmitter:
                 self.nonneg.add(a.name)
         body = []
         self.lines = body
+        for a in p.args:
+            buf = self.bufs.get(a.name)
+            if buf is not None and buf.kind == "tensor":
+                # sizes as they are at entry (they may read config state)
+                buf.shape = tuple(self.once(h, f"{buf.cname}_n{d}", 1)
+                                  for d, h in enumerate(buf.shape))
         for pred in p.preds:
             self.check_precision(pred)
             prog.need_assume = True
             self.line(1, f"EXO_ASSUME({self.expr(pred)});")
         self.block(p.body, 1)
+        for k, ln in enumerate(body):
+            # a hoisted size that no access ended up using
+            m = re.fullmatch(r"(\s*)int_fast32_t (\w+) = .*;", ln)
+            if m and m.group(2) in self.hoisted and len(re.findall(
+                    r"\b%s\b" % m.group(2), "\n".join(body))) == 1:
+                body[k] = ln + f" (void){m.group(2)};"
         text = "\n".join(body)
         unused = [n for n in ["ctxt"] + [self.names[a.name] for a in p.args]
                   if not re.search(r"\b%s\b" % re.escape(n), text)]
@@ -515,9 +535,22 @@ class _ProcEmitter:
             self.check_readable(buf, s)
             self.check_precision(s.rhs, s)
             lhs = self.access(buf, s.idx, s)
-            rhs = self.data_expr(s.rhs, buf.elem)
-            op = "=" if isinstance(s, IR.Assign) else "+="
-            self.line(depth, f"{lhs} {op} {rhs};")
+            if isinstance(s, IR.Assign):
+                rhs = self.data_expr(s.rhs, buf.elem)
+            elif not D.is_int(buf.elem):
+                # C's ``x += e`` is ``x = x + e`` with C's conversions,
+                # which are the IR's for a float x (docs/semantics.md)
+                tgt = _c_data_type(buf.elem)
+                t = D.eval_type(s.rhs, tgt, D.default_leaf)
+                self.line(depth, f"{lhs} += {self.dexpr(s.rhs, t)[0]};")
+                return
+            else:
+                # integer x: the addition is an operation like any other
+                cur = IR.Read(s.name, s.idx, type=s.type, srcinfo=s.srcinfo)
+                rhs = self.data_expr(IR.BinOp("+", cur, s.rhs, type=s.type,
+                                              srcinfo=s.srcinfo), buf.elem,
+                                     check=False)
+            self.line(depth, f"{lhs} = {rhs};")
         elif isinstance(s, IR.WriteConfig):
             t = s.config.lookup_type(s.field)
             field = f"ctxt->{s.config.c_struct_field(s.field)}"
@@ -537,7 +570,10 @@ class _ProcEmitter:
                 self.block(s.orelse, depth + 1)
             self.line(depth, "}")
         elif isinstance(s, IR.For):
-            lo, hi = self.expr(s.lo), self.expr(s.hi)
+            # C tests the condition before every iteration; the IR evaluates
+            # the upper bound once, at loop entry
+            lo = self.expr(s.lo)
+            hi = self.expr(self.once(s.hi, f"{s.iter.name}_hi", depth))
             it = self.bind(s.iter)
             if self.is_nonneg(s.lo):
                 self.nonneg.add(s.iter)
@@ -559,12 +595,27 @@ class _ProcEmitter:
         else:  # pragma: no cover - the grammar has no other statements
             self._err(MemGenError, f"cannot compile {type(s).__name__}", s)
 
+    def once(self, e, base, depth):
+        """A control expression as it evaluates *here*, for C text that
+        re-evaluates it later (a loop condition, the strides of a buffer):
+        ``e`` itself when its value cannot change (it reads no config
+        state), else a read of a new local initialised with it now."""
+        if not config_reads(e):
+            return e
+        sym = Sym(base)
+        name = self.bind(sym)
+        self.hoisted.add(name)
+        self.line(depth, f"int_fast32_t {name} = {self.expr(e)};")
+        return IR.Read(sym, (), type=IR.Index, srcinfo=e.srcinfo)
+
     def alloc(self, s, depth, bound, frees):
         mem = s.mem or DRAM
+        elem = basetype(s.type)
+        # sizes are evaluated at the allocation; accesses use them later
+        dims = tuple(self.once(h, f"{s.name.name}_n{d}", depth)
+                     for d, h in enumerate(type_shape(s.type)))
         name = self.bind(s.name)
         bound.append(s.name)
-        elem = basetype(s.type)
-        dims = type_shape(s.type)
         shape_c = [self.expr(h) for h in dims]
         ct = C_TYPES[elem]
         self.prog.add_global(mem.global_())
@@ -595,7 +646,7 @@ class _ProcEmitter:
         f = s.f
         if f.instr is not None:
             self.prog.add_global(f.instr.c_global)
-            text = self.instr_text(s)
+            text = self.instr_text(self.pin_instr_args(s, depth))
             for ln in text.splitlines():
                 self.line(depth, ln)
             return
@@ -660,6 +711,41 @@ class _ProcEmitter:
             data = buf.cname
             strides = self.tensor_strides(buf)
         return f"({struct}){{ {data}, {{ {', '.join(strides)} }} }}"
+
+    def pin_instr_args(self, s, depth):
+        """``s`` with the control expressions of its arguments that read
+        config state the instruction writes replaced by locals evaluated
+        before it: a template may mention a placeholder several times, or
+        after its own config writes, but the call evaluates it once."""
+        risky = config_writes(s.f.body)
+        if not risky:
+            return s
+
+        def pin(e, base):
+            if config_reads(e) & risky:
+                sym = Sym(base)
+                name = self.bind(sym)
+                self.hoisted.add(name)
+                self.line(depth, f"int_fast32_t {name} = {self.expr(e)};")
+                return IR.Read(sym, (), type=IR.Index, srcinfo=e.srcinfo)
+            return e
+
+        args = []
+        for fa, a in zip(s.f.args, s.args):
+            base = f"{s.f.name}_{fa.name.name}"
+            if is_control(fa.type):
+                a = pin(a, base)
+            elif isinstance(a, IR.WindowExpr):
+                idx = []
+                for d, w in enumerate(a.idx):
+                    if isinstance(w, IR.Interval):
+                        # (C uses the start of a window, not its end)
+                        idx.append(w.update(lo=pin(w.lo, f"{base}_{d}")))
+                    else:
+                        idx.append(w.update(pt=pin(w.pt, f"{base}_{d}")))
+                a = a.update(idx=tuple(idx))
+            args.append(a)
+        return s.update(args=tuple(args))
 
     def instr_text(self, s):
         f = s.f
@@ -832,15 +918,110 @@ class _ProcEmitter:
                       f"first", stmt or e)
         return next(iter(found), None)
 
-    def data_expr(self, e, target_t):
-        """``e`` printed for storing into ``target_t``, casting if needed."""
-        own = self.check_precision(e)
-        ctx = own if own is not None else target_t
-        text, prec = self._expr(e, ctx)
-        if own is not None and C_TYPES[own] != C_TYPES[target_t]:
-            inner = text if prec >= _PREC_UNARY else f"({text})"
-            return f"({C_TYPES[target_t]}){inner}"
-        return text
+    def data_expr(self, e, target_t, check=True):
+        """``e`` printed for storing into ``target_t``: computed in its
+        evaluation type, then converted (docs/semantics.md)."""
+        if check:
+            self.check_precision(e)
+        tgt = _c_data_type(target_t)
+        t = D.eval_type(e, tgt, D.default_leaf)
+        text, prec, rng = self.dexpr(e, t)
+        conv = A.convert(text, prec >= _PREC_UNARY, t, tgt, rng)
+        return text if conv is None else conv
+
+    def dexpr(self, e, t):
+        """(text, precedence, value range) of the data expression ``e``,
+        computed in its evaluation type ``t`` (the value range is that of
+        the 32-bit result for integers, None for floats)."""
+        rng = None
+        if isinstance(e, IR.Const):
+            text = A.literal(e.val, t)
+            if A.needs_math(text):
+                self.prog.need_math = True
+            if D.is_int(t):
+                v = D.literal(e.val, t)
+                rng = (v, v)
+            return text, (_PREC_UNARY if text.startswith(("-", "("))
+                          else _PREC_ATOM), rng
+        if isinstance(e, (IR.Read, IR.ReadConfig)):
+            text, prec = self._expr(e, None)
+            if D.is_int(t):
+                lt = D.default_leaf(e)
+                rng = D.int_range(lt) if D.is_int(lt) else A.FULL
+            return text, prec, rng
+        if isinstance(e, IR.USub):
+            a, ap, ar = self.operand(e.arg, t)
+            if not D.is_int(t):
+                a = a if ap >= _PREC_UNARY and not a.startswith("-") \
+                    else f"({a})"
+                return f"-{a}", _PREC_UNARY, None
+            plain, rng = A.neg_range(ar)
+            if plain:
+                a = a if ap >= _PREC_UNARY and not a.startswith("-") \
+                    else f"({a})"
+                return f"-{a}", _PREC_UNARY, rng
+            return f"exo_neg_i32({a})", _PREC_ATOM, rng
+        if isinstance(e, IR.BinOp):
+            return self.data_binop(e, t)
+        if isinstance(e, IR.Extern):
+            self.prog.need_math = True
+            self.prog.add_global(e.f.c_global())
+            if e.f.own_arg_types:
+                args = []
+                for a in e.args:
+                    self.check_precision(a)
+                    at = D.ext_arg_context(a, D.default_leaf)
+                    args.append(self.dexpr(a, at)[0])
+            else:
+                args = [self.operand(a, t)[0] for a in e.args]
+            if D.is_int(t):
+                rt = e.type if e.f.own_arg_types else IR.I32
+                rng = D.int_range(rt) if D.is_int(rt) else A.FULL
+            return e.f.compile(args, C_TYPES[t]), _PREC_ATOM, rng
+        self._err(MemGenError, f"cannot compile data expression "
+                  f"{type(e).__name__}", e)
+
+    def operand(self, e, t):
+        """``e`` as an operand of an operation of evaluation type ``t``:
+        (text, precedence, range), converted to ``t`` when needed."""
+        te = D.eval_type(e, t, D.default_leaf)
+        text, prec, rng = self.dexpr(e, te)
+        if te is t:
+            return text, prec, rng
+        conv = A.convert(text, prec >= _PREC_UNARY, te, t, rng or A.FULL)
+        if conv is None:
+            return text, prec, rng
+        return conv, _PREC_UNARY if conv.startswith("(") else _PREC_ATOM, \
+            (rng if D.is_int(t) else None)
+
+    def data_binop(self, e, t):
+        op = e.op
+        p = _BIN_PREC[op]
+        lhs, lp, lr = self.operand(e.lhs, t)
+        rhs, rp, rr = self.operand(e.rhs, t)
+        if D.is_int(t):
+            plain, rng = A.op_range(op, lr, rr)
+            if not plain:
+                name = {"+": "add", "-": "sub", "*": "mul", "/": "div",
+                        "%": "mod"}[op]
+                return f"exo_{name}_i32({lhs}, {rhs})", _PREC_ATOM, rng
+        else:
+            rng = None
+            if op == "%":
+                self.prog.need_math = True
+                if t is IR.F64:
+                    return f"fmod({lhs}, {rhs})", _PREC_ATOM, None
+                text = f"fmodf({lhs}, {rhs})"
+                if t is IR.F16:
+                    return f"(_Float16){text}", _PREC_UNARY, None
+                return text, _PREC_ATOM, None
+        lhs = lhs if lp >= p else f"({lhs})"
+        rhs = rhs if rp >= p + 1 else f"({rhs})"
+        text = f"{lhs} {op} {rhs}"
+        if t is IR.F16:
+            # round every half-precision operation (C may keep float range)
+            return f"(_Float16)({text})", _PREC_UNARY, None
+        return text, p, rng
 
     def expr(self, e, ctx=None):
         return self._expr(e, ctx)[0]
@@ -858,36 +1039,22 @@ class _ProcEmitter:
             return self.is_nonneg(e.lhs) and self.is_nonneg(e.rhs)
         return False
 
-    def literal(self, v, ctx):
+    @staticmethod
+    def literal(v):
+        """A control literal (data literals: ``arith.literal``)."""
         if isinstance(v, bool):
             return "true" if v else "false"
-        ct = C_TYPES.get(ctx) if ctx is not None else None
-        if ct in ("float", "double", "_Float16"):
-            fv = float(v)
-            r = repr(fv)
-            if "inf" in r or "nan" in r:
-                self.prog.need_math = True
-                r = {"inf": "INFINITY", "-inf": "-INFINITY"}.get(r, "NAN")
-                return r if ct == "float" else f"({ct}){r}"
-            if "e" not in r and "." not in r:
-                r += ".0"
-            if ct == "float":
-                return r + "f"
-            if ct == "_Float16":
-                return f"(_Float16){r}"
-            return r
-        if isinstance(v, float) and ctx is not None and v.is_integer():
-            return str(int(v))
         return repr(v)
 
     def _expr(self, e, ctx):
+        if isinstance(e, (IR.Const, IR.USub, IR.BinOp, IR.Extern)) and (
+                is_data(e.type) or e.type is IR.Num):
+            dom = ctx if ctx is not None and is_data(ctx) else IR.F32
+            t = D.eval_type(e, _c_data_type(dom), D.default_leaf)
+            text, prec, _ = self.dexpr(e, t)
+            return text, prec
         if isinstance(e, IR.Const):
-            t = e.type
-            if is_data(e.type) or e.type is IR.Num:
-                t = ctx if ctx is not None and is_data(ctx) else e.type
-                if t is IR.Num:
-                    t = IR.F32
-            text = self.literal(e.val, t if is_data(t) else None)
+            text = self.literal(e.val)
             return text, (_PREC_UNARY if text.startswith("-") else _PREC_ATOM)
         if isinstance(e, IR.Read):
             buf = self.bufs.get(e.name)
@@ -911,18 +1078,6 @@ class _ProcEmitter:
             return f"!{self.wrap(e.arg, _PREC_UNARY, ctx)}", _PREC_UNARY
         if isinstance(e, IR.BinOp):
             return self._binop(e, ctx)
-        if isinstance(e, IR.Extern):
-            t = ctx if ctx is not None else e.type
-            if t is IR.Num or not is_data(t):
-                t = IR.F32 if t is IR.Num or t is None else t
-            self.prog.need_math = True
-            self.prog.add_global(e.f.c_global())
-            if e.f.own_arg_types:
-                args = [self.expr(a, self.check_precision(a) or a.type)
-                        for a in e.args]
-            else:
-                args = [self.expr(a, t) for a in e.args]
-            return e.f.compile(args, C_TYPES[t]), _PREC_ATOM
         if isinstance(e, IR.StrideExpr):
             buf = self.bufs[e.name]
             if buf.kind == "window":
@@ -982,6 +1137,11 @@ def _reads_in(stmt) -> set:
     local array that is only written as set-but-unused)."""
     return {n.name for n in walk(stmt)
             if isinstance(n, (IR.Read, IR.WindowExpr, IR.StrideExpr))}
+
+
+def _c_data_type(t):
+    """The data type values of type ``t`` have in C (``R`` is float)."""
+    return IR.F32 if t is IR.Num else t
 
 
 def _expr_children(e):

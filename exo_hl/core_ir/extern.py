@@ -72,7 +72,12 @@ def _fmath(fn):
             return f"{fn}f({args[0]})"
         if c_type == "double":
             return f"{fn}({args[0]})"
-        return f"({c_type}){fn}((double)({args[0]}))"
+        if c_type == "_Float16":
+            return f"(_Float16){fn}((double)({args[0]}))"
+        # integer data compute in 32 bits: back with the float -> int
+        # conversion of docs/semantics.md (C's cast is undefined when the
+        # value is out of range)
+        return f"exo_f64_to_i32({fn}((double)({args[0]})))"
     return emit
 
 
@@ -95,7 +100,7 @@ relu = Extern(
 sin = Extern("sin", 1, _fmath("sin"), lambda x: np.sin(x))
 cos = Extern("cos", 1, _fmath("cos"), lambda x: np.cos(x))
 sqrt = Extern("sqrt", 1, _fmath("sqrt"), lambda x: np.sqrt(x))
-fabs = Extern("fabs", 1, _fmath("fabs"), lambda x: abs(x))
+fabs = Extern("fabs", 1, _fmath("fabs"), lambda x: np.fabs(x))
 exp = Extern("exp", 1, _fmath("exp"), lambda x: np.exp(x))
 fmin = Extern("fmin", 2, _minmax("fmin", "<"), lambda x, y: min(x, y))
 fmax = Extern("fmax", 2, _minmax("fmax", ">"), lambda x, y: max(x, y))

@@ -9,14 +9,14 @@ accesses are compiled.
 Semantics, chosen to agree with the generated C:
 
 - Integer control arithmetic is exact; ``/`` and ``%`` floor.
-- Data arithmetic follows C's usual conversions: values read from float
-  buffers are numpy scalars of the buffer's precision (``f32 * f32`` rounds
-  to float32, ``f32 + f64`` is double); values read from integer buffers are
-  Python ints (C's promotion to ``int``), integer data ``/`` and ``%``
-  truncate toward zero like C; literals adopt the other operand's precision.
-- Every write or reduction casts to the target's element type: float
-  rounding, and for integer targets truncation toward zero followed by
-  two's-complement wrapping (what gcc does for in-range conversions).
+- Data arithmetic is defined in docs/semantics.md and implemented by
+  ``core_ir.datasem`` (the C backend prints the same computation): each
+  expression has an evaluation type (32-bit wrapping integers, or the
+  widest float involved; literals adopt their context's), integer ``/`` and
+  ``%`` truncate and never trap, and every write converts to the target's
+  element type (integers wrap; floats saturate into integers, NaN gives 0).
+  Integer values are Python ints, float values numpy scalars of their
+  precision.
 - Allocations are fresh arrays filled with NaN (float types) or 0 (integer
   types); reading before writing is the program's bug, and NaN makes it show.
 - ``par`` loops run sequentially. Calls run the callee's body (an ``@instr``
@@ -36,11 +36,12 @@ from typing import Dict
 
 import numpy as np
 
+from . import datasem as D
 from .nodes import IR
 from .syms import Sym
 from .call_args import check_call_args
 from .types import (DATA_TYPES, NUMPY_DTYPES, basetype, is_control,
-                    is_int_control, is_real_scalar)
+                    is_real_scalar)
 
 
 class ConfigState(dict):
@@ -95,36 +96,13 @@ def _is_int_dtype(dt) -> bool:
     return dt.kind in "iu"
 
 
-def _int_wrapper(dt):
-    """int conversion as C does it: truncate, then wrap to the type's width."""
-    bits = dt.itemsize * 8
-    mod = 1 << bits
-    lo = -(1 << (bits - 1)) if dt.kind == "i" else 0
-
-    def wrap(v):
-        v = int(v)
-        return ((v - lo) % mod) + lo
-    return wrap
+_IR_OF_DTYPE = {np.dtype(NUMPY_DTYPES[t]): t for t in DATA_TYPES
+                if t is not IR.Num}
 
 
-def _caster(dt):
-    """The value conversion applied on every write to a ``dt`` location."""
-    if _is_int_dtype(dt):
-        return _int_wrapper(dt)
-    return dt.type  # numpy rounding to float16/32/64
-
-
-def _c_div(a, b):
-    if type(a) is int and type(b) is int:
-        q = abs(a) // abs(b)
-        return q if (a >= 0) == (b >= 0) else -q
-    return a / b
-
-
-def _c_mod(a, b):
-    if type(a) is int and type(b) is int:
-        return a - _c_div(a, b) * b
-    return np.fmod(a, b)
+def _ir_type(dt):
+    """The data type a numpy dtype holds (``R`` buffers: their precision)."""
+    return _IR_OF_DTYPE[np.dtype(dt)]
 
 
 def _neg_index(pname, v):
@@ -132,12 +110,15 @@ def _neg_index(pname, v):
                             f"'{pname}'")
 
 
-_DATA_OPS = {
-    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": _c_div,
-    "%": _c_mod, "<": operator.lt, "<=": operator.le, ">": operator.gt,
-    ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
+_CTRL_OPS = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul,
+    "/": operator.floordiv, "%": operator.mod, "<": operator.lt,
+    "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+    "==": operator.eq, "!=": operator.ne,
 }
-_CTRL_OPS = dict(_DATA_OPS, **{"/": operator.floordiv, "%": operator.mod})
+_FLOAT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul,
+              "/": operator.truediv, "%": np.fmod}
+_I32_BIAS, _I32_MASK = 1 << 31, (1 << 32) - 1
 
 
 # ----------------------------------------------------------------------------
@@ -253,42 +234,40 @@ class _Compiler:
 
     def s_Assign(self, s):
         k, dt, idx = self._target(s)
-        rhs, cast = self.expr(s.rhs), _caster(dt)
+        rhs = self.stored(s.rhs, _ir_type(dt))
         if idx is None:
             def assign_scalar(env):
-                env[k][()] = cast(rhs(env))
+                env[k][()] = rhs(env)
             return assign_scalar
 
         def assign(env):
-            env[k][idx(env)] = cast(rhs(env))
+            env[k][idx(env)] = rhs(env)
         return assign
 
     def s_Reduce(self, s):
+        # ``x += e`` is ``x = x + e`` (datasem): one more operation
         k, dt, idx = self._target(s)
-        rhs, cast = self.expr(s.rhs), _caster(dt)
-        as_int = _is_int_dtype(dt)
+        cur = IR.Read(s.name, s.idx, type=s.type, srcinfo=s.srcinfo)
+        total = IR.BinOp("+", cur, s.rhs, type=s.type, srcinfo=s.srcinfo)
+        rhs = self.stored(total, _ir_type(dt))
         if idx is None:
             idx = lambda env: ()  # noqa: E731
-        if as_int:
-            def reduce_int(env):
-                a, i = env[k], idx(env)
-                a[i] = cast(int(a[i]) + rhs(env))
-            return reduce_int
 
         def reduce(env):
-            a, i = env[k], idx(env)
-            a[i] = cast(a[i] + rhs(env))
+            env[k][idx(env)] = rhs(env)
         return reduce
 
     def s_WriteConfig(self, s):
         key = (s.config, s.field)
-        rhs = self.expr(s.rhs)
         ft = s.config.lookup_type(s.field)
-        cast = _caster(_dtype_of(ft)) if ft in DATA_TYPES else (
-            bool if ft is IR.Bool else int)
+        if ft in DATA_TYPES:
+            rhs = self.stored(s.rhs, _ir_type(_dtype_of(ft)))
+        else:
+            val, cast = self.expr(s.rhs), (bool if ft is IR.Bool else int)
+            rhs = lambda env: cast(val(env))  # noqa: E731
 
         def write_config(env):
-            env[0][key] = cast(rhs(env))
+            env[0][key] = rhs(env)
         return write_config
 
     def s_If(self, s):
@@ -350,9 +329,18 @@ class _Compiler:
                 r_dtypes.append((i, self.dtype(e.name).str))
         code = _compiled(f, tuple(r_dtypes))
         si = s.srcinfo
+        sizes = [(i, a.name.name) for i, a in enumerate(f.args)
+                 if a.type is IR.Size]
 
         def call(env):
             args = [g(env) for g in getters]
+            for i, nm in sizes:
+                if args[i] < 1:
+                    where = f"{si}: " if si is not None and si.lineno else ""
+                    raise InterpreterError(
+                        f"{where}size argument '{nm}' = {args[i]} of "
+                        f"'{f.name}' is not positive at a call in "
+                        f"'{self.proc.name}'")
             cenv = code.new_env(env[0], args)
             bad = code.check_preds(cenv)
             if bad is not None:
@@ -448,14 +436,86 @@ class _Compiler:
             return lambda env: lhs(env) and rhs(env)
         if e.op == "or":
             return lambda env: lhs(env) or rhs(env)
-        ctrl = is_int_control(e.lhs.type) or e.lhs.type is IR.Stride
-        op = (_CTRL_OPS if ctrl else _DATA_OPS)[e.op]
+        op = _CTRL_OPS[e.op]
         return lambda env: op(lhs(env), rhs(env))
 
-    def e_Extern(self, e):
-        args = [self.expr(a) for a in e.args]
-        f = e.f
-        return lambda env: f.interpret([a(env) for a in args])
+    # -- data expressions (docs/semantics.md, core_ir/datasem.py)
+    def leaf(self, e):
+        """The data type of a data read (``R`` buffers: their precision)."""
+        if isinstance(e, IR.ReadConfig):
+            return _ir_type(_dtype_of(e.config.lookup_type(e.field)))
+        return _ir_type(self.dtype(e.name))
+
+    def stored(self, e, target):
+        """env -> the value of data expression ``e`` converted for a
+        location of data type ``target``."""
+        fn, t = self.dexpr(e, D.domain(target))
+        if t is target:
+            return fn
+        conv = D.convert
+        return lambda env: conv(fn(env), t, target)
+
+    def dexpr(self, e, ctx):
+        """(env -> value, evaluation type) of data expression ``e`` in
+        context ``ctx`` (an evaluation type)."""
+        t = D.eval_type(e, ctx, self.leaf)
+        if isinstance(e, IR.Const):
+            v = D.literal(e.val, t)
+            return (lambda env: v), t
+        if isinstance(e, IR.Read):
+            k = self.use(e.name)
+            idx = self.index(e.idx) if e.idx else (lambda env: ())
+            if t is IR.I32:
+                return (lambda env: int(env[k][idx(env)])), t
+            return (lambda env: env[k][idx(env)]), t
+        if isinstance(e, IR.ReadConfig):
+            key, zero = (e.config, e.field), D.literal(0, t)
+            if t is IR.I32:
+                return (lambda env: int(env[0].get(key, zero))), t
+            return (lambda env: env[0].get(key, zero)), t
+        if isinstance(e, IR.USub):
+            a = self.operand(e.arg, t)
+            if t is IR.I32:
+                def neg_int(env):
+                    return ((_I32_BIAS - a(env)) & _I32_MASK) - _I32_BIAS
+                return neg_int, t
+            return (lambda env: -a(env)), t
+        if isinstance(e, IR.BinOp):
+            lhs, rhs = self.operand(e.lhs, t), self.operand(e.rhs, t)
+            if t is not IR.I32:
+                op = _FLOAT_OPS[e.op]
+                return (lambda env: op(lhs(env), rhs(env))), t
+            if e.op in ("/", "%"):
+                op, binop = e.op, D.binop
+                return (lambda env: binop(op, lhs(env), rhs(env), t)), t
+            op = {"+": operator.add, "-": operator.sub,
+                  "*": operator.mul}[e.op]
+
+            def int_op(env):
+                v = op(lhs(env), rhs(env))
+                return ((v + _I32_BIAS) & _I32_MASK) - _I32_BIAS
+            return int_op, t
+        if isinstance(e, IR.Extern):
+            f = e.f
+            if f.own_arg_types:
+                args = [self.dexpr(a, D.ext_arg_context(a, self.leaf))[0]
+                        for a in e.args]
+            else:
+                args = [self.operand(a, t) for a in e.args]
+            res = D.from_extern
+            return (lambda env: res(f.interpret([a(env) for a in args]),
+                                    t)), t
+        raise InterpreterError(f"interpreter: {type(e).__name__} is not a "
+                               f"data expression")
+
+    def operand(self, e, t):
+        """env -> the value of ``e`` (in context ``t``) converted to the
+        evaluation type ``t`` of the operation it is an operand of."""
+        fn, te = self.dexpr(e, t)
+        if te is t:
+            return fn
+        conv = D.convert
+        return lambda env: conv(fn(env), te, t)
 
     def e_WindowExpr(self, e):
         k = self.use(e.name)

@@ -8,7 +8,9 @@ procedure's preconditions (sizes > 0, strides > 0, the ``assert``s):
     window argument named (windows are checked against their own extents);
   * every call satisfies its callee's preconditions (control arguments and
     strides substituted, config fields replaced by their values right before
-    the call, PreValG) and passes tensors/windows of the declared shapes;
+    the call, PreValG), passes a value >= 1 for every ``size`` parameter
+    (the callee assumes it) and passes tensors/windows of the declared
+    shapes;
   * every allocation size is >= 1;
   * a call passing views of one buffer to two parameters, one of which the
     callee writes, passes provably disjoint regions (the callee's own
@@ -321,6 +323,14 @@ class _Walker:
         m.update(strides)
         full = dict(st.env)
         full.update(m)
+        # the callee assumes its size parameters positive (proc_hyps)
+        for fa, a in zip(f.args, s.args):
+            if fa.type is IR.Size:
+                def what(fa=fa, a=a):
+                    return (f"size argument '{fa.name.name}' = "
+                            f"{expr_to_str(a)} of '{f.name}' may not be "
+                            f"positive at this call (a size is >= 1)")
+                self.need(st, E.op(">=", m[fa.name], E.const(1)), what, s, a)
         for p in f.preds:
             pe = E.subst(_lift(p), full)
 

@@ -517,7 +517,7 @@ class ProcParser:
             return self.to_data(IR.Const(-e.arg.val, type=e.arg.type,
                                          srcinfo=e.srcinfo), node, what)
         if isinstance(e, IR.BinOp) and T.is_control(e.type) and \
-                _is_literal(e) and e.op in "+-*/":
+                _is_literal(e) and e.op in "+-*/%":
             lhs = self.to_data(e.lhs, node, what)
             rhs = self.to_data(e.rhs, node, what)
             return e.update(lhs=lhs, rhs=rhs, type=IR.Num)
@@ -761,9 +761,7 @@ class ProcParser:
             what = f"an operand of '{op}' with a data operand"
             lhs = self.to_data(lhs, node.left, what)
             rhs = self.to_data(rhs, node.right, what)
-            if op == "%":
-                raise self.type_error("'%' is not defined on data values",
-                                      node)
+            # (data '/' and '%': docs/semantics.md)
             return IR.BinOp(op, lhs, rhs, type=data_join(lhs.type, rhs.type),
                             srcinfo=si)
         if lhs.type is IR.Num and rhs.type is IR.Num:  # pragma: no cover

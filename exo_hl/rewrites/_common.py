@@ -29,7 +29,7 @@ from typing import Callable, NamedTuple, Optional, Tuple
 
 from ..core_ir.nodes import IR
 from ..core_ir.simplify import env_at, simplify_expr
-from ..core_ir.traversal import walk_stmts
+from ..core_ir.state import config_writes, reads_written_state
 from ..cursors import (ArgCursor, BlockCursor, Cursor, ExprCursor,
                        GapCursor, InvalidCursorError, StmtCursor, find_want,
                        forward, get_expr, get_list, get_stmt)
@@ -515,7 +515,7 @@ __all__ = [
     "forward_replace_block", "forward_replace", "forward_insert",
     "forward_delete", "forward_wrap", "forward_unwrap", "forward_move",
     "forward_table", "forward_compose", "InvalidCursorError", "get_stmt",
-    "get_list", "get_expr", "GapCursor",
+    "get_list", "get_expr", "GapCursor", "check_unchanged_by",
 ]
 
 
@@ -581,27 +581,35 @@ def parse_expr_at(proc, text, parent: Path, field: str, index: int,
 
 def config_fields_written(stmts) -> set:
     """``(config, field)`` pairs a block may write, through calls too."""
-    out, seen = set(), set()
+    return set(config_writes(stmts))
 
-    def visit(ss):
-        for st in walk_stmts(ss):
-            if isinstance(st, IR.WriteConfig):
-                out.add((st.config, st.field))
-            elif isinstance(st, IR.Call) and id(st.f) not in seen:
-                seen.add(id(st.f))
-                visit(st.f.body)
-    visit(tuple(stmts))
-    return out
+
+def check_unchanged_by(proc, stmt, exprs, region, op: str, what: str,
+                       where: str) -> None:
+    """The one check of every rewrite that evaluates control expressions
+    (loop bounds, conditions, call arguments, indices) at another point than
+    the original program did: raise ``SchedulingError`` unless ``exprs``
+    read no state that the statements ``region`` -- everything that may run
+    between the original and the new point of evaluation -- may write.
+
+    Control expressions read only immutable values and config fields, so
+    this asks whether ``region`` (through calls too) may write a config
+    field ``exprs`` read (``core_ir.state``; any write counts, so the check
+    is conservative). ``what`` names the expressions and ``where`` the
+    region in the message."""
+    bad = reads_written_state(tuple(exprs), tuple(region))
+    if bad:
+        fields = ", ".join(sorted(f"{c.name()}.{f}" for c, f in bad))
+        raise scheduling_error(
+            proc, stmt, f"{op}: configuration state read by {what} "
+            f"({fields}) may be written by {where}, so evaluated where the "
+            f"rewrite would evaluate it, it could have another value")
 
 
 def bounds_depend_on(exprs, stmts) -> bool:
     """True when ``exprs`` (loop bounds) read a config field ``stmts`` may
-    write: rewrites that re-evaluate such bounds later than the original
-    loop did would see a different value."""
-    from ..core_ir.traversal import walk
-    read = {(n.config, n.field) for e in exprs for n in walk(e)
-            if isinstance(n, IR.ReadConfig)}
-    return bool(read and read & config_fields_written(stmts))
+    write (see ``check_unchanged_by``)."""
+    return bool(reads_written_state(tuple(exprs), tuple(stmts)))
 
 
 def is_count(value, least: int = 1) -> bool:

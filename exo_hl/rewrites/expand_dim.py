@@ -9,9 +9,10 @@ parsed at the allocation (so they can only name variables bound there), and
 each use of the buffer simply gains the coordinate ``indexing_expr``: the
 program reads and writes the same values in one slice of the bigger buffer.
 
-Checks: ``alloc_dim`` is a positive integer at the allocation, and
+Checks: ``alloc_dim`` is a positive integer at the allocation,
 ``0 <= indexing_expr < alloc_dim`` holds at every access (proven in each
-access's context). Whole-buffer uses (call arguments) become a window
+access's context), and ``indexing_expr`` has one value throughout the
+buffer's scope (it reads no config field the scope may write). Whole-buffer uses (call arguments) become a window
 ``t[indexing_expr, :, ...]``, which only window parameters accept; a data
 scalar passed to a call cannot gain a dimension, so that is rejected.
 """
@@ -78,6 +79,9 @@ def expand_dim(proc, buffer, alloc_dim, indexing_expr):
                                  type=IR.Bool),
                         IR.BinOp("<", idx, dim, type=IR.Bool), type=IR.Bool)
     scope = C.get_list(ir, parent, field)[index + 1:]
+    # every access evaluates the new index: it must be the same everywhere
+    C.check_unchanged_by(proc, a, (idx, ), scope, OP, "indexing_expr",
+                         f"the statements in the scope of '{a.name}'")
     for p, s in _accesses(scope, parent, field, index + 1, a.name):
         if isinstance(s, IR.Call) and any(
                 isinstance(x, IR.Read) and x.name == a.name and not x.idx

@@ -45,9 +45,9 @@ def fuse_loop(proc, loop1, loop2=None):
     if l1.mode is not l2.mode:
         raise err(l2, "cannot fuse a seq loop with a par loop")
 
-    if C.bounds_depend_on((l2.lo, l2.hi), l1.body):
-        raise err(l2, "the second loop's bounds read configuration state "
-                  "that the first loop writes")
+    # the fused loop evaluates the second loop's bounds before the first
+    C.check_unchanged_by(proc, l2, (l2.lo, l2.hi), l1.body, "fuse_loop",
+                         "the second loop's bounds", "the first loop")
     si = l1.srcinfo
     for a, b, what in ((l1.lo, l2.lo, "lower"), (l1.hi, l2.hi, "upper")):
         if a == b:

@@ -10,7 +10,10 @@ The callee's parameters are mapped onto the caller's arguments:
   the underlying dimension of the caller's buffer.
 Symbols bound in the body get fresh copies (symbols are unique per procedure).
 The callee's preconditions are dropped: they were proven at the call.
-Inlining is a pure substitution of the call's meaning, so it is always safe.
+Inlining is a pure substitution of the call's meaning, safe as long as every
+substituted expression keeps its value: the call evaluates its arguments
+once, the inlined body at every use, so arguments (control values, window
+indices) may not read a config field that the callee may write.
 
 New statements keep the *callee's* srcinfo: that is the source line the code
 really comes from, and what a reader of an error message wants to see.
@@ -31,6 +34,10 @@ def inline(proc, call):
     if not isinstance(stmt, IR.Call):
         raise C.scheduling_error(
             proc, stmt, "inline: expected a call statement")
+    # the call evaluates its arguments once; inlined, they are re-evaluated
+    # at every use inside the body
+    C.check_unchanged_by(proc, stmt, stmt.args, stmt.f.body, "inline",
+                         "the call's arguments", f"'{stmt.f.name}'")
     try:
         new_body = inline_call(stmt)
     except _InlineError as e:

@@ -9,8 +9,8 @@ The lifted ``if`` must be the only statement of the enclosing body.
 Safety: ``c`` is a control expression, so it has no side effects and can be
 evaluated earlier. It must have the same value everywhere it was evaluated:
 it may not mention the loop's iterator, and it may not read a configuration
-field that the loop body may write (checked with the effect analysis's
-may-write sets, calls included). Out of an ``if`` nothing runs between the
+field that the loop body may write (``_common.check_unchanged_by``, calls
+included). Out of an ``if`` nothing runs between the
 two tests, so any ``c`` is fine. Duplicated code gets fresh symbols.
 """
 from __future__ import annotations
@@ -49,7 +49,9 @@ def lift_if(proc, if_stmt, n_lifts=1):
             if parent.iter in free_vars(inner.cond):
                 raise err(f"the condition depends on the loop iterator "
                           f"'{parent.iter.name}'", inner)
-            _check_invariant(proc, inner.cond, parent, err)
+            # lifted, the condition is evaluated once, before the loop
+            C.check_unchanged_by(proc, inner, (inner.cond, ), parent.body,
+                                 "lift_if", "the condition", "the loop body")
             new = _out_of_loop(parent, inner)
         elif isinstance(parent, IR.If):
             if field == "orelse":
@@ -85,17 +87,6 @@ def _forward_swap(outer):
             return inner + p[len(outer):]
         return p
     return fwd
-
-
-def _check_invariant(proc, cond, loop, err):
-    """Commutes(Eff cond, Eff body): the loop may not write what ``cond``
-    reads (only config fields: control never reads the heap)."""
-    from ..effects.checks import commutes
-    from ..effects.effects import eff_block, eff_expr
-    r = commutes(eff_expr(cond), eff_block(loop.body))
-    if not r:
-        raise err(f"the condition is not loop-invariant: the loop may write "
-                  f"state it reads ({r.reason})")
 
 
 def _fresh_loop(loop, body):

@@ -28,9 +28,6 @@ def partition_loop(proc, loop, cut):
     if isinstance(cut, bool) or not isinstance(cut, (int, str)):
         raise err(f"cut must be an int or a control expression string, "
                   f"got {cut!r}")
-    if C.bounds_depend_on((s.lo, s.hi), s.body):
-        raise err("the loop bounds read configuration state that the loop "
-                  "body writes")
     *parent, (field, index) = path
     mid = C.parse_expr_at(proc, cut, tuple(parent), field, index,
                           "partition_loop")
@@ -39,6 +36,10 @@ def partition_loop(proc, loop, cut):
                   f"{expr_to_str(mid)}")
     mid = S.simplify_expr(mid.update(srcinfo=s.srcinfo),
                           S.env_at(proc.ir(), path))
+    # the second loop evaluates the cut and the upper bound after the first
+    C.check_unchanged_by(proc, s, (s.lo, s.hi, mid), s.body,
+                         "partition_loop", "the loop bounds and the cut",
+                         "the loop body")
     for a, b in ((s.lo, mid), (mid, s.hi)):
         pred = IR.BinOp("<=", a, b, type=IR.Bool, srcinfo=s.srcinfo)
         if not _prove(proc.ir(), path, pred):

@@ -2,7 +2,9 @@
 
 ``for i in seq(lo, hi): s`` becomes ``for i in seq(new_lo, new_lo + hi - lo):
 s[i -> i + lo - new_lo]``. Same iterations, same order, same trip count
-(zero stays zero), so it is always equivalent. ``new_lo`` is a non-negative
+(zero stays zero). The one condition: the body now evaluates ``lo`` in
+every iteration, where the loop evaluated it once on entry, so ``lo`` may
+not read a config field the body may write. ``new_lo`` is a non-negative
 int (iterators index buffers, so a negative base is refused as a mistake).
 """
 from __future__ import annotations
@@ -19,6 +21,10 @@ def shift_loop(proc, loop, new_lo):
         raise C.scheduling_error(
             proc, s, f"shift_loop: new_lo must be a non-negative int, got "
             f"{new_lo!r}")
+    # the body reads ``lo`` where it used to read ``i``: at every iteration
+    C.check_unchanged_by(proc, s, (s.lo, ), s.body, "shift_loop",
+                         "the lower bound (substituted into the body)",
+                         "the loop body")
     si = s.srcinfo
     env = S.env_at(proc.ir(), path)
     k = IR.Const(new_lo, type=IR.Int, srcinfo=si)

@@ -42,7 +42,9 @@ def split(proc, loop, factor, outer, inner, tail="guard"):
         raise err(f"tail must be one of {', '.join(map(repr, _TAILS))}, "
                   f"got {tail!r}")
     _check_names(proc, path, s, outer, inner, err)
-    _check_bounds_stable(s, err)
+    # the guard / remainder loop re-evaluate the bounds inside / after it
+    C.check_unchanged_by(proc, s, (s.lo, s.hi), s.body, "split",
+                         "the loop bounds", "the loop body")
 
     pir = proc.ir()
     env = S.env_at(pir, path)
@@ -146,14 +148,6 @@ def _check_names(proc, path, loop, outer, inner, err):
         if nm in taken:
             raise err(f"new loop name {nm!r} is already used in scope; "
                       f"choose a fresh name")
-
-
-def _check_bounds_stable(loop, err):
-    """Bounds reading config fields the body may write would change value
-    between the original single evaluation and the guard / remainder loop."""
-    if C.bounds_depend_on((loop.lo, loop.hi), loop.body):
-        raise err("the loop bounds read configuration state that the loop "
-                  "body writes")
 
 
 # ---------------------------------------------------------------------------

@@ -26,3 +26,29 @@ def run(cmd, cwd, **kw):
     r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, **kw)
     assert r.returncode == 0, f"$ {' '.join(map(str, cmd))}\n{r.stdout}{r.stderr}"
     return r.stdout
+
+
+#: flags of sanitized test builds (ASan + UBSan, any report is fatal; also
+#: out-of-range float -> int conversions, which -fsanitize=undefined leaves
+#: out)
+SAN_FLAGS = ["-fsanitize=address,undefined,float-cast-overflow",
+             "-fno-sanitize-recover=all",
+             "-fno-omit-frame-pointer", "-g", "-O1", "-std=c11", "-Wall",
+             "-Wextra", "-Werror"]
+
+
+def sanitized_run(tmp_path, p, args, extra_flags=()):
+    """Build ``p`` with the standalone driver (exo_hl.codegen_c.driver)
+    under ASan/UBSan, run it on ``args`` and return what it printed:
+    {written buffer name: list of values}."""
+    from exo_hl import compile_procs
+    from exo_hl.codegen_c.driver import driver_source, parse_driver_output
+    base = p.name() + "_k"
+    compile_procs([p], tmp_path, base)
+    (tmp_path / "main.c").write_text(driver_source(p, args, base))
+    run(["gcc", *SAN_FLAGS, *extra_flags, "-o", "prog", "main.c",
+         f"{base}.c", "-lm"], tmp_path)
+    out = run(["./prog"], tmp_path,
+              env={"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0",
+                   "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"})
+    return parse_driver_output(out)

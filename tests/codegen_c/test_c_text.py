@@ -89,10 +89,13 @@ def test_floor_div_mod_helpers_only_for_possibly_negative():
 
 def test_casts_inserted_on_write():
     text = c_code_str([K.casts])
-    assert "t = (int32_t)a[i];" in text
+    assert "t = a[i];" in text           # every i8 value is an i32 value
     assert "c[i] = (double)b[i];" in text
     assert "d[i] = (float)(c[i] * 0.5);" in text
-    assert "b[i] = t * 3;" in text
+    assert "e[i] = a[i];" in text
+    assert "h[i] = (_Float16)d[i];" in text
+    # may overflow: wraps (docs/semantics.md), computed without UB
+    assert "b[i] = exo_mul_i32(t, 3);" in text
 
 
 def test_instr_template_interpolated():

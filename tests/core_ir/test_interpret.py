@@ -193,7 +193,7 @@ def test_precision_casts_i8_i32_f64():
         for i in seq(0, n):
             acc[i] += a[i] * b[i]          # int arithmetic, no i8 overflow
             wrap[i] = a[i] * b[i]          # wraps on the i8 store
-            d[i] = acc[i] / 3.0            # i32 -> double
+            d[i] = acc[i] / 3.0            # i32 division, then -> double
             h[i] = d[i] / 1000000.0        # rounds to half
             u[i] = -a[i]                   # wraps modulo 256
 
@@ -209,8 +209,11 @@ def test_precision_casts_i8_i32_f64():
     exp_acc = ((exp_acc + 2**31) % 2**32) - 2**31
     np.testing.assert_array_equal(acc, exp_acc.astype(np.int32))
     np.testing.assert_array_equal(wrap, prod.astype(np.int8))
-    np.testing.assert_array_equal(d, exp_acc / 3.0)
-    np.testing.assert_array_equal(h, (exp_acc / 3.0 / 1e6).astype(np.float16))
+    # a literal takes the type of the other operand (docs/semantics.md):
+    # integer division, truncating toward zero
+    quot = np.trunc(exp_acc / 3.0)
+    np.testing.assert_array_equal(d, quot)
+    np.testing.assert_array_equal(h, (quot / 1e6).astype(np.float16))
     np.testing.assert_array_equal(u, (-a.astype(np.int64)) % 256)
 
 

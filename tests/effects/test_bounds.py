@@ -588,3 +588,81 @@ def test_hundred_statement_procedure_is_fast():
     with pytest.raises(BoundsError) as ei:
         parse_proc_source(bad, {"copy16": copy16}, "big.py")
     assert "big.py:" in str(ei.value) and "i7 + 9" in str(ei.value)
+
+
+# ---------------------------------------------------------------------------
+# size arguments of calls: the callee assumes them >= 1
+
+
+@proc
+def _first(n: size, A: [f32][n], B: [f32][n]):
+    B[0] = A[0]
+
+
+@config
+class SizeCfg:
+    n: size
+
+
+def test_call_size_argument_may_be_zero():
+    def build():
+        @proc
+        def take_last(k: index, A: f32[4], B: f32[4]):
+            assert k >= 0 and k <= 4
+            _first(k, A[4 - k:4], B[4 - k:4])
+    msg = _err(build)
+    assert "size argument 'n' = k of '_first' may not be positive" in msg
+    assert "counterexample: k = 0" in msg
+    assert "in procedure 'take_last'" in msg
+    assert HERE in msg
+
+
+def test_call_size_argument_proven_positive():
+    import numpy as np
+
+    @proc
+    def take_last(k: index, A: f32[4], B: f32[4]):
+        assert k >= 1 and k <= 4
+        _first(k, A[4 - k:4], B[4 - k:4])
+    A, B = np.arange(4, dtype=np.float32), np.zeros(4, np.float32)
+    take_last.interpret(2, A, B)
+    assert B.tolist() == [0, 0, 2, 0]
+
+
+def test_call_size_argument_in_loops_and_from_config():
+    @proc
+    def prefix_ok(A: f32[4], B: f32[4]):
+        for i in seq(0, 4):
+            _first(i + 1, A[0:i + 1], B[0:i + 1])
+        SizeCfg.n = 2
+        _first(SizeCfg.n, A[0:SizeCfg.n], B[0:SizeCfg.n])
+
+    def from_zero():
+        @proc
+        def prefix_bad(A: f32[4], B: f32[4]):
+            for i in seq(0, 4):
+                _first(i, A[0:i], B[0:i])
+    assert "counterexample" in _err(from_zero)
+
+    def unknown_config():
+        @proc
+        def cfg_bad(A: f32[4], B: f32[4]):
+            assert SizeCfg.n >= 0 and SizeCfg.n <= 4
+            _first(SizeCfg.n, A[0:SizeCfg.n], B[0:SizeCfg.n])
+    assert "size argument 'n' = SizeCfg.n" in _err(unknown_config)
+
+
+def test_interpreter_refuses_nonpositive_size_at_a_call():
+    """An unchecked IR (preconditions dropped) fails with a clear
+    InterpreterError, not a raw IndexError from numpy."""
+    import numpy as np
+    from exo_hl.core_ir.interpret import InterpreterError, run_interpreter
+
+    @proc
+    def take_last(k: index, A: f32[4], B: f32[4]):
+        assert k >= 1 and k <= 4
+        _first(k, A[4 - k:4], B[4 - k:4])
+    ir = take_last.ir().update(preds=())
+    with pytest.raises(InterpreterError, match="size argument 'n' = 0"):
+        run_interpreter(ir, (0, np.zeros(4, np.float32),
+                             np.zeros(4, np.float32)))

@@ -384,14 +384,6 @@ def test_unsupported_augmented_op():
     _check(e, "foo", "+=")
 
 
-def test_data_modulo():
-    with pytest.raises(ExoTypeError) as e:
-        @proc
-        def foo(A: f32[4]):
-            A[0] = A[1] % 2.0  # ERR
-    _check(e, "foo", "%", "data")
-
-
 def test_instr_template_unknown_placeholder():
     with pytest.raises(ExoTypeError) as e:
         @instr("ld({src}, {nosuch});")

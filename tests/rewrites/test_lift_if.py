@@ -95,7 +95,8 @@ def test_lift_if_rejects_config_written_in_loop():
             if Mode.flag == 1:
                 x[i] = 0.0
                 Mode.flag = 2
-    with pytest.raises(SchedulingError, match="not loop-invariant"):
+    with pytest.raises(SchedulingError,
+                       match="configuration state read by the condition"):
         cfg_dep.lift_if("if _: _")
 
 

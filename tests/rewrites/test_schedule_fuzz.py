@@ -4,7 +4,10 @@ Seeded random sequences of rewrites, with random targets and parameters
 (valid and invalid), are applied to a handful of procedures covering the
 shapes rewrites must reason about: loop nests with reductions (gemm), a
 stencil with a loop-carried dependence, a scalar accumulator allocation,
-if/else, and a call through windows. The properties checked at every step:
+if/else, and a call through windows; and a second corpus whose loop bounds,
+conditions and call arguments read config fields that the statements they
+govern write (a rewrite that moves such an expression must refuse). The
+properties checked at every step:
 
 * a scheduling call raises nothing but ``SchedulingError``;
 * an accepted step yields a procedure equal to the original in the
@@ -22,8 +25,8 @@ import time
 import numpy as np
 import pytest
 
-from exo_hl import (DRAM_STATIC, MemGenError, SchedulingError, f32, proc,
-                    seq, size)
+from exo_hl import (DRAM_STATIC, MemGenError, SchedulingError, config, f32,
+                    index, proc, seq, size)
 from exo_hl.core_ir import types as T
 from exo_hl.core_ir.nodes import IR
 from exo_hl.core_ir.traversal import free_vars, walk
@@ -91,6 +94,68 @@ def caller(M: size, N: size, A: f32[M, N], B: f32[M, N]):
 
 
 PROCS = [gemm, stencil, matvec, branchy, caller]
+
+
+# ----------------------------------------------------------------------
+# procedures whose control expressions read config their bodies write
+@config
+class FuzzCfg:
+    n: size
+    k: index
+
+
+@proc
+def cfg_loops(N: size, x: f32[N], y: f32[8]):
+    FuzzCfg.n = 6
+    FuzzCfg.k = 1
+    for i in seq(FuzzCfg.k, FuzzCfg.n):    # both bounds rewritten by the body
+        FuzzCfg.n = 3
+        y[i] += x[0] * 2.0
+        FuzzCfg.k = 0
+    FuzzCfg.n = 4
+    for i in seq(0, FuzzCfg.n):
+        for j in seq(0, 2):
+            y[i + j] = y[i + j] * 0.5 + x[0]
+        FuzzCfg.n = 1
+
+
+@proc
+def cfg_conds(N: size, x: f32[N], y: f32[8]):
+    FuzzCfg.k = 0
+    for i in seq(0, 8):
+        if FuzzCfg.k == 0:                 # true in the first iteration only
+            y[i] = x[0] + 1.0
+            FuzzCfg.k = 1
+        else:
+            y[i] = y[i] * 2.0
+    for i in seq(0, 4):
+        FuzzCfg.k = i
+        if FuzzCfg.k < 2:
+            y[FuzzCfg.k] += x[0]
+        FuzzCfg.k = 7
+
+
+@proc
+def set_k_then_use(k: index, y: [f32][8]):
+    assert 0 <= k and k < 4
+    FuzzCfg.k = 7
+    for i in seq(k, 4):
+        y[i] += 1.0
+
+
+@proc
+def cfg_calls(N: size, x: f32[N], y: f32[8]):
+    FuzzCfg.k = 2
+    for i in seq(0, 2):
+        set_k_then_use(FuzzCfg.k - 2 + i, y[0:8])   # callee rewrites k
+        FuzzCfg.k = 2
+    FuzzCfg.n = 3
+    for i in seq(FuzzCfg.n, 6):
+        FuzzCfg.n = 1
+        y[i] = y[i - 1] + x[0]
+
+
+CONFIG_PROCS = [cfg_loops, cfg_conds, cfg_calls]
 
 
 # ----------------------------------------------------------------------
@@ -247,6 +312,9 @@ def random_step(p, rng: random.Random, fresh):
             cond = pick([f"{pick(S[2])} < 2", f"{pick(S[2])} == 0"])
         else:
             cond = pick(["1 < 2", "0 == 1"])
+        if any(isinstance(n, (IR.ReadConfig, IR.WriteConfig))
+               for n in walk(S[1])) and rng.random() < .5:
+            cond = pick(["FuzzCfg.k < 2", "FuzzCfg.n == 3"])
         ops.append((f"add_guard({cond})", p.add_guard, (c, cond), {}))
         ex = _exprs(S[1])
         data = [e for e in ex if T.is_data(get_expr(S[1], e).type)]
@@ -321,9 +389,10 @@ def _ev(e, env):
     raise NotImplementedError(repr(e))
 
 
-def fuzz(n_seqs, n_steps, seed, roundtrip, budget_s=None, compile_final=False):
-    """Run ``n_seqs`` random sequences; return (sequences, steps, accepted,
-    per-op acceptance counts)."""
+def fuzz(n_seqs, n_steps, seed, roundtrip, budget_s=None, compile_final=False,
+         procs=PROCS):
+    """Run ``n_seqs`` random sequences on ``procs``; return (sequences,
+    steps, accepted, per-op acceptance counts)."""
     rng = random.Random(seed)
     t0 = time.time()
     steps = accepted = seqs = 0
@@ -331,7 +400,7 @@ def fuzz(n_seqs, n_steps, seed, roundtrip, budget_s=None, compile_final=False):
     for s in range(n_seqs):
         if budget_s is not None and time.time() - t0 > budget_s:
             break
-        p0 = PROCS[s % len(PROCS)]
+        p0 = procs[s % len(procs)]
         data = _datasets(p0, rng)
         p = p0
         fresh = Namer()
@@ -434,4 +503,36 @@ def test_random_schedules_long(assert_roundtrip):
     res = fuzz(n_seqs=150, n_steps=16, seed=99, roundtrip=assert_roundtrip,
                compile_final=True)
     _report("fuzz-long", res, time.time() - t0)
+    assert res[2] > 0
+
+
+@_NO_C
+def test_random_schedules_config_bounds(assert_roundtrip):
+    """Bounds, conditions and call arguments reading config state their
+    loops, branches and callees write: every rewrite either refuses or
+    keeps the meaning (the interpreter evaluates each of them once)."""
+    t0 = time.time()
+    res = fuzz(n_seqs=24, n_steps=10, seed=4321, roundtrip=assert_roundtrip,
+               budget_s=20, procs=CONFIG_PROCS)
+    _report("fuzz-config", res, time.time() - t0)
+    seqs, steps, accepted, per_op = res
+    assert seqs >= 9
+    assert accepted >= steps // 6
+    assert sum(1 for t, a in per_op.values() if a > 0) >= 8
+
+
+def test_random_schedules_config_bounds_compiled(assert_roundtrip):
+    """A few config sequences whose final procedures run as C too."""
+    res = fuzz(n_seqs=3, n_steps=8, seed=55, roundtrip=assert_roundtrip,
+               procs=CONFIG_PROCS, compile_final=True)
+    assert res[2] > 0
+
+
+@_NO_C
+@pytest.mark.slow
+def test_random_schedules_config_bounds_long(assert_roundtrip):
+    t0 = time.time()
+    res = fuzz(n_seqs=90, n_steps=16, seed=2024, roundtrip=assert_roundtrip,
+               procs=CONFIG_PROCS, compile_final=True)
+    _report("fuzz-config-long", res, time.time() - t0)
     assert res[2] > 0

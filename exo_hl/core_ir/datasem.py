@@ -1,0 +1,230 @@
+"""The meaning of data arithmetic (docs/semantics.md), in one place.
+
+The interpreter evaluates data expressions with the functions below; the C
+backend (``codegen_c/arith.py``) prints C that computes the same values,
+choosing types with the same ``eval_type``. In short:
+
+- Every data (sub)expression is computed in one *evaluation type*: ``I32``
+  when all its typed leaves are integers (i8 ... i32 values are all
+  computed as 32-bit integers, as C promotes them), else the widest float
+  among them (``f16 < f32 < f64``; integer operands are converted to it).
+  An expression of literals only takes the type of its context: the
+  enclosing operation, or the target of the assignment.
+- Integer arithmetic is 32-bit two's complement: ``+ - *`` and unary ``-``
+  wrap around modulo 2**32; ``/`` truncates toward zero and ``%`` has the
+  sign of the dividend (``a == (a / b) * b + a % b``); ``x / 0 == 0`` and
+  ``x % 0 == x``; ``INT32_MIN / -1 == INT32_MIN`` and ``INT32_MIN % -1 == 0``.
+- Float arithmetic is IEEE in the evaluation type, each operation rounded
+  to it; ``%`` is ``fmod`` (exact; the sign of the dividend; ``x % 0`` is
+  NaN).
+- Conversions (a value stored into a location of another type, an operand
+  promoted): integer -> integer wraps modulo 2**bits; integer -> float and
+  float -> float round to nearest (overflow gives infinity); float ->
+  integer truncates toward zero and saturates to the target's range, NaN
+  giving 0. A literal in an integer evaluation type is converted from the
+  real number it denotes by that same float -> integer rule.
+- ``x += e`` means ``x = x + e``: the addition is an operation like any other
+  (evaluated in the join of x's type and e's), then converted to x's type.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .nodes import IR
+
+__all__ = ["INT_TYPES", "FLOAT_TYPES", "is_int", "is_float", "int_range",
+           "join", "domain", "default_leaf", "own_type", "eval_type",
+           "ext_arg_context", "wrap", "float_to_int", "literal", "convert",
+           "from_extern", "binop", "neg"]
+
+INT_TYPES = (IR.I8, IR.UI8, IR.I16, IR.UI16, IR.I32)
+FLOAT_TYPES = (IR.F16, IR.F32, IR.F64)
+
+_INT_RANGE = {IR.I8: (-2**7, 2**7 - 1), IR.UI8: (0, 2**8 - 1),
+              IR.I16: (-2**15, 2**15 - 1), IR.UI16: (0, 2**16 - 1),
+              IR.I32: (-2**31, 2**31 - 1)}
+_FLOAT_RANK = {IR.F16: 0, IR.F32: 1, IR.F64: 2}
+_NP = {IR.F16: np.float16, IR.F32: np.float32, IR.F64: np.float64}
+I32_MIN, I32_MAX = _INT_RANGE[IR.I32]
+
+
+def is_int(t) -> bool:
+    return t in _INT_RANGE
+
+
+def is_float(t) -> bool:
+    return t in _FLOAT_RANK
+
+
+def int_range(t):
+    """(min, max) of an integer data type."""
+    return _INT_RANGE[t]
+
+
+# ----------------------------------------------------------------------------
+# evaluation types
+
+
+def join(a, b):
+    """The evaluation type of an operation on evaluation types a and b
+    (None: no typed operand)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if is_float(a) or is_float(b):
+        fa = a if is_float(a) else None
+        fb = b if is_float(b) else None
+        if fa is None or fb is None:
+            return fa or fb
+        return fa if _FLOAT_RANK[fa] >= _FLOAT_RANK[fb] else fb
+    return IR.I32
+
+
+def domain(t):
+    """The evaluation type of values of type ``t``."""
+    return IR.I32 if is_int(t) else t
+
+
+def default_leaf(e):
+    """The data type of a leaf (``R`` compiles as f32)."""
+    t = e.type
+    return IR.F32 if t is IR.Num else t
+
+
+def own_type(e, leaf=default_leaf):
+    """The evaluation type ``e``'s typed leaves give it, or None when it is
+    made of literals only. ``leaf`` maps a read (or config read) to its data
+    type (the interpreter resolves ``R`` to the precision of the buffer).
+    An extern with its own type rule is a leaf of its result type."""
+    if isinstance(e, IR.Const):
+        return None
+    if isinstance(e, (IR.Read, IR.ReadConfig)):
+        return domain(leaf(e))
+    if isinstance(e, IR.USub):
+        return own_type(e.arg, leaf)
+    if isinstance(e, IR.BinOp):
+        return join(own_type(e.lhs, leaf), own_type(e.rhs, leaf))
+    if isinstance(e, IR.Extern):
+        if e.f.own_arg_types:
+            t = e.type
+            return None if t is IR.Num else domain(t)
+        out = None
+        for a in e.args:
+            out = join(out, own_type(a, leaf))
+        return out
+    return None
+
+
+def eval_type(e, ctx, leaf=default_leaf):
+    """The evaluation type of ``e`` in context ``ctx`` (the evaluation type
+    of the enclosing operation, or the type of the assignment's target)."""
+    t = own_type(e, leaf)
+    return domain(ctx if t is None else t)
+
+
+def ext_arg_context(a, leaf=default_leaf):
+    """The context of an argument of an extern with its own type rule: the
+    argument's own evaluation type, else its declared type (``R``: f32)."""
+    t = own_type(a, leaf)
+    if t is None:
+        t = IR.F32 if a.type is IR.Num else a.type
+    return domain(t)
+
+
+# ----------------------------------------------------------------------------
+# values: Python ints for integer types, numpy scalars for float types
+
+
+def wrap(v: int, t) -> int:
+    """An integer reduced modulo 2**bits into the range of ``t``."""
+    lo, hi = _INT_RANGE[t]
+    return (v - lo) % (hi - lo + 1) + lo
+
+
+def float_to_int(x, t) -> int:
+    """Float -> integer type ``t``: truncate toward zero, saturate, NaN
+    gives 0."""
+    x = float(x)
+    lo, hi = _INT_RANGE[t]
+    if math.isnan(x):
+        return 0
+    if x >= hi + 1:
+        return hi
+    if x <= lo - 1:
+        return lo
+    return int(x)
+
+
+def literal(v, t):
+    """The value of the literal ``v`` (a real number) in evaluation type
+    ``t``."""
+    if is_int(t):
+        if isinstance(v, (bool, int)):
+            return min(max(int(v), I32_MIN), I32_MAX)
+        return float_to_int(v, IR.I32)
+    with np.errstate(over="ignore"):   # out of range: infinity
+        return _NP[t](v)
+
+
+def convert(v, src, dst):
+    """The value ``v`` of evaluation type ``src`` converted to type ``dst``
+    (a data type or an evaluation type)."""
+    if is_int(src):
+        if is_int(dst):
+            return wrap(int(v), dst)
+        return _NP[dst](int(v))
+    if is_int(dst):
+        return float_to_int(v, dst)
+    return v if src is dst else _NP[dst](v)
+
+
+def from_extern(v, t):
+    """An extern's Python result as a value of evaluation type ``t``."""
+    if is_int(t):
+        if isinstance(v, (bool, np.bool_)):
+            return int(v)
+        if isinstance(v, (int, np.integer)):
+            return wrap(int(v), IR.I32)
+        return float_to_int(v, IR.I32)
+    return _NP[t](v)
+
+
+def _tdiv(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def binop(op, a, b, t):
+    """``a op b`` for operands of evaluation type ``t``."""
+    if is_int(t):
+        if op == "+":
+            r = a + b
+        elif op == "-":
+            r = a - b
+        elif op == "*":
+            r = a * b
+        elif op == "/":
+            r = 0 if b == 0 else _tdiv(a, b)
+        elif op == "%":
+            r = a if b == 0 else a - _tdiv(a, b) * b
+        else:
+            raise ValueError(f"no data operator {op!r}")
+        return wrap(r, IR.I32)
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "/":
+        return a / b
+    if op == "%":
+        return np.fmod(a, b)
+    raise ValueError(f"no data operator {op!r}")
+
+
+def neg(a, t):
+    return wrap(-a, IR.I32) if is_int(t) else -a

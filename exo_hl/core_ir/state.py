@@ -1,0 +1,79 @@
+"""Which mutable state control expressions read and statements write.
+
+Control values (arguments, loop iterators, strides) never change once bound;
+the only mutable state a control expression can read is a config field.
+The IR evaluates each loop bound, condition, allocation size, window and
+call argument *once*, where it stands. Any pass that evaluates such an
+expression somewhere else (a rewrite substituting it into other statements,
+the C backend re-testing a loop bound on every iteration) must first know
+that nothing in between writes what the expression reads: these helpers
+answer that question, syntactically and conservatively (a write anywhere in
+a block, under any condition, through calls too, counts).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from .nodes import IR, Node
+from .traversal import walk, walk_stmts
+
+__all__ = ["config_reads", "config_writes", "reads_written_state"]
+
+
+def _exprs_of_type(t):
+    """Size expressions held by a type (tensors, windows)."""
+    if isinstance(t, IR.WindowType):
+        return _exprs_of_type(t.as_tensor)
+    if isinstance(t, IR.Tensor):
+        return tuple(t.hi)
+    return ()
+
+
+def config_reads(nodes) -> frozenset:
+    """``(config, field)`` pairs read by the expressions (or statements) in
+    ``nodes`` -- one node or an iterable of them -- including the size
+    expressions inside their types (allocations, windows)."""
+    out = set()
+    stack = list(_as_tuple(nodes))
+    while stack:
+        root = stack.pop()
+        for n in walk(root):
+            if isinstance(n, IR.ReadConfig):
+                out.add((n.config, n.field))
+            t = getattr(n, "type", None)
+            if isinstance(t, (IR.Tensor, IR.WindowType)):
+                stack.extend(_exprs_of_type(t))
+    return frozenset(out)
+
+
+def _as_tuple(nodes):
+    if isinstance(nodes, Node):
+        return (nodes, )
+    return tuple(nodes)
+
+
+def config_writes(stmts) -> frozenset:
+    """``(config, field)`` pairs a block may write, through the procedures it
+    calls too (an ``@instr`` counts by its semantic body)."""
+    out = set()
+    for s in walk_stmts(tuple(stmts)):
+        if isinstance(s, IR.WriteConfig):
+            out.add((s.config, s.field))
+        elif isinstance(s, IR.Call):
+            out |= _proc_writes(s.f)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=4096)
+def _proc_writes(proc) -> frozenset:
+    return config_writes(proc.body)
+
+
+def reads_written_state(exprs, stmts) -> frozenset:
+    """The config fields that ``exprs`` read and ``stmts`` may write: empty
+    exactly when evaluating ``exprs`` before, during or after ``stmts``
+    always gives the same value."""
+    read = config_reads(exprs)
+    if not read:
+        return frozenset()
+    return read & config_writes(stmts)
