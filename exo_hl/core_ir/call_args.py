@@ -143,13 +143,14 @@ def check_call_args(proc_ir, args, kwargs, *, int_bits: int = 64,
     for i, (a, v) in enumerate(zip(proc_ir.args, values)):
         if is_control(a.type):
             out[i] = env[a.name] = _check_control(pname, a, v, int_bits)
+    read_config = read_config or _no_config
     strides = {}
     for i, (a, v) in enumerate(zip(proc_ir.args, values)):
         if not is_control(a.type):
-            arr = _check_data(pname, a, v, a.name in written, env)
+            arr = _check_data(pname, a, v, a.name in written, env,
+                              read_config)
             out[i] = arr
             strides[a.name] = tuple(s // arr.itemsize for s in arr.strides)
-    read_config = read_config or _no_config
     for pred in proc_ir.preds:
         if not eval_control(pred, env, strides, read_config):
             raise _fail(pname, f"precondition 'assert {expr_to_str(pred)}' "
@@ -201,7 +202,7 @@ def _scalar_from_number(pname, n, v, want):
     return np.array(v, dtype=want)
 
 
-def _check_data(pname, a, v, written, env):
+def _check_data(pname, a, v, written, env, read_config=_no_config):
     n, t = a.name.name, a.type
     elem = basetype(t)
     want = np.dtype(NUMPY_DTYPES[elem])
@@ -228,7 +229,7 @@ def _check_data(pname, a, v, written, env):
             raise _fail(pname, f"argument '{n}' is a scalar: pass a 0-d or "
                         f"1-element array, got shape {v.shape}", ValueError)
         return v
-    dims = tuple(eval_control(h, env, {}, _no_config) for h in t.hi)
+    dims = tuple(eval_control(h, env, {}, read_config) for h in t.hi)
     if v.shape != dims:
         from .printer import expr_to_str
         text = ", ".join(expr_to_str(h) for h in t.hi)

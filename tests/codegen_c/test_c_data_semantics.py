@@ -222,17 +222,19 @@ def test_float_literal_spelled_exactly():
     assert "d[i] * 0.1;" in text
 
 
-def test_mixed_precision_still_refused_in_c():
+def test_mixed_integer_widths_agree_in_c():
+    """Integer widths may mix in one expression: both sides compute in
+    32-bit integers, wrapping without undefined behaviour."""
     @proc
     def mixed(n: size, a: i8[n], b: i32[n]):
         for i in seq(0, n):
             b[i] = a[i] + b[i]
-    with pytest.raises(ExoTypeError, match="mixed precisions"):
-        mixed.c_code_str()
-    # the interpreter computes it all the same (32-bit integers)
-    a, b = np.array([100], np.int8), np.array([I32_MAX], np.int32)
-    mixed.interpret(1, a, b)
-    assert b[0] == I32_MIN + 99
+    a, b = np.array([100, -3], np.int8), np.array([I32_MAX, 7], np.int32)
+    b_c = b.copy()
+    mixed.interpret(2, a, b)
+    assert b[0] == I32_MIN + 99 and b[1] == 4
+    mixed.compile()(2, a, b_c)
+    assert np.array_equal(b, b_c)
 
 
 # -- built-in externs on integers ---------------------------------------------

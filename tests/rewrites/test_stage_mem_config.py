@@ -40,18 +40,9 @@ def _run(p, A):
     return A
 
 
-# The load-dropping proof of stage_mem is being reworked separately; the
-# second case records the expected behaviour until then.
-_WRONG_STATE = pytest.mark.xfail(
-    strict=True, reason="stage_mem proves the block overwrites the window "
-    "with the config value from before the block (8), not the one its loop "
-    "reads (2), and drops the load")
-
-
 @pytest.mark.parametrize("p", [
     pytest.param(partial_overwrite, id="unknown_before"),
-    pytest.param(partial_overwrite_after_full, id="full_before",
-                 marks=_WRONG_STATE)])
+    pytest.param(partial_overwrite_after_full, id="full_before")])
 def test_stage_mem_block_setting_its_own_loop_bound(p):
     """The block writes only A[0:2] of the staged A[0:8]: the other six
     values must be loaded before it, or the store writes garbage back."""
