@@ -60,6 +60,24 @@ def missing_features(needed: Iterable[str]) -> FrozenSet[str]:
     return needed - host_features(needed)
 
 
+class FeaturePlan:
+    """What a build of one procedure needs, emulates and lacks."""
+
+    def __init__(self, proc_ir, emulate_option):
+        from ..core_ir.cpu_features import proc_features
+        #: every feature the procedure needs
+        self.needed = proc_features(proc_ir)
+        lacking = missing_features(self.needed)
+        #: features supplied by the emulation layer in this build
+        self.emulated = (lacking if emulation_wanted(emulate_option)
+                         else frozenset())
+        #: features this build needs natively but the host lacks
+        self.missing = lacking - self.emulated
+
+    def flags(self) -> list:
+        return emulation_flags() if self.emulated else []
+
+
 def check_host(name, needed, missing) -> None:
     """Raise ``RuntimeError`` before any C of ``name`` runs on a CPU that
     lacks (and does not emulate) some of the features it needs."""

@@ -20,10 +20,8 @@ from ..core_ir.buffers import written_buffers
 from ..core_ir.call_args import check_call_args
 from ..core_ir.nodes import IR
 from ..core_ir.types import is_real_scalar, is_tensor_or_window, is_window
-from ..core_ir.cpu_features import proc_features
 from .analysis import as_ir
-from .host_cpu import (check_host, emulation_flags, emulation_wanted,
-                       missing_features)
+from .host_cpu import FeaturePlan, check_host
 from .emit import _Program
 from .openmp import openmp_flags
 
@@ -119,13 +117,10 @@ class CompiledProcedure:
                             f"of its own to compile")
         self.proc = ir
         self.name = ir.name
-        self.cpu_features = proc_features(ir)
-        missing = missing_features(self.cpu_features)
-        emulate = emulation_wanted(opts.pop("emulate", None))
-        #: features supplied by the emulation layer in this build
-        self.emulated = missing if emulate else frozenset()
-        #: features this build needs natively but the host lacks
-        self.missing_features = missing - self.emulated
+        plan = FeaturePlan(ir, opts.pop("emulate", None))
+        self.cpu_features = plan.needed
+        self.emulated = plan.emulated
+        self.missing_features = plan.missing
         prog = _Program([ir], ir.name, emulated=self.emulated)
         self.header, self.source = prog.emit()
         self.configs = prog.configs
@@ -135,8 +130,7 @@ class CompiledProcedure:
         # par loops run in parallel where the compiler supports OpenMP
         extra = openmp_flags(ir, cc or os.environ.get("CC") or "cc",
                              opts.pop("openmp", None))
-        if self.emulated:
-            extra = list(extra) + emulation_flags()
+        extra = list(extra) + plan.flags()
         cflags = opts.pop("cflags", None)
         if opts:
             raise TypeError(f"compile() got unknown options: "

@@ -31,10 +31,8 @@ from ..core_ir.call_args import check_call_args
 from ..core_ir.types import (C_TYPES, is_control, is_real_scalar, is_window)
 from ..errors import SanitizerError
 from .analysis import as_ir
-from ..core_ir.cpu_features import proc_features
 from .emit import _Program
-from .host_cpu import (check_host, emulation_flags, emulation_wanted,
-                       missing_features)
+from .host_cpu import FeaturePlan, check_host
 from .openmp import openmp_flags
 from .runner import DEFAULT_CFLAGS, FALLBACK_CFLAGS, CompileError, cache_dir
 
@@ -227,7 +225,7 @@ class SanitizedProcedure:
         openmp = opts.pop("openmp", None)
         cc = opts.pop("cc", None) or os.environ.get("CC") or "cc"
         cflags = opts.pop("cflags", None)
-        emulate = emulation_wanted(opts.pop("emulate", None))
+        emulate = opts.pop("emulate", None)
         if opts:
             raise TypeError(f"compile() got unknown options: "
                             f"{', '.join(sorted(opts))}")
@@ -237,10 +235,10 @@ class SanitizedProcedure:
                             f"of its own to compile")
         self.proc = ir
         self.name = ir.name
-        self.cpu_features = proc_features(ir)
-        missing = missing_features(self.cpu_features)
-        self.emulated = missing if emulate else frozenset()
-        self.missing_features = missing - self.emulated
+        plan = FeaturePlan(ir, emulate)
+        self.cpu_features = plan.needed
+        self.emulated = plan.emulated
+        self.missing_features = plan.missing
         prog = _Program([ir], ir.name, emulated=self.emulated)
         self.header, self.source = prog.emit()
         self.driver = driver_source(ir, prog, ir.name)
@@ -253,8 +251,7 @@ class SanitizedProcedure:
         extra = [f"-fsanitize={kinds}", "-fno-sanitize-recover=all",
                  "-fno-omit-frame-pointer", "-g"]
         extra += openmp_flags(ir, cc, openmp)
-        if self.emulated:
-            extra += emulation_flags()
+        extra += plan.flags()
         self.executable_path = _build_executable(
             {ir.name + ".h": self.header, ir.name + ".c": self.source,
              "exo_hl_driver.c": self.driver},
