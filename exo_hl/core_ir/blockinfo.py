@@ -131,23 +131,24 @@ def _own_syms(s):
 
 @lru_cache(maxsize=1 << 16)
 def stmt_info(s) -> StmtInfo:
-    if isinstance(s, IR.For):
-        kids = [stmt_info(c) for c in s.body]
-    elif isinstance(s, IR.If):
-        kids = [stmt_info(c) for c in s.body + s.orelse]
-    else:
-        kids = ()
     own = _own_syms(s)
-    names = frozenset(own.union(*(k.names for k in kids)))
+    if isinstance(s, (IR.For, IR.If)):
+        # from the summaries of its blocks (derived, not recomputed, for a
+        # loop whose body was edited)
+        sums = [summary(s.body)]
+        if isinstance(s, IR.If) and s.orelse:
+            sums.append(summary(s.orelse))
+        names = frozenset(own.union(*(x.uses.keys() for x in sums)))
+        par = isinstance(s, IR.For) and s.mode is IR.Par
+        return StmtInfo(any(x.cw for x in sums), False,
+                        any(x.calls for x in sums),
+                        any(x.wins for x in sums),
+                        par or any(x.pars for x in sums), names)
     cw = (isinstance(s, IR.WriteConfig)
-          or (isinstance(s, IR.Call) and proc_writes_config(s.f))
-          or any(k.cw for k in kids))
-    binder = isinstance(s, (IR.Alloc, IR.WindowStmt))
-    has_call = isinstance(s, IR.Call) or any(k.has_call for k in kids)
-    has_win = isinstance(s, IR.WindowStmt) or any(k.has_win for k in kids)
-    has_par = (isinstance(s, IR.For) and s.mode is IR.Par) or any(
-        k.has_par for k in kids)
-    return StmtInfo(cw, binder, has_call, has_win, has_par, names)
+          or (isinstance(s, IR.Call) and proc_writes_config(s.f)))
+    return StmtInfo(cw, isinstance(s, (IR.Alloc, IR.WindowStmt)),
+                    isinstance(s, IR.Call), isinstance(s, IR.WindowStmt),
+                    False, frozenset(own))
 
 
 @lru_cache(maxsize=4096)
@@ -156,47 +157,49 @@ def proc_writes_config(f) -> bool:
     return any(stmt_info(s).cw for s in f.body)
 
 
+#: Summary fields holding positions, and the statement property of each
+_POSITIONS = (("sc", lambda i: i.cw or i.binder), ("cw", lambda i: i.cw),
+              ("calls", lambda i: i.has_call), ("wins", lambda i: i.has_win),
+              ("pars", lambda i: i.has_par))
+
+
 class Summary:
-    """Positions (sorted tuples) of the state changers ``sc``, of statements
-    containing calls ``calls`` and window statements ``wins``; ``uses`` maps
-    a Sym to the number of statements of the block mentioning it."""
+    """Positions (sorted tuples) of a block's statements that are state
+    changers (``sc``), write config (``cw``), contain calls (``calls``),
+    window statements (``wins``), par loops (``pars``); ``uses`` maps a
+    Sym to the number of statements of the block mentioning it."""
 
-    __slots__ = ("sc", "calls", "wins", "uses")
+    __slots__ = tuple(k for k, _ in _POSITIONS) + ("uses", )
 
-    def __init__(self, sc, calls, wins, uses):
-        self.sc = sc
-        self.calls = calls
-        self.wins = wins
+    def __init__(self, uses, **positions):
+        for k, _ in _POSITIONS:
+            setattr(self, k, positions[k])
         self.uses = uses
 
+    def _key(self):
+        return tuple(getattr(self, k) for k in self.__slots__)
+
     def __eq__(self, other):  # for tests: derived == computed from scratch
-        return isinstance(other, Summary) and (
-            self.sc, self.calls, self.wins, self.uses) == (
-            other.sc, other.calls, other.wins, other.uses)
+        return isinstance(other, Summary) and self._key() == other._key()
 
     def __repr__(self):
-        return (f"Summary(sc={self.sc}, calls={self.calls}, "
-                f"wins={self.wins}, uses={len(self.uses)} names)")
+        return ("Summary(" + ", ".join(f"{k}={getattr(self, k)}"
+                                       for k, _ in _POSITIONS)
+                + f", uses={len(self.uses)} names)")
 
 
 def _compute(blk) -> Summary:
-    sc, calls, wins = [], [], []
+    infos = [stmt_info(s) for s in blk]
     uses = {}
-    for j, s in enumerate(blk):
-        inf = stmt_info(s)
-        if inf.cw or inf.binder:
-            sc.append(j)
-        if inf.has_call:
-            calls.append(j)
-        if inf.has_win:
-            wins.append(j)
+    for inf in infos:
         for n in inf.names:
             uses[n] = uses.get(n, 0) + 1
-    return Summary(tuple(sc), tuple(calls), tuple(wins), uses)
+    return Summary(uses, **{k: tuple(j for j, i in enumerate(infos) if f(i))
+                            for k, f in _POSITIONS})
 
 
 _SUMMARIES: "OrderedDict[int, tuple]" = OrderedDict()
-_SUMMARY_LIMIT = 1024
+_SUMMARY_LIMIT = 256
 
 
 def summary(blk) -> Summary:
@@ -239,9 +242,6 @@ def derive_summary(old, new, p, eo, en, old_summary=None) -> Summary:
         out = _compute(new)
     else:
         infos = [stmt_info(s) for s in new[p:en]]
-        sc = [p + k for k, i in enumerate(infos) if i.cw or i.binder]
-        calls = [p + k for k, i in enumerate(infos) if i.has_call]
-        wins = [p + k for k, i in enumerate(infos) if i.has_win]
         uses = dict(o.uses)
         for s in old[p:eo]:
             for n in stmt_info(s).names:
@@ -253,9 +253,10 @@ def derive_summary(old, new, p, eo, en, old_summary=None) -> Summary:
         for i in infos:
             for n in i.names:
                 uses[n] = uses.get(n, 0) + 1
-        out = Summary(_splice(o.sc, p, eo, en, sc),
-                      _splice(o.calls, p, eo, en, calls),
-                      _splice(o.wins, p, eo, en, wins), uses)
+        out = Summary(uses, **{
+            k: _splice(getattr(o, k), p, eo, en,
+                       [p + j for j, i in enumerate(infos) if f(i)])
+            for k, f in _POSITIONS})
     _remember(new, out)
     return out
 

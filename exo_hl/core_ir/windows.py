@@ -39,29 +39,53 @@ def retype_window_names(proc_ir, parent=None):
 
     ``parent``: a procedure ``proc_ir`` was edited from that is itself
     already retyped (a fixed point of this function). Then only the edited
-    top-level statements are retyped, plus the ones after them if the
-    window statements among the edited ones bind different names or types.
+    statements are retyped, plus the ones after them if the window
+    statements among the edited ones bind different names or types.
     """
     if parent is None:
         body, _ = _block(proc_ir.body, {})
         return proc_ir if body is proc_ir.body else proc_ir.update(body=body)
+    body = _block_diff(parent.body, proc_ir.body, {})
+    return proc_ir if body is proc_ir.body else proc_ir.update(body=body)
+
+
+def _block_diff(old, new, env):
+    """``_block(new, env)``, given that ``old`` is retyped under ``env``:
+    only the statements differing from ``old`` (and, if the window
+    statements among them bind differently, the ones after) are visited;
+    a loop (if) edited inside, with the same header, is compared
+    recursively. Returns ``new`` itself when nothing changes."""
     from .blockinfo import diff, sc_prefix
-    old, new = parent.body, proc_ir.body
     p, eo, en = diff(old, new)
     if p == eo == en:
-        return proc_ir
-    env = {}
+        return new
     for s in sc_prefix(old, p):   # old[:p] == new[:p]
         if isinstance(s, IR.WindowStmt):
+            env = dict(env)
             env[s.name] = s.rhs.type
     mid = new[p:en]
-    region, env2 = _block(mid, env)
+    region = None
+    if eo - p == 1 and en - p == 1:
+        o, n = old[p], new[p]
+        if isinstance(n, IR.For) and isinstance(o, IR.For) and \
+                (o.lo, o.hi) == (n.lo, n.hi):
+            b = _block_diff(o.body, n.body, env)
+            region = mid if b is n.body else (n.update(body=b), )
+        elif isinstance(n, IR.If) and isinstance(o, IR.If) and \
+                o.cond == n.cond:
+            b = _block_diff(o.body, n.body, env)
+            e = _block_diff(o.orelse, n.orelse, env)
+            region = mid if b is n.body and e is n.orelse else (
+                n.update(body=b, orelse=e), )
+    env2 = env
+    if region is None:
+        region, env2 = _block(mid, env)
     suffix = tail = new[en:]
     if _top_windows(old[p:eo]) != _top_windows(region):
         suffix, _ = _block(tail, env2)
     if region is mid and suffix is tail:
-        return proc_ir
-    return proc_ir.update(body=new[:p] + region + suffix)
+        return new
+    return new[:p] + region + suffix
 
 
 def _top_windows(stmts):
@@ -96,6 +120,10 @@ def _fix_expr(e, env):
 
 
 def _stmt(s, env):
+    if not env:
+        from .blockinfo import stmt_info
+        if not stmt_info(s).has_win:
+            return s   # no window name in scope here or inside
     if isinstance(s, (IR.For, IR.If)):
         changes = {}
         for field in ("body", "orelse"):

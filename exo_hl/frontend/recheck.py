@@ -164,6 +164,7 @@ class _Recheck:
         self.old = old
         self.new = new
         self.w = _Walker(new)
+        self.prepared = {}
 
     def run(self):
         from ..effects.checks import hyp_terms
@@ -206,12 +207,35 @@ class _Recheck:
                 loop.srcinfo, self.new.name))
 
     # -- a block against its old version -------------------------------------
-    def block(self, old, new, st, mems, ppath, field):
+    def prepare(self, old, new):
+        """(p, eo, en, old summary, new summary) of a block and its old
+        version; the new summary is remembered (``blockinfo``), so that
+        ``body_valg``, ``stmt_info`` and later contexts find it."""
+        key = (id(old), id(new))
+        hit = self.prepared.get(key)
+        if hit is not None:
+            return hit[2]
         p, eo, en = diff(old, new)
+        osum = summary(old)
+        if p == eo == en:
+            res = (p, eo, en, osum, osum)
+        else:
+            if eo - p == 1 and en - p == 1:
+                o, n = old[p], new[p]
+                if type(o) is type(n) and isinstance(n, (IR.For, IR.If)):
+                    # the info of n is made of the summaries of its blocks:
+                    # derive them first
+                    self.prepare(o.body, n.body)
+                    if isinstance(n, IR.If):
+                        self.prepare(o.orelse, n.orelse)
+            res = (p, eo, en, osum, derive_summary(old, new, p, eo, en, osum))
+        self.prepared[key] = (old, new, res)   # (keeps the ids alive)
+        return res
+
+    def block(self, old, new, st, mems, ppath, field, prepared=None):
+        p, eo, en, osum, nsum = prepared or self.prepare(old, new)
         if p == eo == en:
             return
-        osum = summary(old)
-        nsum = derive_summary(old, new, p, eo, en, osum)
         w = self.w
         for j in osum.sc[:bisect.bisect_left(osum.sc, p)]:
             s = new[j]          # old[:p] == new[:p]
@@ -233,10 +257,11 @@ class _Recheck:
         if isinstance(n, IR.For):
             if (o.iter, o.lo, o.hi, o.mode) != (n.iter, n.lo, n.hi, n.mode):
                 return False
+            prep = self.prepare(o.body, n.body)
             if self.w.body_valg(o.body) != self.w.body_valg(n.body):
                 return False
             self.block(o.body, n.body, self.w.loop_state(n, st), mems, path,
-                       "body")
+                       "body", prep)
             if n.mode is IR.Par:
                 self.par(n, path)
             return True

@@ -30,6 +30,7 @@ from exo_hl.frontend.recheck import FULL_RECHECK_ENV
 
 import test_schedule_fuzz as F
 from ir_mutations import mutate
+from test_recheck import _assert_structural_caches_fresh
 
 
 class SCR(DRAM):
@@ -126,6 +127,7 @@ def test_incremental_and_full_recheck_decide_alike(monkeypatch):
                 net += "would not be well formed" in str(e_inc)
                 continue
             assert alpha_equal(q_inc.ir(), q_full.ir()), where
+            _assert_structural_caches_fresh(q_inc.ir())
             accepted += 1
             log.append(desc)
             p = q_inc
