@@ -12,10 +12,11 @@ K in {250, 500, 1000, 2000, 4000}. Timed on each size:
   simplify, str, c_code_str, compile()   whole-procedure operations
 
 One-statement rewrites are given ready-made cursors (finding a statement by
-pattern scans the whole procedure by nature and is not what is measured).
-Each repetition works on a different statement or memory so that no
-repetition can be answered by a cache of an earlier identical result; the
-unroll repetitions forget the memo of proven procedures first. The last
+pattern scans the whole procedure by nature and is not what is measured),
+and are repeated at least 31 times (they take about a millisecond). Each
+repetition works on a different statement or memory so that no repetition
+can be answered by a cache of an earlier identical result; the unroll
+repetitions forget the memo of proven procedures first. The last
 line of each table gives the growth exponent log(t2/t1)/log(K2/K1) between
 the two largest sizes (1 = linear, 0 = constant).
 
@@ -116,17 +117,19 @@ def measure(K, reps, do_compile):
     ql = pl.unroll(StmtCursor(pl, (("body", 2), )))
     assert len(q.ir().body) == K and len(ql.ir().body) == K + 3
 
+    # one-statement rewrites take about a millisecond: more repetitions
+    n1 = max(reps, 31)
     cur = [(StmtCursor(q, (("body", r), )), StmtCursor(q, (("body", r + 1), )))
-           for r in range(reps)]
-    row["reorder_stmts"] = _median(lambda r: q.reorder_stmts(*cur[r]), reps)
+           for r in range(n1)]
+    row["reorder_stmts"] = _median(lambda r: q.reorder_stmts(*cur[r]), n1)
 
     ecur = [ExprCursor(q, (("body", r), ), (("rhs", None), ))
-            for r in range(reps)]
-    row["bind_expr"] = _median(lambda r: q.bind_expr(ecur[r], "t"), reps)
+            for r in range(n1)]
+    row["bind_expr"] = _median(lambda r: q.bind_expr(ecur[r], "t"), n1)
 
     acur = StmtCursor(ql, (("body", 0), ))
     row["set_memory"] = _median(
-        lambda r: ql.set_memory(acur, _MEMS[r % len(_MEMS)]), reps)
+        lambda r: ql.set_memory(acur, _MEMS[r % len(_MEMS)]), n1)
 
     row["simplify"] = _median(lambda r: q.simplify(), min(reps, 3))
     row["str"] = _median(lambda r: str(q), min(reps, 3))

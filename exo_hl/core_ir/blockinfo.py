@@ -266,31 +266,64 @@ def diff(old, new):
     and ``old[eo:] == new[en:]`` statement by statement (the statements are
     equal IR, almost always the very same objects), the common prefix and
     then the common suffix as long as possible. Comparisons run on tuple
-    slices (C loops that skip identical elements)."""
+    slices (C loops that skip identical elements), galloping from where the
+    edit starts: an edit of a few statements costs a few comparisons of
+    the rest of the block, however long it is."""
+    for o, n, res in _DIFFS:   # the same pair, diffed a moment ago
+        if o is old and n is new:
+            return res
+    res = _diff(old, new)
+    _DIFFS.insert(0, (old, new, res))
+    del _DIFFS[4:]
+    return res
+
+
+#: the last few diffs, keyed by the identities of the blocks (kept alive
+#: here): window retyping and the re-check of one rewrite diff the same pair
+_DIFFS: list = []
+
+
+def _diff(old, new):
     lo, ln = len(old), len(new)
-    m = min(lo, ln)
-    p = _common_run(old, new, m, 0, 0, 1)
-    k = m - p
-    if k and old[lo - k:] != new[ln - k:]:
-        k = _common_run(old, new, k, lo, ln, -1)
-    return p, lo - k, ln - k
+    p = _common_prefix(old, new, min(lo, ln))
+    # the smallest d (eo = p + d, en = eo + delta) whose suffixes are equal;
+    # equal suffixes stay equal when shortened, so a search applies
+    delta = ln - lo
+    d0 = max(0, -delta)
+
+    def same(d):
+        i = p + d
+        if i < lo and old[i] is not new[i + delta] and old[i] != new[i + delta]:
+            return False   # (without copying the rest of the blocks)
+        return old[i:] == new[i + delta:]
+    if same(d0):
+        d = d0
+    else:
+        bad, step = d0, 1          # same(bad) is False
+        while True:
+            d = min(lo - p, d0 + step)   # same(lo - p): both suffixes empty
+            if same(d):
+                break
+            bad, step = d, 2 * step
+        while d - bad > 1:          # same(d), not same(bad)
+            mid = (bad + d) // 2
+            if same(mid):
+                d = mid
+            else:
+                bad = mid
+    eo = p + d
+    return p, eo, eo + delta
 
 
-def _common_run(old, new, m, ao, an, step):
-    """Length of the longest run (at most ``m``) of equal statements of
-    ``old`` and ``new`` from their starts (``step=1``, ``ao = an = 0``) or
-    back from their ends (``step=-1``, ``ao``/``an`` their lengths)."""
-    def same(a, b):   # the run [a, b) (counted from the start / the end)
-        if step == 1:
-            return old[ao + a:ao + b] == new[an + a:an + b]
-        return old[ao - b:ao - a] == new[an - b:an - a]
+def _common_prefix(old, new, m):
+    """Length of the longest common prefix (at most ``m``) of two blocks."""
     a, size = 0, 16
     while a < m:
         b = min(m, a + size)
-        if not same(a, b):
+        if old[a:b] != new[a:b]:
             while b - a > 1:   # the first difference is in [a, b)
                 mid = (a + b) // 2
-                if same(a, mid):
+                if old[a:mid] == new[a:mid]:
                     a = mid
                 else:
                     b = mid
@@ -308,5 +341,6 @@ def sc_prefix(blk, i):
 
 def clear_cache():
     _SUMMARIES.clear()
+    _DIFFS.clear()
     stmt_info.cache_clear()
     proc_writes_config.cache_clear()
