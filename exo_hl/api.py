@@ -8,7 +8,6 @@ procedure and operation it was derived from (its provenance).
 """
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Optional
 
 from .core_ir.nodes import IR
@@ -16,27 +15,17 @@ from .errors import SchedulingError
 from .feedback import user_facing
 
 
-#: bodies already known to be well formed (keyed by everything the checks
-#: read, so a rename or a rewrite that only moves cursors costs nothing);
-#: bounded, and only successes are remembered
-_KNOWN_WELL_FORMED: "OrderedDict[tuple, None]" = OrderedDict()
-_KNOWN_LIMIT = 2048
+def _check_well_formed(proc_ir, op: str, parent_ir=None) -> None:
+    """Raise ``SchedulingError`` unless ``proc_ir`` passes the static checks.
 
-
-def _check_well_formed(proc_ir, op: str) -> None:
+    ``parent_ir``: a procedure known to pass them that ``proc_ir`` was
+    derived from; then only what the rewrite could affect is re-checked
+    (``frontend.recheck``; ``EXO_HL_FULL_RECHECK=1`` re-checks everything).
+    """
     from .errors import BoundsError, ExoTypeError
-    from .frontend.checks import run_static_checks
-    from .frontend.typecheck import check_calls
-    key = (proc_ir.args, proc_ir.preds, proc_ir.body)
-    if key in _KNOWN_WELL_FORMED:
-        _KNOWN_WELL_FORMED.move_to_end(key)
-        return
+    from .frontend.recheck import check_rewritten
     try:
-        check_calls(proc_ir)
-        run_static_checks(proc_ir)
-        _KNOWN_WELL_FORMED[key] = None
-        if len(_KNOWN_WELL_FORMED) > _KNOWN_LIMIT:
-            _KNOWN_WELL_FORMED.popitem(last=False)
+        check_rewritten(proc_ir, parent_ir)
     except (BoundsError, ExoTypeError) as e:
         raise SchedulingError(
             f"{op}: the rewritten procedure '{proc_ir.name}' would not be "
@@ -60,6 +49,14 @@ def _records_step(method):
                                                 kwargs)))
         return result
     return user_facing(wrapper)
+
+
+def _same_ir(a, b) -> bool:
+    """``a == b`` for two procedures, without hashing whole bodies (tuple
+    comparison skips identical statements)."""
+    return a is b or (a.name == b.name and a.instr == b.instr
+                      and a.args == b.args and a.preds == b.preds
+                      and a.body == b.body)
 
 
 class Procedure:
@@ -118,15 +115,25 @@ class Procedure:
 
         Every rewrite ends here, so this is where the result is re-checked
         like freshly written code (call signatures, bounds, callee
-        preconditions): whatever a rewrite's own check missed, it can never
-        hand back an ill-formed procedure.
+        preconditions, parallel loops): whatever a rewrite's own check
+        missed, it can never hand back an ill-formed procedure. When this
+        procedure passed those checks itself, only what the rewrite changed
+        (and what that can affect) is re-checked (``frontend.recheck``).
         """
-        if new_ir != self._ir:
+        checked = self._cache.get("checked", False)
+        if not _same_ir(new_ir, self._ir):
             from .core_ir.windows import retype_window_names
-            new_ir = retype_window_names(new_ir)
-            _check_well_formed(new_ir, op)
-        return Procedure(new_ir, parent=self, op=op, equiv_mod=equiv_mod,
-                         forward=forward)
+            parent = self._ir if checked else None
+            new_ir = retype_window_names(new_ir, parent)
+            _check_well_formed(new_ir, op, parent)
+            checked = True
+        p = Procedure(new_ir, parent=self, op=op, equiv_mod=equiv_mod,
+                      forward=forward)
+        if checked:
+            # new_ir passed the checks and is retyped (a fixed point of
+            # retype_window_names): later rewrites can re-check against it
+            p._cache["checked"] = True
+        return p
 
     # ------------------------------------------------------------------
     # seeing

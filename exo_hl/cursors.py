@@ -27,6 +27,7 @@ functions along the derivation chain from ``c.proc()`` down to ``p``.
 """
 from __future__ import annotations
 
+import operator
 from typing import Optional
 
 from .core_ir.nodes import IR
@@ -334,7 +335,18 @@ class BlockCursor(Cursor):
         return (StmtCursor(self._proc, p) for p in self.paths())
 
     def __getitem__(self, k):
-        return list(self)[k]
+        n = self._hi - self._lo
+        if isinstance(k, slice):
+            return [StmtCursor(self._proc,
+                               self._parent + ((self._field, self._lo + i), ))
+                    for i in range(*k.indices(n))]
+        k = operator.index(k)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError("block cursor index out of range")
+        return StmtCursor(self._proc, self._parent + ((self._field,
+                                                       self._lo + k), ))
 
     def first(self) -> StmtCursor:
         return StmtCursor(self._proc, self.paths()[0])

@@ -8,6 +8,7 @@ to the original.
 """
 from __future__ import annotations
 
+import operator
 import tokenize as _std_tokenize
 from pathlib import Path
 from types import SimpleNamespace
@@ -81,16 +82,34 @@ class Node:
 
     def update(self, **changes):
         """A copy of this node with some fields replaced."""
-        values = {n: getattr(self, n) for n in self._fields + self._attributes}
+        cls = type(self)
+        names = cls._fields + cls._attributes
         for k in changes:
-            if k not in values:
-                raise TypeError(f"{type(self).__name__} has no field {k!r}")
-        values.update(changes)
-        return type(self)(**values)
+            if k not in names:
+                raise TypeError(f"{cls.__name__} has no field {k!r}")
+        # what __init__ does, for a node whose other fields are valid already
+        new = object.__new__(cls)
+        seq = cls._seq_fields
+        for n in names:
+            if n in changes:
+                v = changes[n]
+                if n in seq:
+                    if v is None:
+                        v = ()
+                    elif not isinstance(v, tuple):
+                        v = tuple(v)
+            else:
+                v = getattr(self, n)
+            object.__setattr__(new, n, v)
+        object.__setattr__(new, "_hash", None)
+        return new
+
+    #: the semantic fields' values as a tuple (srcinfo excluded); set per
+    #: generated class to an ``operator.attrgetter``
+    _key_of = staticmethod(lambda node: ())
 
     def _key(self):
-        return tuple(getattr(self, n) for n in self._fields + self._attributes
-                     if n not in _NON_SEMANTIC)
+        return self._key_of(self)
 
     def __eq__(self, other):
         if self is other:
@@ -161,6 +180,17 @@ def _make_class(name, base, fields, attributes):
                     if f.qualifier == pyasdl.FieldQualifier.OPTIONAL)
     names = tuple(f.name for f in fields)
     attrs = tuple(f.name for f in attributes)
+    key = tuple(n for n in names + attrs if n not in _NON_SEMANTIC)
+    if len(key) >= 2:
+        key_of = operator.attrgetter(*key)
+    elif key:
+        one = operator.attrgetter(key[0])
+
+        def key_of(node, one=one):
+            return (one(node), )
+    else:
+        def key_of(node):
+            return ()
     ns = {
         "__slots__": names + attrs,
         "_fields": names,
@@ -168,6 +198,7 @@ def _make_class(name, base, fields, attributes):
         "_seq_fields": seq,
         "_opt_fields": opt,
         "_field_kinds": {f.name: f.kind for f in fields + attributes},
+        "_key_of": staticmethod(key_of),
     }
     return type(name, (base, ), ns)
 

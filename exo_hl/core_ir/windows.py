@@ -14,7 +14,7 @@ from .nodes import IR
 from .simplify import make_window, window_extent  # noqa: F401
 
 
-def retype_window_names(proc_ir):
+def retype_window_names(proc_ir, parent=None):
     """Re-derive the type carried by every use of a window-statement name
     from the statement that binds it.
 
@@ -22,47 +22,106 @@ def retype_window_names(proc_ir):
     it) carries a copy of ``w``'s type; rewrites that rebuild the binding
     would otherwise have to find and fix every copy. Returns the same object
     when nothing changes.
+
+    ``parent``: a procedure ``proc_ir`` was edited from that is itself
+    already retyped (a fixed point of this function). Then only the edited
+    statements are retyped, plus the ones after them if the window
+    statements among the edited ones bind different names or types.
     """
+    if parent is None:
+        body, _ = _block(proc_ir.body, {})
+        return proc_ir if body is proc_ir.body else proc_ir.update(body=body)
+    body = _block_diff(parent.body, proc_ir.body, {})
+    return proc_ir if body is proc_ir.body else proc_ir.update(body=body)
+
+
+def _block_diff(old, new, env):
+    """``_block(new, env)``, given that ``old`` is retyped under ``env``:
+    only the statements differing from ``old`` (and, if the window
+    statements among them bind differently, the ones after) are visited;
+    a loop (if) edited inside, with the same header, is compared
+    recursively. Returns ``new`` itself when nothing changes."""
+    from .blockinfo import diff, sc_prefix
+    p, eo, en = diff(old, new)
+    if p == eo == en:
+        return new
+    for s in sc_prefix(old, p):   # old[:p] == new[:p]
+        if isinstance(s, IR.WindowStmt):
+            env = dict(env)
+            env[s.name] = s.rhs.type
+    mid = new[p:en]
+    region = None
+    if eo - p == 1 and en - p == 1:
+        o, n = old[p], new[p]
+        if isinstance(n, IR.For) and isinstance(o, IR.For) and \
+                (o.lo, o.hi) == (n.lo, n.hi):
+            b = _block_diff(o.body, n.body, env)
+            region = mid if b is n.body else (n.update(body=b), )
+        elif isinstance(n, IR.If) and isinstance(o, IR.If) and \
+                o.cond == n.cond:
+            b = _block_diff(o.body, n.body, env)
+            e = _block_diff(o.orelse, n.orelse, env)
+            region = mid if b is n.body and e is n.orelse else (
+                n.update(body=b, orelse=e), )
+    env2 = env
+    if region is None:
+        region, env2 = _block(mid, env)
+    suffix = tail = new[en:]
+    if _top_windows(old[p:eo]) != _top_windows(region):
+        suffix, _ = _block(tail, env2)
+    if region is mid and suffix is tail:
+        return new
+    return new[:p] + region + suffix
+
+
+def _top_windows(stmts):
+    return [(s.name, s.rhs.type) for s in stmts
+            if isinstance(s, IR.WindowStmt)]
+
+
+def _block(stmts, env):
+    out, changed = [], False
+    for s in stmts:
+        ns = _stmt(s, env)
+        changed |= ns is not s
+        out.append(ns)
+        if isinstance(ns, IR.WindowStmt):
+            env = dict(env)
+            env[ns.name] = ns.rhs.type
+    return (tuple(out), env) if changed else (stmts, env)
+
+
+def _fix_expr(e, env):
     from .traversal import map_node
 
-    def block(stmts, env):
-        out, changed = [], False
-        for s in stmts:
-            ns = stmt(s, env)
-            changed |= ns is not s
-            out.append(ns)
-            if isinstance(ns, IR.WindowStmt):
-                env = dict(env)
-                env[ns.name] = ns.rhs.type
-        return (tuple(out), env) if changed else (stmts, env)
+    def fn(n):
+        if isinstance(n, IR.Read) and not n.idx and n.name in env \
+                and n.type != env[n.name]:
+            return n.update(type=env[n.name])
+        if isinstance(n, IR.WindowExpr) and n.name in env \
+                and n.type.src_type != env[n.name]:
+            return make_window(n.name, env[n.name], n.idx, n.srcinfo)
+        return None
+    return map_node(e, fn)
 
-    def fix_expr(e, env):
-        def fn(n):
-            if isinstance(n, IR.Read) and not n.idx and n.name in env \
-                    and n.type != env[n.name]:
-                return n.update(type=env[n.name])
-            if isinstance(n, IR.WindowExpr) and n.name in env \
-                    and n.type.src_type != env[n.name]:
-                return make_window(n.name, env[n.name], n.idx, n.srcinfo)
-            return None
-        return map_node(e, fn)
 
-    def stmt(s, env):
-        if isinstance(s, (IR.For, IR.If)):
-            changes = {}
-            for field in ("body", "orelse"):
-                if field in s._fields:
-                    nb, _ = block(getattr(s, field), env)
-                    if nb is not getattr(s, field):
-                        changes[field] = nb
-            s2 = s.update(**changes) if changes else s
-            fields = ("lo", "hi") if isinstance(s, IR.For) else ("cond", )
-            upd = {f: fix_expr(getattr(s2, f), env) for f in fields}
-            upd = {f: v for f, v in upd.items() if v is not getattr(s2, f)}
-            return s2.update(**upd) if upd else s2
-        if not env:
-            return s
-        return fix_expr(s, env)
-
-    body, _ = block(proc_ir.body, {})
-    return proc_ir if body is proc_ir.body else proc_ir.update(body=body)
+def _stmt(s, env):
+    if not env:
+        from .blockinfo import stmt_info
+        if not stmt_info(s).has_win:
+            return s   # no window name in scope here or inside
+    if isinstance(s, (IR.For, IR.If)):
+        changes = {}
+        for field in ("body", "orelse"):
+            if field in s._fields:
+                nb, _ = _block(getattr(s, field), env)
+                if nb is not getattr(s, field):
+                    changes[field] = nb
+        s2 = s.update(**changes) if changes else s
+        fields = ("lo", "hi") if isinstance(s, IR.For) else ("cond", )
+        upd = {f: _fix_expr(getattr(s2, f), env) for f in fields}
+        upd = {f: v for f, v in upd.items() if v is not getattr(s2, f)}
+        return s2.update(**upd) if upd else s2
+    if not env:
+        return s
+    return _fix_expr(s, env)

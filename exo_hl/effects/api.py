@@ -59,7 +59,13 @@ def stats():
 
 
 def clear_cache():
+    """Forget memoised solver results and the structural caches kept for
+    re-checking rewritten procedures incrementally."""
     S.solver().clear_cache()
+    from ..core_ir import blockinfo
+    blockinfo.clear_cache()
+    from ..frontend import recheck
+    recheck.clear_cache()
 
 
 # ---------------------------------------------------------------------------

@@ -116,13 +116,14 @@ class _St:
 
 
 class _Walker:
-    def __init__(self, proc):
+    def __init__(self, proc, cfg=None):
         self.proc = proc
         self.memo = {}
         self.obs = []
         # config dataflow is only needed when some statement writes config
-        # (skipping it avoids ValG's memo lookups on large statement trees)
-        self.cfg = _writes_config(proc.body, set())
+        # (skipping it avoids ValG's memo lookups on large statement trees;
+        # with no config writer it is empty, so cfg=True gives the same)
+        self.cfg = _writes_config(proc.body, set()) if cfg is None else cfg
 
     # -- helpers ----------------------------------------------------------
     def facts(self, ee):
@@ -246,6 +247,8 @@ class _Walker:
         return st
 
     def stmt(self, s, st):
+        """Collect the obligations of ``s`` (checked in state ``st``) and
+        return the state after it."""
         if isinstance(s, (IR.Assign, IR.Reduce)):
             if s.idx:
                 self.point_access(s.name, s.idx, st, s, None)
@@ -256,30 +259,59 @@ class _Walker:
             self.expr(s.rhs, st, s)
         elif isinstance(s, IR.If):
             self.expr(s.cond, st, s)
-            c = st.lift(s.cond)
-            self.block(s.body, st.copy(hyps=st.hyps + tuple(self.facts(c))))
+            st_body, st_else = self.if_states(s, st)
+            self.block(s.body, st_body)
             if s.orelse:
-                nc = E.not_(c)
-                self.block(s.orelse,
-                           st.copy(hyps=st.hyps + tuple(self.facts(nc))))
+                self.block(s.orelse, st_else)
         elif isinstance(s, IR.For):
             self.expr(s.lo, st, s)
             self.expr(s.hi, st, s)
-            lo, hi = st.lift(s.lo), st.lift(s.hi)
-            x = E.var(s.iter)
-            bd = E.and_(E.op("<=", lo, x), E.op("<", x, hi))
-            Gb = _sv(valg_block(s.body), st.sub) if self.cfg else None
-            env_in = env_compose(st.env, valg_at_iter(s.iter, lo, Gb)) \
-                if Gb else st.env
-            self.block(s.body, st.copy(hyps=st.hyps + tuple(self.facts(bd)),
-                                       env=env_in))
+            self.block(s.body, self.loop_state(s, st))
         elif isinstance(s, IR.Alloc):
             if isinstance(s.type, IR.Tensor):
-                his = [st.lift(h) for h in s.type.hi]
-                for h, he in zip(s.type.hi, his):
-                    self.need(st, E.op(">=", he, E.const(1)),
+                for h in s.type.hi:
+                    self.need(st, E.op(">=", st.lift(h), E.const(1)),
                               lambda h=h: f"allocation size {expr_to_str(h)}"
                               f" of '{s.name.name}' may not be positive", s, h)
+        elif isinstance(s, IR.WindowStmt):
+            self.expr(s.rhs, st, s)
+        elif isinstance(s, IR.Call):
+            self.call(s, st)
+        return self.transfer(s, st)
+
+    # -- states ---------------------------------------------------------------
+    # The state a statement is checked in depends on the statements before
+    # it only through ``transfer``, which changes it only for allocations,
+    # window statements and statements writing config state (a call's
+    # transfer is its callee's config writes).
+    def if_states(self, s, st):
+        """(state of the then-branch, of the else-branch or None)."""
+        c = st.lift(s.cond)
+        st_body = st.copy(hyps=st.hyps + tuple(self.facts(c)))
+        st_else = None
+        if s.orelse:
+            st_else = st.copy(hyps=st.hyps + tuple(self.facts(E.not_(c))))
+        return st_body, st_else
+
+    def body_valg(self, body):
+        """ValG of a loop body (the config values its iterations write)."""
+        return valg_block(body)
+
+    def loop_state(self, s, st):
+        """The state the body of loop ``s`` is checked in."""
+        lo, hi = st.lift(s.lo), st.lift(s.hi)
+        x = E.var(s.iter)
+        bd = E.and_(E.op("<=", lo, x), E.op("<", x, hi))
+        Gb = _sv(self.body_valg(s.body), st.sub) if self.cfg else None
+        env_in = env_compose(st.env, valg_at_iter(s.iter, lo, Gb)) \
+            if Gb else st.env
+        return st.copy(hyps=st.hyps + tuple(self.facts(bd)), env=env_in)
+
+    def transfer(self, s, st):
+        """The state after statement ``s`` run in state ``st``."""
+        if isinstance(s, IR.Alloc):
+            if isinstance(s.type, IR.Tensor):
+                his = [st.lift(h) for h in s.type.hi]
                 st = st.copy(hyps=st.hyps + tuple(
                     t for f in self.dense_stride_facts(s.name, his)
                     for t in self.facts(f)))
@@ -289,8 +321,7 @@ class _Walker:
                 st = st.copy()
                 st.shapes[s.name] = ()
             return st
-        elif isinstance(s, IR.WindowStmt):
-            self.expr(s.rhs, st, s)
+        if isinstance(s, IR.WindowStmt):
             n, m = window_map(s.rhs)
             if st.sub:
                 m = map_subst(m, st.sub.stride_env())
@@ -300,27 +331,43 @@ class _Walker:
             st = st.copy(sub=st.sub.bind(s.name, n, m), boxes=boxes)
             st.shapes[s.name] = ext
             return st
-        elif isinstance(s, IR.Call):
-            return self.call(s, st)
-        # state after s: config values it writes
-        g = _sv(valg(s), st.sub) if self.cfg else None
+        if not self.cfg:
+            return st
+        if isinstance(s, IR.Call):
+            g = valg(s)
+            if g:
+                strides = self.call_strides(s, st)
+                if strides:
+                    g = {k: E.subst(v, strides) for k, v in g.items()}
+                st = st.copy(env=env_compose(st.env, _sv(g, st.sub)))
+            return st
+        # config values it writes
+        g = _sv(valg(s), st.sub)
         if g:
             st = st.copy(env=env_compose(st.env, g))
         return st
 
+    def call_strides(self, s, st):
+        """Callee stride variables -> caller-side strides of the buffers
+        passed for its tensor/window parameters."""
+        strides = {}
+        for fa, a in zip(s.f.args, s.args):
+            if isinstance(fa.type, IR.Tensor):
+                for d, sv in enumerate(self.arg_strides(a, st)):
+                    strides[E.StrideVar(fa.name, d)] = sv
+        return strides
+
     def call(self, s, st):
+        """Obligations of a call: callee preconditions, argument shapes,
+        disjointness of aliased arguments."""
         f = s.f
         for a in s.args:
             self.expr(a, st, s)
         m = {}
-        strides = {}
         for fa, a in zip(f.args, s.args):
             if T.is_control(fa.type):
                 m[fa.name] = st.lift(a)
-            elif isinstance(fa.type, IR.Tensor):
-                for d, sv in enumerate(self.arg_strides(a, st)):
-                    strides[E.StrideVar(fa.name, d)] = sv
-        m.update(strides)
+        m.update(self.call_strides(s, st))
         full = dict(st.env)
         full.update(m)
         # the callee assumes its size parameters positive (proc_hyps)
@@ -367,12 +414,6 @@ class _Walker:
                             f"{expr_to_str(h)}")
                 self.need(st, E.eq(ae, pe), what, s, a)
         self.call_aliasing(s, st)
-        g = valg(s) if self.cfg else None
-        if g:
-            if strides:
-                g = {k: E.subst(v, strides) for k, v in g.items()}
-            st = st.copy(env=env_compose(st.env, _sv(g, st.sub)))
-        return st
 
     # -- aliasing call arguments ----------------------------------------------
     def window_box(self, w, st):
@@ -602,8 +643,14 @@ def check_proc(proc, solver=None) -> None:
 
 
 def clear_cache():
-    """Forget memoised results (benchmarks measuring cold checks)."""
+    """Forget memoised results (benchmarks measuring cold checks): proven
+    procedures, and the structural caches the incremental re-check of
+    rewritten procedures keeps (``frontend.recheck``)."""
     _proven.cache_clear()
+    from ..core_ir import blockinfo
+    blockinfo.clear_cache()
+    from ..frontend import recheck
+    recheck.clear_cache()
 
 
 @lru_cache(maxsize=4096)
@@ -617,8 +664,17 @@ def _proven(proc):
 
 def _check(proc, solver):
     base, obs = obligations(proc)
+    discharge(proc, base, obs, solver)
+
+
+def discharge(proc, base, obs, solver=None):
+    """Prove the obligations ``obs`` (of procedure ``proc``) under the
+    procedure-level facts ``base``; raise for the first (in the order given)
+    that is not proven."""
     if not obs:
         return
+    if solver is None:
+        solver = S.solver()
     # One query for everything (obligations grouped by their path facts).
     # Checking only obligations not proven before would make these queries
     # differ from one version of a procedure to the next and defeat the

@@ -14,11 +14,19 @@ form of plain ints, meaning ``'body'`` at every step: ``(1, 0)``.
         guards), in terms of the procedure's entry state;
   env   PreValG: config values right before the statement, in entry terms;
   sub   window bindings (WindowStmt) in scope at the statement;
-  post  PostEff: the effect of the code that runs after the statement.
+  post  PostEff: the effect of the code that runs after the statement
+        (computed on first use: most checks never look at it, and it costs
+        time proportional to all the code after the statement).
+
+Only the *state changers* before a statement (config writers, allocations,
+window statements; ``core_ir.blockinfo``) are folded over to find its
+PreValG and window bindings: every other statement leaves both unchanged,
+so the result is the same as folding over the whole prefix.
 """
 from __future__ import annotations
 
 from ..core_ir import types as T
+from ..core_ir.blockinfo import sc_prefix
 from ..core_ir.nodes import IR
 from . import eexpr as E
 from .effects import (EMPTY, bounds, eff_block, eff_subst, guard, loop, seq)
@@ -61,16 +69,25 @@ def block_of(proc, path):
 
 
 class Ctx:
-    __slots__ = ("proc", "path", "hyps", "env", "sub", "post")
+    __slots__ = ("proc", "path", "hyps", "env", "sub", "_post", "_post_fn")
 
     def __init__(self, proc=None, path=(), hyps=(), env=None, sub=None,
-                 post=EMPTY):
+                 post=EMPTY, post_fn=None):
         self.proc = proc
         self.path = path
         self.hyps = tuple(hyps)
         self.env = dict(env or {})
         self.sub = sub or BufSub()
-        self.post = post
+        # post_fn (if given) computes post on first use
+        self._post = post
+        self._post_fn = post_fn
+
+    @property
+    def post(self):
+        if self._post_fn is not None:
+            self._post = self._post_fn()
+            self._post_fn = None
+        return self._post
 
     def lift(self, e):
         """A control expression at this point, in entry-state terms."""
@@ -86,7 +103,7 @@ class Ctx:
 
     def with_hyps(self, *more):
         return Ctx(self.proc, self.path, self.hyps + tuple(more), self.env,
-                   self.sub, self.post)
+                   self.sub, self._post, self._post_fn)
 
 
 def proc_hyps(proc):
@@ -128,12 +145,13 @@ def context(proc, path):
     gamma = {}
     sub = BufSub()
     guards = []
-    posts = []
+    posts = []   # thunks, outermost level first
     blk = proc.body
     for depth, (field, i) in enumerate(path):
         if depth:
             blk = getattr(s, field)
-        prefix, s, suffix = blk[:i], blk[i], blk[i + 1:]
+        s = blk[i]
+        prefix = sc_prefix(blk, i)
         for p in prefix:
             if isinstance(p, IR.WindowStmt):
                 n, m = window_map(p.rhs)
@@ -142,11 +160,8 @@ def context(proc, path):
                 sub = sub.bind(p.name, n, m)
         gpre = env_compose(gamma, _sv(valg_block(prefix), sub))
         # post effect at this level: the rest of this block
-        if suffix:
-            gpost = env_compose(gpre, _sv(valg_block((s, )), sub))
-            a = eff_block(tuple(suffix), sub if sub else None)
-            a = eff_subst(a, gpost) if gpost else a
-            posts.append(guard(E.ands(guards), a))
+        if i + 1 < len(blk):
+            posts.append(_post_rest(blk, i, gpre, sub, tuple(guards)))
         if depth == len(path) - 1:
             gamma = gpre
             break
@@ -163,23 +178,44 @@ def context(proc, path):
             lo, hi = _ap(gpre, sub, lift(s.lo)), _ap(gpre, sub, lift(s.hi))
             bd = bounds(s.iter, lo, hi)
             hyps.append(bd)
-            # later iterations, with globals the body writes made unknown
-            Gb = _sv(valg_block(s.body), sub)
-            x2 = s.iter.copy()
-            rest = eff_block(tuple(s.body), sub if sub else None)
-            rest = eff_subst(rest, {s.iter: E.var(x2)})
-            env2 = env_compose(gpre, _havoc(Gb)) if Gb else gpre
-            rest = eff_subst(rest, env2) if env2 else rest
-            later = E.and_(E.op("<", E.var(s.iter), E.var(x2)),
-                           E.op("<", E.var(x2), hi))
-            tail = loop(x2, guard(later, rest))
+            Gb = _sv(valg_block(sc_prefix(s.body, len(s.body))), sub)
             gamma = env_compose(gpre, valg_at_iter(s.iter, lo, Gb))
             guards.append(bd)
-            posts.append(guard(E.ands(guards), tail))
+            posts.append(_post_later_iters(s, gpre, sub, Gb, hi,
+                                           tuple(guards)))
         else:
             raise ValueError(f"path step into a {type(s).__name__}")
-    post = seq(*reversed(posts)) if posts else EMPTY
-    return Ctx(proc, path, hyps, gamma, sub, post)
+
+    def post():
+        return seq(*(f() for f in reversed(posts))) if posts else EMPTY
+    return Ctx(proc, path, hyps, gamma, sub, post_fn=post)
+
+
+def _post_rest(blk, i, gpre, sub, guards):
+    """Thunk: the effect of ``blk[i+1:]`` (run after ``blk[i]``)."""
+    def f():
+        s, suffix = blk[i], blk[i + 1:]
+        gpost = env_compose(gpre, _sv(valg_block((s, )), sub))
+        a = eff_block(tuple(suffix), sub if sub else None)
+        a = eff_subst(a, gpost) if gpost else a
+        return guard(E.ands(list(guards)), a)
+    return f
+
+
+def _post_later_iters(s, gpre, sub, Gb, hi, guards):
+    """Thunk: the effect of the iterations of loop ``s`` after this one,
+    with the globals its body writes made unknown."""
+    def f():
+        x2 = s.iter.copy()
+        rest = eff_block(tuple(s.body), sub if sub else None)
+        rest = eff_subst(rest, {s.iter: E.var(x2)})
+        env2 = env_compose(gpre, _havoc(Gb)) if Gb else gpre
+        rest = eff_subst(rest, env2) if env2 else rest
+        later = E.and_(E.op("<", E.var(s.iter), E.var(x2)),
+                       E.op("<", E.var(x2), hi))
+        tail = loop(x2, guard(later, rest))
+        return guard(E.ands(list(guards)), tail)
+    return f
 
 
 def _sv(G, sub):

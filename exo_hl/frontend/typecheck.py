@@ -133,21 +133,52 @@ def arg_memory(arg, mems):
     return None
 
 
+def bind_memory(s, mems) -> dict:
+    """Buffer memories after statement ``s``: an allocation's name is in
+    its memory, a window statement's name in the memory of what it views
+    (a new dict when ``s`` binds a name, else ``mems`` itself)."""
+    if isinstance(s, IR.Alloc):
+        mems = dict(mems)
+        mems[s.name] = s.mem
+    elif isinstance(s, IR.WindowStmt):
+        mems = dict(mems)
+        mems[s.name] = mems.get(s.rhs.name)
+    return mems
+
+
 def check_calls(proc) -> None:
     """Re-check every call of ``proc`` (an ``IR.Proc``) against its callee's
-    signature; raise ``ExoTypeError`` at the first mismatch."""
-    mems = buffer_memories(proc)
-    for s in walk_stmts(proc.body):
-        if not isinstance(s, IR.Call):
-            continue
-        callee = s.f
-        if len(s.args) != len(callee.args):
+    signature; raise ``ExoTypeError`` at the first mismatch. A buffer's
+    memory is the one of the binding in scope at the call (arguments,
+    earlier allocations and window statements of enclosing blocks)."""
+    check_calls_in(proc.body, {a.name: a.mem for a in proc.args}, proc.name)
+
+
+def check_calls_in(stmts, mems, proc_name) -> None:
+    """``check_calls`` for the calls among the block ``stmts`` (nested ones
+    included), with ``mems`` (Sym -> Memory class) the buffer memories in
+    scope before it."""
+    for s in stmts:
+        if isinstance(s, IR.Call):
+            _check_call(s, mems, proc_name)
+        elif isinstance(s, IR.For):
+            check_calls_in(s.body, mems, proc_name)
+        elif isinstance(s, IR.If):
+            check_calls_in(s.body, mems, proc_name)
+            check_calls_in(s.orelse, mems, proc_name)
+        else:
+            mems = bind_memory(s, mems)
+
+
+def _check_call(s, mems, proc_name):
+    callee = s.f
+    if len(s.args) != len(callee.args):
+        raise ExoTypeError(located(
+            f"call to '{callee.name}' passes {len(s.args)} arguments, "
+            f"expected {len(callee.args)}", s.srcinfo, proc_name))
+    for p, a in zip(callee.args, s.args):
+        why = call_arg_problem(p, a, arg_memory(a, mems))
+        if why:
             raise ExoTypeError(located(
-                f"call to '{callee.name}' passes {len(s.args)} arguments, "
-                f"expected {len(callee.args)}", s.srcinfo, proc.name))
-        for p, a in zip(callee.args, s.args):
-            why = call_arg_problem(p, a, arg_memory(a, mems))
-            if why:
-                raise ExoTypeError(located(
-                    f"in call to '{callee.name}': {why}",
-                    a.srcinfo or s.srcinfo, proc.name))
+                f"in call to '{callee.name}': {why}",
+                a.srcinfo or s.srcinfo, proc_name))

@@ -27,6 +27,7 @@ from __future__ import annotations
 import keyword
 from typing import Callable, NamedTuple, Optional, Tuple
 
+from ..core_ir.blockinfo import sc_prefix
 from ..core_ir.nodes import IR
 from ..core_ir.simplify import env_at, simplify_expr
 from ..core_ir.state import config_writes, reads_written_state
@@ -531,7 +532,7 @@ def names_at(proc_ir, parent: Path, field: str, index: int) -> dict:
     steps = tuple(parent) + ((field, index), )
     for k, (f, i) in enumerate(steps):
         lst = getattr(node, f)
-        for s in lst[:i]:
+        for s in sc_prefix(lst, i):   # binders are state changers
             if isinstance(s, IR.Alloc):
                 names[s.name.name] = (s.name, s.type, s.mem)
             elif isinstance(s, IR.WindowStmt):

@@ -12,11 +12,24 @@ the schedule is expected to replace them with instructions afterwards.
 """
 from __future__ import annotations
 
+import bisect
+
+from ..core_ir.blockinfo import summary
 from ..core_ir.memory import Memory
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import walk_stmts
 from ..frontend.typecheck import mem_compatible
 from . import _common as C
+
+
+def _calls_and_windows_after(block, i):
+    """The statements of ``block[i + 1:]`` containing a call or a window
+    statement, in order (what ``_aliases`` and ``check_calls_with`` look
+    at), found from the block's summary instead of a walk."""
+    summ = summary(block)
+    pos = set(summ.calls[bisect.bisect_right(summ.calls, i):])
+    pos.update(summ.wins[bisect.bisect_right(summ.wins, i):])
+    return tuple(block[j] for j in sorted(pos))
 
 
 def _aliases(body, sym):
@@ -75,10 +88,11 @@ def set_memory(proc, buffer, mem):
             proc, buf.node if buf.kind != "arg" else None,
             f"{op}: '{buf.sym}' is {what}; only an allocation's memory can be "
             f"changed")
-    # the buffer's scope is the rest of the block holding the allocation
+    # the buffer's scope is the rest of the block holding the allocation;
+    # only statements containing calls or window statements can matter
     ir = proc.ir()
     *parent, (field, i) = buf.loc
-    scope = C.get_list(ir, tuple(parent), field)[i + 1:]
+    scope = _calls_and_windows_after(C.get_list(ir, tuple(parent), field), i)
     check_calls_with(proc, scope, _aliases(scope, buf.sym), mem, op)
     _check_allocatable(proc, buf.node, mem, op)
     new_ir = C.replace_stmts_at(ir, buf.loc, buf.node.update(mem=mem))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..core_ir.printer import expr_to_str
-from ..core_ir.traversal import fresh_copy, subst
+from ..core_ir.traversal import subst, walk_stmts
 from ..core_ir import simplify as S
 from . import _common as C
 
@@ -34,12 +34,27 @@ def unroll(proc, loop):
             proc, s, f"unroll: {hi - lo} iterations is more than the "
             f"{MAX_COPIES} copies unroll will make")
     out = []
+    binders = _binders(s.body)
     for k in range(lo, hi):
-        val = IR.Const(k, type=IR.Int, srcinfo=s.srcinfo)
-        copy = fresh_copy(tuple(subst(x, {s.iter: val}) for x in s.body))
+        # one substitution: the iterator's value, fresh names for binders
+        # (what fresh_copy would give, in the same pass)
+        sub = {s.iter: IR.Const(k, type=IR.Int, srcinfo=s.srcinfo)}
+        sub.update((b, b.copy()) for b in binders)
+        copy = tuple(subst(x, sub) for x in s.body)
         out.extend(S.simplify_stmts(copy, env))
     if not out:
         out = [IR.Pass(srcinfo=s.srcinfo)]
     new_ir = C.replace_stmts_at(proc.ir(), path, tuple(out))
     return proc._derive(new_ir, "unroll",
                         forward=C.forward_replace(path, len(out)))
+
+
+def _binders(stmts):
+    """Every symbol a block binds (loop iterators, allocations, windows)."""
+    out = []
+    for x in walk_stmts(stmts):
+        if isinstance(x, IR.For):
+            out.append(x.iter)
+        elif isinstance(x, (IR.Alloc, IR.WindowStmt)):
+            out.append(x.name)
+    return out

@@ -1,0 +1,178 @@
+"""Scaling benchmark: cost of scheduling operations as a procedure grows.
+
+A dot product ``for k in seq(0, K): C[0] += A[k] * B[k]`` (and a variant
+accumulating into a local ``acc``) is fully unrolled into K statements, for
+K in {250, 500, 1000, 2000, 4000}. Timed on each size:
+
+  unroll         the unroll itself (K statements out of one loop)
+  reorder_stmts  swap two statements near the start
+  bind_expr      name ``A[r] * B[r]`` of one statement
+  set_memory     move the local ``acc`` (K statements use it) to another
+                 memory
+  simplify, str, c_code_str, compile()   whole-procedure operations
+
+One-statement rewrites are given ready-made cursors (finding a statement by
+pattern scans the whole procedure by nature and is not what is measured),
+and are repeated at least 31 times (they take about a millisecond). Each
+repetition works on a different statement or memory so that no repetition
+can be answered by a cache of an earlier identical result; the unroll
+repetitions forget the memo of proven procedures first. The last
+line of each table gives the growth exponent log(t2/t1)/log(K2/K1) between
+the two largest sizes (1 = linear, 0 = constant).
+
+Times are CPU time of the process and of the C compiler it runs (so that
+other load on a shared machine hardly disturbs them); ``--wall`` measures
+wall-clock time instead.
+
+Run: python benchmarks/scale_bench.py [--sizes 250,500,...] [--reps N]
+     [--no-compile] [--wall]
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import math
+import os
+import resource
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from exo_hl import DRAM, f32, proc, seq, size  # noqa: E402
+from exo_hl.cursors import ExprCursor, StmtCursor  # noqa: E402
+
+
+@proc
+def dot(K: size, A: f32[K], B: f32[K], C: f32[1]):
+    for k in seq(0, K):
+        C[0] += A[k] * B[k]
+
+
+@proc
+def dot_local(K: size, A: f32[K], B: f32[K], C: f32[1]):
+    acc: f32
+    acc = 0.0
+    for k in seq(0, K):
+        acc += A[k] * B[k]
+    C[0] = acc
+
+
+#: distinct memories (all plain DRAM underneath) so that every set_memory
+#: repetition makes a different procedure
+_MEMS = [type(f"BenchMem{i}", (DRAM, ), {}) for i in range(16)]
+
+
+def _forget_results():
+    """Drop memo tables of already-proven whole procedures (not the
+    structural caches), so each timed unroll really checks its result."""
+    from exo_hl import api
+    from exo_hl.effects import bounds
+    known = getattr(api, "_KNOWN_WELL_FORMED", None)
+    if known is not None:
+        known.clear()
+    proven = getattr(bounds, "_proven", None)
+    if proven is not None and hasattr(proven, "cache_clear"):
+        proven.cache_clear()
+
+
+def _cpu():
+    """CPU seconds of this process and its finished children (the C
+    compiler): unlike wall time, hardly disturbed by other load on the
+    machine."""
+    ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + ch.ru_utime + ch.ru_stime
+
+
+_CLOCK = [_cpu]
+
+
+def _time(fn):
+    gc.collect()
+    clock = _CLOCK[0]
+    t0 = clock()
+    out = fn()
+    return clock() - t0, out
+
+
+def _median(fn, reps):
+    ts = []
+    for r in range(reps):
+        t, _ = _time(lambda: fn(r))
+        ts.append(t)
+    return statistics.median(ts)
+
+
+def measure(K, reps, do_compile):
+    p = dot.partial_eval(K=K)
+    pl = dot_local.partial_eval(K=K)
+    row = {}
+
+    def unroll(r):
+        _forget_results()
+        return p.unroll(StmtCursor(p, (("body", 0), )))
+    row["unroll"] = _median(unroll, reps)
+    q = p.unroll(StmtCursor(p, (("body", 0), )))
+    ql = pl.unroll(StmtCursor(pl, (("body", 2), )))
+    assert len(q.ir().body) == K and len(ql.ir().body) == K + 3
+
+    # one-statement rewrites take about a millisecond: more repetitions
+    n1 = max(reps, 31)
+    cur = [(StmtCursor(q, (("body", r), )), StmtCursor(q, (("body", r + 1), )))
+           for r in range(n1)]
+    row["reorder_stmts"] = _median(lambda r: q.reorder_stmts(*cur[r]), n1)
+
+    ecur = [ExprCursor(q, (("body", r), ), (("rhs", None), ))
+            for r in range(n1)]
+    row["bind_expr"] = _median(lambda r: q.bind_expr(ecur[r], "t"), n1)
+
+    acur = StmtCursor(ql, (("body", 0), ))
+    row["set_memory"] = _median(
+        lambda r: ql.set_memory(acur, _MEMS[r % len(_MEMS)]), n1)
+
+    row["simplify"] = _median(lambda r: q.simplify(), min(reps, 3))
+    row["str"] = _median(lambda r: str(q), min(reps, 3))
+    row["c_code_str"] = _median(lambda r: q.c_code_str(), min(reps, 3))
+    if do_compile:
+        row["compile"] = _time(lambda: q.compile())[0]
+    return row
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="250,500,1000,2000,4000")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--wall", action="store_true",
+                    help="wall-clock time instead of CPU time")
+    args = ap.parse_args(argv)
+    if args.wall:
+        _CLOCK[0] = time.perf_counter
+    sizes = [int(x) for x in args.sizes.split(",")]
+    rows = {}
+    for K in sizes:
+        rows[K] = measure(K, args.reps, not args.no_compile)
+        print(f"K={K}: " + ", ".join(f"{k} {1e3 * v:.1f}ms"
+                                     for k, v in rows[K].items()),
+              flush=True)
+    ops = list(rows[sizes[0]])
+    clock = "wall-clock" if args.wall else "CPU"
+    print(f"\nmedian {clock} time (ms) by number of unrolled statements K")
+    print(f"  {'operation':14s}" + "".join(f"{K:>10d}" for K in sizes)
+          + "   exponent")
+    for op in ops:
+        line = f"  {op:14s}" + "".join(f"{1e3 * rows[K][op]:10.2f}"
+                                       for K in sizes)
+        if len(sizes) >= 2:
+            k1, k2 = sizes[-2], sizes[-1]
+            t1, t2 = rows[k1][op], rows[k2][op]
+            expo = math.log(t2 / t1) / math.log(k2 / k1)
+            line += f"   {expo:8.2f}"
+        print(line)
+    if len(sizes) >= 2:
+        print(f"\n(exponent between K={sizes[-2]} and K={sizes[-1]})")
+
+
+if __name__ == "__main__":
+    main()
