@@ -1,6 +1,6 @@
 """exo_hl: user-scheduled kernels in Python, compiled to readable C.
 
-``from exo_hl import *`` brings in the public API of API.md.
+``from exo_hl import *`` brings in the public API that docs/api.md describes.
 """
 from __future__ import annotations
 

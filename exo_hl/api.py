@@ -557,7 +557,7 @@ class Procedure:
         return is_eq(self, other)
 
     # ------------------------------------------------------------------
-    # pointing (API.md section 4)
+    # pointing (docs/api.md §4)
     @user_facing
     def find(self, pattern, many=False):
         """A cursor on the first statement or expression matching

@@ -1,4 +1,4 @@
-"""Cursors (API.md section 4): immutable pointers into one ``Procedure``.
+"""Cursors (docs/api.md §4): immutable pointers into one ``Procedure``.
 
 A cursor is a procedure plus a *path*; it never holds IR nodes, so it stays
 meaningful however many procedures share the same subtrees.

@@ -1,4 +1,4 @@
-"""User-facing error classes (API.md section 7).
+"""User-facing error classes (docs/api.md §7).
 
 Every message names the procedure, the offending statement and, where it
 comes from user source, the file and line. ``located`` builds such text.

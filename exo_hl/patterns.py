@@ -1,4 +1,4 @@
-"""Pattern strings (API.md section 4): pointing at code by writing it.
+"""Pattern strings (docs/api.md §4): pointing at code by writing it.
 
 A pattern is parsed with Python's own ``ast`` and matched structurally
 against the IR, comparing names by spelling (``Sym.name``). ``_`` is a

@@ -1,7 +1,7 @@
 """Project-wide test fixtures (add to this file additively).
 
 ``assert_roundtrip(p)``: ``str(p)`` reparsed by the frontend gives an
-alpha-equal procedure that prints identically (API.md §5 round trip).
+alpha-equal procedure that prints identically (docs/api.md §5 round trip).
 """
 from __future__ import annotations
 
@@ -98,9 +98,9 @@ def assert_roundtrip():
 
 # ----------------------------------------------------------------------
 # Suite-wide audit: every procedure the tests create round-trips through the
-# printer and compiles warning-free as C (issue 2: "the round trip on EVERY
-# procedure in the test suite"; "generated C for EVERY test procedure
-# compiles with -Werror").
+# printer and compiles warning-free as C: the round trip holds for every
+# procedure in the test suite, and the generated C of every test procedure
+# compiles with -Werror.
 #
 # ``Procedure.__init__`` is wrapped (no extra frame in ``@proc``, whose name
 # resolution reads the caller's frame) to record each new procedure with the

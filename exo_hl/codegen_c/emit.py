@@ -1,4 +1,4 @@
-"""The C backend: procedures -> a readable ``.c`` / ``.h`` pair (API.md §5).
+"""The C backend: procedures -> a readable ``.c`` / ``.h`` pair (docs/api.md §5).
 
 One ``_Program`` collects whole-program facts (reached procedures, configs,
 window struct types, helpers needed); one ``_ProcEmitter`` per procedure

@@ -1,4 +1,4 @@
-"""OpenMP for ``par`` loops (API.md §6).
+"""OpenMP for ``par`` loops (docs/api.md §6).
 
 A ``par`` loop is emitted under ``#pragma omp parallel for``; the code is
 parallel only when built with ``-fopenmp``. ``compile()`` builds with it by

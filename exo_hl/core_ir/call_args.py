@@ -1,4 +1,4 @@
-"""Checking the Python arguments of a procedure call (API.md §5).
+"""Checking the Python arguments of a procedure call (docs/api.md §5).
 
 ``p.interpret(...)`` and the callable returned by ``p.compile()`` accept
 exactly the same argument forms and reject everything else with the same

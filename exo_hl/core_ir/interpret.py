@@ -1,4 +1,4 @@
-"""The reference interpreter: the executable semantics of the IR (API.md §5).
+"""The reference interpreter: the executable semantics of the IR (docs/api.md §5).
 
 Design: a procedure is compiled once into nested Python closures over a flat
 environment (a list; every symbol gets a slot, slot 0 holds the config

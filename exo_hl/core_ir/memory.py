@@ -1,4 +1,4 @@
-"""Memories (API.md section 2): user classes that say how buffers live in C.
+"""Memories (docs/api.md §2): user classes that say how buffers live in C.
 
 A memory is a *class* deriving from ``Memory``; its classmethods return C
 text. The compiler never instantiates memories.

@@ -1,4 +1,4 @@
-"""Print IR as Python-like source that ``@proc`` parses back (API.md §5).
+"""Print IR as Python-like source that ``@proc`` parses back (docs/api.md §5).
 
 The printed text is what every scheduling test compares against, so it must
 be stable: minimal parentheses from Python's operator precedence, symbols by

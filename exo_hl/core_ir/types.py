@@ -23,7 +23,7 @@ TYPE_NAMES = {
 }
 TYPE_BY_NAME = {v: k for k, v in TYPE_NAMES.items()}
 
-#: C spellings of element types (API.md section 5)
+#: C spellings of element types (docs/api.md §5)
 C_TYPES = {
     IR.Num: "float", IR.F16: "_Float16", IR.F32: "float", IR.F64: "double",
     IR.I8: "int8_t", IR.UI8: "uint8_t", IR.I16: "int16_t",

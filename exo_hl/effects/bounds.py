@@ -1,4 +1,4 @@
-"""Static bounds and precondition checking (issue 3, item 9).
+"""Static bounds and precondition checking (docs/api.md §1: every access and call precondition is proven).
 
 ``check_proc(proc)`` proves, for every argument value satisfying the
 procedure's preconditions (sizes > 0, strides > 0, the ``assert``s):

@@ -5,7 +5,7 @@ Two checks, both discharged by the effect analysis:
 - bounds and call preconditions (``exo_hl.effects.bounds.check_proc``),
   raising ``BoundsError``; the same pass proves that views of one buffer
   passed to a call (one of them written) are disjoint, else ``ExoTypeError``;
-- ``par`` loops are race-free (API.md section 6): no iteration modifies a
+- ``par`` loops are race-free (docs/api.md §6): no iteration modifies a
   location another iteration reads, writes or reduces; raising
   ``ExoTypeError`` naming the loop.
 """

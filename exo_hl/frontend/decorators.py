@@ -133,7 +133,7 @@ def _proc_from_function(fn, frame, instr=None):
 # ----------------------------------------------------------------------
 # the decorators
 def proc(fn):
-    """``@proc``: a procedure (API.md section 1)."""
+    """``@proc``: a procedure (docs/api.md §1)."""
     try:
         return _proc_from_function(fn, sys._getframe(1))
     except (ExoError, ExoSyntaxError) as e:

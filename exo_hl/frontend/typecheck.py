@@ -5,7 +5,7 @@ rules that are also needed *after* parsing live here, on plain IR, so that a
 rewrite changing a buffer's precision or memory (``set_precision``,
 ``set_memory``) can re-check the calls it affects with ``check_calls``.
 
-Decisions (API.md leaves them to us):
+Decisions (docs/api.md leaves them open):
 - A window parameter ``[T][...]`` accepts a whole tensor, a window
   expression or a window name. A dense tensor parameter ``T[...]`` accepts
   only a whole dense tensor (a tensor argument or allocation): a window may

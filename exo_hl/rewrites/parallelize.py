@@ -1,6 +1,6 @@
 """``parallelize(loop)``: turn ``for i in seq(lo, hi)`` into ``par(lo, hi)``.
 
-Safe when the iterations are race-free (API.md §6): no iteration writes or
+Safe when the iterations are race-free (docs/api.md §6): no iteration writes or
 reduces a location that another iteration reads, writes or reduces; reads in
 guards and loop bounds count. (A reduction ``s += x[i]`` across iterations is
 a race, as is ``x[i+1] = x[i]``.) Discharged by ``effects.loop_is_parallel``

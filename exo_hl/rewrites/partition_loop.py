@@ -1,7 +1,7 @@
 """``partition_loop(loop, cut)``: split a loop's range in two.
 
 ``for i in seq(lo, hi): s`` becomes ``for i in seq(lo, cut): s`` then
-``for i in seq(cut, hi): s`` (a fresh copy), as API.md specifies: ``cut``
+``for i in seq(cut, hi): s`` (a fresh copy), as docs/api.md §3 specifies: ``cut``
 is the absolute index where the second loop starts, an int or a control
 expression (a string such as ``'n - 4'``, read at the loop).
 

@@ -4,7 +4,7 @@ Memory is not part of a program's meaning, so the only check is that the
 program stays well-typed: every call that receives the buffer (whole, as a
 window expression, or through a window statement naming it) must accept a
 buffer in ``MEM``: the callee parameter's memory must be ``MEM``'s class or
-a base of it (API.md section 1). ``MEM`` is also asked, through its
+a base of it (docs/api.md §1). ``MEM`` is also asked, through its
 ``alloc()``, whether it can hold the buffer at all (e.g. ``DRAM_STATIC``
 needs constant sizes), so that refusal comes now, not at compile time.
 Direct accesses to an unreadable memory stay the backend's ``MemGenError``:

@@ -182,7 +182,7 @@ def test_cc_and_cflags_options_and_cache(tmp_path, monkeypatch):
 
 def _three_way_cases():
     """(kernel, args, numpy expectation of the written buffers) per feature
-    of issue 2's done-when list; ``args`` are fresh copies per use."""
+    the backend supports; ``args`` are fresh copies per use."""
     r = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
     cases = []
     for M, N, Kd in [(1, 1, 1), (2, 3, 5), (7, 4, 9), (16, 16, 16)]:

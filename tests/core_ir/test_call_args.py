@@ -1,4 +1,4 @@
-"""interpret() and the compiled callable take the same arguments (API.md §5).
+"""interpret() and the compiled callable take the same arguments (docs/api.md §5).
 
 Both check their arguments with ``core_ir.call_args``: every accepted form
 runs in both with the same result, every rejected one fails in both with the

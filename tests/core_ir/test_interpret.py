@@ -1,4 +1,4 @@
-"""The reference interpreter against numpy (API.md §5)."""
+"""The reference interpreter against numpy (docs/api.md §5)."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""The printer: exact expected text of small procedures (API.md §5)."""
+"""The printer: exact expected text of small procedures (docs/api.md §5)."""
 from __future__ import annotations
 
 import textwrap

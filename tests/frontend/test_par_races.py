@@ -1,4 +1,4 @@
-"""API.md section 6: a par loop whose iterations may race is rejected when
+"""docs/api.md §6: a par loop whose iterations may race is rejected when
 the procedure is defined (and race-free ones are accepted)."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """partition_loop: cut is the absolute index where the second loop starts
-(API.md: seq(lo, hi) -> seq(lo, cut); seq(cut, hi))."""
+(docs/api.md §3: seq(lo, hi) -> seq(lo, cut); seq(cut, hi))."""
 from __future__ import annotations
 
 import pytest
