@@ -42,6 +42,12 @@ _USER_ERRORS = (ExoError, ExoSyntaxError)
 _local = threading.local()
 
 
+def call_depth() -> int:
+    """How many facade calls are running in this thread (0 outside any):
+    the indentation of log lines."""
+    return getattr(_local, "depth", 0)
+
+
 def debug_tracebacks() -> bool:
     """True when ``EXO_HL_DEBUG`` asks for exo_hl's own frames."""
     return os.environ.get("EXO_HL_DEBUG", "").strip().lower() not in (
@@ -92,6 +98,12 @@ def _add_note(err: BaseException, note: str) -> None:
         err.__notes__ = list(getattr(err, "__notes__", [])) + [note]
 
 
+def _solver_time() -> float:
+    """Seconds the SMT solver has run in this process."""
+    from .effects.api import stats
+    return stats().solver_time
+
+
 def _call_text(name, args, kwargs) -> str:
     from .display import step_text
     return step_text(name, args, kwargs)
@@ -123,6 +135,7 @@ def user_facing(fn, name: str | None = None):
     def facade(self, *args, **kwargs):
         depth = getattr(_local, "depth", 0)
         t0 = time.perf_counter() if log.isEnabledFor(logging.DEBUG) else None
+        s0 = _solver_time() if t0 is not None else 0.0
         _local.depth = depth + 1
         try:
             result = fn(self, *args, **kwargs)
@@ -134,9 +147,10 @@ def user_facing(fn, name: str | None = None):
         finally:
             _local.depth = depth
         if t0 is not None:
-            log.debug("%s%s  %.1f ms", "  " * depth,
-                      _call_text(name, args, kwargs),
-                      (time.perf_counter() - t0) * 1e3)
+            log.debug("%s%s  %.1f ms (%.1f ms in the SMT solver)",
+                      "  " * depth, _call_text(name, args, kwargs),
+                      (time.perf_counter() - t0) * 1e3,
+                      (_solver_time() - s0) * 1e3)
         return result
 
     # the one facade line left in a traceback reads "in split", not

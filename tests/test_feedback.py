@@ -1,4 +1,5 @@
-"""Errors point at the user's code; EXO_HL_LOG=debug times each rewrite.
+"""Errors point at the user's code; EXO_HL_LOG=debug times each rewrite
+and each of its checks.
 
 A scheduling error's printed traceback is the user's line, one facade line
 and the message (statement, its source line, the failed check), plus a note
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -189,15 +191,34 @@ def test_debug_env_keeps_internal_frames(tmp_path):
     assert "rewrites" in r.stderr and len(_exo_frames(r.stderr)) > 2
 
 
-def test_log_env_times_each_rewrite(tmp_path):
+def _call_and_check_lines(lines):
+    checks = [l for l in lines if l.lstrip().startswith("check ")]
+    return [l for l in lines if l not in checks], checks
+
+
+def test_log_env_times_each_rewrite_and_its_checks(tmp_path):
     script = USER_SCRIPT.replace("p = p.unroll('io')\n", "")
     r = _run(script, {"EXO_HL_LOG": "debug"}, tmp_path)
     assert r.returncode == 0, r.stderr
-    lines = [l for l in r.stderr.splitlines() if l.startswith("exo_hl: ")]
-    assert len(lines) == 1, r.stderr
-    assert lines[0].startswith("exo_hl: p.split('i', 4, 'io', 'ii')")
-    assert lines[0].endswith(" ms")
-    float(lines[0].rsplit(" ", 2)[-2])
+    lines = [l[len("exo_hl: "):] for l in r.stderr.splitlines()
+             if l.startswith("exo_hl: ")]
+    calls, checks = _call_and_check_lines(lines)
+    assert len(calls) == 1, r.stderr
+    assert calls[0].startswith("p.split('i', 4, 'io', 'ii')")
+    assert calls[0].endswith(" ms in the SMT solver)")
+    total, smt = re.fullmatch(r".*\)  ([\d.]+) ms \(([\d.]+) ms in the SMT "
+                              r"solver\)", calls[0]).groups()
+    assert float(smt) <= float(total)
+    # the checks the split ran (indented under it) and the decorator's
+    # bounds check of scale (not indented), each with its SMT time
+    assert any(c.startswith("  check ") for c in checks), r.stderr
+    assert any(c.startswith("check check_proc: ok") for c in checks)
+    for c in checks:
+        m = re.search(r": (ok|failed.*) \((\d+) SMT queries, (\d+) solved, "
+                      r"([\d.]+) ms in the solver, ([\d.]+) ms in all\)$", c)
+        assert m, c
+        assert int(m.group(3)) <= int(m.group(2))
+        assert float(m.group(4)) <= float(m.group(5)) + 0.1
     # nothing without the variable
     r = _run(script, {}, tmp_path)
     assert r.returncode == 0 and "exo_hl:" not in r.stderr
@@ -210,10 +231,13 @@ def test_logger_records_rewrites_and_failures(caplog):
         with pytest.raises(SchedulingError):
             p.unroll('io')
     msgs = [r.getMessage() for r in caplog.records if r.name == "exo_hl"]
+    msgs, checks = _call_and_check_lines(msgs)
     assert msgs[0].startswith("p.split('i', 4, 'io', 'ii', tail='perfect')")
     assert msgs[1].startswith("p.reorder('ii', 'j')")
-    assert msgs[0].endswith(" ms") and msgs[1].endswith(" ms")
+    assert msgs[0].endswith(" ms in the SMT solver)")
+    assert msgs[1].endswith(" ms in the SMT solver)")
     assert msgs[-1].startswith("p.unroll('io') failed after ")
+    assert any(c.startswith("  check can_reorder_loops: ok") for c in checks)
 
 
 def test_configure_logging_levels():

@@ -288,10 +288,21 @@ class _Program:
         return target + head + (",\n" + pad).join(params) + ")"
 
     # -- output
-    def emit(self):
+    def emit(self, progress=None):
+        """(header, source); ``progress``: a ``progress.Progress`` to
+        advance by each procedure's statement count (else one of its own:
+        a bar on a terminal when the procedures are large)."""
+        from ..progress import Progress, statement_count
+        sizes = [statement_count(p) for p in self.order]
+        bar = progress or Progress(sum(sizes), f"exo_hl: C for {self.basename}")
         bodies = []
-        for p in self.order:
-            bodies.append(_ProcEmitter(self, p).emit())
+        try:
+            for p, n in zip(self.order, sizes):
+                bodies.append(_ProcEmitter(self, p).emit())
+                bar.advance(n, f"exo_hl: C for {p.name}")
+        finally:
+            if progress is None:
+                bar.close()
         protos = [self.signature(p, True) + ";" for p in self.publics]
         header = self._header(protos)
         return header, self._source(bodies)

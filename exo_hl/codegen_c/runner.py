@@ -24,6 +24,7 @@ from .analysis import as_ir
 from .host_cpu import FeaturePlan, check_host
 from .emit import _Program
 from .openmp import openmp_flags
+from ..progress import Progress, statement_count
 
 DEFAULT_CFLAGS = "-O3 -march=native"
 FALLBACK_CFLAGS = "-O3"
@@ -122,22 +123,30 @@ class CompiledProcedure:
         self.emulated = plan.emulated
         self.missing_features = plan.missing
         prog = _Program([ir], ir.name, emulated=self.emulated)
-        self.header, self.source = prog.emit()
-        self.configs = prog.configs
-        self.written = written_buffers(ir)
-        self.restrict = set(a.name for a in ir.args) - prog.aliased.get(ir, set())
-        cc = opts.pop("cc", None)
-        # par loops run in parallel where the compiler supports OpenMP
-        extra = openmp_flags(ir, cc or os.environ.get("CC") or "cc",
-                             opts.pop("openmp", None))
-        extra = list(extra) + plan.flags()
-        cflags = opts.pop("cflags", None)
-        if opts:
-            raise TypeError(f"compile() got unknown options: "
-                            f"{', '.join(sorted(opts))}")
-        self.library_path = build_shared(self.header, self.source, ir.name,
-                                         cc=cc, cflags=cflags,
-                                         extra_flags=extra)
+        # on a terminal, a large procedure shows a bar: its statements as
+        # C is generated, then a share for the C compiler
+        stmts = sum(statement_count(p) for p in prog.order)
+        cc_share = max(1, stmts // 2)
+        with Progress(stmts + cc_share, f"exo_hl: C for {ir.name}") as bar:
+            self.header, self.source = prog.emit(progress=bar)
+            bar.advance(0, f"exo_hl: cc {ir.name}")
+            self.configs = prog.configs
+            self.written = written_buffers(ir)
+            self.restrict = (set(a.name for a in ir.args)
+                             - prog.aliased.get(ir, set()))
+            cc = opts.pop("cc", None)
+            # par loops run in parallel where the compiler supports OpenMP
+            extra = openmp_flags(ir, cc or os.environ.get("CC") or "cc",
+                                 opts.pop("openmp", None))
+            extra = list(extra) + plan.flags()
+            cflags = opts.pop("cflags", None)
+            if opts:
+                raise TypeError(f"compile() got unknown options: "
+                                f"{', '.join(sorted(opts))}")
+            self.library_path = build_shared(self.header, self.source,
+                                             ir.name, cc=cc, cflags=cflags,
+                                             extra_flags=extra)
+            bar.advance(cc_share)
         try:
             self._lib = ctypes.CDLL(self.library_path)
         except OSError as e:

@@ -30,6 +30,7 @@ from ..core_ir.traversal import free_vars, used_syms, walk_stmts
 from . import checks as C
 from . import eexpr as E
 from .checks import Result, OK
+from .checklog import logged_check
 from .context import Ctx, block_of, context, norm_path, stmt_at
 from .effects import (eff_expr, eff_subst, seq, Wr_G, Rd_G, flatten, bounds,
                       rename_term)
@@ -41,6 +42,7 @@ __all__ = [
     "can_fission", "can_remove_loop", "loop_is_parallel", "equiv_modulo",
     "stats", "clear_cache",
 ]
+
 
 
 def _ir(p):
@@ -72,6 +74,7 @@ def clear_cache():
 # predicates
 
 
+@logged_check
 def prove(pred, ctx=None):
     """Prove a control predicate (IR expr, or effect expr in terms of the
     state at ctx) under ctx's CtrlPred. Returns a Result."""
@@ -93,6 +96,7 @@ def counterexample(pred, ctx=None):
     return out
 
 
+@logged_check
 def prove_at(proc, path, pred):
     return prove(pred, context(_ir(proc), path))
 
@@ -128,6 +132,7 @@ def _stmts(x):
     return tuple(x)
 
 
+@logged_check
 def commutes(stmts_a, stmts_b, ctx=None):
     """Can ``stmts_a; stmts_b`` be rewritten to ``stmts_b; stmts_a`` (at ctx)?"""
     ctx = ctx or Ctx()
@@ -138,6 +143,7 @@ def commutes(stmts_a, stmts_b, ctx=None):
     return C.commutes(ctx.eff(sa), ctx.eff(sb), ctx.hyps)
 
 
+@logged_check
 def shadows(stmts_a, stmts_b, ctx=None):
     """Is ``stmts_a`` made dead by ``stmts_b`` (``s_a; s_b ~> s_b``)?"""
     ctx = ctx or Ctx()
@@ -172,6 +178,7 @@ def _iter_ctx(proc, loop_path, k=0):
     return context(proc, norm_path(loop_path) + (("body", k), ))
 
 
+@logged_check
 def can_reorder_loops(proc, outer_loop_path):
     """§3.5.8 loop reordering of ``for x: for y: s`` (the outer loop's body
     must be exactly the inner loop)."""
@@ -211,6 +218,7 @@ def can_reorder_loops(proc, outer_loop_path):
     return OK
 
 
+@logged_check
 def can_fission(proc, loop_path, split_index):
     """§3.5.8: ``for x: s1; s2`` -> ``for x: s1`` ; ``for x: s2`` with
     s1 = body[:split_index]."""
@@ -246,6 +254,7 @@ def can_fission(proc, loop_path, split_index):
     return OK
 
 
+@logged_check
 def can_remove_loop(proc, loop_path):
     """§3.5.8: ``for x: s`` -> ``s``: x unused, ≥1 iteration, s idempotent."""
     proc = _ir(proc)
@@ -266,6 +275,7 @@ def can_remove_loop(proc, loop_path):
     return OK
 
 
+@logged_check
 def loop_is_parallel(proc, loop_path):
     """No iteration modifies (writes or reduces) a location another iteration
     reads, writes or reduces; reads in guards and bounds count; the body must
@@ -291,6 +301,7 @@ def loop_is_parallel(proc, loop_path):
     return OK
 
 
+@logged_check
 def equiv_modulo(proc, path, fields, include_stmt=False):
     """Context extension (§3.6.2) for a rewrite of the statement at ``path``
     that is locally equivalent modulo config ``fields``.

@@ -44,6 +44,7 @@ from ..errors import BoundsError, ExoTypeError, located
 from . import eexpr as E
 from . import smt as S
 from .checks import hyp_terms, sat_under
+from .checklog import logged_check as _logged_check
 from .context import proc_hyps
 from .lift import (BufSub, env_compose, lift, map_subst, valg, valg_at_iter,
                    valg_block, window_map)
@@ -633,6 +634,7 @@ def _fail(proc, ob, res, model):
     return BoundsError(located(msg, src, proc.name, text))
 
 
+@_logged_check
 def check_proc(proc, solver=None) -> None:
     """Raise ``BoundsError`` unless every access, window, call precondition,
     call argument shape and allocation size of ``proc`` is proven safe."""

@@ -69,6 +69,7 @@ from ..core_ir.blockinfo import (derive_summary, diff, sc_prefix, stmt_info,
                                  summary)
 from ..core_ir.nodes import IR
 from ..effects import bounds
+from ..effects.checklog import logged_check
 from ..errors import BoundsError, ExoTypeError, located
 from .typecheck import bind_memory, check_calls_in
 
@@ -107,6 +108,7 @@ def check_full(proc_ir) -> None:
         _KNOWN.popitem(last=False)
 
 
+@logged_check
 def check_rewritten(new_ir, parent_ir=None) -> None:
     """Raise ``BoundsError``/``ExoTypeError`` unless ``new_ir`` passes the
     checks. ``parent_ir``: a procedure that passes them and that ``new_ir``
