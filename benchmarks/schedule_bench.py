@@ -1,11 +1,11 @@
 """Scheduling-speed benchmark: how long each primitive takes on gemm-sized
 procedures, and a 30-step register-tiling schedule of gemm end to end.
 
-"cold" runs start with the effect/SMT caches cleared and a fresh Procedure
-object (no memoized analyses); "warm" runs repeat the identical call so the
-caches answer. Times are medians over several runs.
+"cold" runs start with every cache cleared (``exo_hl.caches.clear_all``)
+and a fresh Procedure object (its result is checked whole, not
+incrementally); "warm" runs repeat the identical call so the caches answer. Times are medians over several runs.
 
-Run: /work/venv/bin/python benchmarks/schedule_bench.py [--reps N]
+Run: python benchmarks/schedule_bench.py [--reps N]
 """
 from __future__ import annotations
 
@@ -155,13 +155,10 @@ def _expect_error(fn):
 
 
 def clear_caches():
-    """Empty the SMT result cache and the memo tables of the effects."""
-    from exo_hl.effects import api, effects, lift
-    api.clear_cache()
-    for mod in (effects, lift):
-        for v in vars(mod).values():
-            if callable(getattr(v, "cache_clear", None)):
-                v.cache_clear()
+    """Empty every cache exo_hl keeps (SMT answers, effects, liftings,
+    bounds proofs, block summaries, parsed patterns, ...)."""
+    from exo_hl import caches
+    caches.clear_all()
 
 
 def fresh(p):

@@ -60,8 +60,8 @@ def _same_ir(a, b) -> bool:
 
 
 class Procedure:
-    __slots__ = ("_ir", "_parent", "_op", "_equiv_mod", "_cache", "_forward",
-                 "_step")
+    __slots__ = ("_ir", "_parent", "_op", "_equiv_mod", "_checked",
+                 "_forward", "_step")
 
     def __init__(self, ir, parent: Optional["Procedure"] = None, op: str = "",
                  equiv_mod=frozenset(), forward=None):
@@ -73,8 +73,9 @@ class Procedure:
         # config fields (Config, field) modulo which this procedure is only
         # equivalent to its parent; empty when fully equivalent
         object.__setattr__(self, "_equiv_mod", frozenset(equiv_mod))
-        # per-object memo for derived analyses (never affects semantics)
-        object.__setattr__(self, "_cache", {})
+        # True once this procedure is known to pass the well-formedness
+        # checks: rewrites of it are then re-checked incrementally
+        object.__setattr__(self, "_checked", False)
         # maps a cursor path of the parent onto this procedure (or None)
         object.__setattr__(self, "_forward", forward)
         # (receiver, "p.method(...)") of the user call that made this one
@@ -120,7 +121,7 @@ class Procedure:
         procedure passed those checks itself, only what the rewrite changed
         (and what that can affect) is re-checked (``frontend.recheck``).
         """
-        checked = self._cache.get("checked", False)
+        checked = self._checked
         if not _same_ir(new_ir, self._ir):
             from .core_ir.windows import retype_window_names
             parent = self._ir if checked else None
@@ -132,7 +133,7 @@ class Procedure:
         if checked:
             # new_ir passed the checks and is retyped (a fixed point of
             # retype_window_names): later rewrites can re-check against it
-            p._cache["checked"] = True
+            object.__setattr__(p, "_checked", True)
         return p
 
     # ------------------------------------------------------------------

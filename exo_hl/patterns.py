@@ -23,11 +23,11 @@ This module knows nothing about cursors or procedures objects; it works on
 from __future__ import annotations
 
 import ast
-import functools
 import re
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
 
+from .caches import memo
 from .core_ir.nodes import IR
 from .core_ir.types import TYPE_NAMES
 from .errors import SchedulingError
@@ -56,7 +56,7 @@ class Pattern:
         return self.node.id if self.kind == "name" else None
 
 
-@functools.lru_cache(maxsize=512)
+@memo(maxsize=512)
 def parse(text: str) -> Pattern:
     """Parse a pattern string (cached: patterns are immutable)."""
     if not isinstance(text, str):

@@ -8,12 +8,12 @@ support the build is serial and still correct.
 """
 from __future__ import annotations
 
-import functools
 import os
 import shlex
 import subprocess
 import tempfile
 
+from ..caches import memo
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import walk_stmts
 from .analysis import as_ir, reached_procs
@@ -43,7 +43,7 @@ def has_par_loops(procs) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=None)
+@memo(maxsize=None)
 def openmp_supported(cc: str) -> bool:
     """Can ``cc`` build (and link into a shared library) OpenMP code?"""
     with tempfile.TemporaryDirectory(prefix="exo_hl_omp_") as tmp:

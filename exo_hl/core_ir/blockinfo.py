@@ -29,8 +29,8 @@ never be reused by another object while its entry exists).
 from __future__ import annotations
 
 import bisect
+from ..caches import container, memo
 from collections import OrderedDict
-from functools import lru_cache
 
 from .nodes import IR
 from .traversal import used_syms
@@ -129,7 +129,7 @@ def _own_syms(s):
     return out
 
 
-@lru_cache(maxsize=1 << 16)
+@memo(maxsize=1 << 16)
 def stmt_info(s) -> StmtInfo:
     own = _own_syms(s)
     if isinstance(s, (IR.For, IR.If)):
@@ -151,7 +151,7 @@ def stmt_info(s) -> StmtInfo:
                     False, frozenset(own))
 
 
-@lru_cache(maxsize=4096)
+@memo(maxsize=4096)
 def proc_writes_config(f) -> bool:
     """Does calling procedure ``f`` (an ``IR.Proc``) write config state?"""
     return any(stmt_info(s).cw for s in f.body)
@@ -198,7 +198,8 @@ def _compute(blk) -> Summary:
                             for k, f in _POSITIONS})
 
 
-_SUMMARIES: "OrderedDict[int, tuple]" = OrderedDict()
+_SUMMARIES: "OrderedDict[int, tuple]" = container(
+    "exo_hl.core_ir.blockinfo.summaries", OrderedDict())
 _SUMMARY_LIMIT = 256
 
 
@@ -280,7 +281,7 @@ def diff(old, new):
 
 #: the last few diffs, keyed by the identities of the blocks (kept alive
 #: here): window retyping and the re-check of one rewrite diff the same pair
-_DIFFS: list = []
+_DIFFS: list = container("exo_hl.core_ir.blockinfo.diffs", [])
 
 
 def _diff(old, new):

@@ -6,8 +6,8 @@ them to the underlying buffer.
 """
 from __future__ import annotations
 
-from functools import lru_cache
 
+from ..caches import memo
 from .nodes import IR
 from .traversal import walk_stmts
 from .types import is_real_scalar, is_tensor_or_window
@@ -36,7 +36,7 @@ def arg_root(alias: dict, e):
     return None
 
 
-@lru_cache(maxsize=4096)
+@memo(maxsize=4096)
 def written_buffers(proc) -> frozenset:
     """Symbols (arguments and allocations) that ``proc`` writes or reduces
     into, directly, through windows, or through the procedures it calls."""

@@ -30,12 +30,12 @@ Semantics, chosen to agree with the generated C:
 """
 from __future__ import annotations
 
-import functools
 import operator
 from typing import Dict
 
 import numpy as np
 
+from ..caches import memo
 from . import datasem as D
 from .nodes import IR
 from .syms import Sym
@@ -151,7 +151,7 @@ class _ProcCode:
         return None
 
 
-@functools.lru_cache(maxsize=256)
+@memo(maxsize=256)
 def _compiled(proc, r_dtypes: tuple) -> _ProcCode:
     return _Compiler(proc, dict(r_dtypes)).compile()
 

@@ -20,9 +20,10 @@ text parses to the same procedure.
 """
 from __future__ import annotations
 
-import functools
 import re
 from typing import List, Optional
+
+from ..caches import memo
 
 #: the width printed procedures aim for
 COLUMN_LIMIT = 80
@@ -191,7 +192,7 @@ def _group_lines(text, g, col, tail, limit, hang) -> List[str]:
     return aligned
 
 
-@functools.lru_cache(maxsize=4096)
+@memo(maxsize=4096)
 def break_line(line: str, limit: int = COLUMN_LIMIT) -> str:
     """``line`` (one printed statement, with its indentation) broken into
     several lines of at most ``limit`` columns where it can be."""

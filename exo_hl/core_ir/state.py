@@ -12,8 +12,8 @@ a block, under any condition, through calls too, counts).
 """
 from __future__ import annotations
 
-from functools import lru_cache
 
+from ..caches import memo
 from .nodes import IR, Node
 from .traversal import walk, walk_stmts
 
@@ -64,7 +64,7 @@ def config_writes(stmts) -> frozenset:
     return frozenset(out)
 
 
-@lru_cache(maxsize=4096)
+@memo(maxsize=4096)
 def _proc_writes(proc) -> frozenset:
     return config_writes(proc.body)
 

@@ -61,13 +61,10 @@ def stats():
 
 
 def clear_cache():
-    """Forget memoised solver results and the structural caches kept for
-    re-checking rewritten procedures incrementally."""
-    S.solver().clear_cache()
-    from ..core_ir import blockinfo
-    blockinfo.clear_cache()
-    from ..frontend import recheck
-    recheck.clear_cache()
+    """Forget memoised solver results and every other cache exo_hl keeps
+    (``exo_hl.caches.clear_all``)."""
+    from ..caches import clear_all
+    clear_all()
 
 
 # ---------------------------------------------------------------------------

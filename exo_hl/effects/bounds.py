@@ -33,8 +33,8 @@ counterexample. 'sat' and 'unknown' are both failures.
 """
 from __future__ import annotations
 
-from functools import lru_cache
 
+from ..caches import memo
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.buffers import aliasing_call_args, written_buffers
@@ -645,17 +645,13 @@ def check_proc(proc, solver=None) -> None:
 
 
 def clear_cache():
-    """Forget memoised results (benchmarks measuring cold checks): proven
-    procedures, and the structural caches the incremental re-check of
-    rewritten procedures keeps (``frontend.recheck``)."""
-    _proven.cache_clear()
-    from ..core_ir import blockinfo
-    blockinfo.clear_cache()
-    from ..frontend import recheck
-    recheck.clear_cache()
+    """Forget memoised results (benchmarks measuring cold checks): every
+    cache exo_hl keeps (``exo_hl.caches.clear_all``)."""
+    from ..caches import clear_all
+    clear_all()
 
 
-@lru_cache(maxsize=4096)
+@memo(maxsize=4096)
 def _proven(proc):
     """Memo of successes with the default solver (rewrites re-check equal
     procedures; failures raise and are not memoised, so their messages

@@ -29,8 +29,8 @@ invisible after it: their accesses are dropped from the block's effect (the
 """
 from __future__ import annotations
 
-from functools import lru_cache
 
+from ..caches import memo
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from . import eexpr as E
@@ -143,7 +143,7 @@ def eff_expr(e):
     return _eff_expr(e)
 
 
-@lru_cache(maxsize=65536)
+@memo(maxsize=65536)
 def _eff_expr(e):
     if isinstance(e, IR.Read):
         parts = [_eff_expr(i) for i in e.idx]
@@ -175,7 +175,7 @@ def eff_stmt(s):
     return _eff_stmt(s)
 
 
-@lru_cache(maxsize=65536)
+@memo(maxsize=65536)
 def _eff_stmt(s):
     if isinstance(s, (IR.Assign, IR.Reduce)):
         rd = seq(_eff_expr(s.rhs), *(_eff_expr(i) for i in s.idx))
@@ -247,7 +247,7 @@ def bounds(it, lo, hi):
     return E.and_(E.op("<=", lo, x), E.op("<", x, hi))
 
 
-@lru_cache(maxsize=4096)
+@memo(maxsize=4096)
 def proc_body_eff(p):
     """Effect of a procedure body, preconditions' config reads included."""
     reads = []
@@ -283,7 +283,7 @@ def eff_block(stmts, sub=None):
     return _eff_block(tuple(stmts), sub)
 
 
-@lru_cache(maxsize=16384)
+@memo(maxsize=16384)
 def _eff_block(stmts, sub):
     parts = []
     gamma = {}

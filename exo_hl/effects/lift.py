@@ -11,8 +11,8 @@ Environments (EffEnv) are dicts {GVar: ee}; absent keys map x to x.
 """
 from __future__ import annotations
 
-from functools import lru_cache
 
+from ..caches import memo
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from . import eexpr as E
@@ -29,7 +29,7 @@ def lift(e):
     return _lift(e)
 
 
-@lru_cache(maxsize=65536)
+@memo(maxsize=65536)
 def _lift(e):
     if isinstance(e, IR.Read):
         if e.idx or not T.is_control(e.type):
@@ -193,7 +193,7 @@ def valg_block(stmts):
     return _valg_block(tuple(stmts))
 
 
-@lru_cache(maxsize=16384)
+@memo(maxsize=16384)
 def _valg_block(stmts):
     env = {}
     sub = BufSub()
@@ -215,7 +215,7 @@ def valg(s):
     return _valg(s)
 
 
-@lru_cache(maxsize=16384)
+@memo(maxsize=16384)
 def _valg(s):
     if isinstance(s, IR.WriteConfig):
         return {E.GVar(s.config, s.field): lift(s.rhs)}

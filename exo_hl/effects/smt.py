@@ -36,6 +36,7 @@ import threading
 import time
 from collections import OrderedDict
 
+from ..caches import register
 from . import eexpr as E
 
 # ---------------------------------------------------------------------------
@@ -661,6 +662,8 @@ class Solver:
 
 #: the per-process solver (its cache is invisible to semantics)
 DEFAULT_SOLVER = Solver()
+register("exo_hl.effects.smt.solver", DEFAULT_SOLVER.clear_cache,
+         lambda: len(DEFAULT_SOLVER._cache))
 
 
 def solver() -> Solver:

@@ -68,6 +68,7 @@ from collections import OrderedDict
 from ..core_ir.blockinfo import (derive_summary, diff, sc_prefix, stmt_info,
                                  summary)
 from ..core_ir.nodes import IR
+from ..caches import container
 from ..effects import bounds
 from ..effects.checklog import logged_check
 from ..errors import BoundsError, ExoTypeError, located
@@ -85,7 +86,8 @@ def full_recheck_forced() -> bool:
 
 #: whole procedures already known to be well formed, keyed by everything
 #: the checks read; bounded, and only successes are remembered
-_KNOWN: "OrderedDict[tuple, None]" = OrderedDict()
+_KNOWN: "OrderedDict[tuple, None]" = container(
+    "exo_hl.frontend.recheck.known", OrderedDict())
 _KNOWN_LIMIT = 2048
 
 

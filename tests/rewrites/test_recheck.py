@@ -127,7 +127,7 @@ def _checked(p):
     """``p`` as a procedure known to pass the checks (what every rewrite
     result is), so that rewrites of it are re-checked incrementally."""
     q = p.rename(p.name() + "_base")
-    assert q._cache.get("checked")
+    assert q._checked
     return q
 
 
@@ -194,7 +194,7 @@ def test_base_procedure_passes_and_rewrites_are_incremental():
     s = _at(base.ir(), 13)            # the final loop
     new = _replace(base.ir(), (13, ), [s.update(hi=_const(3))])
     q = base._derive(new, "edit")
-    assert q._cache.get("checked")
+    assert q._checked
 
 
 def test_earlier_config_write_changes_loop_bound():
