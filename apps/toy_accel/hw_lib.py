@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from exo_hl import DRAM, Memory, MemGenError, config, f32, instr, seq, size
 from exo_hl import stride  # noqa: F401  (used inside instruction bodies)
+from exo_hl.core_ir.memory import const_value
 
 DIM = 16  # the systolic array is DIM x DIM
 
@@ -118,16 +119,17 @@ class _OnChip(Memory):
         if not shape:
             raise MemGenError(f"{srcinfo}: {cls.__name__} holds tiles, not "
                               f"scalars ('{new_name}')")
-        if not all(str(s).strip().isdigit() for s in shape):
+        sizes = [const_value(s) for s in shape]   # None: a run-time size
+        if None in sizes:
             raise MemGenError(f"{srcinfo}: {cls.__name__} buffer "
                               f"'{new_name}' needs constant sizes, got "
                               f"{', '.join(map(str, shape))}")
-        if int(shape[-1]) != DIM:
+        if sizes[-1] != DIM:
             raise MemGenError(f"{srcinfo}: {cls.__name__} rows are exactly "
                               f"{DIM} wide, '{new_name}' has {shape[-1]}")
         total = 1
-        for s in shape:
-            total *= int(s)
+        for s in sizes:
+            total *= s
         return f"{prim_type} {new_name}[{total}];"
 
     @classmethod

@@ -16,7 +16,7 @@ import os
 import re
 
 from ..core_ir.cpu_features import proc_features, target_attribute_text
-from ..core_ir.memory import DRAM, Memory
+from ..core_ir.memory import DRAM, CExpr, Memory
 from ..core_ir.nodes import IR
 from ..core_ir.types import (C_TYPES, TYPE_NAMES, basetype, is_control,
                              is_data, is_real_scalar, is_tensor_or_window,
@@ -627,7 +627,7 @@ class _ProcEmitter:
                      for d, h in enumerate(type_shape(s.type)))
         name = self.bind(s.name)
         bound.append(s.name)
-        shape_c = [self.expr(h) for h in dims]
+        shape_c = [self.c_arg(h) for h in dims]
         ct = C_TYPES[elem]
         self.prog.add_global(mem.global_())
         text = mem.alloc(name, ct, shape_c, s.srcinfo)
@@ -798,8 +798,13 @@ class _ProcEmitter:
                       f"{buf.mem.name()} is not readable from C (use an "
                       f"instruction)", node)
 
+    def c_arg(self, e) -> CExpr:
+        """``e`` as C text for a Memory hook, with its value if constant."""
+        return CExpr(self.expr(e), e.val if _is_const_int(e) else None)
+
     def tensor_strides(self, buf):
-        """Element strides of a dense tensor as int_fast32_t C expressions."""
+        """Element strides of a dense tensor as int_fast32_t C expressions
+        (``CExpr``: constant strides carry their value)."""
         out = []
         n = len(buf.shape)
         for d in range(n):
@@ -808,9 +813,10 @@ class _ProcEmitter:
                 v = 1
                 for h in rest:
                     v *= h.val
-                out.append(str(v))
+                out.append(CExpr.constant(v))
             else:
-                out.append(" * ".join(self.wrap(h, _PREC_MUL) for h in rest))
+                out.append(CExpr(" * ".join(self.wrap(h, _PREC_MUL)
+                                            for h in rest)))
         return out
 
     def offset(self, buf, idx):
@@ -857,9 +863,10 @@ class _ProcEmitter:
             return f"{base}[{self.offset(buf, idx)}]"
         base = buf.cname if buf.kind == "tensor" else f"{buf.cname}.data"
         strides = (self.tensor_strides(buf) if buf.kind == "tensor" else
-                   [f"{buf.cname}.strides[{d}]" for d in range(len(buf.shape))])
+                   [CExpr(f"{buf.cname}.strides[{d}]")
+                    for d in range(len(buf.shape))])
         return buf.mem.window(C_TYPES[buf.elem], base,
-                              [self.expr(i) for i in idx], strides,
+                              [self.c_arg(i) for i in idx], strides,
                               getattr(node, "srcinfo", None))
 
     def access(self, buf, idx, node):

@@ -2,10 +2,58 @@
 
 A memory is a *class* deriving from ``Memory``; its classmethods return C
 text. The compiler never instantiates memories.
+
+The hooks receive sizes, indices and strides as ``CExpr`` values: C
+expression strings (so text-pasting memories work unchanged) that also
+carry ``value``, the integer when the compiler knows it as a constant. A
+memory that needs constant sizes reads ``shape[d].value`` instead of
+parsing the C text back.
 """
 from __future__ import annotations
 
 from ..errors import MemGenError
+
+
+class CExpr(str):
+    """A C expression handed to a ``Memory`` hook: the text, plus ``value``
+    (its integer value when it is a compile-time constant, else None).
+
+    >>> n = CExpr("16", 16); m = CExpr("n_1 / 4")
+    >>> f"float t[{n}];", n.value, m.value
+    ('float t[16];', 16, None)
+    """
+
+    def __new__(cls, text, value=None):
+        self = super().__new__(cls, text)
+        self.value = value
+        return self
+
+    @classmethod
+    def constant(cls, v: int) -> "CExpr":
+        """The literal ``v``.
+
+        >>> CExpr.constant(4).value
+        4
+        """
+        return cls(str(v), int(v))
+
+
+def const_value(e):
+    """The integer value of a hook argument when it is a known constant,
+    else None: ``e.value`` for a ``CExpr``; an ``int`` itself; for plain
+    text (a hook called directly with strings), a decimal literal.
+
+    >>> const_value(CExpr("8", 8)), const_value("(16)"), const_value("n")
+    (8, 16, None)
+    """
+    if isinstance(e, CExpr):
+        return e.value
+    if isinstance(e, int) and not isinstance(e, bool):
+        return e
+    t = str(e).strip()
+    while t.startswith("(") and t.endswith(")"):
+        t = t[1:-1].strip()
+    return int(t) if t.isdigit() else None
 
 
 class Memory:
@@ -76,14 +124,14 @@ class DRAM_STATIC(DRAM):
     def alloc(cls, new_name, prim_type, shape, srcinfo):
         if not shape:
             return f"{prim_type} {new_name};"
-        for s in shape:
-            if not str(s).strip().isdigit():
-                raise MemGenError(
-                    f"{srcinfo}: DRAM_STATIC buffer '{new_name}' needs constant "
-                    f"sizes, got {', '.join(map(str, shape))}")
+        sizes = [const_value(s) for s in shape]
+        if None in sizes:
+            raise MemGenError(
+                f"{srcinfo}: DRAM_STATIC buffer '{new_name}' needs constant "
+                f"sizes, got {', '.join(map(str, shape))}")
         total = 1
-        for s in shape:
-            total *= int(s)
+        for s in sizes:
+            total *= s
         return f"{prim_type} {new_name}[{total}];"
 
     @classmethod

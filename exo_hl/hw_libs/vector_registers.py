@@ -12,14 +12,7 @@ from __future__ import annotations
 import re
 
 from exo_hl import Memory, MemGenError
-
-
-def const_int(text):
-    """The integer value of a C expression string, or None if not literal."""
-    t = str(text).strip()
-    while t.startswith("(") and t.endswith(")"):
-        t = t[1:-1].strip()
-    return int(t) if t.isdigit() else None
+from exo_hl.core_ir.memory import const_value
 
 
 class VectorRegisters(Memory):
@@ -47,14 +40,14 @@ class VectorRegisters(Memory):
     @classmethod
     def alloc(cls, new_name, prim_type, shape, srcinfo):
         reg, lanes = cls._lanes(prim_type, new_name, srcinfo)
-        if not shape or const_int(shape[-1]) != lanes:
+        if not shape or const_value(shape[-1]) != lanes:
             raise MemGenError(
                 f"{srcinfo}: a {cls.__name__} buffer of {prim_type} needs a "
                 f"last dimension of {lanes} (one register), '{new_name}' has "
                 f"shape [{', '.join(map(str, shape))}]")
         regs = 1
         for s in shape[:-1]:
-            v = const_int(s)
+            v = const_value(s)
             if v is None:
                 raise MemGenError(f"{srcinfo}: {cls.__name__} buffer "
                                   f"'{new_name}' needs constant sizes, got {s}")
@@ -69,7 +62,7 @@ class VectorRegisters(Memory):
     @classmethod
     def window(cls, basetyp, baseptr, indices, strides, srcinfo):
         """The register holding the row at ``indices`` (lane index 0)."""
-        if const_int(indices[-1]) != 0:
+        if const_value(indices[-1]) != 0:
             raise MemGenError(f"{srcinfo}: {cls.__name__} buffer '{baseptr}' "
                               f"can only be addressed a whole register at a "
                               f"time (lane index {indices[-1]}, expected 0)")
@@ -78,13 +71,13 @@ class VectorRegisters(Memory):
         _, lanes = cls._lanes(basetyp, baseptr, srcinfo)
         terms, fixed = [], 0
         for i, s in zip(indices[:-1], strides[:-1]):
-            v = const_int(s)
+            v = const_value(s)
             if v is None or v % lanes:
                 raise MemGenError(f"{srcinfo}: {cls.__name__} buffer "
                                   f"'{baseptr}' has a non-constant stride {s}")
             regs = v // lanes
-            if const_int(i) is not None:      # unrolled: fold to a constant
-                fixed += const_int(i) * regs
+            if const_value(i) is not None:      # unrolled: fold to a constant
+                fixed += const_value(i) * regs
                 continue
             atom = i if re.fullmatch(r"\w+", i.strip()) else f"({i})"
             terms.append(atom if regs == 1 else f"{atom} * {regs}")

@@ -64,8 +64,9 @@ def _check_allocatable(proc, alloc, mem, op):
     from ..core_ir.printer import expr_to_str
     from ..core_ir.types import C_TYPES, basetype, shape
     from ..errors import MemGenError
-    dims = [str(e.val) if isinstance(e, IR.Const) else expr_to_str(e)
-            for e in shape(alloc.type)]
+    from ..core_ir.memory import CExpr
+    dims = [CExpr.constant(e.val) if isinstance(e, IR.Const)
+            else CExpr(expr_to_str(e)) for e in shape(alloc.type)]
     try:
         mem.alloc(alloc.name.name, C_TYPES[basetype(alloc.type)], dims,
                   alloc.srcinfo)

@@ -34,6 +34,7 @@ import numpy as np
 from exo_hl import (DRAM, Memory, MemGenError, config, extern, f32, i8, i32,
                     instr, seq, size)
 from exo_hl import stride  # noqa: F401  (used inside instruction bodies)
+from exo_hl.core_ir.memory import const_value
 
 DIM = 16  # the systolic array is DIM x DIM
 
@@ -241,13 +242,6 @@ def clamp_i8(v):
 # ---------------------------------------------------------------------------
 # memories
 
-def _const(text):
-    t = str(text).strip()
-    while t.startswith("(") and t.endswith(")"):
-        t = t[1:-1].strip()
-    return int(t) if t.isdigit() else None
-
-
 class _OnChip(Memory):
     """On-chip SRAM: rows of exactly DIM elements, constant sizes.
 
@@ -272,13 +266,13 @@ class _OnChip(Memory):
                               f"scalars ('{new_name}')")
         total = 1
         for s in shape:
-            v = _const(s)
+            v = const_value(s)
             if v is None:
                 raise MemGenError(f"{srcinfo}: {name} buffer '{new_name}' "
                                   f"needs constant sizes, got "
                                   f"{', '.join(map(str, shape))}")
             total *= v
-        if _const(shape[-1]) != DIM:
+        if const_value(shape[-1]) != DIM:
             raise MemGenError(f"{srcinfo}: {name} rows are exactly {DIM} "
                               f"wide, '{new_name}' has {shape[-1]}")
         return f"{prim_type} {new_name}[{total}];"
