@@ -60,8 +60,17 @@ def _same_ir(a, b) -> bool:
 
 
 class Procedure:
+    """A procedure: an immutable, checked program that can be printed,
+    run, compiled to C and scheduled. ``@proc`` and ``@instr`` make one;
+    every scheduling method returns a new one and leaves this one alone.
+
+    >>> p = gemm.split('i', 4, 'io', 'ii')     # a new Procedure
+    >>> print(p)                               # source that @proc reads back
+    >>> p.compile()(M, N, K, A, B, C)          # run the generated C
+    """
+
     __slots__ = ("_ir", "_parent", "_op", "_equiv_mod", "_checked",
-                 "_forward", "_step")
+                 "_forward", "_step", "_doc")
 
     def __init__(self, ir, parent: Optional["Procedure"] = None, op: str = "",
                  equiv_mod=frozenset(), forward=None):
@@ -80,6 +89,8 @@ class Procedure:
         object.__setattr__(self, "_forward", forward)
         # (receiver, "p.method(...)") of the user call that made this one
         object.__setattr__(self, "_step", None)
+        # the docstring of the @proc / @instr def (rewrites do not copy it)
+        object.__setattr__(self, "_doc", None)
 
     def __setattr__(self, name, value):
         raise AttributeError("Procedure objects are immutable")
@@ -598,5 +609,21 @@ class Procedure:
         from .cursors import forward
         return forward(self, cursor)
 
+
+class _ProcDoc:
+    """``Procedure.__doc__``: the class's docstring on the class; on a
+    procedure, the docstring of its ``def`` when it has one (so
+    ``help(mm256_loadu_ps)`` describes that instruction)."""
+
+    def __init__(self, class_doc):
+        self.class_doc = class_doc
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.class_doc
+        return obj._doc or self.class_doc
+
+
+Procedure.__doc__ = _ProcDoc(Procedure.__doc__)
 
 __all__ = ["Procedure", "SchedulingError"]

@@ -126,7 +126,16 @@ def _fmt_path(path) -> str:
 # ----------------------------------------------------------------------
 # cursors
 class Cursor:
-    """Base class: a procedure and a location in it. Immutable, hashable."""
+    """Base class: a procedure and a location in it. Immutable, hashable.
+
+    Cursors come from ``p.find(...)``, ``p.find_loop(...)``, ``p.body()`` and
+    ``p.args()``; every scheduling method accepts one where it accepts a
+    pattern, and ``new_p.forward(c)`` follows one through a rewrite.
+
+    >>> c = p.find_loop('j')          # a StmtCursor
+    >>> c.proc() is p
+    True
+    """
 
     __slots__ = ("_proc", )
 
@@ -137,7 +146,11 @@ class Cursor:
         raise AttributeError("cursors are immutable")
 
     def proc(self):
-        """The ``Procedure`` this cursor points into."""
+        """The ``Procedure`` this cursor points into.
+
+        >>> p.find_loop('k').proc() is p
+        True
+        """
         return self._proc
 
     def _key(self):
@@ -155,7 +168,12 @@ class Cursor:
 
 
 class StmtCursor(Cursor):
-    """A statement, by path."""
+    """A statement, by path.
+
+    >>> s = p.find('C[_] += _')
+    >>> s.name(), s.is_loop()
+    ('C', False)
+    """
 
     __slots__ = ("_path", )
 
@@ -168,26 +186,60 @@ class StmtCursor(Cursor):
         return self._path
 
     def path(self) -> tuple:
+        """The statement's path from the procedure body: ``(field, index)``
+        steps (``'body'`` or ``'orelse'``).
+
+        >>> p.find_loop('j').path()           # body[0].body[0] of gemm
+        (('body', 0), ('body', 0))
+        """
         return self._path
 
     def node(self):
-        """The IR statement."""
+        """The IR statement.
+
+        >>> type(p.find_loop('j').node()).__name__
+        'For'
+        """
         return get_stmt(_ir(self._proc), self._path)
 
     def name(self) -> Optional[str]:
-        """Loop iterator, allocated/written buffer, or callee name."""
+        """Loop iterator, allocated/written buffer, or callee name.
+
+        >>> p.find_loop('j').name(), p.find('C[_] += _').name()
+        ('j', 'C')
+        """
         return _node_name(self.node())
 
     def is_loop(self) -> bool:
+        """True for a ``for`` loop.
+
+        >>> p.find_loop('j').is_loop()
+        True
+        """
         return isinstance(self.node(), IR.For)
 
     def is_if(self) -> bool:
+        """True for an ``if`` statement.
+
+        >>> p.find_loop('j').is_if()
+        False
+        """
         return isinstance(self.node(), IR.If)
 
     def is_alloc(self) -> bool:
+        """True for an allocation ``t: f32[...]``.
+
+        >>> p.find('acc : _').is_alloc()      # after stage_mem(..., 'acc')
+        True
+        """
         return isinstance(self.node(), IR.Alloc)
 
     def is_call(self) -> bool:
+        """True for a call of a procedure or instruction.
+
+        >>> p.find('mm256_loadu_ps(_)').is_call()
+        True
+        """
         return isinstance(self.node(), IR.Call)
 
     # -- navigation ----------------------------------------------------
@@ -196,7 +248,11 @@ class StmtCursor(Cursor):
         return tuple(parent), field, i
 
     def parent(self) -> "StmtCursor":
-        """The enclosing loop or if (error at the top level)."""
+        """The enclosing loop or if (error at the top level).
+
+        >>> p.find_loop('j').parent().name()
+        'i'
+        """
         if len(self._path) < 2:
             raise InvalidCursorError(located(
                 "a top-level statement has no parent statement",
@@ -215,9 +271,19 @@ class StmtCursor(Cursor):
         return StmtCursor(self._proc, parent + ((field, j), ))
 
     def next(self, k: int = 1) -> "StmtCursor":
+        """The statement ``k`` places after this one in the same block
+        (``InvalidCursorError`` past the end).
+
+        >>> s2 = p.find('t : _').next()       # the statement after an allocation
+        """
         return self._sibling(k)
 
     def prev(self, k: int = 1) -> "StmtCursor":
+        """The statement ``k`` places before this one in the same block
+        (``InvalidCursorError`` before the start).
+
+        >>> s0 = p.find_loop('k #1').prev()   # the statement before a second k loop
+        """
         return self._sibling(-k)
 
     def _sub_block(self, field):
@@ -234,25 +300,53 @@ class StmtCursor(Cursor):
         return BlockCursor(self._proc, self._path, field, 0, n)
 
     def body(self) -> "BlockCursor":
+        """A block cursor on the body of this loop or if.
+
+        >>> p.find_loop('j').body()[0].name()
+        'k'
+        """
         return self._sub_block("body")
 
     def orelse(self) -> "BlockCursor":
+        """A block cursor on the ``else`` branch of this if (error if none).
+
+        >>> alt = p.find('if _: _').orelse()
+        """
         return self._sub_block("orelse")
 
     def as_block(self) -> "BlockCursor":
+        """This statement as a block of one.
+
+        >>> len(p.find_loop('j').as_block())
+        1
+        """
         parent, field, i = self._loc()
         return BlockCursor(self._proc, parent, field, i, i + 1)
 
     def expand(self, lo: Optional[int] = 0, hi: Optional[int] = 0):
         """The block of this statement grown by ``lo`` statements before and
-        ``hi`` after (None: as far as possible; clamped at the ends)."""
+        ``hi`` after (None: as far as possible; clamped at the ends).
+
+        >>> whole = p.find_loop('k').expand(None, None)   # all of k's siblings
+        """
         return self.as_block().expand(lo, hi)
 
     def before(self) -> "GapCursor":
+        """The gap just before this statement.
+
+        >>> g = p.find_loop('j').before()
+        >>> g.location()[2]
+        0
+        """
         parent, field, i = self._loc()
         return GapCursor(self._proc, parent, field, i)
 
     def after(self) -> "GapCursor":
+        """The gap just after this statement.
+
+        >>> p.find_loop('j').after().location()[2]
+        1
+        """
         parent, field, i = self._loc()
         return GapCursor(self._proc, parent, field, i + 1)
 
@@ -261,25 +355,57 @@ class StmtCursor(Cursor):
         return ExprCursor(self._proc, self._path, ((field, i), ))
 
     def lo(self) -> "ExprCursor":
+        """An expression cursor on a loop's lower bound.
+
+        >>> p.find_loop('j').lo().node().val
+        0
+        """
         return self._expr("lo")
 
     def hi(self) -> "ExprCursor":
+        """An expression cursor on a loop's upper bound.
+
+        >>> p.find_loop('j').hi().name()
+        'N'
+        """
         return self._expr("hi")
 
     def cond(self) -> "ExprCursor":
+        """An expression cursor on an if's condition.
+
+        >>> c = p.find('if _: _').cond()
+        """
         return self._expr("cond")
 
     def rhs(self) -> "ExprCursor":
+        """An expression cursor on an assignment's or reduction's right-hand side.
+
+        >>> p.find('C[_] += _').rhs()
+        <ExprCursor gemm:body[0].body[0].body[0].body[0]/rhs: A[i, k] * B[k, j]>
+        """
         return self._expr("rhs")
 
     def idx(self) -> list:
+        """Expression cursors on the indices of an assignment or reduction.
+
+        >>> [c.name() for c in p.find('C[_] += _').idx()]
+        ['i', 'j']
+        """
         return [self._expr("idx", i) for i in range(len(self.node().idx))]
 
     def args(self) -> list:
+        """Expression cursors on the arguments of a call.
+
+        >>> first = p.find('mm256_loadu_ps(_)').args()[0]
+        """
         return [self._expr("args", i) for i in range(len(self.node().args))]
 
     def find(self, pattern, many=False):
-        """``find`` restricted to this statement and what it contains."""
+        """``find`` restricted to this statement and what it contains.
+
+        >>> p.find_loop('j').find('A[_]').name()
+        'A'
+        """
         return _find(self._proc, pattern, many, None, within=self._path)
 
     # -- forwarding ------------------------------------------------------
@@ -292,7 +418,12 @@ class StmtCursor(Cursor):
 
 
 class BlockCursor(Cursor):
-    """A non-empty range of sibling statements."""
+    """A non-empty range of sibling statements.
+
+    >>> b = p.find_loop('j').body()
+    >>> len(b), b[0].name()
+    (1, 'k')
+    """
 
     __slots__ = ("_parent", "_field", "_lo", "_hi")
 
@@ -311,20 +442,44 @@ class BlockCursor(Cursor):
         return (self._parent, self._field, self._lo, self._hi)
 
     def parent_path(self) -> tuple:
+        """The path of the statement owning the block (``()`` for the body).
+
+        >>> p.find_loop('j').body().parent_path()
+        (('body', 0), ('body', 0))
+        """
         return self._parent
 
     def field(self) -> str:
+        """Which list of the owner holds the block: ``'body'`` or ``'orelse'``.
+
+        >>> p.find_loop('j').body().field()
+        'body'
+        """
         return self._field
 
     def range(self) -> tuple:
-        """``(lo, hi)``: the block is ``lst[lo:hi]``."""
+        """``(lo, hi)``: the block is ``lst[lo:hi]``.
+
+        >>> p.find_loop('j').body().range()
+        (0, 1)
+        """
         return self._lo, self._hi
 
     def paths(self) -> list:
+        """The paths of the block's statements, in order.
+
+        >>> p.find_loop('j').body().paths()
+        [(('body', 0), ('body', 0), ('body', 0))]
+        """
         return [self._parent + ((self._field, i), )
                 for i in range(self._lo, self._hi)]
 
     def nodes(self) -> tuple:
+        """The IR statements of the block.
+
+        >>> type(p.find_loop('j').body().nodes()[0]).__name__
+        'For'
+        """
         return get_list(_ir(self._proc), self._parent,
                         self._field)[self._lo:self._hi]
 
@@ -349,13 +504,27 @@ class BlockCursor(Cursor):
                                                        self._lo + k), ))
 
     def first(self) -> StmtCursor:
+        """The block's first statement.
+
+        >>> p.find_loop('j').body().first().name()
+        'k'
+        """
         return StmtCursor(self._proc, self.paths()[0])
 
     def last(self) -> StmtCursor:
+        """The block's last statement.
+
+        >>> p.find_loop('j').body().last().name()
+        'k'
+        """
         return StmtCursor(self._proc, self.paths()[-1])
 
     def parent(self) -> StmtCursor:
-        """The statement owning this block (error for the procedure body)."""
+        """The statement owning this block (error for the procedure body).
+
+        >>> p.find_loop('j').body().parent().name()
+        'j'
+        """
         if not self._parent:
             raise InvalidCursorError(
                 f"in procedure '{self._proc.name()}': the procedure body "
@@ -363,6 +532,11 @@ class BlockCursor(Cursor):
         return StmtCursor(self._proc, self._parent)
 
     def expand(self, lo: Optional[int] = 0, hi: Optional[int] = 0):
+        """The block grown by ``lo`` statements before and ``hi`` after (None:
+        as far as possible; clamped at the ends).
+
+        >>> b = p.find('t : _').as_block().expand(0, 2)   # t and the next two
+        """
         n = len(get_list(_ir(self._proc), self._parent, self._field))
         new_lo = 0 if lo is None else max(0, self._lo - lo)
         new_hi = n if hi is None else min(n, self._hi + hi)
@@ -370,9 +544,19 @@ class BlockCursor(Cursor):
                            new_hi)
 
     def before(self) -> "GapCursor":
+        """The gap before the block's first statement.
+
+        >>> p.find_loop('j').body().before().location()[2]
+        0
+        """
         return GapCursor(self._proc, self._parent, self._field, self._lo)
 
     def after(self) -> "GapCursor":
+        """The gap after the block's last statement.
+
+        >>> p.find_loop('j').body().after().location()[2]
+        1
+        """
         return GapCursor(self._proc, self._parent, self._field, self._hi)
 
     def _forward_one(self, q, fwd):
@@ -400,7 +584,10 @@ class BlockCursor(Cursor):
 
 
 class GapCursor(Cursor):
-    """A position between statements: before ``lst[index]``."""
+    """A position between statements: before ``lst[index]``.
+
+    >>> g = p.find_loop('k').after()      # where a new statement would go
+    """
 
     __slots__ = ("_parent", "_field", "_index")
 
@@ -417,7 +604,11 @@ class GapCursor(Cursor):
         return (self._parent, self._field, self._index)
 
     def location(self) -> tuple:
-        """``(parent_path, field, index)``."""
+        """``(parent_path, field, index)``.
+
+        >>> p.find_loop('j').before().location()
+        ((('body', 0),), 'body', 0)
+        """
         return self._parent, self._field, self._index
 
     def _forward_one(self, q, fwd):
@@ -442,7 +633,12 @@ class GapCursor(Cursor):
 
 
 class ExprCursor(Cursor):
-    """An expression inside a statement."""
+    """An expression inside a statement.
+
+    >>> e = p.find('A[_]')
+    >>> e.name(), e.stmt().name()
+    ('A', 'C')
+    """
 
     __slots__ = ("_stmt", "_epath")
 
@@ -456,25 +652,58 @@ class ExprCursor(Cursor):
         return (self._stmt, self._epath)
 
     def stmt(self) -> StmtCursor:
+        """The statement containing this expression.
+
+        >>> p.find('A[_]').stmt().name()
+        'C'
+        """
         return StmtCursor(self._proc, self._stmt)
 
     def stmt_path(self) -> tuple:
+        """The path of the statement containing this expression.
+
+        >>> p.find('A[_]').stmt_path() == p.find('C[_] += _').path()
+        True
+        """
         return self._stmt
 
     def expr_path(self) -> tuple:
+        """The path of the expression inside its statement.
+
+        >>> p.find('C[_] += _').rhs().expr_path()
+        (('rhs', None),)
+        """
         return self._epath
 
     def path(self) -> tuple:
+        """``(statement path, expression path)``.
+
+        >>> stmt_path, expr_path = p.find('A[_]').path()
+        """
         return (self._stmt, self._epath)
 
     def node(self):
+        """The IR expression.
+
+        >>> type(p.find('A[_]').node()).__name__
+        'Read'
+        """
         return get_expr(get_stmt(_ir(self._proc), self._stmt), self._epath)
 
     def name(self) -> Optional[str]:
+        """The buffer or variable read, or None for other expressions.
+
+        >>> p.find('A[_]').name()
+        'A'
+        """
         return _node_name(self.node())
 
     def parent(self):
-        """The enclosing expression, or the statement for a top expression."""
+        """The enclosing expression, or the statement for a top expression.
+
+        >>> p.find('A[_]').parent().node().op
+        '*'
+        """
         ep = self._epath[:-1]
         while ep:
             try:
@@ -497,7 +726,12 @@ class ExprCursor(Cursor):
 
 
 class ArgCursor(Cursor):
-    """A procedure argument."""
+    """A procedure argument.
+
+    >>> a = p.args()[3]
+    >>> a.name(), a.is_tensor()
+    ('A', True)
+    """
 
     __slots__ = ("_index", )
 
@@ -511,21 +745,51 @@ class ArgCursor(Cursor):
         return self._index
 
     def index(self) -> int:
+        """The argument's position.
+
+        >>> p.args()[3].index()
+        3
+        """
         return self._index
 
     def path(self) -> tuple:
+        """``(('args', index),)``.
+
+        >>> p.args()[3].path()
+        (('args', 3),)
+        """
         return (("args", self._index), )
 
     def node(self):
+        """The IR argument (``IR.FnArg``: name, type, memory).
+
+        >>> p.args()[3].node().mem.name()
+        'DRAM'
+        """
         return _ir(self._proc).args[self._index]
 
     def name(self) -> str:
+        """The argument's name.
+
+        >>> p.args()[0].name()
+        'M'
+        """
         return self.node().name.name
 
     def type(self):
+        """The argument's IR type.
+
+        >>> str(p.args()[0].type())
+        'Size'
+        """
         return self.node().type
 
     def is_tensor(self) -> bool:
+        """True for a tensor or window argument.
+
+        >>> p.args()[0].is_tensor(), p.args()[3].is_tensor()
+        (False, True)
+        """
         return isinstance(self.node().type, IR.Tensor)
 
     def _forward_one(self, q, fwd):

@@ -127,7 +127,10 @@ def _proc_from_function(fn, frame, instr=None):
     fdef = _find_def(tree, (ast.FunctionDef, ), fn.__name__)
     if fdef is None:  # pragma: no cover - getsource returned the def itself
         raise ExoSyntaxError(f"cannot find the definition of {fn.__name__}")
-    return _build(fdef, scope, srcmap, instr)
+    p = _build(fdef, scope, srcmap, instr)
+    if fn.__doc__:  # help(p) shows the docstring of its def
+        object.__setattr__(p, "_doc", inspect.cleandoc(fn.__doc__))
+    return p
 
 
 # ----------------------------------------------------------------------
@@ -189,7 +192,10 @@ def config(cls):
     for fname, ann in anns.items():
         typ = _config_field_type(cls.__name__, fname, ann, scope, si)
         fields.append((fname, typ))
-    return Config(cls.__name__, fields, si)
+    cfg = Config(cls.__name__, fields, si)
+    if cls.__doc__:
+        cfg.__doc__ = inspect.cleandoc(cls.__doc__)
+    return cfg
 
 
 def _config_field_type(cname, fname, ann, scope, si):
@@ -254,8 +260,11 @@ def extern(c_emit, typecheck=None, c_global: str = "", name=None):
             def tc(arg_types):
                 r = typecheck(arg_types)
                 return getattr(r, "ir_type", r)
-        return Extern(name or fn.__name__, len(params), emit, fn, tc,
-                      c_global)
+        ext = Extern(name or fn.__name__, len(params), emit, fn, tc,
+                     c_global)
+        if fn.__doc__:
+            ext.__doc__ = inspect.cleandoc(fn.__doc__)
+        return ext
     if isinstance(c_emit, Extern):
         return c_emit
     return wrap
