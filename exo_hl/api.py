@@ -98,23 +98,43 @@ class Procedure:
     # ------------------------------------------------------------------
     # identity and provenance
     def name(self) -> str:
-        """The procedure's name."""
+        """The procedure's name (the C function's name).
+
+        >>> gemm.name()
+        'gemm'
+        """
         return self._ir.name
 
     def ir(self):
-        """The underlying immutable IR (``IR.Proc``)."""
+        """The underlying immutable IR (``IR.Proc``).
+
+        >>> len(gemm.ir().args)
+        6
+        """
         return self._ir
 
     def is_instr(self) -> bool:
-        """True for an ``@instr`` (calls compile to its C template)."""
+        """True for an ``@instr`` (calls compile to its C template).
+
+        >>> mm256_loadu_ps.is_instr(), gemm.is_instr()
+        (True, False)
+        """
         return self._ir.instr is not None
 
     def parent(self) -> Optional["Procedure"]:
-        """The procedure this one was derived from, or None."""
+        """The procedure this one was derived from, or None.
+
+        >>> gemm.split('i', 4, 'io', 'ii').parent() is gemm
+        True
+        """
         return self._parent
 
     def derivation(self):
-        """[(op, procedure)] from the root algorithm down to this procedure."""
+        """[(op, procedure)] from the root algorithm down to this procedure.
+
+        >>> [op for op, _ in gemm.reorder('j', 'k').derivation()]
+        ['', 'reorder']
+        """
         chain = []
         p = self
         while p is not None:
@@ -222,7 +242,10 @@ class Procedure:
 
     @user_facing
     def c_code_str(self) -> str:
-        """The generated header and C source, as one string."""
+        """The generated header and C source, as one string.
+
+        >>> print(gemm.c_code_str())          # what exo-hl compile writes
+        """
         from .codegen_c.emit import c_code_str
         return c_code_str([self])
 
@@ -564,7 +587,11 @@ class Procedure:
     @user_facing
     def is_eq(self, other: "Procedure") -> bool:
         """True when this procedure and ``other`` are known equivalent by
-        provenance (both derived from one procedure by checked rewrites)."""
+        provenance (both derived from one procedure by checked rewrites).
+
+        >>> gemm.reorder('j', 'k').is_eq(gemm)
+        True
+        """
         from .rewrites.call_eqv import is_eq
         return is_eq(self, other)
 
@@ -590,12 +617,20 @@ class Procedure:
         return find_loop(self, name, many=many)
 
     def body(self):
-        """A block cursor on the procedure's body."""
+        """A block cursor on the procedure's body.
+
+        >>> gemm.body()[0].name()
+        'i'
+        """
         from .cursors import proc_body
         return proc_body(self)
 
     def args(self):
-        """Cursors on the procedure's arguments."""
+        """Cursors on the procedure's arguments.
+
+        >>> [a.name() for a in gemm.args()]
+        ['M', 'N', 'K', 'A', 'B', 'C']
+        """
         from .cursors import proc_args
         return proc_args(self)
 

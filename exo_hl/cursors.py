@@ -35,7 +35,12 @@ from .errors import SchedulingError, located
 
 
 class InvalidCursorError(SchedulingError):
-    """A cursor that does not (or no longer) denote anything."""
+    """A cursor that does not (or no longer) denote anything.
+
+    >>> p.find_loop('i').parent()         # a top-level statement
+    Traceback (most recent call last):
+    InvalidCursorError: ...: a top-level statement has no parent statement
+    """
 
 
 # ----------------------------------------------------------------------

@@ -11,7 +11,19 @@ from ..core_ir.nodes import IR
 
 
 class TypeMarker:
-    """A type name usable in annotations: ``f32``, ``size``, ``R``..."""
+    """A type name usable in annotations: ``f32``, ``size``, ``R``...
+
+    Data types: ``R`` (any real, compiled as ``float``), ``f16``, ``f32``,
+    ``f64``, ``i8``, ``ui8``, ``i16``, ``ui16``, ``i32``. Control types:
+    ``size`` (a positive integer argument), ``index`` (any integer),
+    ``stride`` (a buffer's stride). ``T[n, m]`` is a tensor, ``[T][n]`` a
+    window (a view with strides), ``@ MEM`` names its memory.
+
+    >>> @proc
+    ... def axpy(n: size, a: f32, x: f32[n], y: [f32][n] @ DRAM):
+    ...     for i in seq(0, n):
+    ...         y[i] += a * x[i]
+    """
 
     __slots__ = ("ir_type", "_name")
 
@@ -27,7 +39,16 @@ class TypeMarker:
 
 
 class LoopMarker:
-    """``seq`` / ``par``: the loop constructors of ``for i in seq(lo, hi)``."""
+    """``seq`` / ``par``: the loop constructors of ``for i in seq(lo, hi)``.
+
+    ``seq`` runs the iterations in order; ``par`` lets them run in parallel
+    (OpenMP) and is accepted only when they provably do not race.
+
+    >>> @proc
+    ... def scale(n: size, x: f32[n]):
+    ...     for i in par(0, n):             # or seq(0, n)
+    ...         x[i] = 2.0 * x[i]
+    """
 
     __slots__ = ("mode", "_name")
 
@@ -43,7 +64,14 @@ class LoopMarker:
 
 
 class StrideMarker(TypeMarker):
-    """``stride`` is a control type and the ``stride(A, d)`` expression."""
+    """``stride`` is a control type and the ``stride(A, d)`` expression.
+
+    >>> @instr("{dst_data} = _mm256_loadu_ps(&{src_data});")
+    ... def load8(dst: [f32][8] @ AVX2, src: [f32][8] @ DRAM):
+    ...     assert stride(src, 0) == 1      # the elements are contiguous
+    ...     for i in seq(0, 8):
+    ...         dst[i] = src[i]
+    """
 
     __slots__ = ()
 

@@ -194,11 +194,20 @@ static inline void gemm_mvout_spad(const int8_t *src, int_fast32_t src_rs,
 
 def instr_count(compiled) -> int:
     """Instructions the model has issued in ``compiled`` (the callable from
-    ``p.compile()``) since its library was loaded or last reset."""
+    ``p.compile()``) since its library was loaded or last reset.
+
+    >>> f = matmul.compile(); reset_instr_count(f); f(*args)
+    >>> instr_count(f)                    # mvin, matmul, mvout, config ...
+    """
     return _counter(compiled).value
 
 
 def reset_instr_count(compiled) -> None:
+    """Set the instruction counter of ``compiled`` back to zero.
+
+    >>> reset_instr_count(f); instr_count(f)
+    0
+    """
     _counter(compiled).value = 0
 
 
@@ -228,13 +237,21 @@ def _scale_interp(v, s):
 
 @extern("gemm_acc_scale({0}, {1})", typecheck=_i32_result, c_global=_SCALE)
 def acc_scale(v, s):
-    """round-to-nearest-even of ``f32(v) * s``, saturated to i32."""
+    """round-to-nearest-even of ``f32(v) * s``, saturated to i32.
+
+    >>> acc_scale.interpret([7, 0.5])     # 3.5 rounds to even
+    4
+    """
     return _scale_interp(v, s)
 
 
 @extern("gemm_clamp_i8({0})", typecheck=_i32_result, c_global=_CLAMP)
 def clamp_i8(v):
-    """saturate an integer to [-128, 127]."""
+    """saturate an integer to [-128, 127].
+
+    >>> clamp_i8.interpret([300]), clamp_i8.interpret([-7])
+    (127, -7)
+    """
     v = int(v)
     return 127 if v > 127 else (-128 if v < -128 else v)
 
@@ -287,12 +304,20 @@ class _OnChip(Memory):
 
 
 class GEMM_SCRATCH(_OnChip):
-    """The scratchpad: int8 operand rows of 16."""
+    """The scratchpad: int8 operand rows of 16.
+
+    >>> @proc
+    ... def tile(A: i8[16, 16] @ DRAM):
+    ...     a: i8[16, 16] @ GEMM_SCRATCH    # loaded with ld_i8 only
+    """
     ELEM = "int8_t"
 
 
 class GEMM_ACCUM(_OnChip):
-    """The accumulator: int32 partial-sum rows of 16."""
+    """The accumulator: int32 partial-sum rows of 16.
+
+    >>> p = p.set_memory('acc', GEMM_ACCUM)   # then zero_acc_i32 / matmul_i8
+    """
     ELEM = "int32_t"
 
 
@@ -301,25 +326,40 @@ class GEMM_ACCUM(_OnChip):
 
 @config
 class ConfigLoad:
-    """Load engine 0 (``ld_i8``)."""
+    """Load engine 0 (``ld_i8``): the DRAM row stride of its source.
+
+    >>> p = p.configwrite_at(p.find_loop('i0'), ConfigLoad, 'src_stride',
+    ...                      'stride(A, 0)', before=True)
+    """
     src_stride: stride
 
 
 @config
 class ConfigLoadId1:
-    """Load engine 1 (``ld_i8_id1``): a second operand stream."""
+    """Load engine 1 (``ld_i8_id1``): a second operand stream, with its own
+    source stride.
+
+    >>> p = p.replace(p.find('ConfigLoadId1.src_stride = _'), config_ld_id1)
+    """
     src_stride: stride
 
 
 @config
 class ConfigLoadAcc:
-    """Load engine 2 (``ld_acc_i32``): accumulator bias loads."""
+    """Load engine 2 (``ld_acc_i32``): accumulator bias loads.
+
+    >>> p = p.replace(p.find('ConfigLoadAcc.src_stride = _'), config_ld_acc)
+    """
     src_stride: stride
 
 
 @config
 class ConfigStore:
-    """The store engine: DRAM row stride and activation (ReLU on/off)."""
+    """The store engine: DRAM row stride and activation (ReLU on/off).
+
+    >>> p = p.replace((p.find('ConfigStore.dst_stride = _'),
+    ...                p.find('ConfigStore.act = _')), config_st)
+    """
     dst_stride: stride
     act: bool
 
@@ -329,21 +369,38 @@ class ConfigStore:
 
 @instr("gemm_config_ld(0, {src_stride});", _CONFIG_LD)
 def config_ld(src_stride: stride):
+    """Set load engine 0's source stride (``ConfigLoad.src_stride``).
+
+    >>> p = p.replace(p.find('ConfigLoad.src_stride = _'), config_ld)
+    """
     ConfigLoad.src_stride = src_stride
 
 
 @instr("gemm_config_ld(1, {src_stride});", _CONFIG_LD)
 def config_ld_id1(src_stride: stride):
+    """Set load engine 1's source stride (``ConfigLoadId1.src_stride``).
+
+    >>> p = p.replace(p.find('ConfigLoadId1.src_stride = _'), config_ld_id1)
+    """
     ConfigLoadId1.src_stride = src_stride
 
 
 @instr("gemm_config_ld(2, {src_stride});", _CONFIG_LD)
 def config_ld_acc(src_stride: stride):
+    """Set load engine 2's source stride (``ConfigLoadAcc.src_stride``).
+
+    >>> p = p.replace(p.find('ConfigLoadAcc.src_stride = _'), config_ld_acc)
+    """
     ConfigLoadAcc.src_stride = src_stride
 
 
 @instr("gemm_config_st({dst_stride}, {act});", _CONFIG_ST)
 def config_st(dst_stride: stride, act: bool):
+    """Set the store engine's DRAM stride and activation together.
+
+    >>> p = p.replace((p.find('ConfigStore.dst_stride = _'),
+    ...                p.find('ConfigStore.act = _')), config_st)
+    """
     ConfigStore.dst_stride = dst_stride
     ConfigStore.act = act
 
@@ -355,6 +412,11 @@ def config_st(dst_stride: stride, act: bool):
        "{n}, {m});", _MVIN_I8)
 def ld_i8(n: size, m: size, src: [i8][n, m] @ DRAM,
           dst: [i8][n, 16] @ GEMM_SCRATCH):
+    """mvin on load engine 0: up to 16 x 16 int8 DRAM elements into
+    scratchpad rows; ``ConfigLoad.src_stride`` must be the source's row stride.
+
+    >>> p = p.replace(p.find_loop('i0'), ld_i8)
+    """
     assert n <= 16 and m <= 16
     assert stride(src, 1) == 1
     assert ConfigLoad.src_stride == stride(src, 0)
@@ -367,6 +429,11 @@ def ld_i8(n: size, m: size, src: [i8][n, m] @ DRAM,
        "{n}, {m});", _MVIN_I8)
 def ld_i8_id1(n: size, m: size, src: [i8][n, m] @ DRAM,
               dst: [i8][n, 16] @ GEMM_SCRATCH):
+    """mvin on load engine 1 (a second operand stream); its stride is
+    ``ConfigLoadId1.src_stride``.
+
+    >>> p = p.replace(p.find_loop('i2'), ld_i8_id1)
+    """
     assert n <= 16 and m <= 16
     assert stride(src, 1) == 1
     assert ConfigLoadId1.src_stride == stride(src, 0)
@@ -379,7 +446,10 @@ def ld_i8_id1(n: size, m: size, src: [i8][n, m] @ DRAM,
        "{n}, {m});", _MVIN_I32)
 def ld_acc_i32(n: size, m: size, src: [i32][n, m] @ DRAM,
                dst: [i32][n, 16] @ GEMM_ACCUM):
-    """Bias load: DRAM i32 rows into the accumulator."""
+    """Bias load: DRAM i32 rows into the accumulator (load engine 2).
+
+    >>> p = p.replace(p.find_loop('i1'), ld_acc_i32)
+    """
     assert n <= 16 and m <= 16
     assert stride(src, 1) == 1
     assert ConfigLoadAcc.src_stride == stride(src, 0)
@@ -390,6 +460,10 @@ def ld_acc_i32(n: size, m: size, src: [i32][n, m] @ DRAM,
 
 @instr("gemm_zero_acc(&{dst_data}, {dst}.strides[0], {n}, {m});", _ZERO)
 def zero_acc_i32(n: size, m: size, dst: [i32][n, 16] @ GEMM_ACCUM):
+    """Zero ``n`` x ``m`` accumulator elements.
+
+    >>> p = p.replace(p.find_loop('ii'), zero_acc_i32)
+    """
     assert n <= 16 and m <= 16
     for i in seq(0, n):
         for j in seq(0, m):
@@ -400,7 +474,10 @@ def zero_acc_i32(n: size, m: size, dst: [i32][n, 16] @ GEMM_ACCUM):
        "&{c_data}, {c}.strides[0]);", _MATMUL)
 def matmul_i8(a: [i8][16, 16] @ GEMM_SCRATCH, b: [i8][16, 16] @ GEMM_SCRATCH,
               c: [i32][16, 16] @ GEMM_ACCUM):
-    """preload b, compute: c += a @ b with i32 accumulation."""
+    """preload b, compute: c += a @ b with i32 accumulation.
+
+    >>> p = p.replace(p.find_loop('ii'), matmul_i8)
+    """
     for i in seq(0, 16):
         for j in seq(0, 16):
             for k in seq(0, 16):
@@ -412,7 +489,10 @@ def matmul_i8(a: [i8][16, 16] @ GEMM_SCRATCH, b: [i8][16, 16] @ GEMM_SCRATCH,
 def st_acc_i8(n: size, m: size, scale: f32,
               src: [i32][n, 16] @ GEMM_ACCUM,
               dst: [i8][n, m] @ DRAM):
-    """mvout with scaling and saturation; the activation must be off."""
+    """mvout with scaling and saturation; the activation must be off.
+
+    >>> p = p.replace(p.find_loop('ii'), st_acc_i8)
+    """
     assert n <= 16 and m <= 16
     assert stride(dst, 1) == 1
     assert ConfigStore.dst_stride == stride(dst, 0)
@@ -427,7 +507,10 @@ def st_acc_i8(n: size, m: size, scale: f32,
 def st_acc_i8_relu(n: size, m: size, scale: f32,
               src: [i32][n, 16] @ GEMM_ACCUM,
                    dst: [i8][n, m] @ DRAM):
-    """mvout with scaling, ReLU and saturation (activation on)."""
+    """mvout with scaling, ReLU and saturation (activation on).
+
+    >>> p = p.replace(p.find_loop('ii'), st_acc_i8_relu)
+    """
     assert n <= 16 and m <= 16
     assert stride(dst, 1) == 1
     assert ConfigStore.dst_stride == stride(dst, 0)
@@ -441,7 +524,10 @@ def st_acc_i8_relu(n: size, m: size, scale: f32,
        "{n}, {m});", _MVOUT_ACC_I32)
 def st_acc_i32(n: size, m: size, src: [i32][n, 16] @ GEMM_ACCUM,
                dst: [i32][n, m] @ DRAM):
-    """Full-width mvout: raw i32 partial sums (no scale, no activation)."""
+    """Full-width mvout: raw i32 partial sums (no scale, no activation).
+
+    >>> p = p.replace(p.find_loop('ii'), st_acc_i32)
+    """
     assert n <= 16 and m <= 16
     assert stride(dst, 1) == 1
     assert ConfigStore.dst_stride == stride(dst, 0)
@@ -454,7 +540,10 @@ def st_acc_i32(n: size, m: size, src: [i32][n, 16] @ GEMM_ACCUM,
        "{n}, {m});", _MVOUT_SPAD)
 def st_i8(n: size, m: size, src: [i8][n, 16] @ GEMM_SCRATCH,
           dst: [i8][n, m] @ DRAM):
-    """Scratchpad rows back to DRAM (no scaling)."""
+    """Scratchpad rows back to DRAM (no scaling).
+
+    >>> p = p.replace(p.find_loop('ii'), st_i8)
+    """
     assert n <= 16 and m <= 16
     assert stride(dst, 1) == 1
     assert ConfigStore.dst_stride == stride(dst, 0)
