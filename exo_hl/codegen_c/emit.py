@@ -37,7 +37,10 @@ from .openmp import OPENMP_FLAG, has_par_loops
 
 
 def compile_procs(procs, out_dir, basename):
-    """Write ``basename.c`` and ``basename.h`` into ``out_dir``."""
+    """Write ``basename.c`` and ``basename.h`` into ``out_dir``.
+
+    >>> compile_procs([sgemm, saxpy], "build", "kernels")   # kernels.c, .h
+    """
     header, source = generate(procs, basename)
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, basename + ".h"), "w") as f:

@@ -61,6 +61,15 @@ class Memory:
 
     ``cpu_features``: the CPU features (GCC names) code using this memory
     needs, e.g. ``frozenset({"avx512f"})`` for ``__m512`` registers.
+
+    A memory of stack arrays that needs constant sizes:
+
+    >>> class STACK(Memory):
+    ...     @classmethod
+    ...     def alloc(cls, new_name, prim_type, shape, srcinfo):
+    ...         if any(s.value is None for s in shape):
+    ...             raise MemGenError(f"{srcinfo}: STACK needs constant sizes")
+    ...         return f"{prim_type} {new_name}[{' * '.join(shape)}];"
     """
 
     cpu_features = frozenset()
@@ -94,7 +103,14 @@ class Memory:
 
 
 class DRAM(Memory):
-    """Heap memory: ``malloc``/``free``; scalars live on the stack."""
+    """Heap memory: ``malloc``/``free``; scalars live on the stack.
+
+    >>> @proc
+    ... def f(n: size, x: f32[n] @ DRAM):  # the default memory of arguments
+    ...     t: f32[n] @ DRAM                 # malloc'd in the generated C
+    ...     for i in seq(0, n):
+    ...         t[i] = x[i]
+    """
 
     @classmethod
     def global_(cls):
@@ -114,7 +130,10 @@ class DRAM(Memory):
 
 
 class DRAM_STATIC(DRAM):
-    """C stack arrays (sizes must be compile-time constants)."""
+    """C stack arrays (sizes must be compile-time constants).
+
+    >>> p = p.set_memory('C_reg', DRAM_STATIC)  # float C_reg[64]; on the stack
+    """
 
     @classmethod
     def global_(cls):

@@ -136,7 +136,14 @@ def _proc_from_function(fn, frame, instr=None):
 # ----------------------------------------------------------------------
 # the decorators
 def proc(fn):
-    """``@proc``: a procedure (docs/api.md §1)."""
+    """``@proc``: a procedure (docs/api.md §1).
+
+    >>> @proc
+    ... def scale(n: size, x: f32[n]):
+    ...     for i in seq(0, n):
+    ...         x[i] = 2.0 * x[i]
+    >>> print(scale)                       # the checked procedure
+    """
     try:
         return _proc_from_function(fn, sys._getframe(1))
     except (ExoError, ExoSyntaxError) as e:
@@ -152,6 +159,13 @@ def instr(c_template: str, c_global: str = "", cpu_features=()):
     (GCC names, e.g. ``{"avx2", "fma"}``): the C function that uses the
     instruction gets a matching target attribute, and compiled callables
     check the host CPU before running it.
+
+    >>> @instr("{dst_data} = _mm256_loadu_ps(&{src_data});",
+    ...        "#include <immintrin.h>\\n", cpu_features={"avx"})
+    ... def load8(dst: [f32][8] @ AVX2, src: [f32][8] @ DRAM):
+    ...     assert stride(src, 0) == 1
+    ...     for i in seq(0, 8):
+    ...         dst[i] = src[i]
     """
     if not isinstance(c_template, str):
         raise TypeError("@instr needs a C template string: "
@@ -174,6 +188,12 @@ def config(cls):
 
     Field annotations are read as strings (or marker objects when a module
     does not use postponed annotations) and resolved in the class's scope.
+
+    >>> @config
+    ... class ConfigLoad:
+    ...     src_stride: stride
+    >>> p = p.configwrite_at(p.find_loop('i0'), ConfigLoad, 'src_stride',
+    ...                      'stride(A, 0)', before=True)
     """
     if not inspect.isclass(cls):
         raise TypeError("@config decorates a class")

@@ -17,7 +17,14 @@ from exo_hl.core_ir.memory import const_value
 
 class VectorRegisters(Memory):
     """Base of register memories. Subclasses set ``registers``: C element
-    type -> (C register type, lanes), and ``cpu_features``."""
+    type -> (C register type, lanes), and ``cpu_features``.
+
+    A new instruction set's registers are one class:
+
+    >>> class NEON(VectorRegisters):
+    ...     registers = {"float": ("float32x4_t", 4)}
+    ...     cpu_features = frozenset({"neon"})
+    """
 
     registers: dict = {}
 

@@ -89,6 +89,8 @@ class AVX2(VectorRegisters):
     A buffer's last dimension must be exactly one register (8 floats or 16
     ui16) and its other sizes constant: ``t: f32[8]`` is one register,
     ``t: f32[6, 2, 8]`` an array of 12, ``p: ui16[3, 16]`` an array of 3.
+
+    >>> p = p.set_memory('C_reg', AVX2)        # C_reg: f32[4, 8] -> 4 registers
     """
 
     registers = {"float": ("__m256", LANES),
@@ -104,6 +106,10 @@ class AVX2(VectorRegisters):
 @instr("{dst_data} = _mm256_loadu_ps(&{src_data});", _INCLUDE,
        cpu_features=_AVX)
 def mm256_loadu_ps(dst: [f32][8] @ AVX2, src: [f32][8] @ DRAM):
+    """Load 8 floats from memory into a register (unaligned).
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_loadu_ps)    # C_reg[ji] = C[...]
+    """
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
     for i in seq(0, 8):
@@ -113,6 +119,10 @@ def mm256_loadu_ps(dst: [f32][8] @ AVX2, src: [f32][8] @ DRAM):
 @instr("_mm256_storeu_ps(&{dst_data}, {src_data});", _INCLUDE,
        cpu_features=_AVX)
 def mm256_storeu_ps(dst: [f32][8] @ DRAM, src: [f32][8] @ AVX2):
+    """Store a register's 8 floats to memory (unaligned).
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_storeu_ps)   # C[...] = C_reg[ji]
+    """
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
     for i in seq(0, 8):
@@ -124,7 +134,10 @@ def mm256_storeu_ps(dst: [f32][8] @ DRAM, src: [f32][8] @ AVX2):
        cpu_features=_AVX)
 def mm256_maskload_ps(m: size, dst: [f32][8] @ AVX2, src: [f32][m] @ DRAM):
     """Load the first ``m`` floats, zero the other lanes (a tail of ``m``
-    floats; memory past ``src[m - 1]`` is not read)."""
+    floats; memory past ``src[m - 1]`` is not read).
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_maskload_ps)  # the last, partial tile
+    """
     assert m <= 8
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
@@ -140,7 +153,10 @@ def mm256_maskload_ps(m: size, dst: [f32][8] @ AVX2, src: [f32][m] @ DRAM):
        cpu_features=_AVX)
 def mm256_maskstore_ps(m: size, dst: [f32][m] @ DRAM, src: [f32][8] @ AVX2):
     """Store the first ``m`` lanes (a tail of ``m`` floats); memory past
-    ``dst[m - 1]`` is not touched."""
+    ``dst[m - 1]`` is not touched.
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_maskstore_ps)
+    """
     assert m <= 8
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
@@ -150,6 +166,10 @@ def mm256_maskstore_ps(m: size, dst: [f32][m] @ DRAM, src: [f32][8] @ AVX2):
 
 @instr("{dst_data} = _mm256_setzero_ps();", _INCLUDE, cpu_features=_AVX)
 def mm256_setzero_ps(dst: [f32][8] @ AVX2):
+    """Set all 8 lanes to 0.0.
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_setzero_ps)  # acc[ji] = 0.0
+    """
     assert stride(dst, 0) == 1
     for i in seq(0, 8):
         dst[i] = 0.0
@@ -158,7 +178,10 @@ def mm256_setzero_ps(dst: [f32][8] @ AVX2):
 @instr("{dst_data} = _mm256_broadcast_ss(&{src_data});", _INCLUDE,
        cpu_features=_AVX)
 def mm256_broadcast_ss(dst: [f32][8] @ AVX2, src: [f32][1] @ DRAM):
-    """Broadcast one float from memory into all 8 lanes."""
+    """Broadcast one float from memory into all 8 lanes.
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_broadcast_ss)  # a_vec[ji] = A[i, k]
+    """
     assert stride(dst, 0) == 1
     for i in seq(0, 8):
         dst[i] = src[0]
@@ -171,6 +194,10 @@ def mm256_broadcast_ss(dst: [f32][8] @ AVX2, src: [f32][1] @ DRAM):
        cpu_features=_AVX)
 def mm256_add_ps(dst: [f32][8] @ AVX2, a: [f32][8] @ AVX2,
                  b: [f32][8] @ AVX2):
+    """``dst = a + b`` lane-wise.
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_add_ps)
+    """
     assert stride(dst, 0) == 1
     assert stride(a, 0) == 1
     assert stride(b, 0) == 1
@@ -182,6 +209,10 @@ def mm256_add_ps(dst: [f32][8] @ AVX2, a: [f32][8] @ AVX2,
        cpu_features=_AVX)
 def mm256_mul_ps(dst: [f32][8] @ AVX2, a: [f32][8] @ AVX2,
                  b: [f32][8] @ AVX2):
+    """``dst = a * b`` lane-wise.
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_mul_ps)
+    """
     assert stride(dst, 0) == 1
     assert stride(a, 0) == 1
     assert stride(b, 0) == 1
@@ -195,7 +226,10 @@ def mm256_max_ps(dst: [f32][8] @ AVX2, a: [f32][8] @ AVX2,
                  b: [f32][8] @ AVX2):
     """``dst = a > b ? a : b`` lane-wise: exactly ``vmaxps``, which returns
     its second operand when the two compare equal (+0.0, -0.0) or either is
-    NaN. ``select(x, v, y, z)`` is ``x < v ? y : z``."""
+    NaN. ``select(x, v, y, z)`` is ``x < v ? y : z``.
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_max_ps)      # a ReLU against zeros
+    """
     assert stride(dst, 0) == 1
     assert stride(a, 0) == 1
     assert stride(b, 0) == 1
@@ -207,7 +241,10 @@ def mm256_max_ps(dst: [f32][8] @ AVX2, a: [f32][8] @ AVX2,
        _INCLUDE, cpu_features=_FMA)
 def mm256_fmadd_ps(dst: [f32][8] @ AVX2, a: [f32][8] @ AVX2,
                    b: [f32][8] @ AVX2):
-    """``dst += a * b`` lane-wise, one rounding (fused)."""
+    """``dst += a * b`` lane-wise, one rounding (fused).
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_fmadd_ps)
+    """
     assert stride(dst, 0) == 1
     assert stride(a, 0) == 1
     assert stride(b, 0) == 1
@@ -220,7 +257,12 @@ def mm256_fmadd_ps(dst: [f32][8] @ AVX2, a: [f32][8] @ AVX2,
 def mm256_fmadd_bcst_ps(dst: [f32][8] @ AVX2, a: [f32][1] @ DRAM,
                         b: [f32][8] @ AVX2):
     """``dst += a[0] * b``: the SGEMM micro-kernel's step (one element of A
-    broadcast, times a register of B)."""
+    broadcast, times a register of B).
+
+    Replaces ``for ji in seq(0, 8): C_reg[ii, ji] += A[i, k] * B[k, 8*jo + ji]``:
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_fmadd_bcst_ps)
+    """
     assert stride(dst, 0) == 1
     assert stride(b, 0) == 1
     for i in seq(0, 8):
@@ -236,6 +278,8 @@ def mm256_reduce_add_ps(dst: [f32][1] @ DRAM, src: [f32][8] @ AVX2):
     The lanes are summed pairwise (halves, then neighbours), not in index
     order: results equal the body's exactly when no sum rounds (integers
     below 2**24, for example), and are within the usual rounding otherwise.
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_reduce_add_ps)   # s += acc[ji]
     """
     assert stride(src, 0) == 1
     for i in seq(0, 8):
@@ -250,6 +294,10 @@ def mm256_reduce_add_ps(dst: [f32][1] @ DRAM, src: [f32][8] @ AVX2):
 @instr("{dst_data} = _mm256_loadu_si256((const __m256i *)&{src_data});",
        _INCLUDE, cpu_features=_AVX)
 def mm256_loadu_epi16(dst: [ui16][16] @ AVX2, src: [ui16][16] @ DRAM):
+    """Load 16 ui16 from memory into a register (unaligned).
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_loadu_epi16)
+    """
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
     for i in seq(0, 16):
@@ -259,6 +307,10 @@ def mm256_loadu_epi16(dst: [ui16][16] @ AVX2, src: [ui16][16] @ DRAM):
 @instr("_mm256_storeu_si256((__m256i *)&{dst_data}, {src_data});",
        _INCLUDE, cpu_features=_AVX)
 def mm256_storeu_epi16(dst: [ui16][16] @ DRAM, src: [ui16][16] @ AVX2):
+    """Store a register's 16 ui16 to memory (unaligned).
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_storeu_epi16)
+    """
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
     for i in seq(0, 16):
@@ -269,7 +321,10 @@ def mm256_storeu_epi16(dst: [ui16][16] @ DRAM, src: [ui16][16] @ AVX2):
        cpu_features=_AVX)
 def mm256_set1_epi16(dst: [ui16][16] @ AVX2, src: [ui16][1] @ DRAM):
     """Broadcast one ui16 from memory into all 16 lanes (a constant such as
-    a multiplier for ``mm256_mulhi_epu16``)."""
+    a multiplier for ``mm256_mulhi_epu16``).
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_set1_epi16)
+    """
     assert stride(dst, 0) == 1
     for i in seq(0, 16):
         dst[i] = src[0]
@@ -282,7 +337,10 @@ def mm256_set1_epi16(dst: [ui16][16] @ AVX2, src: [ui16][1] @ DRAM):
        cpu_features=_AVX)
 def mm256_add_epi16(dst: [ui16][16] @ AVX2, a: [ui16][16] @ AVX2,
                     b: [ui16][16] @ AVX2):
-    """``dst = a + b`` lane-wise, modulo 2**16 (the write wraps)."""
+    """``dst = a + b`` lane-wise, modulo 2**16 (the write wraps).
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_add_epi16)
+    """
     assert stride(dst, 0) == 1
     assert stride(a, 0) == 1
     assert stride(b, 0) == 1
@@ -295,7 +353,10 @@ def mm256_add_epi16(dst: [ui16][16] @ AVX2, a: [ui16][16] @ AVX2,
 def mm256_avg_epu16(dst: [ui16][16] @ AVX2, a: [ui16][16] @ AVX2,
                     b: [ui16][16] @ AVX2):
     """``dst = (a + b + 1) >> 1`` lane-wise, without overflow (the sum is
-    formed in ``int``, at most 131071)."""
+    formed in ``int``, at most 131071).
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_avg_epu16)   # a box blur's rounding mean
+    """
     assert stride(dst, 0) == 1
     assert stride(a, 0) == 1
     assert stride(b, 0) == 1
@@ -309,7 +370,10 @@ def mm256_mulhi_epu16(dst: [ui16][16] @ AVX2, a: [ui16][16] @ AVX2,
                       b: [ui16][16] @ AVX2):
     """``dst = (a * b) >> 16`` lane-wise (the high half of the 32-bit
     product). Written with ``a = 256 * hi + lo`` so that no intermediate
-    reaches 2**31: ``(hi * b + (lo * b >> 8)) >> 8``."""
+    reaches 2**31: ``(hi * b + (lo * b >> 8)) >> 8``.
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_mulhi_epu16)  # divide by a constant
+    """
     assert stride(dst, 0) == 1
     assert stride(a, 0) == 1
     assert stride(b, 0) == 1
@@ -324,7 +388,10 @@ def mm256_srli_epi16(k: size, dst: [ui16][16] @ AVX2,
                      src: [ui16][16] @ AVX2):
     """``dst = src >> k`` lane-wise (logical), ``1 <= k <= 15``; pass a
     constant ``k``. The body halves ``k`` times (``x >> k`` is ``x``
-    halved, rounding down, ``k`` times)."""
+    halved, rounding down, ``k`` times).
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_srli_epi16)
+    """
     assert k <= 15
     assert stride(dst, 0) == 1
     assert stride(src, 0) == 1

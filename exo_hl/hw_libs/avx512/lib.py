@@ -29,6 +29,8 @@ class AVX512(VectorRegisters):
     constant: ``t: f32[16]`` is one register, ``t: f32[6, 4, 16]`` an array
     of 24 registers (gcc keeps constant-indexed arrays in registers once the
     loops over them are unrolled).
+
+    >>> p = p.set_memory('C_reg', AVX512)      # C_reg: f32[6, 16] -> 6 registers
     """
 
     registers = {"float": ("__m512", LANES)}
@@ -41,6 +43,10 @@ class AVX512(VectorRegisters):
 @instr("{dst_data} = _mm512_loadu_ps(&{src_data});",
        _INCLUDE, cpu_features=_FEATURES)
 def mm512_loadu_ps(dst: [f32][16] @ AVX512, src: [f32][16] @ DRAM):
+    """Load 16 floats from memory into a register (unaligned).
+
+    >>> p = p.replace(p.find_loop('ji'), mm512_loadu_ps)    # C_reg[ji] = C[...]
+    """
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
     for i in seq(0, 16):
@@ -50,6 +56,10 @@ def mm512_loadu_ps(dst: [f32][16] @ AVX512, src: [f32][16] @ DRAM):
 @instr("_mm512_storeu_ps(&{dst_data}, {src_data});",
        _INCLUDE, cpu_features=_FEATURES)
 def mm512_storeu_ps(dst: [f32][16] @ DRAM, src: [f32][16] @ AVX512):
+    """Store a register's 16 floats to memory (unaligned).
+
+    >>> p = p.replace(p.find_loop('ji'), mm512_storeu_ps)
+    """
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
     for i in seq(0, 16):
@@ -61,7 +71,10 @@ def mm512_storeu_ps(dst: [f32][16] @ DRAM, src: [f32][16] @ AVX512):
        _INCLUDE, cpu_features=_FEATURES)
 def mm512_maskz_loadu_ps(m: size, dst: [f32][16] @ AVX512,
                          src: [f32][m] @ DRAM):
-    """Load the first ``m`` lanes, zero the rest (a tail of ``m`` floats)."""
+    """Load the first ``m`` lanes, zero the rest (a tail of ``m`` floats).
+
+    >>> p = p.replace(p.find_loop('ji'), mm512_maskz_loadu_ps)  # the last, partial tile
+    """
     assert m <= 16
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
@@ -77,7 +90,10 @@ def mm512_maskz_loadu_ps(m: size, dst: [f32][16] @ AVX512,
        _INCLUDE, cpu_features=_FEATURES)
 def mm512_mask_storeu_ps(m: size, dst: [f32][m] @ DRAM,
                          src: [f32][16] @ AVX512):
-    """Store the first ``m`` lanes (a tail of ``m`` floats)."""
+    """Store the first ``m`` lanes (a tail of ``m`` floats).
+
+    >>> p = p.replace(p.find_loop('ji'), mm512_mask_storeu_ps)
+    """
     assert m <= 16
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
@@ -87,6 +103,10 @@ def mm512_mask_storeu_ps(m: size, dst: [f32][m] @ DRAM,
 
 @instr("{dst_data} = _mm512_setzero_ps();", _INCLUDE, cpu_features=_FEATURES)
 def mm512_setzero_ps(dst: [f32][16] @ AVX512):
+    """Set all 16 lanes to 0.0.
+
+    >>> p = p.replace(p.find_loop('ji'), mm512_setzero_ps)
+    """
     assert stride(dst, 0) == 1
     for i in seq(0, 16):
         dst[i] = 0.0
@@ -95,7 +115,10 @@ def mm512_setzero_ps(dst: [f32][16] @ AVX512):
 @instr("{dst_data} = _mm512_set1_ps({src_data});",
        _INCLUDE, cpu_features=_FEATURES)
 def mm512_set1_ps(dst: [f32][16] @ AVX512, src: [f32][1] @ DRAM):
-    """Broadcast one float from memory into all 16 lanes."""
+    """Broadcast one float from memory into all 16 lanes.
+
+    >>> p = p.replace(p.find_loop('ji'), mm512_set1_ps)     # a_vec[ji] = A[i, k]
+    """
     assert stride(dst, 0) == 1
     for i in seq(0, 16):
         dst[i] = src[0]
@@ -108,7 +131,10 @@ def mm512_set1_ps(dst: [f32][16] @ AVX512, src: [f32][1] @ DRAM):
        _INCLUDE, cpu_features=_FEATURES)
 def mm512_fmadd_ps(dst: [f32][16] @ AVX512, a: [f32][16] @ AVX512,
                    b: [f32][16] @ AVX512):
-    """``dst += a * b`` lane-wise, one rounding (fused)."""
+    """``dst += a * b`` lane-wise, one rounding (fused).
+
+    >>> p = p.replace(p.find_loop('ji'), mm512_fmadd_ps)
+    """
     assert stride(dst, 0) == 1
     assert stride(a, 0) == 1
     assert stride(b, 0) == 1
@@ -122,7 +148,12 @@ def mm512_fmadd_bcst_ps(dst: [f32][16] @ AVX512, a: [f32][1] @ DRAM,
                         b: [f32][16] @ AVX512):
     """``dst += a[0] * b``: the SGEMM micro-kernel's step (one element of A
     broadcast, times a register of B); gcc folds the broadcast into the FMA
-    or shares it between FMAs."""
+    or shares it between FMAs.
+
+    Replaces ``for ji in seq(0, 16): C_reg[ii, ji] += A[i, k] * B[k, 16*jo + ji]``:
+
+    >>> p = p.replace(p.find_loop('ji'), mm512_fmadd_bcst_ps)
+    """
     assert stride(dst, 0) == 1
     assert stride(b, 0) == 1
     for i in seq(0, 16):
@@ -132,6 +163,10 @@ def mm512_fmadd_bcst_ps(dst: [f32][16] @ AVX512, a: [f32][1] @ DRAM,
 @instr("{dst_data} = _mm512_add_ps({dst_data}, {src_data});",
        _INCLUDE, cpu_features=_FEATURES)
 def mm512_add_ps(dst: [f32][16] @ AVX512, src: [f32][16] @ AVX512):
+    """``dst += src`` lane-wise (both in registers).
+
+    >>> p = p.replace(p.find_loop('ji'), mm512_add_ps)
+    """
     assert stride(dst, 0) == 1
     assert stride(src, 0) == 1
     for i in seq(0, 16):
@@ -142,6 +177,10 @@ def mm512_add_ps(dst: [f32][16] @ AVX512, src: [f32][16] @ AVX512):
        _INCLUDE, cpu_features=_FEATURES)
 def mm512_mul_ps(dst: [f32][16] @ AVX512, a: [f32][16] @ AVX512,
                  b: [f32][16] @ AVX512):
+    """``dst = a * b`` lane-wise.
+
+    >>> p = p.replace(p.find_loop('ji'), mm512_mul_ps)
+    """
     assert stride(dst, 0) == 1
     assert stride(a, 0) == 1
     assert stride(b, 0) == 1
@@ -152,7 +191,10 @@ def mm512_mul_ps(dst: [f32][16] @ AVX512, a: [f32][16] @ AVX512,
 @instr("{dst_data} = _mm512_add_ps({dst_data}, _mm512_loadu_ps(&{src_data}));",
        _INCLUDE, cpu_features=_FEATURES)
 def mm512_add_loadu_ps(dst: [f32][16] @ AVX512, src: [f32][16] @ DRAM):
-    """``dst += src`` with ``src`` in memory (accumulating a staged tile)."""
+    """``dst += src`` with ``src`` in memory (accumulating a staged tile).
+
+    >>> p = p.replace(p.find_loop('ji'), mm512_add_loadu_ps)
+    """
     assert stride(dst, 0) == 1
     assert stride(src, 0) == 1
     for i in seq(0, 16):
@@ -163,7 +205,10 @@ def mm512_add_loadu_ps(dst: [f32][16] @ AVX512, src: [f32][16] @ DRAM):
        "_mm512_add_ps(_mm512_loadu_ps(&{dst_data}), {src_data}));",
        _INCLUDE, cpu_features=_FEATURES)
 def mm512_reduce_storeu_ps(dst: [f32][16] @ DRAM, src: [f32][16] @ AVX512):
-    """``dst += src`` into memory (the store of ``stage_mem(accum=True)``)."""
+    """``dst += src`` into memory (the store of ``stage_mem(accum=True)``).
+
+    >>> p = p.replace(p.find_loop('ji'), mm512_reduce_storeu_ps)
+    """
     assert stride(dst, 0) == 1
     assert stride(src, 0) == 1
     for i in seq(0, 16):
