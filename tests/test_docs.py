@@ -152,3 +152,61 @@ def test_benchmarks_page_has_the_readme_tables(site):
     text = _text(page)
     for word in ("TODO", "TBD", "placeholder", "XXX"):
         assert word not in text
+
+
+def _md_rows(text):
+    return [[" ".join(c.replace("`", "").split()) for c in
+             l.strip().strip("|").split("|")]
+            for l in text.splitlines()
+            if l.startswith("|") and not l.startswith("|---")]
+
+
+def _html_rows(page):
+    return [[" ".join(_text(c).split()) for c in
+             re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", tr, re.S)]
+            for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", page, re.S)]
+
+
+def test_benchmarks_page_has_every_app_and_benchmark_table(site):
+    """The sgemm CPU-time table, the Gemmini instruction counts and the
+    scheduling-speed tables are all on the site."""
+    html_rows = _html_rows(_page(site, "benchmarks"))
+    sgemm = (REPO / "apps/sgemm/README.md").read_text()
+    measured = sgemm.split("## Measured (this machine)")[1].split("\n## ")[0]
+    rows = _md_rows(measured)
+    assert len(rows) >= 4 and rows[0][0] == "size"
+    for row in rows:
+        assert row in html_rows, row
+    bench = (DOCS / "benchmarks.md").read_text()
+    for title, header in (("## Gemmini", "M, N, K"),
+                          ("## Scheduling speed", "primitive")):
+        section = bench.split(title)[1].split("\n## ")[0]
+        rows = _md_rows(section)
+        assert rows and rows[0][0] == header, title
+        for row in rows:
+            assert row in html_rows, row
+    text = _text(_page(site, "benchmarks"))
+    for script in ("apps/gemmini_matmul/run.py", "benchmarks/scale_bench.py",
+                   "benchmarks/schedule_bench.py"):
+        assert script in text, script
+
+
+def test_gemmini_counts_on_the_page_are_what_the_app_measures():
+    import numpy as np
+    sys.path.insert(0, str(REPO))
+    try:
+        from apps.gemmini_matmul.matmul import matmul, stages
+        from apps.gemmini_matmul.run import inputs, naive_count, run_both
+    finally:
+        sys.path.remove(str(REPO))
+    bench = (DOCS / "benchmarks.md").read_text()
+    rows = _md_rows(bench.split("## Gemmini")[1].split("\n## ")[0])[1:]
+    st = stages(matmul)
+    p, unhoisted = st[-1][1], dict(st)["configured store (mvout)"]
+    rng = np.random.default_rng(0)
+    for sizes, n, before, naive in rows:
+        M, N, K = (int(x) for x in sizes.split(","))
+        A, B = inputs(M, N, K, rng)
+        assert run_both(p, M, N, K, 0.0125, A, B)[2] == int(n)
+        assert run_both(unhoisted, M, N, K, 0.0125, A, B)[2] == int(before)
+        assert naive_count(M, N, K) == int(naive)
