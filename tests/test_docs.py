@@ -210,3 +210,18 @@ def test_gemmini_counts_on_the_page_are_what_the_app_measures():
         assert run_both(p, M, N, K, 0.0125, A, B)[2] == int(n)
         assert run_both(unhoisted, M, N, K, 0.0125, A, B)[2] == int(before)
         assert naive_count(M, N, K) == int(naive)
+
+
+def test_tutorial_quotes_the_measured_speeds():
+    """The speeds the tutorial's last paragraph quotes are the README's
+    512 column for the quickstart kernel and the naive loop nest."""
+    tut = (DOCS / "tutorial.md").read_text()
+    m = re.search(r"M = N = K = (\d+), this kernel runs at ([\d.]+)\s+"
+                  r"GFLOP/s against ([\d.]+) for the naive", tut)
+    assert m, "the tutorial no longer quotes its speed"
+    size, fast, naive = m.groups()
+    rows = {r[0]: r for r in _md_rows((REPO / "README.md").read_text())}
+    header = rows["kernel"]
+    col = header.index(size)
+    assert rows["quickstart 4x16 (auto-vectorized)"][col].split()[0] == fast
+    assert rows["naive exo_hl (C)"][col].split()[0] == naive
