@@ -1,8 +1,9 @@
 """examples/tutorial.ipynb runs top to bottom in a real Jupyter kernel.
 
-Each scheduling step displays the procedure as highlighted HTML and a
-coloured diff against the previous step; the failing step shows a short
-traceback that points at the cell; the last cell measures GFLOP/s.
+Each scheduling step displays the procedure as highlighted HTML, a
+coloured diff against the previous step and the GFLOP/s of its compiled C;
+the failing step shows a short traceback that points at the cell; the last
+cell times the naive and the final kernel on a larger problem.
 """
 from __future__ import annotations
 
@@ -65,9 +66,20 @@ STEPS = ["split-i", "split-j", "reorder-1", "reorder-2", "reorder-3",
          "stage", "memory", "unroll", "rename"]
 
 
-def test_each_step_shows_procedure_and_diff(executed):
+def _rate(cell, name):
+    m = re.fullmatch(rf"{name}: ([0-9.]+) GFLOP/s \(M = N = K = 128\)\n",
+                     _text(cell))
+    assert m, _text(cell)
+    return float(m.group(1))
+
+
+def test_each_step_shows_procedure_diff_and_speed(executed):
     first = _html(executed["algorithm"])
     assert len(first) == 1 and "<span" in first[0] and "seq" in first[0]
+    assert _rate(executed["algorithm"], "sgemm") > 0
+    for cell_id in STEPS:
+        name = "sgemm_4x16" if cell_id == "rename" else "sgemm"
+        assert _rate(executed[cell_id], name) > 0, cell_id
     for cell_id in STEPS:
         cell = executed[cell_id]
         assert not [o for o in cell.outputs if o.output_type == "error"]
@@ -77,7 +89,8 @@ def test_each_step_shows_procedure_and_diff(executed):
         assert "def" in proc_html and "sgemm" in proc_html, cell_id
         # the diff: added lines on green, removed lines on red
         assert "#e6ffed" in diff_html and "#ffeef0" in diff_html, cell_id
-        plain = [o["data"]["text/plain"] for o in cell.outputs]
+        plain = [o["data"]["text/plain"] for o in cell.outputs
+                 if o.output_type == "display_data"]
         assert plain[1].startswith("--- sgemm"), cell_id
     split = executed["split-i"].outputs[0]["data"]["text/plain"]
     assert "    for io in seq(0, M / 4):\n        for ii in seq(0, 4):" in split
