@@ -846,7 +846,7 @@ def _provenance(proc) -> str:
     ``'fir' (written at f.py:3, then split, reorder)``."""
     chain = proc.derivation()
     si = chain[0][1].ir().srcinfo
-    where = (f"written at {si.filename}:{si.lineno}"
+    where = (f"written at {si}"
              if si is not None and si.lineno else "written in Python")
     ops = [op for op, _ in chain[1:]]
     if len(ops) > 4:

@@ -105,7 +105,8 @@ def located(msg: str, srcinfo=None, proc_name: str | None = None,
     """Compose an error message: location, procedure, message, code, caret."""
     head = ""
     if srcinfo is not None and srcinfo.lineno:
-        head = f"{srcinfo.filename}:{srcinfo.lineno}: "
+        from .core_ir.srcinfo import where
+        head = f"{where(srcinfo.filename, srcinfo.lineno)}: "
     if proc_name:
         head += f"in procedure '{proc_name}': "
     text = head + msg

@@ -9,7 +9,9 @@ Errors that point at the user's code
     names the statement, its source line and the check that failed). The
     exception object is the one the rewrite raised, with its message
     unchanged; a scheduling error also gets a note (``add_note``, printed
-    after the message) naming the user's call and its file:line.
+    after the message) naming the user's call and its file:line. In a
+    notebook, locations name the cell (``Cell In[3], line 2``), not the
+    temporary file IPython compiled it into.
     ``EXO_HL_DEBUG=1`` keeps the full traceback, for debugging exo_hl itself.
     The facade frame also sets ``__tracebackhide__``, so IPython (notebooks)
     and pytest show only the user's frames.
@@ -115,7 +117,8 @@ def _failed(e, name, args, kwargs, depth, caller, t0) -> bool:
     site = user_call_site(caller)
     if site is not None and depth == 0:
         file, line, text = site
-        _add_note(e, f"exo_hl: raised by the call at {file}:{line}:"
+        from .core_ir.srcinfo import where
+        _add_note(e, f"exo_hl: raised by the call at {where(file, line)}:"
                      f" {text or _call_text(name, args, kwargs)}")
         e._exo_hl_call_site = (file, line)
     if t0 is not None:

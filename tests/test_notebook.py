@@ -112,6 +112,13 @@ def test_failing_step_shows_a_short_traceback(executed):
     assert "p.split('k', 8, 'ko', 'ki', tail='perfect')" in tb
     assert "rewrites" not in tb and "cursors.py" not in tb
     assert len(tb.splitlines()) <= 25, tb
+    # the statement and the call are located by notebook cell, not by the
+    # temporary file IPython compiled the cell into
+    assert re.match(r"Cell In\[1\], line \d+: in procedure 'sgemm': ",
+                    err["evalue"]), err["evalue"]
+    assert re.search(r"raised by the call at Cell In\[\d+\], line 1: "
+                     r"p\.split\('k', 8", tb), tb
+    assert "ipykernel" not in err["evalue"] and "ipykernel" not in tb
 
 
 def test_history_and_checks(executed):
