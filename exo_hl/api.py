@@ -10,26 +10,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .core_ir.nodes import IR
 from .errors import SchedulingError
 from .feedback import user_facing
-
-
-def _check_well_formed(proc_ir, op: str, parent_ir=None) -> None:
-    """Raise ``SchedulingError`` unless ``proc_ir`` passes the static checks.
-
-    ``parent_ir``: a procedure known to pass them that ``proc_ir`` was
-    derived from; then only what the rewrite could affect is re-checked
-    (``frontend.recheck``; ``EXO_HL_FULL_RECHECK=1`` re-checks everything).
-    """
-    from .errors import BoundsError, ExoTypeError
-    from .frontend.recheck import check_rewritten
-    try:
-        check_rewritten(proc_ir, parent_ir)
-    except (BoundsError, ExoTypeError) as e:
-        raise SchedulingError(
-            f"{op}: the rewritten procedure '{proc_ir.name}' would not be "
-            f"well formed, so the rewrite is rejected:\n{e}") from None
+from .provenance import Derived, derive, is_eq
 
 
 def _records_step(method):
@@ -51,37 +34,13 @@ def _records_step(method):
     return user_facing(wrapper)
 
 
-def _same_ir(a, b) -> bool:
-    """``a == b`` for two procedures, without hashing whole bodies (tuple
-    comparison skips identical statements)."""
-    return a is b or (a.name == b.name and a.instr == b.instr
-                      and a.args == b.args and a.preds == b.preds
-                      and a.body == b.body)
+class Procedure(Derived):
+    """A procedure to inspect, schedule, run and compile; immutable.
 
-
-class Procedure:
-    __slots__ = ("_ir", "_parent", "_op", "_equiv_mod", "_cache", "_forward",
-                 "_step")
-
-    def __init__(self, ir, parent: Optional["Procedure"] = None, op: str = "",
-                 equiv_mod=frozenset(), forward=None):
-        if not isinstance(ir, IR.Proc):
-            raise TypeError("Procedure wraps an IR.Proc")
-        object.__setattr__(self, "_ir", ir)
-        object.__setattr__(self, "_parent", parent)
-        object.__setattr__(self, "_op", op)
-        # config fields (Config, field) modulo which this procedure is only
-        # equivalent to its parent; empty when fully equivalent
-        object.__setattr__(self, "_equiv_mod", frozenset(equiv_mod))
-        # per-object memo for derived analyses (never affects semantics)
-        object.__setattr__(self, "_cache", {})
-        # maps a cursor path of the parent onto this procedure (or None)
-        object.__setattr__(self, "_forward", forward)
-        # (receiver, "p.method(...)") of the user call that made this one
-        object.__setattr__(self, "_step", None)
-
-    def __setattr__(self, name, value):
-        raise AttributeError("Procedure objects are immutable")
+    Every scheduling method returns a new ``Procedure`` that records this
+    one as its parent (``provenance.Derived``).
+    """
+    __slots__ = ()
 
     # ------------------------------------------------------------------
     # identity and provenance
@@ -111,29 +70,9 @@ class Procedure:
         return list(reversed(chain))
 
     def _derive(self, new_ir, op: str, equiv_mod=frozenset(), forward=None):
-        """A new procedure derived from this one by the rewrite ``op``.
-
-        Every rewrite ends here, so this is where the result is re-checked
-        like freshly written code (call signatures, bounds, callee
-        preconditions, parallel loops): whatever a rewrite's own check
-        missed, it can never hand back an ill-formed procedure. When this
-        procedure passed those checks itself, only what the rewrite changed
-        (and what that can affect) is re-checked (``frontend.recheck``).
-        """
-        checked = self._cache.get("checked", False)
-        if not _same_ir(new_ir, self._ir):
-            from .core_ir.windows import retype_window_names
-            parent = self._ir if checked else None
-            new_ir = retype_window_names(new_ir, parent)
-            _check_well_formed(new_ir, op, parent)
-            checked = True
-        p = Procedure(new_ir, parent=self, op=op, equiv_mod=equiv_mod,
-                      forward=forward)
-        if checked:
-            # new_ir passed the checks and is retyped (a fixed point of
-            # retype_window_names): later rewrites can re-check against it
-            p._cache["checked"] = True
-        return p
+        """``provenance.derive(self, ...)``: kept for rewrites written
+        against the method."""
+        return derive(self, new_ir, op, equiv_mod=equiv_mod, forward=forward)
 
     # ------------------------------------------------------------------
     # seeing
@@ -205,7 +144,7 @@ class Procedure:
 
         >>> fast = p.compile(); fast(8, 16, 4, A, B, C)
         """
-        from .codegen_c.runner import compile_callable
+        from .codegen_c.loading import compile_callable
         return compile_callable(self, **opts)
 
     @user_facing
@@ -553,7 +492,6 @@ class Procedure:
     def is_eq(self, other: "Procedure") -> bool:
         """True when this procedure and ``other`` are known equivalent by
         provenance (both derived from one procedure by checked rewrites)."""
-        from .rewrites.call_eqv import is_eq
         return is_eq(self, other)
 
     # ------------------------------------------------------------------

@@ -25,9 +25,11 @@ Unknown solver answers and timeouts never count as proofs.
 """
 from __future__ import annotations
 
+from ..core_ir import blockinfo
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import free_vars, used_syms, walk_stmts
 from . import checks as C
+from . import known_good
 from . import eexpr as E
 from .checks import Result, OK
 from .context import Ctx, block_of, context, norm_path, stmt_at
@@ -62,10 +64,8 @@ def clear_cache():
     """Forget memoised solver results and the structural caches kept for
     re-checking rewritten procedures incrementally."""
     S.solver().clear_cache()
-    from ..core_ir import blockinfo
     blockinfo.clear_cache()
-    from ..frontend import recheck
-    recheck.clear_cache()
+    known_good.clear_cache()
 
 
 # ---------------------------------------------------------------------------
@@ -94,6 +94,8 @@ def counterexample(pred, ctx=None):
 
 
 def prove_at(proc, path, pred):
+    """Whether ``pred`` holds whenever the statement at ``path`` runs: a
+    ``Result``, true only when proven."""
     return prove(pred, context(_ir(proc), path))
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from ..core_ir import blockinfo
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.buffers import aliasing_call_args, written_buffers
@@ -42,6 +43,7 @@ from ..core_ir.printer import expr_to_str, stmt_to_str
 from ..core_ir.traversal import walk_stmts
 from ..errors import BoundsError, ExoTypeError, located
 from . import eexpr as E
+from . import known_good
 from . import smt as S
 from .checks import hyp_terms, sat_under
 from .context import proc_hyps
@@ -645,12 +647,10 @@ def check_proc(proc, solver=None) -> None:
 def clear_cache():
     """Forget memoised results (benchmarks measuring cold checks): proven
     procedures, and the structural caches the incremental re-check of
-    rewritten procedures keeps (``frontend.recheck``)."""
+    rewritten procedures keeps (``effects.recheck``)."""
     _proven.cache_clear()
-    from ..core_ir import blockinfo
     blockinfo.clear_cache()
-    from ..frontend import recheck
-    recheck.clear_cache()
+    known_good.clear_cache()
 
 
 @lru_cache(maxsize=4096)

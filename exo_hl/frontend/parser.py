@@ -31,7 +31,7 @@ from ..core_ir.syms import Sym
 from ..core_ir.windows import make_window
 from ..errors import ExoSyntaxError, ExoTypeError, located
 from . import surface
-from .typecheck import call_arg_problem, data_join, describe_type
+from ..core_ir.typerules import call_arg_problem, data_join, describe_type
 
 _FnArg = IR.FnArg
 

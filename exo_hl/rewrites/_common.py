@@ -9,9 +9,10 @@ Every rewrite module reads the same way::
         #    raise C.scheduling_error(proc, stmt, "my_rewrite: why not")
         # 3. build: the new IR, sharing unchanged subtrees
         new_ir = C.replace_stmts_at(proc.ir(), path, new_stmts)
-        # 4. record: provenance, and how old cursors map onto the result
-        return proc._derive(new_ir, "my_rewrite",
-                            forward=C.forward_replace(path, len(new_stmts)))
+        # 4. record: provenance (re-checks the result like fresh code), and
+        #    how old cursors map onto the result
+        return derive(proc, new_ir, "my_rewrite",
+                      forward=C.forward_replace(path, len(new_stmts)))
 
 Paths follow ``exo_hl.cursors``: a statement path is a tuple of
 ``(field, index)`` steps starting with ``('body', i)``.
@@ -27,7 +28,6 @@ from __future__ import annotations
 import keyword
 from typing import Callable, NamedTuple, Optional, Tuple
 
-from ..core_ir.blockinfo import sc_prefix
 from ..core_ir.nodes import IR
 from ..core_ir.simplify import env_at, simplify_expr
 from ..core_ir.state import config_writes, reads_written_state
@@ -35,6 +35,8 @@ from ..cursors import (ArgCursor, BlockCursor, Cursor, ExprCursor,
                        GapCursor, InvalidCursorError, StmtCursor, find_want,
                        forward, get_expr, get_list, get_stmt)
 from ..errors import SchedulingError, located
+from ..frontend import fragment
+from ..frontend.fragment import names_at
 
 Path = Tuple[Tuple[str, int], ...]
 
@@ -521,30 +523,7 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------
-# parsing user-written expressions (added for stage_mem / expand_dim)
-def names_at(proc_ir, parent: Path, field: str, index: int) -> dict:
-    """Surface name -> (Sym, type, mem) of everything visible before
-    ``get_list(parent, field)[index]``: arguments, enclosing loop
-    iterators, and allocations / window statements earlier in enclosing
-    blocks. Later bindings of a spelling shadow earlier ones."""
-    names = {a.name.name: (a.name, a.type, a.mem) for a in proc_ir.args}
-    node = proc_ir
-    steps = tuple(parent) + ((field, index), )
-    for k, (f, i) in enumerate(steps):
-        lst = getattr(node, f)
-        for s in sc_prefix(lst, i):   # binders are state changers
-            if isinstance(s, IR.Alloc):
-                names[s.name.name] = (s.name, s.type, s.mem)
-            elif isinstance(s, IR.WindowStmt):
-                names[s.name.name] = (s.name, s.rhs.type, None)
-        if k == len(steps) - 1:
-            break
-        node = lst[i]
-        if isinstance(node, IR.For):
-            names[node.iter.name] = (node.iter, IR.Index, None)
-    return names
-
-
+# parsing user-written expressions (``frontend.fragment``)
 def parse_expr_at(proc, text, parent: Path, field: str, index: int,
                   op: str = "", allow_window: bool = False, scope=None):
     """Parse ``text`` (Python syntax, e.g. ``'i0 + 4'`` or
@@ -552,29 +531,22 @@ def parse_expr_at(proc, text, parent: Path, field: str, index: int,
     position, with the frontend's typing rules. Ints become constants.
     ``scope``: extra global names (e.g. ``{'stride': stride, 'Cfg': Cfg}``).
     Raises ``SchedulingError`` for anything the frontend would reject."""
-    import ast as _ast
-    from ..frontend.parser import ProcParser, SourceMap, _Var
     if isinstance(text, int) and not isinstance(text, bool):
         text = str(text)
     if not isinstance(text, str):
         raise _proc_error(proc, f"{_prefix(op)}expected an expression "
                           f"string, got {text!r}")
     try:
-        node = _ast.parse(text.strip(), mode="eval").body
+        node = fragment.parse_text(text)
     except SyntaxError:
         raise _proc_error(proc, f"{_prefix(op)}cannot parse {text!r}") \
             from None
     ir = proc.ir()
-    env = {n: _Var(sym, typ, mem)
-           for n, (sym, typ, mem) in names_at(ir, parent, field, index).items()}
-    fdef = _ast.parse(f"def {ir.name}(): pass").body[0]
-    parser = ProcParser(fdef, dict(scope or {}), SourceMap(f"<{op or 'argument'}>",
-                                            [text.strip()]))
     try:
-        if allow_window and isinstance(node, _ast.Subscript) \
-                and parser.is_window_expr(node):
-            return parser.window_expr(node, env)
-        return parser.expr(node, env)
+        return fragment.parse_expr(
+            ir, text, names_at(ir, parent, field, index), scope=scope,
+            allow_window=allow_window, filename=f"<{op or 'argument'}>",
+            node=node)
     except (SyntaxError, TypeError, ValueError) as e:
         raise _proc_error(proc, f"{_prefix(op)}cannot use {text!r} here: "
                           f"{e}") from None

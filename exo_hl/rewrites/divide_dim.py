@@ -13,11 +13,13 @@ divided dimension in a window, and the whole buffer passed to a call
 """
 from __future__ import annotations
 
+from ..core_ir import build as B
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.windows import make_window
 from ..core_ir.simplify import env_at, simplify_expr, with_loop
 from ..core_ir.traversal import map_node, walk_stmts
+from ..provenance import derive
 from . import _common as C
 
 OP = "divide_dim"
@@ -45,11 +47,11 @@ def divide_dim(proc, buffer, dim, factor):
     si = a.srcinfo
 
     def c(v):
-        return IR.Const(v, type=IR.Int, srcinfo=si)
+        return B.const(v, si)
 
     def split(x):  # simplified later, with the ranges at each access
-        return (IR.BinOp("/", x, c(factor), type=IR.Index, srcinfo=x.srcinfo),
-                IR.BinOp("%", x, c(factor), type=IR.Index, srcinfo=x.srcinfo))
+        return (B.binop("/", x, c(factor), srcinfo=x.srcinfo),
+                B.binop("%", x, c(factor), srcinfo=x.srcinfo))
 
     def new_idx(idx):
         hi, lo = split(idx[dim])
@@ -99,7 +101,7 @@ def divide_dim(proc, buffer, dim, factor):
     new_ir = C.replace_block_at(ir, parent, field, index,
                                 index + 1 + len(scope),
                                 (a.update(type=new_t), ) + out)
-    return proc._derive(new_ir, OP)
+    return derive(proc, new_ir, OP)
 
 
 def simplify_accesses(stmts, env, name):

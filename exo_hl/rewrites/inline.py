@@ -26,6 +26,7 @@ from ..core_ir.traversal import (fresh_copy, map_node, map_types_in_node,
                                   walk_stmts)
 from ..core_ir import simplify as S
 from ..core_ir import types as T
+from ..provenance import derive
 from . import _common as C
 
 
@@ -46,8 +47,8 @@ def inline(proc, call):
     # normalize the composed indices (``0 + i`` -> ``i``, ``1 + i`` -> ``i + 1``)
     new_body = S.simplify_stmts(new_body, S.env_at(proc.ir(), path))
     new_ir = C.replace_stmts_at(proc.ir(), path, new_body)
-    return proc._derive(new_ir, "inline",
-                        forward=C.forward_replace(path, len(new_body)))
+    return derive(proc, new_ir, "inline",
+                  forward=C.forward_replace(path, len(new_body)))
 
 
 class _InlineError(Exception):

@@ -22,6 +22,7 @@ from ..core_ir import simplify as S
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import subst
 from ..errors import SchedulingError, located
+from ..provenance import derive
 
 
 def partial_eval(proc, *args, **sizes):
@@ -71,7 +72,7 @@ def partial_eval(proc, *args, **sizes):
         _check_satisfiable(new_ir, err)
     # (simplify_proc would use the preconditions to simplify themselves away)
     new_ir = S.simplify_proc(new_ir).update(preds=tuple(preds))
-    return proc._derive(new_ir, "partial_eval")
+    return derive(proc, new_ir, "partial_eval")
 
 
 def _check_satisfiable(ir, err):

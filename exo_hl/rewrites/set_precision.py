@@ -13,8 +13,9 @@ from __future__ import annotations
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import map_node, walk_stmts
-from ..frontend.typecheck import (arg_memory, buffer_memories,
+from ..core_ir.typerules import (arg_memory, buffer_memories,
                                   call_arg_problem)
+from ..provenance import derive
 from . import _common as C
 from ._precision import rejoin_type
 
@@ -105,4 +106,4 @@ def set_precision(proc, buffer, typ):
                         proc, s, f"{op}: after changing '{buf.sym}' to "
                         f"{T.TYPE_NAMES[new]}, the call to '{s.f.name}' is "
                         f"ill-typed: {why}")
-    return proc._derive(new_ir, op)
+    return derive(proc, new_ir, op)

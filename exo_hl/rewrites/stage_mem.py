@@ -31,6 +31,7 @@ callee's body: what it reads, writes or reduces decides load and store.
 """
 from __future__ import annotations
 
+from ..core_ir import build as B
 from ..core_ir import types as T
 from ..core_ir.memory import DRAM
 from ..core_ir.nodes import IR
@@ -40,26 +41,10 @@ from ..core_ir.syms import Sym
 from ..core_ir.traversal import map_node, walk, walk_stmts
 from ..core_ir.printer import expr_to_str
 from ..effects.api import prove_at
+from ..provenance import derive
 from . import _common as C
 
 OP = "stage_mem"
-
-
-# ----------------------------------------------------------------------
-# small IR constructors
-def _bin(op, a, b, typ=IR.Index, si=None):
-    return IR.BinOp(op, a, b, type=typ, srcinfo=si)
-
-
-def _int(v, si=None):
-    return IR.Const(v, type=IR.Int, srcinfo=si)
-
-
-def _all(preds):
-    out = None
-    for p in preds:
-        out = p if out is None else _bin("and", out, p, IR.Bool)
-    return out if out is not None else IR.Const(True, type=IR.Bool)
 
 
 # ----------------------------------------------------------------------
@@ -200,13 +185,13 @@ def stage_mem(proc, block, window, new_name, accum=False):
     conds = []
     for d, hi in zip(dims, shape):
         if d[0] == "I":
-            conds += [_bin("<=", _int(0), d[1], IR.Bool),
-                      _bin("<=", d[1], d[2], IR.Bool),
-                      _bin("<=", d[2], hi, IR.Bool)]
+            conds += [B.cmp("<=", B.const(0), d[1]),
+                      B.cmp("<=", d[1], d[2]),
+                      B.cmp("<=", d[2], hi)]
         else:
-            conds += [_bin("<=", _int(0), d[1], IR.Bool),
-                      _bin("<", d[1], hi, IR.Bool)]
-    pred = _all(conds)
+            conds += [B.cmp("<=", B.const(0), d[1]),
+                      B.cmp("<", d[1], hi)]
+    pred = B.conj(conds)
     if not prove_at(proc, first_path, pred):
         raise fail(s0, f"the window {window!r} may be out of bounds of "
                    f"'{buf}' (cannot prove {expr_to_str(pred)})")
@@ -243,18 +228,18 @@ def stage_mem(proc, block, window, new_name, accum=False):
         for k, (d, acc) in enumerate(zip(dims, idx_pairs)):
             if d[0] == "I":
                 if acc[0] == "I":
-                    conds += [_bin("<=", d[1], acc[1], IR.Bool),
-                              _bin("<=", acc[2], d[2], IR.Bool)]
+                    conds += [B.cmp("<=", d[1], acc[1]),
+                              B.cmp("<=", acc[2], d[2])]
                 else:
-                    conds += [_bin("<=", d[1], acc[1], IR.Bool),
-                              _bin("<", acc[1], d[2], IR.Bool)]
+                    conds += [B.cmp("<=", d[1], acc[1]),
+                              B.cmp("<", acc[1], d[2])]
             else:
                 if acc[0] == "I":
                     raise fail(s, f"the block takes a slice of dimension "
                                f"{k} of '{buf}' which the window "
                                f"fixes to a point")
-                conds.append(_bin("==", acc[1], d[1], IR.Bool))
-        pred = _all(conds)
+                conds.append(B.cmp("==", acc[1], d[1]))
+        pred = B.conj(conds)
         if not prove_at(proc, path, pred):
             raise fail(s, f"the window {window!r} does not cover this access "
                        f"to '{buf}' (cannot prove {expr_to_str(pred)})")
@@ -277,7 +262,8 @@ def stage_mem(proc, block, window, new_name, accum=False):
                     if a.name in staged:
                         note(*param_uses(s.f, k))
                         if a.name == buf and isinstance(a, IR.Read):
-                            cover(path, s, [("I", _int(0), h) for h in shape])
+                            cover(path, s, [("I", B.const(0), h)
+                                            for h in shape])
         if isinstance(s, IR.WindowStmt):
             alias_check(path, s, s.rhs.name)
         for e in _stmt_exprs(s) + ((s.rhs, ) if isinstance(s, IR.WindowStmt)
@@ -312,14 +298,14 @@ def stage_mem(proc, block, window, new_name, accum=False):
     # 3. build
     si = s0.srcinfo
     ivl = [k for k, d in enumerate(dims) if d[0] == "I"]
-    extents = tuple(simplify_expr(_bin("-", dims[k][2], dims[k][1]), env0)
+    extents = tuple(simplify_expr(B.sub(dims[k][2], dims[k][1]), env0)
                     for k in ivl)
     new = Sym(new_name)
     new_type = IR.Tensor(extents, False, elem) if ivl else elem
     alloc = IR.Alloc(new, new_type, DRAM, srcinfo=si)
 
     def shift(k, e):
-        return simplify_expr(_bin("-", e, dims[k][1], e.type
+        return simplify_expr(B.binop("-", e, dims[k][1], e.type
                                   if T.is_int_control(e.type) else IR.Index,
                                   e.srcinfo), env0)
 
@@ -367,13 +353,13 @@ def stage_mem(proc, block, window, new_name, accum=False):
         for k, d in enumerate(dims):
             if d[0] == "I":
                 buf_idx.append(simplify_expr(
-                    _bin("+", d[1], new_idx[j], si=si), env0))
+                    B.add(d[1], new_idx[j], si), env0))
                 j += 1
             else:
                 buf_idx.append(d[1])
         s = stmt_of(new_idx, tuple(buf_idx))
         for it, ext in reversed(list(zip(iters, extents))):
-            s = IR.For(it, _int(0, si), ext, (s, ), IR.Seq, srcinfo=si)
+            s = B.for_loop(it, B.const(0, si), ext, (s, ), IR.Seq, si)
         return s
 
     def rd(name, idx):
@@ -405,7 +391,7 @@ def stage_mem(proc, block, window, new_name, accum=False):
         C.forward_insert(blk.parent, blk.field, blk.lo, len(before)),
         C.forward_insert(blk.parent, blk.field, blk.hi + len(before),
                          len(after)))
-    return proc._derive(new_ir, OP, forward=fwd)
+    return derive(proc, new_ir, OP, forward=fwd)
 
 
 def _all_syms(ir):
@@ -484,21 +470,21 @@ def _assign_covers(proc, s, block, dims, ivl, loops, affine_form):
                 rest_vars |= {n.name for n in walk(a) if isinstance(n, IR.Read)}
         if rest_vars & set(loop_vars):
             return False
-        rest = _bin("-", s.idx[k], xs[0][0])
+        rest = B.sub(s.idx[k], xs[0][0])
         if C.bounds_depend_on((rest, ), block):
             return False
         p, l = loop_vars[x]
         if {n.name for e in (l.lo, l.hi) for n in walk(e)
                 if isinstance(n, IR.Read)} & set(loop_vars):
             return False
-        pred = _all([_bin("==", _bin("+", l.lo, rest), dims[k][1], IR.Bool),
-                     _bin("==", _bin("+", l.hi, rest), dims[k][2], IR.Bool)])
+        pred = B.conj([B.cmp("==", B.add(l.lo, rest), dims[k][1]),
+                       B.cmp("==", B.add(l.hi, rest), dims[k][2])])
         if not prove_at(proc, p, pred):
             return False
         mapped[k] = x
     for x, (p, l) in loop_vars.items():
         if x in mapped.values():
             continue
-        if not prove_at(proc, p, _bin("<", l.lo, l.hi, IR.Bool)):
+        if not prove_at(proc, p, B.cmp("<", l.lo, l.hi)):
             return False
     return True
