@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
 
 from .core_ir.nodes import IR
+from .core_ir.paths import walk_with_paths
 from .core_ir.types import TYPE_NAMES
 from .errors import SchedulingError
 
@@ -100,16 +101,7 @@ def parse_expr(text: str) -> Pattern:
 # walking the IR in program order, with paths
 def stmt_paths(proc) -> Iterator[Tuple[tuple, object]]:
     """``(path, stmt)`` for every statement of an ``IR.Proc``, in order."""
-    def go(stmts, prefix, field):
-        for i, s in enumerate(stmts):
-            p = prefix + ((field, i), )
-            yield p, s
-            if isinstance(s, IR.For):
-                yield from go(s.body, p, "body")
-            elif isinstance(s, IR.If):
-                yield from go(s.body, p, "body")
-                yield from go(s.orelse, p, "orelse")
-    yield from go(proc.body, (), "body")
+    return walk_with_paths(proc.body)
 
 
 def stmt_expr_fields(s) -> List[Tuple[str, Optional[int], object]]:

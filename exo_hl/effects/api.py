@@ -27,12 +27,13 @@ from __future__ import annotations
 
 from ..core_ir import blockinfo
 from ..core_ir.nodes import IR
+from ..core_ir.paths import block_of, norm_path, stmt_at
 from ..core_ir.traversal import free_vars, used_syms, walk_stmts
 from . import checks as C
 from . import known_good
 from . import eexpr as E
 from .checks import Result, OK
-from .context import Ctx, block_of, context, norm_path, stmt_at
+from .context import Ctx, context
 from .effects import (eff_expr, eff_subst, seq, Wr_G, Rd_G, flatten, bounds,
                       rename_term)
 from . import smt as S

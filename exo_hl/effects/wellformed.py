@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 
 from ..core_ir.nodes import IR
+from ..core_ir.paths import walk_with_paths
 from ..core_ir.printer import stmt_to_str
 from ..errors import ExoTypeError, located
 from .api import loop_is_parallel
@@ -36,14 +37,9 @@ def run_static_checks(proc_ir) -> None:
 
 def par_loops(stmts, prefix=(), field="body"):
     """(path, loop) of every ``par`` loop, paths as effects/ reads them."""
-    for i, s in enumerate(stmts):
-        path = prefix + ((field, i), )
+    for path, s in walk_with_paths(stmts, prefix, field):
         if isinstance(s, IR.For) and s.mode is IR.Par:
             yield path, s
-        if isinstance(s, (IR.For, IR.If)):
-            yield from par_loops(s.body, path, "body")
-        if isinstance(s, IR.If):
-            yield from par_loops(s.orelse, path, "orelse")
 
 
 def check_parallel_loops(proc_ir) -> None:
