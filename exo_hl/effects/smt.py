@@ -32,7 +32,6 @@ Term language (tuples; all immutable):
 from __future__ import annotations
 
 import math
-import threading
 import time
 from collections import OrderedDict
 
@@ -457,7 +456,6 @@ class _Backend:
     """Lazily created pysmt environment + z3 converter (one per process)."""
 
     def __init__(self):
-        self._lock = threading.Lock()
         self._conv = None
 
     def converter(self):
