@@ -29,16 +29,16 @@ from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
 
 from .core_ir.nodes import IR
+from .core_ir.operators import LOOP_KINDS, PY_ARITH, PY_BOOL, PY_CMP
 from .core_ir.paths import walk_with_paths
 from .core_ir.types import TYPE_NAMES
 from .errors import SchedulingError
 
 _INDEX_RE = re.compile(r"^(?P<body>.*?)\s*#\s*(?P<k>\d+)\s*$", re.S)
 
-_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/",
-           ast.FloorDiv: "/", ast.Mod: "%"}
-_CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
-           ast.Eq: "=="}
+# the operators a procedure can contain (core_ir.operators)
+_BINOPS = PY_ARITH
+_CMPOPS = PY_CMP
 
 
 class PatternError(SchedulingError, ValueError):
@@ -248,9 +248,9 @@ def _match_stmt(p, s) -> bool:
         it = p.iter
         if not _is_wild(it):
             if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
-                    and it.func.id in ("seq", "par")):
+                    and it.func.id in LOOP_KINDS):
                 return False
-            mode = IR.Seq if it.func.id == "seq" else IR.Par
+            mode = LOOP_KINDS[it.func.id]
             if s.mode != mode:
                 return False
             if not (len(it.args) == 1 and _is_wild(it.args[0])):
@@ -394,7 +394,7 @@ def _match_expr(p, e) -> bool:
                 and _match_expr(p.left, e.lhs)
                 and _match_expr(p.comparators[0], e.rhs))
     if isinstance(p, ast.BoolOp):
-        op = "and" if isinstance(p.op, ast.And) else "or"
+        op = PY_BOOL[type(p.op)]
         vals = p.values
         return _match_boolchain(op, vals, e)
     if isinstance(p, ast.UnaryOp):

@@ -26,6 +26,7 @@ from ..core_ir.config import Config
 from ..core_ir.extern import BUILTIN_EXTERNS, Extern
 from ..core_ir.memory import DRAM, Memory
 from ..core_ir.nodes import IR
+from ..core_ir.operators import PY_ARITH, PY_BOOL, PY_CMP
 from ..core_ir.srcinfo import SrcInfo
 from ..core_ir.syms import Sym
 from ..core_ir.windows import make_window
@@ -35,10 +36,8 @@ from ..core_ir.typerules import call_arg_problem, data_join, describe_type
 
 _FnArg = IR.FnArg
 
-_CMP_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
-            ast.Eq: "=="}
-_ARITH_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/",
-              ast.Mod: "%"}
+_CMP_OPS = PY_CMP      # the operators of the language: core_ir.operators
+_ARITH_OPS = PY_ARITH
 _UNSUPPORTED_STMTS = {
     ast.While: "'while' loops (use 'for i in seq(lo, hi)')",
     ast.Return: "'return' (procedures return nothing; write to a buffer)",
@@ -616,7 +615,7 @@ class ProcParser:
                 return IR.Not(a, type=IR.Bool, srcinfo=si)
             raise self.syntax_error("unsupported unary operator", node)
         if isinstance(node, ast.BoolOp):
-            op = "and" if isinstance(node.op, ast.And) else "or"
+            op = PY_BOOL[type(node.op)]
             vals = [self.expr(v, env) for v in node.values]
             for v, vn in zip(vals, node.values):
                 if v.type is not IR.Bool:
