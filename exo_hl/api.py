@@ -5,6 +5,10 @@ rewrite module under ``exo_hl.rewrites`` (``p.split`` -> ``rewrites/split.py``),
 and seeing/running/compiling forward to ``core_ir`` and ``codegen_c``.
 A ``Procedure`` is immutable: every method returns a new one that records the
 procedure and operation it was derived from (its provenance).
+
+Why one module of this size: one short, documented method per scheduling
+primitive (docstrings with examples make up most of it); each forwards
+to its rewrite module.
 """
 from __future__ import annotations
 

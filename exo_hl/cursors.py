@@ -24,6 +24,10 @@ function from a parent's path to its own path that raises
 ``InvalidCursorError`` when the statement no longer exists (None means the
 statement structure is unchanged). ``forward(p, c)`` composes those
 functions along the derivation chain from ``c.proc()`` down to ``p``.
+
+Why one module of this size: the five cursor kinds and their navigation
+form one user-facing API whose methods refer to one another; path
+handling itself lives in ``core_ir/paths.py``.
 """
 from __future__ import annotations
 

@@ -173,3 +173,20 @@ def test_no_private_name_of_another_package_is_imported():
             if private_module or private_name:
                 bad.append(f"{m}: {target} {name or ''}".rstrip())
     assert bad == []
+
+
+#: modules being split elsewhere; remove an entry once its module is below
+#: the limit or states its reason
+_SIZE_PENDING = {"exo_hl.codegen_c.emit"}
+
+
+def test_a_long_module_says_why_it_is_one_module():
+    long = []
+    for m, (path, _) in MODULES.items():
+        text = path.read_text()
+        if len(text.splitlines()) <= 500 or m in _SIZE_PENDING:
+            continue
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        if "Why one module of this size" not in doc:
+            long.append(m)
+    assert long == []

@@ -9,6 +9,12 @@ externs and the control type names ``bool``/``int``.
 
 Errors are ``ExoSyntaxError`` (Python the procedure language lacks) or
 ``ExoTypeError`` (ill-typed programs), located with file, line and caret.
+
+Why one module of this size: it is one recursive-descent pass over
+Python's AST that types as it builds, one method per construct; the
+shared pieces are already elsewhere (typing rules in
+``core_ir/typerules.py``, operators in ``core_ir/operators.py``,
+fragments in ``fragment.py``).
 """
 from __future__ import annotations
 
