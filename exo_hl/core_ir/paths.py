@@ -77,12 +77,13 @@ def get_expr(stmt, expr_path):
 
 # ----------------------------------------------------------------------
 # walking
-def walk_with_paths(stmts, prefix: Path = (), field: str = "body"
-                    ) -> Iterator[Tuple[Path, object]]:
+def walk_with_paths(stmts, prefix: Path = (), field: str = "body",
+                    start: int = 0) -> Iterator[Tuple[Path, object]]:
     """``(path, stmt)`` for every statement of ``stmts`` (the list
-    ``field`` of the statement at ``prefix``) and below, in program order
-    (a statement before the statements inside it)."""
-    for i, s in enumerate(stmts):
+    ``field`` of the statement at ``prefix``, from its index ``start`` on:
+    a block) and below, in program order (a statement before the
+    statements inside it)."""
+    for i, s in enumerate(stmts, start):
         p = prefix + ((field, i), )
         yield p, s
         if isinstance(s, IR.For):
