@@ -24,7 +24,8 @@ from ..core_ir.nodes import IR
 from ..core_ir.windows import make_window
 from ..core_ir.printer import expr_to_str
 from ..core_ir.simplify import env_at, simplify_expr
-from ..core_ir.traversal import map_node, walk, walk_stmts
+from ..core_ir.traversal import walk, walk_stmts
+from ..core_ir.visitors import map_accesses
 from ..effects.api import prove_at
 from ..provenance import derive
 from . import _common as C
@@ -101,21 +102,21 @@ def expand_dim(proc, buffer, alloc_dim, indexing_expr):
             for h in T.shape(old_t))
         return make_window(a.name, new_t, acc, n.srcinfo)
 
-    def fn(n):
-        if isinstance(n, (IR.Assign, IR.Reduce)) and n.name == a.name:
-            return n.update(idx=(idx, ) + n.idx)
-        if isinstance(n, IR.Read) and n.name == a.name:
-            if n.idx or T.is_real_scalar(n.type):
-                return n.update(idx=(idx, ) + n.idx)
-            return full_window(n)
-        if isinstance(n, IR.WindowExpr) and n.name == a.name:
-            acc = (IR.Point(idx, srcinfo=n.srcinfo), ) + n.idx
-            return make_window(a.name, new_t, acc, n.srcinfo)
-        if isinstance(n, IR.StrideExpr) and n.name == a.name:
-            return n.update(dim=n.dim + 1)
-        return None
+    def add_index(n):
+        return n.update(idx=(idx, ) + n.idx)
 
-    new_scope = tuple(map_node(s, fn) for s in scope)
+    def read(n):
+        if n.idx or T.is_real_scalar(n.type):
+            return add_index(n)
+        return full_window(n)
+
+    def window(n):
+        acc = (IR.Point(idx, srcinfo=n.srcinfo), ) + n.idx
+        return make_window(a.name, new_t, acc, n.srcinfo)
+
+    new_scope = tuple(map_accesses(
+        s, a.name, write=add_index, read=read, window=window,
+        stride=lambda n: n.update(dim=n.dim + 1)) for s in scope)
     # whole-buffer arguments became windows: only window params take them
     for s in new_scope:
         for c in _walk_calls(s):

@@ -42,6 +42,7 @@ from ..core_ir.windows import make_window
 from ..core_ir.simplify import env_at, simplify_expr
 from ..core_ir.syms import Sym
 from ..core_ir.traversal import map_node, walk, walk_stmts
+from ..core_ir.visitors import map_accesses
 from ..core_ir.printer import expr_to_str
 from ..effects.api import prove_at
 from ..provenance import derive
@@ -266,26 +267,28 @@ def _restage_body(blk, w: Window, new, new_type, derived, env0):
     def re_idx(idx):
         return tuple(shift(k, idx[k]) for k in ivl)
 
-    def fn(n):
-        if isinstance(n, (IR.Assign, IR.Reduce)) and n.name == buf:
+    def write(n):
+        return n.update(name=new, idx=re_idx(n.idx))
+
+    def read(n):
+        if n.idx:
             return n.update(name=new, idx=re_idx(n.idx))
-        if isinstance(n, IR.Read) and n.name == buf:
-            if n.idx:
-                return n.update(name=new, idx=re_idx(n.idx))
-            return n.update(name=new, type=new_type)  # whole buffer
-        if isinstance(n, IR.WindowExpr) and n.name == buf:
-            acc = []
-            for k in ivl:
-                a = n.idx[k]
-                if isinstance(a, IR.Interval):
-                    acc.append(a.update(lo=shift(k, a.lo), hi=shift(k, a.hi)))
-                else:
-                    acc.append(a.update(pt=shift(k, a.pt)))
-            return make_window(new, new_type, acc, n.srcinfo)
-        if isinstance(n, IR.StrideExpr) and n.name == buf:
-            return n.update(name=new, dim=ivl.index(n.dim))
-        return None
-    body = tuple(map_node(s, fn) for s in blk.stmts)
+        return n.update(name=new, type=new_type)  # whole buffer
+
+    def window(n):
+        acc = []
+        for k in ivl:
+            a = n.idx[k]
+            if isinstance(a, IR.Interval):
+                acc.append(a.update(lo=shift(k, a.lo), hi=shift(k, a.hi)))
+            else:
+                acc.append(a.update(pt=shift(k, a.pt)))
+        return make_window(new, new_type, acc, n.srcinfo)
+
+    def stride(n):
+        return n.update(name=new, dim=ivl.index(n.dim))
+    body = tuple(map_accesses(s, buf, write=write, read=read, window=window,
+                              stride=stride) for s in blk.stmts)
     # window names made inside the block now view the new buffer: their
     # whole-window uses (call arguments) take the new window type
     wtypes = {s.name: s.rhs.type for s in walk_stmts(body)
