@@ -59,7 +59,7 @@ def fuse_loop(proc, loop1, loop2=None):
             raise err(l2, f"the {what} bounds {expr_to_str(a)} and "
                       f"{expr_to_str(b)} cannot be proven equal")
 
-    it = IR.Read(l1.iter, (), type=IR.Index, srcinfo=si)
+    it = B.index_read(l1.iter, si)
     body2 = tuple(subst(s, {l2.iter: it}) for s in l2.body)
     fused = l1.update(body=l1.body + body2)
     # replace the pair by the fused loop, then check it in place

@@ -20,6 +20,7 @@ really comes from, and what a reader of an error message wants to see.
 """
 from __future__ import annotations
 
+from ..core_ir import build as B
 from ..core_ir.nodes import IR
 from ..core_ir.windows import make_window
 from ..core_ir.traversal import (fresh_copy, map_node, map_types_in_node,
@@ -134,7 +135,7 @@ def _add(a, b):
         return b
     if isinstance(b, IR.Const) and b.val == 0:
         return a
-    return IR.BinOp("+", a, b, type=IR.Index, srcinfo=b.srcinfo)
+    return B.add(a, b, b.srcinfo)
 
 
 def _rebind(stmt, ctrl, bufs):
@@ -157,8 +158,8 @@ def _rebind(stmt, ctrl, bufs):
                     if acc is None:
                         return n.update(name=sym, type=btype)
                     full = tuple(
-                        IR.Interval(IR.Const(0, type=IR.Int, srcinfo=n.srcinfo),
-                                    h, srcinfo=n.srcinfo)
+                        IR.Interval(B.const(0, n.srcinfo), h,
+                                    srcinfo=n.srcinfo)
                         for h in T.shape(n.type))
                     wacc = _compose_window(acc, full)
                     return make_window(sym, btype, wacc, n.srcinfo)

@@ -10,7 +10,6 @@ int (iterators index buffers, so a negative base is refused as a mistake).
 from __future__ import annotations
 
 from ..core_ir import build as B
-from ..core_ir.nodes import IR
 from ..core_ir.traversal import subst
 from ..core_ir import simplify as S
 from ..provenance import derive
@@ -35,7 +34,7 @@ def shift_loop(proc, loop, new_lo):
         return B.binop(op, a, b, srcinfo=si)
 
     new_hi = S.simplify_expr(bop("+", k, bop("-", s.hi, s.lo)), env)
-    it = IR.Read(s.iter, (), type=IR.Index, srcinfo=si)
+    it = B.index_read(s.iter, si)
     old_i = bop("-", bop("+", it, s.lo), k)
     body = tuple(subst(x, {s.iter: old_i}) for x in s.body)
     body = S.simplify_stmts(body, S.with_loop(env, s.iter, k, new_hi))

@@ -106,8 +106,8 @@ def split(proc, loop, factor, outer, inner, tail="guard"):
         t_body = fresh_copy(tuple(subst(x, {s.iter: t_idx}) for x in s.body))
         t_body = S.simplify_stmts(
             t_body, S.with_loop(env, t_sym, B.const(0, si), n_tail))
-        new.append(IR.For(t_sym, B.const(0, si), n_tail, t_body, s.mode,
-                          srcinfo=si))
+        new.append(B.for_loop(t_sym, B.const(0, si), n_tail, t_body, s.mode,
+                              si))
 
     new_ir = C.replace_stmts_at(pir, path, tuple(new))
     # the loop's cursor follows to the outer loop, its body's cursors to the
