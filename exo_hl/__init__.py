@@ -32,7 +32,7 @@ class _Package(type(sys)):
     def __getattribute__(self, name):
         if name in ("proc", "instr"):
             from .frontend.annotations_check import check_importer
-            check_importer(sys._getframe(1))
+            check_importer(sys._getframe(1), __all__)
         return super().__getattribute__(name)
 
 

@@ -5,31 +5,18 @@ rewrite module under ``exo_hl.rewrites`` (``p.split`` -> ``rewrites/split.py``),
 and seeing/running/compiling forward to ``core_ir`` and ``codegen_c``.
 A ``Procedure`` is immutable: every method returns a new one that records the
 procedure and operation it was derived from (its provenance).
+
+Why one module of this size: one short, documented method per scheduling
+primitive (docstrings with examples make up most of it); each forwards
+to its rewrite module.
 """
 from __future__ import annotations
 
 from typing import Optional
 
-from .core_ir.nodes import IR
 from .errors import SchedulingError
 from .feedback import user_facing
-
-
-def _check_well_formed(proc_ir, op: str, parent_ir=None) -> None:
-    """Raise ``SchedulingError`` unless ``proc_ir`` passes the static checks.
-
-    ``parent_ir``: a procedure known to pass them that ``proc_ir`` was
-    derived from; then only what the rewrite could affect is re-checked
-    (``frontend.recheck``; ``EXO_HL_FULL_RECHECK=1`` re-checks everything).
-    """
-    from .errors import BoundsError, ExoTypeError
-    from .frontend.recheck import check_rewritten
-    try:
-        check_rewritten(proc_ir, parent_ir)
-    except (BoundsError, ExoTypeError) as e:
-        raise SchedulingError(
-            f"{op}: the rewritten procedure '{proc_ir.name}' would not be "
-            f"well formed, so the rewrite is rejected:\n{e}") from None
+from .provenance import Derived, derive, is_eq
 
 
 def _records_step(method):
@@ -51,49 +38,17 @@ def _records_step(method):
     return user_facing(wrapper)
 
 
-def _same_ir(a, b) -> bool:
-    """``a == b`` for two procedures, without hashing whole bodies (tuple
-    comparison skips identical statements)."""
-    return a is b or (a.name == b.name and a.instr == b.instr
-                      and a.args == b.args and a.preds == b.preds
-                      and a.body == b.body)
+class Procedure(Derived):
+    """A procedure to inspect, schedule, run and compile; immutable.
 
-
-class Procedure:
-    """A procedure: an immutable, checked program that can be printed,
-    run, compiled to C and scheduled. ``@proc`` and ``@instr`` make one;
-    every scheduling method returns a new one and leaves this one alone.
+    Every scheduling method returns a new ``Procedure`` that records this
+    one as its parent (``provenance.Derived``).
 
     >>> p = gemm.split('i', 4, 'io', 'ii')     # a new Procedure
     >>> print(p)                               # source that @proc reads back
     >>> p.compile()(M, N, K, A, B, C)          # run the generated C
     """
-
-    __slots__ = ("_ir", "_parent", "_op", "_equiv_mod", "_checked",
-                 "_forward", "_step", "_doc")
-
-    def __init__(self, ir, parent: Optional["Procedure"] = None, op: str = "",
-                 equiv_mod=frozenset(), forward=None):
-        if not isinstance(ir, IR.Proc):
-            raise TypeError("Procedure wraps an IR.Proc")
-        object.__setattr__(self, "_ir", ir)
-        object.__setattr__(self, "_parent", parent)
-        object.__setattr__(self, "_op", op)
-        # config fields (Config, field) modulo which this procedure is only
-        # equivalent to its parent; empty when fully equivalent
-        object.__setattr__(self, "_equiv_mod", frozenset(equiv_mod))
-        # True once this procedure is known to pass the well-formedness
-        # checks: rewrites of it are then re-checked incrementally
-        object.__setattr__(self, "_checked", False)
-        # maps a cursor path of the parent onto this procedure (or None)
-        object.__setattr__(self, "_forward", forward)
-        # (receiver, "p.method(...)") of the user call that made this one
-        object.__setattr__(self, "_step", None)
-        # the docstring of the @proc / @instr def (rewrites do not copy it)
-        object.__setattr__(self, "_doc", None)
-
-    def __setattr__(self, name, value):
-        raise AttributeError("Procedure objects are immutable")
+    __slots__ = ()
 
     # ------------------------------------------------------------------
     # identity and provenance
@@ -143,29 +98,9 @@ class Procedure:
         return list(reversed(chain))
 
     def _derive(self, new_ir, op: str, equiv_mod=frozenset(), forward=None):
-        """A new procedure derived from this one by the rewrite ``op``.
-
-        Every rewrite ends here, so this is where the result is re-checked
-        like freshly written code (call signatures, bounds, callee
-        preconditions, parallel loops): whatever a rewrite's own check
-        missed, it can never hand back an ill-formed procedure. When this
-        procedure passed those checks itself, only what the rewrite changed
-        (and what that can affect) is re-checked (``frontend.recheck``).
-        """
-        checked = self._checked
-        if not _same_ir(new_ir, self._ir):
-            from .core_ir.windows import retype_window_names
-            parent = self._ir if checked else None
-            new_ir = retype_window_names(new_ir, parent)
-            _check_well_formed(new_ir, op, parent)
-            checked = True
-        p = Procedure(new_ir, parent=self, op=op, equiv_mod=equiv_mod,
-                      forward=forward)
-        if checked:
-            # new_ir passed the checks and is retyped (a fixed point of
-            # retype_window_names): later rewrites can re-check against it
-            object.__setattr__(p, "_checked", True)
-        return p
+        """``provenance.derive(self, ...)``: kept for rewrites written
+        against the method."""
+        return derive(self, new_ir, op, equiv_mod=equiv_mod, forward=forward)
 
     # ------------------------------------------------------------------
     # seeing
@@ -237,7 +172,7 @@ class Procedure:
 
         >>> fast = p.compile(); fast(8, 16, 4, A, B, C)
         """
-        from .codegen_c.runner import compile_callable
+        from .codegen_c.loading import compile_callable
         return compile_callable(self, **opts)
 
     @user_facing
@@ -592,7 +527,6 @@ class Procedure:
         >>> gemm.reorder('j', 'k').is_eq(gemm)
         True
         """
-        from .rewrites.call_eqv import is_eq
         return is_eq(self, other)
 
     # ------------------------------------------------------------------

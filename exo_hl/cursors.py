@@ -24,6 +24,10 @@ function from a parent's path to its own path that raises
 ``InvalidCursorError`` when the statement no longer exists (None means the
 statement structure is unchanged). ``forward(p, c)`` composes those
 functions along the derivation chain from ``c.proc()`` down to ``p``.
+
+Why one module of this size: the five cursor kinds and their navigation
+form one user-facing API whose methods refer to one another; path
+handling itself lives in ``core_ir/paths.py``.
 """
 from __future__ import annotations
 
@@ -31,64 +35,8 @@ import operator
 from typing import Optional
 
 from .core_ir.nodes import IR
+from .core_ir.paths import InvalidCursorError, get_expr, get_list, get_stmt
 from .errors import SchedulingError, located
-
-
-class InvalidCursorError(SchedulingError):
-    """A cursor that does not (or no longer) denote anything.
-
-    >>> p.find_loop('i').parent()         # a top-level statement
-    Traceback (most recent call last):
-    InvalidCursorError: ...: a top-level statement has no parent statement
-    """
-
-
-# ----------------------------------------------------------------------
-# path helpers on IR.Proc
-def _owner(proc_ir, parent_path):
-    node = proc_ir
-    for field, i in parent_path:
-        lst = getattr(node, field, None)
-        if lst is None or not 0 <= i < len(lst):
-            raise InvalidCursorError(f"invalid path {parent_path!r}")
-        node = lst[i]
-    return node
-
-
-def get_list(proc_ir, parent_path, field) -> tuple:
-    """The statement list ``field`` of the statement at ``parent_path``."""
-    owner = _owner(proc_ir, parent_path)
-    if field not in ("body", "orelse") or not hasattr(owner, field):
-        raise InvalidCursorError(f"{type(owner).__name__} has no {field!r}")
-    return getattr(owner, field)
-
-
-def get_stmt(proc_ir, path):
-    """The statement at a statement path (``InvalidCursorError`` if none)."""
-    if not path:
-        raise InvalidCursorError("empty statement path")
-    s = _owner(proc_ir, path)
-    if not isinstance(s, IR.stmt):
-        raise InvalidCursorError(f"path {path!r} does not denote a statement")
-    return s
-
-
-def get_expr(stmt, expr_path):
-    """The expression at ``expr_path`` inside ``stmt``."""
-    node = stmt
-    for field, i in expr_path:
-        v = getattr(node, field, None) if field in node._fields else None
-        if v is None:
-            raise InvalidCursorError(f"invalid expression path {expr_path!r}")
-        if i is not None:
-            if not isinstance(v, tuple) or not 0 <= i < len(v):
-                raise InvalidCursorError(
-                    f"invalid expression path {expr_path!r}")
-            v = v[i]
-        node = v
-    if not isinstance(node, IR.expr):
-        raise InvalidCursorError(f"path {expr_path!r} is not an expression")
-    return node
 
 
 def _ir(p):

@@ -1,9 +1,42 @@
 """User-facing error classes (docs/api.md §7).
 
 Every message names the procedure, the offending statement and, where it
-comes from user source, the file and line. ``located`` builds such text.
+comes from user source, the file and line (or the notebook cell: ``where``).
+``located`` builds such text.
 """
 from __future__ import annotations
+
+import sys
+from typing import Optional
+
+
+def notebook_cell(filename: str) -> Optional[int]:
+    """The execution count of the notebook (IPython) cell compiled into
+    ``filename``, or None when ``filename`` is not a cell. IPython compiles
+    each cell into a temporary file whose name means nothing to the user;
+    it keeps the map from those names to ``In[n]``. IPython is never
+    imported here: outside it there are no cells."""
+    ip = sys.modules.get("IPython")
+    if ip is None or not filename:
+        return None
+    try:
+        shell = ip.get_ipython()
+    except Exception:  # noqa: BLE001 - a partial IPython install
+        return None
+    names = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    return names.get(filename) if isinstance(names, dict) else None
+
+
+def where(filename: str, lineno: int) -> str:
+    """``file:line``, or ``Cell In[n], line k`` in a notebook.
+
+    >>> where("kernels.py", 12)
+    'kernels.py:12'
+    """
+    cell = notebook_cell(filename)
+    if cell is not None:
+        return f"Cell In[{cell}], line {lineno}"
+    return f"{filename}:{lineno}"
 
 
 class ExoError(Exception):
@@ -105,7 +138,6 @@ def located(msg: str, srcinfo=None, proc_name: str | None = None,
     """Compose an error message: location, procedure, message, code, caret."""
     head = ""
     if srcinfo is not None and srcinfo.lineno:
-        from .core_ir.srcinfo import where
         head = f"{where(srcinfo.filename, srcinfo.lineno)}: "
     if proc_name:
         head += f"in procedure '{proc_name}': "

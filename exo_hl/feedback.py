@@ -30,10 +30,10 @@ import linecache
 import logging
 import os
 import sys
-import threading
 import time
 
 from .errors import ExoError, ExoSyntaxError
+from .logdepth import call_depth, set_call_depth
 
 #: the package directory: frames whose file is under it are exo_hl's own
 PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -41,13 +41,6 @@ PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 log = logging.getLogger("exo_hl")
 
 _USER_ERRORS = (ExoError, ExoSyntaxError)
-_local = threading.local()
-
-
-def call_depth() -> int:
-    """How many facade calls are running in this thread (0 outside any):
-    the indentation of log lines."""
-    return getattr(_local, "depth", 0)
 
 
 def debug_tracebacks() -> bool:
@@ -136,10 +129,10 @@ def user_facing(fn, name: str | None = None):
 
     @functools.wraps(fn)
     def facade(self, *args, **kwargs):
-        depth = getattr(_local, "depth", 0)
+        depth = call_depth()
         t0 = time.perf_counter() if log.isEnabledFor(logging.DEBUG) else None
         s0 = _solver_time() if t0 is not None else 0.0
-        _local.depth = depth + 1
+        set_call_depth(depth + 1)
         try:
             result = fn(self, *args, **kwargs)
         except _USER_ERRORS as e:
@@ -148,7 +141,7 @@ def user_facing(fn, name: str | None = None):
                 e, name, args, kwargs, depth, sys._getframe(1), t0)
             raise for_user(e)  # exo_hl's frames: set EXO_HL_DEBUG=1
         finally:
-            _local.depth = depth
+            set_call_depth(depth)
         if t0 is not None:
             log.debug("%s%s  %.1f ms (%.1f ms in the SMT solver)",
                       "  " * depth, _call_text(name, args, kwargs),

@@ -29,15 +29,16 @@ from typing import Iterator, List, Optional, Tuple
 
 from .caches import memo
 from .core_ir.nodes import IR
+from .core_ir.operators import LOOP_KINDS, PY_ARITH, PY_BOOL, PY_CMP
+from .core_ir.paths import walk_with_paths
 from .core_ir.types import TYPE_NAMES
 from .errors import SchedulingError
 
 _INDEX_RE = re.compile(r"^(?P<body>.*?)\s*#\s*(?P<k>\d+)\s*$", re.S)
 
-_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/",
-           ast.FloorDiv: "/", ast.Mod: "%"}
-_CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
-           ast.Eq: "=="}
+# the operators a procedure can contain (core_ir.operators)
+_BINOPS = PY_ARITH
+_CMPOPS = PY_CMP
 
 
 class PatternError(SchedulingError, ValueError):
@@ -100,16 +101,7 @@ def parse_expr(text: str) -> Pattern:
 # walking the IR in program order, with paths
 def stmt_paths(proc) -> Iterator[Tuple[tuple, object]]:
     """``(path, stmt)`` for every statement of an ``IR.Proc``, in order."""
-    def go(stmts, prefix, field):
-        for i, s in enumerate(stmts):
-            p = prefix + ((field, i), )
-            yield p, s
-            if isinstance(s, IR.For):
-                yield from go(s.body, p, "body")
-            elif isinstance(s, IR.If):
-                yield from go(s.body, p, "body")
-                yield from go(s.orelse, p, "orelse")
-    yield from go(proc.body, (), "body")
+    return walk_with_paths(proc.body)
 
 
 def stmt_expr_fields(s) -> List[Tuple[str, Optional[int], object]]:
@@ -256,9 +248,9 @@ def _match_stmt(p, s) -> bool:
         it = p.iter
         if not _is_wild(it):
             if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
-                    and it.func.id in ("seq", "par")):
+                    and it.func.id in LOOP_KINDS):
                 return False
-            mode = IR.Seq if it.func.id == "seq" else IR.Par
+            mode = LOOP_KINDS[it.func.id]
             if s.mode != mode:
                 return False
             if not (len(it.args) == 1 and _is_wild(it.args[0])):
@@ -402,7 +394,7 @@ def _match_expr(p, e) -> bool:
                 and _match_expr(p.left, e.lhs)
                 and _match_expr(p.comparators[0], e.rhs))
     if isinstance(p, ast.BoolOp):
-        op = "and" if isinstance(p.op, ast.And) else "or"
+        op = PY_BOOL[type(p.op)]
         vals = p.values
         return _match_boolchain(op, vals, e)
     if isinstance(p, ast.UnaryOp):

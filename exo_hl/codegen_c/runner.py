@@ -231,13 +231,3 @@ class CompiledProcedure:
                 c_args.append(v)
         self._fn(*c_args)
 
-
-def compile_callable(procedure, **opts):
-    """``Procedure.compile``: see ``CompiledProcedure``; with ``sanitize``,
-    a ``sanitized.SanitizedProcedure`` (each call runs in a child process,
-    since no sanitizer runtime can be loaded into Python)."""
-    if opts.get("sanitize"):
-        from .sanitized import SanitizedProcedure
-        return SanitizedProcedure(procedure, **opts)
-    opts.pop("sanitize", None)
-    return CompiledProcedure(procedure, **opts)

@@ -27,6 +27,10 @@ Semantics, chosen to agree with the generated C:
   own as ``config_state=`` to start from given values or inspect the state
   afterwards: ``p.interpret(..., config_state=st)``; unset fields read as 0
   (a zero-initialised C context struct).
+
+Why one module of this size: the closure compiler has one case per IR
+node, and the cases share the environment layout and the data semantics
+helpers; splitting by node kind would scatter that shared state.
 """
 from __future__ import annotations
 

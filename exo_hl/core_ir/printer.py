@@ -17,6 +17,7 @@ from typing import Dict, Optional
 
 from .line_break import COLUMN_LIMIT, break_line
 from .nodes import IR, Node
+from .operators import loop_kind_name
 from .syms import Sym
 from .types import DATA_TYPES, TYPE_NAMES, is_control
 
@@ -221,7 +222,7 @@ def _stmt(s, nm: _Namer, scope: Dict[str, Sym], indent: int, out: list):
         lo, hi = e(s.lo), e(s.hi)
         inner = dict(scope)
         it = nm.bind(s.iter, inner)
-        mode = "par" if s.mode == IR.Par else "seq"
+        mode = loop_kind_name(s.mode)
         out.append(f"{pad}for {it} in {mode}({lo}, {hi}):")
         _block(s.body, nm, inner, indent + 1, out)
     elif isinstance(s, IR.Alloc):
@@ -267,7 +268,7 @@ def _names_in(p) -> tuple:
                 syms.add(n.name.name)
             elif cls is IR.For:
                 syms.add(n.iter.name)
-                glob.add("par" if n.mode is IR.Par else "seq")
+                glob.add(loop_kind_name(n.mode))
             elif cls is IR.Alloc:
                 syms.add(n.name.name)
                 glob.add(mem_name(n.mem))

@@ -24,6 +24,10 @@ Ranges come from an *environment* ``{Sym: (lo, hi)}`` (inclusive bounds,
 preconditions. Without a known range nothing range-dependent is rewritten.
 Data expressions are never folded (float semantics); only the index
 expressions inside them are normalized.
+
+Why one module of this size: affine forms, their canonical rebuild and
+the range facts that drive division/modulo folding are one normaliser;
+the pieces are only meaningful together.
 """
 from __future__ import annotations
 

@@ -1,38 +1,10 @@
 """Source locations of IR nodes, and caret rendering for error messages."""
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Optional
 
-
-def notebook_cell(filename: str) -> Optional[int]:
-    """The execution count of the notebook (IPython) cell compiled into
-    ``filename``, or None when ``filename`` is not a cell. IPython compiles
-    each cell into a temporary file whose name means nothing to the user;
-    it keeps the map from those names to ``In[n]``. IPython is never
-    imported here: outside it there are no cells."""
-    ip = sys.modules.get("IPython")
-    if ip is None or not filename:
-        return None
-    try:
-        shell = ip.get_ipython()
-    except Exception:  # noqa: BLE001 - a partial IPython install
-        return None
-    names = getattr(getattr(shell, "compile", None), "_filename_map", None)
-    return names.get(filename) if isinstance(names, dict) else None
-
-
-def where(filename: str, lineno: int) -> str:
-    """``file:line``, or ``Cell In[n], line k`` in a notebook.
-
-    >>> where("kernels.py", 12)
-    'kernels.py:12'
-    """
-    cell = notebook_cell(filename)
-    if cell is not None:
-        return f"Cell In[{cell}], line {lineno}"
-    return f"{filename}:{lineno}"
+from ..errors import notebook_cell, where  # noqa: F401 - re-exported
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,13 @@ Unknown solver answers and timeouts never count as proofs.
 from __future__ import annotations
 
 from ..core_ir.nodes import IR
+from ..core_ir.paths import block_of, norm_path, stmt_at
 from ..core_ir.traversal import free_vars, used_syms, walk_stmts
 from . import checks as C
 from . import eexpr as E
 from .checks import Result, OK
 from .checklog import logged_check
-from .context import Ctx, block_of, context, norm_path, stmt_at
+from .context import Ctx, context
 from .effects import (eff_expr, eff_subst, seq, Wr_G, Rd_G, flatten, bounds,
                       rename_term)
 from . import smt as S
@@ -95,6 +96,8 @@ def counterexample(pred, ctx=None):
 
 @logged_check
 def prove_at(proc, path, pred):
+    """Whether ``pred`` holds whenever the statement at ``path`` runs: a
+    ``Result``, true only when proven."""
     return prove(pred, context(_ir(proc), path))
 
 

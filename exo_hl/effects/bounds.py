@@ -30,6 +30,11 @@ as ONE disjunction under the procedure-level facts; in the usual case it is
 SMT bridge's canonical LRU). Only when that fails are obligations checked one
 by one, in program order, to name the first that fails together with a
 counterexample. 'sat' and 'unknown' are both failures.
+
+Why one module of this size: the walker that builds the state of each
+statement, the obligations it collects and their discharge are one
+analysis; the incremental re-checker (``recheck.py``) subclasses the
+walker, which is the seam a split would have to cut through.
 """
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ import functools
 import logging
 import time
 
+from ..logdepth import call_depth
 from . import smt as S
 from .checks import Result
 
@@ -37,7 +38,6 @@ def logged_check(fn):
     def check(*args, **kwargs):
         if _checking or not _log.isEnabledFor(logging.DEBUG):
             return fn(*args, **kwargs)
-        from ..feedback import call_depth
         st = S.solver().stats
         q0, c0, s0 = st.queries, st.solver_calls, st.solver_time
         t0 = time.perf_counter()

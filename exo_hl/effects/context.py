@@ -28,44 +28,11 @@ from __future__ import annotations
 from ..core_ir import types as T
 from ..core_ir.blockinfo import sc_prefix
 from ..core_ir.nodes import IR
+from ..core_ir.paths import norm_path
 from . import eexpr as E
 from .effects import (EMPTY, bounds, eff_block, eff_subst, guard, loop, seq)
 from .lift import (BufSub, env_compose, lift, valg_at_iter, valg_block,
                    window_map)
-
-
-def norm_path(path):
-    out = []
-    for st in path:
-        if isinstance(st, int):
-            out.append(("body", st))
-        else:
-            f, i = st
-            if f not in ("body", "orelse"):
-                raise ValueError(f"bad path step {st!r}")
-            out.append((f, int(i)))
-    return tuple(out)
-
-
-def stmt_at(proc, path):
-    path = norm_path(path)
-    blk = proc.body
-    s = None
-    for f, i in path:
-        if s is not None:
-            blk = getattr(s, f)
-        s = blk[i]
-    return s
-
-
-def block_of(proc, path):
-    """(the statement list containing the statement at ``path``, index)."""
-    path = norm_path(path)
-    if len(path) == 1:
-        return proc.body, path[0][1]
-    parent = stmt_at(proc, path[:-1])
-    f, i = path[-1]
-    return getattr(parent, f), i
 
 
 class Ctx:

@@ -26,6 +26,10 @@ Extraction is memoised on the (immutable, hashable) IR node, so unchanged
 subtrees are never re-analysed. Buffers allocated inside a block are
 invisible after it: their accesses are dropped from the block's effect (the
 ``- A(a1)`` of Def. 3.7, applied at the end of the allocation's scope).
+
+Why one module of this size: effects, location sets and the location
+functions are one algebra over the same tagged tuples; each function is
+short and reads best next to the definitions it folds over.
 """
 from __future__ import annotations
 

@@ -28,11 +28,15 @@ Term language (tuples; all immutable):
   bool : True | False | ('bv', key) | ('not', b) | ('and', (b...)) |
          ('or', (b...)) | ('le0', lin) | ('eq0', lin) |
          ('forall', ((key, sort)...), b) | ('exists', ((key, sort)...), b)
+
+Why one module of this size: the pipeline stages (encoding, term
+construction, canonical renaming, the cached solver) share one term
+representation and are tuned together for speed; split apart, each piece
+would expose that representation to the others.
 """
 from __future__ import annotations
 
 import math
-import threading
 import time
 from collections import OrderedDict
 
@@ -458,7 +462,6 @@ class _Backend:
     """Lazily created pysmt environment + z3 converter (one per process)."""
 
     def __init__(self):
-        self._lock = threading.Lock()
         self._conv = None
 
     def converter(self):

@@ -28,9 +28,11 @@ _BUILTINS = set(dir(builtins))
 _checked: set = set()
 
 
-def check_importer(frame) -> None:
+def check_importer(frame, exo_names=()) -> None:
     """Raise ``ExoSyntaxError`` if the code running in ``frame`` belongs to
-    a module whose procedures' annotations cannot be evaluated."""
+    a module whose procedures' annotations cannot be evaluated.
+    ``exo_names``: the names ``from exo_hl import *`` binds (passed in by
+    the package, which this module must not import)."""
     if frame is None:
         return
     code = frame.f_code
@@ -47,7 +49,7 @@ def check_importer(frame) -> None:
         tree = ast.parse("".join(lines), filename)
     except (SyntaxError, ValueError):
         return
-    found = first_failing_annotation(tree)
+    found = first_failing_annotation(tree, exo_names)
     if found is None:
         return
     fdef, name = found
@@ -62,10 +64,11 @@ def check_importer(frame) -> None:
                 line))
 
 
-def first_failing_annotation(tree) -> Optional[tuple]:
+def first_failing_annotation(tree, exo_names=()) -> Optional[tuple]:
     """(function def, Name node) of the first name in an annotation of a
     ``@proc``/``@instr`` function that is certainly unbound when Python
-    evaluates it, or None."""
+    evaluates it, or None. ``exo_names``: what ``from exo_hl import *``
+    binds."""
     parents = {}
     for n in ast.walk(tree):
         for c in ast.iter_child_nodes(n):
@@ -81,7 +84,7 @@ def first_failing_annotation(tree) -> Optional[tuple]:
                 _decorator_name(d) in decorators
                 for d in fdef.decorator_list):
             continue
-        visible = _visible_names(fdef, parents, visible_cache)
+        visible = _visible_names(fdef, parents, visible_cache, exo_names)
         if visible is None:  # a star import: anything may be bound
             continue
         for arg in fdef.args.args:
@@ -104,7 +107,7 @@ def _decorator_name(d) -> Optional[str]:
     return None
 
 
-def _visible_names(fdef, parents, cache) -> Optional[set]:
+def _visible_names(fdef, parents, cache, exo_names) -> Optional[set]:
     """Names that may be bound in the scopes where ``fdef``'s annotations
     are evaluated (every binding anywhere in them counts), or None when a
     star import makes that unknowable."""
@@ -114,7 +117,7 @@ def _visible_names(fdef, parents, cache) -> Optional[set]:
         if isinstance(scope, (ast.Module, ast.ClassDef, ast.FunctionDef,
                               ast.AsyncFunctionDef)):
             if scope not in cache:
-                cache[scope] = _bound_in(scope)
+                cache[scope] = _bound_in(scope, exo_names)
             if cache[scope] is None:
                 return None
             names |= cache[scope]
@@ -130,7 +133,7 @@ def _arg_names(a) -> set:
     return out
 
 
-def _bound_in(scope) -> Optional[set]:
+def _bound_in(scope, exo_names) -> Optional[set]:
     """Every name bound directly in ``scope`` (not in nested functions or
     classes, whose own names count), or None after a star import of
     anything but exo_hl."""
@@ -154,8 +157,7 @@ def _bound_in(scope) -> Optional[set]:
                 if a.name == "*":
                     if n.module != "exo_hl":
                         return None
-                    import exo_hl
-                    names |= set(exo_hl.__all__)
+                    names |= set(exo_names)
                 else:
                     names.add(a.asname or a.name)
         elif isinstance(n, ast.Import):

@@ -1,56 +1,12 @@
-"""Static checks run on every freshly parsed procedure (after typing), and
-again on every rewrite's result (``Procedure._derive``).
+"""Former home of the static checks, now ``effects.wellformed``.
 
-Two checks, both discharged by the effect analysis:
-- bounds and call preconditions (``exo_hl.effects.bounds.check_proc``),
-  raising ``BoundsError``; the same pass proves that views of one buffer
-  passed to a call (one of them written) are disjoint, else ``ExoTypeError``;
-- ``par`` loops are race-free (docs/api.md §6): no iteration modifies a
-  location another iteration reads, writes or reduces; raising
-  ``ExoTypeError`` naming the loop.
+The checks are discharged by the effect analysis and are run on rewrite
+results as well as on fresh code, so they live in ``effects``. This name
+stays an alias of that module (the same module object) so that code
+importing ``exo_hl.frontend.checks`` keeps working.
 """
-from __future__ import annotations
+import sys
 
-import importlib
+from ..effects import wellformed as _wellformed
 
-from ..core_ir.nodes import IR
-from ..errors import ExoTypeError, located
-
-
-def run_static_checks(proc_ir) -> None:
-    try:
-        bounds = importlib.import_module("exo_hl.effects.bounds")
-    except ModuleNotFoundError as e:
-        if e.name not in ("exo_hl.effects.bounds", "exo_hl.effects"):
-            raise
-    else:
-        bounds.check_proc(proc_ir)
-    check_parallel_loops(proc_ir)
-
-
-def _par_loops(stmts, prefix=(), field="body"):
-    """(path, loop) of every ``par`` loop, paths as effects/ reads them."""
-    for i, s in enumerate(stmts):
-        path = prefix + ((field, i), )
-        if isinstance(s, IR.For) and s.mode is IR.Par:
-            yield path, s
-        if isinstance(s, (IR.For, IR.If)):
-            yield from _par_loops(s.body, path, "body")
-        if isinstance(s, IR.If):
-            yield from _par_loops(s.orelse, path, "orelse")
-
-
-def check_parallel_loops(proc_ir) -> None:
-    loops = list(_par_loops(proc_ir.body))
-    if not loops:
-        return
-    from ..core_ir.printer import stmt_to_str
-    from ..effects.api import loop_is_parallel
-    for path, loop in loops:
-        r = loop_is_parallel(proc_ir, path)
-        if not r:
-            head = stmt_to_str(loop).splitlines()[0]
-            raise ExoTypeError(located(
-                f"the iterations of parallel loop '{head.strip()}' may race: "
-                f"{r.reason}; use seq(...) or make iterations independent",
-                loop.srcinfo, proc_ir.name))
+sys.modules[__name__] = _wellformed

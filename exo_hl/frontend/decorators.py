@@ -29,7 +29,7 @@ from ..errors import ExoError, ExoSyntaxError, ExoTypeError, \
     located
 from ..feedback import debug_tracebacks, for_user
 from . import surface
-from .checks import run_static_checks
+from ..effects.wellformed import run_static_checks
 from .parser import (ProcParser, SourceMap, _MISSING, check_instr_template,
                      resolve_dotted)
 

@@ -9,6 +9,12 @@ externs and the control type names ``bool``/``int``.
 
 Errors are ``ExoSyntaxError`` (Python the procedure language lacks) or
 ``ExoTypeError`` (ill-typed programs), located with file, line and caret.
+
+Why one module of this size: it is one recursive-descent pass over
+Python's AST that types as it builds, one method per construct; the
+shared pieces are already elsewhere (typing rules in
+``core_ir/typerules.py``, operators in ``core_ir/operators.py``,
+fragments in ``fragment.py``).
 """
 from __future__ import annotations
 
@@ -26,19 +32,18 @@ from ..core_ir.config import Config
 from ..core_ir.extern import BUILTIN_EXTERNS, Extern
 from ..core_ir.memory import DRAM, Memory
 from ..core_ir.nodes import IR
+from ..core_ir.operators import PY_ARITH, PY_BOOL, PY_CMP
 from ..core_ir.srcinfo import SrcInfo
 from ..core_ir.syms import Sym
 from ..core_ir.windows import make_window
 from ..errors import ExoSyntaxError, ExoTypeError, located
 from . import surface
-from .typecheck import call_arg_problem, data_join, describe_type
+from ..core_ir.typerules import call_arg_problem, data_join, describe_type
 
 _FnArg = IR.FnArg
 
-_CMP_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
-            ast.Eq: "=="}
-_ARITH_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/",
-              ast.Mod: "%"}
+_CMP_OPS = PY_CMP      # the operators of the language: core_ir.operators
+_ARITH_OPS = PY_ARITH
 _UNSUPPORTED_STMTS = {
     ast.While: "'while' loops (use 'for i in seq(lo, hi)')",
     ast.Return: "'return' (procedures return nothing; write to a buffer)",
@@ -616,7 +621,7 @@ class ProcParser:
                 return IR.Not(a, type=IR.Bool, srcinfo=si)
             raise self.syntax_error("unsupported unary operator", node)
         if isinstance(node, ast.BoolOp):
-            op = "and" if isinstance(node.op, ast.And) else "or"
+            op = PY_BOOL[type(node.op)]
             vals = [self.expr(v, env) for v in node.values]
             for v, vn in zip(vals, node.values):
                 if v.type is not IR.Bool:

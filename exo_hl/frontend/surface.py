@@ -8,6 +8,7 @@ annotations stay strings thanks to ``from __future__ import annotations``).
 from __future__ import annotations
 
 from ..core_ir.nodes import IR
+from ..core_ir.operators import LOOP_KINDS
 
 
 class TypeMarker:
@@ -91,8 +92,8 @@ i32 = TypeMarker("i32", IR.I32)
 size = TypeMarker("size", IR.Size)
 index = TypeMarker("index", IR.Index)
 stride = StrideMarker("stride", IR.Stride)
-seq = LoopMarker("seq", IR.Seq)
-par = LoopMarker("par", IR.Par)
+seq = LoopMarker("seq", LOOP_KINDS["seq"])
+par = LoopMarker("par", LOOP_KINDS["par"])
 
 #: markers by their canonical spelling; ``bool`` and ``int`` are read by name
 TYPE_MARKERS = {m._name: m for m in (R, f16, f32, f64, i8, ui8, i16, ui16, i32,

@@ -323,7 +323,7 @@ def rejoin_type(n):
     """``n`` with the data type of its arithmetic recomputed from its
     operands, as the frontend types it (None when unchanged): after an
     operand changes type, e.g. is replaced by a read of another precision."""
-    from ..frontend.typecheck import data_join
+    from ..core_ir.typerules import data_join
     if isinstance(n, IR.BinOp) and T.is_real_scalar(n.type):
         t = data_join(n.lhs.type, n.rhs.type)
         return None if t == n.type else n.update(type=t)

@@ -11,13 +11,12 @@ window statements cannot be guarded (their names would go out of scope).
 """
 from __future__ import annotations
 
-import ast
-from types import SimpleNamespace
-
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import free_vars, fresh_copy, walk
 from ..errors import ExoSyntaxError, ExoTypeError
+from ..frontend import fragment as F
+from ..provenance import derive
 from . import _common as C
 
 
@@ -30,12 +29,13 @@ def add_guard(proc, stmt, cond):
     if isinstance(s, (IR.Alloc, IR.WindowStmt)):
         raise err(f"cannot guard the binding of '{s.name.name}': later "
                   f"statements would lose it")
-    scope = _names_in_scope(proc.ir(), path)
+    *parent, (field, k) = path
+    names = F.names_at(proc.ir(), tuple(parent), field, k)
     if isinstance(cond, str):
-        c = _parse_cond(proc, cond, scope, s, err)
+        c = _parse_cond(proc, cond, names, s, err)
     elif isinstance(cond, IR.expr):
         c = cond
-        visible = {v.sym for v in scope.values()}
+        visible = {sym for sym, _, _ in names.values()}
         unknown = free_vars(c) - visible
         if unknown:
             raise err("the condition mentions names not in scope here: "
@@ -49,30 +49,8 @@ def add_guard(proc, stmt, cond):
                   f"{cond!r}")
     new = IR.If(c, (s, ), fresh_copy((s, )), srcinfo=s.srcinfo)
     new_ir = C.replace_stmts_at(proc.ir(), path, (new, ))
-    *parent, (field, k) = path
-    return proc._derive(new_ir, "add_guard",
-                        forward=C.forward_wrap(tuple(parent), field, k, k + 1))
-
-
-def _names_in_scope(ir, path):
-    """name -> variable (sym, type) visible at ``path`` (inner names win)."""
-    from ..frontend.parser import _Var
-    env = {}
-    for a in ir.args:
-        env[a.name.name] = _Var(a.name, a.type, a.mem)
-    node = ir
-    path = tuple(path)
-    for depth, (field, i) in enumerate(path):
-        block = getattr(node, field)
-        for prev in block[:i]:
-            if isinstance(prev, IR.Alloc):
-                env[prev.name.name] = _Var(prev.name, prev.type, prev.mem)
-            elif isinstance(prev, IR.WindowStmt):
-                env[prev.name.name] = _Var(prev.name, prev.rhs.type)
-        node = block[i]
-        if isinstance(node, IR.For) and depth < len(path) - 1:
-            env[node.iter.name] = _Var(node.iter, IR.Index)
-    return env
+    return derive(proc, new_ir, "add_guard",
+                  forward=C.forward_wrap(tuple(parent), field, k, k + 1))
 
 
 def _config_scope(ir):
@@ -85,20 +63,18 @@ def _config_scope(ir):
     return scope
 
 
-def _parse_cond(proc, text, env, s, err):
-    from ..frontend.parser import ProcParser, SourceMap
+def _parse_cond(proc, text, names, s, err):
     try:
-        node = ast.parse(text.strip(), mode="eval").body
+        node = F.parse_text(text)
     except SyntaxError as e:
         raise err(f"cannot parse the condition {text!r}: {e.msg}") from None
     si = s.srcinfo
-    srcmap = SourceMap(getattr(si, "filename", "<add_guard>"), [text.strip()],
-                       getattr(si, "lineno", 1) or 1)
-    parser = ProcParser(SimpleNamespace(name=proc.name()), _config_scope(
-        proc.ir()), srcmap)
     try:
-        return parser.control_expr(node, env, "the guard condition",
-                                   want_bool=True)
+        return F.parse_condition(
+            proc.ir(), text, names, "the guard condition",
+            scope=_config_scope(proc.ir()),
+            filename=getattr(si, "filename", "<add_guard>"),
+            lineno=getattr(si, "lineno", 1) or 1, node=node)
     except (ExoTypeError, ExoSyntaxError) as e:
         why = str(e).splitlines()[0] if str(e) else type(e).__name__
         why = why.split(f"in procedure '{proc.name()}': ", 1)[-1]

@@ -29,9 +29,9 @@ from ..core_ir import types as T
 from ..core_ir.config import Config
 from ..core_ir.nodes import IR
 from ..effects import api as EA
+from ..provenance import derive
 from . import _common as C
 from ._precision import holder_problem, replace_expr
-from .call_eqv import recheck
 
 OP = "bind_config"
 
@@ -128,8 +128,7 @@ def bind_config(proc, expr, config, field):
     read = IR.ReadConfig(config, field, type=ftype, srcinfo=e.srcinfo)
     new_s = _subst_own(s, e, read)
     new_ir = C.replace_stmts_at(ir, spath, (write, new_s))
-    recheck(proc, new_ir, s, OP)
     equiv_mod = frozenset((g.config, g.field) for g in mod)
     *parent, (fld, idx) = spath
-    return proc._derive(new_ir, OP, equiv_mod=equiv_mod,
-                        forward=C.forward_insert(tuple(parent), fld, idx, 1))
+    return derive(proc, new_ir, OP, equiv_mod=equiv_mod,
+                  forward=C.forward_insert(tuple(parent), fld, idx, 1))

@@ -30,6 +30,7 @@ from ..core_ir.memory import DRAM
 from ..core_ir.nodes import IR
 from ..core_ir.syms import Sym
 from ..effects.api import commutes, context
+from ..provenance import derive
 from . import _common as C
 from ._precision import choose_holder, replace_expr
 
@@ -106,8 +107,8 @@ def bind_expr(proc, expr, new_name, cse=False):
     new_stmts = (alloc, assign) + tuple(out)
     new_ir = C.replace_block_at(ir, parent, field, index, index + len(out),
                                 new_stmts)
-    return proc._derive(new_ir, OP,
-                        forward=C.forward_insert(parent, field, index, 2))
+    return derive(proc, new_ir, OP,
+                  forward=C.forward_insert(parent, field, index, 2))
 
 
 def _txt(e):

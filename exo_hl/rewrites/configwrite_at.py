@@ -21,9 +21,9 @@ from ..core_ir.nodes import IR
 from ..effects import api as EA
 from ..effects import checks as CK
 from ..effects import eexpr as E
+from ..provenance import derive
 from . import _common as C
 from .bind_config import check_config_field, value_fits_field
-from .call_eqv import recheck
 
 OP = "configwrite_at"
 
@@ -60,9 +60,8 @@ def configwrite_at(proc, stmt, config, field, expr, before=False):
                        f"is overwritten, and the new value may differ from "
                        f"the one it would read ({r.reason})")
         equiv_mod = frozenset((g.config, g.field) for g in mod)
-    recheck(proc, new_ir, s, OP)
-    return proc._derive(new_ir, OP, equiv_mod=equiv_mod,
-                        forward=C.forward_insert(parent, fld, at, 1))
+    return derive(proc, new_ir, OP, equiv_mod=equiv_mod,
+                  forward=C.forward_insert(parent, fld, at, 1))
 
 
 def _same_value(new_ir, path, config, field, e) -> bool:

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..cursors import InvalidCursorError
+from ..provenance import derive
 
 
 def delete_pass(proc):
     ir = proc.ir()
     body = _clean_block(ir.body, ir.srcinfo)
-    return proc._derive(ir.update(body=body), "delete_pass",
-                        forward=_no_forward)
+    return derive(proc, ir.update(body=body), "delete_pass",
+                  forward=_no_forward)
 
 
 def _no_forward(path):

@@ -13,11 +13,14 @@ divided dimension in a window, and the whole buffer passed to a call
 """
 from __future__ import annotations
 
+from ..core_ir import build as B
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.windows import make_window
 from ..core_ir.simplify import env_at, simplify_expr, with_loop
-from ..core_ir.traversal import map_node, walk_stmts
+from ..core_ir.traversal import walk_stmts
+from ..core_ir.visitors import map_accesses
+from ..provenance import derive
 from . import _common as C
 
 OP = "divide_dim"
@@ -45,11 +48,11 @@ def divide_dim(proc, buffer, dim, factor):
     si = a.srcinfo
 
     def c(v):
-        return IR.Const(v, type=IR.Int, srcinfo=si)
+        return B.const(v, si)
 
     def split(x):  # simplified later, with the ranges at each access
-        return (IR.BinOp("/", x, c(factor), type=IR.Index, srcinfo=x.srcinfo),
-                IR.BinOp("%", x, c(factor), type=IR.Index, srcinfo=x.srcinfo))
+        return (B.binop("/", x, c(factor), srcinfo=x.srcinfo),
+                B.binop("%", x, c(factor), srcinfo=x.srcinfo))
 
     def new_idx(idx):
         hi, lo = split(idx[dim])
@@ -67,29 +70,31 @@ def divide_dim(proc, buffer, dim, factor):
                                f"'{s.f.name}'; dividing a dimension would "
                                f"change the callee's view of it")
 
-    def fn(n_):
-        if isinstance(n_, (IR.Assign, IR.Reduce)) and n_.name == a.name:
-            return n_.update(idx=new_idx(n_.idx))
-        if isinstance(n_, IR.Read) and n_.name == a.name and n_.idx:
-            return n_.update(idx=new_idx(n_.idx))
-        if isinstance(n_, IR.WindowExpr) and n_.name == a.name:
-            w = n_.idx[dim]
-            if isinstance(w, IR.Interval):
-                raise _Reject(n_)
-            hi, lo = split(w.pt)
-            acc = n_.idx[:dim] + (IR.Point(hi, srcinfo=w.srcinfo),
-                                  IR.Point(lo, srcinfo=w.srcinfo)) \
-                + n_.idx[dim + 1:]
-            return make_window(a.name, new_t, acc, n_.srcinfo)
-        if isinstance(n_, IR.StrideExpr) and n_.name == a.name:
-            # the old dimension's stride is that of the new inner one
-            return n_.update(dim=n_.dim + 1) if n_.dim >= dim else None
-        return None
+    def write(n_):
+        return n_.update(idx=new_idx(n_.idx))
+
+    def read(n_):
+        return n_.update(idx=new_idx(n_.idx)) if n_.idx else None
+
+    def window(n_):
+        w = n_.idx[dim]
+        if isinstance(w, IR.Interval):
+            raise _Reject(n_)
+        hi, lo = split(w.pt)
+        acc = n_.idx[:dim] + (IR.Point(hi, srcinfo=w.srcinfo),
+                              IR.Point(lo, srcinfo=w.srcinfo)) \
+            + n_.idx[dim + 1:]
+        return make_window(a.name, new_t, acc, n_.srcinfo)
+
+    def stride(n_):
+        # the old dimension's stride is that of the new inner one
+        return n_.update(dim=n_.dim + 1) if n_.dim >= dim else None
 
     out = []
     for s in scope:
         try:
-            out.append(map_node(s, fn))
+            out.append(map_accesses(s, a.name, write=write, read=read,
+                                    window=window, stride=stride))
         except _Reject:
             bad = next((x for x in walk_stmts((s, )) if _slices(x, a.name,
                                                                  dim)), s)
@@ -99,26 +104,26 @@ def divide_dim(proc, buffer, dim, factor):
     new_ir = C.replace_block_at(ir, parent, field, index,
                                 index + 1 + len(scope),
                                 (a.update(type=new_t), ) + out)
-    return proc._derive(new_ir, OP)
+    return derive(proc, new_ir, OP)
 
 
 def simplify_accesses(stmts, env, name):
     """Normalize the index expressions of accesses to ``name`` only, each
     with the loop ranges known where it occurs."""
     def fix(e, env):
-        def fn(n):
-            if isinstance(n, IR.Read) and n.name == name and n.idx:
-                return n.update(idx=tuple(simplify_expr(i, env)
-                                          for i in n.idx))
-            if isinstance(n, IR.WindowExpr) and n.name == name:
-                acc = tuple((w.update(pt=simplify_expr(w.pt, env))
-                             if isinstance(w, IR.Point) else
-                             w.update(lo=simplify_expr(w.lo, env),
-                                      hi=simplify_expr(w.hi, env)))
-                            for w in n.idx)
-                return n.update(idx=acc, type=n.type.update(idx=acc))
-            return None
-        return map_node(e, fn)
+        def read(n):
+            if not n.idx:
+                return None
+            return n.update(idx=tuple(simplify_expr(i, env) for i in n.idx))
+
+        def window(n):
+            acc = tuple((w.update(pt=simplify_expr(w.pt, env))
+                         if isinstance(w, IR.Point) else
+                         w.update(lo=simplify_expr(w.lo, env),
+                                  hi=simplify_expr(w.hi, env)))
+                        for w in n.idx)
+            return n.update(idx=acc, type=n.type.update(idx=acc))
+        return map_accesses(e, name, read=read, window=window)
 
     out = []
     for s in stmts:

@@ -18,13 +18,16 @@ scalar passed to a call cannot gain a dimension, so that is rejected.
 """
 from __future__ import annotations
 
+from ..core_ir import build as B
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.windows import make_window
 from ..core_ir.printer import expr_to_str
 from ..core_ir.simplify import env_at, simplify_expr
-from ..core_ir.traversal import map_node, walk, walk_stmts
+from ..core_ir.traversal import walk, walk_stmts
+from ..core_ir.visitors import map_accesses
 from ..effects.api import prove_at
+from ..provenance import derive
 from . import _common as C
 
 OP = "expand_dim"
@@ -70,14 +73,11 @@ def expand_dim(proc, buffer, alloc_dim, indexing_expr):
                        f"got {expr_to_str(e)}")
     dim = simplify_expr(dim, env)
     idx = simplify_expr(idx, env)
-    pos = IR.BinOp("<", IR.Const(0, type=IR.Int), dim, type=IR.Bool)
+    pos = B.cmp("<", B.const(0), dim)
     if not prove_at(proc, buf.loc, pos):
         raise fail(a, f"the new dimension {expr_to_str(dim)} may not be "
                    f"positive")
-    in_range = IR.BinOp("and",
-                        IR.BinOp("<=", IR.Const(0, type=IR.Int), idx,
-                                 type=IR.Bool),
-                        IR.BinOp("<", idx, dim, type=IR.Bool), type=IR.Bool)
+    in_range = B.conj([B.cmp("<=", B.const(0), idx), B.cmp("<", idx, dim)])
     scope = C.get_list(ir, parent, field)[index + 1:]
     # every access evaluates the new index: it must be the same everywhere
     C.check_unchanged_by(proc, a, (idx, ), scope, OP, "indexing_expr",
@@ -98,25 +98,25 @@ def expand_dim(proc, buffer, alloc_dim, indexing_expr):
 
     def full_window(n):
         acc = (IR.Point(idx, srcinfo=si), ) + tuple(
-            IR.Interval(IR.Const(0, type=IR.Int), h, srcinfo=si)
+            IR.Interval(B.const(0), h, srcinfo=si)
             for h in T.shape(old_t))
         return make_window(a.name, new_t, acc, n.srcinfo)
 
-    def fn(n):
-        if isinstance(n, (IR.Assign, IR.Reduce)) and n.name == a.name:
-            return n.update(idx=(idx, ) + n.idx)
-        if isinstance(n, IR.Read) and n.name == a.name:
-            if n.idx or T.is_real_scalar(n.type):
-                return n.update(idx=(idx, ) + n.idx)
-            return full_window(n)
-        if isinstance(n, IR.WindowExpr) and n.name == a.name:
-            acc = (IR.Point(idx, srcinfo=n.srcinfo), ) + n.idx
-            return make_window(a.name, new_t, acc, n.srcinfo)
-        if isinstance(n, IR.StrideExpr) and n.name == a.name:
-            return n.update(dim=n.dim + 1)
-        return None
+    def add_index(n):
+        return n.update(idx=(idx, ) + n.idx)
 
-    new_scope = tuple(map_node(s, fn) for s in scope)
+    def read(n):
+        if n.idx or T.is_real_scalar(n.type):
+            return add_index(n)
+        return full_window(n)
+
+    def window(n):
+        acc = (IR.Point(idx, srcinfo=n.srcinfo), ) + n.idx
+        return make_window(a.name, new_t, acc, n.srcinfo)
+
+    new_scope = tuple(map_accesses(
+        s, a.name, write=add_index, read=read, window=window,
+        stride=lambda n: n.update(dim=n.dim + 1)) for s in scope)
     # whole-buffer arguments became windows: only window params take them
     for s in new_scope:
         for c in _walk_calls(s):
@@ -131,7 +131,7 @@ def expand_dim(proc, buffer, alloc_dim, indexing_expr):
     new_ir = C.replace_block_at(ir, parent, field, index, index + 1 +
                                 len(scope),
                                 (a.update(type=new_t), ) + new_scope)
-    return proc._derive(new_ir, OP)
+    return derive(proc, new_ir, OP)
 
 
 def _walk_calls(s):

@@ -21,6 +21,7 @@ from __future__ import annotations
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import free_vars, subst
 from ..effects import api as EA
+from ..provenance import derive
 from . import _common as C
 
 
@@ -84,7 +85,7 @@ def fission_after(proc, stmt, n_lifts=1):
     if not fwds:
         raise err("nothing after this statement to split off: it is the "
                   f"last statement of the {n_lifts} enclosing loop(s)/if(s)")
-    return proc._derive(ir, "fission_after", forward=C.forward_compose(*fwds))
+    return derive(proc, ir, "fission_after", forward=C.forward_compose(*fwds))
 
 
 def _check_scope(pre, post, err):

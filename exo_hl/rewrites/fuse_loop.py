@@ -17,10 +17,12 @@ Fusing two ``par`` loops also re-proves the fused loop race-free.
 """
 from __future__ import annotations
 
+from ..core_ir import build as B
 from ..core_ir.nodes import IR
 from ..core_ir.printer import expr_to_str
 from ..core_ir.traversal import subst
 from ..effects import api as E
+from ..provenance import derive
 from . import _common as C
 
 
@@ -52,12 +54,12 @@ def fuse_loop(proc, loop1, loop2=None):
     for a, b, what in ((l1.lo, l2.lo, "lower"), (l1.hi, l2.hi, "upper")):
         if a == b:
             continue
-        eq = IR.BinOp("==", a, b, type=IR.Bool, srcinfo=si)
-        if not _prove(proc.ir(), path1, eq):
+        eq = B.cmp("==", a, b, si)
+        if not E.prove_at(proc.ir(), path1, eq):
             raise err(l2, f"the {what} bounds {expr_to_str(a)} and "
                       f"{expr_to_str(b)} cannot be proven equal")
 
-    it = IR.Read(l1.iter, (), type=IR.Index, srcinfo=si)
+    it = B.index_read(l1.iter, si)
     body2 = tuple(subst(s, {l2.iter: it}) for s in l2.body)
     fused = l1.update(body=l1.body + body2)
     # replace the pair by the fused loop, then check it in place
@@ -73,8 +75,8 @@ def fuse_loop(proc, loop1, loop2=None):
         if not r:
             raise err(l2, "the fused parallel loop would not be race-free "
                       f"({r.reason})")
-    return proc._derive(new_ir, "fuse_loop",
-                        forward=_forward_fuse(path1, len(l1.body)))
+    return derive(proc, new_ir, "fuse_loop",
+                  forward=_forward_fuse(path1, len(l1.body)))
 
 
 def _forward_fuse(path1, n1):
@@ -94,9 +96,3 @@ def _forward_fuse(path1, n1):
             return tuple(path1) + (("body", n1 + rest[0][1]), ) + rest[1:]
         raise C.InvalidCursorError("the second loop was fused into the first")
     return fwd
-
-
-
-def _prove(proc_ir, path, pred) -> bool:
-    """``pred`` holds whenever the statement at ``path`` runs (SMT)."""
-    return bool(E.prove_at(proc_ir, path, pred))

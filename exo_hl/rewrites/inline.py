@@ -20,12 +20,14 @@ really comes from, and what a reader of an error message wants to see.
 """
 from __future__ import annotations
 
+from ..core_ir import build as B
 from ..core_ir.nodes import IR
 from ..core_ir.windows import make_window
 from ..core_ir.traversal import (fresh_copy, map_node, map_types_in_node,
                                   walk_stmts)
 from ..core_ir import simplify as S
 from ..core_ir import types as T
+from ..provenance import derive
 from . import _common as C
 
 
@@ -46,8 +48,8 @@ def inline(proc, call):
     # normalize the composed indices (``0 + i`` -> ``i``, ``1 + i`` -> ``i + 1``)
     new_body = S.simplify_stmts(new_body, S.env_at(proc.ir(), path))
     new_ir = C.replace_stmts_at(proc.ir(), path, new_body)
-    return proc._derive(new_ir, "inline",
-                        forward=C.forward_replace(path, len(new_body)))
+    return derive(proc, new_ir, "inline",
+                  forward=C.forward_replace(path, len(new_body)))
 
 
 class _InlineError(Exception):
@@ -133,7 +135,7 @@ def _add(a, b):
         return b
     if isinstance(b, IR.Const) and b.val == 0:
         return a
-    return IR.BinOp("+", a, b, type=IR.Index, srcinfo=b.srcinfo)
+    return B.add(a, b, b.srcinfo)
 
 
 def _rebind(stmt, ctrl, bufs):
@@ -156,8 +158,8 @@ def _rebind(stmt, ctrl, bufs):
                     if acc is None:
                         return n.update(name=sym, type=btype)
                     full = tuple(
-                        IR.Interval(IR.Const(0, type=IR.Int, srcinfo=n.srcinfo),
-                                    h, srcinfo=n.srcinfo)
+                        IR.Interval(B.const(0, n.srcinfo), h,
+                                    srcinfo=n.srcinfo)
                         for h in T.shape(n.type))
                     wacc = _compose_window(acc, full)
                     return make_window(sym, btype, wacc, n.srcinfo)

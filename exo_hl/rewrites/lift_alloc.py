@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import free_vars
+from ..provenance import derive
 from . import _common as C
 
 
@@ -62,7 +63,7 @@ def lift_alloc(proc, alloc, n_lifts=1):
         ir = C.replace_stmts_at(ir, parent_path, (s, new_parent))
         fwds.append(C.forward_hoist(cur))
         cur = parent_path
-    return proc._derive(ir, "lift_alloc", forward=C.forward_compose(*fwds))
+    return derive(proc, ir, "lift_alloc", forward=C.forward_compose(*fwds))
 
 
 def _sizes(t):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import free_vars, fresh_copy, subst
+from ..provenance import derive
 from . import _common as C
 
 
@@ -63,7 +64,7 @@ def lift_if(proc, if_stmt, n_lifts=1):
         ir = C.replace_stmts_at(ir, parent_path, (new, ))
         fwds.append(_forward_swap(parent_path))
         cur = parent_path
-    return proc._derive(ir, "lift_if", forward=C.forward_compose(*fwds))
+    return derive(proc, ir, "lift_if", forward=C.forward_compose(*fwds))
 
 
 def _forward_swap(outer):

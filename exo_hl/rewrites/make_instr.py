@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..core_ir.cpu_features import normalize_features
 from ..core_ir.nodes import IR
 from ..errors import ExoTypeError, SchedulingError
+from ..provenance import derive
 from . import _common as C
 
 
@@ -34,4 +35,4 @@ def make_instr(proc, c_template, c_global="", cpu_features=()):
         check_instr_template(new_ir, c_template)
     except ExoTypeError as e:
         raise SchedulingError(f"make_instr: {e}") from None
-    return proc._derive(new_ir, "make_instr")
+    return derive(proc, new_ir, "make_instr")

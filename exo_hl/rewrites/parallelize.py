@@ -10,15 +10,16 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..effects import api as E
+from ..provenance import derive
 from . import _common as C
 
 
 def parallelize(proc, loop):
     path, s = C.resolve_loop(proc, loop, "parallelize")
     if s.mode is IR.Par:
-        return proc._derive(proc.ir(), "parallelize",
-                            forward=C.forward_replace(path, 1,
-                                                      keep_inside=True))
+        return derive(proc, proc.ir(), "parallelize",
+                      forward=C.forward_replace(path, 1,
+                                                keep_inside=True))
     r = E.loop_is_parallel(proc.ir(), path)
     if not r:
         raise C.scheduling_error(
@@ -26,5 +27,5 @@ def parallelize(proc, loop):
             "iteration may write a location another iteration reads, "
             f"writes or reduces): {r.reason}")
     new_ir = C.replace_stmts_at(proc.ir(), path, (s.update(mode=IR.Par), ))
-    return proc._derive(new_ir, "parallelize",
-                        forward=C.forward_replace(path, 1, keep_inside=True))
+    return derive(proc, new_ir, "parallelize",
+                  forward=C.forward_replace(path, 1, keep_inside=True))

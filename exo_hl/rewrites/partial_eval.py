@@ -21,15 +21,15 @@ from __future__ import annotations
 from ..core_ir import simplify as S
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import subst
-from ..errors import SchedulingError, located
+from ..provenance import derive
+from . import _common as C
 
 
 def partial_eval(proc, *args, **sizes):
     ir = proc.ir()
 
     def err(msg):
-        return SchedulingError(located("partial_eval: " + msg, ir.srcinfo,
-                                       ir.name))
+        return C.reject(proc, ir, "partial_eval: " + msg)
 
     if len(args) > len(ir.args):
         raise err(f"{len(args)} positional values for {len(ir.args)} "
@@ -71,7 +71,7 @@ def partial_eval(proc, *args, **sizes):
         _check_satisfiable(new_ir, err)
     # (simplify_proc would use the preconditions to simplify themselves away)
     new_ir = S.simplify_proc(new_ir).update(preds=tuple(preds))
-    return proc._derive(new_ir, "partial_eval")
+    return derive(proc, new_ir, "partial_eval")
 
 
 def _check_satisfiable(ir, err):

@@ -13,12 +13,13 @@ reading configuration state the body writes are rejected too.
 """
 from __future__ import annotations
 
+from ..core_ir import build as B
 from ..core_ir import types as T
-from ..core_ir.nodes import IR
 from ..core_ir.printer import expr_to_str
 from ..core_ir.traversal import fresh_copy
 from ..core_ir import simplify as S
 from ..effects import api as E
+from ..provenance import derive
 from . import _common as C
 
 
@@ -41,8 +42,8 @@ def partition_loop(proc, loop, cut):
                          "partition_loop", "the loop bounds and the cut",
                          "the loop body")
     for a, b in ((s.lo, mid), (mid, s.hi)):
-        pred = IR.BinOp("<=", a, b, type=IR.Bool, srcinfo=s.srcinfo)
-        if not _prove(proc.ir(), path, pred):
+        pred = B.cmp("<=", a, b, s.srcinfo)
+        if not E.prove_at(proc.ir(), path, pred):
             raise err(f"the cut {expr_to_str(mid)} may lie outside the loop "
                       f"range seq({expr_to_str(s.lo)}, {expr_to_str(s.hi)}) "
                       f"(cannot prove {expr_to_str(pred)})")
@@ -50,13 +51,7 @@ def partition_loop(proc, loop, cut):
     second = fresh_copy((s.update(lo=mid), ))[0]
     new = (first, second)
     new_ir = C.replace_stmts_at(proc.ir(), path, new)
-    return proc._derive(new_ir, "partition_loop",
-                        forward=C.forward_table(
-                            {tuple(path): tuple(path)},
-                            C.forward_replace(path, 2)))
-
-
-
-def _prove(proc_ir, path, pred) -> bool:
-    """``pred`` holds whenever the statement at ``path`` runs (SMT)."""
-    return bool(E.prove_at(proc_ir, path, pred))
+    return derive(proc, new_ir, "partition_loop",
+                  forward=C.forward_table(
+                      {tuple(path): tuple(path)},
+                      C.forward_replace(path, 2)))

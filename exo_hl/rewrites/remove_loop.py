@@ -9,10 +9,11 @@ what it writes (``x = x + 1``) is therefore rejected.
 """
 from __future__ import annotations
 
-from ..core_ir.nodes import IR
+from ..core_ir import build as B
 from ..core_ir.printer import expr_to_str
 from ..core_ir.traversal import free_vars
 from ..effects import api as E
+from ..provenance import derive
 from . import _common as C
 
 
@@ -22,8 +23,8 @@ def remove_loop(proc, loop):
     if s.iter in free_vars(s.body):
         raise err(f"the loop iterator '{s.iter.name}' is used in the body")
     si = s.srcinfo
-    nonempty = IR.BinOp("<", s.lo, s.hi, type=IR.Bool, srcinfo=si)
-    if not _prove(proc.ir(), path, nonempty):
+    nonempty = B.cmp("<", s.lo, s.hi, si)
+    if not E.prove_at(proc.ir(), path, nonempty):
         raise err(f"the loop may run zero times (cannot prove "
                   f"{expr_to_str(s.lo)} < {expr_to_str(s.hi)})")
     r = E.can_remove_loop(proc.ir(), path)
@@ -32,10 +33,5 @@ def remove_loop(proc, loop):
                   "reads, a location it modifies), so running it once is "
                   f"not the same as running it repeatedly ({r.reason})")
     new_ir = C.replace_stmts_at(proc.ir(), path, s.body)
-    return proc._derive(new_ir, "remove_loop",
-                        forward=C.forward_unwrap(path, len(s.body)))
-
-
-def _prove(proc_ir, path, pred) -> bool:
-    """``pred`` holds whenever the statement at ``path`` runs (SMT)."""
-    return bool(E.prove_at(proc_ir, path, pred))
+    return derive(proc, new_ir, "remove_loop",
+                  forward=C.forward_unwrap(path, len(s.body)))

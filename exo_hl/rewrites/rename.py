@@ -6,9 +6,10 @@ valid C/Python identifier, and no statement moves (``forward=None``).
 """
 from __future__ import annotations
 
+from ..provenance import derive
 from . import _common as C
 
 
 def rename(proc, new_name):
     C.check_identifier(proc, new_name, "rename", "procedure name")
-    return proc._derive(proc.ir().update(name=new_name), "rename")
+    return derive(proc, proc.ir().update(name=new_name), "rename")

@@ -19,6 +19,7 @@ from __future__ import annotations
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import free_vars
 from ..effects import api as E
+from ..provenance import derive
 from . import _common as C
 
 
@@ -61,4 +62,4 @@ def reorder(proc, outer_loop, inner_loop=None):
     table = {path: ipath, ipath: path}
     table.update({ipath + (("body", k), ): ipath + (("body", k), )
                   for k in range(len(inner.body))})
-    return proc._derive(new_ir, "reorder", forward=C.forward_table(table))
+    return derive(proc, new_ir, "reorder", forward=C.forward_table(table))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import free_vars
 from ..effects import api as EA
+from ..provenance import derive
 from . import _common as C
 
 
@@ -51,5 +52,5 @@ def reorder_stmts(proc, s1, s2=None):
                                 (st2, st1))
     swap = {tuple(path1): parent_path + ((field, k + 1), ),
             tuple(path2): tuple(path1)}
-    return proc._derive(new_ir, "reorder_stmts",
-                        forward=C.forward_table(swap))
+    return derive(proc, new_ir, "reorder_stmts",
+                  forward=C.forward_table(swap))

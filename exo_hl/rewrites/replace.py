@@ -18,14 +18,16 @@ The rewrite is a full equivalence: the call's body *is* the block.
 """
 from __future__ import annotations
 
+from ..core_ir import build as B
 from ..core_ir import simplify as S
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import used_syms
 from ..errors import BoundsError, ExoTypeError
 from ..effects import api as EA
-from ..frontend.typecheck import buffer_memories, call_arg_problem
+from ..core_ir.typerules import buffer_memories, call_arg_problem
 from ..unify import UnifyError, unify
+from ..provenance import derive
 from . import _common as C
 
 
@@ -80,8 +82,7 @@ def replace(proc, block, sub_proc):
     # sizes positive, preconditions / bounds / shapes in context
     for fa, a in zip(sub_ir.args, args):
         if fa.type is IR.Size:
-            pred = IR.BinOp(">=", a, IR.Const(1, type=IR.Int, srcinfo=si),
-                            type=IR.Bool, srcinfo=si)
+            pred = B.cmp(">=", a, B.const(1, si), si)
             if not EA.prove_at(new_ir, path0, pred):
                 raise err(f"cannot prove the inferred size argument "
                           f"'{fa.name.name}' = {_e(a)} "
@@ -93,7 +94,7 @@ def replace(proc, block, sub_proc):
         raise err(f"the inferred call {_e_call(call)} is not valid here: "
                   f"{_first_line(e)}") from None
 
-    return proc._derive(new_ir, "replace", forward=C.forward_replace_block(
+    return derive(proc, new_ir, "replace", forward=C.forward_replace_block(
         b.parent, b.field, b.lo, b.hi, 1))
 
 

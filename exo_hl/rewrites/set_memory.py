@@ -18,7 +18,8 @@ from ..core_ir.blockinfo import summary
 from ..core_ir.memory import Memory
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import walk_stmts
-from ..frontend.typecheck import mem_compatible
+from ..core_ir.typerules import mem_compatible
+from ..provenance import derive
 from . import _common as C
 
 
@@ -97,5 +98,5 @@ def set_memory(proc, buffer, mem):
     check_calls_with(proc, scope, _aliases(scope, buf.sym), mem, op)
     _check_allocatable(proc, buf.node, mem, op)
     new_ir = C.replace_stmts_at(ir, buf.loc, buf.node.update(mem=mem))
-    return proc._derive(new_ir, op)
+    return derive(proc, new_ir, op)
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
-from ..core_ir.traversal import map_node, walk_stmts
-from ..frontend.typecheck import (arg_memory, buffer_memories,
+from ..core_ir.traversal import walk_stmts
+from ..core_ir.visitors import map_accesses
+from ..core_ir.typerules import (arg_memory, buffer_memories,
                                   call_arg_problem)
+from ..provenance import derive
 from . import _common as C
 from ._precision import rejoin_type
 
@@ -47,13 +49,13 @@ def _retype(t, new):
 def retype_accesses(stmts, names, new):
     """Statements with every access to ``names`` re-typed to element ``new``
     and the types of data arithmetic recomputed."""
-    def fn(n):
-        if isinstance(n, (IR.Assign, IR.Reduce)) and n.name in names:
-            return n.update(type=new)
-        if isinstance(n, (IR.Read, IR.WindowExpr)) and n.name in names:
-            return n.update(type=_retype(n.type, new))
-        return rejoin_type(n)
-    return tuple(map_node(s, fn) for s in stmts)
+    def retype(n):
+        return n.update(type=_retype(n.type, new))
+    names = set(names)
+    return tuple(map_accesses(s, names, write=lambda n: n.update(type=new),
+                              read=retype, window=retype,
+                              stride=rejoin_type, other=rejoin_type)
+                 for s in stmts)
 
 
 def set_precision(proc, buffer, typ):
@@ -105,4 +107,4 @@ def set_precision(proc, buffer, typ):
                         proc, s, f"{op}: after changing '{buf.sym}' to "
                         f"{T.TYPE_NAMES[new]}, the call to '{s.f.name}' is "
                         f"ill-typed: {why}")
-    return proc._derive(new_ir, op)
+    return derive(proc, new_ir, op)

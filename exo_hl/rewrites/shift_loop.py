@@ -9,9 +9,10 @@ int (iterators index buffers, so a negative base is refused as a mistake).
 """
 from __future__ import annotations
 
-from ..core_ir.nodes import IR
+from ..core_ir import build as B
 from ..core_ir.traversal import subst
 from ..core_ir import simplify as S
+from ..provenance import derive
 from . import _common as C
 
 
@@ -27,17 +28,17 @@ def shift_loop(proc, loop, new_lo):
                          "the loop body")
     si = s.srcinfo
     env = S.env_at(proc.ir(), path)
-    k = IR.Const(new_lo, type=IR.Int, srcinfo=si)
+    k = B.const(new_lo, si)
 
     def bop(op, a, b):
-        return IR.BinOp(op, a, b, type=IR.Index, srcinfo=si)
+        return B.binop(op, a, b, srcinfo=si)
 
     new_hi = S.simplify_expr(bop("+", k, bop("-", s.hi, s.lo)), env)
-    it = IR.Read(s.iter, (), type=IR.Index, srcinfo=si)
+    it = B.index_read(s.iter, si)
     old_i = bop("-", bop("+", it, s.lo), k)
     body = tuple(subst(x, {s.iter: old_i}) for x in s.body)
     body = S.simplify_stmts(body, S.with_loop(env, s.iter, k, new_hi))
     new = s.update(lo=k, hi=new_hi, body=body)
     new_ir = C.replace_stmts_at(proc.ir(), path, (new, ))
-    return proc._derive(new_ir, "shift_loop",
-                        forward=C.forward_replace(path, 1, keep_inside=True))
+    return derive(proc, new_ir, "shift_loop",
+                  forward=C.forward_replace(path, 1, keep_inside=True))

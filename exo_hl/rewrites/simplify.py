@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..core_ir.simplify import simplify_proc
+from ..provenance import derive
 from . import _common as C
 
 
@@ -73,4 +74,4 @@ def simplify(proc):
     table = {}
     body = _clean_list(ir.body, (), "body", (), "body", table)
     ir = ir.update(body=body)
-    return proc._derive(ir, "simplify", forward=C.forward_table(table))
+    return derive(proc, ir, "simplify", forward=C.forward_table(table))

@@ -25,9 +25,11 @@ import keyword
 from ..core_ir.nodes import IR
 from ..core_ir.syms import Sym
 from ..core_ir.traversal import fresh_copy, free_vars, subst, walk_stmts
+from ..core_ir import build as B
 from ..core_ir import simplify as S
 from ..core_ir.printer import expr_to_str
 from ..effects import api as E
+from ..provenance import derive
 from . import _common as C
 
 _TAILS = ("guard", "cut", "perfect")
@@ -49,21 +51,21 @@ def split(proc, loop, factor, outer, inner, tail="guard"):
     pir = proc.ir()
     env = S.env_at(pir, path)
     si = s.srcinfo
-    n = S.simplify_expr(_sub(s.hi, s.lo, si), env)
+    n = S.simplify_expr(B.sub(s.hi, s.lo, si), env)
     n_const = S.const_value(n, env)
     o_sym, i_sym = Sym(outer), Sym(inner)
 
     if tail == "perfect":
-        divisible = _binop("==", _binop("%", n, _int(factor, si), si),
-                           _int(0, si), si, IR.Bool)
-        if not _prove(pir, path, divisible):
+        divisible = B.cmp("==", B.binop("%", n, B.const(factor, si),
+                                        srcinfo=si), B.const(0, si), si)
+        if not E.prove_at(pir, path, divisible):
             raise err(f"perfect split requires the trip count "
                       f"{expr_to_str(n)} to be divisible by {factor}, which "
                       f"cannot be proven from the preconditions")
     exact = tail == "perfect" or (n_const is not None
                                    and n_const % factor == 0)
-    if tail == "cut" and not exact and not _prove(
-            pir, path, _binop("<=", s.lo, s.hi, si, IR.Bool)):
+    if tail == "cut" and not exact and not E.prove_at(
+            pir, path, B.cmp("<=", s.lo, s.hi, si)):
         # with floor semantics a negative trip count n has n % c > 0: the
         # remainder loop would run iterations the original never ran
         raise err(f"cannot prove {expr_to_str(s.lo)} <= {expr_to_str(s.hi)}, "
@@ -71,39 +73,41 @@ def split(proc, loop, factor, outer, inner, tail="guard"):
                   f"the original loop does not (use tail='guard')")
 
     if tail == "guard" and not exact:
-        n_outer = _binop("/", _add(n, _int(factor - 1, si), si),
-                         _int(factor, si), si)
+        n_outer = B.binop("/", B.add(n, B.const(factor - 1, si), si),
+                          B.const(factor, si), srcinfo=si)
     else:
-        n_outer = _binop("/", n, _int(factor, si), si)
+        n_outer = B.binop("/", n, B.const(factor, si), srcinfo=si)
     n_outer = S.simplify_expr(n_outer, env)
 
-    idx = _add(_add(_binop("*", _int(factor, si), _read(o_sym, si), si),
-                    _read(i_sym, si), si), s.lo, si)
+    idx = B.add(B.add(B.mul(B.const(factor, si), B.index_read(o_sym, si),
+                            si),
+                      B.index_read(i_sym, si), si), s.lo, si)
     body = tuple(subst(x, {s.iter: idx}) for x in s.body)
     if tail == "guard" and not exact:
-        cond = _binop("<", _add(_binop("*", _int(factor, si), _read(o_sym, si),
-                                       si), _read(i_sym, si), si), n, si,
-                      IR.Bool)
+        cond = B.cmp("<", B.add(B.mul(B.const(factor, si),
+                                      B.index_read(o_sym, si), si),
+                                B.index_read(i_sym, si), si), n, si)
         body = (IR.If(cond, body, (), srcinfo=si), )
-    env_o = S.with_loop(env, o_sym, _int(0, si), n_outer)
-    env_i = S.with_loop(env_o, i_sym, _int(0, si), _int(factor, si))
+    env_o = S.with_loop(env, o_sym, B.const(0, si), n_outer)
+    env_i = S.with_loop(env_o, i_sym, B.const(0, si), B.const(factor, si))
     body = S.simplify_stmts(body, env_i)
-    inner_loop = IR.For(i_sym, _int(0, si), _int(factor, si), body, s.mode,
-                        srcinfo=si)
-    outer_loop = IR.For(o_sym, _int(0, si), n_outer, (inner_loop, ), s.mode,
-                        srcinfo=si)
+    inner_loop = B.for_loop(i_sym, B.const(0, si), B.const(factor, si), body,
+                            s.mode, si)
+    outer_loop = B.for_loop(o_sym, B.const(0, si), n_outer, (inner_loop, ),
+                            s.mode, si)
     new = [outer_loop]
 
     if tail == "cut" and not exact:
         t_sym = Sym(inner)
-        n_tail = S.simplify_expr(_binop("%", n, _int(factor, si), si), env)
-        t_idx = _add(_add(_binop("*", _int(factor, si), n_outer, si),
-                          _read(t_sym, si), si), s.lo, si)
+        n_tail = S.simplify_expr(
+            B.binop("%", n, B.const(factor, si), srcinfo=si), env)
+        t_idx = B.add(B.add(B.mul(B.const(factor, si), n_outer, si),
+                            B.index_read(t_sym, si), si), s.lo, si)
         t_body = fresh_copy(tuple(subst(x, {s.iter: t_idx}) for x in s.body))
         t_body = S.simplify_stmts(
-            t_body, S.with_loop(env, t_sym, _int(0, si), n_tail))
-        new.append(IR.For(t_sym, _int(0, si), n_tail, t_body, s.mode,
-                          srcinfo=si))
+            t_body, S.with_loop(env, t_sym, B.const(0, si), n_tail))
+        new.append(B.for_loop(t_sym, B.const(0, si), n_tail, t_body, s.mode,
+                              si))
 
     new_ir = C.replace_stmts_at(pir, path, tuple(new))
     # the loop's cursor follows to the outer loop, its body's cursors to the
@@ -115,7 +119,7 @@ def split(proc, loop, factor, outer, inner, tail="guard"):
     table = {path: path}
     table.update({path + (("body", k), ): into + (("body", k), )
                   for k in range(len(s.body))})
-    return proc._derive(new_ir, "split", forward=C.forward_table(
+    return derive(proc, new_ir, "split", forward=C.forward_table(
         table, C.forward_replace(path, len(new))))
 
 
@@ -148,32 +152,3 @@ def _check_names(proc, path, loop, outer, inner, err):
         if nm in taken:
             raise err(f"new loop name {nm!r} is already used in scope; "
                       f"choose a fresh name")
-
-
-# ---------------------------------------------------------------------------
-# expression construction
-
-def _int(v, si):
-    return IR.Const(v, type=IR.Int, srcinfo=si)
-
-
-def _read(sym, si):
-    return IR.Read(sym, (), type=IR.Index, srcinfo=si)
-
-
-def _binop(op, a, b, si, typ=IR.Index):
-    return IR.BinOp(op, a, b, type=typ, srcinfo=si)
-
-
-def _add(a, b, si):
-    return _binop("+", a, b, si)
-
-
-def _sub(a, b, si):
-    return _binop("-", a, b, si)
-
-
-
-def _prove(proc_ir, path, pred) -> bool:
-    """``pred`` holds whenever the statement at ``path`` runs (SMT)."""
-    return bool(E.prove_at(proc_ir, path, pred))

@@ -31,127 +31,82 @@ callee's body: what it reads, writes or reduces decides load and store.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from ..core_ir import build as B
 from ..core_ir import types as T
 from ..core_ir.memory import DRAM
 from ..core_ir.nodes import IR
+from ..core_ir.paths import walk_with_paths
 from ..core_ir.windows import make_window
 from ..core_ir.simplify import env_at, simplify_expr
 from ..core_ir.syms import Sym
 from ..core_ir.traversal import map_node, walk, walk_stmts
+from ..core_ir.visitors import map_accesses
 from ..core_ir.printer import expr_to_str
 from ..effects.api import prove_at
+from ..provenance import derive
 from . import _common as C
+from ._buffer_uses import param_uses, stmt_exprs
 
 OP = "stage_mem"
 
 
 # ----------------------------------------------------------------------
-# small IR constructors
-def _bin(op, a, b, typ=IR.Index, si=None):
-    return IR.BinOp(op, a, b, type=typ, srcinfo=si)
+# the window, and the coordinates of an access, one per buffer dimension
+class Slice(NamedTuple):
+    """A dimension taken as the interval ``lo:hi``."""
+    lo: object
+    hi: object
 
 
-def _int(v, si=None):
-    return IR.Const(v, type=IR.Int, srcinfo=si)
+class Point(NamedTuple):
+    """A dimension fixed to the point ``pt``."""
+    pt: object
 
 
-def _all(preds):
-    out = None
-    for p in preds:
-        out = p if out is None else _bin("and", out, p, IR.Bool)
-    return out if out is not None else IR.Const(True, type=IR.Bool)
+def _coords(idx):
+    """The coordinates of a window expression's indices."""
+    return [Slice(a.lo, a.hi) if isinstance(a, IR.Interval) else Point(a.pt)
+            for a in idx]
 
 
-# ----------------------------------------------------------------------
-# what callees do with a buffer parameter
-def param_uses(callee, k, _seen=None) -> frozenset:
-    """Kinds of access ('read', 'write', 'reduce') the procedure ``callee``
-    makes to its ``k``-th parameter, through windows and nested calls."""
-    seen = _seen if _seen is not None else set()
-    key = (id(callee), k)
-    if key in seen:
-        return frozenset()
-    seen.add(key)
-    names = {callee.args[k].name}
-    for s in walk_stmts(callee.body):
-        if isinstance(s, IR.WindowStmt) and s.rhs.name in names:
-            names.add(s.name)
-    kinds = set()
-    for s in walk_stmts(callee.body):
-        if isinstance(s, IR.Assign) and s.name in names:
-            kinds.add("write")
-        elif isinstance(s, IR.Reduce) and s.name in names:
-            kinds.add("reduce")
-        elif isinstance(s, IR.Call):
-            for j, a in enumerate(s.args):
-                if isinstance(a, (IR.Read, IR.WindowExpr)) and a.name in names:
-                    kinds |= param_uses(s.f, j, seen)
-        for e in _stmt_exprs(s):
-            for n in walk(e):
-                if isinstance(n, IR.Read) and n.name in names and n.idx:
-                    kinds.add("read")
-    return frozenset(kinds)
+class Window(NamedTuple):
+    """The window to stage: buffer, its type, and one coordinate per
+    buffer dimension."""
+    buf: Sym
+    type: object
+    dims: list
+
+    def slices(self):
+        """Indices of the dimensions taken as intervals (those the staged
+        buffer keeps)."""
+        return [k for k, d in enumerate(self.dims) if isinstance(d, Slice)]
 
 
-def _stmt_exprs(s):
-    """The expressions of a statement itself (not of nested statements);
-    call arguments that pass whole buffers/windows are left out."""
-    if isinstance(s, (IR.Assign, IR.Reduce)):
-        return tuple(s.idx) + (s.rhs, )
-    if isinstance(s, IR.WriteConfig):
-        return (s.rhs, )
-    if isinstance(s, IR.If):
-        return (s.cond, )
-    if isinstance(s, IR.For):
-        return (s.lo, s.hi)
-    if isinstance(s, IR.WindowStmt):
-        return tuple(x for w in s.rhs.idx for x in _w_exprs(w))
-    if isinstance(s, IR.Call):
-        out = []
-        for a in s.args:
-            if isinstance(a, IR.WindowExpr):
-                out.extend(x for w in a.idx for x in _w_exprs(w))
-            elif not (isinstance(a, IR.Read) and not a.idx):
-                out.append(a)
-        return tuple(out)
-    return ()
-
-
-def _w_exprs(w):
-    return (w.lo, w.hi) if isinstance(w, IR.Interval) else (w.pt, )
-
-
-def _stmts_with_paths(stmts, parent, field, lo):
-    """(path, stmt) of every statement of a block, nested ones included."""
-    def go(ss, prefix, fld, start):
-        for i, s in enumerate(ss):
-            p = prefix + ((fld, start + i), )
-            yield p, s
-            if isinstance(s, IR.For):
-                yield from go(s.body, p, "body", 0)
-            elif isinstance(s, IR.If):
-                yield from go(s.body, p, "body", 0)
-                yield from go(s.orelse, p, "orelse", 0)
-    yield from go(stmts, tuple(parent), field, lo)
+class Survey(NamedTuple):
+    """What the block does to the buffer: every kind of access ('read',
+    'write', 'reduce'), the kinds per top-level statement, and the window
+    statements inside the block that view the buffer."""
+    kinds: set
+    top_kinds: list
+    derived: set
 
 
 # ----------------------------------------------------------------------
-def _parse_window(proc, blk, window):
-    """``(buf_sym, buf_type, dims)`` with ``dims`` a list of
-    ``('I', lo, hi)`` / ``('P', pt)`` per buffer dimension."""
+# 1. locate: the window
+def _parse_window(proc, blk, window) -> Window:
     w = C.parse_expr_at(proc, window, blk.parent, blk.field, blk.lo, OP,
                         allow_window=True)
     if isinstance(w, IR.WindowExpr):
-        dims = [("I", a.lo, a.hi) if isinstance(a, IR.Interval)
-                else ("P", a.pt) for a in w.idx]
-        return w.name, w.type.src_type, dims
+        return Window(w.name, w.type.src_type, _coords(w.idx))
     if isinstance(w, IR.Read) and w.idx:
         names = C.names_at(proc.ir(), blk.parent, blk.field, blk.lo)
         typ = names[w.name.name][1]
-        return w.name, typ, [("P", i) for i in w.idx]
-    raise C.scheduling_error(proc, blk.stmts[0],
-                             f"{OP}: the window {window!r} must index a "
-                             f"buffer, e.g. 'C[i0:i0+4, j]'")
+        return Window(w.name, typ, [Point(i) for i in w.idx])
+    raise C.reject(proc, blk.stmts[0],
+                   f"{OP}: the window {window!r} must index a "
+                   f"buffer, e.g. 'C[i0:i0+4, j]'")
 
 
 def _roots(proc_ir):
@@ -171,48 +126,41 @@ def _fresh(base, used):
     return Sym(f"{base}{k}")
 
 
-def stage_mem(proc, block, window, new_name, accum=False):
-    blk = C.resolve_block(proc, block, OP)
-    C.check_identifier(proc, new_name, OP, "buffer name")
-    ir = proc.ir()
-    s0 = blk.stmts[0]
-
-    def fail(stmt, msg):
-        return C.scheduling_error(proc, stmt, f"{OP}: {msg}")
-
-    buf, btype, dims = _parse_window(proc, blk, window)
-    if not T.is_tensor_or_window(btype):
-        raise fail(s0, f"'{buf}' is not a tensor or window")
-    shape = T.shape(btype)
-    elem = T.basetype(btype)
-    first_path = blk.paths()[0]
-    env0 = env_at(ir, first_path)
-
-    # names: the new one must not be visible at or bound inside the block
-    visible = set(C.names_at(ir, blk.parent, blk.field, blk.lo))
+# ----------------------------------------------------------------------
+# 2. check
+def _check_new_name(proc, blk, new_name, fail):
+    """The new name must not be visible at or bound inside the block."""
+    visible = set(C.names_at(proc.ir(), blk.parent, blk.field, blk.lo))
     inner = {getattr(s, "name", None) or getattr(s, "iter", None)
              for s in walk_stmts(blk.stmts)}
     inner = {x.name for x in inner if isinstance(x, Sym)}
     if new_name in visible or new_name in inner:
-        raise fail(s0, f"the name '{new_name}' is already used")
+        raise fail(blk.stmts[0], f"the name '{new_name}' is already used")
 
-    # 1. the window is in bounds of the buffer
+
+def _check_in_bounds(proc, path, w: Window, window, fail, s0):
+    """The window lies in bounds of the buffer at the block."""
     conds = []
-    for d, hi in zip(dims, shape):
-        if d[0] == "I":
-            conds += [_bin("<=", _int(0), d[1], IR.Bool),
-                      _bin("<=", d[1], d[2], IR.Bool),
-                      _bin("<=", d[2], hi, IR.Bool)]
+    for d, hi in zip(w.dims, T.shape(w.type)):
+        if isinstance(d, Slice):
+            conds += [B.cmp("<=", B.const(0), d.lo),
+                      B.cmp("<=", d.lo, d.hi),
+                      B.cmp("<=", d.hi, hi)]
         else:
-            conds += [_bin("<=", _int(0), d[1], IR.Bool),
-                      _bin("<", d[1], hi, IR.Bool)]
-    pred = _all(conds)
-    if not prove_at(proc, first_path, pred):
+            conds += [B.cmp("<=", B.const(0), d.pt),
+                      B.cmp("<", d.pt, hi)]
+    pred = B.conj(conds)
+    if not prove_at(proc, path, pred):
         raise fail(s0, f"the window {window!r} may be out of bounds of "
-                   f"'{buf}' (cannot prove {expr_to_str(pred)})")
+                   f"'{w.buf}' (cannot prove {expr_to_str(pred)})")
 
-    # 2. find every access of the block to the buffer, and aliases
-    root = _roots(ir)
+
+def _survey(proc, blk, w: Window, window, fail) -> Survey:
+    """Every access of the block to the buffer: its kind, proven covered
+    by the window under its own context; any access to the buffer through
+    another name is refused (aliasing)."""
+    buf, dims = w.buf, w.dims
+    root = _roots(proc.ir())
     my_root = root.get(buf, buf)
     derived = set()   # window statements inside the block viewing buf
     for s in walk_stmts(blk.stmts):
@@ -230,122 +178,117 @@ def stage_mem(proc, block, window, new_name, accum=False):
         kinds.update(ks)
         top_kinds[top].update(ks)
 
-    def alias_check(path, s, name):
+    def alias_check(s, name):
         if name in staged:
             return
         if root.get(name, name) == my_root:
             raise fail(s, f"the block accesses '{buf}' through another name "
                        f"'{name}' (aliasing); staging would bypass it")
 
-    def cover(path, s, idx_pairs):
-        """Prove each (kind, expr...) of an access is inside the window."""
+    def cover(path, s, coords):
+        """Prove each coordinate of an access is inside the window."""
         conds = []
-        for k, (d, acc) in enumerate(zip(dims, idx_pairs)):
-            if d[0] == "I":
-                if acc[0] == "I":
-                    conds += [_bin("<=", d[1], acc[1], IR.Bool),
-                              _bin("<=", acc[2], d[2], IR.Bool)]
+        for k, (d, acc) in enumerate(zip(dims, coords)):
+            if isinstance(d, Slice):
+                if isinstance(acc, Slice):
+                    conds += [B.cmp("<=", d.lo, acc.lo),
+                              B.cmp("<=", acc.hi, d.hi)]
                 else:
-                    conds += [_bin("<=", d[1], acc[1], IR.Bool),
-                              _bin("<", acc[1], d[2], IR.Bool)]
+                    conds += [B.cmp("<=", d.lo, acc.pt),
+                              B.cmp("<", acc.pt, d.hi)]
             else:
-                if acc[0] == "I":
+                if isinstance(acc, Slice):
                     raise fail(s, f"the block takes a slice of dimension "
                                f"{k} of '{buf}' which the window "
                                f"fixes to a point")
-                conds.append(_bin("==", acc[1], d[1], IR.Bool))
-        pred = _all(conds)
+                conds.append(B.cmp("==", acc.pt, d.pt))
+        pred = B.conj(conds)
         if not prove_at(proc, path, pred):
             raise fail(s, f"the window {window!r} does not cover this access "
                        f"to '{buf}' (cannot prove {expr_to_str(pred)})")
 
-    for path, s in _stmts_with_paths(blk.stmts, blk.parent, blk.field,
-                                     blk.lo):
+    whole = [Slice(B.const(0), h) for h in T.shape(w.type)]
+    for path, s in walk_with_paths(blk.stmts, tuple(blk.parent), blk.field,
+                                   blk.lo):
         top = path[depth][1] - blk.lo
         if isinstance(s, (IR.Assign, IR.Reduce)):
-            alias_check(path, s, s.name)
+            alias_check(s, s.name)
             if s.name in staged:
                 note("write" if isinstance(s, IR.Assign) else "reduce")
                 if s.name == buf:
-                    cover(path, s, [("P", i) for i in s.idx])
+                    cover(path, s, [Point(i) for i in s.idx])
         if isinstance(s, IR.Call):
             for k, a in enumerate(s.args):
                 if isinstance(a, IR.WindowExpr) or (
                         isinstance(a, IR.Read) and not a.idx
                         and T.is_tensor_or_window(a.type)):
-                    alias_check(path, s, a.name)
+                    alias_check(s, a.name)
                     if a.name in staged:
                         note(*param_uses(s.f, k))
                         if a.name == buf and isinstance(a, IR.Read):
-                            cover(path, s, [("I", _int(0), h) for h in shape])
+                            cover(path, s, whole)
         if isinstance(s, IR.WindowStmt):
-            alias_check(path, s, s.rhs.name)
-        for e in _stmt_exprs(s) + ((s.rhs, ) if isinstance(s, IR.WindowStmt)
+            alias_check(s, s.rhs.name)
+        for e in stmt_exprs(s) + ((s.rhs, ) if isinstance(s, IR.WindowStmt)
                                    else ()) + tuple(
                 a for a in getattr(s, "args", ()) if isinstance(s, IR.Call)
                 and isinstance(a, IR.WindowExpr)):
             for n in walk(e):
                 if isinstance(n, IR.Read) and n.idx:
-                    alias_check(path, s, n.name)
+                    alias_check(s, n.name)
                     if n.name in staged:
                         note("read")
                         if n.name == buf:
-                            cover(path, s, [("P", i) for i in n.idx])
+                            cover(path, s, [Point(i) for i in n.idx])
                 elif isinstance(n, IR.WindowExpr):
-                    alias_check(path, s, n.name)
+                    alias_check(s, n.name)
                     if n.name == buf:
-                        cover(path, s, [("I", a.lo, a.hi)
-                                        if isinstance(a, IR.Interval)
-                                        else ("P", a.pt) for a in n.idx])
+                        cover(path, s, _coords(n.idx))
                 elif isinstance(n, IR.StrideExpr):
-                    alias_check(path, s, n.name)
-                    if n.name == buf and dims[n.dim][0] == "P":
+                    alias_check(s, n.name)
+                    if n.name == buf and isinstance(dims[n.dim], Point):
                         raise fail(s, f"stride({buf}, {n.dim}) names a "
                                    f"dimension the window fixes to a point")
-    if not kinds:
-        raise fail(s0, f"the block does not access '{buf}'")
-    if accum and kinds - {"reduce"}:
-        bad = " and ".join(sorted(kinds - {"reduce"}))
-        raise fail(s0, f"accum=True requires the block to only reduce (+=) "
-                   f"into '{buf}', but it also does: {bad}")
+    return Survey(kinds, top_kinds, derived)
 
-    # 3. build
-    si = s0.srcinfo
-    ivl = [k for k, d in enumerate(dims) if d[0] == "I"]
-    extents = tuple(simplify_expr(_bin("-", dims[k][2], dims[k][1]), env0)
-                    for k in ivl)
-    new = Sym(new_name)
-    new_type = IR.Tensor(extents, False, elem) if ivl else elem
-    alloc = IR.Alloc(new, new_type, DRAM, srcinfo=si)
+
+# ----------------------------------------------------------------------
+# 3. build
+def _restage_body(blk, w: Window, new, new_type, derived, env0):
+    """The block with every access to the buffer moved to the new buffer
+    (indices shifted by the window's lower bounds)."""
+    buf, dims, ivl = w.buf, w.dims, w.slices()
 
     def shift(k, e):
-        return simplify_expr(_bin("-", e, dims[k][1], e.type
-                                  if T.is_int_control(e.type) else IR.Index,
-                                  e.srcinfo), env0)
+        return simplify_expr(B.binop("-", e, dims[k].lo, e.type
+                                     if T.is_int_control(e.type)
+                                     else IR.Index, e.srcinfo), env0)
 
     def re_idx(idx):
         return tuple(shift(k, idx[k]) for k in ivl)
 
-    def fn(n):
-        if isinstance(n, (IR.Assign, IR.Reduce)) and n.name == buf:
+    def write(n):
+        return n.update(name=new, idx=re_idx(n.idx))
+
+    def read(n):
+        if n.idx:
             return n.update(name=new, idx=re_idx(n.idx))
-        if isinstance(n, IR.Read) and n.name == buf:
-            if n.idx:
-                return n.update(name=new, idx=re_idx(n.idx))
-            return n.update(name=new, type=new_type)  # whole buffer
-        if isinstance(n, IR.WindowExpr) and n.name == buf:
-            acc = []
-            for k in ivl:
-                a = n.idx[k]
-                if isinstance(a, IR.Interval):
-                    acc.append(a.update(lo=shift(k, a.lo), hi=shift(k, a.hi)))
-                else:
-                    acc.append(a.update(pt=shift(k, a.pt)))
-            return make_window(new, new_type, acc, n.srcinfo)
-        if isinstance(n, IR.StrideExpr) and n.name == buf:
-            return n.update(name=new, dim=ivl.index(n.dim))
-        return None
-    body = tuple(map_node(s, fn) for s in blk.stmts)
+        return n.update(name=new, type=new_type)  # whole buffer
+
+    def window(n):
+        acc = []
+        for k in ivl:
+            a = n.idx[k]
+            if isinstance(a, IR.Interval):
+                acc.append(a.update(lo=shift(k, a.lo), hi=shift(k, a.hi)))
+            else:
+                acc.append(a.update(pt=shift(k, a.pt)))
+        return make_window(new, new_type, acc, n.srcinfo)
+
+    def stride(n):
+        return n.update(name=new, dim=ivl.index(n.dim))
+    body = tuple(map_accesses(s, buf, write=write, read=read, window=window,
+                              stride=stride) for s in blk.stmts)
     # window names made inside the block now view the new buffer: their
     # whole-window uses (call arguments) take the new window type
     wtypes = {s.name: s.rhs.type for s in walk_stmts(body)
@@ -354,27 +297,68 @@ def stage_mem(proc, block, window, new_name, accum=False):
         body = tuple(map_node(s, lambda n: n.update(type=wtypes[n.name])
                               if isinstance(n, IR.Read) and not n.idx
                               and n.name in wtypes else None) for s in body)
+    return body
+
+
+def _copy_nest(w: Window, extents, names, env0, si, stmt_of):
+    """A loop nest over the window; ``stmt_of(new_idx, buf_idx)`` is its
+    body. Each nest binds its own iterator symbols."""
+    iters = [Sym(nm) for nm in names]
+    new_idx = tuple(B.index_read(it, si) for it in iters)
+    buf_idx, j = [], 0
+    for d in w.dims:
+        if isinstance(d, Slice):
+            buf_idx.append(simplify_expr(B.add(d.lo, new_idx[j], si), env0))
+            j += 1
+        else:
+            buf_idx.append(d.pt)
+    s = stmt_of(new_idx, tuple(buf_idx))
+    for it, ext in reversed(list(zip(iters, extents))):
+        s = B.for_loop(it, B.const(0, si), ext, (s, ), IR.Seq, si)
+    return s
+
+
+# ----------------------------------------------------------------------
+def stage_mem(proc, block, window, new_name, accum=False):
+    blk = C.resolve_block(proc, block, OP)
+    C.check_identifier(proc, new_name, OP, "buffer name")
+    ir = proc.ir()
+    s0 = blk.stmts[0]
+
+    def fail(stmt, msg):
+        return C.reject(proc, stmt, f"{OP}: {msg}")
+
+    w = _parse_window(proc, blk, window)
+    if not T.is_tensor_or_window(w.type):
+        raise fail(s0, f"'{w.buf}' is not a tensor or window")
+    buf, elem = w.buf, T.basetype(w.type)
+    first_path = blk.paths()[0]
+    env0 = env_at(ir, first_path)
+    _check_new_name(proc, blk, new_name, fail)
+    _check_in_bounds(proc, first_path, w, window, fail, s0)
+    survey = _survey(proc, blk, w, window, fail)
+    kinds = survey.kinds
+    if not kinds:
+        raise fail(s0, f"the block does not access '{buf}'")
+    if accum and kinds - {"reduce"}:
+        bad = " and ".join(sorted(kinds - {"reduce"}))
+        raise fail(s0, f"accum=True requires the block to only reduce (+=) "
+                   f"into '{buf}', but it also does: {bad}")
+
+    si = s0.srcinfo
+    ivl = w.slices()
+    extents = tuple(simplify_expr(B.sub(w.dims[k].hi, w.dims[k].lo), env0)
+                    for k in ivl)
+    new = Sym(new_name)
+    new_type = IR.Tensor(extents, False, elem) if ivl else elem
+    alloc = IR.Alloc(new, new_type, DRAM, srcinfo=si)
+    body = _restage_body(blk, w, new, new_type, survey.derived, env0)
 
     used = {x.name for x in _all_syms(ir)} | {new_name}
     names = [_fresh("i", used).name for _ in ivl]
 
     def nest(stmt_of):
-        """A loop nest over the window; stmt_of(new_idx, buf_idx)."""
-        iters = [Sym(nm) for nm in names]  # each nest binds its own symbols
-        new_idx = tuple(IR.Read(it, (), type=IR.Index, srcinfo=si)
-                        for it in iters)
-        buf_idx, j = [], 0
-        for k, d in enumerate(dims):
-            if d[0] == "I":
-                buf_idx.append(simplify_expr(
-                    _bin("+", d[1], new_idx[j], si=si), env0))
-                j += 1
-            else:
-                buf_idx.append(d[1])
-        s = stmt_of(new_idx, tuple(buf_idx))
-        for it, ext in reversed(list(zip(iters, extents))):
-            s = IR.For(it, _int(0, si), ext, (s, ), IR.Seq, srcinfo=si)
-        return s
+        return _copy_nest(w, extents, names, env0, si, stmt_of)
 
     def rd(name, idx):
         return IR.Read(name, idx, type=elem, srcinfo=si)
@@ -392,12 +376,14 @@ def stage_mem(proc, block, window, new_name, accum=False):
         # load unless the block overwrites the whole window before it
         # reads any of it (then neither it nor the store sees old values)
         if (reads and not writes) or (writes and not _overwritten_first(
-                proc, blk, buf, dims, ivl, top_kinds)):
+                proc, blk, w, survey.top_kinds)):
             before.append(nest(lambda ni, bi: IR.Assign(
                 new, elem, ni, rd(buf, bi), srcinfo=si)))
         if writes:
             after.append(nest(lambda ni, bi: IR.Assign(
                 buf, elem, bi, rd(new, ni), srcinfo=si)))
+
+    # 4. record
     new_stmts = tuple(before) + body + tuple(after)
     new_ir = C.replace_block_at(ir, blk.parent, blk.field, blk.lo, blk.hi,
                                 new_stmts)
@@ -405,7 +391,7 @@ def stage_mem(proc, block, window, new_name, accum=False):
         C.forward_insert(blk.parent, blk.field, blk.lo, len(before)),
         C.forward_insert(blk.parent, blk.field, blk.hi + len(before),
                          len(after)))
-    return proc._derive(new_ir, OP, forward=fwd)
+    return derive(proc, new_ir, OP, forward=fwd)
 
 
 def _all_syms(ir):
@@ -418,7 +404,7 @@ def _all_syms(ir):
     return out
 
 
-def _overwritten_first(proc, blk, buf, dims, ivl, top_kinds) -> bool:
+def _overwritten_first(proc, blk, w: Window, top_kinds) -> bool:
     """True when the block provably assigns every location of the window
     before it reads any of them (so the old values need not be loaded):
     some top-level statement of the block overwrites the whole window
@@ -429,12 +415,12 @@ def _overwritten_first(proc, blk, buf, dims, ivl, top_kinds) -> bool:
             return False  # reads old values (or we cannot tell)
         if top_kinds[k] and _overwrites_window(
                 proc, blk.parent + ((blk.field, blk.lo + k), ), s, blk.stmts,
-                buf, dims, ivl):
+                w):
             return True
     return False
 
 
-def _overwrites_window(proc, path, stmt, block, buf, dims, ivl) -> bool:
+def _overwrites_window(proc, path, stmt, block, w: Window) -> bool:
     """True when the statement ``stmt`` (at ``path``, inside ``block``)
     provably assigns every location of the window.
 
@@ -452,14 +438,13 @@ def _overwrites_window(proc, path, stmt, block, buf, dims, ivl) -> bool:
             loops = loops + [(p, s)]
             return any(visit(b, p + (("body", i), ), loops)
                        for i, b in enumerate(s.body))
-        if isinstance(s, IR.Assign) and s.name == buf:
-            return _assign_covers(proc, s, block, dims, ivl, loops,
-                                  affine_form)
+        if isinstance(s, IR.Assign) and s.name == w.buf:
+            return _assign_covers(proc, s, block, w, loops, affine_form)
         return False
     return visit(stmt, tuple(path), [])
 
 
-def _assign_covers(proc, s, block, dims, ivl, loops, affine_form):
+def _assign_covers(proc, s, block, w: Window, loops, affine_form):
     """Each fact is proven where it is evaluated: a loop's bounds in that
     loop's own context (after the statements of the block before it, so a
     bound reading a configuration field written earlier in the block reads
@@ -471,7 +456,7 @@ def _assign_covers(proc, s, block, dims, ivl, loops, affine_form):
     empty)."""
     loop_vars = {l.iter: (p, l) for p, l in loops}
     mapped = {}
-    for k in ivl:
+    for k in w.slices():
         terms, const = affine_form(s.idx[k])
         xs = [(a, c) for a, c in terms.items()
               if isinstance(a, IR.Read) and not a.idx and a.name in loop_vars]
@@ -484,21 +469,21 @@ def _assign_covers(proc, s, block, dims, ivl, loops, affine_form):
                 rest_vars |= {n.name for n in walk(a) if isinstance(n, IR.Read)}
         if rest_vars & set(loop_vars):
             return False
-        rest = _bin("-", s.idx[k], xs[0][0])
+        rest = B.sub(s.idx[k], xs[0][0])
         if C.bounds_depend_on((rest, ), block):
             return False
         p, l = loop_vars[x]
         if {n.name for e in (l.lo, l.hi) for n in walk(e)
                 if isinstance(n, IR.Read)} & set(loop_vars):
             return False
-        pred = _all([_bin("==", _bin("+", l.lo, rest), dims[k][1], IR.Bool),
-                     _bin("==", _bin("+", l.hi, rest), dims[k][2], IR.Bool)])
+        pred = B.conj([B.cmp("==", B.add(l.lo, rest), w.dims[k].lo),
+                       B.cmp("==", B.add(l.hi, rest), w.dims[k].hi)])
         if not prove_at(proc, p, pred):
             return False
         mapped[k] = x
     for x, (p, l) in loop_vars.items():
         if x in mapped.values():
             continue
-        if not prove_at(proc, p, _bin("<", l.lo, l.hi, IR.Bool)):
+        if not prove_at(proc, p, B.cmp("<", l.lo, l.hi)):
             return False
     return True

@@ -9,10 +9,12 @@ being constants; a zero-trip loop unrolls to ``pass``.
 """
 from __future__ import annotations
 
+from ..core_ir import build as B
 from ..core_ir.nodes import IR
 from ..core_ir.printer import expr_to_str
 from ..core_ir.traversal import subst, walk_stmts
 from ..core_ir import simplify as S
+from ..provenance import derive
 from . import _common as C
 
 #: refuse to blow a program up beyond this many copies (a likely mistake)
@@ -38,15 +40,15 @@ def unroll(proc, loop):
     for k in range(lo, hi):
         # one substitution: the iterator's value, fresh names for binders
         # (what fresh_copy would give, in the same pass)
-        sub = {s.iter: IR.Const(k, type=IR.Int, srcinfo=s.srcinfo)}
+        sub = {s.iter: B.const(k, s.srcinfo)}
         sub.update((b, b.copy()) for b in binders)
         copy = tuple(subst(x, sub) for x in s.body)
         out.extend(S.simplify_stmts(copy, env))
     if not out:
         out = [IR.Pass(srcinfo=s.srcinfo)]
     new_ir = C.replace_stmts_at(proc.ir(), path, tuple(out))
-    return proc._derive(new_ir, "unroll",
-                        forward=C.forward_replace(path, len(out)))
+    return derive(proc, new_ir, "unroll",
+                  forward=C.forward_replace(path, len(out)))
 
 
 def _binders(stmts):

@@ -18,6 +18,7 @@ from ..core_ir.nodes import IR
 from ..core_ir.simplify import const_value, env_at, simplify_expr, with_loop
 from ..core_ir.syms import Sym
 from ..core_ir.traversal import map_node, walk_stmts
+from ..provenance import derive
 from . import _common as C
 
 OP = "unroll_buffer"
@@ -120,8 +121,8 @@ def unroll_buffer(proc, buffer, dim):
                    for nm in names)
     new_ir = C.replace_block_at(ir, parent, field, index,
                                 index + 1 + len(scope), allocs + new_scope)
-    return proc._derive(new_ir, OP,
-                        forward=C.forward_replace(buf.loc, len(allocs)))
+    return derive(proc, new_ir, OP,
+                  forward=C.forward_replace(buf.loc, len(allocs)))
 
 
 def _txt(e):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 from typing import Callable, Optional
 
+from ..core_ir import build as B
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import subst
@@ -83,7 +84,7 @@ class Unified:
             o = norm(_affine(c0, cs, m.atoms, si))
             if d in dims:
                 ext = norm(subst(fa.type.hi[dims.index(d)], ctrl))
-                hi = norm(IR.BinOp("+", o, ext, type=IR.Index, srcinfo=si))
+                hi = norm(B.add(o, ext, si))
                 idx.append(IR.Interval(o, hi, srcinfo=si))
             else:
                 idx.append(IR.Point(o, srcinfo=si))
@@ -96,16 +97,12 @@ def _affine(c0, coeffs, basis, si):
         c = coeffs.get(a, 0)
         if not c:
             continue
-        t = a if c == 1 else IR.BinOp("*", IR.Const(c, type=IR.Int,
-                                                    srcinfo=si), a,
-                                      type=IR.Index, srcinfo=si)
-        e = t if e is None else IR.BinOp("+", e, t, type=IR.Index,
-                                         srcinfo=si)
+        t = a if c == 1 else B.mul(B.const(c, si), a, si)
+        e = t if e is None else B.add(e, t, si)
     if e is None:
-        return IR.Const(c0, type=IR.Int, srcinfo=si)
+        return B.const(c0, si)
     if c0:
-        e = IR.BinOp("+", e, IR.Const(c0, type=IR.Int, srcinfo=si),
-                     type=IR.Index, srcinfo=si)
+        e = B.add(e, B.const(c0, si), si)
     return e
 
 

@@ -14,6 +14,10 @@ into equations once a choice is fixed.
 Errors are ``UnifyError`` whose message names the part of the body that did
 not match (``statement 2 of sub_proc body: expected a Reduce into 'dst',
 found an Assign into 'res'``).
+
+Why one module of this size: structural matching has one case per IR
+node kind, all threading the same binding state; the equation solving
+it feeds is separate (``solve.py``).
 """
 from __future__ import annotations
 

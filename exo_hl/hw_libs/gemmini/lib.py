@@ -5,6 +5,10 @@ only: two on-chip memories C code may not touch (``GEMM_SCRATCH``,
 ``GEMM_ACCUM``), the accelerator's configuration registers as ``@config``
 classes, and ``@instr`` procedures whose bodies are their exact meaning.
 
+Why one module of this size: a hardware library is read as one datasheet;
+the memories, configuration registers and instructions refer to each other
+and to the C functional model, and most of its length is their docstrings.
+
 The device does not exist on this machine, so every instruction's C template
 calls a *functional model* of it in plain C (``c_global`` pieces below). The
 model is faithful where scheduling matters:

@@ -1,0 +1,326 @@
+"""Re-checking rewritten procedures: only what a rewrite could have affected.
+
+Every rewrite result is checked like freshly written code
+(``provenance.derive``): call signatures (``typerules.check_calls``), bounds
+and callee preconditions (``effects.bounds``), race-freedom of ``par`` loops
+(``wellformed.check_parallel_loops``). Done naively that is a walk of the whole
+procedure per rewrite, which makes scheduling a large (e.g. fully unrolled)
+procedure quadratic. This module re-checks a rewrite result against the
+procedure it was derived from, which is known to pass the same checks.
+
+Why that is sound. All three checks decompose over the statements of a
+block: the procedure passes iff each statement's own obligations hold in
+the *state* it is checked in. That state is a function of
+
+* the procedure's arguments and preconditions (argument shapes, memories,
+  size/stride facts, the ``assert``s);
+* the enclosing statements' headers (loop bounds and mode, if-conditions
+  and branch) and, for a loop body, the config values its iterations write
+  (``valg_block`` of the body: PreValG inside a loop depends on the whole
+  body);
+* the *state changers* before it in its block and in the enclosing blocks:
+  statements writing config (their ValG: PreValG is global dataflow over
+  all earlier statements), allocations (shape, dense-stride facts, memory)
+  and window statements (bindings, strides, boxes). Every other statement
+  leaves the state unchanged (``bounds._Walker.transfer`` is the identity
+  on it, and so are ``valg``/``window_map`` in ``effects.context``).
+
+So a statement's verdict is a function of the key (statement, arguments,
+preconditions, enclosing headers and loop-body ValG, every state changer
+before it). Given the parent procedure (verdict: all statements pass) and
+the new one:
+
+1. Different arguments or preconditions: everything is re-checked.
+2. Each block is compared with its old version (``blockinfo.diff``): the
+   common prefix (same objects, same state changers before them) keeps its
+   verdicts. The edited region is re-checked in the state rebuilt from the
+   state changers before it, except that a region that is one loop (one
+   ``if``) in both versions with the same header (condition) and the same
+   loop-body ValG is compared recursively instead; a ``par`` loop whose body
+   changed gets its race check again.
+3. Statements after the region (the same objects) keep their verdicts when
+   the state changers of the region are the same in both versions, as
+   projections carrying everything a later statement can see of them:
+   a config writer by its ValG, a window statement or call by itself, an
+   allocation by (name, is-tensor, sizes, memory). Otherwise:
+   * a config writer, window statement or call differs (or one of them was
+     added or removed): every later statement of the block is re-checked;
+   * only allocations differ: the later statements mentioning one of their
+     names are re-checked (only those containing calls, when only memories
+     differ), transitively through later allocations, window statements
+     and config writers they feed; a later statement not mentioning them
+     sees the same state up to dense-stride facts about other buffers'
+     strides, which are definitions of variables it does not mention (so
+     the same obligations hold).
+   The enclosing levels do the same with the region's enclosing statement.
+
+The debugging switch ``EXO_HL_FULL_RECHECK=1`` makes every rewrite result
+go through the whole-procedure checks instead. A failure found here is
+always re-derived by the whole-procedure check, so error messages are
+exactly the ones that check gives.
+"""
+from __future__ import annotations
+
+import bisect
+import os
+
+from ..core_ir.blockinfo import (derive_summary, diff, sc_prefix, stmt_info,
+                                 summary)
+from ..core_ir.nodes import IR
+from ..core_ir.typerules import bind_memory, check_calls, check_calls_in
+from ..errors import BoundsError, ExoTypeError, located
+from . import bounds, known_good
+from .checklog import logged_check
+from .api import loop_is_parallel
+from .checks import hyp_terms
+from .context import proc_hyps
+from .lift import BufSub, valg
+from .wellformed import par_loops, run_static_checks
+
+__all__ = ["check_rewritten", "check_full", "full_recheck_forced",
+           "clear_cache", "FULL_RECHECK_ENV"]
+
+FULL_RECHECK_ENV = "EXO_HL_FULL_RECHECK"
+
+
+def full_recheck_forced() -> bool:
+    return os.environ.get(FULL_RECHECK_ENV, "") not in ("", "0")
+
+
+#: whole procedures already known to be well formed (``known_good``)
+_KNOWN = known_good.KNOWN
+_KNOWN_LIMIT = known_good.KNOWN_LIMIT
+
+
+def clear_cache():
+    """Forget the procedures known to be well formed."""
+    known_good.clear_cache()
+
+
+def check_full(proc_ir) -> None:
+    """The whole-procedure checks (raise ``BoundsError``/``ExoTypeError``)."""
+    key = (proc_ir.args, proc_ir.preds, proc_ir.body)
+    if known_good.is_known(key):
+        return
+    check_calls(proc_ir)
+    run_static_checks(proc_ir)
+    known_good.remember(key)
+
+
+@logged_check
+def check_rewritten(new_ir, parent_ir=None) -> None:
+    """Raise ``BoundsError``/``ExoTypeError`` unless ``new_ir`` passes the
+    checks. ``parent_ir``: a procedure that passes them and that ``new_ir``
+    was derived from (then only what the edit can affect is re-checked)."""
+    if parent_ir is None or full_recheck_forced() \
+            or parent_ir.args != new_ir.args \
+            or parent_ir.preds != new_ir.preds:
+        check_full(new_ir)
+        return
+    try:
+        _Recheck(parent_ir, new_ir).run()
+    except (BoundsError, ExoTypeError) as e:
+        # the whole-procedure check names the first failure in its order
+        check_full(new_ir)
+        raise e
+
+
+# ---------------------------------------------------------------------------
+
+
+class _Walker(bounds._Walker):
+    """The bounds walker, with loop-body ValG folded over the body's state
+    changers only (the same value; cheaper on long bodies)."""
+
+    def __init__(self, proc):
+        # with no config writer anywhere the config dataflow is empty, so
+        # computing it anyway gives the same states; always on here (no
+        # whole-procedure walk to find out)
+        super().__init__(proc, cfg=True)
+
+    def body_valg(self, body):
+        return bounds.valg_block(sc_prefix(body, len(body)))
+
+    def transfer(self, s, st):
+        if not stmt_info(s).sc:
+            return st   # what the base class does, without looking it up
+        return super().transfer(s, st)
+
+
+def _proj(s):
+    """What later statements of the block can see of a state changer."""
+    if isinstance(s, IR.Alloc):
+        t = s.type
+        if isinstance(t, IR.Tensor):
+            return ("alloc", s.name, True, t.hi, s.mem)
+        return ("alloc", s.name, False, (), s.mem)
+    if isinstance(s, (IR.WindowStmt, IR.Call)):
+        return ("stmt", s)
+    return ("cw", valg(s))
+
+
+class _Recheck:
+    def __init__(self, old, new):
+        self.old = old
+        self.new = new
+        self.w = _Walker(new)
+        self.prepared = {}
+
+    def run(self):
+        st = bounds._St((), {}, BufSub(), bounds._arg_shapes(self.new))
+        mems = {a.name: a.mem for a in self.new.args}
+        self.block(self.old.body, self.new.body, st, mems, (), "body")
+        if self.w.obs:
+            bounds.discharge(self.new, hyp_terms(proc_hyps(self.new)),
+                             self.w.obs)
+
+    # -- one statement, checked from scratch in its state ------------------
+    def check(self, s, st, mems, path):
+        st = self.w.stmt(s, st)
+        inf = stmt_info(s)
+        if inf.has_call:
+            check_calls_in((s, ), mems, self.new.name)
+        if inf.has_par:
+            self.par_loops(s, path)
+        return st, (bind_memory(s, mems) if inf.binder else mems)
+
+    def par_loops(self, s, path):
+        if isinstance(s, IR.For) and s.mode is IR.Par:
+            self.par(s, path)
+        if isinstance(s, (IR.For, IR.If)):
+            for p, loop in par_loops(s.body, path, "body"):
+                self.par(loop, p)
+        if isinstance(s, IR.If):
+            for p, loop in par_loops(s.orelse, path, "orelse"):
+                self.par(loop, p)
+
+    def par(self, loop, path):
+        r = loop_is_parallel(self.new, path)
+        if not r:
+            raise ExoTypeError(located(
+                f"the iterations of a parallel loop may race: {r.reason}",
+                loop.srcinfo, self.new.name))
+
+    # -- a block against its old version -------------------------------------
+    def prepare(self, old, new):
+        """(p, eo, en, old summary, new summary) of a block and its old
+        version; the new summary is remembered (``blockinfo``), so that
+        ``body_valg``, ``stmt_info`` and later contexts find it."""
+        key = (id(old), id(new))
+        hit = self.prepared.get(key)
+        if hit is not None:
+            return hit[2]
+        p, eo, en = diff(old, new)
+        osum = summary(old)
+        if p == eo == en:
+            res = (p, eo, en, osum, osum)
+        else:
+            if eo - p == 1 and en - p == 1:
+                o, n = old[p], new[p]
+                if type(o) is type(n) and isinstance(n, (IR.For, IR.If)):
+                    # the info of n is made of the summaries of its blocks:
+                    # derive them first
+                    self.prepare(o.body, n.body)
+                    if isinstance(n, IR.If):
+                        self.prepare(o.orelse, n.orelse)
+            res = (p, eo, en, osum, derive_summary(old, new, p, eo, en, osum))
+        self.prepared[key] = (old, new, res)   # (keeps the ids alive)
+        return res
+
+    def block(self, old, new, st, mems, ppath, field, prepared=None):
+        p, eo, en, osum, nsum = prepared or self.prepare(old, new)
+        if p == eo == en:
+            return
+        w = self.w
+        for j in osum.sc[:bisect.bisect_left(osum.sc, p)]:
+            s = new[j]          # old[:p] == new[:p]
+            st = w.transfer(s, st)
+            mems = bind_memory(s, mems)
+        if eo - p == 1 and en - p == 1 and \
+                self.descend(old[p], new[p], st, mems, ppath + ((field, p), )):
+            st = w.transfer(new[p], st)
+        else:
+            for j in range(p, en):
+                st, mems = self.check(new[j], st, mems, ppath + ((field, j), ))
+        self.suffix(old, new, osum, nsum, p, eo, en, st, mems, ppath, field)
+
+    def descend(self, o, n, st, mems, path):
+        """Compare a loop (if) with its old version statement by statement
+        when everything its body is checked under is unchanged."""
+        if type(o) is not type(n):
+            return False
+        if isinstance(n, IR.For):
+            if (o.iter, o.lo, o.hi, o.mode) != (n.iter, n.lo, n.hi, n.mode):
+                return False
+            prep = self.prepare(o.body, n.body)
+            if self.w.body_valg(o.body) != self.w.body_valg(n.body):
+                return False
+            self.block(o.body, n.body, self.w.loop_state(n, st), mems, path,
+                       "body", prep)
+            if n.mode is IR.Par:
+                self.par(n, path)
+            return True
+        if isinstance(n, IR.If):
+            if o.cond != n.cond:
+                return False
+            st_body, st_else = self.w.if_states(n, st)
+            self.block(o.body, n.body, st_body, mems, path, "body")
+            if n.orelse:
+                self.block(o.orelse, n.orelse, st_else, mems, path, "orelse")
+            return True
+        return False
+
+    def suffix(self, old, new, osum, nsum, p, eo, en, st, mems, ppath, field):
+        n = len(new)
+        if en == n:
+            return
+        old_sc = [old[j] for j in osum.sc[bisect.bisect_left(osum.sc, p):
+                                          bisect.bisect_left(osum.sc, eo)]]
+        new_sc = [new[j] for j in nsum.sc[bisect.bisect_left(nsum.sc, p):
+                                          bisect.bisect_left(nsum.sc, en)]]
+        op, np_ = [_proj(s) for s in old_sc], [_proj(s) for s in new_sc]
+        if op == np_:
+            return
+        full = any(x[0] != "alloc" for x in op + np_)
+        xb, xc = set(), set()
+        if not full:
+            names = {x[1] for x in op + np_}
+            if [x[1:4] for x in op] != [x[1:4] for x in np_]:
+                xb = set(names)
+            if [(x[1], x[4]) for x in op] != [(x[1], x[4]) for x in np_]:
+                xc = set(names)
+            region = [stmt_info(new[j]).names for j in range(p, en)]
+
+            def outside(x):
+                return nsum.uses.get(x, 0) - sum(x in r for r in region)
+            xb = {x for x in xb if outside(x) > 0}
+            xc = {x for x in xc if outside(x) > 0}
+            if not xb and not xc:
+                return
+        if full or xb:
+            positions = range(en, n)
+        else:   # only memories differ: calls and the binders feeding them
+            later = set(nsum.sc[bisect.bisect_left(nsum.sc, en):])
+            later.update(nsum.calls[bisect.bisect_left(nsum.calls, en):])
+            positions = sorted(later)
+        for j in positions:
+            s = new[j]
+            inf = stmt_info(s)
+            if full:
+                st, mems = self.check(s, st, mems, ppath + ((field, j), ))
+                continue
+            hit_b = not inf.names.isdisjoint(xb)
+            hit_c = inf.has_call and not inf.names.isdisjoint(xc)
+            if hit_b or hit_c:
+                st, mems = self.check(s, st, mems, ppath + ((field, j), ))
+            elif inf.sc:
+                st = self.w.transfer(s, st)
+                mems = bind_memory(s, mems)
+            if inf.binder:
+                if hit_b:
+                    xb.add(s.name)
+                    xc.add(s.name)
+                elif isinstance(s, IR.WindowStmt) and s.rhs.name in xc:
+                    xc.add(s.name)
+            if hit_b and inf.cw:
+                full = True   # its config writes may read what changed

@@ -1,0 +1,54 @@
+"""Building the rewritten procedure: replacing or inserting statements at
+a path, sharing every unchanged subtree (the IR is immutable).
+"""
+from __future__ import annotations
+
+from ..core_ir.nodes import IR
+from ..core_ir.paths import Path, get_list, get_stmt
+from ..core_ir.simplify import env_at, simplify_expr
+
+
+def _rebuild(node, steps, fn):
+    """Rebuild ``node`` with the list at ``steps`` replaced by fn(list)."""
+    (field, i), rest = steps[0], steps[1:]
+    lst = getattr(node, field)
+    if not rest:
+        return node.update(**{field: fn(lst, i)})
+    child = _rebuild(lst[i], rest, fn)
+    return node.update(**{field: lst[:i] + (child, ) + lst[i + 1:]})
+
+
+def replace_block_at(proc_ir, parent: Path, field: str, lo: int, hi: int,
+                     new_stmts) -> object:
+    """``proc_ir`` with ``get_list(parent, field)[lo:hi]`` replaced."""
+    new_stmts = tuple(new_stmts)
+    get_list(proc_ir, parent, field)  # validate
+    return _rebuild(proc_ir, tuple(parent) + ((field, lo), ),
+                    lambda lst, i: lst[:lo] + new_stmts + lst[hi:])
+
+
+def replace_stmts_at(proc_ir, path: Path, new_stmts) -> object:
+    """``proc_ir`` with the statement at ``path`` replaced by a sequence of
+    statements (empty: deleted; a bare statement is accepted too)."""
+    if isinstance(new_stmts, IR.stmt):
+        new_stmts = (new_stmts, )
+    get_stmt(proc_ir, path)  # validate
+    *parent, (field, i) = path
+    return replace_block_at(proc_ir, tuple(parent), field, i, i + 1,
+                            new_stmts)
+
+
+def insert_stmts_at(proc_ir, parent: Path, field: str, index: int,
+                    new_stmts) -> object:
+    """``proc_ir`` with statements inserted before ``list[index]``."""
+    return replace_block_at(proc_ir, parent, field, index, index, new_stmts)
+
+
+def ranges_at(proc_ir, path: Path):
+    """Known ranges of variables at a statement (for the simplifier)."""
+    return env_at(proc_ir, path)
+
+
+def simplify_at(proc_ir, path: Path, expr):
+    """Normalize an index expression built for the statement at ``path``."""
+    return simplify_expr(expr, env_at(proc_ir, path))

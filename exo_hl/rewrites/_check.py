@@ -1,0 +1,46 @@
+"""Checks shared by rewrites: configuration state read across a moved
+evaluation point, and plain argument checks.
+"""
+from __future__ import annotations
+
+from ..core_ir.state import config_writes, reads_written_state
+from ._reject import scheduling_error
+
+
+def config_fields_written(stmts) -> set:
+    """``(config, field)`` pairs a block may write, through calls too."""
+    return set(config_writes(stmts))
+
+
+def check_unchanged_by(proc, stmt, exprs, region, op: str, what: str,
+                       where: str) -> None:
+    """The one check of every rewrite that evaluates control expressions
+    (loop bounds, conditions, call arguments, indices) at another point than
+    the original program did: raise ``SchedulingError`` unless ``exprs``
+    read no state that the statements ``region`` -- everything that may run
+    between the original and the new point of evaluation -- may write.
+
+    Control expressions read only immutable values and config fields, so
+    this asks whether ``region`` (through calls too) may write a config
+    field ``exprs`` read (``core_ir.state``; any write counts, so the check
+    is conservative). ``what`` names the expressions and ``where`` the
+    region in the message."""
+    bad = reads_written_state(tuple(exprs), tuple(region))
+    if bad:
+        fields = ", ".join(sorted(f"{c.name()}.{f}" for c, f in bad))
+        raise scheduling_error(
+            proc, stmt, f"{op}: configuration state read by {what} "
+            f"({fields}) may be written by {where}, so evaluated where the "
+            f"rewrite would evaluate it, it could have another value")
+
+
+def bounds_depend_on(exprs, stmts) -> bool:
+    """True when ``exprs`` (loop bounds) read a config field ``stmts`` may
+    write (see ``check_unchanged_by``)."""
+    return bool(reads_written_state(tuple(exprs), tuple(stmts)))
+
+
+def is_count(value, least: int = 1) -> bool:
+    """A plain int (not a bool) of at least ``least``: factors, n_lifts..."""
+    return isinstance(value, int) and not isinstance(value, bool) \
+        and value >= least
