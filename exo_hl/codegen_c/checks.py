@@ -13,25 +13,14 @@ from ..core_ir.nodes import IR
 from ..core_ir.types import (C_TYPES, TYPE_NAMES, basetype, is_data,
                              is_real_scalar, is_tensor_or_window)
 from ..errors import ExoTypeError, MemGenError, located
+from .c_reserved import (is_reserved, program_names, reserved_pattern,
+                         reserved_why)
 
 # ----------------------------------------------------------------------------
 # C naming
 
-_C_RESERVED = set("""
-auto break case char const continue default do double else enum extern float
-for goto if inline int long register restrict return short signed sizeof static
-struct switch typedef union unsigned void volatile while _Bool _Complex
-_Imaginary _Alignas _Alignof _Atomic _Generic _Noreturn _Static_assert
-_Thread_local bool true false NULL main malloc calloc realloc free abort exit
-printf fprintf stdin stdout stderr memcpy memset sin cos tan sqrt exp log fabs
-fmin fmax floor ceil pow sinf cosf sqrtf expf fabsf fminf fmaxf int8_t uint8_t
-int16_t uint16_t int32_t uint32_t int64_t uint64_t int_fast32_t int_fast64_t
-size_t ptrdiff_t asm typeof class new delete this template namespace operator
-private public protected virtual friend try catch throw ctxt
-trunc truncf round roundf lround rint nearbyint floorf ceilf powf logf log2
-log10 exp2 expm1 log1p sinh cosh tanh asin acos atan atan2 cbrt hypot fma fmaf
-fmod remainder copysign erf tgamma abs labs strlen strcmp puts putchar exit
-""".split())
+# one reserved-name set for everything the backend prints (c_reserved.py)
+
 
 def fresh_c_name(base: str, in_use) -> str:
     """A C identifier for ``base`` that is neither reserved nor in use."""
@@ -44,11 +33,14 @@ def fresh_c_name_k(base: str, in_use, first_k: int = 1):
     be taken)."""
     if not re.fullmatch(r"[A-Za-z_]\w*", base):
         base = "v"
+    elif reserved_pattern(base):
+        # a suffix would not leave the reserved pattern (``_x``, ``EPS``)
+        base = "v" + base if base.startswith("_") else "v_" + base
     name, k = base, 0
-    if name in in_use or name in _C_RESERVED:
+    if name in in_use or is_reserved(name):
         k = first_k
         name = f"{base}_{k}"
-        while name in in_use or name in _C_RESERVED:
+        while name in in_use or is_reserved(name):
             k += 1
             name = f"{base}_{k}"
     return name, base, k
@@ -77,9 +69,10 @@ def check_basename(basename):
         raise ValueError(f"basename {basename!r} is not a valid C identifier")
 
 
-def public_fn_names(publics):
+def public_fn_names(publics, basename):
     """{proc: C function name} for the public procedures, which keep their
     own names (they are the C ABI), or an error naming the one that can't."""
+    own = program_names(basename)
     names, by_name = {}, {}
     for p in publics:
         if p.name in by_name:
@@ -87,10 +80,10 @@ def public_fn_names(publics):
                 f"two different public procedures are named '{p.name}' "
                 f"(the other is from {_where(by_name[p.name])}); rename one "
                 f"with p.rename(...)", p.srcinfo, p.name))
-        if p.name in _C_RESERVED:
+        if is_reserved(p.name, own):
             raise MemGenError(located(
                 f"procedure '{p.name}' cannot be exported to C: its name "
-                f"is a C keyword or standard-library name; give it "
+                f"is reserved there ({reserved_why(p.name, own)}); give it "
                 f"another with p.rename(...)", p.srcinfo, p.name))
         names[p] = by_name[p.name] = p
     return {p: p.name for p in names}

@@ -24,7 +24,9 @@ from ..core_ir.buffers import written_buffers
 from . import arith as A
 from .analysis import (aliased_params, as_ir, configs_used,
                        all_procs_incl_instrs, reached_procs)
-from .checks import _C_RESERVED, check_basename, param_c_names, public_fn_names
+from .c_reserved import program_names
+from .checks import (check_basename, fresh_c_name, param_c_names,
+                     public_fn_names)
 from .openmp import OPENMP_FLAG, has_par_loops
 from .proc_emit import ProcEmitter as _ProcEmitter
 
@@ -146,17 +148,21 @@ class _Program:
         self.need_math = False
         self.need_stddef = False
         # C function names: publics keep theirs, static helpers get unique ones
-        self.fn_names = public_fn_names(self.publics)
-        taken = set(self.fn_names.values())
+        self.fn_names = public_fn_names(self.publics, basename)
+        taken = set(self.fn_names.values()) | program_names(basename)
         for p in self.order:
             if p in self.fn_names:
                 continue
-            name, k = p.name, 1
-            while name in taken or name in _C_RESERVED:
-                name, k = f"{p.name}_{k}", k + 1
-            self.fn_names[p] = name
-            taken.add(name)
+            self.fn_names[p] = fresh_c_name(p.name, taken)
+            taken.add(self.fn_names[p])
         self.fn_name_set = taken
+        # context struct members: macros apply to them too, and two configs
+        # may share a name
+        self.config_fields = {}     # (config, field) -> C member name
+        for cfg in self.configs:
+            for f, _ in cfg.fields():
+                self.config_fields[cfg, f] = fresh_c_name(
+                    cfg.c_struct_field(f), set(self.config_fields.values()))
         self.features = {p: proc_features(p) for p in self.order}
         self.all_features = frozenset().union(*self.features.values())
 
@@ -218,7 +224,7 @@ class _Program:
         fields = []
         for cfg in self.configs:
             for f, t in cfg.fields():
-                fields.append(f"    {C_TYPES[t]} {cfg.c_struct_field(f)};")
+                fields.append(f"    {C_TYPES[t]} {self.config_fields[cfg, f]};")
         if not fields:
             fields.append("    char unused_;  /* no config state; C forbids "
                           "empty structs */")

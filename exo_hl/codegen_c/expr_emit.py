@@ -207,7 +207,7 @@ class ExprEmitter:
             s = self.tensor_strides(buf)[e.dim]
             return s, (_PREC_ATOM if re.fullmatch(r"\w+", s) else _PREC_MUL)
         if isinstance(e, IR.ReadConfig):
-            return f"ctxt->{e.config.c_struct_field(e.field)}", _PREC_ATOM
+            return f"ctxt->{self.prog.config_fields[e.config, e.field]}", _PREC_ATOM
         if isinstance(e, IR.WindowExpr):
             self._err(MemGenError, "a window can only be bound or passed to a "
                       "call", e)

@@ -212,7 +212,7 @@ class ProcEmitter(ExprEmitter):
             self.line(depth, f"{lhs} = {rhs};")
         elif isinstance(s, IR.WriteConfig):
             t = s.config.lookup_type(s.field)
-            field = f"ctxt->{s.config.c_struct_field(s.field)}"
+            field = f"ctxt->{self.prog.config_fields[s.config, s.field]}"
             if is_data(t):
                 self.check_precision(s.rhs, s)
                 rhs = self.data_expr(s.rhs, t)

@@ -124,6 +124,7 @@ class CompiledProcedure:
         prog = _Program([ir], ir.name, emulated=self.emulated)
         self.header, self.source = prog.emit()
         self.configs = prog.configs
+        self._fields = prog.config_fields
         self.written = written_buffers(ir)
         self.restrict = set(a.name for a in ir.args) - prog.aliased.get(ir, set())
         cc = opts.pop("cc", None)
@@ -151,7 +152,7 @@ class CompiledProcedure:
         fields = []
         for cfg in self.configs:
             for f, t in cfg.fields():
-                fields.append((cfg.c_struct_field(f),
+                fields.append((self._fields[cfg, f],
                                _CTYPES.get(t, self._fast32)))
         if not fields:
             fields = [("unused_", ctypes.c_char)]
@@ -174,10 +175,10 @@ class CompiledProcedure:
 
     # -- config state
     def get_config(self, config, field):
-        return getattr(self.context, config.c_struct_field(field))
+        return getattr(self.context, self._fields[config, field])
 
     def set_config(self, config, field, value):
-        setattr(self.context, config.c_struct_field(field), value)
+        setattr(self.context, self._fields[config, field], value)
 
     # -- ctypes plumbing
     def _win_struct(self, ndim):

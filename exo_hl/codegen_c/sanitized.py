@@ -102,9 +102,9 @@ int main(int argc, char **argv) {{
         return 0;
     }}
     exo_dir = argv[1];
-    FILE *in = exo_open("scalars", "r");
-    {base}_Context ctx;
-    memset(&ctx, 0, sizeof ctx);
+    FILE *exo_in = exo_open("scalars", "r");
+    {base}_Context exo_ctx;
+    memset(&exo_ctx, 0, sizeof exo_ctx);
 """
 
 
@@ -123,47 +123,47 @@ def driver_source(ir, prog, basename) -> str:
     """
     written = written_buffers(ir)
     out = [_DRIVER_HEAD.format(base=basename)]
-    fields = [(cfg.c_struct_field(f), C_TYPES[t])
+    fields = [(prog.config_fields[cfg, f], C_TYPES[t])
               for cfg in prog.configs for f, t in cfg.fields()]
     for name, ct in fields:
-        read = "exo_real(in)" if _is_real_c(ct) else "exo_int(in)"
-        out.append(f"    ctx.{name} = ({ct}){read};")
-    call, after = ["&ctx"], []
+        read = "exo_real(exo_in)" if _is_real_c(ct) else "exo_int(exo_in)"
+        out.append(f"    exo_ctx.{name} = ({ct}){read};")
+    call, after = ["&exo_ctx"], []
     for k, a in enumerate(ir.args):
         t = a.type
         if is_control(t):
             ct = C_TYPES[t]
-            out.append(f"    {ct} a{k} = ({ct})exo_int(in);")
-            call.append(f"a{k}")
+            out.append(f"    {ct} exo_a{k} = ({ct})exo_int(exo_in);")
+            call.append(f"exo_a{k}")
             continue
         elem = t if is_real_scalar(t) else t.type
         ct = C_TYPES[elem]
-        out.append(f"    size_t n{k} = (size_t)exo_int(in);")
-        out.append(f"    {ct} *p{k} = ({ct} *)exo_load(\"b{k}\", n{k});")
+        out.append(f"    size_t exo_n{k} = (size_t)exo_int(exo_in);")
+        out.append(f"    {ct} *exo_p{k} = ({ct} *)exo_load(\"b{k}\", exo_n{k});")
         if is_window(t):
             nd = len(t.hi)
             struct = prog.win_struct(elem, nd, a.name not in written)
-            out.append(f"    {struct} a{k};")
-            out.append(f"    a{k}.data = p{k};")
+            out.append(f"    {struct} exo_a{k};")
+            out.append(f"    exo_a{k}.data = exo_p{k};")
             for d in range(nd):
-                out.append(f"    a{k}.strides[{d}] = "
-                           f"(int_fast32_t)exo_int(in);")
-            call.append(f"a{k}")
+                out.append(f"    exo_a{k}.strides[{d}] = "
+                           f"(int_fast32_t)exo_int(exo_in);")
+            call.append(f"exo_a{k}")
         else:
-            call.append(f"p{k}")
+            call.append(f"exo_p{k}")
         if a.name in written:
-            after.append(f"    exo_store(\"b{k}.out\", p{k}, n{k});")
-        after.append(f"    free(p{k});")
-    out.append("    fclose(in);")
+            after.append(f"    exo_store(\"b{k}.out\", exo_p{k}, exo_n{k});")
+        after.append(f"    free(exo_p{k});")
+    out.append("    fclose(exo_in);")
     out.append(f"    {ir.name}({', '.join(call)});")
     out += after
-    out.append('    FILE *res = exo_open("scalars.out", "w");')
+    out.append('    FILE *exo_res = exo_open("scalars.out", "w");')
     for name, ct in fields:
         if _is_real_c(ct):
-            out.append(f'    fprintf(res, "%a\\n", (double)ctx.{name});')
+            out.append(f'    fprintf(exo_res, "%a\\n", (double)exo_ctx.{name});')
         else:
-            out.append(f'    fprintf(res, "%lld\\n", (long long)ctx.{name});')
-    out += ["    fclose(res);", "    return 0;", "}", ""]
+            out.append(f'    fprintf(exo_res, "%lld\\n", (long long)exo_ctx.{name});')
+    out += ["    fclose(exo_res);", "    return 0;", "}", ""]
     return "\n".join(out)
 
 
