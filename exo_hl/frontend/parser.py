@@ -28,12 +28,15 @@ from ..core_ir.memory import DRAM, Memory
 from ..core_ir.nodes import IR
 from ..core_ir.srcinfo import SrcInfo
 from ..core_ir.syms import Sym
+from ..core_ir.traversal import walk
 from ..core_ir.windows import make_window
 from ..errors import ExoSyntaxError, ExoTypeError, located
 from . import surface
 from .typecheck import call_arg_problem, data_join, describe_type
 
 _FnArg = IR.FnArg
+#: the largest magnitude of a control integer literal (C's long long)
+_C_INT_MAX = 2**63 - 1
 
 _CMP_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
             ast.Eq: "=="}
@@ -260,8 +263,31 @@ class ProcParser:
         body = self.block(body_nodes, env)
         if not body:
             body = (IR.Pass(srcinfo=self.src(fd)), )
-        return IR.Proc(self.name, tuple(args), tuple(preds), body, self.instr,
-                       self.src(fd))
+        out = IR.Proc(self.name, tuple(args), tuple(preds), body, self.instr,
+                      self.src(fd))
+        self.check_control_literals(out)
+        return out
+
+    def check_control_literals(self, p):
+        """Control integers are C integers: a literal no C integer type
+        holds (C has no wider one than 64 bits) would not compile."""
+        for a in p.args:
+            for n in walk(a.type):
+                self._check_literal(n, a.srcinfo)
+        for part in (*p.preds, *p.body):
+            for n in walk(part):
+                self._check_literal(n, None)
+                if isinstance(n, IR.Alloc):
+                    for m in walk(n.type):
+                        self._check_literal(m, n.srcinfo)
+
+    def _check_literal(self, n, where):
+        if isinstance(n, IR.Const) and type(n.val) is int and \
+                not -_C_INT_MAX <= n.val <= _C_INT_MAX:
+            raise ExoTypeError(located(
+                f"integer literal {n.val} is too large for a C integer "
+                f"(control values must lie within +-(2**63 - 1))",
+                n.srcinfo or where, self.name))
 
     # ------------------------------------------------------------------
     # statements
@@ -477,6 +503,10 @@ class ProcParser:
     # ------------------------------------------------------------------
     # expressions
     def undefined(self, node):
+        if isinstance(node, ast.Name) and node.id == self.name:
+            return self.type_error(
+                f"procedure '{self.name}' calls itself: procedures cannot be "
+                f"recursive (write the repetition as a loop)", node)
         return self.type_error(f"name '{_dotted_text(node)}' is not defined",
                                node)
 
