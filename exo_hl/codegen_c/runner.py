@@ -3,7 +3,8 @@
 The library is cached by a hash of everything that determines it (C text,
 compiler, flags), under a per-user cache directory; builds write to a temp
 file and ``os.replace`` it into place, so concurrent test workers never see
-a half-written library. Arguments are validated in Python (types, shapes,
+a half-written library; an entry whose content no longer matches what was
+built (truncated or corrupted on disk) is rebuilt (``build_cache``). Arguments are validated in Python (types, shapes,
 contiguity, preconditions) before any C runs, because the C code trusts its
 preconditions (they are optimizer assumptions, not checks).
 """
@@ -20,6 +21,7 @@ from ..core_ir.buffers import written_buffers
 from ..core_ir.call_args import check_call_args
 from ..core_ir.nodes import IR
 from ..core_ir.types import is_real_scalar, is_tensor_or_window, is_window
+from . import build_cache
 from .analysis import as_ir
 from .host_cpu import FeaturePlan, check_host
 from .emit import _Program
@@ -63,9 +65,28 @@ def _run_cc(cmd, cwd):
     return r.returncode, r.stderr
 
 
+def load_shared(build, basename):
+    """(path, ``ctypes.CDLL``) of the library ``build(rebuild)`` returns:
+    one that still cannot be loaded (``build_shared`` already skips entries
+    whose content is damaged) is deleted and built again, once."""
+    lib = build(False)
+    try:
+        return lib, ctypes.CDLL(lib)
+    except OSError:
+        pass
+    build_cache.discard(lib)
+    lib = build(True)
+    try:
+        return lib, ctypes.CDLL(lib)
+    except OSError as e:
+        raise RuntimeError(f"cannot load the library built for "
+                           f"'{basename}' ({lib}): {e}") from None
+
+
 def build_shared(header, source, basename, cc=None, cflags=None,
-                 extra_flags=(), link_flags=("-lm", )):
-    """Compile to a cached shared library; returns its path."""
+                 extra_flags=(), link_flags=("-lm", ), rebuild=False):
+    """Compile to a cached shared library; returns its path. ``rebuild``:
+    ignore (and replace) an existing cache entry."""
     cc = cc or os.environ.get("CC") or "cc"
     user_flags = cflags if cflags is not None else os.environ.get("CFLAGS")
     candidates = ([user_flags] if user_flags is not None
@@ -79,7 +100,7 @@ def build_shared(header, source, basename, cc=None, cflags=None,
              " ".join(link_flags)]).encode()).hexdigest()[:24]
         d = cache_dir()
         lib = os.path.join(d, f"{basename}_{key}.so")
-        if os.path.exists(lib):
+        if not rebuild and build_cache.is_valid(lib):
             return lib
         with tempfile.TemporaryDirectory(dir=d, prefix="build_") as tmp:
             for name, text in ((basename + ".h", header),
@@ -93,7 +114,7 @@ def build_shared(header, source, basename, cc=None, cflags=None,
                     "exo_hl_probe.c"] + list(link_flags))
             rc, err = _run_cc(cmd, tmp)
             if rc == 0:
-                os.replace(out, lib)
+                build_cache.store(out, lib)
                 return lib
             last_err = f"$ {' '.join(cmd)}\n{err}"
     raise CompileError(f"C compilation of '{basename}' failed:\n{last_err}")
@@ -136,14 +157,11 @@ class CompiledProcedure:
         if opts:
             raise TypeError(f"compile() got unknown options: "
                             f"{', '.join(sorted(opts))}")
-        self.library_path = build_shared(self.header, self.source, ir.name,
+        self.library_path, self._lib = load_shared(
+            lambda rebuild: build_shared(self.header, self.source, ir.name,
                                          cc=cc, cflags=cflags,
-                                         extra_flags=extra)
-        try:
-            self._lib = ctypes.CDLL(self.library_path)
-        except OSError as e:
-            raise RuntimeError(f"cannot load {self.library_path}: {e}") \
-                from None
+                                         extra_flags=extra, rebuild=rebuild),
+            ir.name)
         for probe in ("exo_hl_sizeof_context", "exo_hl_sizeof_fast32"):
             getattr(self._lib, probe).restype = ctypes.c_size_t
         fast = self._lib.exo_hl_sizeof_fast32()

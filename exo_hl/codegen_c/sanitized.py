@@ -30,6 +30,7 @@ from ..core_ir.buffers import written_buffers
 from ..core_ir.call_args import check_call_args
 from ..core_ir.types import (C_TYPES, is_control, is_real_scalar, is_window)
 from ..errors import SanitizerError
+from . import build_cache
 from .analysis import as_ir
 from .emit import _Program
 from .host_cpu import FeaturePlan, check_host
@@ -177,9 +178,11 @@ def _child_env(leaks: bool) -> dict:
     return env
 
 
-def _build_executable(files: dict, basename, cc, cflags, extra, name):
+def _build_executable(files: dict, basename, cc, cflags, extra, name,
+                      rebuild=False):
     """Compile ``files`` ({file name: text}; the .c ones are sources) into a
-    cached executable; returns its path. Raises CompileError."""
+    cached executable; returns its path. Raises CompileError. ``rebuild``:
+    replace an existing cache entry (one that cannot run)."""
     user_flags = cflags if cflags is not None else os.environ.get("CFLAGS")
     candidates = ([user_flags] if user_flags is not None
                   else [DEFAULT_CFLAGS, FALLBACK_CFLAGS])
@@ -191,7 +194,7 @@ def _build_executable(files: dict, basename, cc, cflags, extra, name):
              " ".join(flag_list)]).encode()).hexdigest()[:24]
         d = cache_dir()
         exe = os.path.join(d, f"{name}_{key}.san")
-        if os.path.exists(exe):
+        if not rebuild and build_cache.is_valid(exe):
             return exe
         with tempfile.TemporaryDirectory(dir=d, prefix="build_") as tmp:
             for fname, text in files.items():
@@ -202,7 +205,7 @@ def _build_executable(files: dict, basename, cc, cflags, extra, name):
                    sorted(f for f in files if f.endswith(".c")) + ["-lm"])
             r = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
             if r.returncode == 0:
-                os.replace(out, exe)
+                build_cache.store(out, exe)
                 return exe
             errors.append(f"$ {' '.join(cmd)}\n{r.stderr}")
     raise CompileError(
@@ -252,11 +255,18 @@ class SanitizedProcedure:
                  "-fno-omit-frame-pointer", "-g"]
         extra += openmp_flags(ir, cc, openmp)
         extra += plan.flags()
-        self.executable_path = _build_executable(
-            {ir.name + ".h": self.header, ir.name + ".c": self.source,
-             "exo_hl_driver.c": self.driver},
-            ir.name, cc, cflags, extra, ir.name)
-        self._leaks, self._int_bits = self._probe(cc)
+        files = {ir.name + ".h": self.header, ir.name + ".c": self.source,
+                 "exo_hl_driver.c": self.driver}
+        self.executable_path = _build_executable(files, ir.name, cc, cflags,
+                                                 extra, ir.name)
+        try:
+            self._leaks, self._int_bits = self._probe(cc)
+        except (OSError, CompileError):
+            # a cache entry that cannot be executed (truncated, corrupted):
+            # build it again, once
+            self.executable_path = _build_executable(
+                files, ir.name, cc, cflags, extra, ir.name, rebuild=True)
+            self._leaks, self._int_bits = self._probe(cc)
 
     def __repr__(self):
         return (f"<sanitized procedure {self.name} ({self.sanitizers}; "
