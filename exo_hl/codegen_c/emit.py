@@ -21,6 +21,7 @@ from ..core_ir.cpu_features import proc_features, target_attribute_text
 from ..core_ir.types import (C_TYPES, TYPE_NAMES, basetype, is_real_scalar,
                              is_tensor_or_window, is_window)
 from ..core_ir.buffers import written_buffers
+from ..errors import MemGenError, located
 from . import arith as A
 from .analysis import (aliased_params, as_ir, configs_used,
                        all_procs_incl_instrs, reached_procs)
@@ -215,7 +216,15 @@ class _Program:
     def emit(self):
         bodies = []
         for p in self.order:
-            bodies.append(_ProcEmitter(self, p).emit())
+            try:
+                bodies.append(_ProcEmitter(self, p).emit())
+            except RecursionError:
+                # (the frontend keeps expressions shallow; IR built by hand
+                # or by a rewrite may not be)
+                raise MemGenError(located(
+                    "an expression is nested too deeply to compile; split "
+                    "it with intermediate variables", p.srcinfo,
+                    p.name)) from None
         protos = [self.signature(p, True) + ";" for p in self.publics]
         header = self._header(protos)
         return header, self._source(bodies)

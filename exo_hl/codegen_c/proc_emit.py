@@ -281,6 +281,10 @@ class ProcEmitter(ExprEmitter):
         text = mem.alloc(name, ct, shape_c, s.srcinfo)
         for ln in text.splitlines():
             self.line(depth, ln)
+        if not dims and mem.can_read():
+            # a local scalar starts at zero (docs/semantics.md): no read of
+            # an uninitialised local, and the interpreter's value
+            self.line(depth, f"{name} = 0;")
         free = mem.free(name, ct, shape_c, s.srcinfo)
         if free:
             frees.append(free)

@@ -82,6 +82,24 @@ def _source_of(obj):
     return src, SourceMap(filename, raw.splitlines(), first, shift)
 
 
+def parse_python(text, filename="<unknown>"):
+    """``ast.parse`` with room for long expressions: CPython bounds the depth
+    of the syntax tree it builds by the recursion limit (a 3,000-term sum is
+    already too deep), though each level costs little C stack. The limit is
+    raised for this call only; the frontend walks long chains iteratively
+    and refuses what it cannot, with a location."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, _AST_RECURSION_LIMIT))
+    try:
+        return ast.parse(text, filename)
+    finally:
+        sys.setrecursionlimit(old)
+
+
+#: enough for a 100,000-term chain
+_AST_RECURSION_LIMIT = 200_000
+
+
 def _find_def(tree, kinds, name):
     for n in tree.body:
         if isinstance(n, kinds) and n.name == name:
@@ -152,7 +170,7 @@ def _proc_from_function(fn, frame, instr=None):
         raise _not_a_function(fn)
     scope = defining_scope(fn, frame)
     src, srcmap = _source_of(fn)
-    tree = ast.parse(src)
+    tree = parse_python(src, srcmap.filename)
     fdef = _find_def(tree, (ast.FunctionDef, ), fn.__name__)
     if fdef is None:  # pragma: no cover - getsource returned the def itself
         raise ExoSyntaxError(f"cannot find the definition of {fn.__name__}")
@@ -335,7 +353,7 @@ def parse_procs_source(src: str, scope: dict, filename: str = "<string>"):
     """
     text = textwrap.dedent(src)
     try:
-        tree = ast.parse(text, filename)
+        tree = parse_python(text, filename)
     except SyntaxError as e:
         raise ExoSyntaxError(f"cannot parse procedure text: {e.msg}",
                              SrcInfo(filename, e.lineno or 0,
