@@ -126,6 +126,14 @@ _TARGET_MACRO = """\
 """
 
 
+def _too_deep(p):
+    """(the frontend keeps expressions shallow; IR built by hand or by a
+    rewrite may not be)"""
+    return MemGenError(located(
+        "an expression is nested too deeply to compile; split it with "
+        "intermediate variables", p.srcinfo, p.name))
+
+
 class _Program:
     def __init__(self, publics, basename, emulated=frozenset()):
         """``emulated``: CPU features supplied by an emulation layer at
@@ -138,10 +146,13 @@ class _Program:
         for p in publics:
             if p.instr is None and p not in self.publics:
                 self.publics.append(p)
-        self.order = reached_procs(self.publics)
-        self.everything = all_procs_incl_instrs(self.publics)
-        self.aliased = aliased_params(self.order)
-        self.configs = configs_used(self.everything)
+        try:
+            self.order = reached_procs(self.publics)
+            self.everything = all_procs_incl_instrs(self.publics)
+            self.aliased = aliased_params(self.order)
+            self.configs = configs_used(self.everything)
+        except RecursionError:
+            raise _too_deep(self.publics[0]) from None
         self.win_structs = {}       # name -> (elem ctype, ndim, const)
         self.globals = {}           # ordered set of C text emitted once
         self.need_assume = False
@@ -219,12 +230,7 @@ class _Program:
             try:
                 bodies.append(_ProcEmitter(self, p).emit())
             except RecursionError:
-                # (the frontend keeps expressions shallow; IR built by hand
-                # or by a rewrite may not be)
-                raise MemGenError(located(
-                    "an expression is nested too deeply to compile; split "
-                    "it with intermediate variables", p.srcinfo,
-                    p.name)) from None
+                raise _too_deep(p) from None
         protos = [self.signature(p, True) + ";" for p in self.publics]
         header = self._header(protos)
         return header, self._source(bodies)
