@@ -4,8 +4,9 @@ The library is cached by a hash of everything that determines it (C text,
 compiler, flags), under a per-user cache directory; builds write to a temp
 file and ``os.replace`` it into place, so concurrent test workers never see
 a half-written library; an entry whose content no longer matches what was
-built (truncated or corrupted on disk) is rebuilt (``build_cache``). Arguments are validated in Python (types, shapes,
-contiguity, preconditions) before any C runs, because the C code trusts its
+built (truncated or corrupted on disk) is rebuilt (``build_cache``).
+Arguments are validated in Python (types, shapes, contiguity,
+preconditions) before any C runs, because the C code trusts its
 preconditions (they are optimizer assumptions, not checks).
 """
 from __future__ import annotations
