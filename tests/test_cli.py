@@ -448,3 +448,41 @@ def test_dep_file_lists_modules_from_other_packages(tmp_path):
                                       str(lib / "sched.py")])
     # neither the stdlib nor the compiler are dependencies
     assert not any("exo_hl" in d or d.endswith("os.py") for d in dep)
+
+
+RESERVED_PUBLIC = '''\
+from __future__ import annotations
+from exo_hl import f32, proc, seq, size
+
+
+@proc
+def {name}(n: size, x: f32[n]):
+    for i in seq(0, n):
+        x[i] = 0.0
+'''
+
+
+def test_backend_refusals_are_one_located_line(tmp_path):
+    """A public procedure C cannot export (a reserved name, or two public
+    procedures with one name) is one file:line message and status 1."""
+    for name in ("main", "EOF", "kern_Context"):
+        (tmp_path / "kern.py").write_text(RESERVED_PUBLIC.format(name=name))
+        r = cli("compile", "kern.py", "-o", "out", cwd=tmp_path)
+        assert r.returncode == 1
+        assert "Traceback" not in r.stderr
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1, r.stderr
+        assert lines[0].startswith(
+            f"exo-hl: error: {tmp_path / 'kern.py'}:6: in procedure "
+            f"'{name}': procedure '{name}' cannot be exported to C"), lines
+    twins = RESERVED_PUBLIC.format(name="a") + RESERVED_PUBLIC.format(
+        name="b").replace("0.0", "1.0").split("\n", 2)[2] \
+        + "\n\nc = b.rename('a')\n"
+    (tmp_path / "twins.py").write_text(twins)
+    r = cli("compile", "twins.py", "-o", "out", cwd=tmp_path)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "two different public procedures are " \
+        "named 'a'" in lines[0] and "twins.py:12:" in lines[0], r.stderr
+    r = cli("compile", "twins.py", "-o", "out", "--debug", cwd=tmp_path)
+    assert r.returncode == 1 and "Traceback" in r.stderr

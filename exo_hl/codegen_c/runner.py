@@ -3,8 +3,10 @@
 The library is cached by a hash of everything that determines it (C text,
 compiler, flags), under a per-user cache directory; builds write to a temp
 file and ``os.replace`` it into place, so concurrent test workers never see
-a half-written library. Arguments are validated in Python (types, shapes,
-contiguity, preconditions) before any C runs, because the C code trusts its
+a half-written library; an entry whose content no longer matches what was
+built (truncated or corrupted on disk) is rebuilt (``build_cache``).
+Arguments are validated in Python (types, shapes, contiguity,
+preconditions) before any C runs, because the C code trusts its
 preconditions (they are optimizer assumptions, not checks).
 """
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ..core_ir.buffers import written_buffers
 from ..core_ir.call_args import check_call_args
 from ..core_ir.nodes import IR
 from ..core_ir.types import is_real_scalar, is_tensor_or_window, is_window
+from . import build_cache
 from .analysis import as_ir
 from .host_cpu import FeaturePlan, check_host
 from .emit import _Program
@@ -64,9 +67,28 @@ def _run_cc(cmd, cwd):
     return r.returncode, r.stderr
 
 
+def load_shared(build, basename):
+    """(path, ``ctypes.CDLL``) of the library ``build(rebuild)`` returns:
+    one that still cannot be loaded (``build_shared`` already skips entries
+    whose content is damaged) is deleted and built again, once."""
+    lib = build(False)
+    try:
+        return lib, ctypes.CDLL(lib)
+    except OSError:
+        pass
+    build_cache.discard(lib)
+    lib = build(True)
+    try:
+        return lib, ctypes.CDLL(lib)
+    except OSError as e:
+        raise RuntimeError(f"cannot load the library built for "
+                           f"'{basename}' ({lib}): {e}") from None
+
+
 def build_shared(header, source, basename, cc=None, cflags=None,
-                 extra_flags=(), link_flags=("-lm", )):
-    """Compile to a cached shared library; returns its path."""
+                 extra_flags=(), link_flags=("-lm", ), rebuild=False):
+    """Compile to a cached shared library; returns its path. ``rebuild``:
+    ignore (and replace) an existing cache entry."""
     cc = cc or os.environ.get("CC") or "cc"
     user_flags = cflags if cflags is not None else os.environ.get("CFLAGS")
     candidates = ([user_flags] if user_flags is not None
@@ -80,7 +102,7 @@ def build_shared(header, source, basename, cc=None, cflags=None,
              " ".join(link_flags)]).encode()).hexdigest()[:24]
         d = cache_dir()
         lib = os.path.join(d, f"{basename}_{key}.so")
-        if os.path.exists(lib):
+        if not rebuild and build_cache.is_valid(lib):
             return lib
         with tempfile.TemporaryDirectory(dir=d, prefix="build_") as tmp:
             for name, text in ((basename + ".h", header),
@@ -94,7 +116,7 @@ def build_shared(header, source, basename, cc=None, cflags=None,
                     "exo_hl_probe.c"] + list(link_flags))
             rc, err = _run_cc(cmd, tmp)
             if rc == 0:
-                os.replace(out, lib)
+                build_cache.store(out, lib)
                 return lib
             last_err = f"$ {' '.join(cmd)}\n{err}"
     raise CompileError(f"C compilation of '{basename}' failed:\n{last_err}")
@@ -131,6 +153,7 @@ class CompiledProcedure:
             self.header, self.source = prog.emit(progress=bar)
             bar.advance(0, f"exo_hl: cc {ir.name}")
             self.configs = prog.configs
+            self._fields = prog.config_fields
             self.written = written_buffers(ir)
             self.restrict = (set(a.name for a in ir.args)
                              - prog.aliased.get(ir, set()))
@@ -143,15 +166,13 @@ class CompiledProcedure:
             if opts:
                 raise TypeError(f"compile() got unknown options: "
                                 f"{', '.join(sorted(opts))}")
-            self.library_path = build_shared(self.header, self.source,
+            self.library_path, self._lib = load_shared(
+                lambda rebuild: build_shared(self.header, self.source,
                                              ir.name, cc=cc, cflags=cflags,
-                                             extra_flags=extra)
+                                             extra_flags=extra,
+                                             rebuild=rebuild),
+                ir.name)
             bar.advance(cc_share)
-        try:
-            self._lib = ctypes.CDLL(self.library_path)
-        except OSError as e:
-            raise RuntimeError(f"cannot load {self.library_path}: {e}") \
-                from None
         for probe in ("exo_hl_sizeof_context", "exo_hl_sizeof_fast32"):
             getattr(self._lib, probe).restype = ctypes.c_size_t
         fast = self._lib.exo_hl_sizeof_fast32()
@@ -160,7 +181,7 @@ class CompiledProcedure:
         fields = []
         for cfg in self.configs:
             for f, t in cfg.fields():
-                fields.append((cfg.c_struct_field(f),
+                fields.append((self._fields[cfg, f],
                                _CTYPES.get(t, self._fast32)))
         if not fields:
             fields = [("unused_", ctypes.c_char)]
@@ -183,10 +204,10 @@ class CompiledProcedure:
 
     # -- config state
     def get_config(self, config, field):
-        return getattr(self.context, config.c_struct_field(field))
+        return getattr(self.context, self._fields[config, field])
 
     def set_config(self, config, field, value):
-        setattr(self.context, config.c_struct_field(field), value)
+        setattr(self.context, self._fields[config, field], value)
 
     # -- ctypes plumbing
     def _win_struct(self, ndim):

@@ -30,6 +30,7 @@ from ..core_ir.buffers import written_buffers
 from ..core_ir.call_args import check_call_args
 from ..core_ir.types import (C_TYPES, is_control, is_real_scalar, is_window)
 from ..errors import SanitizerError
+from . import build_cache
 from .analysis import as_ir
 from .emit import _Program
 from .host_cpu import FeaturePlan, check_host
@@ -102,9 +103,9 @@ int main(int argc, char **argv) {{
         return 0;
     }}
     exo_dir = argv[1];
-    FILE *in = exo_open("scalars", "r");
-    {base}_Context ctx;
-    memset(&ctx, 0, sizeof ctx);
+    FILE *exo_in = exo_open("scalars", "r");
+    {base}_Context exo_ctx;
+    memset(&exo_ctx, 0, sizeof exo_ctx);
 """
 
 
@@ -123,47 +124,47 @@ def driver_source(ir, prog, basename) -> str:
     """
     written = written_buffers(ir)
     out = [_DRIVER_HEAD.format(base=basename)]
-    fields = [(cfg.c_struct_field(f), C_TYPES[t])
+    fields = [(prog.config_fields[cfg, f], C_TYPES[t])
               for cfg in prog.configs for f, t in cfg.fields()]
     for name, ct in fields:
-        read = "exo_real(in)" if _is_real_c(ct) else "exo_int(in)"
-        out.append(f"    ctx.{name} = ({ct}){read};")
-    call, after = ["&ctx"], []
+        read = "exo_real(exo_in)" if _is_real_c(ct) else "exo_int(exo_in)"
+        out.append(f"    exo_ctx.{name} = ({ct}){read};")
+    call, after = ["&exo_ctx"], []
     for k, a in enumerate(ir.args):
         t = a.type
         if is_control(t):
             ct = C_TYPES[t]
-            out.append(f"    {ct} a{k} = ({ct})exo_int(in);")
-            call.append(f"a{k}")
+            out.append(f"    {ct} exo_a{k} = ({ct})exo_int(exo_in);")
+            call.append(f"exo_a{k}")
             continue
         elem = t if is_real_scalar(t) else t.type
         ct = C_TYPES[elem]
-        out.append(f"    size_t n{k} = (size_t)exo_int(in);")
-        out.append(f"    {ct} *p{k} = ({ct} *)exo_load(\"b{k}\", n{k});")
+        out.append(f"    size_t exo_n{k} = (size_t)exo_int(exo_in);")
+        out.append(f"    {ct} *exo_p{k} = ({ct} *)exo_load(\"b{k}\", exo_n{k});")
         if is_window(t):
             nd = len(t.hi)
             struct = prog.win_struct(elem, nd, a.name not in written)
-            out.append(f"    {struct} a{k};")
-            out.append(f"    a{k}.data = p{k};")
+            out.append(f"    {struct} exo_a{k};")
+            out.append(f"    exo_a{k}.data = exo_p{k};")
             for d in range(nd):
-                out.append(f"    a{k}.strides[{d}] = "
-                           f"(int_fast32_t)exo_int(in);")
-            call.append(f"a{k}")
+                out.append(f"    exo_a{k}.strides[{d}] = "
+                           f"(int_fast32_t)exo_int(exo_in);")
+            call.append(f"exo_a{k}")
         else:
-            call.append(f"p{k}")
+            call.append(f"exo_p{k}")
         if a.name in written:
-            after.append(f"    exo_store(\"b{k}.out\", p{k}, n{k});")
-        after.append(f"    free(p{k});")
-    out.append("    fclose(in);")
+            after.append(f"    exo_store(\"b{k}.out\", exo_p{k}, exo_n{k});")
+        after.append(f"    free(exo_p{k});")
+    out.append("    fclose(exo_in);")
     out.append(f"    {ir.name}({', '.join(call)});")
     out += after
-    out.append('    FILE *res = exo_open("scalars.out", "w");')
+    out.append('    FILE *exo_res = exo_open("scalars.out", "w");')
     for name, ct in fields:
         if _is_real_c(ct):
-            out.append(f'    fprintf(res, "%a\\n", (double)ctx.{name});')
+            out.append(f'    fprintf(exo_res, "%a\\n", (double)exo_ctx.{name});')
         else:
-            out.append(f'    fprintf(res, "%lld\\n", (long long)ctx.{name});')
-    out += ["    fclose(res);", "    return 0;", "}", ""]
+            out.append(f'    fprintf(exo_res, "%lld\\n", (long long)exo_ctx.{name});')
+    out += ["    fclose(exo_res);", "    return 0;", "}", ""]
     return "\n".join(out)
 
 
@@ -177,9 +178,11 @@ def _child_env(leaks: bool) -> dict:
     return env
 
 
-def _build_executable(files: dict, basename, cc, cflags, extra, name):
+def _build_executable(files: dict, basename, cc, cflags, extra, name,
+                      rebuild=False):
     """Compile ``files`` ({file name: text}; the .c ones are sources) into a
-    cached executable; returns its path. Raises CompileError."""
+    cached executable; returns its path. Raises CompileError. ``rebuild``:
+    replace an existing cache entry (one that cannot run)."""
     user_flags = cflags if cflags is not None else os.environ.get("CFLAGS")
     candidates = ([user_flags] if user_flags is not None
                   else [DEFAULT_CFLAGS, FALLBACK_CFLAGS])
@@ -191,7 +194,7 @@ def _build_executable(files: dict, basename, cc, cflags, extra, name):
              " ".join(flag_list)]).encode()).hexdigest()[:24]
         d = cache_dir()
         exe = os.path.join(d, f"{name}_{key}.san")
-        if os.path.exists(exe):
+        if not rebuild and build_cache.is_valid(exe):
             return exe
         with tempfile.TemporaryDirectory(dir=d, prefix="build_") as tmp:
             for fname, text in files.items():
@@ -202,7 +205,7 @@ def _build_executable(files: dict, basename, cc, cflags, extra, name):
                    sorted(f for f in files if f.endswith(".c")) + ["-lm"])
             r = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
             if r.returncode == 0:
-                os.replace(out, exe)
+                build_cache.store(out, exe)
                 return exe
             errors.append(f"$ {' '.join(cmd)}\n{r.stderr}")
     raise CompileError(
@@ -252,11 +255,18 @@ class SanitizedProcedure:
                  "-fno-omit-frame-pointer", "-g"]
         extra += openmp_flags(ir, cc, openmp)
         extra += plan.flags()
-        self.executable_path = _build_executable(
-            {ir.name + ".h": self.header, ir.name + ".c": self.source,
-             "exo_hl_driver.c": self.driver},
-            ir.name, cc, cflags, extra, ir.name)
-        self._leaks, self._int_bits = self._probe(cc)
+        files = {ir.name + ".h": self.header, ir.name + ".c": self.source,
+                 "exo_hl_driver.c": self.driver}
+        self.executable_path = _build_executable(files, ir.name, cc, cflags,
+                                                 extra, ir.name)
+        try:
+            self._leaks, self._int_bits = self._probe(cc)
+        except (OSError, CompileError):
+            # a cache entry that cannot be executed (truncated, corrupted):
+            # build it again, once
+            self.executable_path = _build_executable(
+                files, ir.name, cc, cflags, extra, ir.name, rebuild=True)
+            self._leaks, self._int_bits = self._probe(cc)
 
     def __repr__(self):
         return (f"<sanitized procedure {self.name} ({self.sanitizers}; "

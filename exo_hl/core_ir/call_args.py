@@ -18,6 +18,7 @@ message, because both go through ``check_call_args``:
 """
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Callable, Dict, Optional
 
@@ -199,7 +200,19 @@ def _scalar_from_number(pname, n, v, want):
         raise _fail(pname, f"argument '{n}' must be a number or a 0-d or "
                     f"1-element numpy array of {want}, got "
                     f"{type(v).__name__}")
-    return np.array(v, dtype=want)
+    # a finite number the dtype cannot hold would silently become infinity
+    # (infinities and NaN themselves are values of every float type)
+    try:
+        x = float(v)
+    except OverflowError:
+        x = None
+    finite_max = float(np.finfo(want).max)
+    if x is None or (math.isfinite(x) and abs(x) > finite_max):
+        raise _fail(pname, f"argument '{n}' = {v!r} is out of the range of "
+                    f"{want} (largest finite value {finite_max:g})",
+                    ValueError)
+    with np.errstate(over="ignore"):  # (rounding up to the largest finite)
+        return np.array(x, dtype=want)
 
 
 def _check_data(pname, a, v, written, env, read_config=_no_config):

@@ -17,8 +17,10 @@ Semantics, chosen to agree with the generated C:
   element type (integers wrap; floats saturate into integers, NaN gives 0).
   Integer values are Python ints, float values numpy scalars of their
   precision.
-- Allocations are fresh arrays filled with NaN (float types) or 0 (integer
-  types); reading before writing is the program's bug, and NaN makes it show.
+- Tensor allocations are fresh arrays filled with NaN (float types) or 0
+  (integer types); reading before writing is the program's bug, and NaN
+  makes it show. A local data scalar starts at zero, as the C code
+  initialises it.
 - ``par`` loops run sequentially. Calls run the callee's body (an ``@instr``
   is interpreted by its body, never its C template); externs run
   ``Extern.interpret``.
@@ -309,7 +311,8 @@ class _Compiler:
             return alloc
 
         def alloc_scalar(env):
-            env[k] = np.full((), fill, dtype=dt)
+            # a local scalar starts at zero, in C too (docs/semantics.md)
+            env[k] = np.zeros((), dtype=dt)
         return alloc_scalar
 
     def s_WindowStmt(self, s):

@@ -30,6 +30,7 @@ from ..errors import ExoError, ExoSyntaxError, ExoTypeError, \
 from ..feedback import debug_tracebacks, for_user
 from . import surface
 from ..effects.wellformed import run_static_checks
+from .arg_dims import check_arg_dims
 from .parser import (ProcParser, SourceMap, _MISSING, check_instr_template,
                      resolve_dotted)
 
@@ -82,6 +83,24 @@ def _source_of(obj):
     return src, SourceMap(filename, raw.splitlines(), first, shift)
 
 
+def parse_python(text, filename="<unknown>"):
+    """``ast.parse`` with room for long expressions: CPython bounds the depth
+    of the syntax tree it builds by the recursion limit (a 3,000-term sum is
+    already too deep), though each level costs little C stack. The limit is
+    raised for this call only; the frontend walks long chains iteratively
+    and refuses what it cannot, with a location."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, _AST_RECURSION_LIMIT))
+    try:
+        return ast.parse(text, filename)
+    finally:
+        sys.setrecursionlimit(old)
+
+
+#: enough for a 100,000-term chain
+_AST_RECURSION_LIMIT = 200_000
+
+
 def _find_def(tree, kinds, name):
     for n in tree.body:
         if isinstance(n, kinds) and n.name == name:
@@ -112,18 +131,47 @@ def _build(fdef, scope, srcmap, instr: Optional[IR.Instr]):
         ir = ProcParser(fdef, scope, srcmap, instr).parse()
         if instr is not None:
             check_instr_template(ir, instr.c_template)
+        check_arg_dims(ir)
         run_static_checks(ir)
         return Procedure(ir)
     return _guard(fdef.name, srcmap(fdef), go)
 
 
+def _not_a_function(fn):
+    """A located error for ``@proc`` on something that is not a plain
+    function (a class, an ``async def``, a procedure already made)."""
+    from ..api import Procedure
+    what = "@proc/@instr"
+    if isinstance(fn, Procedure):
+        ir = fn.ir()
+        return ExoSyntaxError(
+            f"in procedure '{ir.name}': {what} applied to a procedure "
+            f"('{ir.name}' is already one); decorate the function once",
+            ir.srcinfo)
+    name = getattr(fn, "__name__", type(fn).__name__)
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        kind = "an 'async def'"
+    elif inspect.isclass(fn):
+        kind = "a class"
+    else:
+        return TypeError(f"@proc/@instr decorate a function, not "
+                         f"{type(fn).__name__}")
+    try:
+        _, srcmap = _source_of(fn)
+        si = srcmap(ast.parse("x").body[0])
+    except ExoSyntaxError:
+        si = None
+    return ExoSyntaxError(f"in procedure '{name}': procedures are plain "
+                          f"'def' functions, not {kind}", si)
+
+
 def _proc_from_function(fn, frame, instr=None):
-    if not inspect.isfunction(fn):
-        raise TypeError(f"@proc/@instr decorate a function, not "
-                        f"{type(fn).__name__}")
+    if not inspect.isfunction(fn) or inspect.iscoroutinefunction(fn) or \
+            inspect.isasyncgenfunction(fn):
+        raise _not_a_function(fn)
     scope = defining_scope(fn, frame)
     src, srcmap = _source_of(fn)
-    tree = ast.parse(src)
+    tree = parse_python(src, srcmap.filename)
     fdef = _find_def(tree, (ast.FunctionDef, ), fn.__name__)
     if fdef is None:  # pragma: no cover - getsource returned the def itself
         raise ExoSyntaxError(f"cannot find the definition of {fn.__name__}")
@@ -194,25 +242,43 @@ def config(cls):
     ...     src_stride: stride
     >>> p = p.configwrite_at(p.find_loop('i0'), ConfigLoad, 'src_stride',
     ...                      'stride(A, 0)', before=True)
+
+    Errors name the config and the field's line.
     """
     if not inspect.isclass(cls):
         raise TypeError("@config decorates a class")
     scope = defining_scope(cls, sys._getframe(1))
     try:
-        _, srcmap = _source_of(cls)
-        si = srcmap(ast.parse("x"))  # the class's first line
-    except ExoSyntaxError:
+        return _config_from_class(cls, scope)
+    except ExoTypeError as e:
+        __tracebackhide__ = not debug_tracebacks()  # noqa: F841
+        raise for_user(e)  # exo_hl's frames: set EXO_HL_DEBUG=1
+
+
+def _config_from_class(cls, scope):
+    name = cls.__name__
+    field_si = {}
+    try:
+        src, srcmap = _source_of(cls)
+        cdef = _find_def(ast.parse(src), (ast.ClassDef, ), name)
+        si = srcmap(cdef) if cdef is not None else srcmap(ast.parse("x"))
+        for n in (cdef.body if cdef is not None else ()):
+            if isinstance(n, ast.AnnAssign) and isinstance(n.target,
+                                                            ast.Name):
+                field_si[n.target.id] = srcmap(n)
+    except (ExoSyntaxError, SyntaxError):
         si = SrcInfo("<unknown>", 0)
     anns = cls.__dict__.get("__annotations__", {})
     if not anns:
-        raise ExoTypeError(located(f"config {cls.__name__} declares no "
-                                   f"fields ('name: type')", si,
-                                   cls.__name__))
+        raise ExoTypeError(located(
+            f"in config '{name}': it declares no fields; a config is a class "
+            f"body of 'name: type' lines", si))
     fields = []
     for fname, ann in anns.items():
-        typ = _config_field_type(cls.__name__, fname, ann, scope, si)
+        typ = _config_field_type(name, fname, ann, scope,
+                                 field_si.get(fname, si))
         fields.append((fname, typ))
-    cfg = Config(cls.__name__, fields, si)
+    cfg = Config(name, fields, si)
     if cls.__doc__:
         cfg.__doc__ = inspect.cleandoc(cls.__doc__)
     return cfg
@@ -220,13 +286,16 @@ def config(cls):
 
 def _config_field_type(cname, fname, ann, scope, si):
     def bad(msg):
-        return ExoTypeError(located(f"config field '{fname}': {msg}", si,
-                                    cname))
+        return ExoTypeError(located(
+            f"in config '{cname}': field '{fname}': {msg}", si))
     if isinstance(ann, str):
         try:
             node = ast.parse(ann, mode="eval").body
         except SyntaxError:
             raise bad(f"cannot parse type {ann!r}") from None
+        if isinstance(node, ast.Subscript):
+            raise bad(f"{ann!r} is a tensor type; config fields are scalars "
+                      f"(a control type or a data type such as f32)")
         obj = resolve_dotted(node, scope)
         if isinstance(node, ast.Name) and node.id in ("bool", "int") and \
                 (obj is _MISSING or obj in (bool, int)):
@@ -315,7 +384,7 @@ def parse_procs_source(src: str, scope: dict, filename: str = "<string>"):
     """
     text = textwrap.dedent(src)
     try:
-        tree = ast.parse(text, filename)
+        tree = parse_python(text, filename)
     except SyntaxError as e:
         raise ExoSyntaxError(f"cannot parse procedure text: {e.msg}",
                              SrcInfo(filename, e.lineno or 0,

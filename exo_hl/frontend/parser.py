@@ -35,12 +35,22 @@ from ..core_ir.nodes import IR
 from ..core_ir.operators import PY_ARITH, PY_BOOL, PY_CMP
 from ..core_ir.srcinfo import SrcInfo
 from ..core_ir.syms import Sym
+from ..core_ir.traversal import children, walk, walk_stmts
 from ..core_ir.windows import make_window
 from ..errors import ExoSyntaxError, ExoTypeError, located
 from . import surface
 from ..core_ir.typerules import call_arg_problem, data_join, describe_type
 
 _FnArg = IR.FnArg
+#: the largest magnitude of a control integer literal (C's long long)
+_C_INT_MAX = 2**63 - 1
+#: a run of more than this many terms joined by '+' (or and/or) is grouped
+#: pairwise (docs/semantics.md); shorter ones keep Python's left-to-right
+#: order (and a printed balanced tree reparses to itself)
+BALANCE_MIN = 32
+#: expressions nested deeper than this are refused with a located error:
+#: later passes are recursive (the limit leaves them ample stack)
+MAX_EXPR_DEPTH = 200
 
 _CMP_OPS = PY_CMP      # the operators of the language: core_ir.operators
 _ARITH_OPS = PY_ARITH
@@ -265,8 +275,46 @@ class ProcParser:
         body = self.block(body_nodes, env)
         if not body:
             body = (IR.Pass(srcinfo=self.src(fd)), )
-        return IR.Proc(self.name, tuple(args), tuple(preds), body, self.instr,
-                       self.src(fd))
+        out = IR.Proc(self.name, tuple(args), tuple(preds), body, self.instr,
+                      self.src(fd))
+        self.check_control_literals(out)
+        self.check_expr_depth(out)
+        return out
+
+    def check_expr_depth(self, p):
+        """No expression nests deeper than ``MAX_EXPR_DEPTH``."""
+        parts = [(e, None) for e in p.preds]
+        parts += [(c, s) for s in walk_stmts(p.body) for c in children(s)
+                  if isinstance(c, IR.expr)]
+        for e, s in parts:
+            d = expr_depth(e)
+            if d > MAX_EXPR_DEPTH:
+                raise ExoTypeError(located(
+                    f"expression nested {d} levels deep (at most "
+                    f"{MAX_EXPR_DEPTH}); split it with intermediate "
+                    f"variables", e.srcinfo or getattr(s, "srcinfo", None),
+                    self.name))
+
+    def check_control_literals(self, p):
+        """Control integers are C integers: a literal no C integer type
+        holds (C has no wider one than 64 bits) would not compile."""
+        for a in p.args:
+            for n in walk(a.type):
+                self._check_literal(n, a.srcinfo)
+        for part in (*p.preds, *p.body):
+            for n in walk(part):
+                self._check_literal(n, None)
+                if isinstance(n, IR.Alloc):
+                    for m in walk(n.type):
+                        self._check_literal(m, n.srcinfo)
+
+    def _check_literal(self, n, where):
+        if isinstance(n, IR.Const) and type(n.val) is int and \
+                not -_C_INT_MAX <= n.val <= _C_INT_MAX:
+            raise ExoTypeError(located(
+                f"integer literal {n.val} is too large for a C integer "
+                f"(control values must lie within +-(2**63 - 1))",
+                n.srcinfo or where, self.name))
 
     # ------------------------------------------------------------------
     # statements
@@ -274,7 +322,13 @@ class ProcParser:
         env = dict(env)  # names bound in a block end with it
         out = []
         for s in stmts:
-            out.extend(self.stmt(s, env))
+            try:
+                out.extend(self.stmt(s, env))
+            except RecursionError:
+                raise self.type_error(
+                    f"expression nested too deeply (more than "
+                    f"{MAX_EXPR_DEPTH} levels); split it with intermediate "
+                    f"variables", s) from None
         return tuple(out)
 
     def stmt(self, s, env):
@@ -482,6 +536,10 @@ class ProcParser:
     # ------------------------------------------------------------------
     # expressions
     def undefined(self, node):
+        if isinstance(node, ast.Name) and node.id == self.name:
+            return self.type_error(
+                f"procedure '{self.name}' calls itself: procedures cannot be "
+                f"recursive (write the repetition as a loop)", node)
         return self.type_error(f"name '{_dotted_text(node)}' is not defined",
                                node)
 
@@ -628,10 +686,7 @@ class ProcParser:
                     raise self.type_error(
                         f"'{op}' needs bool operands, got "
                         f"{describe_type(v.type)}", vn)
-            acc = vals[0]
-            for v in vals[1:]:
-                acc = IR.BinOp(op, acc, v, type=IR.Bool, srcinfo=si)
-            return acc
+            return _balanced_bool(op, vals, si)
         if isinstance(node, ast.Compare):
             return self.compare(node, env)
         if isinstance(node, ast.BinOp):
@@ -721,7 +776,7 @@ class ProcParser:
         si = self.src(node)
         left = self.expr(node.left, env)
         left_node = node.left
-        out = None
+        out = []
         for op, rnode in zip(node.ops, node.comparators):
             right = self.expr(rnode, env)
             negate = isinstance(op, ast.NotEq)
@@ -745,27 +800,67 @@ class ProcParser:
             c = IR.BinOp(sop, left, right, type=IR.Bool, srcinfo=si)
             if negate:
                 c = IR.Not(c, type=IR.Bool, srcinfo=si)
-            out = c if out is None else IR.BinOp("and", out, c, type=IR.Bool,
-                                                  srcinfo=si)
+            out.append(c)
             left, left_node = right, rnode
-        return out
+        return _balanced_bool("and", out, si)
 
     def binop(self, node, env):
+        """A chain ``t0 op1 t1 op2 t2 ...`` (Python's left-leaning tree),
+        walked iteratively; a run of more than ``BALANCE_MIN`` terms joined
+        by ``+`` is grouped pairwise (docs/semantics.md), so a long sum is a
+        tree of logarithmic depth for every later pass."""
+        spine = []
+        n = node
+        while isinstance(n, ast.BinOp):
+            spine.append(n)
+            n = n.left
+        spine.reverse()
+        acc, acc_node = self.expr(n, env), n
+        k = 0
+        while k < len(spine):
+            run = k
+            while run < len(spine) and isinstance(spine[run].op, ast.Add):
+                run += 1
+            if run - k >= BALANCE_MIN:
+                items = [(acc, acc_node)] + [
+                    (self.expr(b.right, env), b.right) for b in spine[k:run]]
+                acc, acc_node = self.balanced(items, spine[run - 1]), \
+                    spine[run - 1]
+                k = run
+                continue
+            b = spine[k]
+            acc = self.binop1(b, acc, acc_node, self.expr(b.right, env),
+                              b.right)
+            acc_node = b
+            k += 1
+        return acc
+
+    def balanced(self, items, node):
+        """``items`` ((IR, ast node) pairs) summed pairwise, level by
+        level."""
+        while len(items) > 1:
+            nxt = [(self.binop1(node, a, an, b, bn), node) for (a, an), (b, bn)
+                   in zip(items[0::2], items[1::2])]
+            if len(items) % 2:
+                nxt.append(items[-1])
+            items = nxt
+        return items[0][0]
+
+    def binop1(self, node, lhs, lnode, rhs, rnode):
+        """One arithmetic operation ``node.op`` on typed operands."""
         si = self.src(node)
         op = _ARITH_OPS.get(type(node.op))
         if op is None:
             raise self.syntax_error(f"unsupported operator "
                                     f"'{type(node.op).__name__}'", node)
-        lhs = self.expr(node.left, env)
-        rhs = self.expr(node.right, env)
-        for e, n in ((lhs, node.left), (rhs, node.right)):
+        for e, n in ((lhs, lnode), (rhs, rnode)):
             if e.type is IR.Bool:
                 raise self.type_error(f"arithmetic '{op}' on a bool", n)
         ldata, rdata = T.is_real_scalar(lhs.type), T.is_real_scalar(rhs.type)
         if ldata or rdata:
             what = f"an operand of '{op}' with a data operand"
-            lhs = self.to_data(lhs, node.left, what)
-            rhs = self.to_data(rhs, node.right, what)
+            lhs = self.to_data(lhs, lnode, what)
+            rhs = self.to_data(rhs, rnode, what)
             # (data '/' and '%': docs/semantics.md)
             return IR.BinOp(op, lhs, rhs, type=data_join(lhs.type, rhs.type),
                             srcinfo=si)
@@ -785,7 +880,7 @@ class ProcParser:
             if c is None or c <= 0:
                 raise self.type_error(
                     f"control expression is not quasi-affine: '{op}' needs "
-                    f"a positive constant divisor", node.right)
+                    f"a positive constant divisor", rnode)
         t = IR.Stride if stride else IR.Index
         if isinstance(lhs, IR.Const) and isinstance(rhs, IR.Const):
             t = IR.Int
@@ -855,6 +950,33 @@ class ProcParser:
                                   f"expression", node)
         raise self.type_error(f"'{_dotted_text(node.func)}' is not an extern "
                               f"function usable in a procedure", node.func)
+
+
+def _balanced_bool(op, vals, si):
+    """``v0 op v1 op ...`` for ``and``/``or`` (exactly associative): left
+    to right when short, grouped pairwise when long."""
+    if len(vals) <= BALANCE_MIN:
+        acc = vals[0]
+        for v in vals[1:]:
+            acc = IR.BinOp(op, acc, v, type=IR.Bool, srcinfo=si)
+        return acc
+    while len(vals) > 1:
+        nxt = [IR.BinOp(op, a, b, type=IR.Bool, srcinfo=si)
+               for a, b in zip(vals[0::2], vals[1::2])]
+        if len(vals) % 2:
+            nxt.append(vals[-1])
+        vals = nxt
+    return vals[0]
+
+
+def expr_depth(e) -> int:
+    """Nesting depth of an IR expression (iteratively: it may be deep)."""
+    best, stack = 0, [(e, 1)]
+    while stack:
+        x, d = stack.pop()
+        best = max(best, d)
+        stack.extend((c, d + 1) for c in children(x))
+    return best
 
 
 def _is_literal(e) -> bool:

@@ -4,7 +4,9 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-WARN_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2"]
+WARN_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2"]
+#: with _Float16 (the C ABI's one ISO C extension), see ``f16_flags``
+F16_FLAGS = ["-Wno-error=pedantic"]
 
 
 def c_compilers(float16=True):

@@ -1,0 +1,54 @@
+"""Entries of the build cache (shared libraries, sanitized executables).
+
+An entry is the built file plus a ``.sha256`` record of its content written
+after it. A file whose content does not match its record (truncated,
+corrupted on disk, or left by an interrupted or older build) is not used:
+the caller builds it again. Loading a damaged library is not a safe test —
+a truncated one can load and then fault when its code is reached.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+
+
+def _digest(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 16), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _record(path) -> str:
+    return path + ".sha256"
+
+
+def is_valid(path) -> bool:
+    """The entry exists and its content is what was built."""
+    try:
+        with open(_record(path)) as f:
+            want = f.read().strip()
+        return bool(want) and _digest(path) == want
+    except OSError:
+        return False
+
+
+def store(built, path) -> None:
+    """Move the freshly built file ``built`` into the cache as ``path``
+    (atomically: concurrent readers see the old entry or the new one)."""
+    digest = _digest(built)
+    os.replace(built, path)
+    tmp = f"{_record(path)}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        f.write(digest + "\n")
+    os.replace(tmp, _record(path))
+
+
+def discard(path) -> None:
+    """Remove a bad entry (ignoring one already gone)."""
+    for p in (path, _record(path)):
+        try:
+            os.remove(p)
+        except OSError:
+            pass

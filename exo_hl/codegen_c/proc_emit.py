@@ -1,0 +1,540 @@
+"""One procedure's C body: statements, calls and memory access.
+
+The expression printer is the ``ExprEmitter`` base; names and refusals
+come from ``checks``. (A little over 500 lines: statements, calls and
+memory access all read and update the one scope the emitter keeps —
+bound names, buffers, hoisted locals — so they stay in one class.)
+"""
+from __future__ import annotations
+
+import re
+
+from ..core_ir.memory import DRAM, CExpr, Memory
+from ..core_ir.nodes import IR
+from ..core_ir.types import (C_TYPES, basetype, is_control, is_data,
+                             is_real_scalar, is_tensor_or_window, is_window,
+                             shape as type_shape)
+from ..errors import MemGenError, located
+from ..core_ir.traversal import walk
+from ..core_ir.buffers import written_buffers
+from ..core_ir.state import config_reads, config_writes
+from ..core_ir.syms import Sym
+from ..core_ir import datasem as D
+from .checks import (check_arg_precision, check_readable,
+                     fresh_c_name_k)
+from .expr_emit import (ExprEmitter, _PREC_ADD, _PREC_ATOM, _PREC_MUL,
+                        _PREC_UNARY, _c_data_type, _is_const_int)
+
+
+def _uses_default_window(mem) -> bool:
+    """Memories that keep the flat-array window() get our readable indexing."""
+    return getattr(mem.window, "__func__", None) is getattr(
+        Memory.window, "__func__", None)
+
+
+# ----------------------------------------------------------------------------
+# buffers in scope
+
+
+class _Buf:
+    """How a buffer is reached from C: its C name, kind and layout."""
+
+    __slots__ = ("cname", "kind", "elem", "mem", "shape", "const", "struct")
+
+    def __init__(self, cname, kind, elem, mem, shape=(), const=False,
+                 struct=None):
+        self.cname = cname
+        self.kind = kind          # 'tensor' | 'window' | 'scalar_ptr' | 'scalar'
+        self.elem = elem          # IR element type
+        self.mem = mem
+        self.shape = shape        # tuple of (IR expr) sizes, for tensors
+        self.const = const
+        self.struct = struct      # window struct type, for windows
+
+
+class ProcEmitter(ExprEmitter):
+    def __init__(self, prog, proc):
+        self.prog = prog
+        self.proc = proc
+        self.lines = []
+        self.names = {}         # Sym -> C name
+        self.in_use = set(prog.fn_name_set)
+        self.next_k = {}        # base name -> least k whose base_k may be free
+        self.suffixed = {}      # C name base_k -> (base, k)
+        self.bufs = {}          # Sym -> _Buf
+        self.nonneg = set()     # control syms known >= 0
+        self.read_names = set()  # C names read (for unused-variable hygiene)
+        self.hoisted = set()     # C names of locals made by once()
+
+    # -- errors
+    def _err(self, cls, msg, node):
+        raise cls(located(msg, getattr(node, "srcinfo", None), self.proc.name))
+
+    # -- names
+    def bind(self, sym) -> str:
+        # next_k[base]: every base_j with j below it is taken, so binding n
+        # symbols of one spelling costs O(n), not O(n^2)
+        name, base, k = fresh_c_name_k(sym.name, self.in_use,
+                                        self.next_k.get(sym.name, 1))
+        if k:
+            self.next_k[base] = k + 1
+            self.suffixed[name] = (base, k)
+        self.in_use.add(name)
+        self.names[sym] = name
+        return name
+
+    def unbind(self, sym):
+        name = self.names.pop(sym, None)
+        if name is not None:
+            self.in_use.discard(name)
+            base, k = self.suffixed.pop(name, (None, 0))
+            if k and k < self.next_k.get(base, 1):
+                self.next_k[base] = k
+        self.bufs.pop(sym, None)
+        self.nonneg.discard(sym)
+
+    def cname(self, sym, node=None):
+        try:
+            return self.names[sym]
+        except KeyError:
+            self._err(MemGenError, f"'{sym.name}' is not in scope", node)
+
+    # -- whole procedure
+    def emit(self):
+        p, prog = self.proc, self.prog
+        written = written_buffers(p)
+        for a in p.args:
+            self.bind(a.name)
+        for a in p.args:
+            name = self.names[a.name]
+            t = a.type
+            if is_window(t):
+                const = a.name not in written
+                self.bufs[a.name] = _Buf(
+                    name, "window", t.type, a.mem or DRAM, t.hi, const,
+                    prog.win_struct(t.type, len(t.hi), const))
+            elif is_tensor_or_window(t):
+                self.bufs[a.name] = _Buf(name, "tensor", t.type, a.mem or DRAM,
+                                         t.hi, a.name not in written)
+            elif is_real_scalar(t):
+                self.bufs[a.name] = _Buf(name, "scalar_ptr", t, a.mem or DRAM,
+                                         (), a.name not in written)
+            elif t is IR.Size:
+                self.nonneg.add(a.name)
+        body = []
+        self.lines = body
+        for a in p.args:
+            buf = self.bufs.get(a.name)
+            if buf is not None and buf.kind == "tensor":
+                # sizes as they are at entry (they may read config state)
+                buf.shape = tuple(self.once(h, f"{buf.cname}_n{d}", 1)
+                                  for d, h in enumerate(buf.shape))
+        for pred in p.preds:
+            self.check_precision(pred)
+            prog.need_assume = True
+            self.line(1, f"EXO_ASSUME({self.expr(pred)});")
+        self.block(p.body, 1)
+        for k, ln in enumerate(body):
+            # a hoisted size that no access ended up using
+            m = re.fullmatch(r"(\s*)int_fast32_t (\w+) = .*;", ln)
+            if m and m.group(2) in self.hoisted and len(re.findall(
+                    r"\b%s\b" % m.group(2), "\n".join(body))) == 1:
+                body[k] = ln + f" (void){m.group(2)};"
+        text = "\n".join(body)
+        unused = [n for n in ["ctxt"] + [self.names[a.name] for a in p.args]
+                  if not re.search(r"\b%s\b" % re.escape(n), text)]
+        head = [self.prog.signature(p, False) + " {"]
+        head += [f"    (void){n};" for n in unused]
+        return "\n".join(head + body + ["}", ""])
+
+    def line(self, depth, text):
+        self.lines.append("    " * depth + text)
+
+    # -- statements
+    def block(self, stmts, depth):
+        bound, frees, decls = [], [], []
+        for k, s in enumerate(stmts):
+            self.stmt(s, depth, bound, frees)
+            if isinstance(s, (IR.Alloc, IR.WindowStmt)):
+                decls.append((s, k, self.names[s.name], len(self.lines)))
+        # keep -Wunused-variable / -Wunused-but-set-variable quiet: a buffer
+        # no later statement reads, or whose name no later C line mentions
+        # (an instr template may use only a window's data pointer). The
+        # statements' reads and the lines' words are gathered once, from the
+        # end, so this stays linear in the block.
+        inserts, read_later, words_later = [], set(), set()
+        k_next, at_next = len(stmts), len(self.lines)
+        for s, k, cname, at in reversed(decls):
+            while k_next > k + 1:
+                k_next -= 1
+                read_later |= _reads_in(stmts[k_next])
+            while at_next > at:
+                at_next -= 1
+                words_later.update(_C_WORD.findall(self.lines[at_next]))
+            if s.name not in read_later or cname not in words_later:
+                inserts.append((at, "    " * depth + f"(void){cname};"))
+        if inserts:
+            inserts.reverse()
+            start, prev, merged = inserts[0][0], inserts[0][0], []
+            for at, text in inserts:
+                merged += self.lines[prev:at]
+                merged.append(text)
+                prev = at
+            merged += self.lines[prev:]
+            self.lines[start:] = merged
+        for text in reversed(frees):
+            for ln in text.splitlines():
+                self.line(depth, ln)
+        for sym in bound:
+            self.unbind(sym)
+
+    def stmt(self, s, depth, bound, frees):
+        if isinstance(s, (IR.Assign, IR.Reduce)):
+            buf = self.bufs.get(s.name)
+            if buf is None:
+                self._err(MemGenError, f"'{s.name.name}' is not a buffer", s)
+            self.check_readable(buf, s)
+            self.check_precision(s.rhs, s)
+            lhs = self.access(buf, s.idx, s)
+            if isinstance(s, IR.Assign):
+                rhs = self.data_expr(s.rhs, buf.elem)
+            elif not D.is_int(buf.elem):
+                # C's ``x += e`` is ``x = x + e`` with C's conversions,
+                # which are the IR's for a float x (docs/semantics.md)
+                tgt = _c_data_type(buf.elem)
+                t = D.eval_type(s.rhs, tgt, D.default_leaf)
+                self.line(depth, f"{lhs} += {self.dexpr(s.rhs, t)[0]};")
+                return
+            else:
+                # integer x: the addition is an operation like any other
+                cur = IR.Read(s.name, s.idx, type=s.type, srcinfo=s.srcinfo)
+                rhs = self.data_expr(IR.BinOp("+", cur, s.rhs, type=s.type,
+                                              srcinfo=s.srcinfo), buf.elem,
+                                     check=False)
+            self.line(depth, f"{lhs} = {rhs};")
+        elif isinstance(s, IR.WriteConfig):
+            t = s.config.lookup_type(s.field)
+            field = f"ctxt->{self.prog.config_fields[s.config, s.field]}"
+            if is_data(t):
+                self.check_precision(s.rhs, s)
+                rhs = self.data_expr(s.rhs, t)
+            else:
+                rhs = self.expr(s.rhs)
+            self.line(depth, f"{field} = {rhs};")
+        elif isinstance(s, IR.Pass):
+            pass
+        elif isinstance(s, IR.If):
+            self.line(depth, f"if ({self.expr(s.cond)}) {{")
+            self.block(s.body, depth + 1)
+            if s.orelse:
+                self.line(depth, "} else {")
+                self.block(s.orelse, depth + 1)
+            self.line(depth, "}")
+        elif isinstance(s, IR.For):
+            # C tests the condition before every iteration; the IR evaluates
+            # the upper bound once, at loop entry
+            lo = self.expr(s.lo)
+            hi = self.expr(self.once(s.hi, f"{s.iter.name}_hi", depth))
+            it = self.bind(s.iter)
+            if self.is_nonneg(s.lo):
+                self.nonneg.add(s.iter)
+            if s.mode is IR.Par:
+                self.lines.append("#ifdef _OPENMP")
+                self.lines.append("#pragma omp parallel for")
+                self.lines.append("#endif")
+            self.line(depth, f"for (int_fast32_t {it} = {lo}; {it} < {hi}; "
+                      f"{it}++) {{")
+            self.block(s.body, depth + 1)
+            self.line(depth, "}")
+            self.unbind(s.iter)
+        elif isinstance(s, IR.Alloc):
+            self.alloc(s, depth, bound, frees)
+        elif isinstance(s, IR.WindowStmt):
+            self.window_stmt(s, depth, bound)
+        elif isinstance(s, IR.Call):
+            self.call(s, depth)
+        else:  # pragma: no cover - the grammar has no other statements
+            self._err(MemGenError, f"cannot compile {type(s).__name__}", s)
+
+    def once(self, e, base, depth):
+        """A control expression as it evaluates *here*, for C text that
+        re-evaluates it later (a loop condition, the strides of a buffer):
+        ``e`` itself when its value cannot change (it reads no config
+        state), else a read of a new local initialised with it now."""
+        if not config_reads(e):
+            return e
+        sym = Sym(base)
+        name = self.bind(sym)
+        self.hoisted.add(name)
+        self.line(depth, f"int_fast32_t {name} = {self.expr(e)};")
+        return IR.Read(sym, (), type=IR.Index, srcinfo=e.srcinfo)
+
+    def alloc(self, s, depth, bound, frees):
+        mem = s.mem or DRAM
+        elem = basetype(s.type)
+        # sizes are evaluated at the allocation; accesses use them later
+        dims = tuple(self.once(h, f"{s.name.name}_n{d}", depth)
+                     for d, h in enumerate(type_shape(s.type)))
+        name = self.bind(s.name)
+        bound.append(s.name)
+        shape_c = [self.c_arg(h) for h in dims]
+        ct = C_TYPES[elem]
+        self.prog.add_global(mem.global_())
+        text = mem.alloc(name, ct, shape_c, s.srcinfo)
+        for ln in text.splitlines():
+            self.line(depth, ln)
+        if not dims and mem.can_read():
+            # a local scalar starts at zero (docs/semantics.md): no read of
+            # an uninitialised local, and the interpreter's value
+            self.line(depth, f"{name} = 0;")
+        free = mem.free(name, ct, shape_c, s.srcinfo)
+        if free:
+            frees.append(free)
+        kind = "tensor" if dims else "scalar"
+        self.bufs[s.name] = _Buf(name, kind, elem, mem, dims, False)
+
+    def window_stmt(self, s, depth, bound):
+        src = self.bufs.get(s.rhs.name)
+        if src is None:
+            self._err(MemGenError, f"'{s.rhs.name.name}' is not a buffer", s)
+        data, strides, dims = self.window_parts(src, s.rhs)
+        struct = self.prog.win_struct(src.elem, len(strides), src.const)
+        name = self.bind(s.name)
+        bound.append(s.name)
+        self.line(depth, f"{struct} {name} = {{ &{data}, "
+                  f"{{ {', '.join(strides)} }} }};")
+        self.bufs[s.name] = _Buf(name, "window", src.elem, src.mem, dims,
+                                 src.const, struct)
+
+    # -- calls
+    def call(self, s, depth):
+        f = s.f
+        if f.instr is not None:
+            self.prog.add_global(f.instr.c_global)
+            text = self.instr_text(self.pin_instr_args(s, depth))
+            for ln in text.splitlines():
+                self.line(depth, ln)
+            return
+        written = written_buffers(f)
+        args = ["ctxt"]
+        for fa, a in zip(f.args, s.args):
+            self.check_arg_precision(f, fa, a, s)
+            args.append(self.call_arg(fa, a, fa.name not in written, s))
+        self.line(depth, f"{self.prog.fn_names[f]}({', '.join(args)});")
+
+    def check_arg_precision(self, f, fa, a, node):
+        check_arg_precision(f, fa, a, node, self._err)
+
+    def _buf_of(self, e, node):
+        buf = self.bufs.get(e.name)
+        if buf is None:
+            self._err(MemGenError, f"'{e.name.name}' is not a buffer", node)
+        return buf
+
+    def call_arg(self, fa, a, const, node):
+        t = fa.type
+        if is_window(t):
+            return self.window_value(fa, a, const, node)
+        if is_tensor_or_window(t):
+            buf = self._buf_of(a, node)
+            if isinstance(a, IR.WindowExpr):
+                data, _, _ = self.window_parts(buf, a)
+                return f"&{data}"
+            return buf.cname if buf.kind == "tensor" else f"{buf.cname}.data"
+        if is_real_scalar(t):
+            buf = self._buf_of(a, node)
+            return buf.cname if buf.kind == "scalar_ptr" else f"&{buf.cname}"
+        return self.expr(a)
+
+    def window_value(self, fa, a, const, node):
+        """A window struct value of the callee parameter's struct type."""
+        buf = self._buf_of(a, node)
+        struct = self.prog.win_struct(fa.type.type, len(fa.type.hi), const)
+        if isinstance(a, IR.WindowExpr):
+            data, strides, _ = self.window_parts(buf, a)
+            data = f"&{data}"
+        elif buf.kind == "window":
+            if buf.struct == struct:
+                return buf.cname
+            data = f"{buf.cname}.data"
+            strides = [f"{buf.cname}.strides[{d}]" for d in range(len(buf.shape))]
+        else:
+            data = buf.cname
+            strides = self.tensor_strides(buf)
+        return f"({struct}){{ {data}, {{ {', '.join(strides)} }} }}"
+
+    def pin_instr_args(self, s, depth):
+        """``s`` with the control expressions of its arguments that read
+        config state the instruction writes replaced by locals evaluated
+        before it: a template may mention a placeholder several times, or
+        after its own config writes, but the call evaluates it once."""
+        risky = config_writes(s.f.body)
+        if not risky:
+            return s
+
+        def pin(e, base):
+            if config_reads(e) & risky:
+                sym = Sym(base)
+                name = self.bind(sym)
+                self.hoisted.add(name)
+                self.line(depth, f"int_fast32_t {name} = {self.expr(e)};")
+                return IR.Read(sym, (), type=IR.Index, srcinfo=e.srcinfo)
+            return e
+
+        args = []
+        for fa, a in zip(s.f.args, s.args):
+            base = f"{s.f.name}_{fa.name.name}"
+            if is_control(fa.type):
+                a = pin(a, base)
+            elif isinstance(a, IR.WindowExpr):
+                idx = []
+                for d, w in enumerate(a.idx):
+                    if isinstance(w, IR.Interval):
+                        # (C uses the start of a window, not its end)
+                        idx.append(w.update(lo=pin(w.lo, f"{base}_{d}")))
+                    else:
+                        idx.append(w.update(pt=pin(w.pt, f"{base}_{d}")))
+                a = a.update(idx=tuple(idx))
+            args.append(a)
+        return s.update(args=tuple(args))
+
+    def instr_text(self, s):
+        f = s.f
+        written = written_buffers(f)
+        kw = {}
+        for fa, a in zip(f.args, s.args):
+            nm = fa.name.name
+            t = fa.type
+            if is_tensor_or_window(t):
+                buf = self._buf_of(a, s)
+                const = fa.name not in written
+                if is_window(t):
+                    kw[nm] = self.window_value(fa, a, const, s)
+                else:
+                    kw[nm] = self.call_arg(fa, a, const, s)
+                if isinstance(a, IR.WindowExpr):
+                    kw[nm + "_data"], _, _ = self.window_parts(buf, a)
+                else:
+                    zeros = [IR.Const(0, type=IR.Index)] * len(buf.shape)
+                    kw[nm + "_data"] = self.lvalue(buf, zeros, s)
+            elif is_real_scalar(t):
+                buf = self._buf_of(a, s)
+                lv = f"*{buf.cname}" if buf.kind == "scalar_ptr" else buf.cname
+                kw[nm] = kw[nm + "_data"] = lv
+                self.read_names.add(buf.cname)
+            else:
+                kw[nm] = self.wrap(a, _PREC_ATOM)
+        try:
+            return f.instr.c_template.format(**kw)
+        except (KeyError, IndexError) as e:
+            self._err(MemGenError, f"instruction '{f.name}' template uses "
+                      f"unknown placeholder {e}", s)
+
+    # -- memory access
+    def check_readable(self, buf, node):
+        check_readable(buf, node, self._err)
+
+    def c_arg(self, e) -> CExpr:
+        """``e`` as C text for a Memory hook, with its value if constant."""
+        return CExpr(self.expr(e), e.val if _is_const_int(e) else None)
+
+    def tensor_strides(self, buf):
+        """Element strides of a dense tensor as int_fast32_t C expressions
+        (``CExpr``: constant strides carry their value)."""
+        out = []
+        n = len(buf.shape)
+        for d in range(n):
+            rest = buf.shape[d + 1:]
+            if all(_is_const_int(h) for h in rest):
+                v = 1
+                for h in rest:
+                    v *= h.val
+                out.append(CExpr.constant(v))
+            else:
+                out.append(CExpr(" * ".join(self.wrap(h, _PREC_MUL)
+                                            for h in rest)))
+        return out
+
+    def offset(self, buf, idx):
+        """The flat element offset of ``idx`` in ``buf``, never overflowing."""
+        terms = []
+        n = len(idx)
+        if buf.kind == "window":
+            for d, i in enumerate(idx):
+                if _is_const_int(i) and i.val == 0:
+                    continue
+                s = f"{buf.cname}.strides[{d}]"
+                self.prog.need_stddef = True
+                terms.append(f"(ptrdiff_t){self.wrap(i, _PREC_UNARY)} * {s}")
+            return " + ".join(terms) or "0"
+        for d, i in enumerate(idx):
+            rest = buf.shape[d + 1:]
+            if _is_const_int(i) and i.val == 0:
+                continue
+            if not rest:
+                terms.append(self.expr(i) if n == 1 else self.wrap(i, _PREC_ADD))
+                continue
+            if all(_is_const_int(h) for h in rest):
+                v = 1
+                for h in rest:
+                    v *= h.val
+                terms.append(str(i.val * v) if _is_const_int(i) else
+                             f"{self.wrap(i, _PREC_MUL)} * {v}")
+            else:
+                self.prog.need_stddef = True
+                factors = " * ".join(self.wrap(h, _PREC_MUL + 1) for h in rest)
+                terms.append(f"(ptrdiff_t){self.wrap(i, _PREC_UNARY)} * {factors}")
+        if len(terms) > 1 and all(t.isdigit() for t in terms):
+            return str(sum(int(t) for t in terms))
+        return " + ".join(terms) or "0"
+
+    def lvalue(self, buf, idx, node):
+        """A C lvalue for the element ``idx`` of ``buf`` (idx: IR exprs)."""
+        if buf.kind == "scalar_ptr":
+            return f"*{buf.cname}"
+        if buf.kind == "scalar":
+            return buf.cname
+        if _uses_default_window(buf.mem):
+            base = buf.cname if buf.kind == "tensor" else f"{buf.cname}.data"
+            return f"{base}[{self.offset(buf, idx)}]"
+        base = buf.cname if buf.kind == "tensor" else f"{buf.cname}.data"
+        strides = (self.tensor_strides(buf) if buf.kind == "tensor" else
+                   [CExpr(f"{buf.cname}.strides[{d}]")
+                    for d in range(len(buf.shape))])
+        return buf.mem.window(C_TYPES[buf.elem], base,
+                              [self.c_arg(i) for i in idx], strides,
+                              getattr(node, "srcinfo", None))
+
+    def access(self, buf, idx, node):
+        lv = self.lvalue(buf, idx, node)
+        return lv
+
+    def window_parts(self, buf, w):
+        """(lvalue of the window's first element, strides, dims)."""
+        starts, keep = [], []
+        for d, acc in enumerate(w.idx):
+            if isinstance(acc, IR.Interval):
+                starts.append(acc.lo)
+                keep.append(d)
+            else:
+                starts.append(acc.pt)
+        data = self.lvalue(buf, starts, w)
+        if buf.kind == "window":
+            all_strides = [f"{buf.cname}.strides[{d}]"
+                           for d in range(len(buf.shape))]
+        else:
+            all_strides = self.tensor_strides(buf)
+        strides = [all_strides[d] for d in keep]
+        dims = tuple(IR.BinOp("-", w.idx[d].hi, w.idx[d].lo, type=IR.Index)
+                     for d in keep)
+        return data, strides, dims
+
+
+_C_WORD = re.compile(r"\w+")
+
+
+def _reads_in(stmt) -> set:
+    """Buffers a statement reads (stores alone do not count: gcc flags a
+    local array that is only written as set-but-unused)."""
+    return {n.name for n in walk(stmt)
+            if isinstance(n, (IR.Read, IR.WindowExpr, IR.StrideExpr))}
