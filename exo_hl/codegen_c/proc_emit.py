@@ -1,9 +1,11 @@
 """One procedure's C body: statements, calls and memory access.
 
 The expression printer is the ``ExprEmitter`` base; names and refusals
-come from ``checks``. (A little over 500 lines: statements, calls and
-memory access all read and update the one scope the emitter keeps —
-bound names, buffers, hoisted locals — so they stay in one class.)
+come from ``checks``.
+
+Why one module of this size: statements, calls and memory access all read
+and update the one scope the emitter keeps (bound names, buffers, hoisted
+locals), so they stay in one class.
 """
 from __future__ import annotations
 
