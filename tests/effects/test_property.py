@@ -8,7 +8,6 @@ reordered reductions are exact) and comparing buffers and config state.
 from __future__ import annotations
 
 import random
-import time
 
 import numpy as np
 
@@ -111,9 +110,10 @@ def random_inputs(rng):
 
 def test_safe_answers_agree_with_interpreter():
     rng = random.Random(1234)
-    t0 = time.perf_counter()
+    # a fixed number of cases (not a time budget): the same cases run on a
+    # loaded machine as on an idle one
     cases = safe_comm = safe_shad = safe_par = safe_fis = 0
-    while time.perf_counter() - t0 < 8.0 and cases < 600:
+    while cases < 200:
         s1, s2 = gen_stmt(rng), gen_stmt(rng)
         s2 = fresh_copy((s2, ))[0]
         p12 = mkproc((s1, s2))
