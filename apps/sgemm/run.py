@@ -108,9 +108,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--isa", choices=["auto", *ISAS], default="auto")
     ap.add_argument("--sizes", type=int, nargs="+", default=[256, 512, 1024],
-                    help="M = N = K values (multiples of lcm(NR, KC): "
-                    + ", ".join(f"{i.name} {math.lcm(i.nr, i.kc)}"
-                                for i in ISAS.values()) + ")")
+                    help="M = N = K values (any sizes >= 1)")
     ap.add_argument("--reps", type=int, default=7,
                     help="timed runs per kernel and size (best is kept)")
     ap.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
@@ -126,11 +124,6 @@ def main(argv=None):
     if isa is None:
         print(f"run.py: {note}", file=sys.stderr)
         return 2
-    step = math.lcm(isa.nr, isa.kc)   # M is free: remainder rows have a kernel
-    for n in args.sizes:
-        if n % step:
-            ap.error(f"size {n} is not a multiple of {step} "
-                     f"(N % {isa.nr} and K % {isa.kc} for {isa.name})")
     print(f"ISA: {isa.name} ({note}): {isa.label} micro-kernel, "
           f"{isa.mr * isa.regs} accumulators of {isa.lanes} x f32, "
           f"k blocks of {isa.kc}")
