@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from exo_hl import DRAM, Procedure, SchedulingError, f32, proc, seq, size
+from exo_hl import DRAM, DRAM_STATIC, Procedure, SchedulingError, f32, proc, seq, size
 from exo_hl.hw_libs import avx2 as _avx2
 from exo_hl.hw_libs import avx512 as _avx512
 
@@ -210,6 +210,12 @@ def _main_kernel(p, full, isa, t):
     p = p.lift_alloc(f'B_pack{t}')
     p = p.fission_after(list(root(p).body())[0])
     p = p.reorder(root(p), _loop(root(p), 'io'))
+    # pack A: the MR x kc block of A a row block reads, for all its column
+    # blocks (contiguous rows: no cache-set conflicts between them)
+    p = p.stage_mem(_loop(root(p), 'jo'), f'A[{MR} * io:{MR} * io + {MR}, '
+                    f'{k0}:{k0} + {kc}]', f'A_pack{t}')
+    if full:                           # constant size: on the stack
+        p = p.set_memory(f'A_pack{t}', DRAM_STATIC)
     return p
 
 
