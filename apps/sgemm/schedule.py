@@ -56,6 +56,25 @@ def sgemm(M: size, N: size, K: size, A: f32[M, K] @ DRAM,
                 C[i, j] += A[i, k] * B[k, j]
 
 
+@proc
+def sgemm_alpha_beta(M: size, N: size, K: size, alpha: f32, beta: f32,
+                     A: f32[M, K] @ DRAM, B: f32[K, N] @ DRAM,
+                     C: f32[M, N] @ DRAM):
+    """C = alpha * A @ B + beta * C, through a product T = A @ B (beta = 0
+    still reads C: NaN or Inf in C stay NaN)."""
+    T: f32[M, N] @ DRAM
+    for i in seq(0, M):
+        for j in seq(0, N):
+            T[i, j] = 0.0
+    for i in seq(0, M):
+        for j in seq(0, N):
+            for k in seq(0, K):
+                T[i, j] += A[i, k] * B[k, j]
+    for i in seq(0, M):
+        for j in seq(0, N):
+            C[i, j] = alpha * T[i, j] + beta * C[i, j]
+
+
 # ---------------------------------------------------------------------------
 # instruction-set descriptions
 
@@ -365,3 +384,16 @@ def stages(isa: Isa, p: Procedure = None):
 def schedule(isa: Isa, p: Procedure = None) -> Procedure:
     """The fully scheduled kernel, named ``isa.kernel_name``."""
     return stages(isa, p)[-1][1]
+
+
+def alpha_beta(isa: Isa, kernel: Procedure = None) -> Procedure:
+    """``C = alpha * A @ B + beta * C`` for ``isa``: the product loop nest
+    of ``sgemm_alpha_beta`` is replaced by a call of the algorithm (checked
+    by unification), then by the scheduled kernel (``call_eqv``: derived
+    from the algorithm); the two passes over C and T run in parallel."""
+    kernel = schedule(isa) if kernel is None else kernel
+    p = sgemm_alpha_beta.rename(f"sgemm_alpha_beta_{isa.name}")
+    p = p.replace(p.find_loop('i #1'), sgemm)
+    p = p.call_eqv(p.find('sgemm(_)'), kernel)
+    p = p.parallelize(p.find_loop('i'))
+    return p.parallelize(p.find_loop('i #1'))
