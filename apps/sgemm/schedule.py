@@ -10,6 +10,9 @@ Two descriptions ship:
 * ``AVX512``: 6x64 tile, 24 zmm accumulators (4 registers of 16 per row);
 * ``AVX2``: 6x16 tile, 12 ymm accumulators (2 registers of 8 per row).
 
+KC comes from the L1 data cache size the machine reports (``k_block``:
+256 for AVX2 and 128 for AVX-512 with a 32 KiB L1).
+
 The structure is GotoBLAS's. K is cut into blocks of KC (``split`` with
 ``tail='cut'``): K / KC full blocks, then one block of K % KC; each block is
 a rank-kc update of all of C, scheduled by the same function. Inside a
@@ -121,13 +124,53 @@ class Isa:
         return frozenset(out)
 
 
+def cache_sizes(cpu: int = 0) -> dict:
+    """{level: bytes} of the data caches this machine reports (Linux
+    sysfs), {} when it reports none."""
+    import glob
+    out = {}
+    for d in glob.glob(f"/sys/devices/system/cpu/cpu{cpu}/cache/index*"):
+        try:
+            with open(f"{d}/type") as f:
+                if f.read().strip() not in ("Data", "Unified"):
+                    continue
+            with open(f"{d}/level") as f:
+                level = int(f.read())
+            with open(f"{d}/size") as f:
+                text = f.read().strip().upper()
+        except (OSError, ValueError):
+            continue
+        mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        try:
+            out[level] = int(text.rstrip("KMG")) * mult
+        except ValueError:
+            continue
+    return out
+
+
+#: used when the machine does not report its L1 data cache
+DEFAULT_L1 = 32 << 10
+
+
+def k_block(nr: int, caches: dict = None) -> int:
+    """KC from the L1 data cache size: the kc x NR panel of B a
+    micro-kernel reads takes at most half of L1 (the MR x kc block of A,
+    packed, and the C tile use the rest), a power of two in [128, 512]."""
+    caches = cache_sizes() if caches is None else caches
+    l1 = caches.get(1, DEFAULT_L1)
+    kc = 128
+    while kc < 512 and 2 * kc * nr * 4 <= l1 // 2:
+        kc *= 2
+    return kc
+
+
 AVX512 = Isa(name="avx512", title="AVX-512", mem=_avx512.AVX512, lanes=16,
-             mr=6, nr=64, kc=256, load=_avx512.mm512_loadu_ps,
+             mr=6, nr=64, kc=k_block(64), load=_avx512.mm512_loadu_ps,
              store=_avx512.mm512_storeu_ps, fma=_avx512.mm512_fmadd_bcst_ps)
 
 AVX2 = Isa(name="avx2", title="AVX2", mem=_avx2.AVX2, lanes=8, mr=6, nr=16,
-           kc=256, load=_avx2.mm256_loadu_ps, store=_avx2.mm256_storeu_ps,
-           fma=_avx2.mm256_fmadd_bcst_ps)
+           kc=k_block(16), load=_avx2.mm256_loadu_ps,
+           store=_avx2.mm256_storeu_ps, fma=_avx2.mm256_fmadd_bcst_ps)
 
 #: best first (``--isa auto`` and the dispatcher take the first the CPU has)
 ISAS = {isa.name: isa for isa in (AVX512, AVX2)}

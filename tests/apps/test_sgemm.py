@@ -30,7 +30,7 @@ from apps.common.peak import (CHAINS, PeakUnavailable, fma_peak,  # noqa: E402
                               probe_source)
 from apps.sgemm import api  # noqa: E402
 from apps.sgemm.schedule import (AVX2, AVX512, ISAS, Isa,  # noqa: E402
-                                 alpha_beta, sgemm, stages)
+                                 alpha_beta, k_block, sgemm, stages)
 from exo_hl import SchedulingError, compile_procs  # noqa: E402
 
 APP = REPO / "apps" / "sgemm"
@@ -99,12 +99,13 @@ def test_schedule_shape(chain):
     FAST = chain.fast
     text = str(FAST)
     assert "assert" not in text                 # no preconditions
-    assert "B_pack: f32[(N + 15) / 16, 256, 16] @ DRAM" in text
-    assert "A_pack: f32[6, 256] @ DRAM_STATIC" in text
+    kc = AVX2.kc
+    assert f"B_pack: f32[(N + 15) / 16, {kc}, 16] @ DRAM" in text
+    assert f"A_pack: f32[6, {kc}] @ DRAM_STATIC" in text
     assert "C_reg: f32[6, 2, 8] @ AVX2" in text   # the 6x16 tile
     assert "R_reg: f32[2, 8] @ AVX2" in text      # a tail row
     assert "V_reg: f32[6, 8] @ AVX2" in text      # tail columns
-    assert "if K % 256 > 0:" in text              # the last k block
+    assert f"if K % {kc} > 0:" in text            # the last k block
     # the only calls are the three instructions; the FMA once per
     # accumulator of the three kernels, in both k blocks
     calls = set(re.findall(r"(\w+)\(", text)) - {"seq", "par",
@@ -123,6 +124,15 @@ def test_schedule_shape(chain):
     assert len(FAST.derivation()) > 100
 
 
+def test_k_block_from_the_cache_sizes():
+    assert k_block(16, {1: 32 << 10}) == 256       # 16 KiB panel of B
+    assert k_block(16, {1: 64 << 10}) == 512
+    assert k_block(16, {}) == 256                  # the default L1
+    assert k_block(64, {1: 48 << 10}) == 128       # at least 128
+    assert k_block(16, {1: 1 << 30}) == 512        # at most 512
+    assert AVX2.kc == k_block(16) and AVX512.kc == k_block(64)
+
+
 def test_descriptions():
     assert (AVX2.mr, AVX2.nr, AVX2.lanes, AVX2.regs) == (6, 16, 8, 2)
     assert (AVX512.mr, AVX512.nr, AVX512.lanes, AVX512.regs) == (6, 64, 16, 4)
@@ -138,7 +148,7 @@ def test_every_stage_agrees_on_the_interpreter(chain):
     """Each stage computes the same, on a problem that reaches every nest
     (both k blocks, tail rows, a register of tail columns and scalar ones)."""
     rng = np.random.default_rng(2)
-    m, n, k = 7, 16 + 8 + 3, 256 + 3
+    m, n, k = 7, 16 + 8 + 3, AVX2.kc + 3
     A, B, C0 = _ints(rng, m, k), _ints(rng, k, n), _ints(rng, m, n)
     want = C0 + A @ B
     for what, p in chain.stages:
@@ -237,8 +247,10 @@ def test_packing_needs_enough_slots(chain):
     tiles = chain.stage("per block")
     p = tiles.reorder('ii', 'jo')
     p = p.reorder('io', 'jo')
+    kc = AVX2.kc
     p = p.stage_mem(p.find_loop('io'),
-                    'B[256 * ko:256 * ko + 256, 16 * jo:16 * jo + 16]', 'P')
+                    f'B[{kc} * ko:{kc} * ko + {kc}, 16 * jo:16 * jo + 16]',
+                    'P')
     with pytest.raises(SchedulingError):
         p.expand_dim('P', 'N / 32', 'jo')
     assert "P: f32[(N + 15) / 16" in str(
@@ -319,8 +331,9 @@ def test_avx512_equals_numpy(chain, avx512_chain, threads, nthreads):
     assert ops == [op for op, _ in chain.fast.derivation()]  # same schedule
     f = fast.compile(emulate=not _host_has("avx512f"))
     rng = np.random.default_rng(6)
-    for m, n, k in [(1, 1, 1), (7, 64 + 16 + 5, 259), (13, 37, 300),
-                    (6, 64, 256), (2, 130, 3)]:
+    kc = AVX512.kc
+    for m, n, k in [(1, 1, 1), (7, 64 + 16 + 5, kc + 3), (13, 37, 300),
+                    (6, 64, 2 * kc), (2, 130, 3)]:
         A, B, C = _ints(rng, m, k), _ints(rng, k, n), _ints(rng, m, n)
         want = C + A @ B
         f(m, n, k, A, B, C)
