@@ -9,7 +9,8 @@ with the exo_hl kernel and with numpy's OpenBLAS called directly
 (``cblas_sgemm`` with beta = 1, in place, like ours: no temporary, no
 extra pass), alternating the two, and keeps the best of ``--reps``
 samples of each (a sample repeats the call until it lasts at least
-20 ms). Both run on the same thread count: OpenMP's for exo_hl,
+20 ms), by wall time or (``--clock cpu``) the process's CPU time divided
+by the thread count. Both run on the same thread count: OpenMP's for exo_hl,
 OpenBLAS's own for it (``OPENBLAS_CORETYPE`` is unset before numpy loads
 OpenBLAS, so it picks its kernels for this CPU). Before timing, each
 shape's result is checked against OpenBLAS's.
@@ -71,21 +72,31 @@ def all_shapes():
     return [(n, n, n) for n in SQUARES] + k512_shapes() + list(ODD)
 
 
-def _sample(fn, inner):
-    t = time.perf_counter()
+#: ``--clock``: wall time, or the CPU time of the process divided by the
+#: thread count (every thread of ours and of OpenBLAS is in this process;
+#: threads waiting at a barrier spin, so on an idle machine both agree):
+#: on a machine shared with other work it leaves out the time slices
+#: other processes take, though not their cache and memory traffic
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def _sample(fn, inner, clock, threads):
+    t = clock()
     for _ in range(inner):
         fn()
-    return (time.perf_counter() - t) / inner
+    return (clock() - t) / inner / threads
 
 
-def time_pair(ours, theirs, reps, min_time=0.02):
+def time_pair(ours, theirs, reps, clock="wall", threads=1, min_time=0.02):
     """Best seconds per call of each, sampled alternately."""
-    t0 = _sample(ours, 1)
+    c = CLOCKS[clock]
+    div = threads if clock == "cpu" else 1
+    t0 = _sample(ours, 1, time.perf_counter, 1)
     inner = max(1, min(1000, int(min_time / max(t0, 1e-7))))
     best = [math.inf, math.inf]
     for _ in range(reps):
         for i, fn in enumerate((ours, theirs)):
-            best[i] = min(best[i], _sample(fn, inner))
+            best[i] = min(best[i], _sample(fn, inner, c, div))
     return best
 
 
@@ -103,7 +114,8 @@ def check(kernel, blas, m, n, k, rng):
                          f"OpenBLAS (max error {err:.1e} of the scale)")
 
 
-def measure(kernel, blas, shapes, threads, reps, peak1, isa, emulated):
+def measure(kernel, blas, shapes, threads, reps, peak1, isa, emulated,
+            clock="wall"):
     rows = []
     rng = np.random.default_rng(0)
     for t in threads:
@@ -116,11 +128,13 @@ def measure(kernel, blas, shapes, threads, reps, peak1, isa, emulated):
             C1 = np.zeros((m, n), np.float32)
             C2 = np.zeros((m, n), np.float32)
             ours, theirs = time_pair(lambda: kernel(m, n, k, A, B, C1),
-                                     lambda: blas.sgemm(A, B, C2), reps)
+                                     lambda: blas.sgemm(A, B, C2), reps,
+                                     clock, t)
             flops = 2.0 * m * n * k
             g1, g2 = flops / ours / 1e9, flops / theirs / 1e9
             peak = peak1 * t if peak1 else None
             row = {"shape": [m, n, k], "threads": t, "isa": isa.name,
+                   "clock": clock,
                    "exo_hl_gflops": round(g1, 2),
                    "openblas_gflops": round(g2, 2),
                    "ratio": round(g1 / g2, 3),
@@ -207,6 +221,9 @@ def main(argv=None):
                     help="thread counts (default 1 2; --quick: 1)")
     ap.add_argument("--reps", type=int, default=5,
                     help="samples per kernel and shape (best is kept)")
+    ap.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                    help="wall time, or process CPU time / threads "
+                    "(steadier on a busy machine)")
     ap.add_argument("--shapes", nargs="+", default=None, metavar="MxNxK",
                     help="shapes to run instead of the default set")
     ap.add_argument("--json", metavar="FILE", help="write the rows as JSON")
@@ -258,10 +275,10 @@ def main(argv=None):
         except PeakUnavailable as e:
             print(f"FMA peak: not measured ({e})")
     print(f"\nSGEMM C += A @ B (row-major f32), best of {args.reps}, "
-          f"wall clock; ratio = exo_hl / OpenBLAS")
+          f"{args.clock} clock; ratio = exo_hl / OpenBLAS")
     print_head()
     rows = measure(kernel, blas, shapes, threads, args.reps, peak1, isa,
-                   emulated)
+                   emulated, args.clock)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
