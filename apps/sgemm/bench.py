@@ -69,7 +69,13 @@ def k512_shapes():
 
 
 def all_shapes():
-    return [(n, n, n) for n in SQUARES] + k512_shapes() + list(ODD)
+    """Squares, K = 512 shapes, odd sizes; each shape once (512^3 is in
+    the first two sets)."""
+    out = []
+    for s in [(n, n, n) for n in SQUARES] + k512_shapes() + list(ODD):
+        if s not in out:
+            out.append(s)
+    return out
 
 
 #: ``--clock``: wall time, or the CPU time of the process divided by the
@@ -135,12 +141,10 @@ def measure(kernel, blas, shapes, threads, reps, peak1, isa, emulated,
             peak = peak1 * t if peak1 else None
             row = {"shape": [m, n, k], "threads": t, "isa": isa.name,
                    "clock": clock,
-                   "exo_hl_gflops": round(g1, 2),
-                   "openblas_gflops": round(g2, 2),
-                   "ratio": round(g1 / g2, 3),
-                   "peak_pct": round(100 * g1 / peak, 1) if peak else None,
-                   "openblas_peak_pct": (round(100 * g2 / peak, 1)
-                                         if peak else None)}
+                   "exo_hl_gflops": g1, "openblas_gflops": g2,
+                   "ratio": g1 / g2,
+                   "peak_pct": 100 * g1 / peak if peak else None,
+                   "openblas_peak_pct": 100 * g2 / peak if peak else None}
             rows.append(row)
             print_row(row, emulated)
     return rows
