@@ -15,14 +15,12 @@ const char *sgemm_isa(void)
     return NULL;
 }
 
+/* no cached answer: a static flag written on first use would be a data
+   race between threads calling sgemm; the check itself is a load */
 static int has_avx512(void)
 {
-    static int known = -1;
-    if (known < 0) {
-        __builtin_cpu_init();
-        known = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    }
-    return known;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
 }
 
 void sgemm(int_fast32_t M, int_fast32_t N, int_fast32_t K,
