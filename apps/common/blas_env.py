@@ -94,3 +94,75 @@ def blas_description() -> str:
         if extra:
             break
     return text + (f" ({', '.join(extra)})" if extra else "")
+
+
+# ---------------------------------------------------------------------------
+# calling OpenBLAS directly (benchmarks)
+
+def _symbol(lib, names):
+    for n in names:
+        fn = getattr(lib, n, None)
+        if fn is not None:
+            return n, fn
+    return None, None
+
+
+class OpenBlas:
+    """numpy's OpenBLAS through ctypes: ``sgemm`` in place (``C = alpha A
+    @ B + beta C``, row-major, what a kernel computing ``C += A @ B`` is
+    compared with, without numpy's temporary and extra pass) and its
+    thread count. ``OpenBlas.load()`` is None when numpy has no OpenBLAS
+    with these symbols."""
+
+    def __init__(self, lib, sgemm_name, sgemm, set_threads):
+        self.lib = lib
+        self.ilp64 = "64" in sgemm_name
+        self._int = ctypes.c_int64 if self.ilp64 else ctypes.c_int
+        self._sgemm = sgemm
+        self._sgemm.restype = None
+        i, f, p = self._int, ctypes.c_float, ctypes.c_void_p
+        self._sgemm.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                i, i, i, f, p, i, p, i, f, p, i]
+        self._set_threads = set_threads
+
+    @classmethod
+    def load(cls):
+        import numpy  # noqa: F401  (after configure_blas)
+        lib = _openblas_lib()
+        if lib is None:
+            return None
+        name, fn = _symbol(lib, ("scipy_cblas_sgemm64_", "cblas_sgemm64_",
+                                 "scipy_cblas_sgemm", "cblas_sgemm"))
+        _, thr = _symbol(lib, ("scipy_openblas_set_num_threads64_",
+                               "openblas_set_num_threads64_",
+                               "scipy_openblas_set_num_threads",
+                               "openblas_set_num_threads"))
+        if fn is None:
+            return None
+        return cls(lib, name, fn, thr)
+
+    def set_threads(self, n: int) -> bool:
+        if self._set_threads is None:
+            return False
+        self._set_threads(ctypes.c_int(n))
+        return True
+
+    def sgemm(self, A, B, C, alpha=1.0, beta=1.0):
+        M, K = A.shape
+        N = B.shape[1]
+        self._sgemm(101, 111, 111, M, N, K, alpha, A.ctypes.data, K,
+                    B.ctypes.data, N, beta, C.ctypes.data, N)
+
+
+def set_openmp_threads(n: int) -> bool:
+    """Set the thread count of the OpenMP runtime (libgomp) that compiled
+    kernels with ``par`` loops use, for later parallel regions of this
+    thread."""
+    for name in ("libgomp.so.1", "libgomp.so", "libomp.so"):
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        lib.omp_set_num_threads(ctypes.c_int(n))
+        return True
+    return False

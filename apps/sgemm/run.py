@@ -34,45 +34,8 @@ BLAS_NOTES = configure_blas()        # before numpy is imported
 import numpy as np  # noqa: E402
 
 from apps.common.peak import PeakUnavailable, fma_peak  # noqa: E402
+from apps.sgemm.api import choose_isa  # noqa: E402
 from apps.sgemm.schedule import ISAS, stages  # noqa: E402
-from exo_hl.codegen_c.host_cpu import emulation_wanted, host_features  # noqa
-
-
-def missing_features(isa) -> frozenset:
-    need = isa.cpu_features()
-    return frozenset(need - host_features(need))
-
-
-def choose_isa(name: str):
-    """(isa, emulated, note) or (None, None, one-line error)."""
-    if name == "auto":
-        for isa in ISAS.values():
-            if not missing_features(isa):
-                others = [f"no {o.name}: it lacks "
-                          f"{', '.join(sorted(missing_features(o)))}"
-                          for o in ISAS.values()
-                          if o is not isa and missing_features(o)]
-                why = f"; {'; '.join(others)}" if others else ""
-                return isa, False, (f"auto: the best this CPU has{why}")
-        need = " or ".join("+".join(sorted(i.cpu_features()))
-                           for i in ISAS.values())
-        return None, None, f"this CPU has none of the instruction sets " \
-                           f"this app targets ({need})"
-    isa = ISAS[name]
-    missing = missing_features(isa)
-    if not missing:
-        return isa, False, "requested"
-    if emulation_wanted(None):
-        return isa, True, (f"requested; this CPU lacks "
-                           f"{', '.join(sorted(missing))}, so it runs "
-                           f"through the emulation layer (EXO_HL_EMULATE): "
-                           f"timings are not meaningful")
-    alt = next((i.name for i in ISAS.values() if not missing_features(i)),
-               None)
-    hint = f"; --isa auto picks {alt} here" if alt else ""
-    return None, None, (f"--isa {name} needs CPU feature(s) "
-                        f"{', '.join(sorted(missing))}, which this CPU lacks "
-                        f"(EXO_HL_EMULATE=1 runs it through emulation){hint}")
 
 
 #: ``--clock``: wall time, or the CPU time of this thread (single-threaded
@@ -108,9 +71,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--isa", choices=["auto", *ISAS], default="auto")
     ap.add_argument("--sizes", type=int, nargs="+", default=[256, 512, 1024],
-                    help="M = N = K values (multiples of lcm(NR, KC): "
-                    + ", ".join(f"{i.name} {math.lcm(i.nr, i.kc)}"
-                                for i in ISAS.values()) + ")")
+                    help="M = N = K values (any sizes >= 1)")
     ap.add_argument("--reps", type=int, default=7,
                     help="timed runs per kernel and size (best is kept)")
     ap.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
@@ -126,11 +87,6 @@ def main(argv=None):
     if isa is None:
         print(f"run.py: {note}", file=sys.stderr)
         return 2
-    step = math.lcm(isa.nr, isa.kc)   # M is free: remainder rows have a kernel
-    for n in args.sizes:
-        if n % step:
-            ap.error(f"size {n} is not a multiple of {step} "
-                     f"(N % {isa.nr} and K % {isa.kc} for {isa.name})")
     print(f"ISA: {isa.name} ({note}): {isa.label} micro-kernel, "
           f"{isa.mr * isa.regs} accumulators of {isa.lanes} x f32, "
           f"k blocks of {isa.kc}")
@@ -155,15 +111,16 @@ def main(argv=None):
 
     rng = np.random.default_rng(0)
     compiled = fast.compile()
-    tiny = (isa.mr + 1, isa.nr, isa.kc)   # one row block, one remainder row
+    tiny = (isa.mr + 1, isa.nr + 3, 5)    # a row block, a tail row and columns
     if not check_exact(fast.interpret, *tiny, rng):
         print("run.py: interpreted kernel differs from numpy", file=sys.stderr)
         return 1
     print(f" interpret: equal to numpy on a {'x'.join(map(str, tiny))} "
           f"problem")
     for m, n, k in ((2 * isa.mr, 2 * isa.nr, 2 * isa.kc),
-                    (4 * isa.mr + 5, 3 * isa.nr, isa.kc),
-                    (3, isa.nr, isa.kc)):
+                    (4 * isa.mr + 5, 3 * isa.nr + isa.lanes + 3,
+                     isa.kc + 7),
+                    (3, 5, 7)):
         try:
             ok = check_exact(compiled, m, n, k, rng)
         except RuntimeError as e:     # the host check of the compiled code

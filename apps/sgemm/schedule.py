@@ -1,54 +1,58 @@
-"""The schedule: naive SGEMM -> an MR x NR register-blocked micro-kernel.
+"""The schedule: naive SGEMM -> a blocked, packed, register-tiled kernel
+for any M, N, K >= 1.
 
 One schedule, parametrized by an instruction-set description (``Isa``):
 the register memory, its f32 lanes, the tile (MR rows x NR columns of C,
-NR / lanes registers per row), the k block KC, and the three instructions
-the kernel is made of (register load, register store, broadcast-FMA).
+NR / lanes registers per row), the k block KC, and the instructions the
+kernels are made of (register load, register store, broadcast-FMA).
 Two descriptions ship:
 
-* ``AVX512``: 6x64 tile, 24 zmm accumulators (4 registers of 16 per row),
-  k blocks of 128;
-* ``AVX2``: 6x16 tile, 12 ymm accumulators (2 registers of 8 per row),
-  k blocks of 64.
+* ``AVX512``: 6x64 tile, 24 zmm accumulators (4 registers of 16 per row);
+* ``AVX2``: 6x16 tile, 12 ymm accumulators (2 registers of 8 per row).
 
-The micro-kernel keeps the MR x NR tile of C in registers for a block of
-KC steps of k; each step loads one NR-wide row of B into NR / lanes
-registers and does MR * NR / lanes fused multiply-adds with MR broadcast
-elements of A. Around it (the GotoBLAS structure): k blocks of KC
-outermost; per k block, the KC x N block of B is packed once into N / NR
-contiguous KC x NR panels (the one a micro-kernel reads is 4 KiB for AVX2,
-32 KiB for AVX-512; the whole block stays in L2 for N up to about 2000),
-then the rows are swept in blocks of MR, and inside each, the columns in
-panels of NR, so the MR x KC block of A the micro-kernel reads stays in L1
-for the whole sweep. The last M % MR rows go through a 1 x NR kernel, so M
-is free; N % NR == 0 and K % KC == 0 are preconditions.
+KC comes from the L1 data cache size the machine reports (``k_block``:
+256 for AVX2 and 128 for AVX-512 with a 32 KiB L1).
+
+The structure is GotoBLAS's. K is cut into blocks of KC (``split`` with
+``tail='cut'``): K / KC full blocks, then one block of K % KC; each block is
+a rank-kc update of all of C, scheduled by the same function. Inside a
+block the columns are cut into N / NR panels of NR and a tail of N % NR,
+the rows into M / MR blocks of MR and a tail of M % MR, which gives four
+nests:
+
+* rows x panels: the MR x NR micro-kernel. The kc x N block of B it reads
+  is packed once per k block into N / NR contiguous kc x NR panels, in the
+  order the kernel reads them; the C tile lives in registers for the whole
+  k block, each k step loads one row of the panel (NR / lanes registers)
+  and does MR x NR / lanes broadcast-FMAs;
+* tail rows x panels: a 1 x NR kernel per row;
+* rows x tail columns: an MR x lanes kernel per whole register of the
+  N % NR columns, then scalar code for the last (N % NR) % lanes columns;
+* tail rows x tail columns: scalar code.
+
+The row-block loops are ``par`` (``parallelize`` proves them race-free:
+each iteration writes its own rows of C, and reads B or the packed block,
+which no iteration writes), as is the packing loop (each iteration writes
+its own panel). OpenMP runs them on all cores by default.
 
 Every step is a checked rewrite. ``stages(isa)`` returns the procedure
-after each group of steps (``run.py --steps`` prints them). Buffers are
-staged in DRAM first and moved into registers, with their instructions
-selected, at the end.
-
-A procedure's preconditions are literal (``assert N % 64 == 0``), so each
-description carries its own copy of the algorithm; ``Isa`` checks that its
-asserts match the tile and k block.
+after each group of steps (``run.py --steps`` prints them).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from exo_hl import DRAM, Procedure, f32, proc, seq, size
+from exo_hl import DRAM, DRAM_STATIC, Procedure, SchedulingError, f32, proc, seq, size
 from exo_hl.hw_libs import avx2 as _avx2
 from exo_hl.hw_libs import avx512 as _avx512
 
 
 # ---------------------------------------------------------------------------
-# the algorithm, once per (NR, KC): C += A @ B, row-major
+# the algorithm: C += A @ B, row-major, no preconditions
 
 @proc
-def sgemm_n64_k128(M: size, N: size, K: size, A: f32[M, K] @ DRAM,
-                   B: f32[K, N] @ DRAM, C: f32[M, N] @ DRAM):
-    assert N % 64 == 0
-    assert K % 128 == 0
+def sgemm(M: size, N: size, K: size, A: f32[M, K] @ DRAM,
+          B: f32[K, N] @ DRAM, C: f32[M, N] @ DRAM):
     for i in seq(0, M):
         for j in seq(0, N):
             for k in seq(0, K):
@@ -56,14 +60,22 @@ def sgemm_n64_k128(M: size, N: size, K: size, A: f32[M, K] @ DRAM,
 
 
 @proc
-def sgemm_n16_k64(M: size, N: size, K: size, A: f32[M, K] @ DRAM,
-                  B: f32[K, N] @ DRAM, C: f32[M, N] @ DRAM):
-    assert N % 16 == 0
-    assert K % 64 == 0
+def sgemm_alpha_beta(M: size, N: size, K: size, alpha: f32, beta: f32,
+                     A: f32[M, K] @ DRAM, B: f32[K, N] @ DRAM,
+                     C: f32[M, N] @ DRAM):
+    """C = alpha * A @ B + beta * C, through a product T = A @ B (beta = 0
+    still reads C: NaN or Inf in C stay NaN)."""
+    T: f32[M, N] @ DRAM
+    for i in seq(0, M):
+        for j in seq(0, N):
+            T[i, j] = 0.0
     for i in seq(0, M):
         for j in seq(0, N):
             for k in seq(0, K):
-                C[i, j] += A[i, k] * B[k, j]
+                T[i, j] += A[i, k] * B[k, j]
+    for i in seq(0, M):
+        for j in seq(0, N):
+            C[i, j] = alpha * T[i, j] + beta * C[i, j]
 
 
 # ---------------------------------------------------------------------------
@@ -75,12 +87,11 @@ class Isa:
 
     name: str              # --isa value: 'avx512', 'avx2'
     title: str             # for people: 'AVX-512'
-    algorithm: Procedure   # the naive SGEMM with this tile's preconditions
     mem: type              # register memory (a VectorRegisters subclass)
     lanes: int             # f32 lanes of one register
     mr: int                # rows of the C tile
     nr: int                # columns of the C tile (a multiple of lanes)
-    kc: int                # k block (rows of the packed panel of B)
+    kc: int                # k block (rows of a packed panel of B)
     load: Procedure        # reg[0:lanes] = mem[0:lanes]
     store: Procedure       # mem[0:lanes] = reg[0:lanes]
     fma: Procedure         # reg[0:lanes] += a[0] * reg_b[0:lanes]
@@ -89,12 +100,8 @@ class Isa:
         if self.nr % self.lanes:
             raise ValueError(f"{self.name}: NR={self.nr} is not a multiple "
                              f"of {self.lanes} lanes")
-        text = str(self.algorithm)
-        for cond in (f"N % {self.nr} == 0", f"K % {self.kc} == 0"):
-            if f"assert {cond}" not in text:
-                raise ValueError(f"{self.name}: algorithm "
-                                 f"'{self.algorithm.name()}' does not assert "
-                                 f"{cond}")
+        if self.kc < 1 or self.mr < 1:
+            raise ValueError(f"{self.name}: MR and KC must be positive")
 
     @property
     def regs(self) -> int:
@@ -107,7 +114,7 @@ class Isa:
 
     @property
     def kernel_name(self) -> str:
-        return f"sgemm_{self.name}_{self.mr}x{self.nr}"
+        return f"sgemm_{self.name}"
 
     def cpu_features(self) -> frozenset:
         """CPU features of the kernel's memory and instructions."""
@@ -117,28 +124,249 @@ class Isa:
         return frozenset(out)
 
 
-AVX512 = Isa(name="avx512", title="AVX-512", algorithm=sgemm_n64_k128,
-             mem=_avx512.AVX512, lanes=16, mr=6, nr=64, kc=128,
-             load=_avx512.mm512_loadu_ps, store=_avx512.mm512_storeu_ps,
-             fma=_avx512.mm512_fmadd_bcst_ps)
+def cache_sizes(cpu: int = 0) -> dict:
+    """{level: bytes} of the data caches this machine reports (Linux
+    sysfs), {} when it reports none."""
+    import glob
+    out = {}
+    for d in glob.glob(f"/sys/devices/system/cpu/cpu{cpu}/cache/index*"):
+        try:
+            with open(f"{d}/type") as f:
+                if f.read().strip() not in ("Data", "Unified"):
+                    continue
+            with open(f"{d}/level") as f:
+                level = int(f.read())
+            with open(f"{d}/size") as f:
+                text = f.read().strip().upper()
+        except (OSError, ValueError):
+            continue
+        mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        try:
+            out[level] = int(text.rstrip("KMG")) * mult
+        except ValueError:
+            continue
+    return out
 
-AVX2 = Isa(name="avx2", title="AVX2", algorithm=sgemm_n16_k64,
-           mem=_avx2.AVX2, lanes=8, mr=6, nr=16, kc=64,
-           load=_avx2.mm256_loadu_ps, store=_avx2.mm256_storeu_ps,
-           fma=_avx2.mm256_fmadd_bcst_ps)
 
-#: best first (``run.py --isa auto`` takes the first the CPU has)
+#: used when the machine does not report its L1 data cache
+DEFAULT_L1 = 32 << 10
+
+
+def k_block(nr: int, caches: dict = None) -> int:
+    """KC from the L1 data cache size: the kc x NR panel of B a
+    micro-kernel reads takes at most half of L1 (the MR x kc block of A,
+    packed, and the C tile use the rest), a power of two in [128, 512]."""
+    caches = cache_sizes() if caches is None else caches
+    l1 = caches.get(1, DEFAULT_L1)
+    kc = 128
+    while kc < 512 and 2 * kc * nr * 4 <= l1 // 2:
+        kc *= 2
+    return kc
+
+
+AVX512 = Isa(name="avx512", title="AVX-512", mem=_avx512.AVX512, lanes=16,
+             mr=6, nr=64, kc=k_block(64), load=_avx512.mm512_loadu_ps,
+             store=_avx512.mm512_storeu_ps, fma=_avx512.mm512_fmadd_bcst_ps)
+
+AVX2 = Isa(name="avx2", title="AVX2", mem=_avx2.AVX2, lanes=8, mr=6, nr=16,
+           kc=k_block(16), load=_avx2.mm256_loadu_ps,
+           store=_avx2.mm256_storeu_ps, fma=_avx2.mm256_fmadd_bcst_ps)
+
+#: best first (``--isa auto`` and the dispatcher take the first the CPU has)
 ISAS = {isa.name: isa for isa in (AVX512, AVX2)}
 
 
 # ---------------------------------------------------------------------------
-# the schedule
+# pointing inside one k block
+
+def _loops(root, name):
+    try:
+        return root.find(f"for {name} in _: _", many=True)
+    except SchedulingError:
+        return []
+
+
+def _loop(root, name, k=0):
+    """The k-th loop named ``name`` in the statement ``root`` (itself
+    included). Loop names repeat between k blocks and nests (``k``
+    everywhere, the copies a cut or a fission makes), so every loop is
+    found by name inside a given statement."""
+    found = _loops(root, name)
+    if len(found) <= k:
+        raise SchedulingError(f"schedule: no loop '{name}' #{k} in {root}")
+    return found[k]
+
+
+def _staging(p, buf):
+    """(load nest, store nest or None) that stage_mem made for ``buf``:
+    the statements after its allocation (their loop names are fresh)."""
+    a = p.find(f'{buf} : _')
+    sib = a.parent().body() if a.path()[:-1] else p.body()
+    sib = list(sib)
+    i = next(n for n, x in enumerate(sib) if x == a)
+    rest = sib[i + 1:]
+    return rest[0], (rest[2] if len(rest) > 2 else None)
+
+
+def _lane_loop(c):
+    """The innermost loop of the perfect nest at ``c``."""
+    while True:
+        inner = list(c.body())
+        if len(inner) != 1 or not inner[0].is_loop():
+            return c
+        c = inner[0]
+
+
+def _split_lanes(p, buf, L, names):
+    """Split the lane loops of ``buf``'s load (and store) nest by L."""
+    for which, (o, i) in enumerate(names):
+        nest = _staging(p, buf)[which]
+        p = p.split(_lane_loop(nest), L, o, i, tail='perfect')
+    return p
+
+
+def _block(p, full):
+    """The statements of a k block: the body of the ``ko`` loop (the full
+    blocks) or of the ``if K % KC > 0`` after it (the last block)."""
+    top = list(p.body())
+    i = next(n for n, s in enumerate(top) if s.is_loop()
+             and s.name() == "ko")
+    return list(top[i].body()) if full else list(top[i + 1].body())
+
+
+# ---------------------------------------------------------------------------
+# the three kernels of a k block
+
+def _main_kernel(p, full, isa, t):
+    """rows x panels: ``for io: for ii: for jo: for jj: for k`` -> the
+    MR x NR register tile, B packed as N / NR panels of kc x NR."""
+    MR, NR, KC, L = isa.mr, isa.nr, isa.kc, isa.lanes
+    k0 = f"{KC} * ko" if full else f"{KC} * (K / {KC})"
+    kc = f"{KC}" if full else f"K % {KC}"
+    root = lambda q: next(s for s in _block(q, full) if s.is_loop()
+                          and _loops(s, 'jj') + _loops(s, 'ji'))
+    k = lambda q: _loop(root(q), 'k')
+    p = p.reorder(_loop(root(p), 'ii'), _loop(root(p), 'jo'))
+    p = p.split(_loop(root(p), 'jj'), L, 'jt', 'ji', tail='perfect')
+    p = p.reorder(_loop(root(p), 'ji'), k(p))
+    p = p.reorder(_loop(root(p), 'jt'), k(p))
+    p = p.reorder(_loop(root(p), 'ii'), k(p))
+    p = p.reorder(_loop(root(p), 'io'), _loop(root(p), 'jo'))
+    # the C tile, in registers for the whole k block
+    p = p.stage_mem(k(p), f'C[{MR} * io:{MR} * io + {MR}, '
+                    f'{NR} * jo:{NR} * jo + {NR}]', f'C_reg{t}')
+    p = p.divide_dim(f'C_reg{t}', 1, L)
+    p = _split_lanes(p, f'C_reg{t}', L, [('cl', 'cli'), ('cs', 'csi')])
+    # one row of B per k step
+    p = p.stage_mem(_loop(root(p), 'ii'),
+                    f'B[{k0} + k, {NR} * jo:{NR} * jo + {NR}]', f'B_reg{t}')
+    p = p.divide_dim(f'B_reg{t}', 0, L)
+    p = _split_lanes(p, f'B_reg{t}', L, [('bl', 'bli')])
+    # pack B: the kc x NR panel of a column block, one slot per column
+    # block (expand_dim), the packing loop split off (fission), rows back
+    # outside the columns
+    p = p.stage_mem(_loop(root(p), 'io'),
+                    f'B[{k0}:{k0} + {kc}, {NR} * jo:{NR} * jo + {NR}]',
+                    f'B_pack{t}')
+    p = p.expand_dim(f'B_pack{t}', f'(N + {NR - 1}) / {NR}', 'jo')
+    p = p.lift_alloc(f'B_pack{t}')
+    p = p.fission_after(list(root(p).body())[0])
+    p = p.reorder(root(p), _loop(root(p), 'io'))
+    # pack A: the MR x kc block of A a row block reads, for all its column
+    # blocks (contiguous rows: no cache-set conflicts between them)
+    p = p.stage_mem(_loop(root(p), 'jo'), f'A[{MR} * io:{MR} * io + {MR}, '
+                    f'{k0}:{k0} + {kc}]', f'A_pack{t}')
+    if full:                           # constant size: on the stack
+        p = p.set_memory(f'A_pack{t}', DRAM_STATIC)
+    return p
+
+
+def _row_kernel(p, full, isa, t):
+    """tail rows x panels: ``for ii: for jo: for jj: for k`` -> one row
+    of C in NR / lanes registers per column block."""
+    NR, KC, L = isa.nr, isa.kc, isa.lanes
+    MR = isa.mr
+    k0 = f"{KC} * ko" if full else f"{KC} * (K / {KC})"
+    root = lambda q: next(s for s in _block(q, full)
+                          if s.is_loop() and s.name() == 'ii')
+    k = lambda q: _loop(root(q), 'k')
+    p = p.split(_loop(root(p), 'jj'), L, 'rt', 'ri', tail='perfect')
+    p = p.reorder(_loop(root(p), 'ri'), k(p))
+    p = p.reorder(_loop(root(p), 'rt'), k(p))
+    p = p.stage_mem(k(p), f'C[ii + {MR} * (M / {MR}), '
+                    f'{NR} * jo:{NR} * jo + {NR}]', f'R_reg{t}')
+    p = p.divide_dim(f'R_reg{t}', 0, L)
+    p = _split_lanes(p, f'R_reg{t}', L, [('rl', 'rli'), ('rs', 'rsi')])
+    p = p.stage_mem(_loop(root(p), 'rt'),
+                    f'B[{k0} + k, {NR} * jo:{NR} * jo + {NR}]', f'RB_reg{t}')
+    p = p.divide_dim(f'RB_reg{t}', 0, L)
+    p = _split_lanes(p, f'RB_reg{t}', L, [('rbl', 'rbli')])
+    return p
+
+
+def _col_kernel(p, full, isa, t):
+    """rows x tail columns: ``for cio: for cii: for jj: for k`` -> an
+    MR x lanes register tile per whole register of the N % NR columns,
+    then scalar code for the last (N % NR) % lanes."""
+    MR, NR, KC, L = isa.mr, isa.nr, isa.kc, isa.lanes
+    k0 = f"{KC} * ko" if full else f"{KC} * (K / {KC})"
+    root = lambda q: next(s for s in _block(q, full)
+                          if s.is_loop() and s.name() == 'cio')
+    p = p.split(_loop(root(p), 'jj'), L, 'jv', 'jl', tail='cut')
+    p = p.fission_after(_loop(root(p), 'jv'))
+    p = p.reorder(_loop(root(p), 'cii'), _loop(root(p), 'jv'))
+    k = lambda q: _loop(_loop(root(q), 'jv'), 'k')
+    p = p.reorder(_loop(root(p), 'jl'), k(p))
+    p = p.reorder(_loop(root(p), 'cii'), k(p))
+    col = f'{L} * jv + {NR} * (N / {NR})'
+    p = p.stage_mem(k(p), f'C[{MR} * cio:{MR} * cio + {MR}, '
+                    f'{col}:{col} + {L}]', f'V_reg{t}')
+    p = p.stage_mem(_loop(_loop(root(p), 'jv'), 'cii'),
+                    f'B[{k0} + k, {col}:{col} + {L}]', f'VB_reg{t}')
+    return p
+
+
+def _instructions(p, full, isa, t):
+    """Registers into the ISA's memory; every lane loop over them becomes
+    one instruction; the register loops unrolled."""
+    blk = lambda q: _block(q, full)
+    for buf in ('C_reg', 'B_reg', 'R_reg', 'RB_reg', 'V_reg', 'VB_reg'):
+        p = p.set_memory(f'{buf}{t}', isa.mem)
+    main = lambda q: next(s for s in blk(q) if s.is_loop()
+                          and s.name() == 'io')
+    row = lambda q: next(s for s in blk(q) if s.is_loop()
+                         and s.name() == 'ii')
+    col = lambda q: next(s for s in blk(q) if s.is_loop()
+                         and s.name() == 'cio')
+    for root, loop, instr in (
+            (main, 'cli', isa.load), (main, 'csi', isa.store),
+            (main, 'ji', isa.fma), (main, 'bli', isa.load),
+            (row, 'rli', isa.load), (row, 'rsi', isa.store),
+            (row, 'ri', isa.fma), (row, 'rbli', isa.load)):
+        p = p.replace(_loop(root(p), loop), instr)
+    # the column-tail kernel: lane loops are the last dimension
+    jv = lambda q: _loop(col(q), 'jv')
+    load, store = _staging(p, f'V_reg{t}')
+    p = p.replace(_lane_loop(load), isa.load)
+    p = p.replace(_lane_loop(_staging(p, f'V_reg{t}')[1]), isa.store)
+    p = p.replace(_lane_loop(_staging(p, f'VB_reg{t}')[0]), isa.load)
+    p = p.replace(_loop(jv(p), 'jl'), isa.fma)
+    for root, loops in ((main, ('jt', 'ii', 'cl', 'cs', 'bl')),
+                        (row, ('rt', 'rl', 'rs', 'rbl')),
+                        (jv, ('cii', ))):
+        for loop in loops:
+            p = p.unroll(_loop(root(p), loop))
+    for buf in ('C_reg', 'V_reg'):     # the row loops of the tile's nests
+        for which in (1, 0):
+            p = p.unroll(_staging(p, f'{buf}{t}')[which])
+    return p
+
 
 def stages(isa: Isa, p: Procedure = None):
-    """[(description, procedure)] after each group of rewrites of
-    ``isa.algorithm`` (or ``p``, an SGEMM with the same preconditions)."""
+    """[(description, procedure)] after each group of rewrites of the
+    algorithm (or ``p``, an SGEMM of the same form)."""
     MR, NR, KC, L = isa.mr, isa.nr, isa.kc, isa.lanes
-    p = isa.algorithm if p is None else p
+    p = sgemm if p is None else p
     out = [("the algorithm", p)]
     p = p.rename(isa.kernel_name)
 
@@ -146,96 +374,69 @@ def stages(isa: Isa, p: Procedure = None):
         out.append((what, q))
         return q
 
-    # 1. k in blocks of KC, outermost: each k block is a rank-KC update of
-    #    all of C
-    p = p.split('k', KC, 'ko', 'k', tail='perfect')
+    # 1. k in blocks of KC, outermost: K / KC full blocks (the ko loop),
+    #    then the K % KC block, each a rank-kc update of all of C; the
+    #    last block runs only when K % KC > 0 (add_guard; in the other
+    #    branch its k loop, moved outermost, runs zero times)
+    p = p.split('k', KC, 'ko', 'k', tail='cut')
+    p = p.fission_after(p.find_loop('ko'), n_lifts=2)
     p = p.reorder('j', 'ko').reorder('i', 'ko')
+    p = p.add_guard(list(p.body())[1], f'K % {KC} > 0')
+    other = lambda q: list(list(q.body())[1].orelse())[0]
+    p = p.reorder(other(p).find('for j in _: _'), other(p).find('for k in _: _'))
+    p = p.reorder(other(p).find('for i in _: _'), other(p).find('for k in _: _'))
+    p = step(f"k blocks of {KC}, then a block of K % {KC}", p)
 
-    # 2. rows in blocks of MR; the last M % MR rows become a separate loop
-    #    nest (tail='cut'), a 1 x NR kernel: one row of C (R_reg) and one
-    #    row of B (RB_reg) staged as NR / L registers
-    p = p.split('i', MR, 'io', 'ii', tail='cut')
-    p = p.split('j #1', NR, 'rjo', 'rjj', tail='perfect')
-    p = p.split('rjj', L, 'rjt', 'rji', tail='perfect')
-    p = p.reorder('rji', 'k #1').reorder('rjt', 'k #1')
-    p = p.stage_mem(p.find_loop('k #1'),
-                    f'C[ii + {MR} * (M / {MR}), {NR}*rjo:{NR}*rjo+{NR}]',
-                    'R_reg')
-    p = p.divide_dim('R_reg', 0, L)
-    p = p.split('i0', L, 'rl', 'rli', tail='perfect')     # load
-    p = p.split('i0', L, 'rs', 'rsi', tail='perfect')     # store
-    p = p.stage_mem(p.find_loop('rjt'),
-                    f'B[{KC}*ko+k, {NR}*rjo:{NR}*rjo+{NR}]', 'RB_reg')
-    p = p.divide_dim('RB_reg', 0, L)
-    p = step(f"k blocks of {KC}; the last M % {MR} rows cut off: a 1x{NR} "
-             f"kernel, staged",
-             p.split('i0', L, 'rbl', 'rbli', tail='perfect'))
+    # 2. in each block: columns in panels of NR and a tail of N % NR, rows
+    #    in blocks of MR and a tail of M % MR: four nests
+    for full in (True, False):
+        p = p.split(_block(p, full)[0].find('for j in _: _'), NR, 'jo', 'jj',
+                    tail='cut')
+        p = p.fission_after(_block(p, full)[0].find('for jo in _: _'))
+        p = p.split(_block(p, full)[0], MR, 'io', 'ii', tail='cut')
+        p = p.split(_block(p, full)[2], MR, 'cio', 'cii', tail='cut')
+    p = step(f"per block: {MR}-row blocks and a tail of M % {MR}, "
+             f"{NR}-column panels and a tail of N % {NR}", p)
 
-    # 3. main nest: ko, jo (NR columns), io (MR rows), and inside k, ii,
-    #    jt (registers), ji (lanes)
-    p = p.split('j', NR, 'jo', 'jj', tail='perfect')
-    p = p.reorder('ii', 'jo')
-    p = p.split('jj', L, 'jt', 'ji', tail='perfect')
-    p = p.reorder('ji', 'k').reorder('jt', 'k').reorder('ii', 'k')
-    p = step("tile: ko, jo, io, k, ii, jt, ji", p.reorder('io', 'jo'))
+    # 3. the kernels, staged in DRAM
+    for full, t in ((True, ''), (False, '_t')):
+        p = _main_kernel(p, full, isa, t)
+        p = _row_kernel(p, full, isa, t)
+        p = _col_kernel(p, full, isa, t)
+    p = step("register tiles and packed B, staged in DRAM", p)
 
-    # 4. the C tile, staged around the k block, cut into registers of L
-    p = p.stage_mem(p.find_loop('k'),
-                    f'C[{MR}*io:{MR}*io+{MR}, {NR}*jo:{NR}*jo+{NR}]', 'C_reg')
-    p = p.divide_dim('C_reg', 1, L)
-    p = p.split('i1', L, 'cl', 'cli', tail='perfect')     # load nest
-    p = step(f"C tile staged as [{MR}, {NR // L}, {L}]",
-             p.split('i1', L, 'cs', 'csi', tail='perfect'))  # store nest
-
-    # 5. each k step: the row of B staged as NR / L registers
-    p = p.stage_mem(p.find_loop('ii'),
-                    f'B[{KC}*ko+k, {NR}*jo:{NR}*jo+{NR}]', 'B_reg')
-    p = p.divide_dim('B_reg', 0, L)
-    p = step(f"B row staged as [{NR // L}, {L}]",
-             p.split('i1', L, 'bl', 'bli', tail='perfect'))
-
-    # 6. pack B: the KC x NR panel each column block reads is staged, then
-    #    given one slot per column block (expand_dim), so the packing loop
-    #    can be split off (fission) and the rows swept outside the columns:
-    #    per k block, all of B's KC x N block is packed once, as N / NR
-    #    contiguous KC x NR panels (L2-resident); each MR x KC block of A
-    #    then stays in L1 while the micro-kernel sweeps the panels
-    p = p.stage_mem(p.find_loop('io'),
-                    f'B[{KC}*ko:{KC}*ko+{KC}, {NR}*jo:{NR}*jo+{NR}]',
-                    'B_pack')
-    p = p.expand_dim('B_pack', f'N / {NR}', 'jo')
-    p = p.lift_alloc('B_pack')
-    p = p.fission_after(p.find_loop('i1'))
-    p = p.reorder('jo #1', 'io')
-    p = step(f"pack B per k block as N/{NR} panels of {KC}x{NR}; rows "
-             f"outside columns", p.lift_alloc('B_pack'))
-
-    # 7. into registers; every access to them becomes an instruction,
-    #    except the load of the row of B, selected last (step 9): until then
-    #    a register is written lane by lane, which has no C form, so the
-    #    intermediate procedures are checked but never compiled
-    for buf in ('C_reg', 'B_reg', 'R_reg', 'RB_reg'):
-        p = p.set_memory(buf, isa.mem)
-    for loop, instr in (('cli', isa.load), ('csi', isa.store),
-                        ('ji', isa.fma), ('rli', isa.load),
-                        ('rsi', isa.store), ('rbli', isa.load),
-                        ('rji', isa.fma)):
-        p = p.replace(p.find_loop(loop), instr)
+    # 4. into registers, instructions selected, register loops unrolled
+    for full, t in ((True, ''), (False, '_t')):
+        p = _instructions(p, full, isa, t)
     p = step(f"registers @ {isa.mem.__name__}: {isa.load.name()}, "
-             f"{isa.store.name()}, {isa.fma.name()}", p)
+             f"{isa.store.name()}, {isa.fma.name()}; unrolled", p)
 
-    # 8. unroll the register loops: every register index becomes constant
-    for loop in ('jt', 'ii', 'cl', 'i0', 'cs', 'i0', 'rjt', 'rl', 'rs',
-                 'rbl'):
-        p = p.unroll(loop)
-    p = step("unroll the micro-kernels", p)
-
-    # 9. the row of B: NR / L register loads
-    p = p.replace(p.find_loop('bli'), isa.load)
-    step(f"load the row of B with {isa.load.name()}", p.unroll('bl'))
+    # 5. threads: the packing of B (each iteration writes its own panel),
+    #    the row blocks of the main and column-tail kernels (each writes
+    #    its own rows of C); parallelize proves each race-free
+    for full, t in ((True, ''), (False, '_t')):
+        p = p.parallelize(_staging(p, f'B_pack{t}')[0])
+        for name in ('io', 'cio'):
+            p = p.parallelize(next(s for s in _block(p, full)
+                                   if s.is_loop() and s.name() == name))
+    p = p.lift_alloc('B_pack')         # one buffer for all full k blocks
+    step("par: packing and row blocks", p)
     return out
 
 
 def schedule(isa: Isa, p: Procedure = None) -> Procedure:
     """The fully scheduled kernel, named ``isa.kernel_name``."""
     return stages(isa, p)[-1][1]
+
+
+def alpha_beta(isa: Isa, kernel: Procedure = None) -> Procedure:
+    """``C = alpha * A @ B + beta * C`` for ``isa``: the product loop nest
+    of ``sgemm_alpha_beta`` is replaced by a call of the algorithm (checked
+    by unification), then by the scheduled kernel (``call_eqv``: derived
+    from the algorithm); the two passes over C and T run in parallel."""
+    kernel = schedule(isa) if kernel is None else kernel
+    p = sgemm_alpha_beta.rename(f"sgemm_alpha_beta_{isa.name}")
+    p = p.replace(p.find_loop('i #1'), sgemm)
+    p = p.call_eqv(p.find('sgemm(_)'), kernel)
+    p = p.parallelize(p.find_loop('i'))
+    return p.parallelize(p.find_loop('i #1'))

@@ -1,0 +1,142 @@
+"""The Python entry point: ``sgemm(A, B, C)`` on the best kernel this CPU
+runs.
+
+    from apps.sgemm.api import sgemm
+    C = sgemm(A, B)                       # a new C = A @ B
+    sgemm(A, B, C)                        # C += A @ B, in place
+    sgemm(A, B, C, alpha=2.0, beta=0.5)   # C = 2 A @ B + 0.5 C, in place
+
+float32, row-major (C-contiguous) matrices of any sizes >= 1. The kernel
+is scheduled and compiled on first use per instruction set (then cached
+by this process and, for the C build, on disk). ``isa='auto'`` takes the
+best instruction set the CPU has (AVX-512, else AVX2); naming one the CPU
+lacks is an error unless emulation is on (``EXO_HL_EMULATE=1``). The
+kernels run on ``OMP_NUM_THREADS`` threads (all cores by default).
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+
+import numpy as np
+
+from apps.sgemm.schedule import ISAS, alpha_beta, schedule
+from exo_hl.codegen_c.host_cpu import emulation_wanted, host_features
+
+
+def missing_features(isa) -> frozenset:
+    need = isa.cpu_features()
+    return frozenset(need - host_features(need))
+
+
+def choose_isa(name: str = "auto"):
+    """(isa, emulated, note) or (None, None, one-line error)."""
+    if name == "auto":
+        for isa in ISAS.values():
+            if not missing_features(isa):
+                others = [f"no {o.name}: it lacks "
+                          f"{', '.join(sorted(missing_features(o)))}"
+                          for o in ISAS.values()
+                          if o is not isa and missing_features(o)]
+                why = f"; {'; '.join(others)}" if others else ""
+                return isa, False, f"auto: the best this CPU has{why}"
+        need = " or ".join("+".join(sorted(i.cpu_features()))
+                           for i in ISAS.values())
+        return None, None, (f"this CPU has none of the instruction sets "
+                            f"this app targets ({need})")
+    if name not in ISAS:
+        return None, None, (f"unknown instruction set {name!r} (one of "
+                            f"auto, {', '.join(ISAS)})")
+    isa = ISAS[name]
+    missing = missing_features(isa)
+    if not missing:
+        return isa, False, "requested"
+    if emulation_wanted(None):
+        return isa, True, (f"requested; this CPU lacks "
+                           f"{', '.join(sorted(missing))}, so it runs "
+                           f"through the emulation layer (EXO_HL_EMULATE): "
+                           f"timings are not meaningful")
+    alt = next((i.name for i in ISAS.values() if not missing_features(i)),
+               None)
+    hint = f"; --isa auto picks {alt} here" if alt else ""
+    return None, None, (f"--isa {name} needs CPU feature(s) "
+                        f"{', '.join(sorted(missing))}, which this CPU lacks "
+                        f"(EXO_HL_EMULATE=1 runs it through emulation){hint}")
+
+
+@functools.lru_cache(maxsize=None)
+def procedures(isa_name: str):
+    """(C += A @ B, C = alpha A @ B + beta C) scheduled for an ISA."""
+    isa = ISAS[isa_name]
+    kernel = schedule(isa)
+    return kernel, alpha_beta(isa, kernel)
+
+
+class RawKernel:
+    """A compiled SGEMM called straight through ctypes: the compiled
+    callable's argument checks (shapes, dtypes, overlap: tens of
+    microseconds) are done once here by ``sgemm``'s own checks, which
+    matters for small matrices. Wraps a ``compile()`` result."""
+
+    def __init__(self, compiled):
+        self.compiled = compiled
+        lib = ctypes.CDLL(compiled.library_path)
+        self._fn = getattr(lib, compiled.name)
+        self._fn.restype = None
+        n_scalars = len(compiled.proc.args) - 6      # alpha, beta
+        lib.exo_hl_sizeof_fast32.restype = ctypes.c_size_t
+        fast = ctypes.c_int64 if lib.exo_hl_sizeof_fast32() == 8 \
+            else ctypes.c_int32
+        p = ctypes.c_void_p
+        self._fn.argtypes = [p, fast, fast, fast] + [p] * (3 + n_scalars)
+        self._lib = lib
+
+    def __call__(self, M, N, K, *arrays):
+        self._fn(None, M, N, K, *(a.ctypes.data for a in arrays))
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(isa_name: str):
+    """The two procedures of ``procedures``, compiled (``RawKernel``)."""
+    return tuple(RawKernel(p.compile()) for p in procedures(isa_name))
+
+
+def _matrix(x, name):
+    if not isinstance(x, np.ndarray) or x.dtype != np.float32 or \
+            x.ndim != 2 or not x.flags.c_contiguous:
+        raise TypeError(f"sgemm: {name} must be a C-contiguous 2-d float32 "
+                        f"numpy array")
+    if 0 in x.shape:
+        raise ValueError(f"sgemm: {name} is empty ({x.shape})")
+    return x
+
+
+def sgemm(A, B, C=None, *, alpha=None, beta=None, isa="auto"):
+    """``C += A @ B`` (or, with ``alpha``/``beta``, ``C = alpha * A @ B +
+    beta * C``) in place and returns C; without C, returns a new
+    ``A @ B``."""
+    A, B = _matrix(A, "A"), _matrix(B, "B")
+    (M, K), (K2, N) = A.shape, B.shape
+    if K != K2:
+        raise ValueError(f"sgemm: A is {M}x{K} but B is {K2}x{N}")
+    if C is None:
+        if alpha is not None or beta is not None:
+            raise ValueError("sgemm: alpha and beta need a C")
+        C = np.zeros((M, N), np.float32)
+    C = _matrix(C, "C")
+    if C.shape != (M, N):
+        raise ValueError(f"sgemm: C is {C.shape[0]}x{C.shape[1]}, "
+                         f"A @ B is {M}x{N}")
+    if np.may_share_memory(C, A) or np.may_share_memory(C, B):
+        raise ValueError("sgemm: C must not overlap A or B")
+    chosen, _, note = choose_isa(isa)
+    if chosen is None:
+        raise RuntimeError(f"sgemm: {note}")
+    plain, scaled = compiled(chosen.name)
+    if alpha is None and beta is None:
+        plain(M, N, K, A, B, C)
+    else:
+        a = np.array([1.0 if alpha is None else alpha], np.float32)
+        b = np.array([1.0 if beta is None else beta], np.float32)
+        scaled(M, N, K, a, b, A, B, C)
+    return C

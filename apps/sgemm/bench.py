@@ -1,0 +1,298 @@
+"""SGEMM benchmark: exo_hl against OpenBLAS, interleaved, on 1 and 2 threads.
+
+    python apps/sgemm/bench.py [--quick] [--isa auto|avx2|avx512]
+                               [--threads 1 2] [--reps 5]
+                               [--json FILE] [--plot FILE.png]
+
+For every shape and thread count it times ``C += A @ B`` (row-major f32)
+with the exo_hl kernel and with numpy's OpenBLAS called directly
+(``cblas_sgemm`` with beta = 1, in place, like ours: no temporary, no
+extra pass), alternating the two, and keeps the best of ``--reps``
+samples of each (a sample repeats the call until it lasts at least
+20 ms), by wall time or (``--clock cpu``) the process's CPU time divided
+by the thread count. Both run on the same thread count: OpenMP's for exo_hl,
+OpenBLAS's own for it (``OPENBLAS_CORETYPE`` is unset before numpy loads
+OpenBLAS, so it picks its kernels for this CPU). Before timing, each
+shape's result is checked against OpenBLAS's.
+
+One row per shape: shape, threads, exo_hl GFLOP/s, OpenBLAS GFLOP/s,
+their ratio, and each as a percentage of the measured FMA peak (the
+single-core peak of ``apps/common/peak.py`` times the thread count).
+
+Shapes: squares 64 ... 2048; K = 512 with M / N in {1/16, 1/4, 1, 4, 16}
+(M N = 512^2); odd sizes M in {127, 1000, 4099} with N = 64, K = 300.
+``--quick``: the squares 256, 512, 1024 and 1000, one thread.
+
+``--json FILE`` writes the rows as a list of objects {"shape": [M, N, K],
+"threads", "isa", "exo_hl_gflops", "openblas_gflops", "ratio",
+"peak_pct"} (peak_pct: exo_hl's). ``--plot FILE.png`` draws GFLOP/s
+against size (needs matplotlib: ``pip install exo_hl[bench]``).
+
+A benchmark, not a test: on a machine shared with other work the figures
+are noisy (best-of-N helps, interleaving makes the load hit both alike).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from apps.common.blas_env import (OpenBlas, blas_description,  # noqa: E402
+                                  configure_blas, set_openmp_threads)
+
+BLAS_NOTES = configure_blas()        # before numpy is imported
+
+import numpy as np  # noqa: E402
+
+from apps.common.peak import PeakUnavailable, fma_peak  # noqa: E402
+from apps.sgemm.api import choose_isa, compiled  # noqa: E402
+
+SQUARES = (64, 128, 256, 384, 512, 768, 1024, 1536, 2048)
+ODD = ((127, 64, 300), (1000, 64, 300), (4099, 64, 300))
+QUICK = ((256,) * 3, (512,) * 3, (1024,) * 3, (1000,) * 3)
+
+
+def k512_shapes():
+    """M x N x 512 with M N = 512^2 and M / N in {1/16, 1/4, 1, 4, 16}."""
+    out = []
+    for ratio in (1 / 16, 1 / 4, 1, 4, 16):
+        m = round(512 * math.sqrt(ratio))
+        out.append((m, 512 * 512 // m, 512))
+    return out
+
+
+def all_shapes():
+    """Squares, K = 512 shapes, odd sizes; each shape once (512^3 is in
+    the first two sets)."""
+    out = []
+    for s in [(n, n, n) for n in SQUARES] + k512_shapes() + list(ODD):
+        if s not in out:
+            out.append(s)
+    return out
+
+
+#: ``--clock``: wall time, or the CPU time of the process divided by the
+#: thread count (every thread of ours and of OpenBLAS is in this process;
+#: threads waiting at a barrier spin, so on an idle machine both agree):
+#: on a machine shared with other work it leaves out the time slices
+#: other processes take, though not their cache and memory traffic
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def _sample(fn, inner, clock, threads):
+    t = clock()
+    for _ in range(inner):
+        fn()
+    return (clock() - t) / inner / threads
+
+
+def time_pair(ours, theirs, reps, clock="wall", threads=1, min_time=0.02):
+    """Best seconds per call of each, sampled alternately."""
+    c = CLOCKS[clock]
+    div = threads if clock == "cpu" else 1
+    t0 = _sample(ours, 1, time.perf_counter, 1)
+    inner = max(1, min(1000, int(min_time / max(t0, 1e-7))))
+    best = [math.inf, math.inf]
+    for _ in range(reps):
+        for i, fn in enumerate((ours, theirs)):
+            best[i] = min(best[i], _sample(fn, inner, c, div))
+    return best
+
+
+def check(kernel, blas, m, n, k, rng):
+    A = rng.standard_normal((m, k), dtype=np.float32)
+    B = rng.standard_normal((k, n), dtype=np.float32)
+    C = rng.standard_normal((m, n), dtype=np.float32)
+    C2 = C.copy()
+    kernel(m, n, k, A, B, C)
+    blas.sgemm(A, B, C2)
+    scale = np.sqrt(k) * 4
+    err = float(np.max(np.abs(C - C2))) / scale
+    if not err < 1e-5:
+        raise SystemExit(f"bench.py: {m}x{n}x{k}: exo_hl differs from "
+                         f"OpenBLAS (max error {err:.1e} of the scale)")
+
+
+def measure(kernel, blas, shapes, threads, reps, peak1, isa, emulated,
+            clock="wall"):
+    rows = []
+    rng = np.random.default_rng(0)
+    for t in threads:
+        set_openmp_threads(t)
+        blas.set_threads(t)
+        for m, n, k in shapes:
+            check(kernel, blas, m, n, k, rng)
+            A = rng.standard_normal((m, k), dtype=np.float32)
+            B = rng.standard_normal((k, n), dtype=np.float32)
+            C1 = np.zeros((m, n), np.float32)
+            C2 = np.zeros((m, n), np.float32)
+            ours, theirs = time_pair(lambda: kernel(m, n, k, A, B, C1),
+                                     lambda: blas.sgemm(A, B, C2), reps,
+                                     clock, t)
+            flops = 2.0 * m * n * k
+            g1, g2 = flops / ours / 1e9, flops / theirs / 1e9
+            peak = peak1 * t if peak1 else None
+            row = {"shape": [m, n, k], "threads": t, "isa": isa.name,
+                   "clock": clock,
+                   "exo_hl_gflops": g1, "openblas_gflops": g2,
+                   "ratio": g1 / g2,
+                   "peak_pct": 100 * g1 / peak if peak else None,
+                   "openblas_peak_pct": 100 * g2 / peak if peak else None}
+            rows.append(row)
+            print_row(row, emulated)
+    return rows
+
+
+HEAD = ("shape", "threads", "exo_hl GFLOP/s", "OpenBLAS GFLOP/s", "ratio",
+        "exo_hl % peak", "OpenBLAS % peak")
+
+
+def print_head():
+    print("| " + " | ".join(HEAD) + " |")
+    print("|" + "|".join("-" * (len(h) + 1) + ":" for h in HEAD) + "|",
+          flush=True)
+
+
+def print_row(r, emulated=False):
+    pct = (lambda v: f"{v:.0f}%" if v is not None else "n/a")
+    cells = ("x".join(map(str, r["shape"])), str(r["threads"]),
+             f"{r['exo_hl_gflops']:.1f}", f"{r['openblas_gflops']:.1f}",
+             f"{r['ratio']:.2f}", pct(r["peak_pct"]),
+             pct(r["openblas_peak_pct"]))
+    print("| " + " | ".join(c.rjust(len(h)) for c, h in zip(cells, HEAD))
+          + " |" + (" (emulated)" if emulated else ""), flush=True)
+
+
+def plot(rows, peak1, path, title):
+    """GFLOP/s against size: squares (by n) and the other shapes (by
+    M x N x K label), one panel per thread count."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    threads = sorted({r["threads"] for r in rows})
+    fig, axes = plt.subplots(len(threads), 2, squeeze=False,
+                             figsize=(12, 4.2 * len(threads)),
+                             gridspec_kw={"width_ratios": [3, 2]})
+    for row_ax, t in zip(axes, threads):
+        mine = [r for r in rows if r["threads"] == t]
+        sq = sorted((r for r in mine if len(set(r["shape"])) == 1),
+                    key=lambda r: r["shape"][0])
+        other = [r for r in mine if len(set(r["shape"])) != 1]
+        for ax, sel, xs in ((row_ax[0], sq, [r["shape"][0] for r in sq]),
+                            (row_ax[1], other, list(range(len(other))))):
+            if not sel:
+                ax.set_visible(False)
+                continue
+            ax.plot(xs, [r["exo_hl_gflops"] for r in sel], "o-",
+                    label="exo_hl")
+            ax.plot(xs, [r["openblas_gflops"] for r in sel], "s-",
+                    label="OpenBLAS")
+            if peak1:
+                ax.axhline(peak1 * t, linestyle="--", color="gray",
+                           label=f"FMA peak ({peak1 * t:.0f})")
+            ax.set_ylabel("GFLOP/s")
+            ax.set_ylim(bottom=0)
+            ax.grid(alpha=0.3)
+            ax.legend(loc="lower right")
+        row_ax[0].set_xlabel("M = N = K")
+        row_ax[0].set_title(f"squares, {t} thread{'s' if t > 1 else ''}")
+        if other:
+            row_ax[1].set_xticks(range(len(other)))
+            row_ax[1].set_xticklabels(["x".join(map(str, r["shape"]))
+                                       for r in other], rotation=35,
+                                      ha="right", fontsize=8)
+            row_ax[1].set_title(f"K = 512 and odd shapes, {t} thread"
+                                f"{'s' if t > 1 else ''}")
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="squares 256, 512, 1024 and 1000, one thread")
+    ap.add_argument("--isa", default="auto",
+                    help="auto (the best this CPU has), avx2 or avx512")
+    ap.add_argument("--threads", type=int, nargs="+", default=None,
+                    help="thread counts (default 1 2; --quick: 1)")
+    ap.add_argument("--reps", type=int, default=5,
+                    help="samples per kernel and shape (best is kept)")
+    ap.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                    help="wall time, or process CPU time / threads "
+                    "(steadier on a busy machine)")
+    ap.add_argument("--shapes", nargs="+", default=None, metavar="MxNxK",
+                    help="shapes to run instead of the default set")
+    ap.add_argument("--json", metavar="FILE", help="write the rows as JSON")
+    ap.add_argument("--plot", metavar="FILE.png",
+                    help="plot GFLOP/s against size (matplotlib)")
+    args = ap.parse_args(argv)
+
+    if args.shapes:
+        try:
+            shapes = [tuple(int(x) for x in s.lower().split("x"))
+                      for s in args.shapes]
+        except ValueError:
+            ap.error("--shapes takes MxNxK")
+        if any(len(s) != 3 or min(s) < 1 for s in shapes):
+            ap.error("--shapes takes MxNxK with sizes >= 1")
+    else:
+        shapes = list(QUICK) if args.quick else all_shapes()
+    threads = args.threads or ([1] if args.quick else [1, 2])
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            ap.error("--plot needs matplotlib (pip install matplotlib, or "
+                     "the project's 'bench' extra)")
+
+    isa, emulated, note = choose_isa(args.isa)
+    if isa is None:
+        print(f"bench.py: {note}", file=sys.stderr)
+        return 2
+    blas = OpenBlas.load()
+    if blas is None:
+        print("bench.py: numpy does not expose OpenBLAS's cblas_sgemm",
+              file=sys.stderr)
+        return 2
+    for line in BLAS_NOTES[1:]:
+        print(line)
+    print(f"BLAS: {blas_description()}")
+    print(f"ISA: {isa.name} ({note}): {isa.label} micro-kernel, "
+          f"k blocks of {isa.kc}")
+    t0 = time.perf_counter()
+    kernel = compiled(isa.name)[0]      # called without per-call checks
+    print(f"scheduled and compiled in {time.perf_counter() - t0:.1f} s")
+    peak1 = None
+    if not emulated:
+        try:
+            peak1 = fma_peak(isa.name)
+            print(f"{isa.name} FMA peak, 1 core (measured): {peak1:.1f} "
+                  f"GFLOP/s; n threads: n times that")
+        except PeakUnavailable as e:
+            print(f"FMA peak: not measured ({e})")
+    print(f"\nSGEMM C += A @ B (row-major f32), best of {args.reps}, "
+          f"{args.clock} clock; ratio = exo_hl / OpenBLAS")
+    print_head()
+    rows = measure(kernel, blas, shapes, threads, args.reps, peak1, isa,
+                   emulated, args.clock)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+        print(f"wrote {args.json}")
+    if args.plot:
+        plot(rows, peak1, args.plot,
+             f"SGEMM, exo_hl ({isa.label}) vs OpenBLAS")
+        print(f"wrote {args.plot}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

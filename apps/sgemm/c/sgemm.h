@@ -1,0 +1,36 @@
+/* SGEMM for C programs: row-major float matrices, any sizes >= 1.
+ *
+ *   sgemm(M, N, K, A, B, C):                  C += A @ B
+ *   sgemm_alpha_beta(M, N, K, a, b, A, B, C): C = a * A @ B + b * C
+ *
+ * A is M x K, B is K x N, C is M x N, dense (leading dimensions K, N, N);
+ * C must not overlap A or B. Each call runs the AVX-512 kernel on CPUs
+ * with AVX-512F, else the AVX2 one (sgemm_isa() says which). Build with
+ * sgemm.c and the generated sgemm_kernels.c (exo-hl compile
+ * apps/sgemm/kernels.py --stem sgemm_kernels), with -fopenmp to use all
+ * cores.
+ */
+#ifndef EXO_HL_SGEMM_H
+#define EXO_HL_SGEMM_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+void sgemm(int_fast32_t M, int_fast32_t N, int_fast32_t K,
+           const float *A, const float *B, float *C);
+
+void sgemm_alpha_beta(int_fast32_t M, int_fast32_t N, int_fast32_t K,
+                      float alpha, float beta,
+                      const float *A, const float *B, float *C);
+
+/* "avx512" or "avx2": the kernel this CPU runs; NULL if it has neither */
+const char *sgemm_isa(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  /* EXO_HL_SGEMM_H */
