@@ -10,6 +10,7 @@ K in {250, 500, 1000, 2000, 4000}. Timed on each size:
   set_memory     move the local ``acc`` (K statements use it) to another
                  memory
   simplify, str, c_code_str, compile()   whole-procedure operations
+                 (compile() with an empty build cache: gcc really runs)
 
 One-statement rewrites are given ready-made cursors (finding a statement by
 pattern scans the whole procedure by nature and is not what is measured),
@@ -25,7 +26,7 @@ other load on a shared machine hardly disturbs them); ``--wall`` measures
 wall-clock time instead.
 
 Run: python benchmarks/scale_bench.py [--sizes 250,500,...] [--reps N]
-     [--no-compile] [--wall]
+     [--rounds R] [--no-compile] [--wall]
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ import os
 import resource
 import statistics
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -135,7 +137,17 @@ def measure(K, reps, do_compile):
     row["str"] = _median(lambda r: str(q), min(reps, 3))
     row["c_code_str"] = _median(lambda r: q.c_code_str(), min(reps, 3))
     if do_compile:
-        row["compile"] = _time(lambda: q.compile())[0]
+        # a fresh build cache: the C compiler really runs
+        with tempfile.TemporaryDirectory() as d:
+            saved = os.environ.get("EXO_HL_CACHE")
+            os.environ["EXO_HL_CACHE"] = d
+            try:
+                row["compile"] = _time(lambda: q.compile())[0]
+            finally:
+                if saved is None:
+                    del os.environ["EXO_HL_CACHE"]
+                else:
+                    os.environ["EXO_HL_CACHE"] = saved
     return row
 
 
@@ -146,16 +158,22 @@ def main(argv=None):
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--wall", action="store_true",
                     help="wall-clock time instead of CPU time")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="repeat the whole sweep; keep each cell's smallest "
+                    "median (steadier on a busy machine)")
     args = ap.parse_args(argv)
     if args.wall:
         _CLOCK[0] = time.perf_counter
     sizes = [int(x) for x in args.sizes.split(",")]
     rows = {}
-    for K in sizes:
-        rows[K] = measure(K, args.reps, not args.no_compile)
-        print(f"K={K}: " + ", ".join(f"{k} {1e3 * v:.1f}ms"
-                                     for k, v in rows[K].items()),
-              flush=True)
+    for rnd in range(args.rounds):
+        for K in sizes:
+            row = measure(K, args.reps, not args.no_compile)
+            print(f"K={K}: " + ", ".join(f"{k} {1e3 * v:.1f}ms"
+                                         for k, v in row.items()),
+                  flush=True)
+            old = rows.get(K, row)
+            rows[K] = {k: min(v, old[k]) for k, v in row.items()}
     ops = list(rows[sizes[0]])
     clock = "wall-clock" if args.wall else "CPU"
     print(f"\nmedian {clock} time (ms) by number of unrolled statements K")

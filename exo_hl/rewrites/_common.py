@@ -27,7 +27,7 @@ from __future__ import annotations
 import keyword
 from typing import Callable, NamedTuple, Optional, Tuple
 
-from ..core_ir.blockinfo import sc_prefix
+from ..core_ir.blockinfo import note_splice, sc_prefix
 from ..core_ir.nodes import IR
 from ..core_ir.simplify import env_at, simplify_expr
 from ..core_ir.state import config_writes, reads_written_state
@@ -261,7 +261,16 @@ def _rebuild(node, steps, fn):
     if not rest:
         return node.update(**{field: fn(lst, i)})
     child = _rebuild(lst[i], rest, fn)
-    return node.update(**{field: lst[:i] + (child, ) + lst[i + 1:]})
+    return node.update(**{field: _splice(lst, i, i + 1, (child, ))})
+
+
+def _splice(lst, lo, hi, new_stmts):
+    """``lst[:lo] + new_stmts + lst[hi:]``, telling ``blockinfo.diff`` how
+    the result was made (so that re-checking it need not compare the rest
+    of a long block)."""
+    out = lst[:lo] + new_stmts + lst[hi:]
+    note_splice(lst, out, lo, hi, len(new_stmts))
+    return out
 
 
 def replace_block_at(proc_ir, parent: Path, field: str, lo: int, hi: int,
@@ -270,7 +279,7 @@ def replace_block_at(proc_ir, parent: Path, field: str, lo: int, hi: int,
     new_stmts = tuple(new_stmts)
     get_list(proc_ir, parent, field)  # validate
     return _rebuild(proc_ir, tuple(parent) + ((field, lo), ),
-                    lambda lst, i: lst[:lo] + new_stmts + lst[hi:])
+                    lambda lst, i: _splice(lst, lo, hi, new_stmts))
 
 
 def replace_stmts_at(proc_ir, path: Path, new_stmts) -> object:
