@@ -604,6 +604,7 @@ def test_derived_summaries_equal_computed_ones():
 
 
 def test_one_statement_rewrite_checks_only_what_changed(monkeypatch):
+    monkeypatch.delenv(recheck.COMPARE_ENV, raising=False)
     # a config write, then 12 unrolled copies of (alloc, loop, reduction)
     q = _checked(_flat())
     n = len(q.ir().body)
@@ -644,6 +645,7 @@ def test_one_statement_rewrite_checks_only_what_changed(monkeypatch):
 
 
 def test_full_recheck_switch(monkeypatch):
+    monkeypatch.delenv(recheck.COMPARE_ENV, raising=False)
     q = _checked(_flat())
     calls = []
     orig = recheck.check_full
