@@ -14,9 +14,9 @@ K in {250, 500, 1000, 2000, 4000}. Timed on each size:
 
 One-statement rewrites are given ready-made cursors (finding a statement by
 pattern scans the whole procedure by nature and is not what is measured),
-and are repeated 61 times (they take about a millisecond), the sizes
-taking turns at each repetition (so that a change of load on a shared
-machine affects all sizes alike). Each
+and are repeated 61 times (they take about a millisecond). Every
+operation is repeated with the sizes taking turns (so that a change of
+load on a shared machine affects all sizes alike). Each
 repetition works on a different statement or memory so that no repetition
 can be answered by a cache of an earlier identical result; the unroll
 repetitions forget the memo of proven procedures first. The last
@@ -105,47 +105,29 @@ def _time(fn):
     return clock() - t0, out
 
 
-def _median(fn, reps):
-    ts = []
-    for r in range(reps):
-        t, _ = _time(lambda: fn(r))
-        ts.append(t)
-    return statistics.median(ts)
-
-
-def measure(K, reps, do_compile):
-    """Whole-procedure operations on size K: (times, one-statement
-    rewrites as ready thunks for ``interleaved``)."""
+def prepare(K):
+    """{op: [thunk per repetition]} for size K: the whole-procedure
+    operations (``reps`` repetitions of unroll, 3 of the others) and the
+    one-statement rewrites (``_N1`` repetitions, each on a different
+    statement or to a different memory); and the unrolled procedure."""
     p = dot.partial_eval(K=K)
     pl = dot_local.partial_eval(K=K)
-    row = {}
-
-    def unroll(r):
-        _forget_results()
-        return p.unroll(StmtCursor(p, (("body", 0), )))
-    row["unroll"] = _median(unroll, reps)
     q = p.unroll(StmtCursor(p, (("body", 0), )))
     ql = pl.unroll(StmtCursor(pl, (("body", 2), )))
     assert len(q.ir().body) == K and len(ql.ir().body) == K + 3
 
-    row["simplify"] = _median(lambda r: q.simplify(), min(reps, 3))
-    row["str"] = _median(lambda r: str(q), min(reps, 3))
-    row["c_code_str"] = _median(lambda r: q.c_code_str(), min(reps, 3))
-    if do_compile:
-        row["compile"] = _compile(q)
-    return row, _one_statement_ops(q, ql)
-
-
-def _one_statement_ops(q, ql):
-    """{op: [thunk per repetition]}: each repetition on a different
-    statement (or to a different memory)."""
+    def unroll():
+        _forget_results()
+        return p.unroll(StmtCursor(p, (("body", 0), )))
     n = _N1
     cur = [(StmtCursor(q, (("body", r), )), StmtCursor(q, (("body", r + 1), )))
            for r in range(n)]
     ecur = [ExprCursor(q, (("body", r), ), (("rhs", None), ))
             for r in range(n)]
     acur = StmtCursor(ql, (("body", 0), ))
-    return {
+    whole = {"unroll": unroll, "simplify": q.simplify,
+             "str": lambda: str(q), "c_code_str": q.c_code_str}
+    one = {
         "reorder_stmts": [lambda r=r: q.reorder_stmts(*cur[r])
                           for r in range(n)],
         "bind_expr": [lambda r=r: q.bind_expr(ecur[r], "t")
@@ -153,20 +135,43 @@ def _one_statement_ops(q, ql):
         "set_memory": [lambda r=r: ql.set_memory(acur, _MEMS[r])
                        for r in range(n)],
     }
+    return whole, one, q
 
 
 def interleaved(ops_by_size):
-    """Median time of each one-statement rewrite on each size, the sizes
-    taking turns at every repetition: a change of the machine's load
-    during the run shifts all sizes alike instead of skewing their ratio
-    (these rewrites take about a millisecond)."""
+    """Median time of each operation on each size, the sizes taking turns
+    at every repetition: a change of the machine's load during the run
+    shifts all sizes alike instead of skewing their ratio (which is what
+    the growth exponent is)."""
     times = {K: {op: [] for op in ops} for K, ops in ops_by_size.items()}
-    for r in range(_N1):
+    reps = max(len(t) for ops in ops_by_size.values() for t in ops.values())
+    for r in range(reps):
         for K, ops in ops_by_size.items():
             for op, thunks in ops.items():
-                times[K][op].append(_time(thunks[r])[0])
+                if r < len(thunks):
+                    times[K][op].append(_time(thunks[r])[0])
     return {K: {op: statistics.median(ts) for op, ts in by_op.items()}
             for K, by_op in times.items()}
+
+
+def measure(sizes, reps, do_compile):
+    """{K: {operation: median time}} for one sweep."""
+    whole, one, procs = {}, {}, {}
+    for K in sizes:
+        w, one[K], procs[K] = prepare(K)
+        whole[K] = {op: [fn] * (reps if op == "unroll" else min(reps, 3))
+                    for op, fn in w.items()}
+    rows = interleaved(whole)
+    for K, row in interleaved(one).items():
+        rows[K].update(row)
+    if do_compile:
+        for K in sizes:
+            rows[K]["compile"] = _compile(procs[K])
+    for K in sizes:
+        print(f"K={K}: " + ", ".join(f"{k} {1e3 * v:.1f}ms"
+                                     for k, v in rows[K].items()),
+              flush=True)
+    return rows
 
 
 def _compile(q):
@@ -205,18 +210,9 @@ def main(argv=None):
     sizes = [int(x) for x in args.sizes.split(",")]
     rows = {}
     for rnd in range(args.rounds):
-        rewrites = {}
-        for K in sizes:
-            row, rewrites[K] = measure(K, args.reps, not args.no_compile)
-            print(f"K={K}: " + ", ".join(f"{k} {1e3 * v:.1f}ms"
-                                         for k, v in row.items()),
-                  flush=True)
+        for K, row in measure(sizes, args.reps, not args.no_compile).items():
             old = rows.get(K, row)
             rows[K] = {k: min(v, old[k]) for k, v in row.items()}
-        for K, row in interleaved(rewrites).items():
-            rows[K].update({k: min(v, rows[K].get(k, v))
-                            for k, v in row.items()})
-        del rewrites
     order = ["unroll", "reorder_stmts", "bind_expr", "set_memory",
              "simplify", "str", "c_code_str", "compile"]
     ops = [op for op in order if op in rows[sizes[0]]]
