@@ -5,7 +5,7 @@ Not collected by pytest (the suite runs short versions of both parts:
 it by hand after changing the incremental re-check:
 
     python tests/rewrites/fuzz_recheck_long.py --seqs 2000 [--steps 10]
-        [--seed 1] [--mode compare|incremental|full]
+        [--seed 1] [--mode compare|incremental|full] [--parts edits,fuzz]
 
 Part 1 is the random-schedule fuzz (``test_schedule_fuzz.fuzz``: every
 accepted step is compared with the original procedure in the interpreter);
@@ -44,13 +44,17 @@ def _count_compares():
     return calls
 
 
-def edits(n_seqs, n_steps, seed):
+def edits(n_seqs, n_steps, seed, progress=None):
     """Rewrites and raw edits; (sequences, steps, accepted, rejected,
     rejected by the re-check)."""
     rng = random.Random(seed)
     steps = accepted = rejected = by_check = 0
     procs = PROCS + F.CONFIG_PROCS
     for s in range(n_seqs):
+        if progress and s and s % progress == 0:
+            print(f"  ... {s} sequences, {steps} steps, {accepted} accepted, "
+                  f"{rejected} rejected ({by_check} by the re-check)",
+                  flush=True)
         p = procs[s % len(procs)]
         fresh = F.Namer()
         for _ in range(n_steps):
@@ -78,6 +82,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--mode", choices=("compare", "incremental", "full"),
                     default="compare")
+    ap.add_argument("--parts", default="edits,fuzz",
+                    help="which parts to run, in order")
     args = ap.parse_args(argv)
     os.environ.pop(recheck.COMPARE_ENV, None)
     os.environ.pop(recheck.FULL_RECHECK_ENV, None)
@@ -87,22 +93,24 @@ def main(argv=None):
         os.environ[recheck.FULL_RECHECK_ENV] = "1"
     compared = _count_compares()
 
-    t0 = time.time()
-    seqs, steps, acc, per_op = F.fuzz(
-        n_seqs=args.seqs, n_steps=args.steps, seed=args.seed,
-        roundtrip=lambda q: None,
-        procs=F.PROCS + F.CONFIG_PROCS)
-    print(f"[{args.mode}] random schedules: {seqs} sequences, {steps} steps,"
-          f" {acc} accepted, {steps - acc} rejected; {compared[0]} results "
-          f"re-checked both ways ({time.time() - t0:.0f}s)", flush=True)
-
-    t0, compared[0] = time.time(), 0
-    seqs, steps, acc, rej, by_check = edits(args.seqs, args.steps,
-                                            args.seed + 1)
-    print(f"[{args.mode}] rewrites and raw edits: {seqs} sequences, {steps} "
-          f"steps, {acc} accepted, {rej} rejected ({by_check} by the "
-          f"re-check); {compared[0]} results re-checked both ways "
-          f"({time.time() - t0:.0f}s)", flush=True)
+    for part in args.parts.split(","):
+        t0, compared[0] = time.time(), 0
+        if part == "fuzz":
+            seqs, steps, acc, _ = F.fuzz(
+                n_seqs=args.seqs, n_steps=args.steps, seed=args.seed,
+                roundtrip=lambda q: None, procs=F.PROCS + F.CONFIG_PROCS)
+            print(f"[{args.mode}] random schedules: {seqs} sequences, "
+                  f"{steps} steps, {acc} accepted, {steps - acc} rejected; "
+                  f"{compared[0]} results re-checked both ways "
+                  f"({time.time() - t0:.0f}s)", flush=True)
+        else:
+            seqs, steps, acc, rej, by_check = edits(
+                args.seqs, args.steps, args.seed + 1, progress=250)
+            print(f"[{args.mode}] rewrites and raw edits: {seqs} sequences, "
+                  f"{steps} steps, {acc} accepted, {rej} rejected "
+                  f"({by_check} by the re-check); {compared[0]} results "
+                  f"re-checked both ways ({time.time() - t0:.0f}s)",
+                  flush=True)
 
 
 if __name__ == "__main__":
