@@ -159,11 +159,11 @@ def _compare(new_ir, parent_ir) -> None:
     full = verdict(lambda: check_full(new_ir))
     if (inc is None) != (full is None):
         from ..core_ir.printer import proc_to_str
-        said = {None: "accepts"}
+        inc_says, full_says = (("accepts", "rejects") if inc is None
+                               else ("rejects", "accepts"))
         raise RecheckMismatch(
-            f"the incremental re-check {said.get(inc, 'rejects')} and the "
-            f"whole-procedure check {said.get(full, 'rejects')} this "
-            f"rewrite of '{parent_ir.name}':\n"
+            f"the incremental re-check {inc_says} and the whole-procedure "
+            f"check {full_says} this rewrite of '{parent_ir.name}':\n"
             f"{type(inc or full).__name__}: {inc or full}\n"
             f"before:\n{proc_to_str(parent_ir)}\n"
             f"after:\n{proc_to_str(new_ir)}")
