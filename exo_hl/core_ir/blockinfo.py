@@ -36,7 +36,8 @@ from .nodes import IR
 from .traversal import used_syms
 
 __all__ = ["StmtInfo", "stmt_info", "proc_writes_config", "Summary",
-           "summary", "derive_summary", "diff", "sc_prefix", "clear_cache"]
+           "summary", "derive_summary", "diff", "note_splice", "sc_prefix",
+           "clear_cache"]
 
 
 class StmtInfo:
@@ -265,11 +266,13 @@ def derive_summary(old, new, p, eo, en, old_summary=None) -> Summary:
 def diff(old, new):
     """``(p, eo, en)`` with ``p <= eo``, ``p <= en``: ``old[:p] == new[:p]``
     and ``old[eo:] == new[en:]`` statement by statement (the statements are
-    equal IR, almost always the very same objects), the common prefix and
-    then the common suffix as long as possible. Comparisons run on tuple
+    equal IR, almost always the very same objects): the common prefix and
+    then the common suffix, as long as possible. Comparisons run on tuple
     slices (C loops that skip identical elements), galloping from where the
     edit starts: an edit of a few statements costs a few comparisons of
-    the rest of the block, however long it is."""
+    the rest of the block, however long it is. For a block just built by
+    splicing (``note_splice``), the edited part found is within the
+    spliced-in statements (possibly less than as small as possible)."""
     for o, n, res in _DIFFS:   # the same pair, diffed a moment ago
         if o is old and n is new:
             return res
@@ -282,6 +285,25 @@ def diff(old, new):
 #: the last few diffs, keyed by the identities of the blocks (kept alive
 #: here): window retyping and the re-check of one rewrite diff the same pair
 _DIFFS: list = container("exo_hl.core_ir.blockinfo.diffs", [])
+
+
+def note_splice(old, new, lo, hi, k):
+    """Record ``diff(old, new)`` for a block ``new`` its caller has just
+    built as ``old[:lo] + S + old[hi:]`` with ``len(S) == k``: then only
+    the spliced-in part needs comparing (``diff`` would compare the whole
+    unchanged tail)."""
+    if len(new) != len(old) - (hi - lo) + k:
+        return
+    m = min(hi - lo, k)
+    i = 0
+    while i < m and (old[lo + i] is new[lo + i] or old[lo + i] == new[lo + i]):
+        i += 1
+    j = 0
+    while j < m - i and (old[hi - 1 - j] is new[lo + k - 1 - j]
+                         or old[hi - 1 - j] == new[lo + k - 1 - j]):
+        j += 1
+    _DIFFS.insert(0, (old, new, (lo + i, hi - j, lo + k - j)))
+    del _DIFFS[4:]
 
 
 def _diff(old, new):

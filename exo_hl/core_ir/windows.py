@@ -66,12 +66,15 @@ def _block_diff(old, new, env):
     env2 = env
     if region is None:
         region, env2 = _block(mid, env)
-    suffix = tail = new[en:]
+    suffix = None   # the same as in new (no copy of a long tail unless needed)
     if _top_windows(old[p:eo]) != _top_windows(region):
+        tail = new[en:]
         suffix, _ = _block(tail, env2)
-    if region is mid and suffix is tail:
+        if suffix is tail:
+            suffix = None
+    if region is mid and suffix is None:
         return new
-    return new[:p] + region + suffix
+    return new[:p] + region + (new[en:] if suffix is None else suffix)
 
 
 def _top_windows(stmts):

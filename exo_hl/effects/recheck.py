@@ -57,7 +57,10 @@ the new one:
 The debugging switch ``EXO_HL_FULL_RECHECK=1`` makes every rewrite result
 go through the whole-procedure checks instead. A failure found here is
 always re-derived by the whole-procedure check, so error messages are
-exactly the ones that check gives.
+exactly the ones that check gives. ``EXO_HL_RECHECK_COMPARE=1`` runs both
+on every rewrite result and raises ``RecheckMismatch`` when their verdicts
+differ (a test-suite or fuzzing mode: it costs a whole-procedure check per
+rewrite).
 """
 from __future__ import annotations
 
@@ -78,13 +81,29 @@ from .lift import BufSub, valg
 from .wellformed import par_loops, run_static_checks
 
 __all__ = ["check_rewritten", "check_full", "full_recheck_forced",
-           "clear_cache", "FULL_RECHECK_ENV"]
+           "compare_forced", "clear_cache", "RecheckMismatch",
+           "FULL_RECHECK_ENV", "COMPARE_ENV"]
 
 FULL_RECHECK_ENV = "EXO_HL_FULL_RECHECK"
+COMPARE_ENV = "EXO_HL_RECHECK_COMPARE"
+
+
+def _env_on(name) -> bool:
+    return os.environ.get(name, "") not in ("", "0")
 
 
 def full_recheck_forced() -> bool:
-    return os.environ.get(FULL_RECHECK_ENV, "") not in ("", "0")
+    return _env_on(FULL_RECHECK_ENV)
+
+
+def compare_forced() -> bool:
+    return _env_on(COMPARE_ENV)
+
+
+class RecheckMismatch(AssertionError):
+    """The incremental and the whole-procedure re-check disagree on a
+    rewrite result (``EXO_HL_RECHECK_COMPARE=1``): a bug in exo_hl, never
+    a user error, so it is not a ``SchedulingError``."""
 
 
 #: whole procedures already known to be well formed (``known_good``)
@@ -117,12 +136,40 @@ def check_rewritten(new_ir, parent_ir=None) -> None:
             or parent_ir.preds != new_ir.preds:
         check_full(new_ir)
         return
+    if compare_forced():
+        _compare(new_ir, parent_ir)
+        return
     try:
         _Recheck(parent_ir, new_ir).run()
     except (BoundsError, ExoTypeError) as e:
         # the whole-procedure check names the first failure in its order
         check_full(new_ir)
         raise e
+
+
+def _compare(new_ir, parent_ir) -> None:
+    """Both re-checks, their verdicts compared; then what ``check_full``
+    decides (the error it raises, if any)."""
+    def verdict(fn):
+        try:
+            fn()
+        except (BoundsError, ExoTypeError) as e:
+            return e
+        return None
+    inc = verdict(lambda: _Recheck(parent_ir, new_ir).run())
+    full = verdict(lambda: check_full(new_ir))
+    if (inc is None) != (full is None):
+        from ..core_ir.printer import proc_to_str
+        inc_says, full_says = (("accepts", "rejects") if inc is None
+                               else ("rejects", "accepts"))
+        raise RecheckMismatch(
+            f"the incremental re-check {inc_says} and the whole-procedure "
+            f"check {full_says} this rewrite of '{parent_ir.name}':\n"
+            f"{type(inc or full).__name__}: {inc or full}\n"
+            f"before:\n{proc_to_str(parent_ir)}\n"
+            f"after:\n{proc_to_str(new_ir)}")
+    if full is not None:
+        raise full
 
 
 # ---------------------------------------------------------------------------

@@ -3,6 +3,7 @@ a path, sharing every unchanged subtree (the IR is immutable).
 """
 from __future__ import annotations
 
+from ..core_ir.blockinfo import note_splice
 from ..core_ir.nodes import IR
 from ..core_ir.paths import Path, get_list, get_stmt
 from ..core_ir.simplify import env_at, simplify_expr
@@ -15,7 +16,16 @@ def _rebuild(node, steps, fn):
     if not rest:
         return node.update(**{field: fn(lst, i)})
     child = _rebuild(lst[i], rest, fn)
-    return node.update(**{field: lst[:i] + (child, ) + lst[i + 1:]})
+    return node.update(**{field: _splice(lst, i, i + 1, (child, ))})
+
+
+def _splice(lst, lo, hi, new_stmts):
+    """``lst[:lo] + new_stmts + lst[hi:]``, telling ``blockinfo.diff`` how
+    the result was made (so that re-checking it need not compare the rest
+    of a long block)."""
+    out = lst[:lo] + new_stmts + lst[hi:]
+    note_splice(lst, out, lo, hi, len(new_stmts))
+    return out
 
 
 def replace_block_at(proc_ir, parent: Path, field: str, lo: int, hi: int,
@@ -24,7 +34,7 @@ def replace_block_at(proc_ir, parent: Path, field: str, lo: int, hi: int,
     new_stmts = tuple(new_stmts)
     get_list(proc_ir, parent, field)  # validate
     return _rebuild(proc_ir, tuple(parent) + ((field, lo), ),
-                    lambda lst, i: lst[:lo] + new_stmts + lst[hi:])
+                    lambda lst, i: _splice(lst, lo, hi, new_stmts))
 
 
 def replace_stmts_at(proc_ir, path: Path, new_stmts) -> object:

@@ -551,6 +551,42 @@ def test_random_mutations_same_verdict(which, seed):
     assert accepted >= 20 and rejected >= 8, (accepted, rejected)
 
 
+def test_block_diff():
+    """``diff``: the longest common prefix, then the longest common suffix;
+    after ``note_splice``, a valid diff within the spliced part."""
+    def longest(old, new):
+        lo, ln = len(old), len(new)
+        m, p = min(lo, ln), 0
+        while p < m and old[p] == new[p]:
+            p += 1
+        q = 0
+        while q < m - p and old[lo - 1 - q] == new[ln - 1 - q]:
+            q += 1
+        return p, lo - q, ln - q
+    rng = random.Random(11)
+    for _ in range(3000):
+        old = tuple(rng.randint(0, 3) for _ in range(rng.randint(0, 70)))
+        new = list(old)
+        for _ in range(rng.randint(0, 3)):
+            r = rng.random()
+            if r < .3 and new:
+                new.pop(rng.randrange(len(new)))
+            elif r < .6:
+                new.insert(rng.randint(0, len(new)), rng.randint(0, 3))
+            elif new:
+                new[rng.randrange(len(new))] = rng.randint(0, 3)
+        new = tuple(new)
+        assert blockinfo.diff(old, new) == longest(old, new)
+        lo = rng.randint(0, len(old))
+        hi = rng.randint(lo, len(old))
+        spliced = tuple(rng.randint(0, 3) for _ in range(rng.randint(0, 4)))
+        new = old[:lo] + spliced + old[hi:]
+        blockinfo.note_splice(old, new, lo, hi, len(spliced))
+        p, eo, en = blockinfo.diff(old, new)
+        assert old[:p] == new[:p] and old[eo:] == new[en:]
+        assert lo <= p <= eo <= hi and p <= en <= lo + len(spliced)
+
+
 def test_derived_summaries_equal_computed_ones():
     rng = random.Random(7)
     ir = _flat().ir()
@@ -568,6 +604,7 @@ def test_derived_summaries_equal_computed_ones():
 
 
 def test_one_statement_rewrite_checks_only_what_changed(monkeypatch):
+    monkeypatch.delenv(recheck.COMPARE_ENV, raising=False)
     # a config write, then 12 unrolled copies of (alloc, loop, reduction)
     q = _checked(_flat())
     n = len(q.ir().body)
@@ -608,6 +645,7 @@ def test_one_statement_rewrite_checks_only_what_changed(monkeypatch):
 
 
 def test_full_recheck_switch(monkeypatch):
+    monkeypatch.delenv(recheck.COMPARE_ENV, raising=False)
     q = _checked(_flat())
     calls = []
     orig = recheck.check_full

@@ -17,20 +17,30 @@ are made of what the incremental check reasons about: config writes
 feeding loop bounds, indices and callee preconditions, window statements,
 allocations used by later statements and calls, par loops, and loops with
 constant bounds that unroll into long blocks.
+
+The comparison mode ``EXO_HL_RECHECK_COMPARE=1`` runs both re-checks on
+every rewrite result and raises ``RecheckMismatch`` when they disagree: it
+is tested here on planted disagreements, and runs the random schedules
+(with their equivalence checks) once.
 """
 from __future__ import annotations
 
 import random
 import time
 
-from exo_hl import (DRAM, SchedulingError, config, f32, index, par, proc,
-                    seq, size)
+import pytest
+
+from exo_hl import (DRAM, BoundsError, SchedulingError, config, f32, index,
+                    par, proc, seq, size)
 from exo_hl.core_ir.printer import alpha_equal
-from exo_hl.frontend.recheck import FULL_RECHECK_ENV
+from exo_hl.frontend import recheck
+from exo_hl.frontend.recheck import (COMPARE_ENV, FULL_RECHECK_ENV,
+                                     RecheckMismatch)
 
 import test_schedule_fuzz as F
 from ir_mutations import mutate
-from test_recheck import _assert_structural_caches_fresh
+from test_recheck import (_assert_structural_caches_fresh, _at, _checked,
+                          _const, _replace, ctx)
 
 
 class SCR(DRAM):
@@ -83,6 +93,7 @@ PROCS = F.PROCS + [cfg_chain, unrollable]
 
 
 def _run(thunk, monkeypatch, full):
+    monkeypatch.delenv(COMPARE_ENV, raising=False)
     if full:
         monkeypatch.setenv(FULL_RECHECK_ENV, "1")
     else:
@@ -136,3 +147,74 @@ def test_incremental_and_full_recheck_decide_alike(monkeypatch):
           f"({time.time() - t0:.1f}s)")
     assert steps >= 100 and accepted >= 30 and rejected >= 30
     assert net >= 15   # rejected by the re-check itself
+
+
+def _edits():
+    """A procedure known to pass the checks, a harmless edit of it and an
+    edit that breaks a bound (``RC.n = 5`` makes ``w[i + 4]`` overflow)."""
+    base = _checked(ctx)
+    ir = base.ir()
+    safe = _replace(ir, (13, ), [_at(ir, 13).update(hi=_const(3))])
+    unsafe = _replace(ir, (0, ), [_at(ir, 0).update(rhs=_const(5))])
+    return base, safe, unsafe
+
+
+def test_compare_mode_agrees_on_real_verdicts(monkeypatch):
+    base, safe, unsafe = _edits()
+    monkeypatch.delenv(FULL_RECHECK_ENV, raising=False)
+    monkeypatch.delenv(COMPARE_ENV, raising=False)
+    with pytest.raises(SchedulingError) as plain:
+        base._derive(unsafe, "edit")
+    monkeypatch.setenv(COMPARE_ENV, "1")
+    q = base._derive(safe, "edit")
+    assert q.ir().body[13].hi == _const(3)
+    with pytest.raises(SchedulingError) as compared:
+        base._derive(unsafe, "edit")
+    assert "out of bounds" in str(compared.value)
+    assert str(compared.value) == str(plain.value)
+
+
+def test_compare_mode_reports_disagreements(monkeypatch):
+    base, safe, unsafe = _edits()
+    monkeypatch.delenv(FULL_RECHECK_ENV, raising=False)
+    monkeypatch.setenv(COMPARE_ENV, "1")
+    # an incremental check that accepts everything: unsound, and caught
+    monkeypatch.setattr(recheck._Recheck, "run", lambda self: None)
+    with pytest.raises(RecheckMismatch, match="incremental re-check accepts"):
+        base._derive(unsafe, "edit")
+
+    def reject(self):
+        raise BoundsError("planted")
+    # one that rejects everything: incomplete, and caught
+    monkeypatch.setattr(recheck._Recheck, "run", reject)
+    with pytest.raises(RecheckMismatch, match="incremental re-check rejects"):
+        base._derive(safe, "edit")
+    # without the comparison, the planted rejection is what the user sees
+    monkeypatch.delenv(COMPARE_ENV)
+    with pytest.raises(SchedulingError, match="planted"):
+        base._derive(safe, "edit")
+
+
+@F._NO_C
+def test_random_schedules_in_compare_mode(assert_roundtrip, monkeypatch):
+    """The random-schedule fuzz (equivalence in the interpreter, round
+    trip) with both re-checks compared on every rewrite result."""
+    monkeypatch.delenv(FULL_RECHECK_ENV, raising=False)
+    monkeypatch.setenv(COMPARE_ENV, "1")
+    calls = []
+    orig = recheck._compare
+
+    def spy(*args):
+        calls.append(1)
+        return orig(*args)
+    monkeypatch.setattr(recheck, "_compare", spy)
+    t0 = time.time()
+    # a fixed number of sequences (no time budget: a busy machine must
+    # not shorten the run)
+    res = F.fuzz(n_seqs=12, n_steps=10, seed=808, roundtrip=assert_roundtrip,
+                 procs=PROCS + F.CONFIG_PROCS)
+    F._report("fuzz, compared re-checks", res, time.time() - t0)
+    seqs, steps, accepted, _ = res
+    assert seqs == 12 and accepted >= steps // 6
+    assert len(calls) >= accepted // 2   # (some results skip the check:
+    # no-op steps, and changed arguments get the whole-procedure check)

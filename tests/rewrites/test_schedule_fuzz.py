@@ -15,6 +15,10 @@ properties checked at every step:
   printed text parses back to the same procedure (round trip).
 
 The number of sequences run and steps accepted is printed (``pytest -s``).
+The main runs are made twice: with the incremental re-check of rewrite
+results (the default) and with ``EXO_HL_FULL_RECHECK=1`` (every result
+checked from scratch); ``test_recheck_modes`` compares the two verdicts
+step by step.
 """
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ from exo_hl.core_ir.traversal import free_vars, walk
 from exo_hl.core_ir.printer import expr_to_str
 from exo_hl.cursors import ExprCursor, StmtCursor, get_expr
 from kernels import gemm  # the suite's shared GEMM
+from exo_hl.frontend.recheck import FULL_RECHECK_ENV
 
 
 # ----------------------------------------------------------------------
@@ -466,12 +471,23 @@ _NO_C = pytest.mark.no_c_audit(
     "test_random_schedules_audited_as_c")
 
 
+@pytest.fixture(params=["incremental", "full"])
+def recheck_mode(request, monkeypatch):
+    """Both ways of re-checking rewrite results: incremental (the default)
+    and whole-procedure (``EXO_HL_FULL_RECHECK=1``)."""
+    if request.param == "full":
+        monkeypatch.setenv(FULL_RECHECK_ENV, "1")
+    else:
+        monkeypatch.delenv(FULL_RECHECK_ENV, raising=False)
+    return request.param
+
+
 @_NO_C
-def test_random_schedules(assert_roundtrip):
+def test_random_schedules(assert_roundtrip, recheck_mode):
     t0 = time.time()
     res = fuzz(n_seqs=40, n_steps=10, seed=1234, roundtrip=assert_roundtrip,
                budget_s=30)
-    _report("fuzz", res, time.time() - t0)
+    _report(f"fuzz, {recheck_mode} re-check", res, time.time() - t0)
     seqs, steps, accepted, per_op = res
     assert seqs >= 15
     # the generator must exercise real schedules, not only rejections
@@ -499,14 +515,14 @@ def test_random_schedules_long(assert_roundtrip):
 
 
 @_NO_C
-def test_random_schedules_config_bounds(assert_roundtrip):
+def test_random_schedules_config_bounds(assert_roundtrip, recheck_mode):
     """Bounds, conditions and call arguments reading config state their
     loops, branches and callees write: every rewrite either refuses or
     keeps the meaning (the interpreter evaluates each of them once)."""
     t0 = time.time()
     res = fuzz(n_seqs=24, n_steps=10, seed=4321, roundtrip=assert_roundtrip,
                budget_s=20, procs=CONFIG_PROCS)
-    _report("fuzz-config", res, time.time() - t0)
+    _report(f"fuzz-config, {recheck_mode} re-check", res, time.time() - t0)
     seqs, steps, accepted, per_op = res
     assert seqs >= 9
     assert accepted >= steps // 6
