@@ -34,7 +34,13 @@ def unroll_loop(proc, loop, factor):
     try:
         q = split(proc, cur, factor, name, inner, tail="perfect")
     except SchedulingError:
-        q = split(proc, cur, factor, name, inner, tail="cut")
+        try:
+            q = split(proc, cur, factor, name, inner, tail="cut")
+        except SchedulingError as e:
+            first = str(e).splitlines()[0] if str(e) else ""
+            why = first.split("split: ", 1)[-1]
+            raise C.scheduling_error(proc, s, "unroll_loop: " + why) \
+                from None
     q2 = unroll(q, q.forward(cur).body()[0])
     fwd = C.forward_compose(q._forward, q2._forward)
     return proc._derive(q2.ir(), "unroll_loop", forward=fwd)

@@ -48,6 +48,26 @@ def two_stmts(n: size, x: f32[n, 4]):
 
 
 @proc
+def both_branches(n: size, m: size, x: f32[n]):
+    if m > 2:
+        for i in seq(0, n):
+            x[i] = 1.0
+    else:
+        for j in seq(0, n):
+            x[j] = x[j] * 2.0
+
+
+@proc
+def unequal_branches(n: size, m: size, x: f32[n + 1]):
+    if m > 2:
+        for i in seq(0, n):
+            x[i] = 1.0
+    else:
+        for j in seq(0, n + 1):
+            x[j] = 2.0
+
+
+@proc
 def if_else_loop(n: size, x: f32[n]):
     if n > 2:
         for k in seq(0, n):
@@ -91,6 +111,20 @@ def test_reject_loop_variant_condition():
 def test_reject_if_with_else_around_loop():
     with pytest.raises(SchedulingError, match="else branch"):
         if_else_loop.lift_scope("k")
+    with pytest.raises(SchedulingError, match="equal bounds"):
+        unequal_branches.lift_scope("i")
+
+
+def test_loop_out_of_if_else(equiv):
+    p = both_branches.lift_scope("i")
+    assert str(p) == """\
+def both_branches(n: size, m: size, x: f32[n] @ DRAM):
+    for i in seq(0, n):
+        if m > 2:
+            x[i] = 1.0
+        else:
+            x[i] = x[i] * 2.0"""
+    equiv(both_branches, p, [{"n": 3, "m": 1}, {"n": 4, "m": 3}])
 
 
 def test_reject_not_only_statement():

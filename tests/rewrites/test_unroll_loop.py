@@ -65,7 +65,7 @@ def test_nonzero_lo(equiv):
 def test_reject_possibly_negative_trip_count():
     # lo > hi is allowed by the preconditions: a remainder loop computed
     # from a negative trip count would run iterations the loop does not
-    with pytest.raises(SchedulingError, match="cannot prove lo <= hi"):
+    with pytest.raises(SchedulingError, match="unroll_loop: cannot prove lo <= hi"):
         shifted.unroll_loop("i", 4)
 
 
