@@ -9,7 +9,9 @@ becomes ``for i in seq(a, c): s``, when:
   were empty (``a > b``) or the second one (``b > c``), the joined loop
   would skip or add iterations;
 * the second loop's bounds do not read configuration state the first
-  loop's body writes (the joined loop evaluates ``c`` before it runs).
+  loop's body writes (the joined loop evaluates ``c`` before it runs);
+* joining two ``par`` loops re-proves the joined loop race-free (their
+  iterations used to be ordered by the loop boundary).
 
 The iterations are then the same ones in the same order.
 """
@@ -47,6 +49,12 @@ def join_loops(proc, loop1, loop2):
     *parent, (field, i) = path1
     new_ir = C.replace_block_at(proc.ir(), tuple(parent), field, i, i + 2,
                                 (joined, ))
+    if joined.mode is IR.Par:
+        # iterations of the two loops used to run one loop after the other
+        r = E.loop_is_parallel(new_ir, path1)
+        if not r:
+            raise err(l2, "the joined parallel loop would not be race-free "
+                      f"({r.reason})")
     return proc._derive(new_ir, "join_loops", forward=C.forward_compose(
         C.forward_replace_block(tuple(parent), field, i + 1, i + 2, 0)))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from exo_hl import SchedulingError, config, f32, proc, seq, size
+from exo_hl import SchedulingError, config, f32, par, proc, seq, size
 
 
 @proc
@@ -119,3 +119,27 @@ def cfg_join(x: f32[8]):
 def test_reject_second_bounds_read_state_first_writes():
     with pytest.raises(SchedulingError, match="configuration state"):
         cfg_join.join_loops("i", "i #1")
+
+
+@proc
+def par_halves(x: f32[16], y: f32[16]):
+    for i in par(0, 8):
+        y[i] = x[i] * 2.0
+    for i in par(8, 16):
+        y[i] = x[i] * 2.0
+
+
+@proc
+def par_racy(x: f32[20]):
+    for i in par(0, 4):
+        x[i + 4] = x[i] + 1.0
+    for i in par(4, 8):
+        x[i + 4] = x[i] + 1.0
+
+
+def test_par_loops_reproved_race_free(equiv):
+    p = par_halves.join_loops("i", "i #1")
+    assert "for i in par(0, 16):" in str(p)
+    equiv(par_halves, p, [{}])
+    with pytest.raises(SchedulingError, match="race-free"):
+        par_racy.join_loops("i", "i #1")
