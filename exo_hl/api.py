@@ -519,6 +519,81 @@ class Procedure(Derived):
         from .rewrites.shift_loop import shift_loop
         return shift_loop(self, loop, new_lo)
 
+    # loop primitives under Exo's names (API.md section 9)
+    @_records_step
+    def cut_loop(self, loop, cut):
+        """Exo's name for ``partition_loop``: ``seq(lo, hi)`` →
+        ``seq(lo, cut)`` then ``seq(cut, hi)``, ``lo <= cut <= hi`` proven.
+
+        >>> p = p.cut_loop('i', 'n - 4')
+        """
+        from .rewrites.cut_loop import cut_loop
+        return cut_loop(self, loop, cut)
+
+    @_records_step
+    def unroll_loop(self, loop, factor):
+        """Unroll ``factor`` iterations into the body; a remainder loop
+        runs the rest unless ``factor`` provably divides the trip count.
+
+        >>> p = p.unroll_loop('i', 4)
+        """
+        from .rewrites.unroll_loop import unroll_loop
+        return unroll_loop(self, loop, factor)
+
+    @_records_step
+    def lift_scope(self, stmt):
+        """Swap a loop or if with the loop or if directly enclosing it
+        (as ``reorder`` / ``lift_if``, or ``if c: for i: s`` →
+        ``for i: if c: s``), with those rewrites' checks.
+
+        >>> p = p.lift_scope(p.find_loop('j'))
+        """
+        from .rewrites.lift_scope import lift_scope
+        return lift_scope(self, stmt)
+
+    @_records_step
+    def specialize(self, block, conds):
+        """``s`` → ``if c1: s elif c2: s ... else: s`` for control
+        conditions ``conds`` (a string or a list of strings).
+
+        >>> p = p.specialize(p.find_loop('i'), ['n == 8', 'n == 16'])
+        """
+        from .rewrites.specialize import specialize
+        return specialize(self, block, conds)
+
+    @_records_step
+    def join_loops(self, loop1, loop2):
+        """``for i in seq(a, b): s; for i in seq(b, c): s`` →
+        ``for i in seq(a, c): s`` (equal bodies, ``a <= b <= c`` proven).
+
+        >>> p = p.join_loops('i', 'i #1')
+        """
+        from .rewrites.join_loops import join_loops
+        return join_loops(self, loop1, loop2)
+
+    @_records_step
+    def mult_loops(self, outer, inner, new_name):
+        """Collapse ``for i: for j in seq(c, c + w): s`` (``w`` constant)
+        into one loop ``new_name`` over ``(hi - lo) * w`` iterations.
+
+        >>> p = p.mult_loops('i', 'j', 'ij')
+        """
+        from .rewrites.mult_loops import mult_loops
+        return mult_loops(self, outer, inner, new_name)
+
+    @_records_step
+    def divide_with_recompute(self, loop, outer_hi, outer_stride, new_iters):
+        """``for i in seq(0, n)`` → ``for o in seq(0, outer_hi): for ii in
+        seq(0, n - (outer_hi - 1) * outer_stride)`` with ``i = outer_stride
+        * o + ii``: overlapping blocks whose overlap is recomputed (checked:
+        every iteration may run again with the same result).
+
+        >>> p = p.divide_with_recompute('y', 'n / 32', 32, ['yo', 'yi'])
+        """
+        from .rewrites.divide_with_recompute import divide_with_recompute
+        return divide_with_recompute(self, loop, outer_hi, outer_stride,
+                                     new_iters)
+
     @user_facing
     def is_eq(self, other: "Procedure") -> bool:
         """True when this procedure and ``other`` are known equivalent by

@@ -202,6 +202,23 @@ def row16(x: f32[16, 16], y: f32[16]):
         y[i] = t[0] + t[15]
 
 
+@proc
+def halves(x: f32[16]):
+    for i in seq(0, 8):
+        x[i] = 0.0
+    for i in seq(8, 16):
+        x[i] = 0.0
+
+
+@proc
+def blur_rows(n: size, inp: f32[4 * n + 2], t: f32[4 * n + 2],
+              out: f32[4 * n]):
+    for y in seq(0, 4 * n + 2):
+        t[y] = 0.5 * inp[y]
+    for y in seq(0, 4 * n):
+        out[y] = t[y] + t[y + 1] + t[y + 2]
+
+
 EXAMPLES = {
     "split": (vscale, "p.split('i', 4, 'io', 'ii', tail='perfect')"),
     "reorder": (madd, "p.reorder('i', 'j')"),
@@ -236,6 +253,15 @@ EXAMPLES = {
     "unroll_buffer": (pairs, "p.unroll_buffer('t', 0)"),
     "delete_pass": (with_pass, "p.delete_pass()"),
     "shift_loop": (one_based, "p.shift_loop('i', 0)"),
+    # loop primitives under Exo's names
+    "cut_loop": (clear16, "p.cut_loop('i', 4)"),
+    "unroll_loop": (vscale, "p.unroll_loop('i', 4)"),
+    "lift_scope": (madd, "p.lift_scope(p.find_loop('j'))"),
+    "specialize": (vscale, "p.specialize(p.find_loop('i'), ['n == 16'])"),
+    "join_loops": (halves, "p.join_loops('i', 'i #1')"),
+    "mult_loops": (copy_rows, "p.mult_loops('i', 'j', 'ij')"),
+    "divide_with_recompute": (
+        blur_rows, "p.divide_with_recompute('y', 'n', 4, ['yo', 'yi'])"),
 }
 
 

@@ -248,9 +248,15 @@ def can_fission(proc, loop_path, split_index):
     hyps = ctx.hyps + (bx, E.subst(bx, ren), E.op("<", E.var(x2), E.var(x)))
     r = C.commutes(a1, a2, hyps)
     if not r:
+        # the conflict may only be overwrites with the values already there
+        from .equal_writes import equal_value_fission
+        r2 = equal_value_fission(proc, loop_path, k, hyps, a1, a2, x, x2)
+        if r2:
+            return OK
         return Result(False, "a later iteration of the first part does not "
                       "commute with an earlier iteration of the second: "
-                      + r.reason, r.model)
+                      + r.reason + " (and the first part's writes are not "
+                      "provably equal-valued: " + r2.reason + ")", r.model)
     return OK
 
 

@@ -11,7 +11,9 @@ any level there is nothing to split off at all, and that is an error.
 
 Safety, per loop level, is the paper's fission condition (§3.5.8), checked
 in context by ``effects.can_fission``: the loop bounds commute with ``s1``,
-and ``s1`` of a later iteration commutes with ``s2`` of an earlier one. Per
+and ``s1`` of a later iteration commutes with ``s2`` of an earlier one, or
+only overwrites what ``s2`` read with the value already there (a
+loop-invariant first part, ``effects.equal_writes``). Per
 ``if`` level: ``s1`` may not write a configuration field the condition reads
 (the condition is evaluated again after ``s1``). In both cases ``s2`` may not
 use an allocation or window made in ``s1`` (it would go out of scope).

@@ -12,7 +12,9 @@ This is loop fission read backwards (paper §3.5.8), so it is safe when:
 * the fission condition holds for the fused loop: the iterations of ``s2``
   that fusion moves before later iterations of ``s1`` commute with them
   (``Commutes(Eff[s1(x)], Eff[s2(x')])`` for ``x' < x``). A reversed
-  dependence such as ``y[i] = x[i+1]`` after ``x[i] = ...`` fails it.
+  dependence such as ``y[i] = x[i+1]`` after ``x[i] = ...`` fails it,
+  unless the later ``s1`` only stores values already there (a producer
+  recomputed in overlapping blocks: ``effects.equal_writes``).
 Fusing two ``par`` loops also re-proves the fused loop race-free.
 """
 from __future__ import annotations

@@ -90,7 +90,24 @@ def caller(M: size, N: size, A: f32[M, N], B: f32[M, N]):
             A[i, j] = B[i, j] * 3.0
 
 
-PROCS = [gemm, stencil, matvec, branchy, caller]
+@proc
+def pipeline(N: size, x: f32[N + 2], t: f32[N + 2], y: f32[N]):
+    for i in seq(0, N + 2):
+        t[i] = x[i] * 2.0               # a producer read with overlap
+    for i in seq(0, N):
+        y[i] = t[i] + t[i + 1] + t[i + 2]
+
+
+@proc
+def hoist(N: size, x: f32[4], y: f32[N, 3]):
+    b: f32
+    for i in seq(0, N):
+        for j in seq(0, 3):
+            b = x[1] * 2.0              # loop-invariant, idempotent
+            y[i, j] += b
+
+
+PROCS = [gemm, stencil, matvec, branchy, caller, pipeline, hoist]
 
 
 # ----------------------------------------------------------------------
@@ -270,6 +287,23 @@ def random_step(p, rng: random.Random, fresh):
         if pairs:
             t, u = pick(pairs)
             ops.append(("fuse_loop", p.fuse_loop, (cur(t), cur(u)), {}))
+        # loop primitives under Exo's names
+        ops.append((f"cut_loop({cut})", p.cut_loop, (c, cut), {}))
+        uf = pick([1, 2, 3, 4])
+        ops.append((f"unroll_loop({uf})", p.unroll_loop, (c, uf), {}))
+        if pairs:
+            t, u = pick(pairs)
+            ops.append(("join_loops", p.join_loops, (cur(t), cur(u)), {}))
+        if nests:
+            o = pick(nests)
+            ops.append(("mult_loops", p.mult_loops,
+                        (cur(o), StmtCursor(p, o[0] + (("body", 0), )),
+                         fresh("m")), {}))
+        stride = pick([1, 2, 3])
+        ohi = pick(["1", "2", "N / 2", "M - 1", "3"])
+        ops.append((f"divide_with_recompute({ohi}, {stride})",
+                    p.divide_with_recompute, (c, ohi, stride,
+                                              [fresh("d"), fresh("r")]), {}))
         unused = [t for t in loops if t[1].iter not in free_vars(t[1].body)]
         ops.append(("remove_loop", p.remove_loop,
                     (cur(pick(unused)) if unused else c, ), {}))
@@ -313,6 +347,13 @@ def random_step(p, rng: random.Random, fresh):
                for n in walk(S[1])) and rng.random() < .5:
             cond = pick(["FuzzCfg.k < 2", "FuzzCfg.n == 3"])
         ops.append((f"add_guard({cond})", p.add_guard, (c, cond), {}))
+        conds = [cond] + ([pick(["1 < 2", "0 == 1", cond])]
+                          if rng.random() < .5 else [])
+        ops.append((f"specialize({conds})", p.specialize, (c, conds), {}))
+        scopes = [t for t in loops + ifs if t[0][:-1]]
+        if scopes:
+            ops.append(("lift_scope", p.lift_scope, (cur(pick(scopes)), ),
+                        {}))
         ex = _exprs(S[1])
         data = [e for e in ex if T.is_data(get_expr(S[1], e).type)]
         if ex:
@@ -383,6 +424,9 @@ def _ev(e, env):
         return e.val
     if isinstance(e, IR.Read):
         return env[e.name.name]
+    if isinstance(e, IR.BinOp) and e.op in ("+", "*"):
+        a, b = _ev(e.lhs, env), _ev(e.rhs, env)
+        return a + b if e.op == "+" else a * b
     raise NotImplementedError(repr(e))
 
 
