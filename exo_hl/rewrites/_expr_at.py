@@ -41,3 +41,14 @@ def expr_text(e) -> str:
         return expr_to_str(e)
     except Exception:  # never let the printer hide the real error
         return repr(e)
+
+
+def config_scope(proc_ir) -> dict:
+    """Name -> config object of every config the procedure mentions, so a
+    user-written expression (``'Cfg.k + 1'``) can name them."""
+    out = {}
+    for s in proc_ir.body:
+        for n in walk(s):
+            if isinstance(n, (IR.ReadConfig, IR.WriteConfig)):
+                out[n.config.name()] = n.config
+    return out

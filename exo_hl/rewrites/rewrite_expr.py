@@ -13,21 +13,11 @@ from __future__ import annotations
 
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
-from ..core_ir.traversal import walk
 from ..effects.api import counterexample, context, prove
 from . import _common as C
-from ._expr_at import expr_text, replace_expr_at
+from ._expr_at import config_scope, expr_text, replace_expr_at
 
 OP = "rewrite_expr"
-
-
-def _configs(proc_ir):
-    out = {}
-    for s in proc_ir.body:
-        for n in walk(s):
-            if isinstance(n, (IR.ReadConfig, IR.WriteConfig)):
-                out[n.config.name()] = n.config
-    return out
 
 
 def rewrite_expr(proc, expr, new_expr):
@@ -42,7 +32,7 @@ def rewrite_expr(proc, expr, new_expr):
         raise fail(f"'{expr_text(e)}' is not a control expression")
     *parent, (field, k) = spath
     new = C.parse_expr_at(proc, new_expr, tuple(parent), field, k, OP,
-                          scope=_configs(ir))
+                          scope=config_scope(ir))
     is_bool = e.type is IR.Bool
     if (new.type is IR.Bool) != is_bool or not T.is_control(new.type) or (
             (e.type is IR.Stride) != (new.type is IR.Stride)):
