@@ -100,6 +100,7 @@ def check_full(proc_ir) -> None:
     if key in _KNOWN:
         _KNOWN.move_to_end(key)
         return
+    check_scopes(proc_ir)
     check_calls(proc_ir)
     run_static_checks(proc_ir)
     _KNOWN[key] = None
@@ -116,12 +117,29 @@ def check_rewritten(new_ir, parent_ir=None) -> None:
             or parent_ir.preds != new_ir.preds:
         check_full(new_ir)
         return
+    check_scopes(new_ir)
     try:
         _Recheck(parent_ir, new_ir).run()
     except (BoundsError, ExoTypeError) as e:
         # the whole-procedure check names the first failure in its order
         check_full(new_ir)
         raise e
+
+
+def check_scopes(proc_ir) -> None:
+    """Every buffer, window and loop variable a statement names is bound
+    where it is used (an argument, an enclosing loop, or an allocation or
+    window statement earlier in an enclosing block). The parser guarantees
+    this for written code; a rewrite that moved a statement above the
+    allocation it uses must be refused, not compiled."""
+    from ..core_ir.traversal import free_vars
+    free = free_vars(tuple(proc_ir.body), {a.name for a in proc_ir.args})
+    if free:
+        names = ", ".join(sorted(f"'{x.name}'" for x in free))
+        raise ExoTypeError(located(
+            f"{names} used where it is not defined (outside the scope of "
+            f"its allocation, window or loop)", proc_ir.srcinfo,
+            proc_ir.name))
 
 
 # ---------------------------------------------------------------------------
