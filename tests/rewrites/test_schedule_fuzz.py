@@ -93,7 +93,25 @@ def caller(M: size, N: size, A: f32[M, N], B: f32[M, N]):
             A[i, j] = B[i, j] * 3.0
 
 
-PROCS = [gemm, stencil, matvec, branchy, caller]
+@proc
+def temps(N: size, x: f32[N], y: f32[N]):
+    t: f32[N]
+    for r in seq(0, N):
+        t[r] = x[r] * 2.0
+        if r >= 2:
+            y[r] = t[r] + t[r - 1] + t[r - 2]   # a sliding window
+    for i in seq(0, N):
+        a: f32
+        a = x[i] * 3.0
+        y[i] += a
+        b: f32[2]
+        b[0] = y[i] + x[i]
+        b[1] = b[0] * 0.5
+        x[i] = b[1]
+        c: f32
+
+
+PROCS = [gemm, stencil, matvec, branchy, caller, temps]
 
 
 # ----------------------------------------------------------------------
@@ -353,7 +371,9 @@ def _buffer_expr_ops(p, rng, stmts, loops, ifs, allocs, cur):
         ops.append(("sink_alloc", p.sink_alloc, (cur(A), ), {}))
         ops.append(("delete_buffer", p.delete_buffer, (cur(A), ), {}))
         if len(allocs) > 1:
-            B = pick(allocs)
+            earlier = [t for t in allocs if t[0] < A[0]]
+            B = pick(earlier) if earlier and rng.random() < .8 \
+                else pick(allocs)
             ops.append(("reuse_buffer", p.reuse_buffer,
                         (cur(A), cur(B)), {}))
         tens = [t for t in allocs if isinstance(t[1].type, IR.Tensor)]
