@@ -593,6 +593,100 @@ class Procedure(Derived):
         from .rewrites.divide_with_recompute import divide_with_recompute
         return divide_with_recompute(self, loop, outer_hi, outer_stride,
                                      new_iters)
+    # -- buffer and expression rewrites (Exo's names) ---------------------
+    @_records_step
+    def sink_alloc(self, alloc):
+        """Move an allocation into the loop or if that directly follows it
+        (the inverse of ``lift_alloc``). Checked: the buffer is not used
+        after it, and no loop iteration reads a value an earlier one left.
+
+        >>> p = p.sink_alloc('t : _')
+        """
+        from .rewrites.sink_alloc import sink_alloc
+        return sink_alloc(self, alloc)
+
+    @_records_step
+    def delete_buffer(self, alloc):
+        """Remove an allocation that nothing in its scope uses.
+
+        >>> p = p.delete_buffer('t : _')
+        """
+        from .rewrites.delete_buffer import delete_buffer
+        return delete_buffer(self, alloc)
+
+    @_records_step
+    def eliminate_dead_code(self, stmt):
+        """Replace an ``if`` whose condition is proven always true (false)
+        by its body (else branch); remove a loop proven to run zero times.
+
+        >>> p = p.eliminate_dead_code('if _: _')
+        """
+        from .rewrites.eliminate_dead_code import eliminate_dead_code
+        return eliminate_dead_code(self, stmt)
+
+    @_records_step
+    def inline_assign(self, assign):
+        """``x = e; s`` → ``s[x ↦ e]``: replace the following reads of the
+        assigned location by the assigned expression while both keep their
+        values, then drop the write when nothing can read it any more.
+
+        >>> p = p.inline_assign('t = _')
+        """
+        from .rewrites.inline_assign import inline_assign
+        return inline_assign(self, assign)
+
+    @_records_step
+    def commute_expr(self, expr):
+        """``a op b`` → ``b op a`` for a commutative ``op`` (``+ * ==
+        and or``).
+
+        >>> p = p.commute_expr(p.find('x[_] * y[_]'))
+        """
+        from .rewrites.commute_expr import commute_expr
+        return commute_expr(self, expr)
+
+    @_records_step
+    def merge_writes(self, block):
+        """``x = a; x += b`` → ``x = a + b`` and ``x += a; x += b`` →
+        ``x += a + b`` (same location; ``b`` must not read it).
+
+        >>> p = p.merge_writes(('y[_] = _', 'y[_] += _'))
+        """
+        from .rewrites.merge_writes import merge_writes
+        return merge_writes(self, block)
+
+    @_records_step
+    def rewrite_expr(self, expr, new_expr):
+        """Replace a control expression by ``new_expr`` (a string or int),
+        proven equal to it where it is evaluated.
+
+        >>> p = p.rewrite_expr(p.find_loop('i').hi(), '4 * (n / 4)')
+        """
+        from .rewrites.rewrite_expr import rewrite_expr
+        return rewrite_expr(self, expr, new_expr)
+
+    @_records_step
+    def reuse_buffer(self, buf, other):
+        """Use ``other``'s storage for ``buf``: ``buf``'s allocation goes,
+        its uses name ``other``. Checked: same element type, shape and
+        memory, and ``other`` is never touched again once ``buf`` exists.
+
+        >>> p = p.reuse_buffer('t2 : _', 't1 : _')
+        """
+        from .rewrites.reuse_buffer import reuse_buffer
+        return reuse_buffer(self, buf, other)
+
+    @_records_step
+    def resize_dim(self, alloc, dim, size, offset, fold=False):
+        """Give dimension ``dim`` of an allocation the extent ``size``,
+        every index ``e`` there becoming ``e - offset`` (proven in
+        ``[0, size)``). ``fold=True``: a circular buffer, indices
+        ``(e - offset) % size``, proven safe by the reuse distance.
+
+        >>> p = p.resize_dim('t : _', 0, 3, 'y', fold=True)
+        """
+        from .rewrites.resize_dim import resize_dim
+        return resize_dim(self, alloc, dim, size, offset, fold=fold)
 
     @user_facing
     def is_eq(self, other: "Procedure") -> bool:

@@ -665,6 +665,38 @@ class ExprCursor(Cursor):
                 ep = ep[:-1]
         return self.stmt()
 
+    # -- sub-expressions ----------------------------------------------------
+    def _child(self, field, i=None, what=""):
+        n = self.node()
+        if field not in n._fields:
+            raise InvalidCursorError(
+                f"'{_expr_text(n)}' ({type(n).__name__}) has no {what or field}")
+        return ExprCursor(self._proc, self._stmt,
+                          self._epath + ((field, i), ))
+
+    def lhs(self) -> "ExprCursor":
+        """The left operand of a binary operation."""
+        return self._child("lhs", what="left operand")
+
+    def rhs(self) -> "ExprCursor":
+        """The right operand of a binary operation."""
+        return self._child("rhs", what="right operand")
+
+    def args(self) -> list:
+        """The operands, in order: both sides of a binary operation, the
+        operand of ``-e``/``not e``, an extern call's arguments, a buffer
+        read's indices."""
+        n = self.node()
+        if isinstance(n, IR.BinOp):
+            return [self.lhs(), self.rhs()]
+        if isinstance(n, (IR.USub, IR.Not)):
+            return [self._child("arg")]
+        if isinstance(n, IR.Extern):
+            return [self._child("args", i) for i in range(len(n.args))]
+        if isinstance(n, IR.Read):
+            return [self._child("idx", i) for i in range(len(n.idx))]
+        return []
+
     def _forward_one(self, q, fwd):
         # the statement moves with ``fwd``; the expression path inside it is
         # kept, and must still lead to the same kind of expression

@@ -265,6 +265,81 @@ EXAMPLES = {
 }
 
 
+# -- buffer and expression rewrites ---------------------------------------
+@proc
+def rows_tmp(n: size, x: f32[n, 4], y: f32[n, 4]):
+    t: f32[4]
+    for i in seq(0, n):
+        for j in seq(0, 4):
+            t[j] = x[i, j] * 2.0
+        for j in seq(0, 4):
+            y[i, j] = t[j] + 1.0
+
+
+@proc
+def two_tmps(n: size, x: f32[n], y: f32[n]):
+    for i in seq(0, n):
+        a: f32
+        a = x[i] * 2.0
+        y[i] = a
+        b: f32
+        b = y[i] + x[i]
+        x[i] = b
+
+
+@proc
+def unused_tmp(n: size, x: f32[n], y: f32[n]):
+    for i in seq(0, n):
+        t: f32[4]
+        y[i] = x[i]
+
+
+@proc
+def guarded_copy(n: size, x: f32[n], y: f32[n]):
+    for i in seq(0, n):
+        if i < n:
+            y[i] = x[i]
+
+
+@proc
+def sum_twice(n: size, x: f32[n], y: f32[n]):
+    for i in seq(0, n):
+        y[i] = x[i] * 2.0
+        y[i] += x[i]
+
+
+@proc
+def quad_rows(n: size, x: f32[n], y: f32[n]):
+    assert n % 4 == 0
+    for i in seq(0, n):
+        y[i] = x[i] * 3.0
+
+
+@proc
+def window3(H: size, x: f32[H + 2], y: f32[H]):
+    t: f32[H + 2]
+    for r in seq(0, H):
+        if r == 0:
+            t[0] = x[0]
+            t[1] = x[1]
+        t[r + 2] = x[r + 2] * 2.0
+        y[r] = t[r] + t[r + 1] + t[r + 2]
+
+
+EXAMPLES.update({
+    "sink_alloc": (rows_tmp, "p.sink_alloc('t : _')"),
+    "delete_buffer": (unused_tmp, "p.delete_buffer('t')"),
+    "eliminate_dead_code": (guarded_copy, "p.eliminate_dead_code('if _: _')"),
+    "inline_assign": (two_tmps, "p.inline_assign('a = _')"),
+    "commute_expr": (quad_rows, "p.commute_expr('x[_] * 3.0')"),
+    "merge_writes": (sum_twice, "p.merge_writes(('y[_] = _', "
+                                "'y[_] += _'))"),
+    "rewrite_expr": (quad_rows, "p.rewrite_expr(p.find_loop('i').hi(), "
+                                "'4 * (n / 4)')"),
+    "reuse_buffer": (two_tmps, "p.reuse_buffer('b', 'a')"),
+    "resize_dim": (window3, "p.resize_dim('t', 0, 3, 0, fold=True)"),
+})
+
 def run(name):
     """(before text, call text, after text) of the example for ``name``."""
     before, call = EXAMPLES[name]

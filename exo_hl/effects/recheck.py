@@ -121,6 +121,7 @@ def check_full(proc_ir) -> None:
     key = (proc_ir.args, proc_ir.preds, proc_ir.body)
     if known_good.is_known(key):
         return
+    check_scopes(proc_ir)
     check_calls(proc_ir)
     run_static_checks(proc_ir)
     known_good.remember(key)
@@ -136,6 +137,7 @@ def check_rewritten(new_ir, parent_ir=None) -> None:
             or parent_ir.preds != new_ir.preds:
         check_full(new_ir)
         return
+    check_scopes(new_ir)
     if compare_forced():
         _compare(new_ir, parent_ir)
         return
@@ -145,6 +147,22 @@ def check_rewritten(new_ir, parent_ir=None) -> None:
         # the whole-procedure check names the first failure in its order
         check_full(new_ir)
         raise e
+
+
+def check_scopes(proc_ir) -> None:
+    """Every buffer, window and loop variable a statement names is bound
+    where it is used (an argument, an enclosing loop, or an allocation or
+    window statement earlier in an enclosing block). The parser guarantees
+    this for written code; a rewrite that moved a statement above the
+    allocation it uses must be refused, not compiled."""
+    from ..core_ir.traversal import free_vars
+    free = free_vars(tuple(proc_ir.body), {a.name for a in proc_ir.args})
+    if free:
+        names = ", ".join(sorted(f"'{x.name}'" for x in free))
+        raise ExoTypeError(located(
+            f"{names} used where it is not defined (outside the scope of "
+            f"its allocation, window or loop)", proc_ir.srcinfo,
+            proc_ir.name))
 
 
 def _compare(new_ir, parent_ir) -> None:

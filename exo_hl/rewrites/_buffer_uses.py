@@ -1,11 +1,21 @@
-"""What statements and callees do with a buffer: the kinds of access
-('read', 'write', 'reduce') a procedure makes to a buffer parameter, and
-the expressions a statement evaluates itself.
+"""Where and how a buffer is used: every place a block touches a buffer
+(with the statement path of each, in program order), the window names that
+alias it, and the kinds of access ('read', 'write', 'reduce') a callee makes
+to a buffer parameter.
+
+Buffer rewrites (``stage_mem``, ``sink_alloc``, ``reuse_buffer``,
+``resize_dim``, ``inline_assign``...) ask the same questions: where is this
+buffer read, written, windowed or passed whole, and under which statement?
+This module answers them once.
 """
 from __future__ import annotations
 
+from typing import Iterator, NamedTuple
+
+from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import walk, walk_stmts
+from ..patterns import stmt_expr_fields
 
 
 def param_uses(callee, k, _seen=None) -> frozenset:
@@ -63,3 +73,63 @@ def stmt_exprs(s):
 
 def _w_exprs(w):
     return (w.lo, w.hi) if isinstance(w, IR.Interval) else (w.pt, )
+
+
+
+class Use(NamedTuple):
+    kind: str      # 'write' | 'reduce' | 'read' | 'whole' | 'window' | 'stride'
+    path: tuple    # statement path of the statement holding it
+    stmt: object   # that statement
+    node: object   # the Assign/Reduce statement or the expression node
+
+
+def stmts_with_paths(stmts, parent, field, lo=0):
+    """``(path, stmt)`` of a block's statements, nested ones included."""
+    def go(ss, prefix, fld, start):
+        for i, s in enumerate(ss):
+            p = prefix + ((fld, start + i), )
+            yield p, s
+            if isinstance(s, IR.For):
+                yield from go(s.body, p, "body", 0)
+            elif isinstance(s, IR.If):
+                yield from go(s.body, p, "body", 0)
+                yield from go(s.orelse, p, "orelse", 0)
+    yield from go(tuple(stmts), tuple(parent), field, lo)
+
+
+def stmt_uses(path, s, names) -> Iterator[Use]:
+    """The uses of any buffer in ``names`` by ``s`` itself (not by the
+    statements nested in it)."""
+    if isinstance(s, IR.Assign) and s.name in names:
+        yield Use("write", path, s, s)
+    elif isinstance(s, IR.Reduce) and s.name in names:
+        yield Use("reduce", path, s, s)
+    for _, _, e in stmt_expr_fields(s):
+        for n in walk(e):
+            if isinstance(n, IR.Read) and n.name in names:
+                if n.idx or T.is_real_scalar(n.type):
+                    yield Use("read", path, s, n)
+                else:
+                    yield Use("whole", path, s, n)
+            elif isinstance(n, IR.WindowExpr) and n.name in names:
+                yield Use("window", path, s, n)
+            elif isinstance(n, IR.StrideExpr) and n.name in names:
+                yield Use("stride", path, s, n)
+
+
+def uses(stmts, parent, field, lo, names) -> list:
+    """Every use of the buffers ``names`` in ``stmts`` (the statements
+    ``lo...`` of ``get_list(parent, field)``), in program order."""
+    out = []
+    for p, s in stmts_with_paths(stmts, parent, field, lo):
+        out.extend(stmt_uses(p, s, names))
+    return out
+
+
+def aliases(proc_ir, sym) -> set:
+    """``sym`` and every window statement name viewing it (transitively)."""
+    names = {sym}
+    for s in walk_stmts(proc_ir.body):
+        if isinstance(s, IR.WindowStmt) and s.rhs.name in names:
+            names.add(s.name)
+    return names

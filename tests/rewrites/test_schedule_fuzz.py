@@ -107,7 +107,25 @@ def hoist(N: size, x: f32[4], y: f32[N, 3]):
             y[i, j] += b
 
 
-PROCS = [gemm, stencil, matvec, branchy, caller, pipeline, hoist]
+@proc
+def temps(N: size, x: f32[N], y: f32[N]):
+    t: f32[N]
+    for r in seq(0, N):
+        t[r] = x[r] * 2.0
+        if r >= 2:
+            y[r] = t[r] + t[r - 1] + t[r - 2]   # a sliding window
+    for i in seq(0, N):
+        a: f32
+        a = x[i] * 3.0
+        y[i] += a
+        b: f32[2]
+        b[0] = y[i] + x[i]
+        b[1] = b[0] * 0.5
+        x[i] = b[1]
+        c: f32
+
+
+PROCS = [gemm, stencil, matvec, branchy, caller, pipeline, hoist, temps]
 
 
 # ----------------------------------------------------------------------
@@ -373,9 +391,77 @@ def random_step(p, rng: random.Random, fresh):
         ops.append(("set_memory", p.set_memory, (c, DRAM_STATIC), {}))
     if calls:
         ops.append(("inline", p.inline, (cur(pick(calls)), ), {}))
+    # buffer and expression rewrites
+    ops.extend(_buffer_expr_ops(p, rng, stmts, loops, ifs, allocs, cur))
     ops.append(("simplify", p.simplify, (), {}))
     desc, fn, args, kwargs = pick(ops)
     return desc, functools.partial(fn, *args, **kwargs)
+
+
+def _buffer_expr_ops(p, rng, stmts, loops, ifs, allocs, cur):
+    """Draws of sink_alloc, delete_buffer, eliminate_dead_code,
+    inline_assign, commute_expr, merge_writes, rewrite_expr, reuse_buffer
+    and resize_dim (targets mostly plausible, parameters sometimes not)."""
+    pick = rng.choice
+    ops = []
+    if allocs:
+        A = pick(allocs)
+        ops.append(("sink_alloc", p.sink_alloc, (cur(A), ), {}))
+        ops.append(("delete_buffer", p.delete_buffer, (cur(A), ), {}))
+        if len(allocs) > 1:
+            earlier = [t for t in allocs if t[0] < A[0]]
+            B = pick(earlier) if earlier and rng.random() < .8 \
+                else pick(allocs)
+            ops.append(("reuse_buffer", p.reuse_buffer,
+                        (cur(A), cur(B)), {}))
+        tens = [t for t in allocs if isinstance(t[1].type, IR.Tensor)]
+        if tens:
+            Tn = pick(tens)
+            nd = len(Tn[1].type.hi)
+            dim = rng.randrange(nd + (1 if rng.random() < .1 else 0))
+            ext = Tn[1].type.hi[min(dim, nd - 1)]
+            size = pick([1, 2, 3, 4, expr_to_str(ext)])
+            off = pick([0, 0, 1])
+            fold = rng.random() < .35
+            ops.append((f"resize_dim({dim}, {size}, {off}, fold={fold})",
+                        p.resize_dim, (cur(Tn), dim, size, off),
+                        {"fold": fold}))
+    dead = ifs + loops
+    if dead:
+        ops.append(("eliminate_dead_code", p.eliminate_dead_code,
+                    (cur(pick(dead)), ), {}))
+    assigns = [t for t in stmts if isinstance(t[1], IR.Assign)]
+    if assigns:
+        ops.append(("inline_assign", p.inline_assign,
+                    (cur(pick(assigns)), ), {}))
+    if stmts:
+        S = pick(stmts)
+        bins = [e for e in _exprs(S[1])
+                if isinstance(get_expr(S[1], e), IR.BinOp)]
+        if bins:
+            ops.append(("commute_expr", p.commute_expr,
+                        (ExprCursor(p, S[0], pick(bins)), ), {}))
+        writes = [t for t in stmts if isinstance(t[1], (IR.Assign, IR.Reduce))]
+        pairs = [(t, u) for t in writes for u in _next_sibling(stmts, t)
+                 if isinstance(u[1], (IR.Assign, IR.Reduce))]
+        if pairs:
+            t, u = pick(pairs)
+            ops.append(("merge_writes", p.merge_writes,
+                        ((cur(t), cur(u)), ), {}))
+    if loops:
+        L = pick(loops)
+        c = cur(L).hi()
+        txt = expr_to_str(L[1].hi)
+        new = pick([f"{txt} + 0", f"({txt}) * 1", f"{txt} - 1", f"{txt} + 1",
+                    f"2 * ({txt}) - ({txt})"])
+        ops.append((f"rewrite_expr({new})", p.rewrite_expr, (c, new), {}))
+    conds = [(t, e) for t in stmts for e in _exprs(t[1])
+             if get_expr(t[1], e).type is IR.Bool]
+    if conds:
+        t, e = pick(conds)
+        ops.append(("rewrite_expr(cond)", p.rewrite_expr,
+                    (ExprCursor(p, t[0], e), pick(["True", "False"])), {}))
+    return ops
 
 
 # ----------------------------------------------------------------------

@@ -1,0 +1,238 @@
+"""``resize_dim(alloc, dim, size, offset, fold=False)``: a new extent for one
+dimension of an allocation.
+
+    t: f32[n, 16]                       t: f32[n, 4]
+    ... t[i, j0 + jj] ...        ~>     ... t[i, j0 + jj - j0] ...
+            (dim=1, size=4, offset='j0')
+
+Every index ``e`` of dimension ``dim`` becomes ``e - offset``. Checked, for
+every access (reads, writes, reductions, window slices and points) under
+its own context: ``offset <= e < offset + size`` (a window slice
+``lo:hi`` needs ``offset <= lo`` and ``hi <= offset + size``), and
+``size >= 1``. ``size`` and ``offset`` are read where the buffer is
+allocated and may not read configuration state (they are evaluated at each
+access). The buffer may not be passed whole to a call, nor its strides
+read (here or, through a window, by a callee): the layout changes.
+
+``fold=True`` makes a circular buffer (Halide's storage folding): indices
+become ``(e - offset) % size``, with a constant ``size``. Two locations
+``e < e'`` congruent modulo ``size`` now share storage, which is safe when
+their uses never interleave. Checked: every access of the buffer lies in
+one sequential loop ``L`` placed directly in the buffer's scope, and for
+every pair of accesses ``A`` (index ``e_A`` in iteration ``y_A`` of ``L``)
+and ``B`` (``e_B`` in iteration ``y_B``, another or the same one):
+``e_B - e_A >= size`` implies ``y_A < y_B``. Then all uses of a location
+end (in an earlier iteration) before any use of a location ``size`` or
+more above it begins, so each slot holds one location's value at a time
+and every read sees the value the unfolded program read (a read of a
+location before its first write saw an uninitialised value there too). A
+folded dimension may not be sliced by a window, each index must be proven
+``>= offset``, and the indices, ``L``'s bounds and the guards between
+``L`` and an access may not read configuration state.
+"""
+from __future__ import annotations
+
+from ..core_ir import types as T
+from ..core_ir.nodes import IR
+from ..core_ir.simplify import const_value, env_at, make_window, simplify_expr
+from ..core_ir.traversal import map_node, walk, walk_stmts
+from ..effects import api as EA
+from ..effects import checks as CH
+from ..effects import eexpr as E
+from . import _common as C
+from ._buffer_uses import aliases, uses
+from ._expr_at import config_scope, expr_text, reads_config
+
+OP = "resize_dim"
+
+
+def _b(op, a, b, typ=IR.Bool):
+    return IR.BinOp(op, a, b, type=typ)
+
+
+def _reads_strides(f, seen=None) -> bool:
+    seen = set() if seen is None else seen
+    if id(f) in seen:
+        return False
+    seen.add(id(f))
+    for s in walk_stmts(f.body):
+        for n in walk(s):
+            if isinstance(n, IR.StrideExpr):
+                return True
+        if isinstance(s, IR.Call) and _reads_strides(s.f, seen):
+            return True
+    return any(isinstance(n, IR.StrideExpr) for p in f.preds for n in walk(p))
+
+
+def resize_dim(proc, alloc, dim, size, offset, fold=False):
+    buf = C.resolve_buffer(proc, alloc, OP)
+    ir = proc.ir()
+
+    def fail(msg, st=None):
+        st = st if st is not None else (buf.node if buf.kind != "arg"
+                                        else None)
+        return C.scheduling_error(proc, st, f"{OP}: {msg}")
+
+    if buf.kind != "alloc":
+        raise fail(f"'{buf.sym.name}' is not an allocation")
+    a = buf.node
+    shape = T.shape(a.type)
+    if not C.is_count(dim, 0) or dim >= len(shape):
+        raise fail(f"dim must be a dimension index of '{a.name.name}' "
+                   f"(0..{len(shape) - 1}), got {dim!r}")
+    if not isinstance(fold, bool):
+        raise fail(f"fold must be True or False, got {fold!r}")
+    *parent, (field, k) = buf.loc
+    parent = tuple(parent)
+    cfg_scope = config_scope(ir)
+    sz = C.parse_expr_at(proc, size, parent, field, k, OP, scope=cfg_scope)
+    off = C.parse_expr_at(proc, offset, parent, field, k, OP, scope=cfg_scope)
+    for what, e in (("size", sz), ("offset", off)):
+        if not T.is_int_control(e.type):
+            raise fail(f"the {what} '{expr_text(e)}' is not an integer "
+                       f"control expression")
+        if reads_config(e):
+            raise fail(f"the {what} '{expr_text(e)}' reads configuration "
+                       f"state")
+    if not EA.prove_at(ir, buf.loc, _b(">=", sz, IR.Const(1, type=IR.Int))):
+        raise fail(f"cannot prove the new size {expr_text(sz)} >= 1")
+    if fold:
+        n = const_value(sz, env_at(ir, buf.loc))
+        if not isinstance(n, int):
+            raise fail("a folded dimension needs a constant size")
+
+    block = C.get_list(ir, parent, field)
+    scope = block[k + 1:]
+    names = aliases(ir, buf.sym)
+    us = uses(scope, parent, field, k + 1, names)
+    upper = _b("+", off, sz, IR.Index)
+
+    checks = []   # (use, index expr) pairs of the folded/resized dimension
+    for u in us:
+        if u.kind == "stride":
+            raise fail(f"'{expr_text(u.node)}' reads a stride, which "
+                       f"resizing changes", u.stmt)
+        if u.kind == "whole":
+            if u.node.name == buf.sym:
+                raise fail(f"'{buf.sym.name}' is passed whole to a call; its "
+                           f"shape would change under it", u.stmt)
+            if isinstance(u.stmt, IR.Call) and _reads_strides(u.stmt.f):
+                raise fail(f"'{u.stmt.f.name}' reads strides of a window of "
+                           f"'{buf.sym.name}', which resizing changes",
+                           u.stmt)
+            continue
+        if u.kind == "window" and isinstance(u.stmt, IR.Call) and \
+                _reads_strides(u.stmt.f):
+            raise fail(f"'{u.stmt.f.name}' reads strides of a window of "
+                       f"'{buf.sym.name}', which resizing changes", u.stmt)
+        if u.node.name != buf.sym:
+            continue      # through a window name: relative to the window
+        if u.kind == "window":
+            w = u.node.idx[dim]
+            if isinstance(w, IR.Interval):
+                if fold:
+                    raise fail(f"the window {expr_text(u.node)} slices the "
+                               f"folded dimension", u.stmt)
+                pred = _b("and", _b("<=", off, w.lo), _b("<=", w.hi, upper))
+                if not EA.prove_at(ir, u.path, pred):
+                    raise fail(f"cannot prove the window {expr_text(u.node)} "
+                               f"lies in [{expr_text(off)}, "
+                               f"{expr_text(upper)}) in dimension {dim}",
+                               u.stmt)
+                continue
+            e = w.pt
+        else:
+            e = u.node.idx[dim]
+        pred = _b("<=", off, e) if fold else \
+            _b("and", _b("<=", off, e), _b("<", e, upper))
+        if not EA.prove_at(ir, u.path, pred):
+            rng = (f">= {expr_text(off)}" if fold else
+                   f"in [{expr_text(off)}, {expr_text(upper)})")
+            raise fail(f"cannot prove the index {expr_text(e)} of this "
+                       f"access is {rng}", u.stmt)
+        checks.append((u, e))
+    if fold:
+        _check_fold(proc, ir, buf, parent, field, k, checks, n, fail)
+
+    # build
+    hi = list(shape)
+    hi[dim] = sz
+    new_type = a.type.update(hi=tuple(hi))
+
+    def shift(e):
+        d = _b("-", e, off, IR.Index)
+        if fold:
+            d = _b("%", d, sz, IR.Index)
+        return simplify_expr(d)
+
+    def fn(nd):
+        if isinstance(nd, (IR.Assign, IR.Reduce, IR.Read)) and \
+                nd.name == buf.sym and nd.idx:
+            idx = list(nd.idx)
+            idx[dim] = shift(idx[dim])
+            return nd.update(idx=tuple(idx))
+        if isinstance(nd, IR.WindowExpr) and nd.name == buf.sym:
+            idx = list(nd.idx)
+            w = idx[dim]
+            idx[dim] = (w.update(lo=shift(w.lo), hi=shift(w.hi))
+                        if isinstance(w, IR.Interval)
+                        else w.update(pt=shift(w.pt)))
+            return make_window(buf.sym, new_type, idx, nd.srcinfo)
+        return None
+    new_scope = tuple(map_node(s, fn) for s in scope)
+    new_ir = C.replace_block_at(ir, parent, field, k, len(block),
+                                (a.update(type=new_type), ) + new_scope)
+    return proc._derive(new_ir, OP)
+
+
+def _check_fold(proc, ir, buf, parent, field, k, checks, n, fail):
+    """The reuse-distance condition of the module docstring."""
+    if not checks:
+        return
+    depth = len(parent)
+    tops = {u.path[depth][1] for u, _ in checks}
+    if len(tops) != 1:
+        raise fail("a folded buffer must be used inside one loop only (all "
+                   "of its accesses in one loop directly in its scope)")
+    lpath = parent + ((field, tops.pop()), )
+    L = C.get_stmt(ir, lpath)
+    if not isinstance(L, IR.For) or L.mode is not IR.Seq:
+        raise fail("a folded buffer must be used inside one sequential loop "
+                   "only (all of its accesses in one loop directly in its "
+                   "scope)", L)
+    for u, e in checks:
+        if len(u.path) == len(lpath):
+            raise fail("a folded buffer may not be used in the bounds of "
+                       "the loop holding its accesses", u.stmt)
+        if reads_config(e):
+            raise fail(f"the index {expr_text(e)} reads configuration state",
+                       u.stmt)
+        for d in range(len(lpath), len(u.path)):
+            st = C.get_stmt(ir, u.path[:d])
+            ctl = (st.lo, st.hi) if isinstance(st, IR.For) else (st.cond, )
+            if any(reads_config(c) for c in ctl):
+                raise fail("a loop bound or guard around an access of the "
+                           "folded buffer reads configuration state", st)
+    prepared = []
+    for u, e in checks:
+        ctx = EA.context(ir, u.path)
+        iters = [C.get_stmt(ir, u.path[:d]).iter
+                 for d in range(len(lpath), len(u.path))
+                 if isinstance(C.get_stmt(ir, u.path[:d]), IR.For)]
+        prepared.append((u, ctx.lift(e), tuple(ctx.hyps), iters))
+    y = E.var(L.iter)
+    for ua, ea, ha, _ in prepared:
+        for ub, eb, hb, iters in prepared:
+            ren = {x: E.var(x.copy()) for x in iters}
+            eb2 = E.subst(eb, ren)
+            hb2 = tuple(E.subst(h, ren) for h in hb)
+            yb = ren[L.iter]
+            pred = E.or_(E.op("<", E.op("-", eb2, ea), E.const(n)),
+                         E.op("<", y, yb))
+            r = CH.prove(pred, ha + hb2)
+            if not r:
+                raise fail(
+                    f"folding by {n} is not proven safe: an access {n} or "
+                    f"more elements above another one may happen in the same or "
+                    f"an earlier iteration of '{L.iter.name}', so both would "
+                    f"use one slot at once ({r.reason})", ub.stmt)

@@ -1,0 +1,191 @@
+"""resize_dim(alloc, dim, size, offset, fold): printed result, semantics,
+rejected cases (shrink/shift, and folding into a circular buffer)."""
+from __future__ import annotations
+
+import pytest
+
+from exo_hl import (SchedulingError, config, f32, index, proc, seq, size,
+                    stride)
+
+
+@proc
+def tile(n: size, x: f32[n, 16], y: f32[n, 16]):
+    for i in seq(0, n):
+        for jo in seq(0, 4):
+            t: f32[16]
+            for ji in seq(0, 4):
+                t[4 * jo + ji] = x[i, 4 * jo + ji]
+            for ji in seq(0, 4):
+                y[i, 4 * jo + ji] = t[4 * jo + ji] * 2.0
+
+
+def test_resize_dim_shrinks_and_shifts(equiv):
+    q = tile.resize_dim("t", 0, 4, "4 * jo")
+    assert str(q).rstrip() == """\
+def tile(n: size, x: f32[n, 16] @ DRAM, y: f32[n, 16] @ DRAM):
+    for i in seq(0, n):
+        for jo in seq(0, 4):
+            t: f32[4] @ DRAM
+            for ji in seq(0, 4):
+                t[ji] = x[i, 4 * jo + ji]
+            for ji in seq(0, 4):
+                y[i, 4 * jo + ji] = t[ji] * 2.0"""
+    equiv(tile, q, [{"n": 1}, {"n": 3}])
+
+
+def test_resize_dim_shifts_windows(equiv):
+    @proc
+    def copy4(a: [f32][4], b: [f32][4]):
+        for k in seq(0, 4):
+            b[k] = a[k]
+
+    @proc
+    def win(n: size, x: f32[n, 8], y: f32[n, 8]):
+        for i in seq(0, n):
+            t: f32[12]
+            copy4(x[i, 0:4], t[2:6])
+            copy4(x[i, 4:8], t[6:10])
+            for j in seq(0, 8):
+                y[i, j] = t[j + 2]
+    q = win.resize_dim("t", 0, 8, 2)
+    assert "copy4(x[i, 0:4], t[0:4])" in str(q)
+    assert "y[i, j] = t[j]" in str(q)
+    equiv(win, q, [{"n": 2}])
+
+
+def test_resize_dim_rejects_access_outside_new_extent():
+    with pytest.raises(SchedulingError, match=r"is in \[4 \* jo, 4 \* jo \+ 3\)"):
+        tile.resize_dim("t", 0, 3, "4 * jo")
+    with pytest.raises(SchedulingError, match="is in"):
+        tile.resize_dim("t", 0, 4, "4 * jo + 1")
+    with pytest.raises(SchedulingError, match=">= 1"):
+        tile.resize_dim("t", 0, 0, 0)
+    with pytest.raises(SchedulingError, match="dim must be"):
+        tile.resize_dim("t", 1, 4, 0)
+    with pytest.raises(SchedulingError, match="not an allocation"):
+        tile.resize_dim("x", 0, 4, 0)
+
+
+def test_resize_dim_rejects_layout_observers():
+    @proc
+    def whole(a: f32[8]):
+        for k in seq(0, 8):
+            a[k] = 1.0
+
+    @proc
+    def passes(x: f32[8]):
+        t: f32[8]
+        whole(t)
+        x[0] = t[0]
+    with pytest.raises(SchedulingError, match="passed whole"):
+        passes.resize_dim("t", 0, 8, 0)
+
+    @proc
+    def strides(x: f32[4, 8], s: index):
+        t: f32[4, 8]
+        t[0, 0] = x[0, 0]
+        x[0, 0] = t[0, 0]
+        if stride(t, 0) == 8:
+            x[1, 0] = t[0, 0]
+    with pytest.raises(SchedulingError, match="reads a stride"):
+        strides.resize_dim("t", 1, 1, 0)
+
+
+def test_resize_dim_rejects_config_offset():
+    @config
+    class RdCfg:
+        k: index
+
+    @proc
+    def cfg(x: f32[8]):
+        RdCfg.k = 0
+        t: f32[8]
+        t[0] = x[0]
+        x[0] = t[0]
+    with pytest.raises(SchedulingError, match="configuration state"):
+        cfg.resize_dim("t", 0, 1, "RdCfg.k")
+
+
+# ----------------------------------------------------------------------
+# folding
+@proc
+def blur(H: size, W: size, x: f32[H + 2, W], y: f32[H, W]):
+    t: f32[H + 2, W]
+    for r in seq(0, H):
+        if r == 0:
+            for c in seq(0, W):
+                t[0, c] = x[0, c]
+            for c in seq(0, W):
+                t[1, c] = x[1, c]
+        for c in seq(0, W):
+            t[r + 2, c] = x[r + 2, c] * 2.0
+        for c in seq(0, W):
+            y[r, c] = t[r, c] + t[r + 1, c] + t[r + 2, c]
+
+
+def test_resize_dim_fold_sliding_window(equiv):
+    q = blur.resize_dim("t", 0, 3, 0, fold=True)
+    assert str(q).rstrip() == """\
+def blur(H: size, W: size, x: f32[H + 2, W] @ DRAM, y: f32[H, W] @ DRAM):
+    t: f32[3, W] @ DRAM
+    for r in seq(0, H):
+        if r == 0:
+            for c in seq(0, W):
+                t[0, c] = x[0, c]
+            for c in seq(0, W):
+                t[1, c] = x[1, c]
+        for c in seq(0, W):
+            t[(r + 2) % 3, c] = x[r + 2, c] * 2.0
+        for c in seq(0, W):
+            y[r, c] = t[r % 3, c] + t[(r + 1) % 3, c] + t[(r + 2) % 3, c]"""
+    equiv(blur, q, [{"H": 1, "W": 2}, {"H": 5, "W": 3}])
+    # a larger fold is safe too
+    equiv(blur, blur.resize_dim("t", 0, 4, 0, fold=True), [{"H": 6, "W": 2}])
+
+
+def test_resize_dim_fold_rejects_short_reuse_distance():
+    with pytest.raises(SchedulingError, match="folding by 2 is not proven"):
+        blur.resize_dim("t", 0, 2, 0, fold=True)
+
+
+def test_resize_dim_fold_rejects_reversed_or_revisited_order():
+    @proc
+    def back(H: size, x: f32[H + 2], y: f32[H]):
+        t: f32[H + 2]
+        for r in seq(0, H):
+            t[r + 2] = x[r + 2]
+            t[r] = x[r]
+            y[r] = t[r] + t[r + 2]
+    # slot of r+2 and of r collide within one iteration
+    with pytest.raises(SchedulingError, match="folding by 2"):
+        back.resize_dim("t", 0, 2, 0, fold=True)
+
+    @proc
+    def revisit(H: size, x: f32[H], y: f32[H]):
+        t: f32[H]
+        for r in seq(0, H):
+            t[r] = x[r]
+        for r in seq(0, H):
+            y[r] = t[r]
+    with pytest.raises(SchedulingError, match="one loop only"):
+        revisit.resize_dim("t", 0, 2, 0, fold=True)
+
+
+def test_resize_dim_fold_rejects_slices_and_symbolic_size():
+    @proc
+    def copy2(a: [f32][2], b: [f32][2]):
+        for k in seq(0, 2):
+            b[k] = a[k]
+
+    @proc
+    def sl(H: size, x: f32[H + 1], y: f32[H + 1]):
+        t: f32[H + 1]
+        for r in seq(0, H):
+            copy2(x[r:r + 2], t[r:r + 2])
+            y[r] = t[r]
+    with pytest.raises(SchedulingError, match="slices the folded"):
+        sl.resize_dim("t", 0, 4, 0, fold=True)
+    with pytest.raises(SchedulingError, match="constant size"):
+        blur.resize_dim("t", 0, "H", 0, fold=True)
+    with pytest.raises(SchedulingError, match=">= 1"):
+        blur.resize_dim("t", 0, 3, 1, fold=True)
