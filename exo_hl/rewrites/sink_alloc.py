@@ -148,9 +148,8 @@ def _same_loc(proc, path, idx, d) -> bool:
 
 
 def _overwrites_all(proc, path, stmt, block, alloc) -> bool:
-    from .stage_mem import _overwrites_window
+    from .stage_mem import Slice, Window, _overwrites_window
     shape = T.shape(alloc.type)
     zero = IR.Const(0, type=IR.Int)
-    dims = [("I", zero, h) for h in shape]
-    return _overwrites_window(proc, path, stmt, block, alloc.name, dims,
-                              list(range(len(shape))))
+    w = Window(alloc.name, alloc.type, [Slice(zero, h) for h in shape])
+    return _overwrites_window(proc, path, stmt, block, w)

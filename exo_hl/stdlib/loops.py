@@ -1,0 +1,94 @@
+"""Loop compositions: tiling, unroll-and-jam, repetition, outer parallelism.
+
+Each function only calls ``Procedure`` methods, so each step is checked by
+the primitive it uses; a refused step raises ``SchedulingError``.
+"""
+from __future__ import annotations
+
+from exo_hl import SchedulingError
+
+from ._util import enclosing_loops, loop_cursor, loop_name
+
+
+def tile(p, i, j, ti, tj, tail="guard"):
+    """Tile the perfect nest ``for i: for j`` into ``ti x tj`` blocks:
+    ``for io: for jo: for ii: for ji`` (loops named by suffixing ``o``/``i``).
+
+    ``tail`` is passed to both splits (``'guard'``, ``'cut'``,
+    ``'perfect'``); with ``'cut'`` the remainder loops stay untiled.
+
+    Example::
+
+        p = tile(gemm, 'i', 'j', 4, 8, tail='perfect')
+        # for io: for jo: for ii: for ji: for k: ...
+    """
+    i, j = loop_name(p, i), loop_name(p, j)
+    p = p.split(i, ti, f"{i}o", f"{i}i", tail=tail)
+    p = p.split(j, tj, f"{j}o", f"{j}i", tail=tail)
+    return p.reorder(f"{i}i", f"{j}o")
+
+
+def repeat(op):
+    """``repeat(op)(p, *args)`` applies ``op`` until it raises
+    ``SchedulingError`` (or stops changing the procedure) and returns the
+    last procedure it produced (``p`` itself if the first call fails).
+
+    Example::
+
+        p = repeat(lambda p: p.lift_alloc('t : _'))(p)   # as far as it goes
+    """
+    def apply(p, *args, **kwargs):
+        while True:
+            try:
+                q = op(p, *args, **kwargs)
+            except SchedulingError:
+                return p
+            if str(q) == str(p):
+                return q
+            p = q
+    apply.__doc__ = f"Apply {getattr(op, '__name__', 'op')} until it fails."
+    return apply
+
+
+def unroll_and_jam(p, loop, factor):
+    """Unroll ``loop`` by ``factor`` and jam the copies into the loop it
+    directly contains: ``for i: for j: s`` → ``for io: for j: s[i:=f*io];
+    ...; s[i:=f*io+f-1]``. The split is ``'perfect'`` (the trip count must
+    be provably divisible by ``factor``); the jam is ``reorder``'s check.
+
+    Example::
+
+        p = unroll_and_jam(gemm, 'i', 4)     # 4 rows of C per j iteration
+    """
+    c = loop_cursor(p, loop)
+    i = c.name()
+    body = list(c.body())
+    if len(body) != 1 or not body[0].is_loop():
+        raise SchedulingError(
+            f"unroll_and_jam: loop {i!r} must directly contain exactly one "
+            f"loop")
+    j = body[0].name()
+    p = p.split(i, factor, f"{i}o", f"{i}i", tail="perfect")
+    p = p.reorder(f"{i}i", j)
+    return p.unroll(f"{i}i")
+
+
+def parallel_outer(p, loop):
+    """Move ``loop`` outward through the perfect nest around it as far as
+    ``reorder`` allows, then run it in parallel (``parallelize`` proves the
+    iterations race-free).
+
+    Example::
+
+        p = parallel_outer(gemm, 'i')         # for i in par(0, M): ...
+    """
+    name = loop_name(p, loop)
+    while True:
+        outer = enclosing_loops(loop_cursor(p, name))
+        if not outer:
+            break
+        try:
+            p = p.reorder(outer[0].name(), name)
+        except SchedulingError:
+            break
+    return p.parallelize(name)
