@@ -138,7 +138,9 @@ def vectorize(p, loop, width, memory, instrs, tail="perfect"):
         staged.append(name)
     p = replace_all(p, instrs)
     for lp in all_loops(p):
-        body = text_loop(lp)
+        body = " ".join(text(b) for b in lp.body()
+                        if not (b.is_call() or b.is_alloc() or b.is_loop()
+                                or b.is_if()))
         if any(mentions(body, name) for name in staged):
             raise SchedulingError(
                 f"vectorize: no instruction of the library matches the loop "
