@@ -5,8 +5,11 @@ only (``Procedure`` methods, cursors, patterns): every step they take is a
 checked primitive, so a composition is exactly as safe as its steps, and a
 refused step raises ``SchedulingError``.
 """
+from .halide import compute_at, compute_root, inline_producer, store_at
 from .loops import parallel_outer, repeat, tile, unroll_and_jam
+from .pack import pack
 from .vectorize import replace_all, vectorize
 
 __all__ = ["tile", "vectorize", "replace_all", "repeat", "unroll_and_jam",
-           "parallel_outer"]
+           "parallel_outer", "compute_at", "store_at", "compute_root",
+           "inline_producer", "pack"]

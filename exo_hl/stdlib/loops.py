@@ -25,6 +25,9 @@ def tile(p, i, j, ti, tj, tail="guard"):
     i, j = loop_name(p, i), loop_name(p, j)
     p = p.split(i, ti, f"{i}o", f"{i}i", tail=tail)
     p = p.split(j, tj, f"{j}o", f"{j}i", tail=tail)
+    jo = p.find_loop(f"{j}o")
+    if jo.parent().is_if():          # tail='guard': move i's guard inward
+        p = p.lift_scope(jo)
     return p.reorder(f"{i}i", f"{j}o")
 
 

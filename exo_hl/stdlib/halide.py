@@ -1,0 +1,137 @@
+"""Halide's scheduling vocabulary as compositions: ``compute_at`` (with
+recomputation), ``store_at`` (with storage folding), ``compute_root`` and
+``inline_producer``.
+
+Public API only: ``divide_with_recompute``, ``fuse_loop``, ``rewrite_expr``,
+``sink_alloc``, ``resize_dim``, ``fission_after``, ``lift_alloc``,
+``inline_assign`` — each checked by its primitive.
+"""
+from __future__ import annotations
+
+from exo_hl import SchedulingError
+
+from ._util import enclosing_loops, loop_cursor, text
+
+
+def _const(cursor):
+    try:
+        return int(text(cursor))
+    except ValueError:
+        return None
+
+
+def compute_at(p, producer, consumer_loop, width=None):
+    """Compute the producer loop nest inside each iteration of
+    ``consumer_loop``, recomputing the values neighbouring blocks share
+    (Halide's ``compute_at``).
+
+    ``consumer_loop`` is a tile loop (``for jo``) whose body starts with
+    a constant-extent loop (``for ji in seq(0, s)``); ``producer`` is the
+    loop that computes the consumed buffer, before the consumer. The
+    producer is divided into overlapping blocks of stride ``s``
+    (``divide_with_recompute``), and fused into the consumer
+    (``fuse_loop``, which proves every value the consumer reads was
+    produced in the same block). ``width``: the block's extent as a
+    constant, proven equal to the extent ``divide_with_recompute``
+    produces (``rewrite_expr``).
+
+    Example::
+
+        p = blur1d.split('j', 4, 'jo', 'ji', tail='perfect')
+        p = compute_at(p, 'i', 'jo', width=6)
+        # for jo: for ii in seq(0, 6): t[4*jo+ii] = ...; for ji: y[...] = ...
+    """
+    c = loop_cursor(p, consumer_loop)
+    outer = c.name()
+    body = list(c.body())
+    stride = _const(body[0].hi()) if body and body[0].is_loop() else None
+    if stride is None or _const(body[0].lo()) != 0:
+        raise SchedulingError(
+            f"compute_at: loop {outer!r} must directly start with a loop "
+            f"over seq(0, s) for a constant s (split the consumer first)")
+    prod = loop_cursor(p, producer)
+    pname = prod.name()
+    inner = f"{pname}i"
+    p = p.divide_with_recompute(prod, text(c.hi()), stride, [outer, inner])
+    loops = p.find(f"for {outer} in _: _", many=True)
+    if len(loops) < 2:
+        raise SchedulingError(f"compute_at: consumer loop {outer!r} lost")
+    p = p.fuse_loop(loops[0], loops[1])
+    if width is not None:
+        p = p.rewrite_expr(p.find_loop(inner).hi(), str(width))
+    return p
+
+
+def store_at(p, buffer, loop=None, fold=False, dim=0, size=None, offset=0):
+    """Place ``buffer``'s storage at ``loop`` (Halide's ``store_at``):
+    sink its allocation into the loop (``sink_alloc``, proven that no
+    iteration reads a value an earlier one left), then, when ``size`` is
+    given, give dimension ``dim`` the extent ``size`` with indices shifted
+    by ``-offset`` (``resize_dim``). ``loop=None`` keeps the allocation
+    where it is (store at root). ``fold=True`` makes that dimension a
+    circular buffer of ``size`` (Halide's storage folding), proven by the
+    reuse distance.
+
+    Example::
+
+        p = store_at(blur, 't', None, fold=True, dim=0, size=3)
+        # t: f32[3, W], indexed t[(r + 2) % 3, c]: a sliding window
+    """
+    alloc = f"{buffer} : _"
+    if loop is not None:
+        name = loop_cursor(p, loop).name()
+        while name not in [l.name() for l in enclosing_loops(p.find(alloc))]:
+            p = p.sink_alloc(alloc)
+    if size is not None:
+        p = p.resize_dim(alloc, dim, size, offset, fold=fold)
+    elif fold:
+        raise SchedulingError("store_at: fold=True needs the fold size")
+    return p
+
+
+def compute_root(p, producer):
+    """Compute the producer statement (or nest) fully before the rest of
+    the loops enclosing it (Halide's ``compute_root``): fission every loop
+    around it after it (``fission_after``, proven), and lift the producer's
+    storage out with it when it is allocated inside (``lift_alloc``).
+
+    Example::
+
+        p = compute_root(p, 't[_] = _')    # undoes a fused producer
+    """
+    c = p.find(producer) if isinstance(producer, str) else producer
+    depth = len(enclosing_loops(c))
+    if depth == 0:
+        return p
+    buf = c.name() if not c.is_loop() else None
+    if buf is not None:
+        try:
+            a = p.find(f"{buf} : _")
+            n = len(enclosing_loops(a))
+        except SchedulingError:
+            n = 0
+        if n:
+            p = p.lift_alloc(f"{buf} : _", n_lifts=n)
+            c = p.find(producer) if isinstance(producer, str) else \
+                p.forward(c)
+    return p.fission_after(c, n_lifts=depth)
+
+
+def inline_producer(p, producer):
+    """Inline a producer assignment ``t = e`` (or ``t[i] = e``) into the
+    reads that follow it and drop it (Halide's default, ``inline``):
+    ``inline_assign`` proves the value is still the one read, then
+    ``delete_buffer`` removes the storage when nothing uses it any more.
+
+    Example::
+
+        p = inline_producer(p, 't = _')
+    """
+    c = p.find(producer) if isinstance(producer, str) else producer
+    name = c.name()
+    p = p.inline_assign(c)
+    try:
+        p = p.delete_buffer(f"{name} : _")
+    except SchedulingError:
+        pass
+    return p

@@ -1,0 +1,37 @@
+"""Packing: copy a panel of a buffer into a contiguous buffer around the
+block that uses it, as GEMM kernels do (``stage_mem``, checked)."""
+from __future__ import annotations
+
+from exo_hl import SchedulingError
+
+
+def pack(p, buffer, block, layout="row", name=None, memory=None):
+    """Stage the panel ``buffer`` (a window such as
+    ``'B[0:K, 16 * jo:16 * jo + 16]'``) into a new contiguous buffer
+    around ``block`` (a loop, statement or block): a copy-in before it
+    (only if the block reads the panel), the block re-indexed into the
+    packed buffer, a copy-out after it (only if the block writes it).
+    ``name`` defaults to the buffer's name + ``'_pack'``; ``memory``, if
+    given, is the packed buffer's memory (``set_memory``).
+
+    ``layout``: ``'row'`` keeps the panel's dimension order.
+    ``'transposed'`` raises ``SchedulingError``: no checked primitive yet
+    permutes a buffer's dimensions.
+
+    Example::
+
+        p = pack(gemm, 'B[0:K, 0:16]', p.find_loop('i'), 'row')
+        # B_pack: f32[K, 16]; for i0: for i1: B_pack[i0, i1] = B[i0, i1]; ...
+    """
+    if layout not in ("row", "transposed"):
+        raise SchedulingError(f"pack: unknown layout {layout!r}")
+    if layout == "transposed":
+        raise SchedulingError(
+            "pack: layout='transposed' needs a primitive that permutes a "
+            "buffer's dimensions, which does not exist yet; use 'row'")
+    if name is None:
+        name = buffer[:buffer.index("[")].strip() + "_pack"
+    p = p.stage_mem(block, buffer, name)
+    if memory is not None:
+        p = p.set_memory(name, memory)
+    return p
