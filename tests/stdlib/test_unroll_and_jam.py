@@ -1,0 +1,51 @@
+"""unroll_and_jam: split perfect, reorder (checked), unroll."""
+from __future__ import annotations
+
+import pytest
+
+from exo_hl import SchedulingError, f32, proc, seq, size
+from exo_hl.stdlib import unroll_and_jam
+
+
+@proc
+def mv(M: size, N: size, A: f32[M, N], x: f32[N], y: f32[M]):
+    assert M % 2 == 0
+    for i in seq(0, M):
+        for j in seq(0, N):
+            y[i] += A[i, j] * x[j]
+
+
+def test_unroll_and_jam_prints_and_agrees(equiv, same_text):
+    p = unroll_and_jam(mv, 'i', 2)
+    same_text(p, """
+def mv(M: size, N: size, A: f32[M, N] @ DRAM, x: f32[N] @ DRAM,
+       y: f32[M] @ DRAM):
+    assert M % 2 == 0
+    for io in seq(0, M / 2):
+        for j in seq(0, N):
+            y[2 * io] += A[2 * io, j] * x[j]
+            y[2 * io + 1] += A[2 * io + 1, j] * x[j]""")
+    equiv(mv, p, [{"M": 2, "N": 3}, {"M": 6, "N": 5}])
+
+
+def test_unroll_and_jam_needs_divisibility():
+    with pytest.raises(SchedulingError):
+        unroll_and_jam(mv, 'i', 4)
+
+
+@proc
+def carried(M: size, N: size, a: f32[M + 1, N + 1]):
+    assert M % 2 == 0
+    for i in seq(0, M):
+        for j in seq(0, N):
+            a[i + 1, j] = a[i, j + 1]
+
+
+def test_unroll_and_jam_rejects_a_carried_dependence():
+    with pytest.raises(SchedulingError):
+        unroll_and_jam(carried, 'i', 2)
+
+
+def test_unroll_and_jam_needs_a_directly_nested_loop():
+    with pytest.raises(SchedulingError, match="exactly one loop"):
+        unroll_and_jam(mv, 'j', 2)
