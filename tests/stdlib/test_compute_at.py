@@ -1,0 +1,61 @@
+"""compute_at: divide_with_recompute + fuse_loop, each checked."""
+from __future__ import annotations
+
+import pytest
+
+from exo_hl import SchedulingError, f32, proc, seq, size
+from exo_hl.stdlib import compute_at
+
+
+@proc
+def blur1d(n: size, x: f32[n + 2], y: f32[n]):
+    assert n % 4 == 0
+    t: f32[n + 2]
+    for i in seq(0, n + 2):
+        t[i] = x[i] * 2.0
+    for j in seq(0, n):
+        y[j] = t[j] + t[j + 1] + t[j + 2]
+
+
+def test_compute_at_recomputes_per_tile(equiv, same_text):
+    p = blur1d.split('j', 4, 'jo', 'ji', tail='perfect')
+    q = compute_at(p, 'i', 'jo', width=6)
+    same_text(q, """
+def blur1d(n: size, x: f32[n + 2] @ DRAM, y: f32[n] @ DRAM):
+    assert n % 4 == 0
+    t: f32[n + 2] @ DRAM
+    for jo in seq(0, n / 4):
+        for ii in seq(0, 6):
+            t[4 * jo + ii] = x[4 * jo + ii] * 2.0
+        for ji in seq(0, 4):
+            y[4 * jo + ji] = (t[4 * jo + ji] + t[4 * jo + ji + 1] +
+                              t[4 * jo + ji + 2])""")
+    equiv(blur1d, q, [{"n": 4}, {"n": 12}])
+
+
+def test_compute_at_rejects_a_wrong_width():
+    p = blur1d.split('j', 4, 'jo', 'ji', tail='perfect')
+    with pytest.raises(SchedulingError):
+        compute_at(p, 'i', 'jo', width=5)
+
+
+@proc
+def accum(n: size, x: f32[n + 2], y: f32[n]):
+    assert n % 4 == 0
+    t: f32[n + 2]
+    for i in seq(0, n + 2):
+        t[i] += x[i]
+    for j in seq(0, n):
+        y[j] = t[j] + t[j + 2]
+
+
+def test_compute_at_rejects_a_producer_that_is_not_idempotent():
+    # t[i] += x[i] recomputed in overlapping blocks would add twice
+    p = accum.split('j', 4, 'jo', 'ji', tail='perfect')
+    with pytest.raises(SchedulingError):
+        compute_at(p, 'i', 'jo')
+
+
+def test_compute_at_needs_a_split_consumer():
+    with pytest.raises(SchedulingError, match="split the consumer"):
+        compute_at(blur1d, 'i', 'j')

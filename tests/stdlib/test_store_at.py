@@ -1,0 +1,90 @@
+"""store_at: sink_alloc + resize_dim (folding), each checked."""
+from __future__ import annotations
+
+import pytest
+
+from exo_hl import SchedulingError, f32, proc, seq, size
+from exo_hl.stdlib import store_at
+
+
+@proc
+def rows(H: size, W: size, x: f32[H, W], y: f32[H, W]):
+    t: f32[W]
+    for r in seq(0, H):
+        for c in seq(0, W):
+            t[c] = x[r, c] * 2.0
+        for c in seq(0, W):
+            y[r, c] = t[c] + 1.0
+
+
+def test_store_at_sinks_into_the_loop(equiv, same_text):
+    p = store_at(rows, 't', 'r')
+    same_text(p, """
+def rows(H: size, W: size, x: f32[H, W] @ DRAM, y: f32[H, W] @ DRAM):
+    for r in seq(0, H):
+        t: f32[W] @ DRAM
+        for c in seq(0, W):
+            t[c] = x[r, c] * 2.0
+        for c in seq(0, W):
+            y[r, c] = t[c] + 1.0""")
+    equiv(rows, p, [{"H": 2, "W": 3}])
+
+
+@proc
+def carry(H: size, W: size, x: f32[H, W], y: f32[H, W]):
+    t: f32[W]
+    for c in seq(0, W):
+        t[c] = 0.0
+    for r in seq(0, H):
+        for c in seq(0, W):
+            t[c] += x[r, c]
+        for c in seq(0, W):
+            y[r, c] = t[c]
+
+
+def test_store_at_rejects_a_value_carried_across_iterations():
+    with pytest.raises(SchedulingError):
+        store_at(carry, 't', 'r')
+
+
+@proc
+def blur(H: size, W: size, x: f32[H + 2, W], y: f32[H, W]):
+    t: f32[H + 2, W]
+    for r in seq(0, H):
+        if r == 0:
+            for c in seq(0, W):
+                t[0, c] = x[0, c]
+            for c in seq(0, W):
+                t[1, c] = x[1, c]
+        for c in seq(0, W):
+            t[r + 2, c] = x[r + 2, c] * 2.0
+        for c in seq(0, W):
+            y[r, c] = t[r, c] + t[r + 1, c] + t[r + 2, c]
+
+
+def test_store_at_root_folded_is_a_sliding_window(equiv, same_text):
+    p = store_at(blur, 't', None, fold=True, dim=0, size=3)
+    same_text(p, """
+def blur(H: size, W: size, x: f32[H + 2, W] @ DRAM, y: f32[H, W] @ DRAM):
+    t: f32[3, W] @ DRAM
+    for r in seq(0, H):
+        if r == 0:
+            for c in seq(0, W):
+                t[0, c] = x[0, c]
+            for c in seq(0, W):
+                t[1, c] = x[1, c]
+        for c in seq(0, W):
+            t[(r + 2) % 3, c] = x[r + 2, c] * 2.0
+        for c in seq(0, W):
+            y[r, c] = t[r % 3, c] + t[(r + 1) % 3, c] + t[(r + 2) % 3, c]""")
+    equiv(blur, p, [{"H": 1, "W": 2}, {"H": 6, "W": 3}])
+
+
+def test_store_at_rejects_a_fold_shorter_than_the_reuse_distance():
+    with pytest.raises(SchedulingError):
+        store_at(blur, 't', None, fold=True, dim=0, size=2)
+
+
+def test_store_at_fold_needs_a_size():
+    with pytest.raises(SchedulingError, match="fold size"):
+        store_at(blur, 't', None, fold=True)
