@@ -16,7 +16,8 @@ from __future__ import annotations
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import free_vars, fresh_copy
 from . import _common as C
-from .add_guard import _names_in_scope, _parse_cond
+from ..frontend import fragment as F
+from .add_guard import _parse_cond
 
 
 def specialize(proc, block, conds):
@@ -38,8 +39,7 @@ def specialize(proc, block, conds):
     if used:
         raise err("the block binds " + ", ".join(sorted(v.name for v in used))
                   + ", used after it; inside an if it would go out of scope")
-    path0 = b.parent + ((b.field, b.lo), )
-    scope = _names_in_scope(proc.ir(), path0)
+    scope = F.names_at(proc.ir(), b.parent, b.field, b.lo)
     parsed = []
     for c in conds:
         if not isinstance(c, str):
