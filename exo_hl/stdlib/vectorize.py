@@ -146,8 +146,3 @@ def vectorize(p, loop, width, memory, instrs, tail="perfect"):
                 f"vectorize: no instruction of the library matches the loop "
                 f"'for {lp.name()}': {body}")
     return p
-
-
-def text_loop(s):
-    """A loop's text with its body (for messages)."""
-    return " ".join(text(b) for b in s.body())
