@@ -129,7 +129,7 @@ def vectorize(p, loop, width, memory, instrs, tail="perfect"):
     o, inner = f"{i}o", f"{i}i"
     p = p.split(i, width, o, inner, tail=tail)
     staged = []
-    for k, win in enumerate(_windows(p, inner, width)):
+    for win in _windows(p, inner, width):
         name = f"{win[:win.index('[')]}_vec"
         while name in str(p):
             name += "_"
