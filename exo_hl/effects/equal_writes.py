@@ -48,7 +48,8 @@ from . import checks as C
 from . import eexpr as E
 from . import smt as S
 from .checks import OK, Result
-from .context import context, norm_path, stmt_at
+from ..core_ir.paths import norm_path, stmt_at
+from .context import context
 from .effects import Mod, Rd, Wr, eff_subst, flatten, rename_term
 
 
