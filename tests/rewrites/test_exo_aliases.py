@@ -1,0 +1,233 @@
+"""Exo's spellings: each gives exactly the primitive's result, and rejects
+what the primitive rejects (or what has no equivalent here)."""
+from __future__ import annotations
+
+import pytest
+
+from exo_hl import SchedulingError, f32, par, proc, seq, size
+
+
+@proc
+def gemm(M: size, N: size, K: size, A: f32[M, K], B: f32[K, N],
+         C: f32[M, N]):
+    assert M % 4 == 0
+    for i in seq(0, M):
+        for j in seq(0, N):
+            for k in seq(0, K):
+                C[i, j] += A[i, k] * B[k, j]
+
+
+@proc
+def two_stage(n: size, x: f32[n, 4], y: f32[n, 4], z: f32[n, 4]):
+    for i in seq(0, n):
+        for j in seq(0, 4):
+            y[i, j] = x[i, j] * 2.0
+            z[i, j] = x[i, j] + 1.0
+
+
+@proc
+def with_tmp(n: size, x: f32[n, 8], y: f32[n, 8]):
+    for i in seq(0, n):
+        for j in seq(0, 8):
+            t: f32
+            t = x[i, j] * 2.0
+            y[i, j] = t + 1.0
+
+
+@proc
+def two_loops(n: size, x: f32[n], y: f32[n]):
+    for i in seq(0, n):
+        x[i] = x[i] * 2.0
+    for i in seq(0, n):
+        y[i] = x[i] + 1.0
+
+
+SIZES = [{"M": 4, "N": 3, "K": 2}, {"M": 8, "N": 5, "K": 3}]
+
+
+# -- divide_loop -------------------------------------------------------
+@pytest.mark.parametrize("tail", ["guard", "cut"])
+def test_divide_loop_is_split(tail, equiv):
+    p = gemm.divide_loop("j", 4, ["jo", "ji"], tail=tail)
+    assert str(p) == str(gemm.split("j", 4, "jo", "ji", tail=tail))
+    equiv(gemm, p, SIZES)
+
+
+def test_divide_loop_perfect(equiv):
+    p = gemm.divide_loop("i", 4, ["io", "ii"], perfect=True)
+    assert str(p) == str(gemm.split("i", 4, "io", "ii", tail="perfect"))
+    assert "for ii in seq(0, 4):" in str(p)
+    equiv(gemm, p, SIZES)
+
+
+def test_divide_loop_rejects():
+    with pytest.raises(SchedulingError, match="divisible|perfect|prove"):
+        gemm.divide_loop("j", 4, ["jo", "ji"], perfect=True)  # N % 4 unknown
+    with pytest.raises(SchedulingError, match="cut_and_guard"):
+        gemm.divide_loop("j", 4, ["jo", "ji"], tail="cut_and_guard")
+    with pytest.raises(SchedulingError, match="tail"):
+        gemm.divide_loop("j", 4, ["jo", "ji"], tail="mask")
+    with pytest.raises(SchedulingError, match="two names"):
+        gemm.divide_loop("j", 4, "jo ji")
+
+
+# -- reorder_loops -----------------------------------------------------
+def test_reorder_loops_two_names(equiv):
+    p = gemm.reorder_loops("j k")
+    assert str(p) == str(gemm.reorder("j", "k"))
+    equiv(gemm, p, SIZES)
+    assert str(gemm.reorder_loops(gemm.find_loop("j"))) == str(p)
+    assert str(gemm.reorder_loops("j")) == str(p)
+
+
+def test_reorder_loops_rejects():
+    with pytest.raises(SchedulingError):
+        gemm.reorder_loops("i k")       # k is not directly inside i
+
+    @proc
+    def tri(n: size, x: f32[n, n]):
+        for i in seq(0, n):
+            for j in seq(0, i):
+                x[i, j] = 0.0
+    with pytest.raises(SchedulingError):
+        tri.reorder_loops("i j")        # inner bound depends on i
+
+
+# -- fission / autofission ---------------------------------------------
+def test_fission_at_gap(equiv):
+    gap = two_stage.find("y[_] = _").after()
+    p = two_stage.fission(gap, n_lifts=2)
+    assert str(p) == str(two_stage.fission_after("y[_] = _", n_lifts=2))
+    assert str(p).count("for i in seq(0, n):") == 2
+    equiv(two_stage, p, [{"n": 1}, {"n": 3}])
+    q = two_stage.fission(two_stage.find("z[_] = _").before(), n_lifts=2)
+    assert str(q) == str(p)
+    assert str(two_stage.autofission(gap, n_lifts=2)) == str(p)
+
+
+def test_fission_rejects():
+    @proc
+    def dep(n: size, x: f32[n + 1]):
+        for i in seq(0, n):
+            x[i] = 1.0
+            x[i + 1] = x[i] + 2.0
+    with pytest.raises(SchedulingError, match="cannot be split"):
+        dep.fission(dep.find("x[_] = 1.0").after())
+    with pytest.raises(SchedulingError, match="nothing precedes the gap"):
+        two_stage.fission(two_stage.find("y[_] = _").before())
+
+
+# -- autolift_alloc ----------------------------------------------------
+def test_autolift_alloc_adds_dims(equiv, assert_roundtrip):
+    p = with_tmp.autolift_alloc("t : _", n_lifts=2)
+    manual = (with_tmp.expand_dim("t", 8, "j").lift_alloc("t : _")
+              .expand_dim("t", "n", "i").lift_alloc("t : _"))
+    assert str(p) == str(manual)
+    assert str(p) == """\
+def with_tmp(n: size, x: f32[n, 8] @ DRAM, y: f32[n, 8] @ DRAM):
+    t: f32[n, 8] @ DRAM
+    for i in seq(0, n):
+        for j in seq(0, 8):
+            t[i, j] = x[i, j] * 2.0
+            y[i, j] = t[i, j] + 1.0"""
+    assert_roundtrip(p)
+    equiv(with_tmp, p, [{"n": 1}, {"n": 3}])
+    # then the loops can be split apart, which the scalar forbade
+    q = p.fission(p.find("t = _").after(), n_lifts=2)
+    equiv(with_tmp, q, [{"n": 2}])
+
+
+def test_autolift_alloc_nonzero_lower_bound(equiv):
+    @proc
+    def off(n: size, x: f32[n + 2], y: f32[n + 2]):
+        for i in seq(2, n + 2):
+            t: f32
+            t = x[i] * 2.0
+            y[i] = t
+    p = off.autolift_alloc("t : _")
+    assert "t: f32[n + 2 - 2]" in str(p) or "t: f32[n]" in str(p)
+    equiv(off, p, [{"n": 1}, {"n": 4}])
+
+
+def test_autolift_alloc_rejects():
+    with pytest.raises(SchedulingError, match="keep_dims"):
+        with_tmp.autolift_alloc("t : _", keep_dims=False)
+    with pytest.raises(SchedulingError, match="only inside 2"):
+        with_tmp.autolift_alloc("t : _", n_lifts=3)
+    with pytest.raises(SchedulingError, match="not an allocation"):
+        with_tmp.autolift_alloc("x")
+
+    @proc
+    def tri(n: size, x: f32[n, n]):
+        for i in seq(0, n):
+            for j in seq(0, i):
+                t: f32
+                t = x[i, j]
+                x[i, j] = t * 2.0
+    with pytest.raises(SchedulingError):
+        tri.autolift_alloc("t : _", n_lifts=2)   # size i depends on i
+
+
+# -- the rest: same result as the primitive ------------------------------
+def test_fuse_is_fuse_loop(equiv):
+    p = two_loops.fuse("i", "i #1")
+    assert str(p) == str(two_loops.fuse_loop("i", "i #1"))
+    equiv(two_loops, p, [{"n": 3}])
+
+    @proc
+    def rev(n: size, x: f32[n + 1], y: f32[n]):
+        for i in seq(0, n):
+            x[i] = 2.0
+        for i in seq(0, n):
+            y[i] = x[i + 1]
+    with pytest.raises(SchedulingError):
+        rev.fuse("i", "i #1")
+
+
+def test_parallelize_loop_is_parallelize():
+    p = two_loops.parallelize_loop("i")
+    assert str(p) == str(two_loops.parallelize("i"))
+    assert "par(0, n)" in str(p)
+
+    @proc
+    def scan(n: size, x: f32[n + 1]):
+        for i in seq(0, n):
+            x[i + 1] = x[i] + 1.0
+    with pytest.raises(SchedulingError):
+        scan.parallelize_loop("i")
+
+
+def test_unroll_loop_without_factor_is_unroll(equiv):
+    @proc
+    def four(x: f32[4]):
+        for i in seq(0, 4):
+            x[i] = x[i] + 1.0
+    p = four.unroll_loop("i")
+    assert str(p) == str(four.unroll("i"))
+    assert "for" not in str(p).split("\n", 1)[1]
+    equiv(four, p, [{}])
+    with pytest.raises(SchedulingError):
+        two_loops.unroll_loop("i")      # no constant trip count
+
+
+def test_write_config_at_gap():
+    from exo_hl import config, index
+
+    @config
+    class Cfg:
+        s: index
+
+    @proc
+    def ld(n: size, x: f32[n]):
+        for i in seq(0, n):
+            x[i] = 1.0
+    g = ld.find_loop("i").before()
+    p = ld.write_config(g, Cfg, "s", "n")
+    assert str(p) == str(ld.configwrite_at("i", Cfg, "s", "n", before=True))
+    assert "Cfg.s = n" in str(p)
+    p2 = ld.write_config(ld.find_loop("i").after(), Cfg, "s", "n")
+    assert str(p2) == str(ld.configwrite_at("i", Cfg, "s", "n"))
+    with pytest.raises(SchedulingError):
+        ld.write_config(g, Cfg, "s", "1.5")
+    with pytest.raises(SchedulingError, match="gap cursor"):
+        ld.configwrite_at(g, Cfg, "s", "n", before=True)
