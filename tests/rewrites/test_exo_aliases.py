@@ -231,3 +231,69 @@ def test_write_config_at_gap():
         ld.write_config(g, Cfg, "s", "1.5")
     with pytest.raises(SchedulingError, match="gap cursor"):
         ld.configwrite_at(g, Cfg, "s", "n", before=True)
+
+
+# -- Exo's AVX2 6x16 SGEMM micro-kernel, step by step in Exo's spellings --
+@proc
+def rank_k_reduce_6x16(K: size, A: f32[6, K], B: f32[K, 16], C: f32[6, 16]):
+    for i in seq(0, 6):
+        for j in seq(0, 16):
+            for k in seq(0, K):
+                C[i, j] += A[i, k] * B[k, j]
+
+
+def test_exo_avx2_sgemm_microkernel_port(equiv):
+    from exo_hl.hw_libs.avx2 import (AVX2, mm256_broadcast_ss,
+                                     mm256_fmadd_ps, mm256_loadu_ps,
+                                     mm256_storeu_ps)
+    avx = rank_k_reduce_6x16.rename("rank_k_reduce_6x16_scheduled")
+    avx = avx.reorder_loops("j k")
+    avx = avx.reorder_loops("i k")
+    avx = avx.divide_loop("j", 8, ["jo", "ji"], perfect=True)
+    # C stays in registers across the k loop
+    avx = avx.stage_mem("for k in _: _", "C[0:6, 0:16]", "C_reg")
+    avx = avx.simplify()
+    avx = avx.divide_loop("for i1 in _: _ #0", 8, ["i1o", "i1i"], perfect=True)
+    avx = avx.divide_loop("for i1 in _: _ #0", 8, ["i1o", "i1i"], perfect=True)
+    avx = avx.divide_dim("C_reg : _", 1, 8)
+    avx = avx.set_memory("C_reg", AVX2)
+    avx = avx.replace("for i1i in _: _ #0", mm256_loadu_ps)
+    avx = avx.replace("for i1i in _: _ #0", mm256_storeu_ps)
+    # B: one row of 16 per k, loaded once (hoisted out of i)
+    avx = avx.bind_expr("B[_]", "B_reg")
+    avx = avx.autolift_alloc("B_reg : _", n_lifts=2)
+    avx = avx.lift_alloc("B_reg : _")
+    avx = avx.fission(avx.find("B_reg = _").after(), n_lifts=3)
+    avx = avx.remove_loop("for i in _: _ #0")
+    avx = avx.set_memory("B_reg", AVX2)
+    avx = avx.replace("for ji in _: _ #0", mm256_loadu_ps)
+    # A: broadcast once per (k, i), hoisted out of jo
+    avx = avx.bind_expr("A[_]", "A_reg")
+    avx = avx.autolift_alloc("A_reg : _", n_lifts=1)
+    avx = avx.lift_alloc("A_reg : _")
+    avx = avx.fission(avx.find("A_reg = _").after(), n_lifts=2)
+    avx = avx.remove_loop(avx.find("A_reg = _").parent().parent())
+    avx = avx.set_memory("A_reg", AVX2)
+    avx = avx.replace(avx.find("A_reg = _").parent(), mm256_broadcast_ss)
+    avx = avx.replace(avx.find("C_reg += _").parent(), mm256_fmadd_ps)
+    assert str(avx) == """\
+def rank_k_reduce_6x16_scheduled(K: size, A: f32[6, K] @ DRAM,
+                                 B: f32[K, 16] @ DRAM, C: f32[6, 16] @ DRAM):
+    C_reg: f32[6, 2, 8] @ AVX2
+    for i0 in seq(0, 6):
+        for i1o in seq(0, 2):
+            mm256_loadu_ps(C_reg[i0, i1o, 0:8], C[i0, 8 * i1o:8 * i1o + 8])
+    for k in seq(0, K):
+        B_reg: f32[2, 8] @ AVX2
+        for jo in seq(0, 2):
+            mm256_loadu_ps(B_reg[jo, 0:8], B[k, 8 * jo:8 * jo + 8])
+        for i in seq(0, 6):
+            A_reg: f32[8] @ AVX2
+            mm256_broadcast_ss(A_reg[0:8], A[i, k:k + 1])
+            for jo in seq(0, 2):
+                mm256_fmadd_ps(C_reg[i, jo, 0:8], A_reg[0:8], B_reg[jo, 0:8])
+    for i0 in seq(0, 6):
+        for i1o in seq(0, 2):
+            mm256_storeu_ps(C[i0, 8 * i1o:8 * i1o + 8], C_reg[i0, i1o, 0:8])"""
+    assert avx.is_eq(rank_k_reduce_6x16)
+    equiv(rank_k_reduce_6x16, avx, [{"K": 1}, {"K": 7}])
