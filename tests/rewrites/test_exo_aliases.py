@@ -297,3 +297,86 @@ def rank_k_reduce_6x16_scheduled(K: size, A: f32[6, K] @ DRAM,
             mm256_storeu_ps(C[i0, 8 * i1o:8 * i1o + 8], C_reg[i0, i1o, 0:8])"""
     assert avx.is_eq(rank_k_reduce_6x16)
     equiv(rank_k_reduce_6x16, avx, [{"K": 1}, {"K": 7}])
+
+
+# -- an x86 conv layer (Exo's apps/x86/conv style), vector width 8 -------
+@proc
+def conv(N: size, H: size, W: size, C: size, K: size,
+         inp: f32[N, H + 2, W + 2, C], wt: f32[3, 3, C, K], bias: f32[K],
+         out: f32[N, H, W, K]):
+    assert K % 8 == 0
+    for n in seq(0, N):
+        for oy in seq(0, H):
+            for ox in seq(0, W):
+                for oc in seq(0, K):
+                    res: f32
+                    res = bias[oc]
+                    for ky in seq(0, 3):
+                        for kx in seq(0, 3):
+                            for kc in seq(0, C):
+                                res += (wt[ky, kx, kc, oc]
+                                        * inp[n, oy + ky, ox + kx, kc])
+                    out[n, oy, ox, oc] = res
+
+
+def test_exo_x86_conv_port(equiv):
+    from exo_hl.hw_libs.avx2 import (AVX2, mm256_broadcast_ss,
+                                     mm256_fmadd_ps, mm256_loadu_ps,
+                                     mm256_storeu_ps)
+    p = conv.rename("conv_avx2")
+    p = p.divide_loop("oc", 8, ["oco", "oci"], perfect=True)
+    # a scalar accumulator shared by the 8 lanes cannot be split apart:
+    # in scope of the cut only, and without a dimension per lane
+    with pytest.raises(SchedulingError, match="lift the allocation"):
+        p.fission(p.find("res = _").after())
+    q = p.lift_alloc("res : _")
+    with pytest.raises(SchedulingError, match="cannot be split"):
+        q.fission(q.find("res = _").after())
+    p = p.autolift_alloc("res : _", n_lifts=1)
+    p = p.fission(p.find("res = _").after())
+    p = p.fission(p.find("out = _").before())
+    p = p.reorder_loops("oci ky")
+    p = p.reorder_loops("oci kx")
+    p = p.reorder_loops("oci kc")
+    p = p.set_memory("res", AVX2)
+    p = p.replace(p.find("res = _").parent(), mm256_loadu_ps)
+    p = p.replace(p.find("out = _").parent(), mm256_storeu_ps)
+    p = p.bind_expr("inp[_]", "in_vec")
+    p = p.autolift_alloc("in_vec : _", n_lifts=1)
+    p = p.fission(p.find("in_vec = _").after())
+    p = p.set_memory("in_vec", AVX2)
+    p = p.replace(p.find("in_vec = _").parent(), mm256_broadcast_ss)
+    p = p.bind_expr("wt[_]", "w_vec")
+    p = p.autolift_alloc("w_vec : _", n_lifts=1)
+    p = p.fission(p.find("w_vec = _").after())
+    p = p.set_memory("w_vec", AVX2)
+    p = p.replace(p.find("w_vec = _").parent(), mm256_loadu_ps)
+    p = p.replace(p.find("res += _").parent(), mm256_fmadd_ps)
+    assert str(p) == """\
+def conv_avx2(N: size, H: size, W: size, C: size, K: size,
+              inp: f32[N, H + 2, W + 2, C] @ DRAM, wt: f32[3, 3, C, K] @ DRAM,
+              bias: f32[K] @ DRAM, out: f32[N, H, W, K] @ DRAM):
+    assert K % 8 == 0
+    for n in seq(0, N):
+        for oy in seq(0, H):
+            for ox in seq(0, W):
+                for oco in seq(0, K / 8):
+                    res: f32[8] @ AVX2
+                    mm256_loadu_ps(res[0:8], bias[8 * oco:8 * oco + 8])
+                    for ky in seq(0, 3):
+                        for kx in seq(0, 3):
+                            for kc in seq(0, C):
+                                in_vec: f32[8] @ AVX2
+                                mm256_broadcast_ss(
+                                    in_vec[0:8],
+                                    inp[n, oy + ky, ox + kx, kc:kc + 1])
+                                w_vec: f32[8] @ AVX2
+                                mm256_loadu_ps(
+                                    w_vec[0:8],
+                                    wt[ky, kx, kc, 8 * oco:8 * oco + 8])
+                                mm256_fmadd_ps(res[0:8], w_vec[0:8],
+                                               in_vec[0:8])
+                    mm256_storeu_ps(out[n, oy, ox, 8 * oco:8 * oco + 8],
+                                    res[0:8])"""
+    equiv(conv, p, [{"N": 1, "H": 2, "W": 3, "C": 2, "K": 8},
+                    {"N": 2, "H": 1, "W": 2, "C": 3, "K": 16}])
