@@ -330,10 +330,14 @@ class Procedure(Derived):
     @_records_step
     def reorder_stmts(self, s1, s2=None):
         """``s1; s2`` → ``s2; s1`` (``s2`` directly follows ``s1``),
-        checked: the two statements commute.
+        checked: the two statements commute. As in Exo, ``s1`` may also be
+        a block of the two statements.
 
         >>> p = p.reorder_stmts('x = _', 'y = _')
+        >>> p = p.reorder_stmts(p.find('x = _').expand(0, 1))   # Exo's
         """
+        from .rewrites.exo_aliases import block_pair
+        s1, s2 = block_pair(self, s1, s2)
         from .rewrites.reorder_stmts import reorder_stmts
         return reorder_stmts(self, s1, s2)
 
@@ -578,12 +582,19 @@ class Procedure(Derived):
         return join_loops(self, loop1, loop2)
 
     @_records_step
-    def mult_loops(self, outer, inner, new_name):
+    def mult_loops(self, outer, inner, new_name=None):
         """Collapse ``for i: for j in seq(c, c + w): s`` (``w`` constant)
         into one loop ``new_name`` over ``(hi - lo) * w`` iterations.
+        Exo's spelling ``mult_loops('i j', 'ij')`` names the nest in one
+        pattern.
 
         >>> p = p.mult_loops('i', 'j', 'ij')
+        >>> p = p.mult_loops('i j', 'ij')                    # Exo's
         """
+        if new_name is None:
+            from .rewrites.exo_aliases import split_nest
+            outer, inner, new_name = split_nest(self, outer, "mult_loops") \
+                + (inner, )
         from .rewrites.mult_loops import mult_loops
         return mult_loops(self, outer, inner, new_name)
 

@@ -13,7 +13,7 @@ import re
 
 from ..core_ir.nodes import IR
 from ..core_ir.printer import expr_to_str
-from ..cursors import StmtCursor, forward
+from ..cursors import BlockCursor, StmtCursor, forward
 from . import _common as C
 
 _TAILS = {"guard": "guard", "cut": "cut"}
@@ -45,6 +45,28 @@ def divide_loop(proc, loop, c, new_iters, tail="guard", perfect=False):
 
 
 _TWO_NAMES = re.compile(r"^\s*([A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*$")
+
+
+def split_nest(proc, nest, op):
+    """``'a b'`` → ``('a', 'b')``; anything else is rejected."""
+    m = _TWO_NAMES.match(nest) if isinstance(nest, str) else None
+    if not m:
+        raise C._proc_error(proc, f"{op}: expected two loop names 'outer "
+                            f"inner' (or outer, inner, new_name), got "
+                            f"{nest!r}")
+    return m.group(1), m.group(2)
+
+
+def block_pair(proc, s1, s2):
+    """Exo passes two adjacent statements as one block: ``(first, second)``
+    of a two-statement block cursor; other targets are returned as given."""
+    if s2 is None and isinstance(s1, BlockCursor):
+        b = C.to_cursor(proc, s1, "reorder_stmts")
+        if len(b) != 2:
+            raise C._proc_error(proc, "reorder_stmts: a block must hold "
+                                f"exactly two statements, got {len(b)}")
+        return b[0], b[1]
+    return s1, s2
 
 
 def reorder_loops(proc, loop):

@@ -380,3 +380,32 @@ def conv_avx2(N: size, H: size, W: size, C: size, K: size,
                                     res[0:8])"""
     equiv(conv, p, [{"N": 1, "H": 2, "W": 3, "C": 2, "K": 8},
                     {"N": 2, "H": 1, "W": 2, "C": 3, "K": 16}])
+
+
+def test_reorder_stmts_of_a_block(equiv):
+    b = two_stage.find("y[_] = _").expand(0, 1)
+    p = two_stage.reorder_stmts(b)
+    assert str(p) == str(two_stage.reorder_stmts("y[_] = _", "z[_] = _"))
+    equiv(two_stage, p, [{"n": 2}])
+    with pytest.raises(SchedulingError, match="exactly two"):
+        two_stage.reorder_stmts(two_stage.find("y[_] = _").as_block())
+
+    @proc
+    def dep(x: f32[2]):
+        x[0] = 1.0
+        x[1] = x[0]
+    with pytest.raises(SchedulingError):
+        dep.reorder_stmts(dep.find("x[0] = _").expand(0, 1))
+
+
+def test_mult_loops_nest_pattern(equiv):
+    @proc
+    def grid(n: size, x: f32[n, 4]):
+        for i in seq(0, n):
+            for j in seq(0, 4):
+                x[i, j] = 1.0
+    p = grid.mult_loops("i j", "ij")
+    assert str(p) == str(grid.mult_loops("i", "j", "ij"))
+    equiv(grid, p, [{"n": 3}])
+    with pytest.raises(SchedulingError, match="two loop names"):
+        grid.mult_loops("i", "ij")
