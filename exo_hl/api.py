@@ -330,10 +330,14 @@ class Procedure(Derived):
     @_records_step
     def reorder_stmts(self, s1, s2=None):
         """``s1; s2`` → ``s2; s1`` (``s2`` directly follows ``s1``),
-        checked: the two statements commute.
+        checked: the two statements commute. As in Exo, ``s1`` may also be
+        a block of the two statements.
 
         >>> p = p.reorder_stmts('x = _', 'y = _')
+        >>> p = p.reorder_stmts(p.find('x = _').expand(0, 1))   # Exo's
         """
+        from .rewrites.exo_aliases import block_pair
+        s1, s2 = block_pair(self, s1, s2)
         from .rewrites.reorder_stmts import reorder_stmts
         return reorder_stmts(self, s1, s2)
 
@@ -531,12 +535,18 @@ class Procedure(Derived):
         return cut_loop(self, loop, cut)
 
     @_records_step
-    def unroll_loop(self, loop, factor):
+    def unroll_loop(self, loop, factor=None):
         """Unroll ``factor`` iterations into the body; a remainder loop
         runs the rest unless ``factor`` provably divides the trip count.
+        Without ``factor`` (Exo's spelling), unroll the loop completely,
+        as ``unroll``.
 
         >>> p = p.unroll_loop('i', 4)
+        >>> p = p.unroll_loop('ii')          # == p.unroll('ii')
         """
+        if factor is None:
+            from .rewrites.unroll import unroll
+            return unroll(self, loop)
         from .rewrites.unroll_loop import unroll_loop
         return unroll_loop(self, loop, factor)
 
@@ -572,12 +582,19 @@ class Procedure(Derived):
         return join_loops(self, loop1, loop2)
 
     @_records_step
-    def mult_loops(self, outer, inner, new_name):
+    def mult_loops(self, outer, inner, new_name=None):
         """Collapse ``for i: for j in seq(c, c + w): s`` (``w`` constant)
         into one loop ``new_name`` over ``(hi - lo) * w`` iterations.
+        Exo's spelling ``mult_loops('i j', 'ij')`` names the nest in one
+        pattern.
 
         >>> p = p.mult_loops('i', 'j', 'ij')
+        >>> p = p.mult_loops('i j', 'ij')                    # Exo's
         """
+        if new_name is None:
+            from .rewrites.exo_aliases import split_nest
+            outer, inner, new_name = split_nest(self, outer, "mult_loops") \
+                + (inner, )
         from .rewrites.mult_loops import mult_loops
         return mult_loops(self, outer, inner, new_name)
 
@@ -687,6 +704,96 @@ class Procedure(Derived):
         """
         from .rewrites.resize_dim import resize_dim
         return resize_dim(self, alloc, dim, size, offset, fold=fold)
+
+    # -- Exo's spellings: thin wrappers over the primitives above --------
+    @_records_step
+    def divide_loop(self, loop, c, new_iters, tail="guard", perfect=False):
+        """Exo's spelling of ``split``: ``divide_loop(loop, c, [outer,
+        inner], tail, perfect)``. ``perfect=True`` is ``tail='perfect'``;
+        ``tail='guard'`` and ``'cut'`` are ``split``'s; Exo's
+        ``'cut_and_guard'`` has no equivalent and is rejected.
+
+        >>> p = gemm.divide_loop('i', 4, ['io', 'ii'], perfect=True)
+        >>> # == gemm.split('i', 4, 'io', 'ii', tail='perfect')
+        """
+        from .rewrites.exo_aliases import divide_loop
+        return divide_loop(self, loop, c, new_iters, tail=tail,
+                           perfect=perfect)
+
+    @_records_step
+    def reorder_loops(self, loop):
+        """Exo's spelling of ``reorder``: ``'a b'`` swaps loop ``a`` with
+        loop ``b`` directly inside it; a loop (name or cursor) is swapped
+        with the loop directly inside it.
+
+        >>> p = gemm.reorder_loops('j k')    # == gemm.reorder('j', 'k')
+        """
+        from .rewrites.exo_aliases import reorder_loops
+        return reorder_loops(self, loop)
+
+    @_records_step
+    def fission(self, gap, n_lifts=1):
+        """Exo's spelling of ``fission_after``: split the ``n_lifts``
+        enclosing loops at a gap cursor (a statement means the gap after
+        it).
+
+        >>> p = p.fission(p.find('C[_] = 0.0').after(), n_lifts=2)
+        """
+        from .rewrites.exo_aliases import fission
+        return fission(self, gap, n_lifts=n_lifts)
+
+    @_records_step
+    def autofission(self, gap, n_lifts=1):
+        """Exo's ``autofission``: as ``fission`` (levels where nothing
+        follows the gap are crossed without a split).
+
+        >>> p = p.autofission(p.find('C[_] = 0.0').after(), n_lifts=2)
+        """
+        from .rewrites.exo_aliases import fission
+        return fission(self, gap, n_lifts=n_lifts)
+
+    @_records_step
+    def autolift_alloc(self, alloc, n_lifts=1, keep_dims=True):
+        """Exo's ``autolift_alloc``: lift an allocation out of ``n_lifts``
+        enclosing loops/ifs, each loop left adding a leading dimension of
+        its trip count indexed by its iteration variable (``expand_dim``
+        then ``lift_alloc`` per level, with their checks). Only
+        ``keep_dims=True`` is supported.
+
+        >>> p = p.autolift_alloc('t : _', n_lifts=2)
+        >>> # t : f32 inside i, j  ->  t : f32[n, m] before both loops
+        """
+        from .rewrites.exo_aliases import autolift_alloc
+        return autolift_alloc(self, alloc, n_lifts=n_lifts,
+                              keep_dims=keep_dims)
+
+    @_records_step
+    def fuse(self, loop1, loop2):
+        """Exo's spelling of ``fuse_loop`` (two consecutive loops).
+
+        >>> p = p.fuse('i', 'i #1')          # == p.fuse_loop('i', 'i #1')
+        """
+        from .rewrites.fuse_loop import fuse_loop
+        return fuse_loop(self, loop1, loop2)
+
+    @_records_step
+    def parallelize_loop(self, loop):
+        """Exo's spelling of ``parallelize``.
+
+        >>> p = p.parallelize_loop('io')     # == p.parallelize('io')
+        """
+        from .rewrites.parallelize import parallelize
+        return parallelize(self, loop)
+
+    @_records_step
+    def write_config(self, gap, config, field, rhs):
+        """Exo's spelling of ``configwrite_at``: write ``config.field =
+        rhs`` at a gap cursor (a statement means the gap after it).
+
+        >>> p = p.write_config(p.find('ld(_)').before(), Cfg, 'stride', 'N')
+        """
+        from .rewrites.exo_aliases import write_config
+        return write_config(self, gap, config, field, rhs)
 
     @user_facing
     def is_eq(self, other: "Procedure") -> bool:

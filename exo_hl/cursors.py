@@ -675,17 +675,28 @@ class ExprCursor(Cursor):
                           self._epath + ((field, i), ))
 
     def lhs(self) -> "ExprCursor":
-        """The left operand of a binary operation."""
+        """The left operand of a binary operation.
+
+        >>> p.find('x[_] + y[_]').lhs().name()
+        'x'
+        """
         return self._child("lhs", what="left operand")
 
     def rhs(self) -> "ExprCursor":
-        """The right operand of a binary operation."""
+        """The right operand of a binary operation.
+
+        >>> p.find('x[_] + y[_]').rhs().name()
+        'y'
+        """
         return self._child("rhs", what="right operand")
 
     def args(self) -> list:
         """The operands, in order: both sides of a binary operation, the
         operand of ``-e``/``not e``, an extern call's arguments, a buffer
-        read's indices."""
+        read's indices.
+
+        >>> a, b = p.find('x[_] * 2.0').args()
+        """
         n = self.node()
         if isinstance(n, IR.BinOp):
             return [self.lhs(), self.rhs()]

@@ -11,7 +11,10 @@ Kinds of patterns:
   or (when no statement matches) the argument ``i``;
 * a statement: ``'for i in _: _'``, ``'if _: _'``, ``'t : _'``,
   ``'C[_] += _'``, ``'C[i, j] = _'``, ``'t = _'``, ``'Cfg.field = _'``,
-  ``'foo(_)'`` (a call), ``'pass'``;
+  ``'foo(_)'`` (a call), ``'pass'``; a bare buffer name on the left
+  (``'t = _'``, ``'C += _'``) matches its indexed writes too, as in Exo;
+* a loop nest ``'i j'``: the loop over ``i`` that has a loop over ``j``
+  directly in its body (Exo's shorthand);
 * an expression: ``'A[i, k]'``, ``'A[_]'``, ``'_ * _'``, ``'n + 1'``,
   ``'stride(A, 0)'``, ``'relu(_)'``.
 
@@ -57,6 +60,19 @@ class Pattern:
         return self.node.id if self.kind == "name" else None
 
 
+_NEST_RE = re.compile(r"^([A-Za-z_]\w*)\s+([A-Za-z_]\w*)$")
+
+
+class _LoopNest(ast.stmt):
+    """``'a b'``: a loop over ``a`` with a loop over ``b`` directly in its
+    body (Exo's shorthand for a loop nest); matches the outer loop."""
+    _fields = ("outer", "inner")
+
+    def __init__(self, outer, inner):
+        super().__init__()
+        self.outer, self.inner = outer, inner
+
+
 @memo(maxsize=512)
 def parse(text: str) -> Pattern:
     """Parse a pattern string (cached: patterns are immutable)."""
@@ -70,6 +86,10 @@ def parse(text: str) -> Pattern:
     src = body.strip()
     if not src:
         raise PatternError(f"empty pattern {text!r}")
+    nest = _NEST_RE.match(src)
+    if nest:
+        return Pattern(text, "stmt", _LoopNest(nest.group(1),
+                                               nest.group(2)), k)
     try:
         mod = ast.parse(src, mode="exec")
     except SyntaxError as e:
@@ -232,6 +252,10 @@ def _match_body(pats, stmts) -> bool:
 
 
 def _match_stmt(p, s) -> bool:
+    if isinstance(p, _LoopNest):
+        return (isinstance(s, IR.For) and _name_ok(p.outer, s.iter)
+                and any(isinstance(b, IR.For) and _name_ok(p.inner, b.iter)
+                        for b in s.body))
     if isinstance(p, ast.Pass):
         return isinstance(s, IR.Pass)
     if isinstance(p, ast.Expr):
@@ -291,7 +315,8 @@ def _match_stmt(p, s) -> bool:
 
 def _match_lhs(tgt, s) -> bool:
     if isinstance(tgt, ast.Name):
-        return _name_ok(tgt.id, s.name) and (tgt.id == "_" or not s.idx)
+        # as in Exo, 'x = _' also matches the indexed writes 'x[i] = _'
+        return _name_ok(tgt.id, s.name)
     if isinstance(tgt, ast.Subscript) and isinstance(tgt.value, ast.Name):
         return (_name_ok(tgt.value.id, s.name)
                 and _match_index(tgt.slice, s.idx, window=False))

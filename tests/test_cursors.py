@@ -298,3 +298,26 @@ def test_expression_cursor_into_rewritten_expression_is_invalid():
     assert p.forward(e).node() == p.find("x[_]").node()
     with pytest.raises(SchedulingError, match="no longer denotes"):
         p.forward(inner)               # now x[i + 1]: no `_ + 2` left
+
+
+def test_gap_cursors_as_statement_positions():
+    # fission at a gap: after a statement, or before the next one
+    y = foo.find("y[_] = _")
+    a = foo.fission_after(y)
+    assert str(foo.fission_after(y.after())) == str(a)
+    assert str(foo.fission_after(foo.find("x[_] = 1.0").after())) == \
+        str(foo.fission_after("x[_] = 1.0"))
+    assert str(foo.fission_after(foo.find("if _: _").before())) == str(a)
+    # a gap at the start of a block has nothing before it to split off
+    with pytest.raises(SchedulingError, match="nothing precedes the gap"):
+        foo.fission_after(foo.find("x[_] = 1.0").before())
+    # a gap of an ancestor procedure is forwarded first
+    q = foo.rename("foo2")
+    assert str(q.fission_after(y.after())) == \
+        str(q.fission_after("y[_] = _"))
+    # the resolver itself
+    s, before = C.resolve_position(foo, y.after())
+    assert s.path() == y.path() and before is False
+    s, before = C.resolve_position(foo, foo.find_loop("i").before())
+    assert s.path() == (("body", 0), ) and before is True
+    assert C.resolve_position(foo, "y[_] = _") == ("y[_] = _", False)

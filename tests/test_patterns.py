@@ -166,3 +166,36 @@ def test_wildcard_names():
     assert len(prog.find("for _ in _: _", many=True)) == 3
     assert texts("_[_] += _") == ["C[i, j] += A[i, j] * s"]
     assert texts("_(_)") == ["relu(A[i, 0])", "helper(N, C[i, 0:N])"]
+
+
+def test_loop_nest_shorthand():
+    # 'a b': the loop over a with a loop over b directly in its body
+    assert prog.find("i j") == prog.find("i")
+    assert prog.find("i j").path() == (("body", 1), )
+    assert prog.find("_ j") == prog.find("i")
+    assert len(prog.find("i j", many=True)) == 1   # the second i has no j
+    assert no_match("i j #1")
+    assert no_match("j i")
+    assert parse("i  j #0").k == 0
+
+    @proc
+    def deep(n: size, x: f32[n, n, n]):
+        for a in seq(0, n):
+            for b in seq(0, n):
+                for c in seq(0, n):
+                    x[a, b, c] = 0.0
+    assert deep.find("b c").path() == (("body", 0), ("body", 0))
+    with pytest.raises(SchedulingError, match="no .* matches"):
+        deep.find("a c")      # c is not directly inside a
+
+
+def test_bare_name_matches_indexed_writes():
+    # as in Exo: 'x = _' matches x[i] = _, 'x += _' matches x[i] += _
+    assert texts("C = _") == ["C[i, j] = 0.0"]
+    assert texts("C += _") == ["C[i, j] += A[i, j] * s"]
+    assert texts("t = _") == ["t[0] = relu(A[i, 0])"]
+    assert texts("s = _") == ["s = row[0] * 2.0"]
+    assert no_match("A = _")
+    # a bare name in an expression still means the unindexed read only
+    assert texts("_ * s") == ["A[i, j] * s"]
+    assert no_match("_ * C")

@@ -13,7 +13,7 @@ from ..core_ir.nodes import IR
 from ..core_ir.paths import Path
 from ..core_ir.simplify import env_at
 from ..cursors import (ArgCursor, BlockCursor, Cursor, ExprCursor,
-                       StmtCursor, find_want, forward, get_list)
+                       GapCursor, StmtCursor, find_want, forward, get_list)
 from ..frontend import fragment
 from ..frontend.fragment import names_at
 from ._check import is_count
@@ -41,6 +41,28 @@ def resolve_stmt(proc, target, op: str = "") -> Tuple[Path, object]:
     if not isinstance(c, StmtCursor):
         raise _proc_error(proc, f"{_prefix(op)}expected a statement, got {c!r}")
     return c.path(), c.node()
+
+
+def resolve_position(proc, target, op: str = ""):
+    """A statement position: ``(stmt_target, before)``, where ``before``
+    says the position is just before the statement rather than just after.
+
+    A gap cursor (``c.after()``, ``c.before()``) becomes the statement
+    before it (``before=False``), or, at the start of a block, the
+    statement after it (``before=True``); anything else is returned as
+    given with ``before=False``. An empty block has no statement to anchor
+    the gap and is rejected."""
+    if not isinstance(target, GapCursor):
+        return target, False
+    g = to_cursor(proc, target, op)
+    parent, field, i = g.location()
+    lst = get_list(proc.ir(), parent, field)
+    if i > 0:
+        return StmtCursor(proc, parent + ((field, i - 1), )), False
+    if lst:
+        return StmtCursor(proc, parent + ((field, 0), )), True
+    raise _proc_error(proc, f"{_prefix(op)}the gap {g!r} is in an empty "
+                      "block: there is no statement next to it")
 
 
 def resolve_loop(proc, target, op: str = "") -> Tuple[Path, object]:

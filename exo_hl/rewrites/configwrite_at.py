@@ -30,6 +30,11 @@ OP = "configwrite_at"
 
 def configwrite_at(proc, stmt, config, field, expr, before=False):
     ftype = check_config_field(proc, config, field, OP)
+    if isinstance(stmt, C.GapCursor):
+        if before is not False:
+            raise C._proc_error(proc, f"{OP}: a gap cursor already says "
+                                "where to write; leave before=False")
+        stmt, before = C.resolve_position(proc, stmt, OP)
     path, s = C.resolve_stmt(proc, stmt, OP)
     ir = proc.ir()
 

@@ -28,7 +28,13 @@ from . import _common as C
 
 
 def fission_after(proc, stmt, n_lifts=1):
-    path, s = C.resolve_stmt(proc, stmt, "fission_after")
+    # a gap cursor names the cut itself: the statement before it ends s1
+    anchor, before = C.resolve_position(proc, stmt, "fission_after")
+    if before:
+        raise C.scheduling_error(
+            proc, C.resolve_stmt(proc, anchor)[1], "fission_after: nothing "
+            "precedes the gap, so there is no first part to split off")
+    path, s = C.resolve_stmt(proc, anchor, "fission_after")
 
     def err(msg, st=s):
         return C.scheduling_error(
