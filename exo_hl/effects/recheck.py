@@ -70,6 +70,7 @@ import os
 from ..core_ir.blockinfo import (derive_summary, diff, sc_prefix, stmt_info,
                                  summary)
 from ..core_ir.nodes import IR
+from ..core_ir.traversal import free_vars
 from ..core_ir.typerules import bind_memory, check_calls, check_calls_in
 from ..errors import BoundsError, ExoTypeError, located
 from . import bounds, known_good
@@ -137,7 +138,6 @@ def check_rewritten(new_ir, parent_ir=None) -> None:
             or parent_ir.preds != new_ir.preds:
         check_full(new_ir)
         return
-    check_scopes(new_ir)
     if compare_forced():
         _compare(new_ir, parent_ir)
         return
@@ -155,7 +155,6 @@ def check_scopes(proc_ir) -> None:
     window statement earlier in an enclosing block). The parser guarantees
     this for written code; a rewrite that moved a statement above the
     allocation it uses must be refused, not compiled."""
-    from ..core_ir.traversal import free_vars
     free = free_vars(tuple(proc_ir.body), {a.name for a in proc_ir.args})
     if free:
         names = ", ".join(sorted(f"'{x.name}'" for x in free))
@@ -241,6 +240,7 @@ class _Recheck:
 
     # -- one statement, checked from scratch in its state ------------------
     def check(self, s, st, mems, path):
+        self.scope(s, mems, path)
         st = self.w.stmt(s, st)
         inf = stmt_info(s)
         if inf.has_call:
@@ -248,6 +248,26 @@ class _Recheck:
         if inf.has_par:
             self.par_loops(s, path)
         return st, (bind_memory(s, mems) if inf.binder else mems)
+
+    def scope(self, s, mems, path):
+        """``check_scopes`` for one re-checked statement: every name it uses
+        is an argument, a binder before it (``mems`` holds both) or the
+        iterator of an enclosing loop. Statements not re-checked keep their
+        binders: ``suffix`` re-checks those mentioning a binder the edit
+        changed."""
+        bound = set(mems)
+        node = self.new
+        for field, i in path[:-1]:
+            node = getattr(node, field)[i]
+            if isinstance(node, IR.For):
+                bound.add(node.iter)
+        free = free_vars(s, bound)
+        if free:
+            names = ", ".join(sorted(f"'{x.name}'" for x in free))
+            raise ExoTypeError(located(
+                f"{names} used where it is not defined (outside the scope "
+                f"of its allocation, window or loop)", s.srcinfo,
+                self.new.name))
 
     def par_loops(self, s, path):
         if isinstance(s, IR.For) and s.mode is IR.Par:

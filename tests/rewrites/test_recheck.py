@@ -679,3 +679,34 @@ def test_caches_are_bounded_and_clearable():
     assert not blockinfo._SUMMARIES
     assert blockinfo.stmt_info.cache_info().maxsize is not None
     assert blockinfo._SUMMARY_LIMIT > 0 and recheck._KNOWN_LIMIT > 0
+
+
+# ----------------------------------------------------------------------
+# names used outside their scope (a raw edit no rewrite should make)
+@proc
+def _scoped(N: size, x: f32[N], y: f32[N]):
+    for i in seq(0, N):
+        t: f32
+        t = x[i] * 2.0
+        y[i] = t
+
+
+def _out_of_scope_edits(base):
+    ir = base.ir()
+    loop = ir.body[0]
+    alloc, write, use = loop.body
+    swapped = loop.update(body=(write, alloc, use))          # before its alloc
+    hoisted = ir.update(body=(use.update(), ) + ir.body)     # outside the loop
+    return [ir.update(body=(swapped, )), hoisted]
+
+
+@pytest.mark.parametrize("full", [False, True], ids=["incremental", "full"])
+@pytest.mark.parametrize("k", [0, 1], ids=["before-alloc", "outside-loop"])
+def test_a_name_used_outside_its_scope_is_refused(monkeypatch, full, k):
+    if full:
+        monkeypatch.setenv(recheck.FULL_RECHECK_ENV, "1")
+    base = _scoped.rename("scoped")      # a result of a checked rewrite:
+    assert base._checked                   # its edits are re-checked
+    bad = _out_of_scope_edits(base)[k]     # incrementally (unless full)
+    with pytest.raises(SchedulingError, match="used where it is not defined"):
+        base._derive(bad, "edit")
