@@ -44,3 +44,25 @@ def is_count(value, least: int = 1) -> bool:
     """A plain int (not a bool) of at least ``least``: factors, n_lifts..."""
     return isinstance(value, int) and not isinstance(value, bool) \
         and value >= least
+
+
+def names_in_use(proc, path, node, body) -> set:
+    """The names a new loop iterator at ``path`` must not spell, so that the
+    printed program reads back unambiguously: the arguments, the names
+    ``node`` uses freely, every iterator and buffer bound in ``body``, and
+    the iterators of the loops enclosing ``path``."""
+    from ..core_ir.nodes import IR
+    from ..core_ir.traversal import free_vars, walk_stmts
+    taken = {a.name.name for a in proc.ir().args}
+    taken |= {x.name for x in free_vars(node)}
+    for st in walk_stmts(body):
+        if isinstance(st, IR.For):
+            taken.add(st.iter.name)
+        elif isinstance(st, (IR.Alloc, IR.WindowStmt)):
+            taken.add(st.name.name)
+    enclosing = proc.ir()
+    for field, i in tuple(path)[:-1]:
+        enclosing = getattr(enclosing, field)[i]
+        if isinstance(enclosing, IR.For):
+            taken.add(enclosing.iter.name)
+    return taken

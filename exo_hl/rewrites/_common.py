@@ -39,7 +39,8 @@ from ..frontend.fragment import names_at
 from ._build import (insert_stmts_at, ranges_at, replace_block_at,
                      replace_stmts_at, simplify_at)
 from ._check import (bounds_depend_on, check_unchanged_by,
-                     config_fields_written, is_count)
+                     config_fields_written, is_count,
+                     names_in_use)
 from ._forward import (Forward, forward_compose, forward_delete,
                        forward_fission, forward_hoist, forward_insert,
                        forward_move, forward_replace, forward_replace_block,

@@ -21,7 +21,7 @@ from __future__ import annotations
 from ..core_ir.nodes import IR
 from ..core_ir.printer import expr_to_str
 from ..core_ir.syms import Sym
-from ..core_ir.traversal import free_vars, subst, walk_stmts
+from ..core_ir.traversal import free_vars, subst
 from ..core_ir import simplify as S
 from . import _common as C
 
@@ -78,18 +78,7 @@ def _check_name(proc, path, lo, li, name, err):
     """``name`` is an identifier no other visible or used name spells (the
     two collapsed iterators' own names are free again)."""
     C.check_identifier(proc, name, "mult_loops", "loop name")
-    taken = {a.name.name for a in proc.ir().args}
-    taken |= {x.name for x in free_vars(lo)}
-    for st in walk_stmts(li.body):
-        if isinstance(st, IR.For):
-            taken.add(st.iter.name)
-        elif isinstance(st, (IR.Alloc, IR.WindowStmt)):
-            taken.add(st.name.name)
-    node = proc.ir()
-    for field, i in tuple(path)[:-1]:
-        node = getattr(node, field)[i]
-        if isinstance(node, IR.For):
-            taken.add(node.iter.name)
+    taken = C.names_in_use(proc, path, lo, li.body)
     if name in taken:
         raise err(f"new loop name {name!r} is already used in scope; choose "
                   f"a fresh name")

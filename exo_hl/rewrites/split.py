@@ -24,7 +24,7 @@ import keyword
 
 from ..core_ir.nodes import IR
 from ..core_ir.syms import Sym
-from ..core_ir.traversal import fresh_copy, free_vars, subst, walk_stmts
+from ..core_ir.traversal import fresh_copy, subst
 from ..core_ir import build as B
 from ..core_ir import simplify as S
 from ..core_ir.printer import expr_to_str
@@ -135,18 +135,7 @@ def _check_names(proc, path, loop, outer, inner, err):
             raise err(f"new loop names must be identifiers, got {nm!r}")
     if outer == inner:
         raise err(f"outer and inner names are both {outer!r}")
-    taken = {a.name.name for a in proc.ir().args}
-    taken |= {x.name for x in free_vars(loop)}
-    for st in walk_stmts(loop.body):
-        if isinstance(st, IR.For):
-            taken.add(st.iter.name)
-        elif isinstance(st, (IR.Alloc, IR.WindowStmt)):
-            taken.add(st.name.name)
-    node = proc.ir()
-    for field, i in tuple(path)[:-1]:
-        node = getattr(node, field)[i]
-        if isinstance(node, IR.For):
-            taken.add(node.iter.name)
+    taken = C.names_in_use(proc, path, loop, loop.body)
     taken.discard(loop.iter.name)
     for nm in (outer, inner):
         if nm in taken:
