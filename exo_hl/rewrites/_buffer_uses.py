@@ -14,6 +14,7 @@ from typing import Iterator, NamedTuple
 
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
+from ..core_ir.paths import walk_with_paths
 from ..core_ir.traversal import walk, walk_stmts
 from ..patterns import stmt_expr_fields
 
@@ -83,20 +84,6 @@ class Use(NamedTuple):
     node: object   # the Assign/Reduce statement or the expression node
 
 
-def stmts_with_paths(stmts, parent, field, lo=0):
-    """``(path, stmt)`` of a block's statements, nested ones included."""
-    def go(ss, prefix, fld, start):
-        for i, s in enumerate(ss):
-            p = prefix + ((fld, start + i), )
-            yield p, s
-            if isinstance(s, IR.For):
-                yield from go(s.body, p, "body", 0)
-            elif isinstance(s, IR.If):
-                yield from go(s.body, p, "body", 0)
-                yield from go(s.orelse, p, "orelse", 0)
-    yield from go(tuple(stmts), tuple(parent), field, lo)
-
-
 def stmt_uses(path, s, names) -> Iterator[Use]:
     """The uses of any buffer in ``names`` by ``s`` itself (not by the
     statements nested in it)."""
@@ -121,7 +108,7 @@ def uses(stmts, parent, field, lo, names) -> list:
     """Every use of the buffers ``names`` in ``stmts`` (the statements
     ``lo...`` of ``get_list(parent, field)``), in program order."""
     out = []
-    for p, s in stmts_with_paths(stmts, parent, field, lo):
+    for p, s in walk_with_paths(tuple(stmts), tuple(parent), field, lo):
         out.extend(stmt_uses(p, s, names))
     return out
 

@@ -47,7 +47,7 @@ def config_scope(proc_ir) -> dict:
     """Name -> config object of every config the procedure mentions, so a
     user-written expression (``'Cfg.k + 1'``) can name them."""
     out = {}
-    for s in proc_ir.body:
+    for s in tuple(proc_ir.body) + tuple(proc_ir.preds):
         for n in walk(s):
             if isinstance(n, (IR.ReadConfig, IR.WriteConfig)):
                 out[n.config.name()] = n.config

@@ -18,6 +18,7 @@ from ..errors import ExoSyntaxError, ExoTypeError
 from ..frontend import fragment as F
 from ..provenance import derive
 from . import _common as C
+from ._expr_at import config_scope
 
 
 def add_guard(proc, stmt, cond):
@@ -53,16 +54,6 @@ def add_guard(proc, stmt, cond):
                   forward=C.forward_wrap(tuple(parent), field, k, k + 1))
 
 
-def _config_scope(ir):
-    """Configs the procedure mentions, by name (for ``Cfg.field``)."""
-    scope = {}
-    for root in tuple(ir.body) + tuple(ir.preds):
-        for n in walk(root):
-            if isinstance(n, (IR.ReadConfig, IR.WriteConfig)):
-                scope[n.config.name()] = n.config
-    return scope
-
-
 def _parse_cond(proc, text, names, s, err):
     try:
         node = F.parse_text(text)
@@ -72,7 +63,7 @@ def _parse_cond(proc, text, names, s, err):
     try:
         return F.parse_condition(
             proc.ir(), text, names, "the guard condition",
-            scope=_config_scope(proc.ir()),
+            scope=config_scope(proc.ir()),
             filename=getattr(si, "filename", "<add_guard>"),
             lineno=getattr(si, "lineno", 1) or 1, node=node)
     except (ExoTypeError, ExoSyntaxError) as e:

@@ -29,7 +29,7 @@ from ..core_ir.traversal import map_node, walk_stmts
 from ..effects import api as EA
 from ..patterns import stmt_expr_fields
 from . import _common as C
-from ._buffer_uses import stmts_with_paths, uses
+from ._buffer_uses import uses
 from ._expr_at import expr_text, reads_config
 from ._precision import holder_problem, rejoin_type
 

@@ -30,7 +30,8 @@ from ..core_ir.syms import Sym
 from ..core_ir.traversal import subst, used_syms
 from ..effects.api import prove_at
 from . import _common as C
-from ._buffer_uses import stmt_uses, stmts_with_paths
+from ..core_ir.paths import walk_with_paths
+from ._buffer_uses import stmt_uses
 from ._expr_at import expr_text, reads_config
 
 OP = "sink_alloc"
@@ -107,7 +108,7 @@ def _check_no_carried_values(proc, loop_path, loop, alloc, fail):
     defs = []           # indices of earlier top-level plain assignments
     for k, top in enumerate(loop.body):
         tpath = tuple(loop_path) + (("body", k), )
-        for p, st in stmts_with_paths((top, ), loop_path, "body", k):
+        for p, st in walk_with_paths((top, ), tuple(loop_path), "body", k):
             for u in stmt_uses(p, st, {buf}):
                 if whole or u.kind in ("write", "stride"):
                     continue
