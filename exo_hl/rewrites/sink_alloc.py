@@ -149,8 +149,8 @@ def _same_loc(proc, path, idx, d) -> bool:
 
 
 def _overwrites_all(proc, path, stmt, block, alloc) -> bool:
-    from .stage_mem import Slice, Window, _overwrites_window
+    from ._window_cover import Slice, Window, overwrites_window
     shape = T.shape(alloc.type)
     zero = IR.Const(0, type=IR.Int)
     w = Window(alloc.name, alloc.type, [Slice(zero, h) for h in shape])
-    return _overwrites_window(proc, path, stmt, block, w)
+    return overwrites_window(proc, path, stmt, block, w)

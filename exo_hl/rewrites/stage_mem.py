@@ -48,42 +48,14 @@ from ..effects.api import prove_at
 from ..provenance import derive
 from . import _common as C
 from ._buffer_uses import param_uses, stmt_exprs
+from ._window_cover import (Point, Slice, Window, coords as _coords,
+                            overwrites_window)
 
 OP = "stage_mem"
 
 
 # ----------------------------------------------------------------------
 # the window, and the coordinates of an access, one per buffer dimension
-class Slice(NamedTuple):
-    """A dimension taken as the interval ``lo:hi``."""
-    lo: object
-    hi: object
-
-
-class Point(NamedTuple):
-    """A dimension fixed to the point ``pt``."""
-    pt: object
-
-
-def _coords(idx):
-    """The coordinates of a window expression's indices."""
-    return [Slice(a.lo, a.hi) if isinstance(a, IR.Interval) else Point(a.pt)
-            for a in idx]
-
-
-class Window(NamedTuple):
-    """The window to stage: buffer, its type, and one coordinate per
-    buffer dimension."""
-    buf: Sym
-    type: object
-    dims: list
-
-    def slices(self):
-        """Indices of the dimensions taken as intervals (those the staged
-        buffer keeps)."""
-        return [k for k, d in enumerate(self.dims) if isinstance(d, Slice)]
-
-
 class Survey(NamedTuple):
     """What the block does to the buffer: every kind of access ('read',
     'write', 'reduce'), the kinds per top-level statement, and the window
@@ -413,77 +385,8 @@ def _overwritten_first(proc, blk, w: Window, top_kinds) -> bool:
     for k, s in enumerate(blk.stmts):
         if top_kinds[k] - {"write"}:
             return False  # reads old values (or we cannot tell)
-        if top_kinds[k] and _overwrites_window(
+        if top_kinds[k] and overwrites_window(
                 proc, blk.parent + ((blk.field, blk.lo + k), ), s, blk.stmts,
                 w):
             return True
     return False
-
-
-def _overwrites_window(proc, path, stmt, block, w: Window) -> bool:
-    """True when the statement ``stmt`` (at ``path``, inside ``block``)
-    provably assigns every location of the window.
-
-    Sufficient condition: some assignment ``buf[idx] = e`` sits in it under
-    loops only (no ``if``), each loop between it and ``stmt`` runs at least
-    once, and each interval dimension ``k`` of the window is indexed
-    ``x_k + r_k`` by a distinct such loop ``x_k`` whose range shifted by
-    ``r_k`` (free of those loops' variables) is exactly the window's
-    ``[lo_k, hi_k)``; point dimensions are indexed by the window's point
-    (already proven by the coverage check)."""
-    from ..core_ir.simplify import affine_form
-
-    def visit(s, p, loops):
-        if isinstance(s, IR.For):
-            loops = loops + [(p, s)]
-            return any(visit(b, p + (("body", i), ), loops)
-                       for i, b in enumerate(s.body))
-        if isinstance(s, IR.Assign) and s.name == w.buf:
-            return _assign_covers(proc, s, block, w, loops, affine_form)
-        return False
-    return visit(stmt, tuple(path), [])
-
-
-def _assign_covers(proc, s, block, w: Window, loops, affine_form):
-    """Each fact is proven where it is evaluated: a loop's bounds in that
-    loop's own context (after the statements of the block before it, so a
-    bound reading a configuration field written earlier in the block reads
-    the new value); the offsets ``r_k`` may not read configuration state
-    the block writes (they are evaluated at the assignment); the window's
-    bounds name only variables the block cannot change. Each unmapped loop
-    is proven non-empty in its own context (its enclosing loops are either
-    proven non-empty too, or mapped: then empty means the window itself is
-    empty)."""
-    loop_vars = {l.iter: (p, l) for p, l in loops}
-    mapped = {}
-    for k in w.slices():
-        terms, const = affine_form(s.idx[k])
-        xs = [(a, c) for a, c in terms.items()
-              if isinstance(a, IR.Read) and not a.idx and a.name in loop_vars]
-        if len(xs) != 1 or xs[0][1] != 1 or xs[0][0].name in mapped.values():
-            return False
-        x = xs[0][0].name
-        rest_vars = set()
-        for a in terms:
-            if a is not xs[0][0]:
-                rest_vars |= {n.name for n in walk(a) if isinstance(n, IR.Read)}
-        if rest_vars & set(loop_vars):
-            return False
-        rest = B.sub(s.idx[k], xs[0][0])
-        if C.bounds_depend_on((rest, ), block):
-            return False
-        p, l = loop_vars[x]
-        if {n.name for e in (l.lo, l.hi) for n in walk(e)
-                if isinstance(n, IR.Read)} & set(loop_vars):
-            return False
-        pred = B.conj([B.cmp("==", B.add(l.lo, rest), w.dims[k].lo),
-                       B.cmp("==", B.add(l.hi, rest), w.dims[k].hi)])
-        if not prove_at(proc, p, pred):
-            return False
-        mapped[k] = x
-    for x, (p, l) in loop_vars.items():
-        if x in mapped.values():
-            continue
-        if not prove_at(proc, p, B.cmp("<", l.lo, l.hi)):
-            return False
-    return True
