@@ -41,7 +41,7 @@ from ..core_ir.paths import walk_with_paths
 from ..core_ir.windows import make_window
 from ..core_ir.simplify import env_at, simplify_expr
 from ..core_ir.syms import Sym
-from ..core_ir.traversal import map_node, walk, walk_stmts
+from ..core_ir.traversal import walk, walk_stmts
 from ..core_ir.visitors import map_accesses
 from ..core_ir.printer import expr_to_str
 from ..effects.api import prove_at
@@ -266,9 +266,9 @@ def _restage_body(blk, w: Window, new, new_type, derived, env0):
     wtypes = {s.name: s.rhs.type for s in walk_stmts(body)
               if isinstance(s, IR.WindowStmt) and s.name in derived}
     if wtypes:
-        body = tuple(map_node(s, lambda n: n.update(type=wtypes[n.name])
-                              if isinstance(n, IR.Read) and not n.idx
-                              and n.name in wtypes else None) for s in body)
+        body = tuple(map_accesses(s, set(wtypes), read=lambda n: None
+                                  if n.idx else n.update(type=wtypes[n.name]))
+                     for s in body)
     return body
 
 
