@@ -271,14 +271,9 @@ class _Recheck:
                 self.new.name))
 
     def par_loops(self, s, path):
-        if isinstance(s, IR.For) and is_parallel(s.mode):
-            self.par(s, path)
-        if isinstance(s, (IR.For, IR.If)):
-            for p, loop in par_loops(s.body, path, "body"):
-                self.par(loop, p)
-        if isinstance(s, IR.If):
-            for p, loop in par_loops(s.orelse, path, "orelse"):
-                self.par(loop, p)
+        *parent, (field, i) = path
+        for p, loop in par_loops((s, ), tuple(parent), field, i):
+            self.par(loop, p)
 
     def par(self, loop, path):
         r = loop_is_parallel(self.new, path)

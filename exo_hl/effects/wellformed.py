@@ -36,9 +36,10 @@ def run_static_checks(proc_ir) -> None:
     check_parallel_loops(proc_ir)
 
 
-def par_loops(stmts, prefix=(), field="body"):
-    """(path, loop) of every ``par`` loop, paths as effects/ reads them."""
-    for path, s in walk_with_paths(stmts, prefix, field):
+def par_loops(stmts, prefix=(), field="body", start=0):
+    """(path, loop) of every ``par`` loop of a block (``walk_with_paths``
+    says which), paths as effects/ reads them."""
+    for path, s in walk_with_paths(stmts, prefix, field, start):
         if isinstance(s, IR.For) and is_parallel(s.mode):
             yield path, s
 
