@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import re
 
+from ..core_ir import operators as OPS
 from ..core_ir.nodes import IR
 from ..core_ir.types import (C_TYPES, TYPE_NAMES, basetype, is_data,
                              is_real_scalar, is_tensor_or_window)
 from ..errors import ExoTypeError, MemGenError, located
 from .c_reserved import (is_reserved, program_names, reserved_pattern,
                          reserved_why)
+
+#: operators whose value is a boolean whatever their operands' types
+_BOOL_VALUED = OPS.CMP_OPS | OPS.BOOL_OPS
 
 # ----------------------------------------------------------------------------
 # C naming
@@ -132,8 +136,7 @@ def check_precision(e, fail, stmt=None):
         if isinstance(x, IR.Read):
             return  # control read, or index expressions: not data
         if isinstance(x, (IR.BinOp, IR.USub)) and not is_data(x.type):
-            if isinstance(x, IR.BinOp) and x.op in ("<", "<=", ">", ">=",
-                                                    "==", "!=", "and", "or"):
+            if isinstance(x, IR.BinOp) and x.op in _BOOL_VALUED:
                 pass
             else:
                 return

@@ -98,7 +98,7 @@ def sort_of(e) -> str:
     if tag in ("forall", "exists"):
         return BOOL
     op = e[1]
-    if op in ("+", "-", "*", "/", "%", "neg"):
+    if op in OPS.ARITH_OPS or op == "neg":
         return INT
     return BOOL
 
