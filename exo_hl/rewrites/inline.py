@@ -29,6 +29,7 @@ from ..core_ir import simplify as S
 from ..core_ir import types as T
 from ..provenance import derive
 from . import _common as C
+from ._build import retype_window_reads
 
 
 def inline(proc, call):
@@ -85,14 +86,7 @@ def _retype_window_names(body):
     the callee's parameters; give them the rebound window statement's type."""
     wtypes = {s.name: s.rhs.type for s in walk_stmts(body)
               if isinstance(s, IR.WindowStmt)}
-    if not wtypes:
-        return body
-
-    def fn(n):
-        if isinstance(n, IR.Read) and not n.idx and n.name in wtypes:
-            return n.update(type=wtypes[n.name])
-        return None
-    return tuple(map_node(s, fn) for s in body)
+    return retype_window_reads(body, wtypes) if wtypes else body
 
 
 def _compose(access, idx):
