@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import re
 
+from ..core_ir import operators as OPS
 from ..core_ir.nodes import IR
+from ..core_ir.visitors import Visitor
 from ..core_ir.types import (C_TYPES, TYPE_NAMES, basetype, is_data,
                              is_real_scalar, is_tensor_or_window)
 from ..errors import ExoTypeError, MemGenError, located
 from .c_reserved import (is_reserved, program_names, reserved_pattern,
                          reserved_why)
+
+#: operators whose value is a boolean whatever their operands' types
+_BOOL_VALUED = OPS.CMP_OPS | OPS.BOOL_OPS
 
 # ----------------------------------------------------------------------------
 # C naming
@@ -100,14 +105,41 @@ def _where(proc):
 INT_BITS = {IR.I8: 8, IR.UI8: 8, IR.I16: 16, IR.UI16: 16, IR.I32: 32}
 
 
-def expr_children(e):
-    if isinstance(e, (IR.USub, IR.Not)):
-        return (e.arg, )
-    if isinstance(e, IR.BinOp):
-        return (e.lhs, e.rhs)
-    if isinstance(e, IR.Extern):
-        return e.args
-    return ()
+class _DataLeaves(Visitor):
+    """The data leaves of one expression, the first of each precision.
+    Indices, windows and control arithmetic hold none; comparisons and
+    logic may compare data. An extern with its own argument types is a
+    leaf of its result's precision, its arguments checked on their own."""
+
+    def __init__(self, fail, stmt):
+        self.found, self.fail, self.stmt = {}, fail, stmt
+
+    def leaf(self, x):
+        if is_real_scalar(x.type) and x.type is not IR.Num:
+            self.found.setdefault(x.type, x)
+
+    def visit_Extern(self, x):
+        if not x.f.own_arg_types:
+            return None
+        self.leaf(x)
+        for a in x.args:
+            check_precision(a, self.fail, self.stmt)
+        return False
+
+    def visit_Read(self, x):
+        self.leaf(x)
+        return False
+
+    visit_ReadConfig = visit_Read
+
+    def visit_WindowExpr(self, x):
+        return False
+
+    def visit_BinOp(self, x):
+        return is_data(x.type) or x.op in _BOOL_VALUED
+
+    def visit_USub(self, x):
+        return is_data(x.type)
 
 
 def check_precision(e, fail, stmt=None):
@@ -115,32 +147,9 @@ def check_precision(e, fail, stmt=None):
     that integers of different widths may mix (C computes them all in
     int, as the interpreter computes them exactly); returns it.
     ``fail(cls, msg, node)`` raises."""
-    found = {}
-
-    def leaves(x):
-        if isinstance(x, IR.Extern) and x.f.own_arg_types:
-            # a leaf of its result's precision; arguments stand alone
-            if is_real_scalar(x.type) and x.type is not IR.Num:
-                found.setdefault(x.type, x)
-            for a in x.args:
-                check_precision(a, fail, stmt)
-            return
-        if isinstance(x, (IR.Read, IR.ReadConfig)) and is_real_scalar(x.type):
-            if x.type is not IR.Num:
-                found.setdefault(x.type, x)
-            return
-        if isinstance(x, IR.Read):
-            return  # control read, or index expressions: not data
-        if isinstance(x, (IR.BinOp, IR.USub)) and not is_data(x.type):
-            if isinstance(x, IR.BinOp) and x.op in ("<", "<=", ">", ">=",
-                                                    "==", "!=", "and", "or"):
-                pass
-            else:
-                return
-        for c in expr_children(x):
-            leaves(c)
-
-    leaves(e)
+    v = _DataLeaves(fail, stmt)
+    v.visit(e)
+    found = v.found
     if len(found) > 1 and all(t in INT_BITS for t in found):
         # integers of every width are computed in C's int (the usual
         # arithmetic conversions), exactly as the interpreter does

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from ..core_ir import operators as OPS
 from ..core_ir.nodes import IR
 from ..core_ir.types import C_TYPES, is_data, is_tensor_or_window
 from ..errors import ExoTypeError, MemGenError
@@ -15,13 +16,11 @@ from ..core_ir import datasem as D
 from . import arith as A
 from .checks import check_precision
 
-_PREC_OR, _PREC_AND, _PREC_EQ, _PREC_CMP, _PREC_ADD, _PREC_MUL = 1, 2, 3, 4, 5, 6
-_PREC_UNARY, _PREC_ATOM = 7, 8
-_BIN_PREC = {"or": _PREC_OR, "and": _PREC_AND, "==": _PREC_EQ, "!=": _PREC_EQ,
-             "<": _PREC_CMP, "<=": _PREC_CMP, ">": _PREC_CMP, ">=": _PREC_CMP,
-             "+": _PREC_ADD, "-": _PREC_ADD, "*": _PREC_MUL, "/": _PREC_MUL,
-             "%": _PREC_MUL}
-_C_OP = {"or": "||", "and": "&&"}
+# C precedence and spelling of the operators: core_ir.operators
+_PREC_ADD, _PREC_MUL = OPS.PREC_ADD, OPS.PREC_MUL
+_PREC_UNARY, _PREC_ATOM = OPS.PREC_UNARY, OPS.PREC_ATOM
+_BIN_PREC = OPS.C_PREC
+_C_OP = OPS.C_SPELLING
 #: integer element types by width (all narrower than C's int, or int itself)
 
 
@@ -139,7 +138,7 @@ class ExprEmitter:
                 return text, _PREC_ATOM, None
         lhs = lhs if lp >= p else f"({lhs})"
         rhs = rhs if rp >= p + 1 else f"({rhs})"
-        text = f"{lhs} {op} {rhs}"
+        text = f"{lhs} {_C_OP[op]} {rhs}"
         if t is IR.F16:
             # round every half-precision operation (C may keep float range)
             return f"(_Float16)({text})", _PREC_UNARY, None
@@ -227,16 +226,15 @@ class ExprEmitter:
                 self.prog.need_floor = True
                 fn = "exo_floor_div" if op == "/" else "exo_floor_mod"
                 return f"{fn}({self.expr(e.lhs)}, {e.rhs.val})", _PREC_ATOM
-        if op in ("and", "or"):
+        if op in OPS.BOOL_OPS:
             def side(x):
                 t, xp = self._expr(x, ctx)
-                need = _PREC_AND if op == "and" else _PREC_OR
-                if xp < need or (op == "or" and isinstance(x, IR.BinOp)
+                if xp < p or (op == "or" and isinstance(x, IR.BinOp)
                                  and x.op == "and"):
                     return f"({t})"
                 return t
             return f"{side(e.lhs)} {_C_OP[op]} {side(e.rhs)}", p
-        if p <= _PREC_CMP:
+        if op in OPS.CMP_OPS:
             # comparisons: operands are arithmetic; never chain comparisons
             sub_ctx = ctx
             if is_data(e.lhs.type) or is_data(e.rhs.type):
@@ -245,7 +243,7 @@ class ExprEmitter:
                                ctx)
             lhs = self.wrap(e.lhs, _PREC_ADD, sub_ctx)
             rhs = self.wrap(e.rhs, _PREC_ADD, sub_ctx)
-            return f"{lhs} {op} {rhs}", p
+            return f"{lhs} {_C_OP[op]} {rhs}", p
         lhs = self.wrap(e.lhs, p, ctx)
         rhs = self.wrap(e.rhs, p + 1, ctx)
-        return f"{lhs} {op} {rhs}", p
+        return f"{lhs} {_C_OP[op]} {rhs}", p

@@ -15,6 +15,7 @@ import tempfile
 
 from ..caches import memo
 from ..core_ir.nodes import IR
+from ..core_ir.operators import is_parallel
 from ..core_ir.traversal import walk_stmts
 from .analysis import as_ir, reached_procs
 
@@ -38,7 +39,7 @@ def has_par_loops(procs) -> bool:
     """Does any of ``procs``, or a procedure they call, have a par loop?"""
     for p in reached_procs([as_ir(p) for p in procs]):
         for s in walk_stmts(p.body):
-            if isinstance(s, IR.For) and s.mode is IR.Par:
+            if isinstance(s, IR.For) and is_parallel(s.mode):
                 return True
     return False
 

@@ -13,6 +13,7 @@ import re
 
 from ..core_ir.memory import DRAM, CExpr, Memory
 from ..core_ir.nodes import IR
+from ..core_ir.operators import is_parallel
 from ..core_ir.types import (C_TYPES, basetype, is_control, is_data,
                              is_real_scalar, is_tensor_or_window, is_window,
                              shape as type_shape)
@@ -240,7 +241,7 @@ class ProcEmitter(ExprEmitter):
             it = self.bind(s.iter)
             if self.is_nonneg(s.lo):
                 self.nonneg.add(s.iter)
-            if s.mode is IR.Par:
+            if is_parallel(s.mode):
                 self.lines.append("#ifdef _OPENMP")
                 self.lines.append("#pragma omp parallel for")
                 self.lines.append("#endif")

@@ -33,6 +33,7 @@ from ..caches import container, memo
 from collections import OrderedDict
 
 from .nodes import IR
+from .operators import is_parallel
 from .traversal import used_syms
 
 __all__ = ["StmtInfo", "stmt_info", "proc_writes_config", "Summary",
@@ -140,7 +141,7 @@ def stmt_info(s) -> StmtInfo:
         if isinstance(s, IR.If) and s.orelse:
             sums.append(summary(s.orelse))
         names = frozenset(own.union(*(x.uses.keys() for x in sums)))
-        par = isinstance(s, IR.For) and s.mode is IR.Par
+        par = isinstance(s, IR.For) and is_parallel(s.mode)
         return StmtInfo(any(x.cw for x in sums), False,
                         any(x.calls for x in sums),
                         any(x.wins for x in sums),

@@ -26,6 +26,7 @@ import numpy as np
 
 from .buffers import written_buffers
 from .nodes import IR
+from .operators import CONTROL_EVAL
 from .types import (NUMPY_DTYPES, TYPE_NAMES, basetype, is_control,
                     is_window)
 
@@ -109,14 +110,7 @@ def eval_control(e, env, strides, read_config):
     raise TypeError(f"cannot evaluate {type(e).__name__} as a control value")
 
 
-_CONTROL_OPS = {
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b,
-    "*": lambda a, b: a * b, "/": lambda a, b: a // b,
-    "%": lambda a, b: a % b, "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b, "==": lambda a, b: a == b,
-    "!=": lambda a, b: a != b,
-}
+_CONTROL_OPS = CONTROL_EVAL  # core_ir.operators
 
 
 def _no_config(config, field):

@@ -44,6 +44,7 @@ import numpy as np
 from ..caches import memo
 from . import datasem as D
 from .nodes import IR
+from .operators import CONTROL_EVAL
 from .syms import Sym
 from .call_args import check_call_args
 from .types import (DATA_TYPES, NUMPY_DTYPES, basetype, is_control,
@@ -116,12 +117,7 @@ def _neg_index(pname, v):
                             f"'{pname}'")
 
 
-_CTRL_OPS = {
-    "+": operator.add, "-": operator.sub, "*": operator.mul,
-    "/": operator.floordiv, "%": operator.mod, "<": operator.lt,
-    "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-    "==": operator.eq, "!=": operator.ne,
-}
+_CTRL_OPS = CONTROL_EVAL  # core_ir.operators
 _FLOAT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul,
               "/": operator.truediv, "%": np.fmod}
 _I32_BIAS, _I32_MASK = 1 << 31, (1 << 32) - 1

@@ -24,6 +24,7 @@ import re
 from typing import List, Optional
 
 from ..caches import memo
+from . import operators as OPS
 
 #: the width printed procedures aim for
 COLUMN_LIMIT = 80
@@ -38,8 +39,9 @@ _TOKEN = re.compile(r"""
 
 _KEYWORDS = {"and", "or", "not", "in", "is", "if", "elif", "else", "for",
              "assert", "def", "lambda", "return", "pass"}
-_PRIORITY = {",": 0, "or": 1, "and": 2, "<": 3, "<=": 3, ">": 3, ">=": 3,
-             "==": 3, "!=": 3, "+": 4, "-": 4, "*": 5, "/": 5, "%": 5}
+#: where a line may break: at the loosest binding operator (the printer's
+#: precedences, core_ir.operators), commas loosest of all
+_PRIORITY = {",": 0, "!=": OPS.PREC_CMP, **OPS.PY_PREC}
 _CLOSE = {"(": ")", "[": "]", "{": "}"}
 
 

@@ -17,22 +17,17 @@ from typing import Dict, Optional
 
 from .line_break import COLUMN_LIMIT, break_line
 from .nodes import IR, Node
+from . import operators as OPS
 from .operators import loop_kind_name
 from .syms import Sym
 from .types import DATA_TYPES, TYPE_NAMES, is_control
 
 _DATA_TYPE_SET = frozenset(DATA_TYPES)
 
-# Python operator precedence (higher binds tighter)
-_PREC_OR, _PREC_AND, _PREC_NOT, _PREC_CMP = 1, 2, 3, 4
-_PREC_ADD, _PREC_MUL, _PREC_UNARY, _PREC_ATOM = 5, 6, 7, 8
-_BINOP_PREC = {
-    "or": _PREC_OR, "and": _PREC_AND,
-    "<": _PREC_CMP, "<=": _PREC_CMP, ">": _PREC_CMP, ">=": _PREC_CMP,
-    "==": _PREC_CMP, "!=": _PREC_CMP,
-    "+": _PREC_ADD, "-": _PREC_ADD,
-    "*": _PREC_MUL, "/": _PREC_MUL, "%": _PREC_MUL,
-}
+# Python operator precedence (higher binds tighter): core_ir.operators
+_PREC_NOT, _PREC_CMP = OPS.PREC_NOT, OPS.PREC_CMP
+_PREC_UNARY, _PREC_ATOM = OPS.PREC_UNARY, OPS.PREC_ATOM
+_BINOP_PREC = OPS.PY_PREC
 
 
 # ----------------------------------------------------------------------------

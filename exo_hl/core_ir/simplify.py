@@ -33,14 +33,15 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Tuple
 
+from . import operators as OPS
 from .nodes import IR
 from .syms import Sym
 from .types import basetype
 
 #: integer control types whose expressions are normalized as affine forms
 INT_TYPES = (IR.Int, IR.Index, IR.Size)
-_CMP = ("<", "<=", ">", ">=", "==")
-_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
+_CMP = OPS.CMP_OPS      # core_ir.operators
+_FLIP = OPS.FLIP
 
 Range = Tuple[Optional[int], Optional[int]]
 Env = Dict[Sym, Range]
@@ -323,7 +324,7 @@ class _Simplifier:
         if isinstance(e, IR.BinOp) and e.op in _CMP and \
                 _is_int_expr(e.lhs) and _is_int_expr(e.rhs):
             return self.compare(e)
-        if isinstance(e, IR.BinOp) and e.op in ("and", "or"):
+        if isinstance(e, IR.BinOp) and e.op in OPS.BOOL_OPS:
             return self.boolean(e)
         if isinstance(e, IR.Not):
             return self.boolean(e)

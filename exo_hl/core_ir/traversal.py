@@ -183,22 +183,25 @@ def _free(nodes, bound, out):
         _free(tuple(children(n)), bound, out)
 
 
+def bound_syms(stmts) -> list:
+    """Every symbol a block binds (loop iterators, allocations, window
+    names), nested blocks included, in program order."""
+    out = []
+    for s in walk_stmts(stmts):
+        if isinstance(s, IR.For):
+            out.append(s.iter)
+        elif isinstance(s, (IR.Alloc, IR.WindowStmt)):
+            out.append(s.name)
+    return out
+
+
 def fresh_copy(stmts: tuple) -> tuple:
     """Copy a block giving every symbol it binds a fresh ``Sym``.
 
     Needed whenever a block is duplicated (unroll, inline, guard tails) so
     that symbols stay unique within a procedure.
     """
-    env: Dict[Sym, Sym] = {}
-
-    def collect(ss):
-        for s in walk_stmts(ss):
-            if isinstance(s, IR.For):
-                env[s.iter] = s.iter.copy()
-            elif isinstance(s, (IR.Alloc, IR.WindowStmt)):
-                env[s.name] = s.name.copy()
-
-    collect(stmts)
+    env: Dict[Sym, Sym] = {b: b.copy() for b in bound_syms(stmts)}
     return tuple(subst(s, env) for s in stmts)
 
 

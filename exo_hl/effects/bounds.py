@@ -40,6 +40,7 @@ from __future__ import annotations
 
 
 from ..caches import memo
+from ..core_ir import operators as OPS
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.buffers import aliasing_call_args, written_buffers
@@ -511,8 +512,7 @@ def _disjoint(b1, b2):
     return E.ors(seps)
 
 
-_LIFT_OPS = frozenset(("+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==",
-                       "and", "or"))
+_LIFT_OPS = OPS.ARITH_OPS | OPS.CMP_OPS | OPS.BOOL_OPS
 
 
 def _lift(e):

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Dict
 
+from ..core_ir import operators as OPS
+
 INT, BOOL = "int", "bool"
 
 TRUE = ("const", True, BOOL)
@@ -96,7 +98,7 @@ def sort_of(e) -> str:
     if tag in ("forall", "exists"):
         return BOOL
     op = e[1]
-    if op in ("+", "-", "*", "/", "%", "neg"):
+    if op in OPS.ARITH_OPS or op == "neg":
         return INT
     return BOOL
 
@@ -106,20 +108,9 @@ def is_const(e, v=None) -> bool:
                                               else e[1] == v))
 
 
-_ARITH = {
-    "+": lambda a, b: a + b,
-    "-": lambda a, b: a - b,
-    "*": lambda a, b: a * b,
-    "/": lambda a, b: a // b,
-    "%": lambda a, b: a % b,
-}
-_CMP = {
-    "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b,
-    ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b,
-    "==": lambda a, b: a == b,
-}
+# values of the operators on constants: core_ir.operators
+_ARITH = {o: OPS.CONTROL_EVAL[o] for o in OPS.ARITH_OPS}
+_CMP = {o: OPS.CONTROL_EVAL[o] for o in OPS.CMP_OPS}
 
 
 def op(o, a, b=None):

@@ -48,7 +48,7 @@ from . import checks as C
 from . import eexpr as E
 from . import smt as S
 from .checks import OK, Result
-from ..core_ir.paths import norm_path, stmt_at
+from ..core_ir.paths import norm_path, stmt_at, walk_with_paths
 from .context import context
 from .effects import Mod, Rd, Wr, eff_subst, flatten, rename_term
 
@@ -99,22 +99,10 @@ def equal_value_fission(proc, loop_path, k, hyps, a1, a2, x, x2):
 def _shape(stmts, prefix, out, field="body", start=0):
     """Collect ``(path, assign)`` of ``stmts``; a Result when a statement
     is not a loop, an if, a pass or a plain assignment."""
-    for i, s in enumerate(stmts):
-        path = prefix + ((field, start + i), )
+    for path, s in walk_with_paths(stmts, prefix, field, start):
         if isinstance(s, IR.Assign):
             out.append((path, s))
-        elif isinstance(s, IR.Pass):
-            continue
-        elif isinstance(s, IR.For):
-            r = _shape(s.body, path, out)
-            if r is not None:
-                return r
-        elif isinstance(s, IR.If):
-            r = _shape(s.body, path, out) or _shape(s.orelse, path, out,
-                                                    "orelse")
-            if r is not None:
-                return r
-        else:
+        elif not isinstance(s, (IR.Pass, IR.For, IR.If)):
             return Result(False, f"the first part contains a "
                           f"{type(s).__name__} statement, whose written "
                           "values are not known to be equal")

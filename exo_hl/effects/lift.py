@@ -13,11 +13,13 @@ from __future__ import annotations
 
 
 from ..caches import memo
+from ..core_ir import operators as OPS
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from . import eexpr as E
 
-_BINOPS = {"+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "and", "or"}
+_BINOPS = OPS.ARITH_OPS | OPS.CMP_OPS | OPS.BOOL_OPS
+_BOOL_VALUED = OPS.CMP_OPS | OPS.BOOL_OPS
 
 
 def ctrl_sort(t):
@@ -48,8 +50,7 @@ def _lift(e):
     if isinstance(e, IR.BinOp):
         if e.op not in _BINOPS:
             return E.bot(E.BOOL if e.type is IR.Bool else E.INT)
-        if not T.is_control(e.type) and e.op not in ("<", "<=", ">", ">=", "==",
-                                                        "and", "or"):
+        if not T.is_control(e.type) and e.op not in _BOOL_VALUED:
             return E.bot(E.INT)
         return E.op(e.op, _lift(e.lhs), _lift(e.rhs))
     if isinstance(e, IR.StrideExpr):

@@ -70,6 +70,7 @@ import os
 from ..core_ir.blockinfo import (derive_summary, diff, sc_prefix, stmt_info,
                                  summary)
 from ..core_ir.nodes import IR
+from ..core_ir.operators import is_parallel
 from ..core_ir.traversal import free_vars
 from ..core_ir.typerules import bind_memory, check_calls, check_calls_in
 from ..errors import BoundsError, ExoTypeError, located
@@ -270,14 +271,9 @@ class _Recheck:
                 self.new.name))
 
     def par_loops(self, s, path):
-        if isinstance(s, IR.For) and s.mode is IR.Par:
-            self.par(s, path)
-        if isinstance(s, (IR.For, IR.If)):
-            for p, loop in par_loops(s.body, path, "body"):
-                self.par(loop, p)
-        if isinstance(s, IR.If):
-            for p, loop in par_loops(s.orelse, path, "orelse"):
-                self.par(loop, p)
+        *parent, (field, i) = path
+        for p, loop in par_loops((s, ), tuple(parent), field, i):
+            self.par(loop, p)
 
     def par(self, loop, path):
         r = loop_is_parallel(self.new, path)
@@ -342,7 +338,7 @@ class _Recheck:
                 return False
             self.block(o.body, n.body, self.w.loop_state(n, st), mems, path,
                        "body", prep)
-            if n.mode is IR.Par:
+            if is_parallel(n.mode):
                 self.par(n, path)
             return True
         if isinstance(n, IR.If):

@@ -40,6 +40,7 @@ import math
 import time
 from collections import OrderedDict
 
+from ..core_ir import operators as OPS
 from ..caches import register
 from . import eexpr as E
 
@@ -350,7 +351,9 @@ def _encode(e, memo):
             return (ldiv(x1, c) if o == "/" else lmod(x1, c)), d
         # not quasi-affine: unknown (sound, never proves anything)
         return lconst(0), False
-    return bcmp(o, x1, x2), d
+    if o in OPS.CMP_OPS:
+        return bcmp(o, x1, x2), d
+    raise ValueError(f"no SMT encoding of the operator {o!r}")
 
 
 def collapse_M(e, memo=None):

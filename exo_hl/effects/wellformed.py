@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 
 from ..core_ir.nodes import IR
+from ..core_ir.operators import is_parallel
 from ..core_ir.paths import walk_with_paths
 from ..core_ir.printer import stmt_to_str
 from ..errors import ExoTypeError, located
@@ -35,10 +36,11 @@ def run_static_checks(proc_ir) -> None:
     check_parallel_loops(proc_ir)
 
 
-def par_loops(stmts, prefix=(), field="body"):
-    """(path, loop) of every ``par`` loop, paths as effects/ reads them."""
-    for path, s in walk_with_paths(stmts, prefix, field):
-        if isinstance(s, IR.For) and s.mode is IR.Par:
+def par_loops(stmts, prefix=(), field="body", start=0):
+    """(path, loop) of every ``par`` loop of a block (``walk_with_paths``
+    says which), paths as effects/ reads them."""
+    for path, s in walk_with_paths(stmts, prefix, field, start):
+        if isinstance(s, IR.For) and is_parallel(s.mode):
             yield path, s
 
 

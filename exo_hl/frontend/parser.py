@@ -32,7 +32,8 @@ from ..core_ir.config import Config
 from ..core_ir.extern import BUILTIN_EXTERNS, Extern
 from ..core_ir.memory import DRAM, Memory
 from ..core_ir.nodes import IR
-from ..core_ir.operators import PY_ARITH, PY_BOOL, PY_CMP
+from ..core_ir.operators import (ARITH_OPS, CONTROL_EVAL, PY_ARITH,
+                                  PY_BOOL, PY_CMP)
 from ..core_ir.srcinfo import SrcInfo
 from ..core_ir.syms import Sym
 from ..core_ir.traversal import children, walk, walk_stmts
@@ -580,7 +581,7 @@ class ProcParser:
             return self.to_data(IR.Const(-e.arg.val, type=e.arg.type,
                                          srcinfo=e.srcinfo), node, what)
         if isinstance(e, IR.BinOp) and T.is_control(e.type) and \
-                _is_literal(e) and e.op in "+-*/%":
+                _is_literal(e) and e.op in ARITH_OPS:
             lhs = self.to_data(e.lhs, node, what)
             rhs = self.to_data(e.rhs, node, what)
             return e.update(lhs=lhs, rhs=rhs, type=IR.Num)
@@ -996,14 +997,13 @@ def _const_int(e) -> Optional[int]:
     if isinstance(e, IR.USub):
         v = _const_int(e.arg)
         return None if v is None else -v
-    if isinstance(e, IR.BinOp) and e.op in ("+", "-", "*", "/", "%"):
+    if isinstance(e, IR.BinOp) and e.op in ARITH_OPS:
         a, b = _const_int(e.lhs), _const_int(e.rhs)
         if a is None or b is None:
             return None
         if e.op in "/%" and b == 0:
             return None
-        return {"+": a + b, "-": a - b, "*": a * b,
-                "/": a // b if b else None, "%": a % b if b else None}[e.op]
+        return CONTROL_EVAL[e.op](a, b)
     return None
 
 

@@ -7,6 +7,7 @@ from ..core_ir.blockinfo import note_splice
 from ..core_ir.nodes import IR
 from ..core_ir.paths import Path, get_list, get_stmt
 from ..core_ir.simplify import env_at, simplify_expr
+from ..core_ir.visitors import map_accesses
 
 
 def _rebuild(node, steps, fn):
@@ -62,3 +63,15 @@ def ranges_at(proc_ir, path: Path):
 def simplify_at(proc_ir, path: Path, expr):
     """Normalize an index expression built for the statement at ``path``."""
     return simplify_expr(expr, env_at(proc_ir, path))
+
+
+def retype_window_reads(stmts, wtypes) -> tuple:
+    """``stmts`` with every whole read of a window name in ``wtypes`` (window
+    name -> window type) taking that type: a rewrite that changes what a
+    window statement views must change the type its uses carry (call
+    arguments) with it."""
+    if not wtypes:
+        return tuple(stmts)
+    return tuple(map_accesses(s, set(wtypes), read=lambda n: None if n.idx
+                              else n.update(type=wtypes[n.name]))
+                 for s in stmts)

@@ -52,14 +52,10 @@ def names_in_use(proc, path, node, body) -> set:
     ``node`` uses freely, every iterator and buffer bound in ``body``, and
     the iterators of the loops enclosing ``path``."""
     from ..core_ir.nodes import IR
-    from ..core_ir.traversal import free_vars, walk_stmts
+    from ..core_ir.traversal import bound_syms, free_vars
     taken = {a.name.name for a in proc.ir().args}
     taken |= {x.name for x in free_vars(node)}
-    for st in walk_stmts(body):
-        if isinstance(st, IR.For):
-            taken.add(st.iter.name)
-        elif isinstance(st, (IR.Alloc, IR.WindowStmt)):
-            taken.add(st.name.name)
+    taken |= {x.name for x in bound_syms(body)}
     enclosing = proc.ir()
     for field, i in tuple(path)[:-1]:
         enclosing = getattr(enclosing, field)[i]

@@ -37,6 +37,7 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 from ..core_ir import types as T
+from ..core_ir import operators as OPS
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import walk, walk_stmts
 
@@ -77,7 +78,7 @@ def int_range(e):
     if isinstance(e, IR.USub):
         r = int_range(e.arg)
         return None if r is None else (-r[1], -r[0])
-    if isinstance(e, IR.BinOp) and e.op in _RING + ("/", "%"):
+    if isinstance(e, IR.BinOp) and e.op in OPS.ARITH_OPS:
         a, b = int_range(e.lhs), int_range(e.rhs)
         if a is None or b is None:
             return None

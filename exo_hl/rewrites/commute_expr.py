@@ -8,12 +8,13 @@ ordering comparisons are refused.
 """
 from __future__ import annotations
 
+from ..core_ir import operators as OPS
 from ..core_ir.nodes import IR
 from . import _common as C
 from ._expr_at import expr_text, replace_expr_at
 
 OP = "commute_expr"
-COMMUTATIVE = frozenset({"+", "*", "==", "and", "or"})
+COMMUTATIVE = OPS.COMMUTATIVE
 
 
 def commute_expr(proc, expr):

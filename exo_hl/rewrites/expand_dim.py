@@ -21,6 +21,7 @@ from __future__ import annotations
 from ..core_ir import build as B
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
+from ..core_ir.paths import walk_with_paths
 from ..core_ir.windows import make_window
 from ..core_ir.printer import expr_to_str
 from ..core_ir.simplify import env_at, simplify_expr
@@ -35,19 +36,13 @@ OP = "expand_dim"
 
 def _accesses(stmts, prefix, fld, start, name):
     """(path, stmt) of statements in a block that mention ``name``."""
-    for i, s in enumerate(stmts):
-        p = prefix + ((fld, start + i), )
+    for p, s in walk_with_paths(stmts, prefix, fld, start):
         own = s.update(body=(), orelse=()) if isinstance(s, IR.If) else \
             s.update(body=()) if isinstance(s, IR.For) else s
         if any(getattr(n, "name", None) == name for n in walk(own)
                if isinstance(n, (IR.Read, IR.WindowExpr, IR.StrideExpr))) or \
                 (isinstance(s, (IR.Assign, IR.Reduce)) and s.name == name):
             yield p, s
-        if isinstance(s, IR.For):
-            yield from _accesses(s.body, p, "body", 0, name)
-        elif isinstance(s, IR.If):
-            yield from _accesses(s.body, p, "body", 0, name)
-            yield from _accesses(s.orelse, p, "orelse", 0, name)
 
 
 def expand_dim(proc, buffer, alloc_dim, indexing_expr):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from ..core_ir import build as B
 from ..core_ir.nodes import IR
+from ..core_ir.operators import is_parallel
 from ..core_ir.printer import expr_to_str
 from ..core_ir.traversal import subst
 from ..effects import api as E
@@ -72,7 +73,7 @@ def fuse_loop(proc, loop1, loop2=None):
         raise err(l2, "the loops cannot be fused: an iteration of the second "
                   "loop would move before a later iteration of the first "
                   f"loop that it does not commute with ({r.reason})")
-    if fused.mode is IR.Par:
+    if is_parallel(fused.mode):
         r = E.loop_is_parallel(new_ir, path1)
         if not r:
             raise err(l2, "the fused parallel loop would not be race-free "

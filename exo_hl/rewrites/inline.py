@@ -22,13 +22,14 @@ from __future__ import annotations
 
 from ..core_ir import build as B
 from ..core_ir.nodes import IR
+from ..core_ir.visitors import Mutator
 from ..core_ir.windows import make_window
-from ..core_ir.traversal import (fresh_copy, map_node, map_types_in_node,
-                                  walk_stmts)
+from ..core_ir.traversal import fresh_copy, map_types_in_node, walk_stmts
 from ..core_ir import simplify as S
 from ..core_ir import types as T
 from ..provenance import derive
 from . import _common as C
+from ._build import retype_window_reads
 
 
 def inline(proc, call):
@@ -85,14 +86,7 @@ def _retype_window_names(body):
     the callee's parameters; give them the rebound window statement's type."""
     wtypes = {s.name: s.rhs.type for s in walk_stmts(body)
               if isinstance(s, IR.WindowStmt)}
-    if not wtypes:
-        return body
-
-    def fn(n):
-        if isinstance(n, IR.Read) and not n.idx and n.name in wtypes:
-            return n.update(type=wtypes[n.name])
-        return None
-    return tuple(map_node(s, fn) for s in body)
+    return retype_window_reads(body, wtypes) if wtypes else body
 
 
 def _compose(access, idx):
@@ -141,49 +135,6 @@ def _add(a, b):
 def _rebind(stmt, ctrl, bufs):
     """Substitute control params and redirect buffer params in one stmt."""
 
-    def elem_type(sym, old):
-        caller_t = bufs[sym][2]
-        bt = T.basetype(caller_t)
-        return bt if bt in T.DATA_TYPES else old
-
-    def fn(n):
-        if isinstance(n, IR.Read):
-            if n.name in ctrl and not n.idx:
-                r = ctrl[n.name]
-                return r
-            if n.name in bufs:
-                sym, acc, btype = bufs[n.name]
-                if not n.idx and T.is_tensor_or_window(n.type):
-                    # the whole parameter passed on (to a call)
-                    if acc is None:
-                        return n.update(name=sym, type=btype)
-                    full = tuple(
-                        IR.Interval(B.const(0, n.srcinfo), h,
-                                    srcinfo=n.srcinfo)
-                        for h in T.shape(n.type))
-                    wacc = _compose_window(acc, full)
-                    return make_window(sym, btype, wacc, n.srcinfo)
-                return n.update(name=sym, idx=_compose(acc, n.idx),
-                                type=elem_type(n.name, n.type))
-            return None
-        if isinstance(n, IR.WindowExpr) and n.name in bufs:
-            sym, acc, btype = bufs[n.name]
-            wacc = _compose_window(acc, n.idx)
-            return make_window(sym, btype, wacc, n.srcinfo)
-        if isinstance(n, IR.StrideExpr) and n.name in bufs:
-            sym, acc, _ = bufs[n.name]
-            dim = n.dim
-            if acc is not None:
-                dims = [d for d, w in enumerate(acc)
-                        if isinstance(w, IR.Interval)]
-                dim = dims[n.dim]
-            return n.update(name=sym, dim=dim)
-        if isinstance(n, (IR.Assign, IR.Reduce)) and n.name in bufs:
-            sym, acc, _ = bufs[n.name]
-            return n.update(name=sym, idx=_compose(acc, n.idx),
-                            type=elem_type(n.name, n.type))
-        return None
-
     def ctrl_only(n):
         if isinstance(n, IR.Read) and n.name in ctrl and not n.idx:
             return ctrl[n.name]
@@ -191,4 +142,62 @@ def _rebind(stmt, ctrl, bufs):
 
     # types of allocations and window expressions mention control params
     stmt = map_types_in_node(stmt, ctrl_only) if ctrl else stmt
-    return map_node(stmt, fn)
+    return _Rebind(ctrl, bufs).mutate(stmt)
+
+
+class _Rebind(Mutator):
+    """The callee's control parameters become the caller's values
+    (``ctrl``: Sym -> expr); its buffer parameters the caller's buffers
+    (``bufs``: Sym -> (caller Sym, window access or None, caller type))."""
+
+    def __init__(self, ctrl, bufs):
+        self.ctrl, self.bufs = ctrl, bufs
+
+    def elem_type(self, sym, old):
+        bt = T.basetype(self.bufs[sym][2])
+        return bt if bt in T.DATA_TYPES else old
+
+    def mutate_Read(self, n):
+        if n.name in self.ctrl and not n.idx:
+            return self.ctrl[n.name]
+        if n.name not in self.bufs:
+            return None
+        sym, acc, btype = self.bufs[n.name]
+        if not n.idx and T.is_tensor_or_window(n.type):
+            # the whole parameter passed on (to a call)
+            if acc is None:
+                return n.update(name=sym, type=btype)
+            full = tuple(IR.Interval(B.const(0, n.srcinfo), h,
+                                     srcinfo=n.srcinfo)
+                         for h in T.shape(n.type))
+            return make_window(sym, btype, _compose_window(acc, full),
+                               n.srcinfo)
+        return n.update(name=sym, idx=_compose(acc, n.idx),
+                        type=self.elem_type(n.name, n.type))
+
+    def mutate_WindowExpr(self, n):
+        if n.name not in self.bufs:
+            return None
+        sym, acc, btype = self.bufs[n.name]
+        return make_window(sym, btype, _compose_window(acc, n.idx),
+                           n.srcinfo)
+
+    def mutate_StrideExpr(self, n):
+        if n.name not in self.bufs:
+            return None
+        sym, acc, _ = self.bufs[n.name]
+        dim = n.dim
+        if acc is not None:
+            dims = [d for d, w in enumerate(acc)
+                    if isinstance(w, IR.Interval)]
+            dim = dims[n.dim]
+        return n.update(name=sym, dim=dim)
+
+    def mutate_Assign(self, n):
+        if n.name not in self.bufs:
+            return None
+        sym, acc, _ = self.bufs[n.name]
+        return n.update(name=sym, idx=_compose(acc, n.idx),
+                        type=self.elem_type(n.name, n.type))
+
+    mutate_Reduce = mutate_Assign

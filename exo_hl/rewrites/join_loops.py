@@ -18,6 +18,7 @@ The iterations are then the same ones in the same order.
 from __future__ import annotations
 
 from ..core_ir.nodes import IR
+from ..core_ir.operators import is_parallel
 from ..core_ir.printer import expr_to_str
 from ..core_ir.traversal import subst, walk_stmts
 from ..effects import api as E
@@ -49,7 +50,7 @@ def join_loops(proc, loop1, loop2):
     *parent, (field, i) = path1
     new_ir = C.replace_block_at(proc.ir(), tuple(parent), field, i, i + 2,
                                 (joined, ))
-    if joined.mode is IR.Par:
+    if is_parallel(joined.mode):
         # iterations of the two loops used to run one loop after the other
         r = E.loop_is_parallel(new_ir, path1)
         if not r:

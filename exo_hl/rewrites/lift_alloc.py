@@ -18,6 +18,7 @@ the original. Hence no dataflow check is needed. What must hold:
 from __future__ import annotations
 
 from ..core_ir.nodes import IR
+from ..core_ir.operators import is_parallel
 from ..core_ir.traversal import free_vars
 from ..provenance import derive
 from . import _common as C
@@ -48,7 +49,7 @@ def lift_alloc(proc, alloc, n_lifts=1):
             if parent.iter in size_vars:
                 raise err(f"its size depends on the iterator "
                           f"'{parent.iter.name}' of the loop it would leave")
-            if parent.mode is IR.Par:
+            if is_parallel(parent.mode):
                 raise err(f"cannot lift out of the parallel loop "
                           f"'{parent.iter.name}': its iterations would share "
                           f"one buffer and race", parent)

@@ -35,7 +35,8 @@ from __future__ import annotations
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.simplify import const_value, env_at, make_window, simplify_expr
-from ..core_ir.traversal import map_node, walk, walk_stmts
+from ..core_ir.traversal import walk, walk_stmts
+from ..core_ir.visitors import map_accesses
 from ..effects import api as EA
 from ..effects import checks as CH
 from ..effects import eexpr as E
@@ -165,21 +166,22 @@ def resize_dim(proc, alloc, dim, size, offset, fold=False):
             d = _b("%", d, sz, IR.Index)
         return simplify_expr(d)
 
-    def fn(nd):
-        if isinstance(nd, (IR.Assign, IR.Reduce, IR.Read)) and \
-                nd.name == buf.sym and nd.idx:
-            idx = list(nd.idx)
-            idx[dim] = shift(idx[dim])
-            return nd.update(idx=tuple(idx))
-        if isinstance(nd, IR.WindowExpr) and nd.name == buf.sym:
-            idx = list(nd.idx)
-            w = idx[dim]
-            idx[dim] = (w.update(lo=shift(w.lo), hi=shift(w.hi))
-                        if isinstance(w, IR.Interval)
-                        else w.update(pt=shift(w.pt)))
-            return make_window(buf.sym, new_type, idx, nd.srcinfo)
-        return None
-    new_scope = tuple(map_node(s, fn) for s in scope)
+    def point(nd):
+        if not nd.idx:
+            return None
+        idx = list(nd.idx)
+        idx[dim] = shift(idx[dim])
+        return nd.update(idx=tuple(idx))
+
+    def window(nd):
+        idx = list(nd.idx)
+        w = idx[dim]
+        idx[dim] = (w.update(lo=shift(w.lo), hi=shift(w.hi))
+                    if isinstance(w, IR.Interval)
+                    else w.update(pt=shift(w.pt)))
+        return make_window(buf.sym, new_type, idx, nd.srcinfo)
+    new_scope = tuple(map_accesses(s, buf.sym, write=point, read=point,
+                                   window=window) for s in scope)
     new_ir = C.replace_block_at(ir, parent, field, k, len(block),
                                 (a.update(type=new_type), ) + new_scope)
     return proc._derive(new_ir, OP)

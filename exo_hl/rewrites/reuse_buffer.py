@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
+from ..core_ir.operators import is_parallel
 from ..core_ir.traversal import subst, used_syms
 from ..effects.api import prove_at
 from . import _common as C
@@ -84,7 +85,7 @@ def reuse_buffer(proc, buf, other):
         if d > n:
             enclosing = C.get_stmt(ir, pb[:d])
             if isinstance(enclosing, IR.For):
-                if enclosing.mode is IR.Par:
+                if is_parallel(enclosing.mode):
                     raise fail(f"'{ab.name.name}' is private to each "
                                f"iteration of the parallel loop "
                                f"'{enclosing.iter.name}'; sharing "

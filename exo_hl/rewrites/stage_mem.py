@@ -41,12 +41,13 @@ from ..core_ir.paths import walk_with_paths
 from ..core_ir.windows import make_window
 from ..core_ir.simplify import env_at, simplify_expr
 from ..core_ir.syms import Sym
-from ..core_ir.traversal import map_node, walk, walk_stmts
+from ..core_ir.traversal import walk, walk_stmts
 from ..core_ir.visitors import map_accesses
 from ..core_ir.printer import expr_to_str
 from ..effects.api import prove_at
 from ..provenance import derive
 from . import _common as C
+from ._build import retype_window_reads
 from ._buffer_uses import param_uses, stmt_exprs
 from ._window_cover import (Point, Slice, Window, coords as _coords,
                             overwrites_window)
@@ -265,11 +266,7 @@ def _restage_body(blk, w: Window, new, new_type, derived, env0):
     # whole-window uses (call arguments) take the new window type
     wtypes = {s.name: s.rhs.type for s in walk_stmts(body)
               if isinstance(s, IR.WindowStmt) and s.name in derived}
-    if wtypes:
-        body = tuple(map_node(s, lambda n: n.update(type=wtypes[n.name])
-                              if isinstance(n, IR.Read) and not n.idx
-                              and n.name in wtypes else None) for s in body)
-    return body
+    return retype_window_reads(body, wtypes)
 
 
 def _copy_nest(w: Window, extents, names, env0, si, stmt_of):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..core_ir import build as B
 from ..core_ir.nodes import IR
 from ..core_ir.printer import expr_to_str
-from ..core_ir.traversal import subst, walk_stmts
+from ..core_ir.traversal import bound_syms, subst
 from ..core_ir import simplify as S
 from ..provenance import derive
 from . import _common as C
@@ -36,7 +36,7 @@ def unroll(proc, loop):
             proc, s, f"unroll: {hi - lo} iterations is more than the "
             f"{MAX_COPIES} copies unroll will make")
     out = []
-    binders = _binders(s.body)
+    binders = bound_syms(s.body)
     for k in range(lo, hi):
         # one substitution: the iterator's value, fresh names for binders
         # (what fresh_copy would give, in the same pass)
@@ -51,12 +51,3 @@ def unroll(proc, loop):
                   forward=C.forward_replace(path, len(out)))
 
 
-def _binders(stmts):
-    """Every symbol a block binds (loop iterators, allocations, windows)."""
-    out = []
-    for x in walk_stmts(stmts):
-        if isinstance(x, IR.For):
-            out.append(x.iter)
-        elif isinstance(x, (IR.Alloc, IR.WindowStmt)):
-            out.append(x.name)
-    return out

@@ -17,7 +17,8 @@ from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.simplify import const_value, env_at, simplify_expr, with_loop
 from ..core_ir.syms import Sym
-from ..core_ir.traversal import map_node, walk_stmts
+from ..core_ir.traversal import walk_stmts
+from ..core_ir.visitors import map_accesses
 from ..provenance import derive
 from . import _common as C
 
@@ -66,29 +67,30 @@ def unroll_buffer(proc, buffer, dim):
         return names[v]
 
     def fix_expr(e, env):
-        def fn(x):
-            if isinstance(x, IR.Read) and x.name == a.name:
-                if not x.idx:
-                    raise _Bad(f"'{a.name}' is used as a whole buffer")
-                i = x.idx
-                return x.update(name=pick(i[dim], env),
-                                idx=i[:dim] + i[dim + 1:])
-            if isinstance(x, IR.WindowExpr) and x.name == a.name:
-                w = x.idx[dim]
-                if not isinstance(w, IR.Point):
-                    raise _Bad(f"a window takes a slice of dimension {dim} of"
-                               f" '{a.name}'")
-                nm = pick(w.pt, env)
-                acc = x.idx[:dim] + x.idx[dim + 1:]
-                return x.update(name=nm, idx=acc, type=x.type.update(
-                    src_type=new_t, src_buf=nm, idx=acc))
-            if isinstance(x, IR.StrideExpr) and x.name == a.name:
-                if x.dim <= dim:
-                    raise _Bad(f"stride({a.name}, {x.dim}) changes when "
-                               f"dimension {dim} is unrolled")
-                return x.update(name=names[0], dim=x.dim - 1)
-            return None
-        return map_node(e, fn)
+        def read(x):
+            if not x.idx:
+                raise _Bad(f"'{a.name}' is used as a whole buffer")
+            i = x.idx
+            return x.update(name=pick(i[dim], env),
+                            idx=i[:dim] + i[dim + 1:])
+
+        def window(x):
+            w = x.idx[dim]
+            if not isinstance(w, IR.Point):
+                raise _Bad(f"a window takes a slice of dimension {dim} of"
+                           f" '{a.name}'")
+            nm = pick(w.pt, env)
+            acc = x.idx[:dim] + x.idx[dim + 1:]
+            return x.update(name=nm, idx=acc, type=x.type.update(
+                src_type=new_t, src_buf=nm, idx=acc))
+
+        def stride(x):
+            if x.dim <= dim:
+                raise _Bad(f"stride({a.name}, {x.dim}) changes when "
+                           f"dimension {dim} is unrolled")
+            return x.update(name=names[0], dim=x.dim - 1)
+        return map_accesses(e, a.name, read=read, window=window,
+                            stride=stride)
 
     def go(stmts, env):
         out = []

@@ -28,7 +28,7 @@ from ..core_ir.nodes import IR
 from ..core_ir.printer import expr_to_str, stmt_to_str
 from ..core_ir.simplify import affine_form
 from ..core_ir.syms import Sym
-from ..core_ir.traversal import subst, walk, walk_stmts
+from ..core_ir.traversal import bound_syms, subst, walk
 from .solve import Equation, Lin
 
 
@@ -132,12 +132,7 @@ class Matcher:
         self.eqs: List[Equation] = []
         self.accesses: List[Access] = []
         self.strides: List[tuple] = []      # (param, dim, caller sym, dim, desc)
-        self.block_bound = set()
-        for s in walk_stmts(self.block):
-            if isinstance(s, IR.For):
-                self.block_bound.add(s.iter)
-            elif isinstance(s, (IR.Alloc, IR.WindowStmt)):
-                self.block_bound.add(s.name)
+        self.block_bound = set(bound_syms(self.block))
         self.atoms: List[object] = []       # known atoms, first-seen order
         self._atom_set = set()
 
