@@ -495,6 +495,21 @@ class Procedure(Derived):
         return divide_dim(self, buffer, dim, factor)
 
     @_records_step
+    def rearrange_dim(self, buffer, permute_vector):
+        """Permute the dimensions of an allocated buffer (Exo's
+        ``rearrange_dim``): new dimension ``k`` is old dimension
+        ``permute_vector[k]``, and every access is re-indexed to match, so
+        each reads and writes the element it did before. Rejected: a
+        vector that is not a permutation, an argument, the buffer passed
+        whole to a call, a window whose slices the permutation reorders.
+
+        >>> p = p.rearrange_dim('B_pack : _', [1, 0])
+        >>> # B_pack: f32[K, 16] -> f32[16, K]; B_pack[k, ji] -> B_pack[ji, k]
+        """
+        from .rewrites.rearrange_dim import rearrange_dim
+        return rearrange_dim(self, buffer, permute_vector)
+
+    @_records_step
     def unroll_buffer(self, buffer, dim):
         """Replace a buffer by one buffer per index of constant dimension
         ``dim`` (every access must use a constant index there).
