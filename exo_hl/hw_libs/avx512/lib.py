@@ -221,7 +221,8 @@ def mm512_reduce_storeu_ps(dst: [f32][16] @ DRAM, src: [f32][16] @ AVX512):
 # Each specification runs over all 16 lanes and tests ``i < m``, the shape
 # ``stage_mem`` gives the copies of a window running past the buffer (and
 # ``vectorize(tail='mask')`` the tail's body). Lanes ``m..15`` of the
-# destination keep their values: exactly AVX-512's merge masking. The
+# destination keep their values (merge masking: a masked add or multiply,
+# an FMA blended into the destination by the mask). The
 # tail's load is ``mm512_maskz_loadu_ps`` (its lanes past ``m`` are 0).
 
 _MASK = "(__mmask16)((1u << {m}) - 1u)"
@@ -278,8 +279,9 @@ def mm512_prefix_mul_ps(m: size, dst: [f32][16] @ AVX512,
             dst[i] = a[i] * b[i]
 
 
-@instr("{dst_data} = _mm512_mask3_fmadd_ps({a_data}, {b_data}, {dst_data}, "
-       + _MASK + ");", _INCLUDE, cpu_features=_FEATURES)
+@instr("{dst_data} = _mm512_mask_blend_ps(" + _MASK + ", {dst_data}, "
+       "_mm512_fmadd_ps({a_data}, {b_data}, {dst_data}));", _INCLUDE,
+       cpu_features=_FEATURES)
 def mm512_prefix_fmadd_ps(m: size, dst: [f32][16] @ AVX512,
                           a: [f32][16] @ AVX512, b: [f32][16] @ AVX512):
     """``dst += a * b`` (fused) in the first ``m`` lanes; the others keep
@@ -296,9 +298,9 @@ def mm512_prefix_fmadd_ps(m: size, dst: [f32][16] @ AVX512,
             dst[i] += a[i] * b[i]
 
 
-@instr("{dst_data} = _mm512_mask3_fmadd_ps(_mm512_set1_ps({a_data}), "
-       "{b_data}, {dst_data}, " + _MASK + ");", _INCLUDE,
-       cpu_features=_FEATURES)
+@instr("{dst_data} = _mm512_mask_blend_ps(" + _MASK + ", {dst_data}, "
+       "_mm512_fmadd_ps(_mm512_set1_ps({a_data}), {b_data}, {dst_data}));",
+       _INCLUDE, cpu_features=_FEATURES)
 def mm512_prefix_fmadd_bcst_ps(m: size, dst: [f32][16] @ AVX512,
                                a: [f32][1] @ DRAM, b: [f32][16] @ AVX512):
     """``dst += a[0] * b`` (fused) in the first ``m`` lanes; the others
