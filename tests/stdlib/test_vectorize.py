@@ -50,9 +50,72 @@ def test_vectorize_perfect_rejects_an_unproven_tail():
         vectorize(axpy, 'i', 8, AVX2, INSTRS, tail='perfect')
 
 
-def test_vectorize_mask_is_refused_with_a_reason():
-    with pytest.raises(SchedulingError, match="mask"):
-        vectorize(axpy, 'i', 8, AVX2, INSTRS, tail='mask')
+MASK_SIZES = [{"n": 1}, {"n": 3}, {"n": 8}, {"n": 13}, {"n": 21}]
+
+
+def test_vectorize_mask_prints_and_agrees(equiv, same_text):
+    p = vectorize(axpy, 'i', 8, AVX2, INSTRS, tail='mask')
+    same_text(p, """
+def axpy(n: size, a: f32[1] @ DRAM, x: f32[n] @ DRAM, y: f32[n] @ DRAM):
+    for io in seq(0, n / 8):
+        y_vec: f32[8] @ AVX2
+        mm256_loadu_ps(y_vec[0:8], y[8 * io:8 * io + 8])
+        x_vec: f32[8] @ AVX2
+        mm256_loadu_ps(x_vec[0:8], x[8 * io:8 * io + 8])
+        mm256_fmadd_bcst_ps(y_vec[0:8], a[0:1], x_vec[0:8])
+        mm256_storeu_ps(y[8 * io:8 * io + 8], y_vec[0:8])
+    for io in seq(n / 8, (n + 7) / 8):
+        y_tail: f32[8] @ AVX2
+        mm256_maskload_ps(n - 8 * io, y_tail[0:8], y[8 * io:n])
+        x_tail: f32[8] @ AVX2
+        mm256_maskload_ps(n - 8 * io, x_tail[0:8], x[8 * io:n])
+        mm256_prefix_fmadd_bcst_ps(n - 8 * io, y_tail[0:8], a[0:1], x_tail[0:8])
+        mm256_prefix_store_ps(n - 8 * io, y[8 * io:n], y_tail[0:8])""")
+    equiv(axpy, p, MASK_SIZES)
+
+
+@proc
+def add(n: size, x: f32[n], y: f32[n], z: f32[n]):
+    for i in seq(0, n):
+        z[i] = x[i] + y[i]
+
+
+def test_vectorize_mask_of_a_write_only_output(equiv):
+    p = vectorize(add, 'i', 8, AVX2, INSTRS, tail='mask')
+    text = str(p)
+    assert "mm256_prefix_add_ps(n - 8 * io, z_tail[0:8], x_tail[0:8], " \
+        "y_tail[0:8])" in text
+    assert "mm256_prefix_store_ps(n - 8 * io, z[8 * io:n], z_tail[0:8])" \
+        in text
+    assert "for i" not in text.replace("for io", "")   # no scalar loop left
+    equiv(add, p, MASK_SIZES)
+
+
+@proc
+def mul(n: size, x: f32[n], y: f32[n], z: f32[n]):
+    for i in seq(0, n):
+        z[i] = x[i] * y[i]
+
+
+def test_vectorize_mask_avx512(equiv):
+    from exo_hl.hw_libs.avx512 import AVX512, INSTRS as INSTRS512
+    for P, sizes in ((axpy, [{"n": 5}, {"n": 16}, {"n": 37}]),
+                     (mul, [{"n": 1}, {"n": 31}])):
+        p = vectorize(P, 'i', 16, AVX512, INSTRS512, tail='mask')
+        assert "mm512_maskz_loadu_ps(n - 16 * io" in str(p)
+        assert "mm512_prefix_storeu_ps(n - 16 * io" in str(p)
+        equiv(P, p, sizes)
+
+
+def test_vectorize_mask_needs_masked_instructions():
+    unmasked = [i for i in INSTRS if "prefix" not in i.name()]
+    with pytest.raises(SchedulingError, match="no instruction"):
+        vectorize(axpy, 'i', 8, AVX2, unmasked, tail='mask')
+
+
+def test_vectorize_mask_rejects_a_reversed_access():
+    with pytest.raises(SchedulingError):
+        vectorize(rev, 'i', 8, AVX2, INSTRS, tail='mask')
 
 
 def test_vectorize_rejects_a_body_no_instruction_matches():
