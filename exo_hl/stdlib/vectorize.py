@@ -157,6 +157,10 @@ def vectorize(p, loop, width, memory, instrs, tail="perfect"):
     p, staged = _stage(p, p.forward(whole).body()[0], inner, width, memory,
                        "_vec")
     part = p.forward(part)
+    try:   # no partial block (the trip count is a multiple of the width)
+        return _select(p.eliminate_dead_code(part), instrs, staged)
+    except SchedulingError:
+        pass
     p, staged_tail = _stage(p, _inner_of(part, inner), inner, width, memory,
                             "_tail")
     part = p.forward(part)

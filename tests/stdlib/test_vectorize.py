@@ -175,3 +175,24 @@ def test_replace_all_leaves_unmatched_loops():
     p = replace_all(add8_staged, [mm256_add_ps])
     assert str(p).count("for i in seq(0, 8)") == 3
     assert "mm256_add_ps(zr[0:8], xr[0:8], yr[0:8])" in str(p)
+
+
+@proc
+def add2(m: size, n: size, x: f32[m, n], y: f32[m, n], z: f32[m, n]):
+    for i in seq(0, m):
+        for j in seq(0, n):
+            z[i, j] = x[i, j] + y[i, j]
+
+
+def test_vectorize_mask_an_inner_loop_of_a_nest(equiv):
+    p = vectorize(add2, 'j', 8, AVX2, INSTRS, tail='mask')
+    assert "mm256_prefix_store_ps(n - 8 * jo, z[i, 8 * jo:n], z_tail[0:8])" \
+        in str(p)
+    equiv(add2, p, [{"m": 2, "n": 3}, {"m": 3, "n": 19}])
+
+
+def test_vectorize_mask_without_a_partial_block_is_perfect():
+    # the trip count is a proven multiple of the width: no tail at all
+    p = vectorize(add8, 'i', 8, AVX2, INSTRS, tail='mask')
+    q = vectorize(add8, 'i', 8, AVX2, INSTRS, tail='perfect')
+    assert str(p) == str(q)
