@@ -289,9 +289,16 @@ class Procedure(Derived):
         reads the buffer), the block re-indexed, and a store nest after it
         (only if the block writes it); ``accum=True`` zero-initialises and
         adds back with ``+=``. Checked: the window covers every access of
-        the block and lies in bounds.
+        the block. A window running past the buffer (the last block of a
+        split loop) gets guarded copies: only elements inside the buffer
+        are loaded (the others are 0) and stored back, and every access of
+        the block is proven inside the buffer. The buffer may itself be a
+        staged buffer (staging twice).
 
         >>> p = p.stage_mem(p.find_loop('k'), 'C[4*io:4*io+4, 0:16]', 'C_reg')
+        >>> q = p.stage_mem(p.find_loop('ii'), 'x[8*io:8*io+8]', 'xv')
+        >>> # for i0 in seq(0, 8): if i0 < n - 8 * io: xv[i0] = x[8 * io + i0]
+        >>> #                      else: xv[i0] = 0.0
         """
         from .rewrites.stage_mem import stage_mem
         return stage_mem(self, block, window, new_name, accum=accum)
