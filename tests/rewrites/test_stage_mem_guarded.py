@@ -145,3 +145,19 @@ def test_stage_twice_rejects_the_original_buffer():
     q = _staged_blur()
     with pytest.raises(SchedulingError, match="does not access"):
         q.stage_mem(q.find_loop('ii'), 'x[8 * io - 1:8 * io + 9]', 'xw')
+
+
+def test_stage_around_a_guarded_staging(equiv):
+    # staging again, outside: the guarded copies of the first staging are
+    # accesses the outer window must cover (under their guards)
+    p = _blocks(axpy)
+    q = p.stage_mem(p.find_loop('ii'), 'y[8 * io:8 * io + 8]', 'yv')
+    r = q.stage_mem(q.find_loop('io'), 'y[0:n]', 'yall')
+    text = str(r)
+    assert "yall[i1] = y[i1]" in text and "y[i1] = yall[i1]" in text
+    assert "yv[i0] = yall[8 * io + i0]" in text
+    assert "yall[8 * io + i0] = yv[i0]" in text
+    equiv(axpy, r, SIZES)
+    # an outer window that misses the guarded copies' elements is refused
+    with pytest.raises(SchedulingError, match="does not cover"):
+        q.stage_mem(q.find_loop('io'), 'y[0:n - 1]', 'yall')
