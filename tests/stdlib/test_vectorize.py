@@ -196,3 +196,24 @@ def test_vectorize_mask_without_a_partial_block_is_perfect():
     p = vectorize(add8, 'i', 8, AVX2, INSTRS, tail='mask')
     q = vectorize(add8, 'i', 8, AVX2, INSTRS, tail='perfect')
     assert str(p) == str(q)
+
+
+def test_prefix_store_needs_its_lane_count_proven():
+    # every block guarded (no cut): n - 8 * io may exceed 8 lanes, so the
+    # prefix store's precondition m <= 8 fails and replace refuses it
+    from exo_hl.hw_libs.avx2 import mm256_maskload_ps, mm256_prefix_store_ps
+    p = axpy.split('i', 8, 'io', 'ii', tail='guard')
+    p = p.stage_mem(p.find_loop('ii'), 'y[8 * io:8 * io + 8]', 'yv')
+    p = p.set_memory('yv', AVX2)
+    loads, stores = p.find('for i0 in _: _', many=True)
+    with pytest.raises(SchedulingError, match="m <= 8"):
+        p.replace(loads, mm256_maskload_ps)
+    with pytest.raises(SchedulingError, match="m <= 8"):
+        p.replace(stores, mm256_prefix_store_ps)
+    # in the cut tail block the same copies are selected
+    q = p.cut_loop('io', 'n / 8')
+    tail = q.find('for io in _: _', many=True)[1]
+    loads, stores = tail.find('for i0 in _: _', many=True)
+    q = q.replace(loads, mm256_maskload_ps)
+    q = q.replace(q.forward(stores), mm256_prefix_store_ps)
+    assert "mm256_prefix_store_ps(n - 8 * io, y[8 * io:n], yv[0:8])" in str(q)
