@@ -161,3 +161,36 @@ def test_stage_around_a_guarded_staging(equiv):
     # an outer window that misses the guarded copies' elements is refused
     with pytest.raises(SchedulingError, match="does not cover"):
         q.stage_mem(q.find_loop('io'), 'y[0:n - 1]', 'yall')
+
+
+def test_random_guarded_windows_are_refused_or_equivalent(equiv):
+    """Windows shifted and widened at random around blocks of a guarded
+    split: each staging is either refused or gives the same results (the
+    windows that miss an access must be the refused ones)."""
+    import random
+    rng = random.Random(12)
+    accepted = refused = 0
+    for _ in range(24):
+        w = rng.choice([3, 4, 8])
+        src = rng.choice([axpy, blur])
+        buf = 'y' if src is axpy else 'x'
+        p = src.split('i', w, 'io', 'ii', tail='guard')
+        lo, hi = rng.randint(-2, 1), rng.randint(w - 1, w + 3)
+        win = f"{buf}[{w} * io + {lo}:{w} * io + {hi}]"
+        # the elements the block touches: [w*io + need_lo, w*io + need_hi)
+        need_lo, need_hi = (0, w) if src is axpy else (-1, w + 1)
+        block = rng.choice([p.find_loop('ii'), p.find('if _: _')])
+        if block.is_if() and src is blur:
+            block = p.find_loop('ii')
+        try:
+            q = p.stage_mem(block, win, 'st')
+        except SchedulingError:
+            refused += 1
+            if block.is_loop():
+                assert lo > need_lo or hi < need_hi, win
+            continue
+        accepted += 1
+        if block.is_loop():   # accepted exactly when the window covers
+            assert lo <= need_lo and hi >= need_hi, win
+        equiv(src, q, [{"n": 1}, {"n": 5}, {"n": 11}], compiled=False)
+    assert accepted and refused
