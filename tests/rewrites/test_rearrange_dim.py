@@ -159,3 +159,12 @@ def regs(x: f32[2, 8], y: f32[2, 8]):
 def test_rejects_a_shape_the_memory_cannot_hold():
     with pytest.raises(SchedulingError, match="AVX2 cannot hold"):
         regs.rearrange_dim('r', [1, 0])
+
+
+def test_every_permutation_is_equivalent(equiv):
+    from itertools import permutations
+    for perm in permutations(range(3)):
+        p = tiles.rearrange_dim('t', list(perm))
+        shape = [["2", "4", "3"][k] for k in perm]
+        assert f"t: f32[{', '.join(shape)}] @ DRAM" in str(p)
+        equiv(tiles, p, SIZES, compiled=perm == (1, 2, 0))
