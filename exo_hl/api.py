@@ -289,9 +289,16 @@ class Procedure(Derived):
         reads the buffer), the block re-indexed, and a store nest after it
         (only if the block writes it); ``accum=True`` zero-initialises and
         adds back with ``+=``. Checked: the window covers every access of
-        the block and lies in bounds.
+        the block. A window running past the buffer (the last block of a
+        split loop) gets guarded copies: only elements inside the buffer
+        are loaded (the others are 0) and stored back, and every access of
+        the block is proven inside the buffer. The buffer may itself be a
+        staged buffer (staging twice).
 
         >>> p = p.stage_mem(p.find_loop('k'), 'C[4*io:4*io+4, 0:16]', 'C_reg')
+        >>> q = p.stage_mem(p.find_loop('ii'), 'x[8*io:8*io+8]', 'xv')
+        >>> # for i0 in seq(0, 8): if i0 < n - 8 * io: xv[i0] = x[8 * io + i0]
+        >>> #                      else: xv[i0] = 0.0
         """
         from .rewrites.stage_mem import stage_mem
         return stage_mem(self, block, window, new_name, accum=accum)
@@ -493,6 +500,21 @@ class Procedure(Derived):
         """
         from .rewrites.divide_dim import divide_dim
         return divide_dim(self, buffer, dim, factor)
+
+    @_records_step
+    def rearrange_dim(self, buffer, permute_vector):
+        """Permute the dimensions of an allocated buffer (Exo's
+        ``rearrange_dim``): new dimension ``k`` is old dimension
+        ``permute_vector[k]``, and every access is re-indexed to match, so
+        each reads and writes the element it did before. Rejected: a
+        vector that is not a permutation, an argument, the buffer passed
+        whole to a call, a window whose slices the permutation reorders.
+
+        >>> p = p.rearrange_dim('B_pack : _', [1, 0])
+        >>> # B_pack: f32[K, 16] -> f32[16, K]; B_pack[k, ji] -> B_pack[ji, k]
+        """
+        from .rewrites.rearrange_dim import rearrange_dim
+        return rearrange_dim(self, buffer, permute_vector)
 
     @_records_step
     def unroll_buffer(self, buffer, dim):

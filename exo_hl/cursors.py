@@ -163,6 +163,20 @@ class StmtCursor(Cursor):
         """
         return _node_name(self.node())
 
+    def text(self) -> str:
+        """The statement's source text as the printer prints it (a loop or
+        ``if`` with its whole body, one line per statement, the body
+        indented by 4): what to build a pattern or an expression from.
+
+        >>> p.find('C[_] += _').text()
+        'C[i, j] += A[i, k] * B[k, j]'
+        >>> print(p.find_loop('k').text())
+        for k in seq(0, K):
+            C[i, j] += A[i, k] * B[k, j]
+        """
+        from .core_ir.printer import stmt_to_str
+        return stmt_to_str(self.node())
+
     def is_loop(self) -> bool:
         """True for a ``for`` loop.
 
@@ -529,6 +543,18 @@ class BlockCursor(Cursor):
         idx = [p[-1][1] for p in new]
         return BlockCursor(q, parent, field, min(idx), max(idx) + 1)
 
+    def text(self) -> str:
+        """The block's statements as the printer prints them, one after
+        the other (each line of a nested body indented by 4).
+
+        >>> print(p.body()[0].body().text())    # the body of a loop
+        for j in seq(0, N):
+            for k in seq(0, K):
+                C[i, j] += A[i, k] * B[k, j]
+        """
+        from .core_ir.printer import stmt_to_str
+        return stmt_to_str(tuple(self.nodes()))
+
     def __repr__(self):
         body = "; ".join(_stmt_text(s) for s in self.nodes())
         return (f"<BlockCursor {self._proc.name()}:"
@@ -716,6 +742,16 @@ class ExprCursor(Cursor):
             raise InvalidCursorError("the expression was rewritten")
         return c
 
+    def text(self) -> str:
+        """The expression's source text as the printer prints it.
+
+        >>> p.find('A[_] * B[_]').text()
+        'A[i, k] * B[k, j]'
+        >>> p.find_loop('k').hi().text()
+        'K'
+        """
+        return _expr_text(self.node())
+
     def __repr__(self):
         return (f"<ExprCursor {self._proc.name()}:{_fmt_path(self._stmt)}"
                 f"/{_fmt_path(self._epath)}: {_expr_text(self.node())}>")
@@ -779,6 +815,16 @@ class ArgCursor(Cursor):
         'Size'
         """
         return self.node().type
+
+    def text(self) -> str:
+        """The argument as the signature prints it: name, type, memory.
+
+        >>> p.args()[3].text()
+        'A: f32[M, K] @ DRAM'
+        """
+        from .core_ir.printer import _Namer, _typed_decl
+        a = self.node()
+        return _typed_decl(a.name.name, a.type, a.mem, _Namer())
 
     def is_tensor(self) -> bool:
         """True for a tensor or window argument.

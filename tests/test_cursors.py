@@ -321,3 +321,23 @@ def test_gap_cursors_as_statement_positions():
     s, before = C.resolve_position(foo, foo.find_loop("i").before())
     assert s.path() == (("body", 0), ) and before is True
     assert C.resolve_position(foo, "y[_] = _") == ("y[_] = _", False)
+
+
+def test_text_is_the_printed_source():
+    s = foo.find("y[_] = _")
+    assert s.text() == "y[i] = x[i] + 2.0"
+    # a compound statement: its whole body, indented as printed
+    assert foo.find_loop("j").text() == "for j in seq(0, n):\n    y[j] += x[j]"
+    assert foo.find("if _: _").text() == (
+        "if i < 3:\n    x[i] = 0.0\nelse:\n    y[i] = 0.0")
+    # a block: its statements one after the other
+    assert foo.find_loop("i").body().text() == (
+        "x[i] = 1.0\ny[i] = x[i] + 2.0\nif i < 3:\n    x[i] = 0.0\n"
+        "else:\n    y[i] = 0.0")
+    # expressions and arguments
+    assert foo.find("x[_] + _").text() == "x[i] + 2.0"
+    assert foo.find_loop("i").hi().text() == "n"
+    assert [a.text() for a in foo.args()] == [
+        "n: size", "x: f32[n] @ DRAM", "y: f32[n] @ DRAM"]
+    # the text parses back as a pattern that finds the same statement
+    assert foo.find(s.text()) == s

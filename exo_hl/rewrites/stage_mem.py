@@ -17,11 +17,22 @@ into the buffer. ``accum=True`` zero-initialises instead of
 loading and adds back (``+=``) instead of storing; it requires that the
 block only reduces into the buffer.
 
+A window may run past the buffer (``x[8 * io:8 * io + 8]`` where the last
+block passes ``n``), as in Exo: on each side of a dimension whose bound is
+not proven, the copies are *guarded*: the load copies only the elements
+inside the buffer and sets the others to 0 (``if i0 < n - 8 * io: new[i0] =
+x[8 * io + i0] else: new[i0] = 0.0``, the shape of a masked load's
+specification), the store (or ``accum``'s add-back) writes back only the
+elements inside the buffer.
+
 Safety (each failure is a ``SchedulingError`` naming the check):
-* the window lies in bounds of the buffer at the block;
+* the window's points lie in bounds of the buffer at the block, and each
+  slice has ``lo <= hi``;
 * the window covers every access of the block to the buffer, proven per
   access under its control context (enclosing loops, guards,
-  preconditions);
+  preconditions); for a guarded window, each access is also proven inside
+  the buffer on the guarded sides (so the block uses only staged elements
+  that were loaded, and only those are stored back);
 * nothing in the block reaches the buffer through another name (a window
   statement made before the block, the viewed buffer of a window), which
   would bypass the staged copy;
@@ -112,26 +123,41 @@ def _check_new_name(proc, blk, new_name, fail):
 
 
 def _check_in_bounds(proc, path, w: Window, window, fail, s0):
-    """The window lies in bounds of the buffer at the block."""
-    conds = []
-    for d, hi in zip(w.dims, T.shape(w.type)):
+    """The window's points lie in bounds of the buffer at the block and
+    each slice is a well-formed interval (``lo <= hi``). A slice may run
+    past the buffer on either side: it is then *guarded*, and the result
+    maps each such dimension ``k`` to the sides (``'lo'``, ``'hi'``) whose
+    bound could not be proven: the copies test them per element, and
+    every access of the block must then be proven inside the buffer."""
+    guards = {}
+    for k, (d, hi) in enumerate(zip(w.dims, T.shape(w.type))):
         if isinstance(d, Slice):
-            conds += [B.cmp("<=", B.const(0), d.lo),
-                      B.cmp("<=", d.lo, d.hi),
-                      B.cmp("<=", d.hi, hi)]
+            pred = B.cmp("<=", d.lo, d.hi)
+            if not prove_at(proc, path, pred):
+                raise fail(s0, f"the window {window!r} has a slice that may "
+                           f"be empty backwards (cannot prove "
+                           f"{expr_to_str(pred)})")
+            sides = set()
+            if not prove_at(proc, path, B.cmp("<=", B.const(0), d.lo)):
+                sides.add("lo")
+            if not prove_at(proc, path, B.cmp("<=", d.hi, hi)):
+                sides.add("hi")
+            if sides:
+                guards[k] = sides
         else:
-            conds += [B.cmp("<=", B.const(0), d.pt),
-                      B.cmp("<", d.pt, hi)]
-    pred = B.conj(conds)
-    if not prove_at(proc, path, pred):
-        raise fail(s0, f"the window {window!r} may be out of bounds of "
-                   f"'{w.buf}' (cannot prove {expr_to_str(pred)})")
+            pred = B.conj([B.cmp("<=", B.const(0), d.pt),
+                           B.cmp("<", d.pt, hi)])
+            if not prove_at(proc, path, pred):
+                raise fail(s0, f"the window {window!r} may be out of bounds "
+                           f"of '{w.buf}' (cannot prove {expr_to_str(pred)})")
+    return guards
 
 
-def _survey(proc, blk, w: Window, window, fail) -> Survey:
+def _survey(proc, blk, w: Window, window, fail, guards) -> Survey:
     """Every access of the block to the buffer: its kind, proven covered
-    by the window under its own context; any access to the buffer through
-    another name is refused (aliasing)."""
+    by the window under its own context (and, for a guarded dimension,
+    inside the buffer: the guarded copies hold only those elements); any
+    access to the buffer through another name is refused (aliasing)."""
     buf, dims = w.buf, w.dims
     root = _roots(proc.ir())
     my_root = root.get(buf, buf)
@@ -158,17 +184,29 @@ def _survey(proc, blk, w: Window, window, fail) -> Survey:
             raise fail(s, f"the block accesses '{buf}' through another name "
                        f"'{name}' (aliasing); staging would bypass it")
 
+    shape = T.shape(w.type)
+
     def cover(path, s, coords):
-        """Prove each coordinate of an access is inside the window."""
+        """Prove each coordinate of an access is inside the window, and
+        inside the buffer on the guarded sides of the window."""
         conds = []
         for k, (d, acc) in enumerate(zip(dims, coords)):
             if isinstance(d, Slice):
+                sides = guards.get(k, ())
                 if isinstance(acc, Slice):
                     conds += [B.cmp("<=", d.lo, acc.lo),
                               B.cmp("<=", acc.hi, d.hi)]
+                    if "lo" in sides:
+                        conds.append(B.cmp("<=", B.const(0), acc.lo))
+                    if "hi" in sides:
+                        conds.append(B.cmp("<=", acc.hi, shape[k]))
                 else:
                     conds += [B.cmp("<=", d.lo, acc.pt),
                               B.cmp("<", acc.pt, d.hi)]
+                    if "lo" in sides:
+                        conds.append(B.cmp("<=", B.const(0), acc.pt))
+                    if "hi" in sides:
+                        conds.append(B.cmp("<", acc.pt, shape[k]))
             else:
                 if isinstance(acc, Slice):
                     raise fail(s, f"the block takes a slice of dimension "
@@ -177,8 +215,11 @@ def _survey(proc, blk, w: Window, window, fail) -> Survey:
                 conds.append(B.cmp("==", acc.pt, d.pt))
         pred = B.conj(conds)
         if not prove_at(proc, path, pred):
-            raise fail(s, f"the window {window!r} does not cover this access "
-                       f"to '{buf}' (cannot prove {expr_to_str(pred)})")
+            what = ("does not cover this access to" if not guards else
+                    "(guarded: it runs past the buffer) does not cover, "
+                    "inside the buffer, this access to")
+            raise fail(s, f"the window {window!r} {what} '{buf}' (cannot "
+                       f"prove {expr_to_str(pred)})")
 
     whole = [Slice(B.const(0), h) for h in T.shape(w.type)]
     for path, s in walk_with_paths(blk.stmts, tuple(blk.parent), blk.field,
@@ -304,8 +345,8 @@ def stage_mem(proc, block, window, new_name, accum=False):
     first_path = blk.paths()[0]
     env0 = env_at(ir, first_path)
     _check_new_name(proc, blk, new_name, fail)
-    _check_in_bounds(proc, first_path, w, window, fail, s0)
-    survey = _survey(proc, blk, w, window, fail)
+    guards = _check_in_bounds(proc, first_path, w, window, fail, s0)
+    survey = _survey(proc, blk, w, window, fail, guards)
     kinds = survey.kinds
     if not kinds:
         raise fail(s0, f"the block does not access '{buf}'")
@@ -329,6 +370,20 @@ def stage_mem(proc, block, window, new_name, accum=False):
     def nest(stmt_of):
         return _copy_nest(w, extents, names, env0, si, stmt_of)
 
+    def guarded(stmt_of, zero=False):
+        """``stmt_of`` run only for the elements inside the buffer (a
+        guarded window); ``zero``: the others of the new buffer get 0."""
+        if not guards:
+            return stmt_of
+
+        def body(ni, bi):
+            cond = _inside(w, guards, ni, env0, si)
+            orelse = ((IR.Assign(new, elem, ni, IR.Const(
+                0.0, type=IR.Num, srcinfo=si), srcinfo=si), ) if zero
+                else ())
+            return IR.If(cond, (stmt_of(ni, bi), ), orelse, srcinfo=si)
+        return body
+
     def rd(name, idx):
         return IR.Read(name, idx, type=elem, srcinfo=si)
 
@@ -339,18 +394,18 @@ def stage_mem(proc, block, window, new_name, accum=False):
         before.append(nest(lambda ni, bi: IR.Assign(
             new, elem, ni, IR.Const(0.0, type=IR.Num, srcinfo=si),
             srcinfo=si)))
-        after.append(nest(lambda ni, bi: IR.Reduce(
-            buf, elem, bi, rd(new, ni), srcinfo=si)))
+        after.append(nest(guarded(lambda ni, bi: IR.Reduce(
+            buf, elem, bi, rd(new, ni), srcinfo=si))))
     else:
         # load unless the block overwrites the whole window before it
         # reads any of it (then neither it nor the store sees old values)
         if (reads and not writes) or (writes and not _overwritten_first(
                 proc, blk, w, survey.top_kinds)):
-            before.append(nest(lambda ni, bi: IR.Assign(
-                new, elem, ni, rd(buf, bi), srcinfo=si)))
+            before.append(nest(guarded(lambda ni, bi: IR.Assign(
+                new, elem, ni, rd(buf, bi), srcinfo=si), zero=True)))
         if writes:
-            after.append(nest(lambda ni, bi: IR.Assign(
-                buf, elem, bi, rd(new, ni), srcinfo=si)))
+            after.append(nest(guarded(lambda ni, bi: IR.Assign(
+                buf, elem, bi, rd(new, ni), srcinfo=si))))
 
     # 4. record
     new_stmts = tuple(before) + body + tuple(after)
@@ -361,6 +416,25 @@ def stage_mem(proc, block, window, new_name, accum=False):
         C.forward_insert(blk.parent, blk.field, blk.hi + len(before),
                          len(after)))
     return derive(proc, new_ir, OP, forward=fwd)
+
+
+def _inside(w: Window, guards, new_idx, env0, si):
+    """The condition that the staged element ``new_idx`` lies inside the
+    buffer, on the guarded sides only: ``i < size - lo`` for the upper
+    side, ``-lo <= i`` for the lower (the shape masked instructions'
+    specifications test, ``i < m``)."""
+    conds = []
+    shape = T.shape(w.type)
+    for j, k in enumerate(w.slices()):
+        sides = guards.get(k, ())
+        lo = w.dims[k].lo
+        if "lo" in sides:
+            conds.append(B.cmp("<=", simplify_expr(
+                B.sub(B.const(0, si), lo, si), env0), new_idx[j], si))
+        if "hi" in sides:
+            conds.append(B.cmp("<", new_idx[j], simplify_expr(
+                B.sub(shape[k], lo, si), env0), si))
+    return B.conj(conds, si)
 
 
 def _all_syms(ir):

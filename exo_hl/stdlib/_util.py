@@ -21,10 +21,9 @@ def loop_name(p, loop) -> str:
 
 
 def text(cursor) -> str:
-    """The source text of a cursor's statement or expression, as its
-    ``repr`` shows it."""
-    r = repr(cursor)
-    return r[r.index(": ") + 2:-1]
+    """The source text of a cursor's statement or expression
+    (``cursor.text()``)."""
+    return cursor.text()
 
 
 def subst_var(expr: str, name: str, value: str) -> str:

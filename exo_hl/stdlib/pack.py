@@ -1,5 +1,6 @@
 """Packing: copy a panel of a buffer into a contiguous buffer around the
-block that uses it, as GEMM kernels do (``stage_mem``, checked)."""
+block that uses it, as GEMM kernels do (``stage_mem`` and
+``rearrange_dim``, both checked)."""
 from __future__ import annotations
 
 from exo_hl import SchedulingError
@@ -14,24 +15,26 @@ def pack(p, buffer, block, layout="row", name=None, memory=None):
     ``name`` defaults to the buffer's name + ``'_pack'``; ``memory``, if
     given, is the packed buffer's memory (``set_memory``).
 
-    ``layout``: ``'row'`` keeps the panel's dimension order.
-    ``'transposed'`` raises ``SchedulingError``: no checked primitive yet
-    permutes a buffer's dimensions.
+    ``layout``: ``'row'`` keeps the panel's dimension order;
+    ``'transposed'`` reverses it (``rearrange_dim``): a ``K x 16`` panel
+    is packed as ``16 x K``, each column of the panel contiguous.
 
     Example::
 
         p = pack(gemm, 'B[0:K, 0:16]', p.find_loop('i'), 'row')
         # B_pack: f32[K, 16]; for i0: for i1: B_pack[i0, i1] = B[i0, i1]; ...
+        p = pack(gemm, 'B[0:K, 0:16]', p.find_loop('i'), 'transposed')
+        # B_pack: f32[16, K]; ... B_pack[i1, i0] = B[i0, i1]; ... B_pack[j, k]
     """
     if layout not in ("row", "transposed"):
         raise SchedulingError(f"pack: unknown layout {layout!r}")
-    if layout == "transposed":
-        raise SchedulingError(
-            "pack: layout='transposed' needs a primitive that permutes a "
-            "buffer's dimensions, which does not exist yet; use 'row'")
     if name is None:
         name = buffer[:buffer.index("[")].strip() + "_pack"
     p = p.stage_mem(block, buffer, name)
+    if layout == "transposed":
+        rank = len(getattr(p.find(f"{name} : _").node().type, "hi", ()))
+        if rank > 1:
+            p = p.rearrange_dim(f"{name} : _", list(reversed(range(rank))))
     if memory is not None:
         p = p.set_memory(name, memory)
     return p

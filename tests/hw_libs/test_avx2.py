@@ -25,7 +25,9 @@ from exo_hl.hw_libs.avx2 import (
     AVX2, INSTRS, mm256_add_epi16, mm256_add_ps, mm256_avg_epu16,
     mm256_broadcast_ss, mm256_fmadd_bcst_ps, mm256_fmadd_ps,
     mm256_loadu_epi16, mm256_loadu_ps, mm256_maskload_ps, mm256_maskstore_ps,
-    mm256_max_ps, mm256_mul_ps, mm256_mulhi_epu16, mm256_reduce_add_ps,
+    mm256_max_ps, mm256_mul_ps, mm256_mulhi_epu16, mm256_prefix_add_ps,
+    mm256_prefix_fmadd_bcst_ps, mm256_prefix_fmadd_ps, mm256_prefix_mul_ps,
+    mm256_prefix_store_ps, mm256_reduce_add_ps,
     mm256_set1_epi16, mm256_setzero_ps, mm256_srli_epi16, mm256_storeu_epi16,
     mm256_storeu_ps)
 
@@ -201,8 +203,31 @@ def box_blur3x3(H: size, W: size, inp: ui16[H + 2, W + 2] @ DRAM,
             mm256_storeu_epi16(out[y, 16 * xo:16 * xo + 16], q)
 
 
+@proc
+def w_prefix(m: size, x: f32[3, 8] @ DRAM, a: f32[4] @ DRAM,
+             y: f32[4, 8] @ DRAM, z: f32[16] @ DRAM):
+    """Every prefix (first m lanes) instruction once; every lane of the
+    registers out (lanes m..7 must keep the destination's values), and
+    the prefix store into z[4:4+m] between sentinels."""
+    assert m <= 8
+    r: f32[3, 8] @ AVX2
+    for i in seq(0, 3):
+        mm256_loadu_ps(r[i, 0:8], x[i, 0:8])
+    t: f32[8] @ AVX2
+    mm256_loadu_ps(t, x[2, 0:8])
+    mm256_prefix_add_ps(m, t, r[0, 0:8], r[1, 0:8])      # t = x0 + x1
+    mm256_storeu_ps(y[0, 0:8], t)
+    mm256_prefix_mul_ps(m, t, r[1, 0:8], r[2, 0:8])      # t = x1 * x2
+    mm256_storeu_ps(y[1, 0:8], t)
+    mm256_prefix_fmadd_ps(m, t, r[0, 0:8], r[2, 0:8])    # t += x0 * x2
+    mm256_storeu_ps(y[2, 0:8], t)
+    mm256_prefix_fmadd_bcst_ps(m, t, a[1:2], r[1, 0:8])  # t += a1 * x1
+    mm256_storeu_ps(y[3, 0:8], t)
+    mm256_prefix_store_ps(m, z[4:4 + m], t)
+
+
 WRAPPERS = (w_copy, w_maskload, w_maskstore, w_zero_bcst, w_arith, w_max,
-            w_reduce, w_copy16, w_int, w_srli, div3, box_blur3x3)
+            w_reduce, w_copy16, w_int, w_srli, div3, box_blur3x3, w_prefix)
 
 
 # ---------------------------------------------------------------------------
@@ -249,7 +274,8 @@ def _assert_same(outs, *names):
 
 def test_cpu_features_are_declared():
     assert AVX2.cpu_features == frozenset({"avx2"})
-    fma = {mm256_fmadd_ps, mm256_fmadd_bcst_ps}
+    fma = {mm256_fmadd_ps, mm256_fmadd_bcst_ps, mm256_prefix_fmadd_ps,
+           mm256_prefix_fmadd_bcst_ps}
     for p in INSTRS:
         want = {"avx2", "fma"} if p in fma else {"avx2"}
         assert p.cpu_features() == frozenset(want), p.name()
@@ -294,6 +320,26 @@ def test_masked_store_writes_only_m_elements(m):
     assert np.array_equal(outs[1]["y"], want)
     assert np.all(outs[1]["y"][:4] == 99) and np.all(outs[1]["y"][4 + m:]
                                                      == 99)
+
+
+@pytest.mark.parametrize("m", range(1, 9))
+def test_prefix_instructions_change_only_m_lanes(m):
+    rng = np.random.default_rng(20 + m)
+    x, a = _ints(rng, 3, 8), _ints(rng, 4)
+    z = np.full(16, 99, np.float32)
+    outs = _both(w_prefix, m=m, x=x, a=a, y=np.zeros((4, 8), np.float32),
+                 z=z)
+    _assert_same(outs, "y", "z")
+    t = x[2].copy()
+    want = []
+    for new in (lambda t: x[0] + x[1], lambda t: x[1] * x[2],
+                lambda t: t + x[0] * x[2], lambda t: t + a[1] * x[1]):
+        t = np.where(np.arange(8) < m, new(t), t).astype(np.float32)
+        want.append(t)
+    assert np.array_equal(outs[1]["y"], np.array(want))
+    zw = z.copy()
+    zw[4:4 + m] = t[:m]
+    assert np.array_equal(outs[1]["z"], zw)
 
 
 def test_setzero_and_broadcast():

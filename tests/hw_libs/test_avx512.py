@@ -20,7 +20,9 @@ from exo_hl import (DRAM, MemGenError, SchedulingError, f32, proc,
 from exo_hl.hw_libs.avx512 import (
     AVX512, INSTRS, mm512_add_loadu_ps, mm512_add_ps, mm512_fmadd_bcst_ps,
     mm512_fmadd_ps, mm512_loadu_ps, mm512_mask_storeu_ps,
-    mm512_maskz_loadu_ps, mm512_mul_ps, mm512_reduce_storeu_ps, mm512_set1_ps,
+    mm512_maskz_loadu_ps, mm512_mul_ps, mm512_prefix_add_ps,
+    mm512_prefix_fmadd_bcst_ps, mm512_prefix_fmadd_ps, mm512_prefix_mul_ps,
+    mm512_prefix_storeu_ps, mm512_reduce_storeu_ps, mm512_set1_ps,
     mm512_setzero_ps, mm512_storeu_ps)
 
 
@@ -83,6 +85,29 @@ def w_arith(x: f32[3, 16] @ DRAM, a: f32[4] @ DRAM, y: f32[5, 16] @ DRAM):
     mm512_reduce_storeu_ps(y[4, 0:16], t)            # y4 += t
 
 
+@proc
+def w_prefix(m: size, x: f32[3, 16] @ DRAM, a: f32[4] @ DRAM,
+             y: f32[4, 16] @ DRAM, z: f32[20] @ DRAM):
+    """Every prefix (first m lanes) instruction once; every lane out (lanes
+    m..15 keep the destination's values), the prefix store into
+    z[2:2+m] between sentinels."""
+    assert m <= 16
+    r: f32[3, 16] @ AVX512
+    for i in seq(0, 3):
+        mm512_loadu_ps(r[i, 0:16], x[i, 0:16])
+    t: f32[16] @ AVX512
+    mm512_loadu_ps(t, x[2, 0:16])
+    mm512_prefix_add_ps(m, t, r[0, 0:16])                 # t += x0
+    mm512_storeu_ps(y[0, 0:16], t)
+    mm512_prefix_mul_ps(m, t, r[1, 0:16], r[2, 0:16])     # t = x1 * x2
+    mm512_storeu_ps(y[1, 0:16], t)
+    mm512_prefix_fmadd_ps(m, t, r[0, 0:16], r[2, 0:16])   # t += x0 * x2
+    mm512_storeu_ps(y[2, 0:16], t)
+    mm512_prefix_fmadd_bcst_ps(m, t, a[1:2], r[1, 0:16])  # t += a1 * x1
+    mm512_storeu_ps(y[3, 0:16], t)
+    mm512_prefix_storeu_ps(m, z[2:2 + m], t)
+
+
 def _ints(rng, *shape):
     return rng.integers(-8, 9, shape).astype(np.float32)
 
@@ -103,6 +128,26 @@ def _assert_same(outs, *names):
     ref, got = outs
     for n in names:
         assert np.array_equal(ref[n], got[n]), (n, ref[n], got[n])
+
+
+@pytest.mark.parametrize("m", [1, 5, 15, 16])
+def test_prefix_instructions_change_only_m_lanes(m):
+    rng = np.random.default_rng(30 + m)
+    x, a = _ints(rng, 3, 16), _ints(rng, 4)
+    z = np.full(20, 99, np.float32)
+    outs = _both(w_prefix, m=m, x=x, a=a, y=np.zeros((4, 16), np.float32),
+                 z=z)
+    _assert_same(outs, "y", "z")
+    t = x[2].copy()
+    want = []
+    for new in (lambda t: t + x[0], lambda t: x[1] * x[2],
+                lambda t: t + x[0] * x[2], lambda t: t + a[1] * x[1]):
+        t = np.where(np.arange(16) < m, new(t), t).astype(np.float32)
+        want.append(t)
+    assert np.array_equal(outs[1]["y"], np.array(want))
+    zw = z.copy()
+    zw[2:2 + m] = t[:m]
+    assert np.array_equal(outs[1]["z"], zw)
 
 
 def test_loadu_storeu():
@@ -228,7 +273,7 @@ def _templates_compile(flags):
     import tempfile
     with tempfile.TemporaryDirectory() as d:
         compile_procs([w_copy, w_masked, w_mask_store, w_zero, w_set1,
-                       w_arith], d, "avx")
+                       w_arith, w_prefix], d, "avx")
         r = subprocess.run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror",
                             *flags, "-c", "avx.c"], cwd=d,
                            capture_output=True, text=True)
@@ -244,7 +289,8 @@ def test_templates_compile_warning_free(flags):
 
 def test_every_instruction_is_exercised():
     used = set()
-    for w in (w_copy, w_masked, w_mask_store, w_zero, w_set1, w_arith):
+    for w in (w_copy, w_masked, w_mask_store, w_zero, w_set1, w_arith,
+              w_prefix):
         used |= {n for n in w.c_code_str().split() if n.startswith("_mm512")}
     text = " ".join(p.ir().instr.c_template for p in INSTRS)
     for name in {n.split("(")[0] for n in text.split() if "_mm512" in n}:

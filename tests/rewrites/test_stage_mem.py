@@ -87,9 +87,14 @@ def test_window_must_cover():
 
 
 def test_window_in_bounds():
+    # a point of the window must lie in the buffer
     with pytest.raises(SchedulingError, match="out of bounds"):
-        gemm.stage_mem(gemm.find_loop("k"),
+        gemm.stage_mem(gemm.find_loop("ji"),
+                       "C[4 * io + ii + 4, 16 * jo:16 * jo + 16]", "row")
+    # a slice may run past the buffer: its copies are guarded
+    p = gemm.stage_mem(gemm.find_loop("k"),
                        "C[4 * io:4 * io + 8, 16 * jo:16 * jo + 16]", "C_reg")
+    assert "if i0 < M - 4 * io:" in str(p)
 
 
 @proc

@@ -46,7 +46,32 @@ def test_pack_rejects_a_panel_that_misses_accesses():
         pack(p, 'B[0:K, 4 * jo:4 * jo + 2]', p.find_loop('i'), 'row')
 
 
-def test_pack_transposed_is_refused_with_a_reason():
+def test_pack_transposed(equiv, same_text):
     p = _panels()
-    with pytest.raises(SchedulingError, match="permutes"):
-        pack(p, 'B[0:K, 4 * jo:4 * jo + 4]', p.find_loop('i'), 'transposed')
+    q = pack(p, 'B[0:K, 4 * jo:4 * jo + 4]', p.find_loop('i'), 'transposed')
+    same_text(q, """
+def gemm(M: size, N: size, K: size, A: f32[M, K] @ DRAM, B: f32[K, N] @ DRAM,
+         C: f32[M, N] @ DRAM):
+    assert N % 4 == 0
+    for jo in seq(0, N / 4):
+        B_pack: f32[4, K] @ DRAM
+        for i0 in seq(0, K):
+            for i1 in seq(0, 4):
+                B_pack[i1, i0] = B[i0, 4 * jo + i1]
+        for i in seq(0, M):
+            for ji in seq(0, 4):
+                for k in seq(0, K):
+                    C[i, 4 * jo + ji] += A[i, k] * B_pack[ji, k]""")
+    equiv(gemm, q, [{"M": 2, "N": 4, "K": 3}, {"M": 3, "N": 8, "K": 5}])
+
+
+def test_pack_transposed_rejects_a_panel_that_misses_accesses():
+    p = _panels()
+    with pytest.raises(SchedulingError, match="does not cover"):
+        pack(p, 'B[0:K, 4 * jo:4 * jo + 2]', p.find_loop('i'), 'transposed')
+
+
+def test_pack_rejects_an_unknown_layout():
+    p = _panels()
+    with pytest.raises(SchedulingError, match="layout"):
+        pack(p, 'B[0:K, 4 * jo:4 * jo + 4]', p.find_loop('i'), 'diagonal')

@@ -402,10 +402,116 @@ def mm256_srli_epi16(k: size, dst: [ui16][16] @ AVX2,
             dst[i] = dst[i] / 2
 
 
+# ---------------------------------------------------------------------------
+# f32 tails: the first m lanes only (prefix instructions)
+#
+# Each specification runs over all 8 lanes and tests ``i < m``, the shape
+# ``stage_mem`` gives the copies of a window running past the buffer (and
+# ``vectorize(tail='mask')`` gives the tail's body). Lanes ``m..7`` of the
+# destination keep their values: the arithmetic computes all lanes and
+# blends the first ``m`` into the destination, a memory store is masked.
+# The tail's load is ``mm256_maskload_ps`` (its lanes past ``m`` are 0).
+
+_BLEND = ("{dst_data} = _mm256_blendv_ps({dst_data}, %s, "
+          "_mm256_castsi256_ps(exo_hl_mm256_tail_mask((int)({m}))));")
+
+
+@instr("_mm256_maskstore_ps(&{dst_data}, "
+       "exo_hl_mm256_tail_mask((int)({m})), {src_data});", _TAIL_MASK,
+       cpu_features=_AVX)
+def mm256_prefix_store_ps(m: size, dst: [f32][m] @ DRAM,
+                          src: [f32][8] @ AVX2):
+    """Store the first ``m`` lanes (memory past ``dst[m - 1]`` is not
+    touched): the store of a tail staged by ``stage_mem`` past the end.
+
+    >>> p = p.replace(p.find_loop('i0'), mm256_prefix_store_ps)
+    >>> # for i0 in seq(0, 8): if i0 < n - 8 * io: y[8 * io + i0] = yv[i0]
+    """
+    assert m <= 8
+    assert stride(src, 0) == 1
+    assert stride(dst, 0) == 1
+    for i in seq(0, 8):
+        if i < m:
+            dst[i] = src[i]
+
+
+@instr(_BLEND % "_mm256_add_ps({a_data}, {b_data})", _TAIL_MASK,
+       cpu_features=_AVX)
+def mm256_prefix_add_ps(m: size, dst: [f32][8] @ AVX2, a: [f32][8] @ AVX2,
+                        b: [f32][8] @ AVX2):
+    """``dst = a + b`` in the first ``m`` lanes; the others keep ``dst``.
+
+    >>> p = p.replace(p.find_loop('ii'), mm256_prefix_add_ps)
+    >>> # for ii in seq(0, 8): if ii < n - 8 * io: zv[ii] = xv[ii] + yv[ii]
+    """
+    assert m <= 8
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 8):
+        if i < m:
+            dst[i] = a[i] + b[i]
+
+
+@instr(_BLEND % "_mm256_mul_ps({a_data}, {b_data})", _TAIL_MASK,
+       cpu_features=_AVX)
+def mm256_prefix_mul_ps(m: size, dst: [f32][8] @ AVX2, a: [f32][8] @ AVX2,
+                        b: [f32][8] @ AVX2):
+    """``dst = a * b`` in the first ``m`` lanes; the others keep ``dst``.
+
+    >>> p = p.replace(p.find_loop('ii'), mm256_prefix_mul_ps)
+    """
+    assert m <= 8
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 8):
+        if i < m:
+            dst[i] = a[i] * b[i]
+
+
+@instr(_BLEND % "_mm256_fmadd_ps({a_data}, {b_data}, {dst_data})",
+       _TAIL_MASK, cpu_features=_FMA)
+def mm256_prefix_fmadd_ps(m: size, dst: [f32][8] @ AVX2, a: [f32][8] @ AVX2,
+                          b: [f32][8] @ AVX2):
+    """``dst += a * b`` (fused) in the first ``m`` lanes; the others keep
+    ``dst``.
+
+    >>> p = p.replace(p.find_loop('ii'), mm256_prefix_fmadd_ps)
+    """
+    assert m <= 8
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 8):
+        if i < m:
+            dst[i] += a[i] * b[i]
+
+
+@instr(_BLEND % ("_mm256_fmadd_ps(_mm256_broadcast_ss(&{a_data}), "
+                 "{b_data}, {dst_data})"), _TAIL_MASK, cpu_features=_FMA)
+def mm256_prefix_fmadd_bcst_ps(m: size, dst: [f32][8] @ AVX2,
+                               a: [f32][1] @ DRAM, b: [f32][8] @ AVX2):
+    """``dst += a[0] * b`` (fused) in the first ``m`` lanes; the others
+    keep ``dst``: the tail of ``y += a * x``.
+
+    >>> p = p.replace(p.find_loop('ii'), mm256_prefix_fmadd_bcst_ps)
+    >>> # for ii in seq(0, 8): if ii < n - 8 * io: yv[ii] += a[0] * xv[ii]
+    """
+    assert m <= 8
+    assert stride(dst, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 8):
+        if i < m:
+            dst[i] += a[0] * b[i]
+
+
 INSTRS = (mm256_loadu_ps, mm256_storeu_ps, mm256_maskload_ps,
           mm256_maskstore_ps, mm256_setzero_ps, mm256_broadcast_ss,
           mm256_add_ps, mm256_mul_ps, mm256_max_ps, mm256_fmadd_ps,
           mm256_fmadd_bcst_ps, mm256_reduce_add_ps,
           mm256_loadu_epi16, mm256_storeu_epi16, mm256_set1_epi16,
           mm256_add_epi16, mm256_avg_epu16, mm256_mulhi_epu16,
-          mm256_srli_epi16)
+          mm256_srli_epi16, mm256_prefix_store_ps, mm256_prefix_add_ps,
+          mm256_prefix_mul_ps, mm256_prefix_fmadd_ps,
+          mm256_prefix_fmadd_bcst_ps)

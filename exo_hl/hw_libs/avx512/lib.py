@@ -215,7 +215,110 @@ def mm512_reduce_storeu_ps(dst: [f32][16] @ DRAM, src: [f32][16] @ AVX512):
         dst[i] += src[i]
 
 
+# ---------------------------------------------------------------------------
+# tails: the first m lanes only (prefix instructions)
+#
+# Each specification runs over all 16 lanes and tests ``i < m``, the shape
+# ``stage_mem`` gives the copies of a window running past the buffer (and
+# ``vectorize(tail='mask')`` the tail's body). Lanes ``m..15`` of the
+# destination keep their values (merge masking: a masked add or multiply,
+# an FMA blended into the destination by the mask). The
+# tail's load is ``mm512_maskz_loadu_ps`` (its lanes past ``m`` are 0).
+
+_MASK = "(__mmask16)((1u << {m}) - 1u)"
+
+
+@instr("_mm512_mask_storeu_ps(&{dst_data}, " + _MASK + ", {src_data});",
+       _INCLUDE, cpu_features=_FEATURES)
+def mm512_prefix_storeu_ps(m: size, dst: [f32][m] @ DRAM,
+                           src: [f32][16] @ AVX512):
+    """Store the first ``m`` lanes (memory past ``dst[m - 1]`` is not
+    touched): the store of a tail staged by ``stage_mem`` past the end.
+
+    >>> p = p.replace(p.find_loop('i0'), mm512_prefix_storeu_ps)
+    >>> # for i0 in seq(0, 16): if i0 < n - 16 * io: y[16 * io + i0] = yv[i0]
+    """
+    assert m <= 16
+    assert stride(src, 0) == 1
+    assert stride(dst, 0) == 1
+    for i in seq(0, 16):
+        if i < m:
+            dst[i] = src[i]
+
+
+@instr("{dst_data} = _mm512_mask_add_ps({dst_data}, " + _MASK +
+       ", {dst_data}, {src_data});", _INCLUDE, cpu_features=_FEATURES)
+def mm512_prefix_add_ps(m: size, dst: [f32][16] @ AVX512,
+                        src: [f32][16] @ AVX512):
+    """``dst += src`` in the first ``m`` lanes; the others keep ``dst``.
+
+    >>> p = p.replace(p.find_loop('ii'), mm512_prefix_add_ps)
+    """
+    assert m <= 16
+    assert stride(dst, 0) == 1
+    assert stride(src, 0) == 1
+    for i in seq(0, 16):
+        if i < m:
+            dst[i] += src[i]
+
+
+@instr("{dst_data} = _mm512_mask_mul_ps({dst_data}, " + _MASK +
+       ", {a_data}, {b_data});", _INCLUDE, cpu_features=_FEATURES)
+def mm512_prefix_mul_ps(m: size, dst: [f32][16] @ AVX512,
+                        a: [f32][16] @ AVX512, b: [f32][16] @ AVX512):
+    """``dst = a * b`` in the first ``m`` lanes; the others keep ``dst``.
+
+    >>> p = p.replace(p.find_loop('ii'), mm512_prefix_mul_ps)
+    """
+    assert m <= 16
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 16):
+        if i < m:
+            dst[i] = a[i] * b[i]
+
+
+@instr("{dst_data} = _mm512_mask_blend_ps(" + _MASK + ", {dst_data}, "
+       "_mm512_fmadd_ps({a_data}, {b_data}, {dst_data}));", _INCLUDE,
+       cpu_features=_FEATURES)
+def mm512_prefix_fmadd_ps(m: size, dst: [f32][16] @ AVX512,
+                          a: [f32][16] @ AVX512, b: [f32][16] @ AVX512):
+    """``dst += a * b`` (fused) in the first ``m`` lanes; the others keep
+    ``dst``.
+
+    >>> p = p.replace(p.find_loop('ii'), mm512_prefix_fmadd_ps)
+    """
+    assert m <= 16
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 16):
+        if i < m:
+            dst[i] += a[i] * b[i]
+
+
+@instr("{dst_data} = _mm512_mask_blend_ps(" + _MASK + ", {dst_data}, "
+       "_mm512_fmadd_ps(_mm512_set1_ps({a_data}), {b_data}, {dst_data}));",
+       _INCLUDE, cpu_features=_FEATURES)
+def mm512_prefix_fmadd_bcst_ps(m: size, dst: [f32][16] @ AVX512,
+                               a: [f32][1] @ DRAM, b: [f32][16] @ AVX512):
+    """``dst += a[0] * b`` (fused) in the first ``m`` lanes; the others
+    keep ``dst``: the tail of ``y += a * x``.
+
+    >>> p = p.replace(p.find_loop('ii'), mm512_prefix_fmadd_bcst_ps)
+    """
+    assert m <= 16
+    assert stride(dst, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 16):
+        if i < m:
+            dst[i] += a[0] * b[i]
+
+
 INSTRS = (mm512_loadu_ps, mm512_storeu_ps, mm512_maskz_loadu_ps,
           mm512_mask_storeu_ps, mm512_setzero_ps, mm512_set1_ps,
           mm512_fmadd_ps, mm512_fmadd_bcst_ps, mm512_add_ps, mm512_mul_ps,
-          mm512_add_loadu_ps, mm512_reduce_storeu_ps)
+          mm512_add_loadu_ps, mm512_reduce_storeu_ps, mm512_prefix_storeu_ps,
+          mm512_prefix_add_ps, mm512_prefix_mul_ps, mm512_prefix_fmadd_ps,
+          mm512_prefix_fmadd_bcst_ps)
