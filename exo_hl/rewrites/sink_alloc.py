@@ -19,7 +19,12 @@ across the boundary it now has:
   the whole buffer (a scalar assignment, or a loop nest assigning every
   element), or an earlier top-level assignment ``t[e] = ...`` (not under an
   ``if``, its indices reading no configuration state) writes a location
-  proven equal to the one read. Passing the buffer to a call or taking a
+  proven equal to the one read, or an earlier top-level loop nest assigns
+  a whole window of the buffer that the location read is proven to lie in
+  (``_window_cover.written_windows``: the nest's loops run, and the
+  window's bounds keep their values through the iteration). This is
+  per-iteration definedness: what ``compute_at`` leaves (each tile
+  computes the part of the buffer it reads) can then be stored per tile. Passing the buffer to a call or taking a
   window of it needs the whole-buffer overwrite. Anything else is refused.
 """
 from __future__ import annotations
@@ -33,6 +38,7 @@ from . import _common as C
 from ..core_ir.paths import walk_with_paths
 from ._buffer_uses import stmt_uses
 from ._expr_at import expr_text, reads_config
+from ._window_cover import inside_window, written_windows
 
 OP = "sink_alloc"
 
@@ -106,6 +112,7 @@ def _check_no_carried_values(proc, loop_path, loop, alloc, fail):
     scalar = not isinstance(alloc.type, IR.Tensor)
     whole = False       # an earlier top-level statement overwrote it all
     defs = []           # indices of earlier top-level plain assignments
+    wins = []           # windows earlier top-level loop nests assign
     for k, top in enumerate(loop.body):
         tpath = tuple(loop_path) + (("body", k), )
         for p, st in walk_with_paths((top, ), tuple(loop_path), "body", k):
@@ -114,7 +121,8 @@ def _check_no_carried_values(proc, loop_path, loop, alloc, fail):
                     continue
                 if u.kind in ("read", "reduce"):
                     idx = tuple(u.node.idx)
-                    if any(_same_loc(proc, p, idx, d) for d in defs):
+                    if any(_same_loc(proc, p, idx, d) for d in defs) or any(
+                            inside_window(proc, p, idx, w) for w in wins):
                         continue
                     what = (f"reads {expr_text(u.node)}" if u.kind == "read"
                             else f"reduces into {buf.name}[...]")
@@ -134,6 +142,8 @@ def _check_no_carried_values(proc, loop_path, loop, alloc, fail):
         elif not whole and not scalar and _overwrites_all(
                 proc, tpath, top, loop.body, alloc):
             whole = True
+        elif not whole and not scalar and isinstance(top, IR.For):
+            wins += written_windows(proc, tpath, top, loop.body, buf)
 
 
 def _same_loc(proc, path, idx, d) -> bool:
