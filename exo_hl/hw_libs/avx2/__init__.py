@@ -7,7 +7,7 @@ from .lib import (AVX2, INSTRS, mm256_add_epi16, mm256_add_ps,
                   mm256_avg_epu16, mm256_broadcast_ss, mm256_fmadd_bcst_ps,
                   mm256_fmadd_ps, mm256_loadu_epi16, mm256_loadu_ps,
                   mm256_maskload_ps, mm256_maskstore_ps, mm256_max_ps,
-                  mm256_mul_ps, mm256_mulhi_epu16, mm256_reduce_add_ps,
+                  mm256_mean3_epu16, mm256_mul_ps, mm256_mulhi_epu16, mm256_reduce_add_ps,
                   mm256_set1_epi16, mm256_setzero_ps, mm256_srli_epi16,
                   mm256_storeu_epi16, mm256_storeu_ps)
 
@@ -15,6 +15,6 @@ __all__ = ["AVX2", "INSTRS", "mm256_add_epi16", "mm256_add_ps",
            "mm256_avg_epu16", "mm256_broadcast_ss", "mm256_fmadd_bcst_ps",
            "mm256_fmadd_ps", "mm256_loadu_epi16", "mm256_loadu_ps",
            "mm256_maskload_ps", "mm256_maskstore_ps", "mm256_max_ps",
-           "mm256_mul_ps", "mm256_mulhi_epu16", "mm256_reduce_add_ps",
+           "mm256_mean3_epu16", "mm256_mul_ps", "mm256_mulhi_epu16", "mm256_reduce_add_ps",
            "mm256_set1_epi16", "mm256_setzero_ps", "mm256_srli_epi16",
            "mm256_storeu_epi16", "mm256_storeu_ps"]
