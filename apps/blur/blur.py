@@ -13,6 +13,8 @@ only, so each computes the same bits.
 """
 from __future__ import annotations
 
+import functools
+
 from exo_hl import proc, seq, size, ui16
 from exo_hl.stdlib import compute_at, store_at
 
@@ -87,9 +89,9 @@ def _vec_stage(p, loop, tag):
     + r2) / 3``) by 16 lanes: split it, bind each read and the mean to
     16-lane ui16 buffers in AVX2 registers (``bind_expr``, ``expand_dim``,
     ``lift_alloc``, ``fission_after``), then select the instructions
-    (``replace_all``): three loads, ``mm256_mean3_epu16``, one store."""
-    from exo_hl.hw_libs.avx2 import AVX2, INSTRS
-    from exo_hl.stdlib import replace_all
+    (``replace``): three loads, ``mm256_mean3_epu16``, one store."""
+    from exo_hl.hw_libs.avx2 import (AVX2, mm256_loadu_epi16,
+                                     mm256_mean3_epu16, mm256_storeu_epi16)
     xo, xi = f"{tag}o", f"{tag}i"
     p = p.split(loop, 16, xo, xi, tail='perfect')
     body = p.find_loop(xi).body()[0]
@@ -111,7 +113,11 @@ def _vec_stage(p, loop, tag):
         p = p.set_memory(n, AVX2)
     for n in names[:3]:
         p = p.fission_after(p.find(f"{n}[_] = _"))
-    return replace_all(p, INSTRS)
+    for n in names[:3]:
+        p = p.replace(p.find(f"{n}[_] = _").parent(), mm256_loadu_epi16)
+    p = p.replace(p.find(f"{names[3]}[_] = _").parent(), mm256_mean3_epu16)
+    return p.replace(p.find(f"_ = {names[3]}[_]").parent(),
+                     mm256_storeu_epi16)
 
 
 def vectorized(base=sliding_tiles, **kw):
@@ -123,7 +129,13 @@ def vectorized(base=sliding_tiles, **kw):
     return p
 
 
-SCHEDULES = {"naive": naive, "tiled": tiled, "sliding": sliding,
+def _once(fn):
+    """A schedule built once per process (procedures are immutable)."""
+    return functools.cache(fn)
+
+
+# name -> a function returning the scheduled procedure
+_BUILDERS = {"naive": naive, "tiled": tiled, "sliding": sliding,
              "strips": sliding_tiles,
              "strips_par": lambda: sliding_tiles(parallel=True),
              "vec_sliding": lambda: vectorized(sliding).rename(
@@ -131,3 +143,4 @@ SCHEDULES = {"naive": naive, "tiled": tiled, "sliding": sliding,
              "vec_strips": lambda: vectorized().rename("blur_vec_strips"),
              "vec_strips_par": lambda: vectorized(parallel=True).rename(
                  "blur_vec_strips_par")}
+SCHEDULES = {k: _once(f) for k, f in _BUILDERS.items()}
