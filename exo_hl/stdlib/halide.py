@@ -20,20 +20,40 @@ def _const(cursor):
         return None
 
 
+def _producer_loop(p, producer):
+    """The producer's loop nest: ``producer`` names the loop, or a
+    statement inside it (Exo passes the producer's assignment): then its
+    outermost enclosing loop."""
+    if isinstance(producer, str):
+        c = p.find_loop(producer) if " " not in producer.replace(" #", "#") \
+            else p.find(producer)
+    else:
+        c = producer
+    if c.is_loop():
+        return c
+    loops = enclosing_loops(c)
+    if not loops:
+        raise SchedulingError(
+            f"compute_at: the producer {producer!r} is not inside a loop")
+    return loops[-1]
+
+
 def compute_at(p, producer, consumer_loop, width=None):
     """Compute the producer loop nest inside each iteration of
     ``consumer_loop``, recomputing the values neighbouring blocks share
     (Halide's ``compute_at``).
 
-    ``consumer_loop`` is a tile loop (``for jo``) whose body starts with
-    a constant-extent loop (``for ji in seq(0, s)``); ``producer`` is the
-    loop that computes the consumed buffer, before the consumer. The
-    producer is divided into overlapping blocks of stride ``s``
-    (``divide_with_recompute``), and fused into the consumer
-    (``fuse_loop``, which proves every value the consumer reads was
-    produced in the same block). ``width``: the block's extent as a
-    constant, proven equal to the extent ``divide_with_recompute``
-    produces (``rewrite_expr``).
+    ``producer`` is the loop that computes the consumed buffer, before the
+    consumer, or a statement in it (its outermost loop is taken, as Exo
+    passes the producer's assignment). When the body of ``consumer_loop``
+    (a tile loop ``for jo``) starts with a constant-extent loop (``for ji
+    in seq(0, s)``), each iteration is a block of ``s``; otherwise a block
+    of 1 (each iteration computes what it reads). The producer is divided
+    into overlapping blocks of that stride (``divide_with_recompute``), and
+    fused into the consumer (``fuse_loop``, which proves every value the
+    consumer reads was produced in the same block). ``width``: the block's
+    extent as a constant, proven equal to the extent
+    ``divide_with_recompute`` produces (``rewrite_expr``).
 
     Example::
 
@@ -44,12 +64,10 @@ def compute_at(p, producer, consumer_loop, width=None):
     c = loop_cursor(p, consumer_loop)
     outer = c.name()
     body = list(c.body())
-    stride = _const(body[0].hi()) if body and body[0].is_loop() else None
-    if stride is None or _const(body[0].lo()) != 0:
-        raise SchedulingError(
-            f"compute_at: loop {outer!r} must directly start with a loop "
-            f"over seq(0, s) for a constant s (split the consumer first)")
-    prod = loop_cursor(p, producer)
+    stride = _const(body[0].hi()) if body and body[0].is_loop() else 1
+    if stride is None or (body[0].is_loop() and _const(body[0].lo()) != 0):
+        stride = 1
+    prod = _producer_loop(p, producer)
     pname = prod.name()
     inner = f"{pname}i"
     p = p.divide_with_recompute(prod, text(c.hi()), stride, [outer, inner])
