@@ -136,18 +136,38 @@ def compute_root(p, producer):
 
 
 def inline_producer(p, producer):
-    """Inline a producer assignment ``t = e`` (or ``t[i] = e``) into the
-    reads that follow it and drop it (Halide's default, ``inline``):
-    ``inline_assign`` proves the value is still the one read, then
-    ``delete_buffer`` removes the storage when nothing uses it any more.
+    """Inline a producer into the reads that follow it and drop it
+    (Halide's default, ``inline``).
+
+    - an assignment ``t = e`` (or ``t[i] = e``): ``inline_assign`` proves
+      the value is still the one read;
+    - a loop nest ``for i: t[i + r] = e(i)`` (a stage computed by a loop):
+      ``inline_loop`` proves each following read ``t[f]`` lies in what the
+      nest assigns and reads ``e(f - r)``; the nest, now a dead store, goes
+      by ``eliminate_dead_code``.
+
+    ``delete_buffer`` then removes the storage when nothing uses it any
+    more.
 
     Example::
 
         p = inline_producer(p, 't = _')
+        p = inline_producer(blur1d, 'i')      # the loop computing t
     """
-    c = p.find(producer) if isinstance(producer, str) else producer
-    name = c.name()
-    p = p.inline_assign(c)
+    if isinstance(producer, str) and " " not in producer.replace(" #", "#"):
+        c = p.find_loop(producer)
+    else:
+        c = p.find(producer) if isinstance(producer, str) else producer
+    if c.is_loop():
+        a = c
+        while a.is_loop():
+            a = a.body()[0]
+        name = a.name()
+        p = p.inline_loop(c)
+        p = p.eliminate_dead_code(p.forward(c))
+    else:
+        name = c.name()
+        p = p.inline_assign(c)
     try:
         p = p.delete_buffer(f"{name} : _")
     except SchedulingError:
