@@ -233,3 +233,43 @@ def test_sink_alloc_rejects_a_read_inside_the_writing_nest():
                 y[i, c] = t[c + 1]
     with pytest.raises(SchedulingError, match="earlier iteration"):
         prefix.sink_alloc("t : _")
+
+
+def test_sink_alloc_read_after_a_nested_writer_in_the_same_iteration(equiv):
+    @proc
+    def nested(n: size, x: f32[n + 1, n + 1], y: f32[n, n]):
+        t: f32[n + 1, n + 1]
+        for i in seq(0, n):
+            for j in seq(0, n):
+                for ji in seq(0, 2):
+                    for ii in seq(0, 2):
+                        t[i + ii, j + ji] = x[i + ii, j + ji]
+                y[i, j] = t[i, j] + t[i + 1, j + 1]
+    q = nested.sink_alloc("t : _")
+    assert str(q).splitlines()[1:3] == [
+        "    for i in seq(0, n):", "        t: f32[n + 1, n + 1] @ DRAM"]
+    equiv(nested, q, [{"n": 1}, {"n": 3}])
+
+    @proc
+    def read_first(n: size, x: f32[n + 1, n + 1], y: f32[n, n]):
+        t: f32[n + 1, n + 1]
+        for i in seq(0, n):
+            for j in seq(0, n):
+                y[i, j] = t[i, j]           # before this iteration writes it
+                for ji in seq(0, 2):
+                    for ii in seq(0, 2):
+                        t[i + ii, j + ji] = x[i + ii, j + ji]
+    with pytest.raises(SchedulingError, match="earlier iteration"):
+        read_first.sink_alloc("t : _")
+
+    @proc
+    def other_j(n: size, x: f32[n + 1, n + 2], y: f32[n, n]):
+        t: f32[n + 1, n + 2]
+        for i in seq(0, n):
+            for j in seq(0, n):
+                for ji in seq(0, 2):
+                    for ii in seq(0, 2):
+                        t[i + ii, j + ji] = x[i + ii, j + ji]
+                y[i, j] = t[i, j + 2]       # written by the next j, if any
+    with pytest.raises(SchedulingError, match="earlier iteration"):
+        other_j.sink_alloc("t : _")
