@@ -38,6 +38,13 @@ from apps.blur.blur import SCHEDULES  # noqa: E402
 SHAPES = ((1024, 2048), (4800, 6400))
 
 
+def _random(rng, shape, dtype):
+    """Full-range ui16 pixels, or floats in [0, 1)."""
+    if dtype == np.uint16:
+        return rng.integers(0, 65536, shape, dtype=np.uint16)
+    return rng.random(shape, dtype=dtype)
+
+
 def best_ms(fn, reps, clock=time.perf_counter):
     """Best of ``reps`` samples; a sample is the mean over as many calls
     as fill 20 ms of ``clock``."""
@@ -54,8 +61,11 @@ def best_ms(fn, reps, clock=time.perf_counter):
     return best * 1e3
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None, schedules=SCHEDULES, dtype=np.uint16, what="ui16",
+         doc=__doc__):
+    """Parse the options, check and time ``schedules`` (a name -> builder
+    map with a ``naive`` entry) on images of ``dtype``."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--shape", type=int, nargs=2, action="append")
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--threads", type=int, default=None)
@@ -64,21 +74,21 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if a.threads:
         os.environ["OMP_NUM_THREADS"] = str(a.threads)
-    names = a.only or list(SCHEDULES)
-    fns = {k: SCHEDULES[k]().compile(openmp=k.endswith("_par"))
+    names = a.only or list(schedules)
+    fns = {k: schedules[k]().compile(openmp=k.endswith("_par"))
            for k in names}
     clock = time.perf_counter if a.clock == "wall" else time.process_time
     print(f"load average: {os.getloadavg()}, clock: {a.clock}")
     rng = np.random.default_rng(0)
     for H, W in a.shape or SHAPES:
-        inp = rng.integers(0, 65536, (H + 2, W + 2), dtype=np.uint16)
-        outs = {k: np.zeros((H, W), np.uint16) for k in names}
-        ref = np.zeros((H, W), np.uint16)
-        SCHEDULES["naive"]().compile()(H, W, inp, ref)
+        inp = _random(rng, (H + 2, W + 2), dtype)
+        outs = {k: np.zeros((H, W), dtype) for k in names}
+        ref = np.zeros((H, W), dtype)
+        schedules["naive"]().compile()(H, W, inp, ref)
         for k in names:
             fns[k](H, W, inp, outs[k])
             assert np.array_equal(outs[k], ref), k
-        src = rng.integers(0, 65536, (H, W), dtype=np.uint16)
+        src = _random(rng, (H, W), dtype)
         dst = np.empty_like(src)
         nbytes = src.nbytes
 
@@ -94,7 +104,7 @@ def main(argv=None):
                 times[k].append(best_ms(lambda: f(H, W, inp, o), a.reps, clock))
         m = min(mc)
         base = min(times["naive"]) if "naive" in times else None
-        print(f"\n{H} x {W} ui16: memcpy of {nbytes / 2**20:.1f} MiB "
+        print(f"\n{H} x {W} {what}: memcpy of {nbytes / 2**20:.1f} MiB "
               f"{m:.3f} ms ({2 * nbytes / m / 1e6:.1f} GB/s read+write)")
         print(f"{'schedule':<12} {'ms':>8} {'/memcpy':>8} {'vs naive':>9}")
         for k in names:
