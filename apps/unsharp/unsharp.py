@@ -2,17 +2,20 @@
 
 Output ``H x W``, input ``(H + 2) x (W + 2)``, values in ``[0, 1]``::
 
-    bx[y, x]  = (inp[y, x] + inp[y, x + 1] + inp[y, x + 2]) * THIRD
-    by[y, x]  = (bx[y, x] + bx[y + 1, x] + bx[y + 2, x]) * THIRD
+    bx[y, x]  = (inp[y, x] + inp[y, x + 1] + inp[y, x + 2]) * 0.333...
+    by[y, x]  = (bx[y, x] + bx[y + 1, x] + bx[y + 2, x]) * 0.333...
     sh[y, x]  = inp[y + 1, x + 1] + inp[y + 1, x + 1] - by[y, x]
-    out[y, x] = fmin(fmax(sh[y, x], 0), 1)
+    out[y, x] = 0 if sh < 0 else (1 if 1 < sh else sh)
 
-(blur, sharpen ``2 * in - blur``, clamp). Every schedule is derived from
+(blur, sharpen ``2 * in - blur``, clamp to [0, 1]). The clamp is written
+with ``select`` (``a < b ? c : d`` in C, which the compiler vectorizes),
+not ``fmin``/``fmax`` (C's ``fminf``/``fmaxf``, library calls for their NaN
+rules). Every schedule is derived from
 ``unsharp`` by checked rewrites only. Each stage is written without a
 product feeding a sum (``in + in``, not ``2 * in``), so that no schedule
 gives the C compiler a multiply-add to contract (``-ffp-contract``): all
 schedules, and numpy's float32, compute the same bits. For the same reason
-``by`` stays a stored stage (inlined, ``x - s * THIRD`` could be fused).
+``by`` stays a stored stage (inlined, ``x - s * 0.333...`` could be fused).
 """
 from __future__ import annotations
 
@@ -20,8 +23,6 @@ import functools
 
 from exo_hl import f32, proc, seq, size
 from exo_hl.stdlib import compute_at, inline_producer, store_at
-
-THIRD = 1.0 / 3.0
 
 
 @proc
@@ -44,7 +45,8 @@ def unsharp(H: size, W: size, inp: f32[H + 2, W + 2], out: f32[H, W]):
                 by[ys, xs]
     for y in seq(0, H):
         for x in seq(0, W):
-            out[y, x] = fmin(fmax(sh[y, x], 0.0), 1.0)
+            out[y, x] = select(sh[y, x], 0.0, 0.0,
+                               select(1.0, sh[y, x], 1.0, sh[y, x]))
 
 
 def naive():
