@@ -273,3 +273,26 @@ def test_sink_alloc_read_after_a_nested_writer_in_the_same_iteration(equiv):
                 y[i, j] = t[i, j + 2]       # written by the next j, if any
     with pytest.raises(SchedulingError, match="earlier iteration"):
         other_j.sink_alloc("t : _")
+
+
+def test_sink_alloc_rejects_a_window_whose_bounds_change_in_the_iteration():
+    from exo_hl import config, index
+
+    @config
+    class SaCfg:
+        lo: index
+
+    @proc
+    def moving(n: size, x: f32[8], y: f32[n]):
+        t: f32[8]
+        for i in seq(0, n):
+            SaCfg.lo = 4
+            for c in seq(SaCfg.lo, 8):
+                t[c] = x[c]
+            SaCfg.lo = 0
+            # the nest wrote t[4:8]; read with the new bound, the window
+            # would look like t[0:8], but t[0] is a value of an earlier
+            # iteration (here: uninitialised)
+            y[i] = t[SaCfg.lo]
+    with pytest.raises(SchedulingError, match="earlier iteration"):
+        moving.sink_alloc("t : _")
