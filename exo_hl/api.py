@@ -675,6 +675,18 @@ class Procedure(Derived):
         return inline_assign(self, assign)
 
     @_records_step
+    def inline_loop(self, loop):
+        """``for i: t[i + r] = e(i)`` followed by reads ``t[f]`` → the reads
+        become ``e(f - r)``, each proven to lie in the range the loop nest
+        assigns while ``e`` keeps its value (the nest stays, a dead store:
+        ``eliminate_dead_code`` removes it).
+
+        >>> p = p.inline_loop('i')
+        """
+        from .rewrites.inline_loop import inline_loop
+        return inline_loop(self, loop)
+
+    @_records_step
     def commute_expr(self, expr):
         """``a op b`` → ``b op a`` for a commutative ``op`` (``+ * ==
         and or``).

@@ -113,3 +113,67 @@ def _assign_covers(proc, s, block, w: Window, loops, affine_form):
         if not prove_at(proc, p, B.cmp("<", l.lo, l.hi)):
             return False
     return True
+
+
+def written_windows(proc, path, stmt, block, buf) -> list:
+    """The windows of ``buf`` that ``stmt`` (at ``path``, inside ``block``)
+    provably assigns in full: one per assignment ``buf[idx] = e`` reached
+    through loops only, read off its indices (a dimension indexed
+    ``x + r`` by a loop ``x`` in ``[lo, hi)`` is the slice
+    ``lo + r : hi + r``; a dimension free of the loops is the point it
+    names), each proven for that assignment as ``overwrites_window`` does
+    (every loop on the way runs, or its range is the window's). The
+    windows' bounds may not read configuration state ``block`` writes, so
+    they keep their values for the rest of the block."""
+    from ..core_ir.simplify import affine_form
+    out = []
+
+    def visit(s, p, loops):
+        if isinstance(s, IR.For):
+            loops = loops + [(p, s)]
+            for i, b in enumerate(s.body):
+                visit(b, p + (("body", i), ), loops)
+        elif isinstance(s, IR.Assign) and s.name == buf and s.idx:
+            # proven for this very assignment (its points are its own)
+            w = _window_of(s, [l for _, l in loops], buf, affine_form)
+            if w is not None and not C.bounds_depend_on(
+                    [e for d in w.dims for e in d], block) \
+                    and _assign_covers(proc, s, block, w, loops, affine_form):
+                out.append(w)
+    visit(stmt, tuple(path), [])
+    return out
+
+
+def _window_of(s, loops, buf, affine_form):
+    by_iter = {l.iter: l for l in loops}
+    dims = []
+    for e in s.idx:
+        terms, _ = affine_form(e)
+        xs = [a for a in terms if isinstance(a, IR.Read) and not a.idx
+              and a.name in by_iter]
+        if not xs:
+            if {n.name for n in walk(e) if isinstance(n, IR.Read)} \
+                    & set(by_iter):
+                return None
+            dims.append(Point(e))
+            continue
+        if len(xs) != 1 or terms[xs[0]] != 1:
+            return None
+        l = by_iter[xs[0].name]
+        rest = B.sub(e, xs[0])
+        dims.append(Slice(B.add(l.lo, rest), B.add(l.hi, rest)))
+    return Window(buf, None, dims)
+
+
+def inside_window(proc, path, idx, w: Window) -> bool:
+    """True when the location ``buf[idx]`` (read at ``path``) provably lies
+    in the window ``w``."""
+    if len(idx) != len(w.dims):
+        return False
+    preds = []
+    for e, d in zip(idx, w.dims):
+        if isinstance(d, Point):
+            preds.append(B.cmp("==", e, d.pt))
+        else:
+            preds += [B.cmp("<=", d.lo, e), B.cmp("<", e, d.hi)]
+    return bool(prove_at(proc, path, B.conj(preds)))

@@ -16,6 +16,8 @@ from __future__ import annotations
 from ..core_ir.nodes import IR
 from ..effects.api import prove_at
 from . import _common as C
+from ..core_ir.traversal import walk_stmts
+from ._buffer_uses import uses
 from ._expr_at import expr_text
 
 OP = "eliminate_dead_code"
@@ -40,6 +42,8 @@ def eliminate_dead_code(proc, stmt):
         else:
             raise fail(f"cannot prove the condition {expr_text(s.cond)} "
                        f"always true or always false here")
+    elif _dead_store(ir, path, s):
+        keep, fld = (), "body"
     elif isinstance(s, IR.For):
         empty = IR.BinOp("<=", s.hi, s.lo, type=IR.Bool, srcinfo=s.srcinfo)
         if not (all(isinstance(b, IR.Pass) for b in s.body)
@@ -49,7 +53,8 @@ def eliminate_dead_code(proc, stmt):
                        f"its body does something")
         keep, fld = (), "body"
     else:
-        raise fail("expected an if or a loop")
+        raise fail("expected an if or a loop, or a store to a buffer nothing "
+                   "reads")
     *parent, (field, k) = path
     block = C.get_list(ir, tuple(parent), field)
     new = tuple(keep)
@@ -61,3 +66,23 @@ def eliminate_dead_code(proc, stmt):
     else:
         fwd = C.forward_replace(path, len(new))
     return proc._derive(new_ir, OP, forward=fwd)
+
+
+def _dead_store(ir, path, s) -> bool:
+    """``s`` only assigns or reduces into allocations (under loops), and
+    without it none of them is read, windowed or passed anywhere."""
+    bufs = set()
+    for st in walk_stmts((s, )):
+        if isinstance(st, (IR.Assign, IR.Reduce)):
+            bufs.add(st.name)
+        elif not isinstance(st, (IR.For, IR.Pass)):
+            return False
+    if not bufs:
+        return False
+    allocs = {st.name for st in walk_stmts(ir.body)
+              if isinstance(st, IR.Alloc)}
+    if not bufs <= allocs:
+        return False
+    rest = C.replace_stmts_at(ir, path, ())
+    return not any(u.kind not in ("write", "stride")
+                   for u in uses(rest.body, (), "body", 0, bufs))

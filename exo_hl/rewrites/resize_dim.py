@@ -28,7 +28,10 @@ and every read sees the value the unfolded program read (a read of a
 location before its first write saw an uninitialised value there too). A
 folded dimension may not be sliced by a window, each index must be proven
 ``>= offset``, and the indices, ``L``'s bounds and the guards between
-``L`` and an access may not read configuration state.
+``L`` and an access may not read configuration state. Accesses in
+statements of the buffer's scope before ``L`` (a sliding window's first
+rows) are allowed: they all run before ``L``'s first iteration, so they
+count as an iteration ``lo - 1`` of ``L`` in the condition above.
 """
 from __future__ import annotations
 
@@ -188,49 +191,57 @@ def resize_dim(proc, alloc, dim, size, offset, fold=False):
 
 
 def _check_fold(proc, ir, buf, parent, field, k, checks, n, fail):
-    """The reuse-distance condition of the module docstring."""
+    """The reuse-distance condition of the module docstring. Accesses in
+    statements before ``L`` (a prologue, e.g. the first rows of a sliding
+    window) count as one more iteration ``lo - 1`` of ``L``: they all run
+    before its first iteration."""
     if not checks:
         return
     depth = len(parent)
     tops = {u.path[depth][1] for u, _ in checks}
-    if len(tops) != 1:
-        raise fail("a folded buffer must be used inside one loop only (all "
-                   "of its accesses in one loop directly in its scope)")
-    lpath = parent + ((field, tops.pop()), )
+    lpath = parent + ((field, max(tops)), )
     L = C.get_stmt(ir, lpath)
     if not isinstance(L, IR.For) or L.mode is not IR.Seq:
         raise fail("a folded buffer must be used inside one sequential loop "
-                   "only (all of its accesses in one loop directly in its "
-                   "scope)", L)
+                   "(all of its accesses in one loop directly in its "
+                   "scope, or in statements before that loop)", L)
+    if len(tops) > 1 and reads_config(L.lo):
+        raise fail("the lower bound of the loop holding the folded "
+                   "buffer's accesses reads configuration state", L)
     for u, e in checks:
-        if len(u.path) == len(lpath):
+        if len(u.path) == len(lpath) and u.path[depth][1] == lpath[-1][1]:
             raise fail("a folded buffer may not be used in the bounds of "
                        "the loop holding its accesses", u.stmt)
         if reads_config(e):
             raise fail(f"the index {expr_text(e)} reads configuration state",
                        u.stmt)
-        for d in range(len(lpath), len(u.path)):
+        for d in range(depth + 1, len(u.path)):
             st = C.get_stmt(ir, u.path[:d])
-            ctl = (st.lo, st.hi) if isinstance(st, IR.For) else (st.cond, )
+            ctl = (st.lo, st.hi) if isinstance(st, IR.For) else \
+                (st.cond, ) if isinstance(st, IR.If) else ()
             if any(reads_config(c) for c in ctl):
                 raise fail("a loop bound or guard around an access of the "
                            "folded buffer reads configuration state", st)
+    before = E.op("-", EA.context(ir, lpath).lift(L.lo), E.const(1))
     prepared = []
     for u, e in checks:
         ctx = EA.context(ir, u.path)
+        inside = u.path[depth][1] == lpath[-1][1]
+        first = len(lpath) if inside else depth + 1
         iters = [C.get_stmt(ir, u.path[:d]).iter
-                 for d in range(len(lpath), len(u.path))
+                 for d in range(first, len(u.path))
                  if isinstance(C.get_stmt(ir, u.path[:d]), IR.For)]
-        prepared.append((u, ctx.lift(e), tuple(ctx.hyps), iters))
+        prepared.append((u, ctx.lift(e), tuple(ctx.hyps), iters, inside))
     y = E.var(L.iter)
-    for ua, ea, ha, _ in prepared:
-        for ub, eb, hb, iters in prepared:
+    for ua, ea, ha, _, ina in prepared:
+        for ub, eb, hb, iters, inb in prepared:
             ren = {x: E.var(x.copy()) for x in iters}
             eb2 = E.subst(eb, ren)
             hb2 = tuple(E.subst(h, ren) for h in hb)
-            yb = ren[L.iter]
+            ya = y if ina else before
+            yb = ren[L.iter] if inb else before
             pred = E.or_(E.op("<", E.op("-", eb2, ea), E.const(n)),
-                         E.op("<", y, yb))
+                         E.op("<", ya, yb))
             r = CH.prove(pred, ha + hb2)
             if not r:
                 raise fail(

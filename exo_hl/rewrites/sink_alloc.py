@@ -19,7 +19,15 @@ across the boundary it now has:
   the whole buffer (a scalar assignment, or a loop nest assigning every
   element), or an earlier top-level assignment ``t[e] = ...`` (not under an
   ``if``, its indices reading no configuration state) writes a location
-  proven equal to the one read. Passing the buffer to a call or taking a
+  proven equal to the one read, or an earlier top-level loop nest assigns
+  a whole window of the buffer that the location read is proven to lie in
+  (``_window_cover.written_windows``: the nest's loops run, and the
+  window's bounds keep their values through the iteration). The same
+  holds inside the body: a read in a nested block may follow, in that
+  block, an assignment or loop nest that assigns its location (it ran
+  earlier in the same iteration). This is
+  per-iteration definedness: what ``compute_at`` leaves (each tile
+  computes the part of the buffer it reads) can then be stored per tile. Passing the buffer to a call or taking a
   window of it needs the whole-buffer overwrite. Anything else is refused.
 """
 from __future__ import annotations
@@ -33,6 +41,7 @@ from . import _common as C
 from ..core_ir.paths import walk_with_paths
 from ._buffer_uses import stmt_uses
 from ._expr_at import expr_text, reads_config
+from ._window_cover import inside_window, written_windows
 
 OP = "sink_alloc"
 
@@ -106,6 +115,7 @@ def _check_no_carried_values(proc, loop_path, loop, alloc, fail):
     scalar = not isinstance(alloc.type, IR.Tensor)
     whole = False       # an earlier top-level statement overwrote it all
     defs = []           # indices of earlier top-level plain assignments
+    wins = []           # windows earlier top-level loop nests assign
     for k, top in enumerate(loop.body):
         tpath = tuple(loop_path) + (("body", k), )
         for p, st in walk_with_paths((top, ), tuple(loop_path), "body", k):
@@ -114,7 +124,9 @@ def _check_no_carried_values(proc, loop_path, loop, alloc, fail):
                     continue
                 if u.kind in ("read", "reduce"):
                     idx = tuple(u.node.idx)
-                    if any(_same_loc(proc, p, idx, d) for d in defs):
+                    if any(_same_loc(proc, p, idx, d) for d in defs) or any(
+                            inside_window(proc, p, idx, w) for w in wins) \
+                            or _inner_cover(proc, loop_path, p, buf, idx):
                         continue
                     what = (f"reads {expr_text(u.node)}" if u.kind == "read"
                             else f"reduces into {buf.name}[...]")
@@ -134,6 +146,32 @@ def _check_no_carried_values(proc, loop_path, loop, alloc, fail):
         elif not whole and not scalar and _overwrites_all(
                 proc, tpath, top, loop.body, alloc):
             whole = True
+        elif not whole and not scalar and isinstance(top, IR.For):
+            wins += written_windows(proc, tpath, top, loop.body, buf)
+
+
+def _inner_cover(proc, loop_path, path, buf, idx) -> bool:
+    """The read ``buf[idx]`` at ``path`` follows, in a block nested in the
+    loop's body (so in the same iteration of the loop), a statement of
+    that block that assigns its location: a plain assignment proven to
+    write it, or a loop nest assigning a window it is proven to lie in."""
+    ir = proc.ir()
+    for d in range(len(loop_path) + 2, len(path) + 1):
+        *parent, (field, k) = path[:d]
+        block = C.get_list(ir, tuple(parent), field)
+        for j in range(k):
+            sp = tuple(parent) + ((field, j), )
+            st = block[j]
+            if isinstance(st, IR.Assign) and st.name == buf and st.idx \
+                    and not any(reads_config(e) for e in st.idx) \
+                    and not C.bounds_depend_on(st.idx, block) \
+                    and _same_loc(proc, path, idx, tuple(st.idx)):
+                return True
+            if isinstance(st, IR.For) and any(
+                    inside_window(proc, path, idx, w)
+                    for w in written_windows(proc, sp, st, block, buf)):
+                return True
+    return False
 
 
 def _same_loc(proc, path, idx, d) -> bool:

@@ -20,20 +20,40 @@ def _const(cursor):
         return None
 
 
+def _producer_loop(p, producer):
+    """The producer's loop nest: ``producer`` names the loop, or a
+    statement inside it (Exo passes the producer's assignment): then its
+    outermost enclosing loop."""
+    if isinstance(producer, str):
+        c = p.find_loop(producer) if " " not in producer.replace(" #", "#") \
+            else p.find(producer)
+    else:
+        c = producer
+    if c.is_loop():
+        return c
+    loops = enclosing_loops(c)
+    if not loops:
+        raise SchedulingError(
+            f"compute_at: the producer {producer!r} is not inside a loop")
+    return loops[-1]
+
+
 def compute_at(p, producer, consumer_loop, width=None):
     """Compute the producer loop nest inside each iteration of
     ``consumer_loop``, recomputing the values neighbouring blocks share
     (Halide's ``compute_at``).
 
-    ``consumer_loop`` is a tile loop (``for jo``) whose body starts with
-    a constant-extent loop (``for ji in seq(0, s)``); ``producer`` is the
-    loop that computes the consumed buffer, before the consumer. The
-    producer is divided into overlapping blocks of stride ``s``
-    (``divide_with_recompute``), and fused into the consumer
-    (``fuse_loop``, which proves every value the consumer reads was
-    produced in the same block). ``width``: the block's extent as a
-    constant, proven equal to the extent ``divide_with_recompute``
-    produces (``rewrite_expr``).
+    ``producer`` is the loop that computes the consumed buffer, before the
+    consumer, or a statement in it (its outermost loop is taken, as Exo
+    passes the producer's assignment). When the body of ``consumer_loop``
+    (a tile loop ``for jo``) starts with a constant-extent loop (``for ji
+    in seq(0, s)``), each iteration is a block of ``s``; otherwise a block
+    of 1 (each iteration computes what it reads). The producer is divided
+    into overlapping blocks of that stride (``divide_with_recompute``), and
+    fused into the consumer (``fuse_loop``, which proves every value the
+    consumer reads was produced in the same block). ``width``: the block's
+    extent as a constant, proven equal to the extent
+    ``divide_with_recompute`` produces (``rewrite_expr``).
 
     Example::
 
@@ -44,12 +64,10 @@ def compute_at(p, producer, consumer_loop, width=None):
     c = loop_cursor(p, consumer_loop)
     outer = c.name()
     body = list(c.body())
-    stride = _const(body[0].hi()) if body and body[0].is_loop() else None
-    if stride is None or _const(body[0].lo()) != 0:
-        raise SchedulingError(
-            f"compute_at: loop {outer!r} must directly start with a loop "
-            f"over seq(0, s) for a constant s (split the consumer first)")
-    prod = loop_cursor(p, producer)
+    stride = _const(body[0].hi()) if body and body[0].is_loop() else 1
+    if stride is None or (body[0].is_loop() and _const(body[0].lo()) != 0):
+        stride = 1
+    prod = _producer_loop(p, producer)
     pname = prod.name()
     inner = f"{pname}i"
     p = p.divide_with_recompute(prod, text(c.hi()), stride, [outer, inner])
@@ -118,18 +136,38 @@ def compute_root(p, producer):
 
 
 def inline_producer(p, producer):
-    """Inline a producer assignment ``t = e`` (or ``t[i] = e``) into the
-    reads that follow it and drop it (Halide's default, ``inline``):
-    ``inline_assign`` proves the value is still the one read, then
-    ``delete_buffer`` removes the storage when nothing uses it any more.
+    """Inline a producer into the reads that follow it and drop it
+    (Halide's default, ``inline``).
+
+    - an assignment ``t = e`` (or ``t[i] = e``): ``inline_assign`` proves
+      the value is still the one read;
+    - a loop nest ``for i: t[i + r] = e(i)`` (a stage computed by a loop):
+      ``inline_loop`` proves each following read ``t[f]`` lies in what the
+      nest assigns and reads ``e(f - r)``; the nest, now a dead store, goes
+      by ``eliminate_dead_code``.
+
+    ``delete_buffer`` then removes the storage when nothing uses it any
+    more.
 
     Example::
 
         p = inline_producer(p, 't = _')
+        p = inline_producer(blur1d, 'i')      # the loop computing t
     """
-    c = p.find(producer) if isinstance(producer, str) else producer
-    name = c.name()
-    p = p.inline_assign(c)
+    if isinstance(producer, str) and " " not in producer.replace(" #", "#"):
+        c = p.find_loop(producer)
+    else:
+        c = p.find(producer) if isinstance(producer, str) else producer
+    if c.is_loop():
+        a = c
+        while a.is_loop():
+            a = a.body()[0]
+        name = a.name()
+        p = p.inline_loop(c)
+        p = p.eliminate_dead_code(p.forward(c))
+    else:
+        name = c.name()
+        p = p.inline_assign(c)
     try:
         p = p.delete_buffer(f"{name} : _")
     except SchedulingError:

@@ -25,7 +25,7 @@ from exo_hl.hw_libs.avx2 import (
     AVX2, INSTRS, mm256_add_epi16, mm256_add_ps, mm256_avg_epu16,
     mm256_broadcast_ss, mm256_fmadd_bcst_ps, mm256_fmadd_ps,
     mm256_loadu_epi16, mm256_loadu_ps, mm256_maskload_ps, mm256_maskstore_ps,
-    mm256_max_ps, mm256_mul_ps, mm256_mulhi_epu16, mm256_prefix_add_ps,
+    mm256_max_ps, mm256_mean3_epu16, mm256_mul_ps, mm256_mulhi_epu16, mm256_prefix_add_ps,
     mm256_prefix_fmadd_bcst_ps, mm256_prefix_fmadd_ps, mm256_prefix_mul_ps,
     mm256_prefix_store_ps, mm256_reduce_add_ps,
     mm256_set1_epi16, mm256_setzero_ps, mm256_srli_epi16, mm256_storeu_epi16,
@@ -226,8 +226,26 @@ def w_prefix(m: size, x: f32[3, 8] @ DRAM, a: f32[4] @ DRAM,
     mm256_prefix_store_ps(m, z[4:4 + m], t)
 
 
+
+@proc
+def w_mean3(n: size, a: ui16[n, 16] @ DRAM, b: ui16[n, 16] @ DRAM,
+            c: ui16[n, 16] @ DRAM, y: ui16[n, 16] @ DRAM):
+    for r in seq(0, n):
+        ra: ui16[16] @ AVX2
+        rb: ui16[16] @ AVX2
+        rc: ui16[16] @ AVX2
+        rm: ui16[16] @ AVX2
+        mm256_loadu_epi16(ra, a[r, 0:16])
+        mm256_loadu_epi16(rb, b[r, 0:16])
+        mm256_loadu_epi16(rc, c[r, 0:16])
+        mm256_mean3_epu16(rm, ra, rb, rc)
+        mm256_storeu_epi16(y[r, 0:16], rm)
+
+
+
 WRAPPERS = (w_copy, w_maskload, w_maskstore, w_zero_bcst, w_arith, w_max,
-            w_reduce, w_copy16, w_int, w_srli, div3, box_blur3x3, w_prefix)
+            w_reduce, w_copy16, w_int, w_srli, div3, box_blur3x3, w_prefix,
+            w_mean3)
 
 
 # ---------------------------------------------------------------------------
@@ -427,6 +445,25 @@ def test_division_by_3_is_exact_for_every_ui16():
     outs = _both(div3, n=4096, x=x, y=np.zeros_like(x))
     _assert_same(outs, "y")
     assert np.array_equal(outs[1]["y"], x // 3)
+
+
+def test_mean3_is_exact_on_the_full_range():
+    """(a + b + c) / 3 with an 18-bit sum, on 16-bit lanes: every pair of
+    low-two-bit patterns with extreme and random high parts, and random
+    full-range data; by the intrinsics and by the body."""
+    rng = np.random.default_rng(7)
+    n = 64
+    a, b, c = (_u16(rng, n, 16) for _ in range(3))
+    lows = np.array([(x, y, z) for x in range(4) for y in range(4)
+                     for z in range(4)], np.uint16)        # 64 patterns
+    for k, v in enumerate((a, b, c)):
+        v[:16] = (v[:16] & 0xFFFC) | lows[:16, k, None]
+        v[16:32] = 65532 | lows[16:32, k, None]            # largest sums
+        v[32:48] = lows[32:48, k, None]                     # smallest
+    outs = _both(w_mean3, n=n, a=a, b=b, c=c, y=np.zeros_like(a))
+    _assert_same(outs, "y")
+    want = (a.astype(np.int64) + b + c) // 3
+    assert np.array_equal(outs[1]["y"], want)
 
 
 def test_mulhi_by_21846_is_not_division_by_3():

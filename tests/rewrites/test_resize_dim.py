@@ -167,7 +167,9 @@ def test_resize_dim_fold_rejects_reversed_or_revisited_order():
             t[r] = x[r]
         for r in seq(0, H):
             y[r] = t[r]
-    with pytest.raises(SchedulingError, match="one loop only"):
+    # the first loop is a prologue of the second: all its accesses count as
+    # one iteration before the loop, where t[0] and t[2] would collide
+    with pytest.raises(SchedulingError, match="folding by 2"):
         revisit.resize_dim("t", 0, 2, 0, fold=True)
 
 
@@ -189,3 +191,56 @@ def test_resize_dim_fold_rejects_slices_and_symbolic_size():
         blur.resize_dim("t", 0, "H", 0, fold=True)
     with pytest.raises(SchedulingError, match=">= 1"):
         blur.resize_dim("t", 0, 3, 1, fold=True)
+
+
+@proc
+def slide(H: size, x: f32[H + 2], y: f32[H]):
+    t: f32[H + 2]
+    for r in seq(0, 2):
+        t[r] = x[r] * 2.0
+    for r in seq(0, H):
+        t[r + 2] = x[r + 2] * 2.0
+        y[r] = t[r] + t[r + 1] + t[r + 2]
+
+
+def test_resize_dim_fold_with_a_prologue(equiv):
+    # the first rows of a sliding window, computed before its loop
+    q = slide.resize_dim("t", 0, 3, 0, fold=True)
+    assert str(q).rstrip() == """\
+def slide(H: size, x: f32[H + 2] @ DRAM, y: f32[H] @ DRAM):
+    t: f32[3] @ DRAM
+    for r in seq(0, 2):
+        t[r % 3] = x[r] * 2.0
+    for r in seq(0, H):
+        t[(r + 2) % 3] = x[r + 2] * 2.0
+        y[r] = t[r % 3] + t[(r + 1) % 3] + t[(r + 2) % 3]"""
+    equiv(slide, q, [{"H": 1}, {"H": 5}])
+    with pytest.raises(SchedulingError, match="folding by 2"):
+        slide.resize_dim("t", 0, 2, 0, fold=True)
+
+
+def test_resize_dim_fold_rejects_a_prologue_reaching_too_far():
+    @proc
+    def early(H: size, x: f32[H + 3], y: f32[H]):
+        t: f32[H + 3]
+        for r in seq(0, 3):
+            t[r] = x[r]
+        for r in seq(0, H):
+            t[r + 3] = x[r + 3]
+            y[r] = t[r] + t[r + 2]
+    # the prologue's t[0] and t[2] need distinct slots; and t[r + 3] of
+    # iteration 0 would overwrite t[0] that this iteration still reads
+    with pytest.raises(SchedulingError, match="folding by 3"):
+        early.resize_dim("t", 0, 3, 0, fold=True)
+    early.resize_dim("t", 0, 4, 0, fold=True)
+
+    @proc
+    def late(H: size, x: f32[H + 2], y: f32[H + 1]):
+        t: f32[H + 2]
+        for r in seq(0, H):
+            t[r + 2] = x[r + 2]
+            y[r] = t[r + 2]
+        t[0] = x[0]           # after the loop: not a prologue
+        y[H] = t[0]
+    with pytest.raises(SchedulingError, match="one sequential loop"):
+        late.resize_dim("t", 0, 2, 0, fold=True)

@@ -56,6 +56,19 @@ def test_compute_at_rejects_a_producer_that_is_not_idempotent():
         compute_at(p, 'i', 'jo')
 
 
-def test_compute_at_needs_a_split_consumer():
-    with pytest.raises(SchedulingError, match="split the consumer"):
-        compute_at(blur1d, 'i', 'j')
+def test_compute_at_unsplit_consumer_computes_blocks_of_one(equiv,
+                                                           same_text):
+    # Exo's spelling: the producer's assignment, a consumer loop whose body
+    # is not a tile loop: each iteration computes the 3 values it reads
+    q = compute_at(blur1d, 't[_] = _', 'j', width=3)
+    same_text(q, """
+def blur1d(n: size, x: f32[n + 2] @ DRAM, y: f32[n] @ DRAM):
+    assert n % 4 == 0
+    t: f32[n + 2] @ DRAM
+    for j in seq(0, n):
+        for ii in seq(0, 3):
+            t[j + ii] = x[j + ii] * 2.0
+        y[j] = t[j] + t[j + 1] + t[j + 2]""")
+    equiv(blur1d, q, [{"n": 4}, {"n": 8}])
+    with pytest.raises(SchedulingError):
+        compute_at(blur1d, 'i', 'j', width=2)

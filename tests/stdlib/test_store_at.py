@@ -88,3 +88,33 @@ def test_store_at_rejects_a_fold_shorter_than_the_reuse_distance():
 def test_store_at_fold_needs_a_size():
     with pytest.raises(SchedulingError, match="fold size"):
         store_at(blur, 't', None, fold=True)
+
+
+@proc
+def blur1d(n: size, x: f32[n + 2], y: f32[n]):
+    assert n % 4 == 0
+    t: f32[n + 2]
+    for i in seq(0, n + 2):
+        t[i] = x[i] * 2.0
+    for j in seq(0, n):
+        y[j] = t[j] + t[j + 1] + t[j + 2]
+
+
+def test_store_at_after_compute_at_keeps_one_tile(equiv, same_text):
+    from exo_hl.stdlib import compute_at
+    p = blur1d.split('j', 4, 'jo', 'ji', tail='perfect')
+    p = compute_at(p, 'i', 'jo', width=6)
+    q = store_at(p, 't', 'jo', size=6, offset='4 * jo')
+    same_text(q, """
+def blur1d(n: size, x: f32[n + 2] @ DRAM, y: f32[n] @ DRAM):
+    assert n % 4 == 0
+    for jo in seq(0, n / 4):
+        t: f32[6] @ DRAM
+        for ii in seq(0, 6):
+            t[ii] = x[4 * jo + ii] * 2.0
+        for ji in seq(0, 4):
+            y[4 * jo + ji] = t[ji] + t[ji + 1] + t[ji + 2]""")
+    equiv(blur1d, q, [{"n": 4}, {"n": 12}])
+    # a tile of 5 does not hold what the tile reads
+    with pytest.raises(SchedulingError):
+        store_at(p, 't', 'jo', size=5, offset='4 * jo')

@@ -1,0 +1,117 @@
+"""Blur benchmark: every schedule of ``apps/blur/blur.py`` beside a memcpy
+of the same bytes and beside the naive schedule, measured in one run.
+
+    python apps/blur/bench.py [--shape H W ...] [--reps 15] [--threads N]
+
+For each shape (output ``H x W``; default 1024 x 2048 and Halide's app
+shape 4800 x 6400) it checks every schedule's output against the naive
+one bit for bit, then times each (best of ``--reps`` samples, each the
+mean of as many calls as fill 20 ms), interleaved with ``memcpy`` of the
+output's bytes from one buffer to another (the bandwidth bound: the blur
+must read the input and write the output at least once; the input's two
+extra rows and columns are ignored). Columns: schedule, ms, ratio to the
+memcpy, speedup over naive. ``par`` schedules use OpenMP
+(``OMP_NUM_THREADS``, ``--threads``). ``--clock cpu`` (the default) times
+the process's CPU time, less disturbed by other work on a loaded machine
+than wall time (``--clock wall``); for ``par`` schedules it is the sum over
+threads, so use wall time to see a parallel speedup.
+
+A benchmark, not a test: on a shared, loaded machine the figures are noisy.
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import numpy as np  # noqa: E402
+
+from apps.blur.blur import SCHEDULES  # noqa: E402
+
+SHAPES = ((1024, 2048), (4800, 6400))
+
+
+def _random(rng, shape, dtype):
+    """Full-range ui16 pixels, or floats in [0, 1)."""
+    if dtype == np.uint16:
+        return rng.integers(0, 65536, shape, dtype=np.uint16)
+    return rng.random(shape, dtype=dtype)
+
+
+def best_ms(fn, reps, clock=time.perf_counter):
+    """Best of ``reps`` samples; a sample is the mean over as many calls
+    as fill 20 ms of ``clock``."""
+    t0 = clock()
+    fn()
+    one = max(clock() - t0, 1e-6)
+    n = max(1, int(0.02 / one))
+    best = float("inf")
+    for _ in range(reps):
+        t0 = clock()
+        for _ in range(n):
+            fn()
+        best = min(best, (clock() - t0) / n)
+    return best * 1e3
+
+
+def main(argv=None, schedules=SCHEDULES, dtype=np.uint16, what="ui16",
+         doc=__doc__):
+    """Parse the options, check and time ``schedules`` (a name -> builder
+    map with a ``naive`` entry) on images of ``dtype``."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--shape", type=int, nargs=2, action="append")
+    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="cpu")
+    a = ap.parse_args(argv)
+    if a.threads:
+        os.environ["OMP_NUM_THREADS"] = str(a.threads)
+    names = a.only or list(schedules)
+    fns = {k: schedules[k]().compile(openmp=k.endswith("_par"))
+           for k in names}
+    clock = time.perf_counter if a.clock == "wall" else time.process_time
+    print(f"load average: {os.getloadavg()}, clock: {a.clock}")
+    rng = np.random.default_rng(0)
+    for H, W in a.shape or SHAPES:
+        inp = _random(rng, (H + 2, W + 2), dtype)
+        outs = {k: np.zeros((H, W), dtype) for k in names}
+        ref = np.zeros((H, W), dtype)
+        schedules["naive"]().compile()(H, W, inp, ref)
+        for k in names:
+            fns[k](H, W, inp, outs[k])
+            assert np.array_equal(outs[k], ref), k
+        src = _random(rng, (H, W), dtype)
+        dst = np.empty_like(src)
+        nbytes = src.nbytes
+
+        def memcpy():
+            ctypes.memmove(dst.ctypes.data, src.ctypes.data, nbytes)
+        times = {k: [] for k in names}
+        mc = []
+        for _ in range(3):          # interleave: load hits all alike
+            mc.append(best_ms(memcpy, a.reps, clock))
+            for k in names:
+                o = outs[k]
+                f = fns[k]
+                times[k].append(best_ms(lambda: f(H, W, inp, o), a.reps, clock))
+        m = min(mc)
+        base = min(times["naive"]) if "naive" in times else None
+        print(f"\n{H} x {W} {what}: memcpy of {nbytes / 2**20:.1f} MiB "
+              f"{m:.3f} ms ({2 * nbytes / m / 1e6:.1f} GB/s read+write)")
+        print(f"{'schedule':<12} {'ms':>8} {'/memcpy':>8} {'vs naive':>9}")
+        for k in names:
+            t = min(times[k])
+            sp = f"{base / t:8.2f}x" if base else ""
+            print(f"{k:<12} {t:8.3f} {t / m:8.2f} {sp:>9}")
+
+
+if __name__ == "__main__":
+    main()

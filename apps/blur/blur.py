@@ -1,0 +1,146 @@
+"""The two-stage 3x3 box blur of Halide's ``apps/blur`` and its schedules.
+
+Algorithm (output ``H x W``, input ``(H + 2) x (W + 2)``, ui16)::
+
+    bx[y, x]  = (inp[y, x] + inp[y, x + 1] + inp[y, x + 2]) / 3
+    out[y, x] = (bx[y, x] + bx[y + 1, x] + bx[y + 2, x]) / 3
+
+exo_hl computes integer data expressions in 32 bits (docs/semantics.md), so
+each sum of three pixels is exact and ``/ 3`` is the floor of the true mean
+on the whole ui16 range (Halide, in 16-bit arithmetic, wraps a sum above
+65535). Every schedule below is derived from ``blur`` by checked rewrites
+only, so each computes the same bits.
+"""
+from __future__ import annotations
+
+import functools
+
+from exo_hl import proc, seq, size, ui16
+from exo_hl.stdlib import compute_at, store_at
+
+TILE = 32       # rows per tile of the tiled schedules
+
+
+@proc
+def blur(H: size, W: size, inp: ui16[H + 2, W + 2], out: ui16[H, W]):
+    assert H % 32 == 0
+    assert W % 16 == 0
+    bx: ui16[H + 2, W]
+    for yb in seq(0, H + 2):
+        for xb in seq(0, W):
+            bx[yb, xb] = (inp[yb, xb] + inp[yb, xb + 1] + inp[yb, xb + 2]) / 3
+    for y in seq(0, H):
+        for x in seq(0, W):
+            out[y, x] = (bx[y, x] + bx[y + 1, x] + bx[y + 2, x]) / 3
+
+
+def naive():
+    """The algorithm as written: all of ``bx``, then all of ``out``."""
+    return blur.rename("blur_naive")
+
+
+def tiled(tile=TILE):
+    """Halide's ``blur_x.compute_at(blur_y, yo)`` with recompute: tiles of
+    ``tile`` output rows, each computing the ``tile + 2`` rows of ``bx`` it
+    reads (2 rows recomputed per tile) into a buffer of that many rows
+    (``store_at`` the tile loop)."""
+    p = blur.split('y', tile, 'yo', 'yi', tail='perfect')
+    p = compute_at(p, 'yb', 'yo', width=tile + 2)
+    p = store_at(p, 'bx', 'yo', dim=0, size=tile + 2, offset=f"{tile} * yo")
+    return p.rename("blur_tiled")
+
+
+def _slide(p, prod, cons):
+    """Fuse the producer loop ``prod`` (rows ``0 .. n + 2``) into the
+    consumer loop ``cons`` (``n`` rows) as a sliding window: the first two
+    rows before the loop, then one new row per consumer row."""
+    p = p.cut_loop(p.find_loop(prod), 2)
+    p = p.shift_loop(p.find_loop(f"{prod} #1"), 0)
+    return p.fuse_loop(p.find_loop(f"{prod} #1"), p.find_loop(cons))
+
+
+def sliding():
+    """Halide's sliding window (``blur_x.store_root().compute_at(blur_y,
+    y)``): one new row of ``bx`` per output row, kept in a circular buffer
+    of 3 rows (``store_at`` root with ``fold=True``)."""
+    p = _slide(blur, 'yb', 'y')
+    p = store_at(p, 'bx', None, fold=True, dim=0, size=3)
+    return p.rename("blur_sliding")
+
+
+def sliding_tiles(tile=TILE, parallel=False):
+    """Strips of ``tile`` output rows (2 rows of ``bx`` recomputed per
+    strip, ``compute_at``), each a sliding window over a circular buffer of
+    3 rows (``store_at`` the strip loop, ``fold=True``); strips are
+    independent, so ``parallel=True`` runs them on threads (``par``)."""
+    p = blur.split('y', tile, 'yo', 'yi', tail='perfect')
+    p = compute_at(p, 'yb', 'yo', width=tile + 2)
+    p = store_at(p, 'bx', 'yo')
+    p = _slide(p, 'ybi', 'yi')
+    p = store_at(p, 'bx', None, fold=True, dim=0, size=3,
+                 offset=f"{tile} * yo")
+    if parallel:
+        p = p.parallelize('yo')
+    return p.rename("blur_strips_par" if parallel else "blur_strips")
+
+
+def _vec_stage(p, loop, tag):
+    """Vectorize one stage's row loop ``loop`` (body ``d[.., x] = (r0 + r1
+    + r2) / 3``) by 16 lanes: split it, bind each read and the mean to
+    16-lane ui16 buffers in AVX2 registers (``bind_expr``, ``expand_dim``,
+    ``lift_alloc``, ``fission_after``), then select the instructions
+    (``replace``): three loads, ``mm256_mean3_epu16``, one store."""
+    from exo_hl.hw_libs.avx2 import (AVX2, mm256_loadu_epi16,
+                                     mm256_mean3_epu16, mm256_storeu_epi16)
+    xo, xi = f"{tag}o", f"{tag}i"
+    p = p.split(loop, 16, xo, xi, tail='perfect')
+    body = p.find_loop(xi).body()[0]
+    dst = repr(body.idx()[0])   # the row index of the stage's output
+    dst = dst[dst.index(": ") + 2:-1]
+    names = [f"{tag}{k}" for k in range(3)] + [f"{tag}m"]
+    p = p.stage_mem(p.find_loop(xi),
+                    f"{body.name()}[{dst}, 16 * {xo}:16 * {xo} + 16]",
+                    names[3])
+    for k in range(3):
+        s3 = p.find(f"{names[3]}[_] = _").rhs().lhs()   # (r0 + r1) + r2
+        r = [s3.lhs().lhs(), s3.lhs().rhs(), s3.rhs()][k]
+        p = p.bind_expr(r, names[k])
+    for n in names[:3]:
+        p = p.set_precision(n, 'ui16')
+        p = p.expand_dim(n, 16, xi)
+        p = p.lift_alloc(f"{n} : _")
+    for n in names:
+        p = p.set_memory(n, AVX2)
+    for n in names[:3]:
+        p = p.fission_after(p.find(f"{n}[_] = _"))
+    for n in names[:3]:
+        p = p.replace(p.find(f"{n}[_] = _").parent(), mm256_loadu_epi16)
+    p = p.replace(p.find(f"{names[3]}[_] = _").parent(), mm256_mean3_epu16)
+    return p.replace(p.find(f"_ = {names[3]}[_]").parent(),
+                     mm256_storeu_epi16)
+
+
+def vectorized(base=sliding_tiles, **kw):
+    """``base`` with both stages' row loops vectorized by 16 ui16 lanes
+    (AVX2: three loads, ``mm256_mean3_epu16``, one store per 16 pixels)."""
+    p = base(**kw)
+    for k, loop in enumerate(('xb', 'xb', 'x')):   # first rows, row, output
+        p = _vec_stage(p, loop, f"v{k}")
+    return p
+
+
+def _once(fn):
+    """A schedule built once per process (procedures are immutable)."""
+    return functools.cache(fn)
+
+
+# name -> a function returning the scheduled procedure
+_BUILDERS = {"naive": naive, "tiled": tiled, "sliding": sliding,
+             "strips": sliding_tiles,
+             "strips_par": lambda: sliding_tiles(parallel=True),
+             "vec_sliding": lambda: vectorized(sliding).rename(
+                 "blur_vec_sliding"),
+             "vec_strips": lambda: vectorized().rename("blur_vec_strips"),
+             "vec_strips_par": lambda: vectorized(parallel=True).rename(
+                 "blur_vec_strips_par")}
+SCHEDULES = {k: _once(f) for k, f in _BUILDERS.items()}

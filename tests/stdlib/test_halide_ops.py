@@ -1,0 +1,215 @@
+"""Exo's ``tests/test_halide_ops.py`` schedules, ported: blur1d and blur2d
+with ``compute_at``, ``store_at`` and inlining, every step checked (no
+unchecked step). Differences from Exo's spelling: ``compute_at`` is told the
+block's width (proven equal to what ``divide_with_recompute`` computes);
+``store_at`` is told each kept dimension's size and offset (proven to hold
+every access); computing at the inner loop ``j`` is ``reorder`` + a second
+``compute_at`` of the producer's ``j`` loop; the buffers are ``f32`` (with
+Exo's ``i8``, inlining ``(...) / 6.0`` is refused: the precision check
+cannot bound an integer division by a literal, so it cannot prove ``i8``
+held the exact value)."""
+from __future__ import annotations
+
+import pytest
+
+from exo_hl import SchedulingError, f32, proc, seq, size
+from exo_hl.stdlib import compute_at, store_at
+
+
+@proc
+def blur1d_compute_root(n: size, consumer: f32[n], inp: f32[n + 6]):
+    producer: f32[n + 1]
+    for i in seq(0, n + 1):
+        producer[i] = (inp[i] + inp[i + 1] + inp[i + 2] + inp[i + 3] +
+                       inp[i + 4] + inp[i + 5]) / 6.0
+    for i in seq(0, n):
+        consumer[i] = (producer[i] + producer[i + 1]) / 2.0
+
+
+@proc
+def blur2d_compute_root(n: size, consumer: f32[n, n],
+                        sin: f32[n + 1, n + 1]):
+    assert n % 4 == 0
+    producer: f32[n + 1, n + 1]
+    for i in seq(0, n + 1):
+        for j in seq(0, n + 1):
+            producer[i, j] = sin[i, j]
+    for i in seq(0, n):
+        for j in seq(0, n):
+            consumer[i, j] = (producer[i, j] + producer[i, j + 1] +
+                              producer[i + 1, j] + producer[i + 1, j + 1]
+                              ) / 4.0
+
+
+def unroll_all(p, name):
+    """Unroll every loop named ``name`` (``unroll_loop``)."""
+    while True:
+        try:
+            c = p.find_loop(name)
+        except SchedulingError:
+            return p
+        p = p.unroll_loop(c)
+
+
+def inline_all(p, buf):
+    """``inline_assign`` each write of ``buf`` in order, then remove the
+    writes left behind, now dead stores (``eliminate_dead_code``)."""
+    n = len(p.find(f"{buf}[_] = _", many=True))
+    for k in range(n):
+        p = p.inline_assign(p.find(f"{buf}[_] = _", many=True)[k])
+    while True:
+        try:
+            c = p.find(f"{buf}[_] = _")
+        except SchedulingError:
+            return p
+        p = p.eliminate_dead_code(c)
+
+
+def test_schedule_blur1d(equiv, same_text):
+    p = blur1d_compute_root
+    procs = []
+    p = compute_at(p, p.find("producer = _"), p.find_loop("i #1"), width=2)
+    procs.append(p.rename("blur1d_compute_at_store_root"))
+    p = store_at(p, "producer", p.find_loop("i"), size=2, offset="i")
+    procs.append(p.rename("blur1d_compute_at"))
+    p = unroll_all(p, "ii")
+    p = inline_all(p, "producer")
+    p = p.delete_buffer("producer : _").simplify()
+    procs.append(p.rename("blur1d_inline"))
+    same_text(_Joined(procs), GOLDEN_1D)
+    for q in procs:
+        equiv(blur1d_compute_root, q, [{"n": 1}, {"n": 5}])
+
+
+def test_schedule_blur2d(equiv, same_text):
+    b = blur2d_compute_root
+    procs = []
+    p = compute_at(b, b.find("producer = _"), b.find_loop("i #1"), width=2)
+    procs.append(p.rename("blur2d_compute_at_i_store_root"))
+    pj = p.reorder("ii", "j")
+    pj = compute_at(pj, pj.find_loop("j"), pj.find_loop("j #1"), width=2)
+    procs.append(pj.rename("blur2d_compute_at_j_store_root"))
+    procs.append(store_at(p, "producer", "i", size=2, offset="i")
+                 .rename("blur2d_compute_at_i"))
+    q = store_at(pj, "producer", "i", size=2, offset="i")
+    procs.append(q.simplify().rename("blur2d_compute_at_j_store_at_i"))
+    q = store_at(q, "producer", "j", dim=1, size=2, offset="j")
+    q = unroll_all(unroll_all(q, "ji"), "ii")
+    q = inline_all(q, "producer")
+    q = q.delete_buffer("producer : _")
+    procs.append(q.rename("blur2d_inline"))
+    same_text(_Joined(procs), GOLDEN_2D)
+    for r in procs:
+        equiv(blur2d_compute_root, r, [{"n": 4}])
+
+
+def test_unsafe_variants_are_refused():
+    b = blur2d_compute_root
+    p = compute_at(b, b.find("producer = _"), b.find_loop("i #1"), width=2)
+    with pytest.raises(SchedulingError):      # a block of one row is short
+        compute_at(b, b.find("producer = _"), b.find_loop("i #1"), width=1)
+    with pytest.raises(SchedulingError):      # a row per iteration: too few
+        store_at(p, "producer", "i", size=1, offset="i")
+    with pytest.raises(SchedulingError):      # the window starts at row i
+        store_at(p, "producer", "i", size=2, offset="i + 1")
+    with pytest.raises(SchedulingError):      # each i needs rows i, i + 1
+        store_at(p.reorder("ii", "j"), "producer", "j", dim=1, size=2,
+                 offset="j")
+
+
+class _Joined:
+    """Procedures printed one after another, as Exo's golden files hold
+    them."""
+
+    def __init__(self, procs):
+        self.procs = procs
+
+    def __str__(self):
+        return "\n\n".join(str(p) for p in self.procs)
+
+
+GOLDEN_1D = """
+def blur1d_compute_at_store_root(n: size, consumer: f32[n] @ DRAM,
+                                 inp: f32[n + 6] @ DRAM):
+    producer: f32[n + 1] @ DRAM
+    for i in seq(0, n):
+        for ii in seq(0, 2):
+            producer[i + ii] = ((inp[i + ii] + inp[i + ii + 1] +
+                                 inp[i + ii + 2] + inp[i + ii + 3] +
+                                 inp[i + ii + 4] + inp[i + ii + 5]) / 6.0)
+        consumer[i] = (producer[i] + producer[i + 1]) / 2.0
+
+def blur1d_compute_at(n: size, consumer: f32[n] @ DRAM, inp: f32[n + 6] @ DRAM):
+    for i in seq(0, n):
+        producer: f32[2] @ DRAM
+        for ii in seq(0, 2):
+            producer[ii] = ((inp[i + ii] + inp[i + ii + 1] + inp[i + ii + 2] +
+                             inp[i + ii + 3] + inp[i + ii + 4] +
+                             inp[i + ii + 5]) / 6.0)
+        consumer[i] = (producer[0] + producer[1]) / 2.0
+
+def blur1d_inline(n: size, consumer: f32[n] @ DRAM, inp: f32[n + 6] @ DRAM):
+    for i in seq(0, n):
+        consumer[i] = (((inp[i] + inp[i + 1] + inp[i + 2] + inp[i + 3] +
+                         inp[i + 4] + inp[i + 5]) / 6.0 +
+                        (inp[i + 1] + inp[i + 2] + inp[i + 3] + inp[i + 4] +
+                         inp[i + 5] + inp[i + 6]) / 6.0) / 2.0)"""
+
+GOLDEN_2D = """
+def blur2d_compute_at_i_store_root(n: size, consumer: f32[n, n] @ DRAM,
+                                   sin: f32[n + 1, n + 1] @ DRAM):
+    assert n % 4 == 0
+    producer: f32[n + 1, n + 1] @ DRAM
+    for i in seq(0, n):
+        for ii in seq(0, 2):
+            for j in seq(0, n + 1):
+                producer[i + ii, j] = sin[i + ii, j]
+        for j in seq(0, n):
+            consumer[i, j] = ((producer[i, j] + producer[i, j + 1] +
+                               producer[i + 1, j] + producer[i + 1, j + 1]) /
+                              4.0)
+
+def blur2d_compute_at_j_store_root(n: size, consumer: f32[n, n] @ DRAM,
+                                   sin: f32[n + 1, n + 1] @ DRAM):
+    assert n % 4 == 0
+    producer: f32[n + 1, n + 1] @ DRAM
+    for i in seq(0, n):
+        for j in seq(0, n):
+            for ji in seq(0, 2):
+                for ii in seq(0, 2):
+                    producer[i + ii, j + ji] = sin[i + ii, j + ji]
+            consumer[i, j] = ((producer[i, j] + producer[i, j + 1] +
+                               producer[i + 1, j] + producer[i + 1, j + 1]) /
+                              4.0)
+
+def blur2d_compute_at_i(n: size, consumer: f32[n, n] @ DRAM,
+                        sin: f32[n + 1, n + 1] @ DRAM):
+    assert n % 4 == 0
+    for i in seq(0, n):
+        producer: f32[2, n + 1] @ DRAM
+        for ii in seq(0, 2):
+            for j in seq(0, n + 1):
+                producer[ii, j] = sin[i + ii, j]
+        for j in seq(0, n):
+            consumer[i, j] = ((producer[0, j] + producer[0, j + 1] +
+                               producer[1, j] + producer[1, j + 1]) / 4.0)
+
+def blur2d_compute_at_j_store_at_i(n: size, consumer: f32[n, n] @ DRAM,
+                                   sin: f32[n + 1, n + 1] @ DRAM):
+    assert n % 4 == 0
+    for i in seq(0, n):
+        producer: f32[2, n + 1] @ DRAM
+        for j in seq(0, n):
+            for ji in seq(0, 2):
+                for ii in seq(0, 2):
+                    producer[ii, j + ji] = sin[i + ii, j + ji]
+            consumer[i, j] = ((producer[0, j] + producer[0, j + 1] +
+                               producer[1, j] + producer[1, j + 1]) / 4.0)
+
+def blur2d_inline(n: size, consumer: f32[n, n] @ DRAM,
+                  sin: f32[n + 1, n + 1] @ DRAM):
+    assert n % 4 == 0
+    for i in seq(0, n):
+        for j in seq(0, n):
+            consumer[i, j] = ((sin[i, j] + sin[i, j + 1] + sin[i + 1, j] +
+                               sin[i + 1, j + 1]) / 4.0)"""
