@@ -112,3 +112,9 @@ def test_replace_all_leaves_unmatched_loops():
     p = replace_all(add8_staged, [mm256_add_ps])
     assert str(p).count("for i in seq(0, 8)") == 3
     assert "mm256_add_ps(zr[0:8], xr[0:8], yr[0:8])" in str(p)
+
+
+def test_replace_all_takes_one_instr_as_exo_does():
+    one = replace_all(add8_staged, mm256_add_ps)
+    assert str(one) == str(replace_all(add8_staged, [mm256_add_ps]))
+    assert "mm256_add_ps(zr[0:8], xr[0:8], yr[0:8])" in str(one)
