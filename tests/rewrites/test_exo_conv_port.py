@@ -228,3 +228,18 @@ def test_exo_conv_schedule_refuses_what_does_not_hold():
     # Exo specialises in_h = H + 2: the sizes violate the asserts unless K = 3
     with pytest.raises(SchedulingError, match="precondition"):
         do_specialization(conv, 80, 100, 128, 2, 5)
+
+
+def test_exo_conv_schedule_history_reruns():
+    """The recorded history (gap cursors shown as ``.after()``) re-runs to
+    the same procedure."""
+    from exo_hl.core_ir.printer import alpha_equal
+    p = do_specialization(conv, 1, 5, 32, 3, 1)
+    text = p.history()
+    assert ").after(), n_lifts=3)" in text
+    scope = {"conv": conv, "AVX2": AVX2, "mm256_loadu_ps": mm256_loadu_ps,
+             "mm256_storeu_ps": mm256_storeu_ps,
+             "mm256_broadcast_ss": mm256_broadcast_ss,
+             "mm256_fmadd_ps": mm256_fmadd_ps, "mm256_relu_ps": mm256_relu_ps}
+    exec(text, scope)
+    assert alpha_equal(scope["p"].ir(), p.ir())
