@@ -5,8 +5,9 @@ The schedule below keeps Exo's spellings: free functions over procedures
 ``'a b'`` loop-nest patterns and ``#k`` occurrence suffixes. Only the vector
 width changes (AVX-512's 16 lanes become AVX2's 8, so the instructions are
 the ``mm256`` ones; ``mm512_set1_ps`` is ``mm256_broadcast_ss``, and the ReLU
-instruction is defined here). Every step is a checked primitive; none is
-switched off.
+instruction is defined here). The same lines at AVX-512's width, exactly
+as Exo writes them, are accepted too. Every step is a checked primitive;
+none is switched off.
 """
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from exo_hl import Procedure, SchedulingError, f32, instr, proc, seq, size
 from exo_hl.core_ir.extern import relu
 from exo_hl.hw_libs.avx2 import (AVX2, mm256_broadcast_ss, mm256_fmadd_ps,
                                  mm256_loadu_ps, mm256_storeu_ps)
+from exo_hl.hw_libs.avx512 import (AVX512, mm512_fmadd_ps, mm512_loadu_ps,
+                                   mm512_set1_ps, mm512_storeu_ps)
 from exo_hl.stdlib import repeat, replace_all
 
 # Exo's free-function spellings
@@ -74,6 +77,14 @@ def mm256_relu_ps(dst: [f32][8] @ AVX2, src: [f32][8] @ AVX2):
 
 
 mm256_set1_ps = mm256_broadcast_ss   # Exo's mm512_set1_ps, at width 8
+
+
+@instr("{dst_data} = _mm512_max_ps({src_data}, _mm512_setzero_ps());",
+       "#include <immintrin.h>\n", cpu_features={"avx512f"})
+def mm512_relu_ps(dst: [f32][16] @ AVX512, src: [f32][16] @ AVX512):
+    for i in seq(0, 16):
+        dst[i] = relu(src[i])
+
 
 VEC_W = 8                            # Exo: 16 (AVX-512)
 TILE_W, TILE_H = 4, 5
@@ -140,6 +151,74 @@ def do_specialization(p, H, W, C, K, N):
     p = replace_all(p, mm256_set1_ps)
     p = replace_all(p, mm256_fmadd_ps)
     p = replace_all(p, mm256_loadu_ps)
+    #
+    p = divide_loop(p, "kc", 2, ["kc_o", "kc_i"], perfect=True)
+    #
+    p = simplify(p)
+    return p
+
+
+def do_specialization_avx512(p, H, W, C, K, N):
+    """Exo's schedule exactly as written, at AVX-512's width (16 lanes)."""
+    VEC_W = 16
+    p = rename(p, "conv_specialized")
+    p = p.partial_eval(H, W, C, H + 2, W + 2, C, K, N)
+    p = simplify(p)
+    #
+    p = divide_loop(p, "oc", TILE_W * VEC_W, ["oc_o", "oc_i"], perfect=True)
+    p = reorder_loops(p, "oc_i n")
+    p = reorder_loops(p, "oc_i oy")
+    p = reorder_loops(p, "oc_i ox")
+    #
+    p = divide_loop(p, "ox", TILE_H, ["ox_o", "ox_i"], perfect=True)
+    #
+    p = divide_loop(p, "oc_i", VEC_W, ["oc_u", "oc_v"], perfect=True)
+    #
+    p = autolift_alloc(p, "res: _", n_lifts=3, keep_dims=True)
+    p = set_memory(p, "res", AVX512)
+    p = fission(p, p.find("res[_] = bias[_]").after(), n_lifts=3)
+    p = replace(p, "for oc_v in _: _ #0", mm512_loadu_ps)
+    #
+    p = fission(p, p.find("for ky in _: _").after(), n_lifts=3)
+    #
+    p = autolift_alloc(p, "relu_v: _", keep_dims=True)
+    p = set_memory(p, "relu_v", AVX512)
+    p = fission(p, p.find("relu_v = _").after())
+    p = replace(p, "for oc_v in _: _ #2", mm512_storeu_ps)
+    #
+    p = repeat(reorder_loops)(p, "ox_i oc_u")
+    p = reorder_loops(p, "ox_i oc_v")
+    p = reorder_loops(p, "ox_i ky")
+    p = reorder_loops(p, "ox_i kx")
+    #
+    p = reorder_loops(p, "oc_v ky")
+    p = reorder_loops(p, "oc_v kx")
+    p = reorder_loops(p, "oc_u ky")
+    p = reorder_loops(p, "oc_u kx")
+    #
+    p = reorder_loops(p, "ox_i kc")
+    p = reorder_loops(p, "oc_v kc")
+    p = reorder_loops(p, "oc_u kc")
+    #
+    p = reorder_loops(p, "oc_v ox_i")
+    p = repeat(reorder_loops)(p, "oc_u ox_i")
+
+    #
+    def stage_input(p, read_expr, name):
+        p = bind_expr(p, read_expr, name)
+        p = expand_dim(p, name, 16, "oc_v")
+        p = lift_alloc(p, name)
+        p = set_memory(p, name, AVX512)
+        p = fission(p, p.find(f"{name}[_] = _").after())
+        return p
+
+    p = stage_input(p, "weights[_]", "wt_vec")
+    p = stage_input(p, "inp[_]", "in_vec")
+    #
+    p = replace_all(p, mm512_relu_ps)
+    p = replace_all(p, mm512_set1_ps)
+    p = replace_all(p, mm512_fmadd_ps)
+    p = replace_all(p, mm512_loadu_ps)
     #
     p = divide_loop(p, "kc", 2, ["kc_o", "kc_i"], perfect=True)
     #
@@ -217,6 +296,22 @@ def test_exo_conv_schedule_equivalent(H, W, C, K, N, equiv):
              "in_w": W + 2, "in_channel": C, "kernel_dim": K,
              "batch_size": N}
     equiv(conv, p, [sizes])
+
+
+def test_exo_conv_schedule_as_written_at_avx512_width(equiv):
+    """Exo's lines unchanged (16 lanes): accepted, and equal to ``conv``
+    (the compiled C runs AVX-512 through the emulation shim here)."""
+    big = do_specialization_avx512(conv, *EXO_SIZES)
+    small = do_specialization(conv, *EXO_SIZES)
+    # the same schedule with twice the lanes: 2 x 16 columns per tile
+    # instead of 4 x 8
+    assert str(big).count("mm512_fmadd_ps(") == 1
+    assert "res: f32[5, 4, 16] @ AVX512" in str(big)
+    assert "oc_o in seq(0, 2)" in str(big) and "oc_o in seq(0, 4)" in str(small)
+    p = do_specialization_avx512(conv, 1, 5, 64, 3, 1)
+    equiv(conv, p, [{"out_h": 1, "out_w": 5, "out_channel": 64, "in_h": 3,
+                     "in_w": 7, "in_channel": 64, "kernel_dim": 3,
+                     "batch_size": 1}])
 
 
 def test_exo_conv_schedule_refuses_what_does_not_hold():
