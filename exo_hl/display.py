@@ -76,6 +76,16 @@ def _arg_text(a, var: str) -> str:
 def _cursor_text(c, var: str) -> str:
     from .core_ir.nodes import IR
     from .core_ir.printer import stmt_to_str
+    from .cursors import BlockCursor, GapCursor, StmtCursor
+    if isinstance(c, GapCursor):       # the gap after / before a statement
+        parent, field, k = c.location()
+        side, k = (".after()", k - 1) if k > 0 else (".before()", k)
+        stmt = StmtCursor(c.proc(), parent + ((field, k), ))
+        return _cursor_text(stmt, var) + side
+    if isinstance(c, BlockCursor):
+        first = _cursor_text(c.first(), var)
+        n = len(c.paths())
+        return first + (f".expand(0, {n - 1})" if n > 1 else ".as_block()")
     node = c.node() if hasattr(c, "node") else None
     if isinstance(node, IR.For):
         name = node.iter.name
@@ -89,7 +99,7 @@ def _cursor_text(c, var: str) -> str:
     if isinstance(node, IR.stmt):
         first = stmt_to_str(node).splitlines()[0].strip().rstrip(":")
         return f"{var}.find({first!r})"
-    return f"{var}.body()  # a cursor"
+    return f"{var}.body()"
 
 
 def _loops(stmts):

@@ -71,3 +71,22 @@ def test_scheduling_docstrings_show_an_example():
     for n in ("split", "reorder", "stage_mem", "replace", "fission_after",
               "bind_expr", "parallelize", "compile", "cpu_features"):
         assert ">>>" in getattr(Procedure, n).__doc__, n
+
+
+@proc
+def two_writes(n: size, x: f32[n], y: f32[n]):
+    for i in seq(0, n):
+        x[i] = 1.0
+        y[i] = 2.0
+
+
+def test_history_shows_gap_and_block_cursors():
+    p = two_writes.reorder_stmts(two_writes.find('x[_] = _').expand(0, 1))
+    p = p.fission(p.find('y[_] = _').after())
+    text = p.history()
+    assert text.splitlines()[1:] == [
+        "p = p.reorder_stmts(p.find('x[i] = 1.0').expand(0, 1))",
+        "p = p.fission(p.find('y[i] = 2.0').after())"]
+    scope = {"two_writes": two_writes}
+    exec(text, scope)
+    assert alpha_equal(scope["p"].ir(), p.ir())

@@ -428,9 +428,19 @@ def canonicalize(t):
             ren[k] = r
         return r
 
+    seen = {}   # id -> (term, result): shared subterms are walked once
+
     def go(t):
         if t is True or t is False:
             return t
+        hit = seen.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        r = go1(t)
+        seen[id(t)] = (t, r)
+        return r
+
+    def go1(t):
         tag = t[0]
         if tag == "lin":
             return ("lin", t[1], tuple((go(a), c) for a, c in t[2]))

@@ -7,14 +7,15 @@ checked by its primitive.
 """
 from __future__ import annotations
 
-from exo_hl import SchedulingError
+from exo_hl import Procedure, SchedulingError
 
 from ._util import all_loops, loop_cursor, mentions, subst_var, text
 
 
 def replace_all(p, instrs):
-    """Replace every loop (and statement) that one of ``instrs`` matches by
-    a call to it, innermost statements last, until nothing more matches.
+    """Replace every loop (and statement) that one of ``instrs`` (a list, or
+    one instruction as in Exo) matches by a call to it, innermost statements
+    last, until nothing more matches.
     Each replacement is ``replace``'s unification and checks; a statement
     no instruction matches stays as it is.
 
@@ -23,7 +24,7 @@ def replace_all(p, instrs):
         from exo_hl.hw_libs.avx2 import INSTRS
         p = replace_all(p, INSTRS)
     """
-    instrs = list(instrs)
+    instrs = [instrs] if isinstance(instrs, Procedure) else list(instrs)
     changed = True
     while changed:
         changed = False

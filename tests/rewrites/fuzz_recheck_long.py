@@ -6,6 +6,11 @@ it by hand after changing the incremental re-check:
 
     python tests/rewrites/fuzz_recheck_long.py --seqs 2000 [--steps 10]
         [--seed 1] [--mode compare|incremental|full] [--parts edits,fuzz]
+        [--budget SECONDS] [--keep-going]
+
+``--budget`` stops the random-schedule part after that many seconds (the
+sequences run so far are reported); ``--keep-going`` records each failing
+step (with its sequence) and carries on, printing them all at the end.
 
 Part 1 is the random-schedule fuzz (``test_schedule_fuzz.fuzz``: every
 accepted step is compared with the original procedure in the interpreter);
@@ -23,7 +28,9 @@ import random
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(_HERE))      # tests/: the shared kernels
+sys.path.insert(0, _HERE)
 
 from exo_hl import DRAM, SchedulingError  # noqa: E402
 from exo_hl.frontend import recheck  # noqa: E402
@@ -84,6 +91,10 @@ def main(argv=None):
                     default="compare")
     ap.add_argument("--parts", default="edits,fuzz",
                     help="which parts to run, in order")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="seconds for the random-schedule part")
+    ap.add_argument("--keep-going", action="store_true",
+                    help="report failing steps instead of stopping")
     args = ap.parse_args(argv)
     os.environ.pop(recheck.COMPARE_ENV, None)
     os.environ.pop(recheck.FULL_RECHECK_ENV, None)
@@ -96,13 +107,21 @@ def main(argv=None):
     for part in args.parts.split(","):
         t0, compared[0] = time.time(), 0
         if part == "fuzz":
-            seqs, steps, acc, _ = F.fuzz(
+            failures = [] if args.keep_going else None
+            res = F.fuzz(
                 n_seqs=args.seqs, n_steps=args.steps, seed=args.seed,
-                roundtrip=lambda q: None, procs=F.PROCS + F.CONFIG_PROCS)
+                roundtrip=lambda q: None, procs=F.PROCS + F.CONFIG_PROCS,
+                budget_s=args.budget, failures=failures)
+            seqs, steps, acc, _ = res
             print(f"[{args.mode}] random schedules: {seqs} sequences, "
                   f"{steps} steps, {acc} accepted, {steps - acc} rejected; "
                   f"{compared[0]} results re-checked both ways "
                   f"({time.time() - t0:.0f}s)", flush=True)
+            F._report("per primitive", res, time.time() - t0)
+            if failures is not None:
+                print(f"failing steps: {len(failures)}")
+                for op, msg in failures:
+                    print(f"--- {op}\n{msg}\n", flush=True)
         else:
             seqs, steps, acc, rej, by_check = edits(
                 args.seqs, args.steps, args.seed + 1, progress=250)

@@ -125,7 +125,31 @@ def temps(N: size, x: f32[N], y: f32[N]):
         c: f32
 
 
-PROCS = [gemm, stencil, matvec, branchy, caller, pipeline, hoist, temps]
+@proc
+def mix(N: size, x: f32[N + 2], y: f32[N + 2]):
+    t: f32
+    for i in seq(0, 2):                 # two loops that join: same body
+        t = x[i] * 2.0
+        y[i] = t + 1.0
+    for i in seq(2, N + 2):
+        t = x[i] * 2.0
+        y[i] = t + 1.0
+    for i in seq(0, N):
+        u: f32                          # written before it is read
+        u = x[i] + 1.0
+        y[i] += u
+        if i < 0:                       # never taken
+            y[i] = 0.0
+        y[i] += x[i]                    # two updates that merge
+        y[i] += 1.0
+    v: f32                              # private to each iteration
+    for i in seq(0, N):
+        v = x[i] * 3.0
+        y[i + 2] += v
+    w: f32[4]                           # never used
+
+
+PROCS = [gemm, stencil, matvec, branchy, caller, pipeline, hoist, temps, mix]
 
 
 # ----------------------------------------------------------------------
@@ -310,7 +334,9 @@ def random_step(p, rng: random.Random, fresh):
         uf = pick([1, 2, 3, 4])
         ops.append((f"unroll_loop({uf})", p.unroll_loop, (c, uf), {}))
         if pairs:
-            t, u = pick(pairs)
+            meet = [(t, u) for t, u in pairs
+                    if expr_to_str(t[1].hi) == expr_to_str(u[1].lo)]
+            t, u = pick(meet) if meet and rng.random() < .8 else pick(pairs)
             ops.append(("join_loops", p.join_loops, (cur(t), cur(u)), {}))
         if nests:
             o = pick(nests)
@@ -393,6 +419,7 @@ def random_step(p, rng: random.Random, fresh):
         ops.append(("inline", p.inline, (cur(pick(calls)), ), {}))
     # buffer and expression rewrites
     ops.extend(_buffer_expr_ops(p, rng, stmts, loops, ifs, allocs, cur))
+    ops.extend(_exo_alias_ops(p, rng, stmts, loops, allocs, cur, fresh))
     ops.append(("simplify", p.simplify, (), {}))
     desc, fn, args, kwargs = pick(ops)
     return desc, functools.partial(fn, *args, **kwargs)
@@ -464,6 +491,83 @@ def _buffer_expr_ops(p, rng, stmts, loops, ifs, allocs, cur):
     return ops
 
 
+def _exo_alias_ops(p, rng, stmts, loops, allocs, cur, fresh):
+    """Draws of Exo's spellings (``divide_loop``, ``reorder_loops 'a b'``,
+    ``fission``/``autofission`` at gap cursors, ``autolift_alloc``,
+    ``fuse``, ``parallelize_loop``, ``unroll_loop`` without a factor,
+    ``reorder_stmts`` of a block, ``mult_loops 'i j'``, ``write_config``),
+    of ``commute_expr`` at a cursor reached by ``.lhs()``/``.rhs()``, and
+    of ``expand_dim``/``divide_dim``/``unroll_buffer``."""
+    pick = rng.choice
+    ops = []
+    if loops:
+        L = pick(loops)
+        name = L[1].iter.name
+        target = pick([name, cur(L)])
+        factor = pick([2, 3, 4])
+        perfect = rng.random() < .25
+        tail = pick(["guard", "cut"])
+        ops.append((f"divide_loop({factor}, {tail}, perfect={perfect})",
+                    p.divide_loop, (target, factor, [fresh("o"), fresh("n")]),
+                    {"tail": tail, "perfect": perfect}))
+        nests = [t for t in loops if len(t[1].body) == 1
+                 and isinstance(t[1].body[0], IR.For)]
+        if nests:
+            o = pick(nests)
+            pat = f"{o[1].iter.name} {o[1].body[0].iter.name}"
+            ops.append((f"reorder_loops('{pat}')", p.reorder_loops, (pat, ),
+                        {}))
+            ops.append((f"mult_loops('{pat}')", p.mult_loops,
+                        (pat, fresh("m")), {}))
+        ops.append(("parallelize_loop", p.parallelize_loop, (cur(L), ), {}))
+        ops.append(("unroll_loop", p.unroll_loop, (cur(L), ), {}))
+        sib = [(t, u) for t in loops for u in _next_sibling(stmts, t)
+               if isinstance(u[1], IR.For)]
+        if sib:
+            t, u = pick(sib)
+            ops.append(("fuse", p.fuse, (cur(t), cur(u)), {}))
+    if stmts:
+        S = pick(stmts)
+        n = rng.randint(1, 3)
+        gap = cur(S).after() if rng.random() < .6 else cur(S).before()
+        op = pick(["fission", "autofission"])
+        ops.append((f"{op}(n={n})", getattr(p, op), (gap, ), {"n_lifts": n}))
+        sib = _next_sibling(stmts, S)
+        if sib:
+            ops.append(("reorder_stmts[block]", p.reorder_stmts,
+                        (cur(S).expand(0, 1), ), {}))
+        bins = [e for e in _exprs(S[1])
+                if isinstance(get_expr(S[1], e), IR.BinOp)]
+        if bins:   # expression-cursor navigation: a child of a binop
+            ec = ExprCursor(p, S[0], pick(bins))
+            ec = ec.lhs() if rng.random() < .5 else ec.rhs()
+            ops.append(("commute_expr[child]", p.commute_expr, (ec, ), {}))
+        if any(isinstance(n, (IR.ReadConfig, IR.WriteConfig))
+               for t in stmts for n in walk(t[1])):
+            field, rhs = pick([("k", pick(["0", "1", "2"])),
+                               ("n", pick(["1", "3", "4"]))])
+            ops.append((f"write_config({field}, {rhs})", p.write_config,
+                        (gap, FuzzCfg, field, rhs), {}))
+    if allocs:
+        A = pick(allocs)
+        n = rng.randint(1, 2)
+        ops.append((f"autolift_alloc(n={n})", p.autolift_alloc, (cur(A), ),
+                    {"n_lifts": n}))
+        if A[2]:
+            it = pick(A[2])
+            ext = pick(["4", "N", "M", "8", "2"])
+            ix = pick([it, f"{it} - 1", "0"])
+            ops.append((f"expand_dim({ext}, {ix})", p.expand_dim,
+                        (cur(A), ext, ix), {}))
+        if isinstance(A[1].type, IR.Tensor):
+            nd = len(A[1].type.hi)
+            dim = rng.randrange(nd)
+            ops.append(("divide_dim", p.divide_dim,
+                        (cur(A), dim, pick([2, 4])), {}))
+            ops.append(("unroll_buffer", p.unroll_buffer, (cur(A), dim), {}))
+    return ops
+
+
 # ----------------------------------------------------------------------
 # checking
 def _sizes(p, rng):
@@ -517,9 +621,11 @@ def _ev(e, env):
 
 
 def fuzz(n_seqs, n_steps, seed, roundtrip, budget_s=None, compile_final=False,
-         procs=PROCS):
+         procs=PROCS, failures=None):
     """Run ``n_seqs`` random sequences on ``procs``; return (sequences,
-    steps, accepted, per-op acceptance counts)."""
+    steps, accepted, per-op acceptance counts). With a ``failures`` list, a
+    failing step is appended to it (and its sequence abandoned) instead of
+    raising, so a long run reports every failure it meets."""
     rng = random.Random(seed)
     t0 = time.time()
     steps = accepted = seqs = 0
@@ -544,9 +650,13 @@ def fuzz(n_seqs, n_steps, seed, roundtrip, budget_s=None, compile_final=False,
                 per_op[op] = (tried + 1, ok)
                 continue
             except Exception as e:  # the property under test
-                raise AssertionError(
+                err = AssertionError(
                     f"{desc} raised {type(e).__name__} (not SchedulingError)"
-                    f" after {log} on\n{p}") from e
+                    f" after {log} on\n{p}")
+                if failures is None:
+                    raise err from e
+                failures.append((op, str(err)))
+                break
             log.append(desc)
             per_op[op] = (tried + 1, ok + 1)
             accepted += 1
@@ -554,9 +664,13 @@ def fuzz(n_seqs, n_steps, seed, roundtrip, budget_s=None, compile_final=False,
                 _check_equal(p0, q, data)
                 roundtrip(q)
             except Exception as e:
-                raise AssertionError(
+                err = AssertionError(
                     f"after {log}: {type(e).__name__}: {e}\n"
-                    f"before:\n{p}\nafter:\n{q}") from e
+                    f"before:\n{p}\nafter:\n{q}")
+                if failures is None:
+                    raise err from e
+                failures.append((op, str(err)))
+                break
             p = q
         if compile_final and p is not p0:
             try:

@@ -217,3 +217,9 @@ def test_prefix_store_needs_its_lane_count_proven():
     q = q.replace(loads, mm256_maskload_ps)
     q = q.replace(q.forward(stores), mm256_prefix_store_ps)
     assert "mm256_prefix_store_ps(n - 8 * io, y[8 * io:n], yv[0:8])" in str(q)
+
+
+def test_replace_all_takes_one_instr_as_exo_does():
+    one = replace_all(add8_staged, mm256_add_ps)
+    assert str(one) == str(replace_all(add8_staged, [mm256_add_ps]))
+    assert "mm256_add_ps(zr[0:8], xr[0:8], yr[0:8])" in str(one)
