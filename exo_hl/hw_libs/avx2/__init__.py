@@ -9,7 +9,8 @@ from .lib import (AVX2, INSTRS, mm256_add_epi16, mm256_add_ps,
                   mm256_maskload_ps, mm256_maskstore_ps, mm256_max_ps,
                   mm256_mul_ps, mm256_mulhi_epu16, mm256_reduce_add_ps,
                   mm256_set1_epi16, mm256_setzero_ps, mm256_srli_epi16,
-                  mm256_storeu_epi16, mm256_storeu_ps)
+                  mm256_storeu_epi16, mm256_storeu_ps,
+                  mm256_storeu_relu_ps)
 
 __all__ = ["AVX2", "INSTRS", "mm256_add_epi16", "mm256_add_ps",
            "mm256_avg_epu16", "mm256_broadcast_ss", "mm256_fmadd_bcst_ps",
@@ -17,4 +18,5 @@ __all__ = ["AVX2", "INSTRS", "mm256_add_epi16", "mm256_add_ps",
            "mm256_maskload_ps", "mm256_maskstore_ps", "mm256_max_ps",
            "mm256_mul_ps", "mm256_mulhi_epu16", "mm256_reduce_add_ps",
            "mm256_set1_epi16", "mm256_setzero_ps", "mm256_srli_epi16",
-           "mm256_storeu_epi16", "mm256_storeu_ps"]
+           "mm256_storeu_epi16", "mm256_storeu_ps",
+           "mm256_storeu_relu_ps"]

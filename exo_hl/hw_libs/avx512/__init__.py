@@ -3,10 +3,10 @@ from .lib import (AVX512, INSTRS, mm512_add_loadu_ps, mm512_add_ps,
                   mm512_fmadd_bcst_ps, mm512_fmadd_ps, mm512_loadu_ps,
                   mm512_mask_storeu_ps, mm512_maskz_loadu_ps, mm512_mul_ps,
                   mm512_reduce_storeu_ps, mm512_set1_ps, mm512_setzero_ps,
-                  mm512_storeu_ps)
+                  mm512_storeu_ps, mm512_storeu_relu_ps)
 
 __all__ = ["AVX512", "INSTRS", "mm512_add_loadu_ps", "mm512_add_ps",
            "mm512_fmadd_bcst_ps", "mm512_fmadd_ps", "mm512_loadu_ps",
            "mm512_mask_storeu_ps", "mm512_maskz_loadu_ps", "mm512_mul_ps",
            "mm512_reduce_storeu_ps", "mm512_set1_ps", "mm512_setzero_ps",
-           "mm512_storeu_ps"]
+           "mm512_storeu_ps", "mm512_storeu_relu_ps"]
