@@ -59,6 +59,7 @@ import numpy as np  # noqa: E402
 
 from apps.common.peak import PeakUnavailable, fma_peak  # noqa: E402
 from apps.conv.api import RawKernel, choose_isa, compiled  # noqa: E402
+from apps.conv.reference import im2col_conv, reference  # noqa: E402
 from apps.conv.schedule import (HALIDE_SIZES, flops,  # noqa: E402
                                 specialized)
 
@@ -68,18 +69,6 @@ from apps.conv.schedule import (HALIDE_SIZES, flops,  # noqa: E402
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 NAMES = ("exo_hl", "onnxruntime", "im2col_blas")
-
-
-def reference(inp, wt, bias):
-    """relu(bias + conv3x3) in float64, NHWC."""
-    N, H2, W2, IC = inp.shape
-    H, W = H2 - 2, W2 - 2
-    acc = np.zeros((N, H, W, wt.shape[3]), np.float64)
-    for ky in range(3):
-        for kx in range(3):
-            acc += inp[:, ky:ky + H, kx:kx + W, :].astype(np.float64) @ \
-                wt[ky, kx].astype(np.float64)
-    return np.maximum(acc + bias, 0.0)
 
 
 def check(name, got, want, ic):
@@ -126,17 +115,6 @@ class OnnxConv:
 
     def __call__(self, x_nchw):
         return self.session.run(None, {"x": x_nchw})[0]
-
-
-def im2col_conv(inp, wt2d, bias, cols, out2d):
-    """out = relu(patches @ wt2d + bias) with numpy and its BLAS."""
-    N, H, W = cols.shape[:3]
-    for ky in range(3):
-        for kx in range(3):
-            cols[:, :, :, ky, kx, :] = inp[:, ky:ky + H, kx:kx + W, :]
-    np.matmul(cols.reshape(N * H * W, -1), wt2d, out=out2d)
-    out2d += bias
-    np.maximum(out2d, 0.0, out=out2d)
 
 
 def _sample(fn, inner, clock, div):
@@ -318,7 +296,6 @@ def main(argv=None):
     if blas is None:
         print("bench.py: numpy does not expose OpenBLAS", file=sys.stderr)
         return 2
-    import onnxruntime
     for line in BLAS_NOTES[1:]:
         print(line)
     print(f"BLAS: {blas_description()}")

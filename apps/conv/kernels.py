@@ -23,5 +23,5 @@ from apps.conv.schedule import AVX2, AVX512, schedule, specialized  # noqa
 
 conv_avx2 = schedule(AVX2)
 conv_avx512 = schedule(AVX512)
-conv_halide_avx2 = specialized(AVX2, kernel=conv_avx2)
-conv_halide_avx512 = specialized(AVX512, kernel=conv_avx512)
+conv_halide_avx2 = specialized(AVX2)
+conv_halide_avx512 = specialized(AVX512)

@@ -197,12 +197,13 @@ def _tile(p, root, isa, cols, tag):
     return p
 
 
-def stages(isa: Isa, p: Procedure = None):
+def stages(isa: Isa, fixed: dict = None):
     """[(description, procedure)] after each group of rewrites of the
-    algorithm (or ``p``: the algorithm with some sizes fixed by
-    ``partial_eval``)."""
+    algorithm, or of the algorithm with the sizes ``fixed`` ({name:
+    value}) by ``partial_eval``."""
     OB, XB = isa.ob, isa.cols
-    p = conv if p is None else p
+    fixed = fixed or {}
+    p = conv.partial_eval(**fixed) if fixed else conv
     out = [("the algorithm", p)]
     p = p.rename(isa.kernel_name)
 
@@ -212,7 +213,9 @@ def stages(isa: Isa, p: Procedure = None):
 
     # 1. output channels: blocks of OB outermost, then the OC % OB tail
     p = p.split(p.find_loop('oc'), OB, 'oco', 'oci', tail='cut')
-    p = p.fission_after(p.find_loop('oco'), n_lifts=3)
+    oc_tail = len(list(p.find_loop('oco').parent().body())) > 1
+    if oc_tail:                        # (no tail when OC is a constant
+        p = p.fission_after(p.find_loop('oco'), n_lifts=3)   # multiple)
     for name in ('x', 'y', 'n'):
         p = p.reorder(p.find_loop(name), p.find_loop('oco'))
     # 2. output columns: groups of XB, then the W % XB tail
@@ -222,8 +225,9 @@ def stages(isa: Isa, p: Procedure = None):
 
     # 3. the weights of a channel block, packed once per block
     #    ([3, 3, IC, OB], contiguous in the order the kernel reads them)
+    ic = str(fixed.get('IC', 'IC'))         # a size or its fixed value
     p = p.stage_mem(p.find_loop('n'),
-                    f'wt[0:3, 0:3, 0:IC, {OB} * oco:{OB} * oco + {OB}]',
+                    f'wt[0:3, 0:3, 0:{ic}, {OB} * oco:{OB} * oco + {OB}]',
                     'W_pack')
     p = step("weights of a channel block packed", p)
 
@@ -231,31 +235,31 @@ def stages(isa: Isa, p: Procedure = None):
     main = lambda q: q.find_loop('xo')
     p = _tile(p, main, isa, XB, '')
     tail = lambda q: _loop(q.find_loop('y'), 'xi')
-    p = _tile(p, tail, isa, 0, '_t')
+    if _loops(p.find_loop('y'), 'xi'):     # (the main tile's are unrolled)
+        p = _tile(p, tail, isa, 0, '_t')
     p = step(f"{XB} x {OB} and 1 x {OB} register tiles @ "
              f"{isa.mem.__name__}: {isa.load.name()}, {isa.fma.name()}, "
              f"{isa.store_relu.name()}", p)
 
     # 5. threads: the output rows of the blocks and of the channel tail
     p = p.parallelize(p.find_loop('y'))
-    p = p.parallelize(p.find_loop('y #1'))
+    if oc_tail:
+        p = p.parallelize(p.find_loop('y #1'))
     step("par: output rows", p)
     return out
 
 
-def schedule(isa: Isa, p: Procedure = None) -> Procedure:
-    """The fully scheduled kernel, named ``isa.kernel_name``."""
-    return stages(isa, p)[-1][1]
+def schedule(isa: Isa, fixed: dict = None) -> Procedure:
+    """The fully scheduled kernel, named ``isa.kernel_name`` (sizes
+    ``fixed`` as in ``stages``)."""
+    return stages(isa, fixed)[-1][1]
 
 
-def specialized(isa: Isa, sizes: dict = None,
-                kernel: Procedure = None) -> Procedure:
-    """The scheduled kernel (``kernel``, default ``schedule(isa)``) with
-    its sizes fixed (``partial_eval``; default: Halide's layer) and
-    simplified (tails that are empty at these sizes disappear), named
+def specialized(isa: Isa, sizes: dict = None) -> Procedure:
+    """The schedule of the algorithm with its sizes fixed first
+    (``partial_eval``; default: Halide's layer), named
     ``conv_halide_<isa>``: constant strides and trip counts for the C
-    compiler."""
+    compiler, and no tail nests where the sizes are multiples of the tile
+    (the same steps, minus those on empty tails)."""
     sizes = HALIDE_SIZES if sizes is None else sizes
-    kernel = schedule(isa) if kernel is None else kernel
-    return kernel.partial_eval(**sizes).simplify().rename(
-        f"conv_halide_{isa.name}")
+    return schedule(isa, sizes).rename(f"conv_halide_{isa.name}")
