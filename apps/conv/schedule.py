@@ -28,8 +28,11 @@ One schedule, parametrized by an instruction-set description (``Isa``):
   the bias and written back through a ReLU fused into the store
   (``*_storeu_relu_ps``);
 * the W % XB tail columns: a 1 x OB tile, ``regs`` accumulators;
-* the output rows are a ``par`` loop (``parallelize`` proves it race-free:
-  each row writes its own pixels of ``out``).
+* the channel-block loop is ``par`` (``parallelize`` proves it race-free:
+  each block packs its weights into its own buffer and writes its own
+  channels of ``out``): one parallel region per call, so threads meet at
+  one barrier; the rows of the channel tail are ``par`` too. With fewer
+  channel blocks than threads (OC < 16 t for AVX2) some threads idle.
 
 Descriptions: ``AVX2`` (5 columns x 2 ymm registers of 8 channels: 10
 accumulators, 2 weight registers, 1 broadcast: 13 of 16 registers; 5
@@ -241,11 +244,13 @@ def stages(isa: Isa, fixed: dict = None):
              f"{isa.mem.__name__}: {isa.load.name()}, {isa.fma.name()}, "
              f"{isa.store_relu.name()}", p)
 
-    # 5. threads: the output rows of the blocks and of the channel tail
-    p = p.parallelize(p.find_loop('y'))
+    # 5. threads: the channel blocks (one parallel region per call; each
+    #    block packs its own weights and writes its own channels of out),
+    #    and the rows of the channel tail
+    p = p.parallelize(p.find_loop('oco'))
     if oc_tail:
         p = p.parallelize(p.find_loop('y #1'))
-    step("par: output rows", p)
+    step("par: channel blocks", p)
     return out
 
 
