@@ -329,8 +329,9 @@ def main(argv=None):
             json.dump(rows, f, indent=1)
         print(f"wrote {args.json}")
     if args.plot:
-        plot(rows, args.plot, f"conv layer N={N} {H}x{W} {IC}->{OC}, "
-             f"exo_hl ({isa.label}) vs ONNX Runtime vs im2col + OpenBLAS")
+        plot(rows, args.plot, f"conv layer N={N}, {H}x{W}, {IC} -> {OC} "
+             f"channels\nexo_hl ({isa.label}) vs ONNX Runtime vs im2col + "
+             f"OpenBLAS")
         print(f"wrote {args.plot}")
     return 0
 
