@@ -6,9 +6,9 @@ function.
 writes ``build/conv_kernels.{c,h}`` with ``conv_avx2`` and ``conv_avx512``
 (any N, H, W, IC, OC >= 1) and ``conv_halide_avx2``,
 ``conv_halide_avx512`` (Halide's layer, sizes fixed), each with the C ABI
-of docs/api.md (``ctxt`` may be NULL). A C program picks the AVX-512 or
-the AVX2 kernel at run time with ``__builtin_cpu_supports("avx512f")``,
-as ``apps/sgemm/c/sgemm.c`` does.
+of docs/api.md (``ctxt`` may be NULL). ``c/conv.c`` adds the entry point
+a C program calls, ``conv`` (``c/conv.h``), which picks the AVX-512 or the
+AVX2 kernel at run time, and the specialized one for Halide's sizes.
 """
 from __future__ import annotations
 
