@@ -177,6 +177,12 @@ def test_benchmarks_page_has_every_app_and_benchmark_table(site):
     assert len(rows) >= 4 and rows[0][0].startswith("shape")
     for row in rows:
         assert row in html_rows, row
+    conv = (REPO / "apps/conv/README.md").read_text()
+    measured = conv.split("## Measured (this machine)")[1].split("\n## ")[0]
+    rows = _md_rows(measured)
+    assert len(rows) >= 3 and rows[0][0] == "threads"
+    for row in rows:
+        assert row in html_rows, row
     bench = (DOCS / "benchmarks.md").read_text()
     for title, header in (("## Gemmini", "M, N, K"),
                           ("## Scheduling speed", "primitive")):
@@ -186,7 +192,8 @@ def test_benchmarks_page_has_every_app_and_benchmark_table(site):
         for row in rows:
             assert row in html_rows, row
     text = _text(_page(site, "benchmarks"))
-    for script in ("apps/gemmini_matmul/run.py", "benchmarks/scale_bench.py",
+    for script in ("apps/gemmini_matmul/run.py", "apps/conv/bench.py",
+                   "benchmarks/scale_bench.py",
                    "benchmarks/schedule_bench.py"):
         assert script in text, script
 

@@ -21,47 +21,16 @@ import functools
 import numpy as np
 
 from apps.sgemm.schedule import ISAS, alpha_beta, schedule
-from exo_hl.codegen_c.host_cpu import emulation_wanted, host_features
+from apps.common import isa_choice as _common_isa
 
 
 def missing_features(isa) -> frozenset:
-    need = isa.cpu_features()
-    return frozenset(need - host_features(need))
+    return _common_isa.missing_features(isa)
 
 
 def choose_isa(name: str = "auto"):
     """(isa, emulated, note) or (None, None, one-line error)."""
-    if name == "auto":
-        for isa in ISAS.values():
-            if not missing_features(isa):
-                others = [f"no {o.name}: it lacks "
-                          f"{', '.join(sorted(missing_features(o)))}"
-                          for o in ISAS.values()
-                          if o is not isa and missing_features(o)]
-                why = f"; {'; '.join(others)}" if others else ""
-                return isa, False, f"auto: the best this CPU has{why}"
-        need = " or ".join("+".join(sorted(i.cpu_features()))
-                           for i in ISAS.values())
-        return None, None, (f"this CPU has none of the instruction sets "
-                            f"this app targets ({need})")
-    if name not in ISAS:
-        return None, None, (f"unknown instruction set {name!r} (one of "
-                            f"auto, {', '.join(ISAS)})")
-    isa = ISAS[name]
-    missing = missing_features(isa)
-    if not missing:
-        return isa, False, "requested"
-    if emulation_wanted(None):
-        return isa, True, (f"requested; this CPU lacks "
-                           f"{', '.join(sorted(missing))}, so it runs "
-                           f"through the emulation layer (EXO_HL_EMULATE): "
-                           f"timings are not meaningful")
-    alt = next((i.name for i in ISAS.values() if not missing_features(i)),
-               None)
-    hint = f"; --isa auto picks {alt} here" if alt else ""
-    return None, None, (f"--isa {name} needs CPU feature(s) "
-                        f"{', '.join(sorted(missing))}, which this CPU lacks "
-                        f"(EXO_HL_EMULATE=1 runs it through emulation){hint}")
+    return _common_isa.choose_isa(ISAS, name)
 
 
 @functools.lru_cache(maxsize=None)

@@ -29,7 +29,7 @@ from exo_hl.hw_libs.avx2 import (
     mm256_prefix_fmadd_bcst_ps, mm256_prefix_fmadd_ps, mm256_prefix_mul_ps,
     mm256_prefix_store_ps, mm256_reduce_add_ps,
     mm256_set1_epi16, mm256_setzero_ps, mm256_srli_epi16, mm256_storeu_epi16,
-    mm256_storeu_ps)
+    mm256_storeu_ps, mm256_storeu_relu_ps)
 
 
 # ---------------------------------------------------------------------------
@@ -87,6 +87,14 @@ def w_arith(x: f32[3, 8] @ DRAM, a: f32[4] @ DRAM, y: f32[5, 8] @ DRAM):
     mm256_storeu_ps(y[3, 0:8], u)
     mm256_max_ps(t, u, r[1, 0:8])                  # t = max(u, x1)
     mm256_storeu_ps(y[4, 0:8], t)
+
+
+@proc
+def w_relu(x: f32[2, 8] @ DRAM, y: f32[2, 8] @ DRAM):
+    r: f32[2, 8] @ AVX2
+    for i in seq(0, 2):
+        mm256_loadu_ps(r[i, 0:8], x[i, 0:8])
+        mm256_storeu_relu_ps(y[i, 0:8], r[i, 0:8])
 
 
 @proc
@@ -244,6 +252,7 @@ def w_mean3(n: size, a: ui16[n, 16] @ DRAM, b: ui16[n, 16] @ DRAM,
 
 
 WRAPPERS = (w_copy, w_maskload, w_maskstore, w_zero_bcst, w_arith, w_max,
+            w_relu,
             w_reduce, w_copy16, w_int, w_srli, div3, box_blur3x3, w_prefix,
             w_mean3)
 
@@ -391,6 +400,44 @@ def test_max_is_vmaxps_on_nan_and_signed_zeros():
     _assert_same(outs, "y")
     want = np.where(a > b, a, b)
     assert np.array_equal(_bits(outs[1]["y"]), _bits(want))
+
+
+def test_storeu_relu():
+    """The ReLU store equals its body (``relu``) on values of both signs,
+    and is ``vmaxps(x, +0.0)``: -0.0 and NaN store +0.0, as C's
+    ``x > 0 ? x : 0``."""
+    rng = np.random.default_rng(3)
+    x = _ints(rng, 2, 8)
+    x[0, :3] = [0.0, -0.0, -1.5]
+    outs = _both(w_relu, x=x, y=np.full((2, 8), 7, np.float32))
+    assert np.array_equal(outs[0]["y"], outs[1]["y"])      # -0.0 == +0.0
+    assert np.array_equal(outs[1]["y"], np.maximum(x, 0))
+    nan = np.float32(np.nan)
+    x = np.array([[nan, -0.0, -2, 2, 0.5, -0.5, 1e30, -1e30]] * 2,
+                 np.float32)
+    y = np.zeros((2, 8), np.float32)
+    w_relu.compile()(x=x, y=y)
+    want = np.array([0, 0, 0, 2, 0.5, 0, 1e30, 0], np.float32)
+    assert np.array_equal(_bits(y[0]), _bits(want))
+
+
+def test_relu_store_is_selected_for_a_relu_loop():
+    """``replace`` picks the ReLU store for ``out = relu(reg)``, and not
+    for a plain copy (the bodies differ)."""
+    @proc
+    def relu8(x: f32[8] @ DRAM, y: f32[8] @ DRAM):
+        r: f32[8] @ AVX2
+        mm256_loadu_ps(r, x[0:8])
+        for i in seq(0, 8):
+            y[i] = relu(r[i])
+    p = relu8.replace(relu8.find_loop('i'), mm256_storeu_relu_ps)
+    assert "mm256_storeu_relu_ps(y[0:8], r[0:8])" in str(p)
+    with pytest.raises(SchedulingError):
+        relu8.replace(relu8.find_loop('i'), mm256_storeu_ps)
+    x = np.arange(-4, 4, dtype=np.float32)
+    y = np.zeros(8, np.float32)
+    p.compile()(x=x, y=y)
+    assert np.array_equal(y, np.maximum(x, 0))
 
 
 @pytest.mark.parametrize("m", range(1, 9))

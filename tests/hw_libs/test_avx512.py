@@ -23,7 +23,7 @@ from exo_hl.hw_libs.avx512 import (
     mm512_maskz_loadu_ps, mm512_mul_ps, mm512_prefix_add_ps,
     mm512_prefix_fmadd_bcst_ps, mm512_prefix_fmadd_ps, mm512_prefix_mul_ps,
     mm512_prefix_storeu_ps, mm512_reduce_storeu_ps, mm512_set1_ps,
-    mm512_setzero_ps, mm512_storeu_ps)
+    mm512_setzero_ps, mm512_storeu_ps, mm512_storeu_relu_ps)
 
 
 # ---------------------------------------------------------------------------
@@ -64,6 +64,13 @@ def w_set1(x: f32[4] @ DRAM, y: f32[16] @ DRAM):
     r: f32[16] @ AVX512
     mm512_set1_ps(r, x[2:3])
     mm512_storeu_ps(y[0:16], r)
+
+
+@proc
+def w_relu(x: f32[16] @ DRAM, y: f32[16] @ DRAM):
+    r: f32[16] @ AVX512
+    mm512_loadu_ps(r, x[0:16])
+    mm512_storeu_relu_ps(y[0:16], r)
 
 
 @proc
@@ -187,6 +194,21 @@ def test_setzero_and_set1():
     assert np.all(outs[1]["y"] == 3.5)
 
 
+def test_storeu_relu():
+    """The ReLU store equals its body; -0.0 and NaN store +0.0 (C's
+    ``x > 0 ? x : 0``, and ``vmaxps(x, +0.0)``)."""
+    rng = np.random.default_rng(4)
+    x = _ints(rng, 16)
+    outs = _both(w_relu, x=x, y=np.full(16, 7, np.float32))
+    assert np.array_equal(outs[0]["y"], outs[1]["y"])      # -0.0 == +0.0
+    assert np.array_equal(outs[1]["y"], np.maximum(x, 0))
+    x[:3] = [np.nan, -0.0, -3]
+    y = np.ones(16, np.float32)
+    w_relu.compile()(x=x, y=y)
+    assert not np.signbit(y[:3]).any() and (y[:3] == 0).all()
+    assert np.array_equal(y[3:], np.maximum(x[3:], 0))
+
+
 def test_arithmetic_instructions():
     rng = np.random.default_rng(7)
     x, a, y = _ints(rng, 3, 16), _ints(rng, 4), _ints(rng, 5, 16)
@@ -273,7 +295,7 @@ def _templates_compile(flags):
     import tempfile
     with tempfile.TemporaryDirectory() as d:
         compile_procs([w_copy, w_masked, w_mask_store, w_zero, w_set1,
-                       w_arith, w_prefix], d, "avx")
+                       w_arith, w_prefix, w_relu], d, "avx")
         r = subprocess.run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror",
                             *flags, "-c", "avx.c"], cwd=d,
                            capture_output=True, text=True)
@@ -290,7 +312,7 @@ def test_templates_compile_warning_free(flags):
 def test_every_instruction_is_exercised():
     used = set()
     for w in (w_copy, w_masked, w_mask_store, w_zero, w_set1, w_arith,
-              w_prefix):
+              w_prefix, w_relu):
         used |= {n for n in w.c_code_str().split() if n.startswith("_mm512")}
     text = " ".join(p.ir().instr.c_template for p in INSTRS)
     for name in {n.split("(")[0] for n in text.split() if "_mm512" in n}:

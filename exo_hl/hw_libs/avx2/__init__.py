@@ -12,7 +12,8 @@ from .lib import (AVX2, INSTRS, mm256_add_epi16, mm256_add_ps,
                   mm256_prefix_mul_ps, mm256_prefix_store_ps,
                   mm256_reduce_add_ps,
                   mm256_set1_epi16, mm256_setzero_ps, mm256_srli_epi16,
-                  mm256_storeu_epi16, mm256_storeu_ps)
+                  mm256_storeu_epi16, mm256_storeu_ps,
+                  mm256_storeu_relu_ps)
 
 __all__ = ["AVX2", "INSTRS", "mm256_add_epi16", "mm256_add_ps",
            "mm256_avg_epu16", "mm256_broadcast_ss", "mm256_fmadd_bcst_ps",
@@ -23,4 +24,5 @@ __all__ = ["AVX2", "INSTRS", "mm256_add_epi16", "mm256_add_ps",
            "mm256_prefix_mul_ps", "mm256_prefix_store_ps",
            "mm256_reduce_add_ps",
            "mm256_set1_epi16", "mm256_setzero_ps", "mm256_srli_epi16",
-           "mm256_storeu_epi16", "mm256_storeu_ps"]
+           "mm256_storeu_epi16", "mm256_storeu_ps",
+           "mm256_storeu_relu_ps"]

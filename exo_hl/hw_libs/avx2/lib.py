@@ -33,7 +33,8 @@ from exo_hl import DRAM, f32, instr, seq, size, ui16
 from exo_hl import stride  # noqa: F401  (used inside instruction bodies)
 from exo_hl.hw_libs.vector_registers import VectorRegisters
 
-# ``select`` in mm256_max_ps is exo_hl's built-in extern (bodies are parsed
+# ``select`` in mm256_max_ps and ``relu`` in mm256_storeu_relu_ps are
+# exo_hl's built-in externs (bodies are parsed
 # by exo_hl, never run by Python).
 
 LANES = 8      # f32 lanes of one ymm register
@@ -184,6 +185,23 @@ def mm256_maskstore_ps(m: size, dst: [f32][m] @ DRAM, src: [f32][8] @ AVX2):
     assert stride(dst, 0) == 1
     for i in seq(0, m):
         dst[i] = src[i]
+
+
+@instr("_mm256_storeu_ps(&{dst_data}, "
+       "_mm256_max_ps({src_data}, _mm256_setzero_ps()));", _INCLUDE,
+       cpu_features=_AVX)
+def mm256_storeu_relu_ps(dst: [f32][8] @ DRAM, src: [f32][8] @ AVX2):
+    """Store ``relu(src)`` (8 floats, unaligned): a ReLU fused into the
+    store of an accumulator tile. ``vmaxps(src, 0)`` returns its second
+    operand, +0.0, when ``src`` is -0.0 or NaN, which is what ``relu``
+    means in C (``x > 0 ? x : 0``).
+
+    >>> p = p.replace(p.find_loop('ol'), mm256_storeu_relu_ps)  # out[..] = relu(acc[..])
+    """
+    assert stride(src, 0) == 1
+    assert stride(dst, 0) == 1
+    for i in seq(0, 8):
+        dst[i] = relu(src[i])
 
 
 @instr("{dst_data} = _mm256_setzero_ps();", _INCLUDE, cpu_features=_AVX)
@@ -547,7 +565,8 @@ def mm256_mean3_epu16(dst: [ui16][16] @ AVX2, a: [ui16][16] @ AVX2,
         dst[i] = (a[i] + b[i] + c[i]) / 3
 
 
-INSTRS = (mm256_loadu_ps, mm256_storeu_ps, mm256_maskload_ps,
+INSTRS = (mm256_loadu_ps, mm256_storeu_ps, mm256_storeu_relu_ps,
+          mm256_maskload_ps,
           mm256_maskstore_ps, mm256_setzero_ps, mm256_broadcast_ss,
           mm256_add_ps, mm256_mul_ps, mm256_max_ps, mm256_fmadd_ps,
           mm256_fmadd_bcst_ps, mm256_reduce_add_ps,

@@ -66,6 +66,23 @@ def mm512_storeu_ps(dst: [f32][16] @ DRAM, src: [f32][16] @ AVX512):
         dst[i] = src[i]
 
 
+@instr("_mm512_storeu_ps(&{dst_data}, "
+       "_mm512_max_ps({src_data}, _mm512_setzero_ps()));",
+       _INCLUDE, cpu_features=_FEATURES)
+def mm512_storeu_relu_ps(dst: [f32][16] @ DRAM, src: [f32][16] @ AVX512):
+    """Store ``relu(src)`` (16 floats, unaligned): a ReLU fused into the
+    store of an accumulator tile. ``vmaxps(src, 0)`` returns its second
+    operand, +0.0, when ``src`` is -0.0 or NaN, which is what ``relu``
+    means in C (``x > 0 ? x : 0``).
+
+    >>> p = p.replace(p.find_loop('ol'), mm512_storeu_relu_ps)
+    """
+    assert stride(src, 0) == 1
+    assert stride(dst, 0) == 1
+    for i in seq(0, 16):
+        dst[i] = relu(src[i])
+
+
 @instr("{dst_data} = _mm512_maskz_loadu_ps("
        "(__mmask16)((1u << {m}) - 1u), &{src_data});",
        _INCLUDE, cpu_features=_FEATURES)
@@ -316,7 +333,8 @@ def mm512_prefix_fmadd_bcst_ps(m: size, dst: [f32][16] @ AVX512,
             dst[i] += a[0] * b[i]
 
 
-INSTRS = (mm512_loadu_ps, mm512_storeu_ps, mm512_maskz_loadu_ps,
+INSTRS = (mm512_loadu_ps, mm512_storeu_ps, mm512_storeu_relu_ps,
+          mm512_maskz_loadu_ps,
           mm512_mask_storeu_ps, mm512_setzero_ps, mm512_set1_ps,
           mm512_fmadd_ps, mm512_fmadd_bcst_ps, mm512_add_ps, mm512_mul_ps,
           mm512_add_loadu_ps, mm512_reduce_storeu_ps, mm512_prefix_storeu_ps,

@@ -1,0 +1,106 @@
+"""The Python entry point: ``conv(inp, wt, bias)`` on the best kernel this
+CPU runs.
+
+    from apps.conv.api import conv
+    out = conv(inp, wt, bias)          # a new out[N, H, W, OC]
+    conv(inp, wt, bias, out)           # into a given array
+
+float32, C-contiguous: ``inp[N, H + 2, W + 2, IC]`` (NHWC), ``wt[3, 3, IC,
+OC]``, ``bias[OC]``, ``out[N, H, W, OC]`` (NHWC), any sizes >= 1.
+``out = relu(bias + conv3x3(inp, wt))``, stride 1, no padding. The kernel
+is scheduled and compiled on first use per instruction set (then cached).
+``isa='auto'`` takes the best instruction set the CPU has (AVX-512, else
+AVX2); naming one the CPU lacks is an error unless emulation is on
+(``EXO_HL_EMULATE=1``). The kernels run on ``OMP_NUM_THREADS`` threads.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+
+import numpy as np
+
+from apps.common import isa_choice as _common_isa
+from apps.conv.schedule import ISAS, schedule
+
+
+def choose_isa(name: str = "auto"):
+    """(isa, emulated, note) or (None, None, one-line error)."""
+    return _common_isa.choose_isa(ISAS, name)
+
+
+@functools.lru_cache(maxsize=None)
+def procedure(isa_name: str):
+    """The general-size kernel scheduled for an ISA."""
+    return schedule(ISAS[isa_name])
+
+
+class RawKernel:
+    """A compiled conv kernel called straight through ctypes, without the
+    compiled callable's per-call argument checks (``conv`` checks once).
+    Wraps a ``compile()`` result; its size arguments (none for a
+    size-specialized kernel) come first, then the four arrays."""
+
+    def __init__(self, compiled):
+        self.compiled = compiled
+        lib = ctypes.CDLL(compiled.library_path)
+        self._fn = getattr(lib, compiled.name)
+        self._fn.restype = None
+        self.n_sizes = len(compiled.proc.args) - 4
+        lib.exo_hl_sizeof_fast32.restype = ctypes.c_size_t
+        fast = ctypes.c_int64 if lib.exo_hl_sizeof_fast32() == 8 \
+            else ctypes.c_int32
+        p = ctypes.c_void_p
+        self._fn.argtypes = [p] + [fast] * self.n_sizes + [p] * 4
+        self._lib = lib
+
+    def __call__(self, sizes, inp, wt, bias, out):
+        self._fn(None, *sizes[:self.n_sizes], inp.ctypes.data,
+                 wt.ctypes.data, bias.ctypes.data, out.ctypes.data)
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(isa_name: str):
+    """``procedure(isa_name)`` compiled (a ``RawKernel``)."""
+    return RawKernel(procedure(isa_name).compile())
+
+
+def _array(x, name, ndim):
+    if not isinstance(x, np.ndarray) or x.dtype != np.float32 or \
+            x.ndim != ndim or not x.flags.c_contiguous:
+        raise TypeError(f"conv: {name} must be a C-contiguous {ndim}-d "
+                        f"float32 numpy array")
+    if 0 in x.shape:
+        raise ValueError(f"conv: {name} is empty ({x.shape})")
+    return x
+
+
+def conv(inp, wt, bias, out=None, *, isa="auto"):
+    """``out = relu(bias + conv3x3(inp, wt))`` (NHWC, no padding); returns
+    ``out`` (a new array when not given)."""
+    inp = _array(inp, "inp", 4)
+    wt = _array(wt, "wt", 4)
+    bias = _array(bias, "bias", 1)
+    N, H2, W2, IC = inp.shape
+    if H2 < 3 or W2 < 3:
+        raise ValueError(f"conv: inp is {H2}x{W2}, smaller than the 3x3 "
+                         f"kernel")
+    H, W = H2 - 2, W2 - 2
+    if wt.shape[:3] != (3, 3, IC):
+        raise ValueError(f"conv: wt is {wt.shape}, expected (3, 3, {IC}, OC)")
+    OC = wt.shape[3]
+    if bias.shape != (OC,):
+        raise ValueError(f"conv: bias is {bias.shape}, expected ({OC},)")
+    if out is None:
+        out = np.empty((N, H, W, OC), np.float32)
+    out = _array(out, "out", 4)
+    if out.shape != (N, H, W, OC):
+        raise ValueError(f"conv: out is {out.shape}, expected "
+                         f"{(N, H, W, OC)}")
+    if any(np.may_share_memory(out, a) for a in (inp, wt, bias)):
+        raise ValueError("conv: out must not overlap the inputs")
+    chosen, _, note = choose_isa(isa)
+    if chosen is None:
+        raise RuntimeError(f"conv: {note}")
+    compiled(chosen.name)((N, H, W, IC, OC), inp, wt, bias, out)
+    return out

@@ -1,0 +1,270 @@
+"""The schedule: a plain 3x3 convolution layer -> a register-blocked AVX2 or
+AVX-512 kernel, for any N, H, W, IC, OC >= 1.
+
+The layer (Halide's conv-layer benchmark, as Exo's paper runs it): a 3x3
+convolution, stride 1, no padding, plus a bias, then ReLU, in f32, with
+channels innermost:
+
+* ``inp[N, H + 2, W + 2, IC]`` (NHWC: the input image, H x W the *output*
+  size; the two extra rows and columns are the kernel's border);
+* ``wt[3, 3, IC, OC]`` (KY, KX, input channel, output channel);
+* ``bias[OC]``;
+* ``out[N, H, W, OC]`` (NHWC).
+
+``out[n, y, x, oc] = relu(bias[oc] + sum over ky, kx, ic of
+inp[n, y + ky, x + kx, ic] * wt[ky, kx, ic, oc])``.
+
+One schedule, parametrized by an instruction-set description (``Isa``):
+
+* output channels in blocks of OB = ``regs`` x ``lanes`` (the ``oco``
+  loop, outermost: the weights of a block are packed once, contiguous, in
+  the order the kernel reads them, and stay in L2 while every pixel uses
+  them), a tail of OC % OB channels in scalar code;
+* in a block, output columns in groups of XB = ``cols``: the XB x OB
+  output tile lives in XB x ``regs`` vector registers for the whole
+  reduction over ky, kx, ic; each reduction step loads ``regs`` registers
+  of weights and broadcasts one input pixel's channel per column into a
+  fused multiply-add (``*_fmadd_bcst_ps``); the tile is initialized from
+  the bias and written back through a ReLU fused into the store
+  (``*_storeu_relu_ps``);
+* the W % XB tail columns: a 1 x OB tile, ``regs`` accumulators;
+* the channel-block loop is ``par`` (``parallelize`` proves it race-free:
+  each block packs its weights into its own buffer and writes its own
+  channels of ``out``): one parallel region per call, so threads meet at
+  one barrier; the rows of the channel tail are ``par`` too. With fewer
+  channel blocks than threads (OC < 16 t for AVX2) some threads idle.
+
+Descriptions: ``AVX2`` (5 columns x 2 ymm registers of 8 channels: 10
+accumulators, 2 weight registers, 1 broadcast: 13 of 16 registers; 5
+divides the benchmark's W = 100), ``AVX512`` (5 columns x 4 zmm registers
+of 16 channels: 20 accumulators).
+
+Every step is a checked rewrite. ``stages(isa)`` returns the procedure
+after each group of steps (``run.py --steps`` prints them).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from exo_hl import DRAM, Procedure, SchedulingError, f32, proc, seq, size
+from exo_hl.hw_libs import avx2 as _avx2
+from exo_hl.hw_libs import avx512 as _avx512
+
+
+# ---------------------------------------------------------------------------
+# the algorithm
+
+@proc
+def conv(N: size, H: size, W: size, IC: size, OC: size,
+         inp: f32[N, H + 2, W + 2, IC] @ DRAM, wt: f32[3, 3, IC, OC] @ DRAM,
+         bias: f32[OC] @ DRAM, out: f32[N, H, W, OC] @ DRAM):
+    for n in seq(0, N):
+        for y in seq(0, H):
+            for x in seq(0, W):
+                for oc in seq(0, OC):
+                    acc: f32 @ DRAM
+                    acc = bias[oc]
+                    for ky in seq(0, 3):
+                        for kx in seq(0, 3):
+                            for ic in seq(0, IC):
+                                acc += (inp[n, y + ky, x + kx, ic] *
+                                        wt[ky, kx, ic, oc])
+                    out[n, y, x, oc] = relu(acc)
+
+
+#: the layer of Halide's benchmark: batch 5, output 80 x 100, 128 -> 128
+HALIDE_SIZES = {"N": 5, "H": 80, "W": 100, "IC": 128, "OC": 128}
+
+
+def flops(N, H, W, IC, OC) -> float:
+    """Multiply-adds of the layer, times 2 (bias and ReLU not counted)."""
+    return 2.0 * N * H * W * OC * 9 * IC
+
+
+# ---------------------------------------------------------------------------
+# instruction-set descriptions
+
+@dataclass(frozen=True)
+class Isa:
+    """What the schedule needs to know about a vector instruction set."""
+
+    name: str              # --isa value: 'avx512', 'avx2'
+    title: str             # for people: 'AVX-512'
+    mem: type              # register memory (a VectorRegisters subclass)
+    lanes: int             # f32 lanes of one register
+    regs: int              # registers of output channels in the tile
+    cols: int              # output columns in the tile
+    load: Procedure        # reg[0:lanes] = mem[0:lanes]
+    store_relu: Procedure  # mem[0:lanes] = relu(reg[0:lanes])
+    fma: Procedure         # reg[0:lanes] += a[0] * reg_b[0:lanes]
+
+    @property
+    def ob(self) -> int:
+        """Output channels of the tile."""
+        return self.regs * self.lanes
+
+    @property
+    def label(self) -> str:
+        return f"{self.title} {self.cols}x{self.ob}"
+
+    @property
+    def kernel_name(self) -> str:
+        return f"conv_{self.name}"
+
+    def cpu_features(self) -> frozenset:
+        out = set(self.mem.cpu_features)
+        for i in (self.load, self.store_relu, self.fma):
+            out |= i.cpu_features()
+        return frozenset(out)
+
+
+AVX512 = Isa(name="avx512", title="AVX-512", mem=_avx512.AVX512, lanes=16,
+             regs=4, cols=5, load=_avx512.mm512_loadu_ps,
+             store_relu=_avx512.mm512_storeu_relu_ps,
+             fma=_avx512.mm512_fmadd_bcst_ps)
+
+AVX2 = Isa(name="avx2", title="AVX2", mem=_avx2.AVX2, lanes=8, regs=2,
+           cols=5, load=_avx2.mm256_loadu_ps,
+           store_relu=_avx2.mm256_storeu_relu_ps,
+           fma=_avx2.mm256_fmadd_bcst_ps)
+
+#: best first (``--isa auto`` and the dispatcher take the first the CPU has)
+ISAS = {isa.name: isa for isa in (AVX512, AVX2)}
+
+
+# ---------------------------------------------------------------------------
+# pointing
+
+def _loops(root, name):
+    try:
+        return root.find(f"for {name} in _: _", many=True)
+    except SchedulingError:
+        return []
+
+
+def _loop(root, name, k=0):
+    """The k-th loop named ``name`` inside ``root`` (a cursor or a
+    procedure), in program order."""
+    found = _loops(root, name)
+    if len(found) <= k:
+        raise SchedulingError(f"schedule: no loop '{name}' #{k}")
+    return found[k]
+
+
+def _unroll_all(p, root, name):
+    """Unroll every loop named ``name`` under ``root(p)``."""
+    while _loops(root(p), name):
+        p = p.unroll(_loop(root(p), name))
+    return p
+
+
+# ---------------------------------------------------------------------------
+# one register tile
+
+def _tile(p, root, isa, cols, tag):
+    """The nest ``[for xi in cols:] for oci in OB: {acc; init; reduce;
+    store}`` that is ``root(p)`` -> a (cols x) ``regs`` x ``lanes`` tile of
+    ``acc`` in registers: ``acc`` expanded over the tile's loops and lifted
+    out of them, the init / reduction / store split apart (fission), the
+    reduction loops moved outside the tile loops, one row of the packed
+    weights staged in registers per reduction step (``W_reg`` + tag), every
+    lane loop replaced by an instruction, the tile loops unrolled."""
+    L, R = isa.lanes, isa.regs
+    p = p.split(_loop(root(p), 'oci'), L, 'ot', 'ol', tail='perfect')
+    dims = [(L, 'ol'), (R, 'ot')] + ([(cols, 'xi')] if cols else [])
+    for sz, it in dims:
+        p = p.expand_dim(root(p).find('acc : _'), str(sz), it)
+    p = p.lift_alloc(root(p).find('acc : _'), n_lifts=len(dims))
+    p = p.fission_after(root(p).find('acc[_] = _'), n_lifts=len(dims))
+    p = p.fission_after(_loop(root(p), 'ky'), n_lifts=len(dims))
+    outer = dims[-1][1]                     # the tile's outermost loop
+    red = lambda q: _loop(root(q), outer, 1)
+    for _, it in dims:                      # innermost first
+        for k in ('ky', 'kx', 'ic'):
+            p = p.reorder(_loop(red(p), it), _loop(red(p), k))
+    ic = lambda q: _loop(root(q), 'ic')
+    wreg = f'W_reg{tag}'
+    p = p.stage_mem(_loop(ic(p), outer), f'W_pack[ky, kx, ic, 0:{isa.ob}]',
+                    wreg)
+    p = p.divide_dim(wreg, 0, L)
+    wload = lambda q: list(ic(q).body())[1]         # after the allocation
+    p = p.split(wload(p), L, 'wo', 'wl', tail='perfect')
+    # registers and instructions
+    p = p.set_memory(root(p).find('acc : _'), isa.mem)
+    p = p.set_memory(wreg, isa.mem)
+    for instr in (isa.load, isa.fma, isa.store_relu):
+        p = p.replace(_loop(root(p), 'ol'), instr)
+    p = p.replace(_loop(root(p), 'wl'), isa.load)
+    for it in (['xi'] if cols else []) + ['ot', 'wo']:
+        p = _unroll_all(p, root, it)
+    return p
+
+
+def stages(isa: Isa, fixed: dict = None):
+    """[(description, procedure)] after each group of rewrites of the
+    algorithm, or of the algorithm with the sizes ``fixed`` ({name:
+    value}) by ``partial_eval``."""
+    OB, XB = isa.ob, isa.cols
+    fixed = fixed or {}
+    p = conv.partial_eval(**fixed) if fixed else conv
+    out = [("the algorithm", p)]
+    p = p.rename(isa.kernel_name)
+
+    def step(what, q):
+        out.append((what, q))
+        return q
+
+    # 1. output channels: blocks of OB outermost, then the OC % OB tail
+    p = p.split(p.find_loop('oc'), OB, 'oco', 'oci', tail='cut')
+    oc_tail = len(list(p.find_loop('oco').parent().body())) > 1
+    if oc_tail:                        # (no tail when OC is a constant
+        p = p.fission_after(p.find_loop('oco'), n_lifts=3)   # multiple)
+    for name in ('x', 'y', 'n'):
+        p = p.reorder(p.find_loop(name), p.find_loop('oco'))
+    # 2. output columns: groups of XB, then the W % XB tail
+    p = p.split(p.find_loop('x'), XB, 'xo', 'xi', tail='cut')
+    p = step(f"blocks of {OB} output channels (outermost) and a tail of "
+             f"OC % {OB}; groups of {XB} columns and a tail of W % {XB}", p)
+
+    # 3. the weights of a channel block, packed once per block
+    #    ([3, 3, IC, OB], contiguous in the order the kernel reads them)
+    ic = str(fixed.get('IC', 'IC'))         # a size or its fixed value
+    p = p.stage_mem(p.find_loop('n'),
+                    f'wt[0:3, 0:3, 0:{ic}, {OB} * oco:{OB} * oco + {OB}]',
+                    'W_pack')
+    p = step("weights of a channel block packed", p)
+
+    # 4. the register tiles: XB x OB, then 1 x OB for the tail columns
+    main = lambda q: q.find_loop('xo')
+    p = _tile(p, main, isa, XB, '')
+    tail = lambda q: _loop(q.find_loop('y'), 'xi')
+    if _loops(p.find_loop('y'), 'xi'):     # (the main tile's are unrolled)
+        p = _tile(p, tail, isa, 0, '_t')
+    p = step(f"{XB} x {OB} and 1 x {OB} register tiles @ "
+             f"{isa.mem.__name__}: {isa.load.name()}, {isa.fma.name()}, "
+             f"{isa.store_relu.name()}", p)
+
+    # 5. threads: the channel blocks (one parallel region per call; each
+    #    block packs its own weights and writes its own channels of out),
+    #    and the rows of the channel tail
+    p = p.parallelize(p.find_loop('oco'))
+    if oc_tail:
+        p = p.parallelize(p.find_loop('y #1'))
+    step("par: channel blocks", p)
+    return out
+
+
+def schedule(isa: Isa, fixed: dict = None) -> Procedure:
+    """The fully scheduled kernel, named ``isa.kernel_name`` (sizes
+    ``fixed`` as in ``stages``)."""
+    return stages(isa, fixed)[-1][1]
+
+
+def specialized(isa: Isa, sizes: dict = None) -> Procedure:
+    """The schedule of the algorithm with its sizes fixed first
+    (``partial_eval``; default: Halide's layer), named
+    ``conv_halide_<isa>``: constant strides and trip counts for the C
+    compiler, and no tail nests where the sizes are multiples of the tile
+    (the same steps, minus those on empty tails)."""
+    sizes = HALIDE_SIZES if sizes is None else sizes
+    return schedule(isa, sizes).rename(f"conv_halide_{isa.name}")

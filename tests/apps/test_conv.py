@@ -1,0 +1,362 @@
+"""apps/conv: the 3x3 conv layer (bias, ReLU, NHWC, f32) as a plain loop
+nest, and one schedule of checked rewrites, parametrized by an
+instruction-set description, giving an AVX2 5x16 and an AVX-512 5x64
+register-tiled kernel for any N, H, W, IC, OC >= 1 (tail columns, tail
+channels), plus a size-specialized kernel (``partial_eval``). Results are
+compared with numpy: exactly on small-integer data (every partial sum is
+an exact integer), within a derived bound on random data; interpreted and
+compiled, on 1 and 2 threads. The AVX-512 kernel runs through the
+emulation layer on hosts without it."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from apps.common.blas_env import set_openmp_threads  # noqa: E402
+from apps.conv import api  # noqa: E402
+from apps.conv.reference import im2col_conv, reference  # noqa: E402
+from apps.conv.schedule import (AVX2, AVX512, HALIDE_SIZES,  # noqa: E402
+                                ISAS, conv, flops, specialized, stages)
+from exo_hl import SchedulingError  # noqa: E402
+
+APP = REPO / "apps" / "conv"
+
+
+class _Chain:
+    """The AVX2 chain, built once per module (scheduling takes seconds)."""
+
+    def __init__(self):
+        self.stages = stages(AVX2)
+        self.fast = self.stages[-1][1]
+        self.compiled = self.fast.compile()
+
+    def stage(self, prefix):
+        return next(p for w, p in self.stages if w.startswith(prefix))
+
+
+@pytest.fixture(scope="module")
+def chain():
+    return _Chain()
+
+
+@pytest.fixture
+def threads():
+    """Run the test body's kernels on a given OpenMP thread count."""
+    used = []
+
+    def use(n):
+        assert set_openmp_threads(n)
+        used.append(n)
+    yield use
+    if used:
+        set_openmp_threads(os.cpu_count() or 1)
+
+
+def _ints(rng, *shape):
+    return rng.integers(-3, 4, shape).astype(np.float32)
+
+
+def _layer(rng, N, H, W, IC, OC):
+    return (_ints(rng, N, H + 2, W + 2, IC), _ints(rng, 3, 3, IC, OC),
+            _ints(rng, OC))
+
+
+def _numpy_conv(inp, wt, bias):
+    """relu(bias + conv3x3), written independently of the app: a direct
+    sum over the 9 taps with einsum, in float64."""
+    N, H2, W2, IC = inp.shape
+    H, W = H2 - 2, W2 - 2
+    acc = np.zeros((N, H, W, wt.shape[3]))
+    for ky in range(3):
+        for kx in range(3):
+            acc += np.einsum("nhwc,co->nhwo",
+                             inp[:, ky:ky + H, kx:kx + W].astype(np.float64),
+                             wt[ky, kx].astype(np.float64))
+    return np.maximum(acc + bias, 0.0)
+
+
+def _run(f, sizes, inp, wt, bias):
+    N, H, W, IC, OC = sizes
+    out = np.full((N, H, W, OC), np.nan, np.float32)
+    f(N=N, H=H, W=W, IC=IC, OC=OC, inp=inp, wt=wt, bias=bias, out=out)
+    return out
+
+
+# sizes (N, H, W, IC, OC) reaching every nest: W not a multiple of the 5
+# columns (tail columns alone, W < 5), OC not a multiple of 8 or 16 (tail
+# channels alone, OC < 8), N = 1, IC = 1, H = 1
+EDGE_SIZES = [(1, 1, 1, 1, 1), (1, 2, 5, 1, 16), (2, 1, 7, 3, 19),
+              (1, 3, 4, 2, 7), (1, 2, 11, 5, 33), (3, 2, 10, 1, 8),
+              (1, 1, 16, 4, 48), (2, 3, 6, 6, 21)]
+
+
+# ---------------------------------------------------------------------------
+# the algorithm
+
+def test_the_algorithm_equals_numpy():
+    """The plain loop nest, interpreted and compiled, equals numpy exactly
+    (small-integer data), every edge size."""
+    rng = np.random.default_rng(0)
+    f = conv.compile()
+    for sizes in EDGE_SIZES:
+        inp, wt, bias = _layer(rng, *sizes)
+        want = _numpy_conv(inp, wt, bias)
+        assert np.array_equal(_run(f, sizes, inp, wt, bias), want), sizes
+    for sizes in EDGE_SIZES[:3]:
+        inp, wt, bias = _layer(rng, *sizes)
+        assert np.array_equal(_run(conv.interpret, sizes, inp, wt, bias),
+                              _numpy_conv(inp, wt, bias)), sizes
+
+
+def test_relu_and_bias():
+    """Negative sums become 0, the bias is added once per output."""
+    inp = np.ones((1, 3, 3, 1), np.float32)
+    wt = np.ones((3, 3, 1, 2), np.float32)
+    wt[:, :, 0, 1] = -1
+    bias = np.array([0.5, 4], np.float32)
+    out = _run(conv.compile(), (1, 1, 1, 1, 2), inp, wt, bias)
+    assert out.ravel().tolist() == [9.5, 0.0]
+    assert flops(5, 80, 100, 128, 128) == 2 * 5 * 80 * 100 * 128 * 128 * 9
+
+
+# ---------------------------------------------------------------------------
+# the schedule
+
+def test_schedule_shape(chain):
+    text = str(chain.fast)
+    assert "assert" not in text                     # no preconditions
+    assert "acc: f32[5, 2, 8] @ AVX2" in text        # the 5 x 16 tile
+    assert "acc: f32[2, 8] @ AVX2" in text           # a tail column
+    assert "W_pack: f32[3, 3, IC, 16] @ DRAM" in text
+    assert text.count("mm256_fmadd_bcst_ps(") == 10 + 2
+    assert text.count("mm256_storeu_relu_ps(") == 10 + 2
+    assert text.count("in par(") == 2
+    assert chain.fast.cpu_features() == {"avx2", "fma"}
+    c = chain.fast.c_code_str()
+    assert "__m256 acc[10];" in c and "_mm256_max_ps(" in c
+    assert "#pragma omp parallel for" in c
+    assert chain.fast.derivation()[0][1].ir() is conv.ir()
+
+
+def test_descriptions():
+    assert (AVX2.cols, AVX2.regs, AVX2.lanes, AVX2.ob) == (5, 2, 8, 16)
+    assert (AVX512.cols, AVX512.regs, AVX512.lanes) == (5, 4, 16)
+    assert AVX2.cpu_features() == {"avx2", "fma"}
+    assert AVX512.cpu_features() == {"avx512f"}
+    assert list(ISAS) == ["avx512", "avx2"]          # best first
+
+
+def test_every_stage_agrees_on_the_interpreter(chain):
+    """Each stage computes the same, on a layer reaching every nest (a
+    column group, tail columns, a channel block, tail channels)."""
+    rng = np.random.default_rng(2)
+    sizes = (1, 2, 7, 2, 19)
+    inp, wt, bias = _layer(rng, *sizes)
+    want = _numpy_conv(inp, wt, bias)
+    for what, p in chain.stages:
+        assert np.array_equal(_run(p.interpret, sizes, inp, wt, bias),
+                              want), what
+
+
+@pytest.mark.parametrize("nthreads", [1, 2])
+def test_compiled_equals_numpy_exactly(chain, threads, nthreads):
+    threads(nthreads)
+    rng = np.random.default_rng(nthreads)
+    for sizes in EDGE_SIZES + [(2, 5, 23, 9, 40), (1, 4, 15, 16, 64)]:
+        inp, wt, bias = _layer(rng, *sizes)
+        got = _run(chain.compiled, sizes, inp, wt, bias)
+        assert np.array_equal(got, _numpy_conv(inp, wt, bias)), sizes
+
+
+@pytest.mark.parametrize("nthreads", [1, 2])
+def test_float_data_within_the_rounding_bound(chain, threads, nthreads):
+    """Random data: each output is a sum of K = 9 IC products plus the
+    bias, accumulated in f32 (by FMAs, in some order); the rounding error
+    of such a sum is at most K u sum |terms| (u = 2^-24, first order),
+    and ReLU does not increase it. The test allows exactly that bound."""
+    threads(nthreads)
+    rng = np.random.default_rng(3)
+    for sizes in [(2, 3, 17, 37, 40), (1, 2, 10, 128, 16)]:
+        N, H, W, IC, OC = sizes
+        inp = rng.standard_normal((N, H + 2, W + 2, IC), dtype=np.float32)
+        wt = rng.standard_normal((3, 3, IC, OC), dtype=np.float32)
+        bias = rng.standard_normal(OC, dtype=np.float32)
+        got = _run(chain.compiled, sizes, inp, wt, bias)
+        want = _numpy_conv(inp, wt, bias)
+        mag = _numpy_conv(np.abs(inp), np.abs(wt), np.abs(bias))
+        bound = (9 * IC + 1) * 2.0 ** -24 * mag
+        assert np.all(np.abs(got - want) <= bound), sizes
+        assert np.any(got == 0) and np.any(got > 0)    # ReLU did cut
+
+
+def test_size_specialized_kernel(threads):
+    """Halide's layer (N=5, 80x100, 128 -> 128) with the sizes fixed by
+    partial_eval before the schedule: W % 5 == OC % 16 == 0, so the tail
+    nests are never made; compiled, on 2 threads, exact against numpy on
+    small-integer data (sums stay far below 2^24)."""
+    threads(2)
+    p = specialized(AVX2)
+    text = str(p)
+    assert p.name() == "conv_halide_avx2"
+    assert "acc: f32[2, 8]" not in text              # no tail columns
+    assert "relu(acc)" not in text                   # no tail channels
+    assert "W_pack: f32[3, 3, 128, 16] @ DRAM" in text
+    assert "for oco in par(0, 8)" in text
+    rng = np.random.default_rng(6)
+    N, H, W, IC, OC = HALIDE_SIZES.values()
+    inp = rng.integers(-3, 4, (N, H + 2, W + 2, IC)).astype(np.float32)
+    wt = rng.integers(-3, 4, (3, 3, IC, OC)).astype(np.float32)
+    bias = rng.integers(-3, 4, OC).astype(np.float32)
+    out = np.full((N, H, W, OC), np.nan, np.float32)
+    p.compile()(inp=inp, wt=wt, bias=bias, out=out)
+    assert np.array_equal(out, reference(inp, wt, bias))
+    with pytest.raises(SchedulingError):
+        conv.partial_eval(N=0)
+
+
+@pytest.mark.slow
+def test_avx512_kernel(threads):
+    """The AVX-512 schedule (5 x 64 tile; emulated on hosts without it),
+    exact against numpy on tails of both kinds."""
+    threads(2)
+    fast = stages(AVX512)[-1][1]
+    text = str(fast)
+    assert "acc: f32[5, 4, 16] @ AVX512" in text
+    assert text.count("mm512_storeu_relu_ps(") == 20 + 4
+    f = fast.compile()
+    rng = np.random.default_rng(7)
+    for sizes in [(1, 2, 7, 3, 64 + 16 + 5), (2, 1, 5, 2, 9)]:
+        inp, wt, bias = _layer(rng, *sizes)
+        assert np.array_equal(_run(f, sizes, inp, wt, bias),
+                              _numpy_conv(inp, wt, bias)), sizes
+
+
+# ---------------------------------------------------------------------------
+# safety: the steps the schedule takes are checked, unsafe ones refused
+
+def test_unsafe_steps_are_rejected(chain):
+    # a reduction loop is not parallel (every step writes acc)
+    with pytest.raises(SchedulingError, match="race"):
+        conv.parallelize('ic')
+    # without a precondition, OC % 16 == 0 cannot be proven
+    with pytest.raises(SchedulingError, match="divisible"):
+        conv.split('oc', 16, 'oco', 'oci', tail='perfect')
+    blocks = chain.stage("blocks of")
+    # a packed panel of weights narrower than what the block reads
+    with pytest.raises(SchedulingError, match="cover"):
+        blocks.stage_mem(blocks.find_loop('n'),
+                         'wt[0:3, 0:3, 0:IC, 16 * oco:16 * oco + 8]', 'P')
+    # the scalar accumulator shared by a tile's lanes cannot be split
+    # apart before it has a dimension per lane
+    p = blocks.split(blocks.find_loop('oci'), 8, 'ot', 'ol', tail='perfect')
+    with pytest.raises(SchedulingError):
+        p.fission_after(p.find('acc = _'), n_lifts=2)
+    packed = chain.stage("weights")
+    # the channel-block loop writes W_pack, allocated inside it: fine; the
+    # rows of a block read the packed weights written before them, but
+    # the packing must stay outside the row loop (it reads every row's
+    # weights); moving the rows outside the block loop is refused because
+    # the packing nest sits between them
+    with pytest.raises(SchedulingError):
+        packed.reorder(packed.find_loop('oco'), packed.find_loop('n'))
+    # a plain store cannot stand for the ReLU store, nor the reverse
+    tiles = chain.stage("5 x 16")
+    store = tiles.find('mm256_storeu_relu_ps(_)')
+    assert store is not None
+    with pytest.raises(SchedulingError):
+        chain.stage("blocks of").replace(
+            chain.stage("blocks of").find('out[_] = _').parent(),
+            AVX2.load)
+
+
+def test_parallel_rows_are_proven(chain):
+    """The row loops became par only through parallelize: the row loop of
+    the algorithm is parallel too, the reduction loops are not."""
+    p = conv.parallelize('y')
+    assert "for y in par(0, H)" in str(p)
+    for loop in ('ky', 'kx'):
+        with pytest.raises(SchedulingError, match="race"):
+            conv.parallelize(loop)
+
+
+# ---------------------------------------------------------------------------
+# entry points
+
+def test_python_entry_point(chain, monkeypatch):
+    monkeypatch.setattr(api, "procedure", lambda name: chain.fast)
+    monkeypatch.setattr(api, "choose_isa", lambda name="auto":
+                        (AVX2, False, "test"))
+    api.compiled.cache_clear()
+    rng = np.random.default_rng(8)
+    inp, wt, bias = _layer(rng, 2, 3, 8, 5, 20)
+    want = _numpy_conv(inp, wt, bias)
+    assert np.array_equal(api.conv(inp, wt, bias), want)
+    out = np.zeros((2, 3, 8, 20), np.float32)
+    assert api.conv(inp, wt, bias, out) is out
+    assert np.array_equal(out, want)
+    with pytest.raises(TypeError):
+        api.conv(inp.astype(np.float64), wt, bias)
+    with pytest.raises(ValueError, match="expected"):
+        api.conv(inp, np.ascontiguousarray(wt[:, :, :4]), bias)
+    with pytest.raises(ValueError, match="bias"):
+        api.conv(inp, wt, bias[:5])
+    with pytest.raises(ValueError, match="out"):
+        api.conv(inp, wt, bias, np.zeros((2, 3, 8, 21), np.float32))
+    with pytest.raises(ValueError, match="smaller"):
+        api.conv(np.ascontiguousarray(inp[:, :2]), wt, bias)
+    api.compiled.cache_clear()
+
+
+def test_auto_picks_the_best_isa_the_host_has(monkeypatch):
+    monkeypatch.setenv("EXO_HL_EMULATE", "0")
+    monkeypatch.setenv("EXO_HL_HOST_CPU", "avx2,fma")
+    isa, emulated, note = api.choose_isa("auto")
+    assert (isa, emulated) == (AVX2, False) and "lacks avx512f" in note
+    monkeypatch.setenv("EXO_HL_HOST_CPU", "avx2,fma,avx512f")
+    assert api.choose_isa("auto")[:2] == (AVX512, False)
+    monkeypatch.setenv("EXO_HL_HOST_CPU", "sse4.2")
+    assert api.choose_isa("auto")[0] is None
+    assert api.choose_isa("avx512")[0] is None
+    assert api.choose_isa("neon")[0] is None
+
+
+def test_im2col_baseline_equals_numpy():
+    rng = np.random.default_rng(9)
+    inp, wt, bias = _layer(rng, 2, 3, 4, 5, 6)
+    cols = np.empty((2, 3, 4, 3, 3, 5), np.float32)
+    out = np.empty((24, 6), np.float32)
+    im2col_conv(inp, wt.reshape(45, 6), bias, cols, out)
+    assert np.array_equal(out.reshape(2, 3, 4, 6), _numpy_conv(inp, wt, bias))
+    assert np.array_equal(reference(inp, wt, bias),
+                          _numpy_conv(inp, wt, bias))
+
+
+@pytest.mark.slow
+def test_bench_json_rows(tmp_path):
+    """bench.py on a small layer, one rep: the JSON rows have the promised
+    keys; all three implementations were checked before timing."""
+    pytest.importorskip("onnxruntime")
+    out = tmp_path / "rows.json"
+    r = subprocess.run(
+        [sys.executable, str(APP / "bench.py"), "--size", "1", "4", "7",
+         "8", "19", "--reps", "1", "--threads", "1", "2", "--json",
+         str(out)], capture_output=True, text=True, timeout=600,
+        env={**os.environ, "EXO_HL_EMULATE": "0"})
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(out.read_text())
+    assert [row["threads"] for row in rows] == [1, 2]
+    for row in rows:
+        for key in ("threads", "isa", "exo_hl_gflops", "onnxruntime_gflops",
+                    "im2col_blas_gflops", "peak_pct"):
+            assert key in row
+        assert row["exo_hl_gflops"] > 0 and row["onnxruntime_gflops"] > 0
