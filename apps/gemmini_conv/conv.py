@@ -11,11 +11,14 @@ tap outside the image adds nothing.
 (each is a ``Procedure`` method that proves its own safety; the API has no
 unchecked variant); ``schedule()`` returns the final procedure.
 
-The tile: the systolic array's rows are the batch (``B`` <= 16 images) and
-its columns 16 output channels, so one output pixel ``(oy, ox)`` of every
-image is one accumulator tile. Then the padding guard depends only on
-``oy, ox, ky, kx``, which are all outside the tile: it lifts out of the
-tile loops unchanged, and a tap outside the image issues no instruction.
+The tile: the systolic array's rows are 16 output columns ``ox`` of one
+output row, its columns 16 output channels. The padding guard depends on
+``ox`` only at the two border columns, so the column loop is cut into the
+left border, the interior (16-column tiles and a tail tile) and the right
+border. In each part the guard is rewritten, proven equal, into one that
+does not read ``ox`` (``oy + ky`` inside the image, and ``kx >= 1`` at the
+left border, ``kx < 2`` at the right); it then lifts out of the tile, and a
+tap outside the image issues no instruction.
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ from exo_hl.hw_libs.gemmini import (GEMM_ACCUM, GEMM_SCRATCH, ConfigLoad,
                                     acc_scale, clamp_i8, config_ld,
                                     config_ld_acc, config_ld_id1, config_st,
                                     ld_acc_i32_bcast, ld_i8, ld_i8_id1,
-                                    matmul_i8_sized, st_acc_i8,
+                                    matmul_i8, matmul_i8_sized, st_acc_i8,
                                     st_acc_i8_relu)
 
 # ResNet-50's 3x3 layers that Exo's paper runs on Gemmini, as
@@ -39,6 +42,7 @@ def conv(B: size, D: size, IC: size, OC: size, scale: f32,
          inp: i8[B, D, D, IC] @ DRAM, w: i8[3, 3, IC, OC] @ DRAM,
          bias: i32[OC] @ DRAM, out: i8[B, D, D, OC] @ DRAM):
     assert B <= 16
+    assert D >= 2
     assert IC % 16 == 0
     assert OC % 16 == 0
     for b in seq(0, B):
@@ -62,6 +66,7 @@ def conv_relu(B: size, D: size, IC: size, OC: size, scale: f32,
               inp: i8[B, D, D, IC] @ DRAM, w: i8[3, 3, IC, OC] @ DRAM,
               bias: i32[OC] @ DRAM, out: i8[B, D, D, OC] @ DRAM):
     assert B <= 16
+    assert D >= 2
     assert IC % 16 == 0
     assert OC % 16 == 0
     for b in seq(0, B):
@@ -90,12 +95,80 @@ def configure(p, writes, instr):
     run (nothing in between writes the register)."""
     pats = []
     for config, field, value in writes:
-        anchor = p.find(pats[-1]) if pats else p.find_loop('oy')
+        anchor = p.find(pats[-1]) if pats else p.find_loop('b')
         p = p.configwrite_at(anchor, config, field, value,
                              before=not pats)
         pats.append(f"{config.name()}.{field} = _")
     first, last = p.find(pats[0]), p.find(pats[-1])
     return p.replace(first if len(pats) == 1 else (first, last), instr)
+
+
+# The four parts of an output row after step 1, in program order: the row
+# loop's name, the first input column of the tile at kx (its rows are
+# ``ox + kx - 1`` for the tile's columns ox) and the number of rows.
+PARTS = (("ox", "kx - 1", "1"),                                # left border
+         ("oxi", "kx + 16 * oxo", "16"),                       # 16-col tiles
+         ("oxi", "kx + 16 * ((D - 2) / 16)", "(D - 2) % 16"),  # tail tile
+         ("ox", "D + kx - 2", "1"))                            # right border
+
+
+def _in_part(p, k):
+    """``pattern -> cursor`` inside part ``k`` of the output row."""
+    return lambda pat: p.find_loop('oy').body()[k].find(pat)
+
+
+def tile_part(p, k):
+    """Steps 2-4 on part ``k``: accumulator tile, taps and channel blocks
+    outside it, staged operands, the matmul instruction."""
+    row, lo, n = PARTS[k]
+    guard = 'if _: _ #1' if k == 2 else 'if _: _'   # part 2 sits in an if
+    f = _in_part(p, k)
+    # the tile: rows `row` (output columns), columns oci (output channels);
+    # bias, accumulation and store become three nests
+    p = p.reorder(f(row), f('oco'))
+    f = _in_part(p, k)
+    p = p.expand_dim(f('res : _'), 16, 'oci')
+    f = _in_part(p, k)
+    p = p.expand_dim(f('res : _'), 16, row)
+    f = _in_part(p, k)
+    p = p.lift_alloc(f('res : _'), n_lifts=2)
+    f = _in_part(p, k)
+    p = p.fission_after(f('res[_] = _'), n_lifts=2)
+    f = _in_part(p, k)
+    p = p.fission_after(f('for ky in _: _'), n_lifts=2)
+    # taps outside the tile; the guard (no longer reading the row) lifts
+    # out of it; 16-deep input-channel blocks outside the tile
+    for loop in ('ky', 'kx'):
+        f = _in_part(p, k)
+        p = p.reorder(f('oci #1'), f(loop))
+        f = _in_part(p, k)
+        p = p.reorder(f(row + ' #1'), f(loop))
+    f = _in_part(p, k)
+    p = p.lift_if(f(guard), n_lifts=2)
+    f = _in_part(p, k)
+    p = p.split(f('ic'), 16, 'ico', 'ici', tail='perfect')
+    f = _in_part(p, k)
+    p = p.reorder(f('oci #1'), f('ico'))
+    f = _in_part(p, k)
+    p = p.reorder(f(row + ' #1'), f('ico'))
+    # operands into the scratchpad (the input tile gets the scratchpad's
+    # constant 16 rows), the tile into the accumulator
+    f = _in_part(p, k)
+    p = p.stage_mem(f(row + ' #1'), f'inp[b, oy + ky - 1, {lo}:{lo} + {n}, '
+                    '16 * ico:16 * ico + 16]', 'xt')
+    f = _in_part(p, k)
+    p = p.stage_mem(f(row + ' #1'), 'w[ky, kx, 16 * ico:16 * ico + 16, '
+                    '16 * oco:16 * oco + 16]', 'wt')
+    if n != '16':
+        f = _in_part(p, k)
+        p = p.resize_dim(f('xt : _'), 0, 16, 0)
+    for buf, mem in (('res', GEMM_ACCUM), ('xt', GEMM_SCRATCH),
+                     ('wt', GEMM_SCRATCH)):
+        f = _in_part(p, k)
+        p = p.set_memory(f(f'{buf} : _'), mem)
+    f = _in_part(p, k)
+    return p.replace(f(row + ' #1'),
+                     matmul_i8 if n == '16' else matmul_i8_sized)
 
 
 def stages(p=conv, relu=None):
@@ -110,73 +183,61 @@ def stages(p=conv, relu=None):
         out.append((what, q))
         return q
 
-    # 1. loops: pixel (oy, ox) outermost, then 16-channel output blocks,
-    #    then the batch; the scalar accumulator becomes a 16 x 16 tile
-    #    (rows: images, B <= 16; columns: output channels) and its bias
-    #    initialisation, accumulation and store become three nests
-    p = p.reorder('b', 'oy').reorder('b', 'ox')
+    # 1. 16-channel output blocks; the output row cut into its left border
+    #    column, the interior and the right border column (D >= 2), each
+    #    shifted to start at 0; the padding guard rewritten in each part to
+    #    an equal one (checked in context) that does not read ox; the
+    #    interior split into 16-column tiles and a tail, which runs only
+    #    when (D - 2) % 16 > 0 (add_guard, then the never-taken copy is
+    #    removed as dead code)
     p = p.split('oc', 16, 'oco', 'oci', tail='perfect')
-    p = p.reorder('b', 'oco')
-    p = p.expand_dim('res', 16, 'oci')
-    p = p.expand_dim('res', 16, 'b')
-    p = p.lift_alloc('res', n_lifts=2)
-    p = p.fission_after('res[_] = _', n_lifts=2)
-    p = step("accumulator tile: bias, accumulate, store",
-             p.fission_after('for ky in _: _', n_lifts=2))
+    p = p.partition_loop('ox', 1)
+    p = p.partition_loop('ox #1', 'D - 1')
+    p = p.shift_loop('ox #1', 0)
+    p = p.shift_loop('ox #2', 0)
+    inside = 'oy + ky >= 1 and oy + ky < D + 1'
+    p = p.rewrite_expr(p.find('if _: _ #0').cond(), inside + ' and kx >= 1')
+    p = p.rewrite_expr(p.find('if _: _ #1').cond(), inside)
+    p = p.rewrite_expr(p.find('if _: _ #2').cond(), inside + ' and kx < 2')
+    p = p.split('ox #1', 16, 'oxo', 'oxi', tail='cut')
+    p = p.add_guard(p.find_loop('oy').body()[2], '(D - 2) % 16 > 0')
+    p = p.eliminate_dead_code(p.find_loop('oy').body()[2].orelse()[0])
+    p = step("channel blocks; border, interior, tail and border parts; "
+             "guards without ox", p.delete_pass())
 
-    # 2. taps and 16-deep input-channel blocks outside the tile; the
-    #    padding guard only reads oy, ox, ky, kx, so it lifts out of the
-    #    tile loops (lift_if proves it invariant)
-    p = p.reorder('oci #1', 'ky').reorder('b #1', 'ky')
-    p = p.reorder('oci #1', 'kx').reorder('b #1', 'kx')
-    p = p.lift_if(p.find('if _: _'), n_lifts=2)
-    p = p.split('ic', 16, 'ico', 'ici', tail='perfect')
-    p = step("taps and channel blocks outside the tile, guard lifted",
-             p.reorder('oci #1', 'ico').reorder('b #1', 'ico'))
-
-    # 3. data movement: the input rows of the B images and the weight block
-    #    into the scratchpad, the tile into the accumulator; the input
-    #    buffer gets the constant 16 rows the scratchpad needs (B <= 16)
-    p = p.stage_mem(p.find_loop('b #1'),
-                    'inp[0:B, oy + ky - 1, ox + kx - 1, '
-                    '16 * ico:16 * ico + 16]', 'xt')
-    p = p.stage_mem(p.find_loop('b #1'),
-                    'w[ky, kx, 16 * ico:16 * ico + 16, '
-                    '16 * oco:16 * oco + 16]', 'wt')
-    p = p.resize_dim('xt', 0, 16, 0)
-    p = p.set_memory('res', GEMM_ACCUM)
-    p = p.set_memory('xt', GEMM_SCRATCH)
-    p = step("stage tiles into scratchpad / accumulator",
-             p.set_memory('wt', GEMM_SCRATCH))
-
-    # 4. the block product (B x 16 x 16) is the partial-block matmul
-    p = step("matmul instruction",
-             p.replace(p.find_loop('b #1'), matmul_i8_sized))
+    # 2-4. in each part: the accumulator tile, taps and channel blocks
+    #      outside it, operands staged, the block product as a matmul
+    for k, name in enumerate(("left border", "16-column tiles",
+                              "tail tile", "right border")):
+        p = step(f"tile, staging, matmul: {name}", tile_part(p, k))
 
     # 5. configuration, once, before all loops: the bias engine reads one
     #    row at stride 0 (broadcast), the input and weight engines the
-    #    row strides of inp and w, the store engine the stride of out
+    #    row strides of inp (along ox) and w, the store engine out's
     p = configure(p, [(ConfigLoadAcc, 'src_stride', '0')], config_ld_acc)
-    p = configure(p, [(ConfigLoad, 'src_stride', 'stride(inp, 0)')],
+    p = configure(p, [(ConfigLoad, 'src_stride', 'stride(inp, 2)')],
                   config_ld)
     p = configure(p, [(ConfigLoadId1, 'src_stride', 'stride(w, 2)')],
                   config_ld_id1)
     p = step("configuration writes before all loops",
-             configure(p, [(ConfigStore, 'dst_stride', 'stride(out, 0)'),
+             configure(p, [(ConfigStore, 'dst_stride', 'stride(out, 2)'),
                            (ConfigStore, 'act', str(bool(relu)))],
                        config_st))
 
     # 6. the remaining nests become configured instructions; each replace
     #    proves the instruction's precondition on the registers
-    p = p.replace(p.find_loop('b'), ld_acc_i32_bcast)
-    p = p.replace(p.find_loop('i0'), ld_i8)
-    p = p.replace(p.find_loop('i2'), ld_i8_id1)
     store = st_acc_i8_relu if relu else st_acc_i8
-    step("bias load, operand loads, store", p.replace(p.find_loop('b'),
-                                                      store))
+    for k in range(len(PARTS)):
+        row = PARTS[k][0]
+        for pat, instr in ((row, ld_acc_i32_bcast),
+                           ('xt[_] = _', ld_i8), ('wt[_] = _', ld_i8_id1),
+                           (row, store)):
+            c = _in_part(p, k)(pat)
+            if pat != row:
+                c = c.parent().parent()      # the load's two-loop nest
+            p = p.replace(c, instr)
+    step("bias loads, operand loads, stores", p)
     return out
-
-
 def schedule(p=conv, relu=None):
     """The fully scheduled kernel."""
     name = 'conv_relu_gemmini' if p is conv_relu else 'conv_gemmini'

@@ -1,11 +1,11 @@
 """Print the Gemmini conv schedule, check it against numpy, count the
 simulated instructions and configuration writes.
 
-    python run.py                       # schedule; paper layers, batch 1, D cut to 7
-    python run.py --layer all --full    # the paper's layers, batch 4, full size
+    python run.py                     # the layers' channels, batch 1, D = 7
+    python run.py --full              # the paper's layers, batch 4
     python run.py --layer 28x128x128 --batch 4 --dim 28
-    python run.py --relu                # the ReLU variant
-    python run.py --steps               # every intermediate procedure
+    python run.py --relu              # the ReLU variant
+    python run.py --steps             # every intermediate procedure
 """
 from __future__ import annotations
 
@@ -74,33 +74,37 @@ def run_interpreted(p, B, D, IC, OC, scale, inp, w, bias):
     return out
 
 
-def valid_taps(D):
-    """(output pixel, tap) pairs whose tap lies inside the image: 3D - 2
-    per dimension (the border pixels lose one of their three taps)."""
-    per_dim = 3 * D - 2 if D > 1 else 1
-    return per_dim * per_dim
+def tiles_and_taps(D):
+    """(accumulator tiles, tile-taps inside the image) per image and
+    16-channel output block. An output row has 2 border tiles of one
+    column and (D - 2) / 16 rounded up interior tiles; a border tile has 2
+    horizontal taps inside the image, an interior tile 3. Summed over the
+    output rows, 3D - 2 vertical taps are inside the image (D >= 2)."""
+    interior = -(-(D - 2) // 16)
+    return D * (2 + interior), (3 * D - 2) * (2 * 2 + 3 * interior)
 
 
 def naive_count(B, D, IC, OC):
-    """Instructions of the same tiling with nothing shared: per output tile
-    a configured bias load and a configured store (4), per tap inside the
-    image and 16-channel input block a configured input load, a configured
-    weight load and preload + compute (6)."""
-    ocb, icb = OC // 16, IC // 16
-    return ocb * (D * D * 4 + valid_taps(D) * icb * 6)
+    """Instructions of the same tiling with nothing shared: per tile a
+    configured bias load and a configured store (4), per tile-tap inside
+    the image and 16-channel input block a configured input load, a
+    configured weight load and preload + compute (6)."""
+    tiles, taps = tiles_and_taps(D)
+    return B * (OC // 16) * (tiles * 4 + taps * (IC // 16) * 6)
 
 
 def naive_config_count(B, D, IC, OC):
     """Configuration writes of the naive count (one per load and store)."""
-    ocb, icb = OC // 16, IC // 16
-    return ocb * (D * D * 2 + valid_taps(D) * icb * 2)
+    tiles, taps = tiles_and_taps(D)
+    return B * (OC // 16) * (tiles * 2 + taps * (IC // 16) * 2)
 
 
 def expected_count(B, D, IC, OC):
     """Instructions of the schedule: 4 configuration writes, then per tile
-    a bias load and a store, per tap and block two loads and the matmul."""
-    ocb, icb = OC // 16, IC // 16
-    return 4 + ocb * (D * D * 2 + valid_taps(D) * icb * 4)
+    a bias load and a store, per tile-tap and block two loads and the
+    matmul (preload + compute)."""
+    tiles, taps = tiles_and_taps(D)
+    return 4 + B * (OC // 16) * (tiles * 2 + taps * (IC // 16) * 4)
 
 
 def _body_lines(p):

@@ -1,7 +1,7 @@
 """Print the Gemmini matmul schedule, check it against numpy, count the
 simulated instructions and configuration writes.
 
-    python run.py                          # schedule; paper shapes, M cut to 64
+    python run.py                          # paper shapes, M cut to 64
     python run.py --shape 12544x256x64     # one paper shape at full size
     python run.py --shape all --rows 0     # every paper shape at full size
     python run.py --relu                   # the ReLU variant
