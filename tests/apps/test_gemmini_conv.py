@@ -19,8 +19,10 @@ from apps.gemmini_conv.run import (default_scale, expected_count, inputs,
                                    reference, run_compiled, run_interpreted)
 from exo_hl import Procedure, SchedulingError
 from exo_hl.hw_libs.gemmini import (ConfigLoadAcc, ConfigLoadId1,
-                                    config_ld_acc, config_ld_id1,
-                                    ld_acc_i32_bcast, ld_i8_id1)
+                                    ConfigStore, config_ld_acc,
+                                    config_ld_id1, config_st,
+                                    ld_acc_i32_bcast, ld_i8_id1, st_acc_i8,
+                                    st_acc_i8_relu)
 
 
 
@@ -180,8 +182,16 @@ def test_padding_guard_cannot_be_dropped_or_weakened():
 
 
 def test_relu_store_cannot_replace_the_plain_store():
-    with pytest.raises(SchedulingError):
-        stages(conv, relu=True)
+    """The plain conv has no ReLU: with the activation register on, its
+    store nest is not the ReLU store (nor, then, the plain one)."""
+    p = configure(_before_configs(),
+                  [(ConfigStore, 'dst_stride', 'stride(out, 2)'),
+                   (ConfigStore, 'act', 'True')], config_st)
+    store = _in_part(p, 1)('oxi #1')
+    store.find('out[_] = _')            # it is the store nest
+    for instr in (st_acc_i8_relu, st_acc_i8):
+        with pytest.raises(SchedulingError):
+            p.replace(store, instr)
 
 
 @pytest.mark.slow
