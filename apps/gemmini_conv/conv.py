@@ -41,7 +41,6 @@ BATCH = 4
 def conv(B: size, D: size, IC: size, OC: size, scale: f32,
          inp: i8[B, D, D, IC] @ DRAM, w: i8[3, 3, IC, OC] @ DRAM,
          bias: i32[OC] @ DRAM, out: i8[B, D, D, OC] @ DRAM):
-    assert B <= 16
     assert D >= 2
     assert IC % 16 == 0
     assert OC % 16 == 0
@@ -65,7 +64,6 @@ def conv(B: size, D: size, IC: size, OC: size, scale: f32,
 def conv_relu(B: size, D: size, IC: size, OC: size, scale: f32,
               inp: i8[B, D, D, IC] @ DRAM, w: i8[3, 3, IC, OC] @ DRAM,
               bias: i32[OC] @ DRAM, out: i8[B, D, D, OC] @ DRAM):
-    assert B <= 16
     assert D >= 2
     assert IC % 16 == 0
     assert OC % 16 == 0

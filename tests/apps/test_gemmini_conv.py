@@ -46,13 +46,14 @@ def _case(B, D, IC, OC, seed, relu=False):
 
 @pytest.mark.parametrize("B,D,IC,OC", [(1, 4, 16, 16), (2, 3, 32, 16),
                                        (3, 2, 16, 32), (1, 18, 16, 16),
-                                       (2, 19, 32, 16), (1, 35, 16, 16)])
+                                       (2, 19, 32, 16), (1, 35, 16, 16),
+                                       (17, 2, 16, 16)])
 def test_schedule_equals_numpy(B, D, IC, OC):
     """Compiled, and interpreted where small: only border columns (D = 2),
     a tail tile alone (D = 3, 4), 16-column tiles and no tail (D = 18),
-    tiles and a tail (D = 19, 35)."""
+    tiles and a tail (D = 19, 35), a batch larger than the array."""
     (inp, w, bias, scale), want = _case(B, D, IC, OC, B * 100 + D)
-    if D <= 4:
+    if B * D * D <= 32:
         assert np.array_equal(
             run_interpreted(_final(), B, D, IC, OC, scale, inp, w, bias), want)
     out, n, n_cfg = run_compiled(_final(), B, D, IC, OC, scale, inp, w, bias)
