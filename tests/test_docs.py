@@ -192,7 +192,8 @@ def test_benchmarks_page_has_every_app_and_benchmark_table(site):
         for row in rows:
             assert row in html_rows, row
     text = _text(_page(site, "benchmarks"))
-    for script in ("apps/gemmini_matmul/run.py", "apps/conv/bench.py",
+    for script in ("apps/gemmini_matmul/run.py", "apps/gemmini_conv/run.py",
+                   "apps/conv/bench.py",
                    "benchmarks/scale_bench.py",
                    "benchmarks/schedule_bench.py"):
         assert script in text, script
@@ -217,6 +218,43 @@ def test_gemmini_counts_on_the_page_are_what_the_app_measures():
         assert run_both(p, M, N, K, 0.0125, A, B)[2] == int(n)
         assert run_both(unhoisted, M, N, K, 0.0125, A, B)[2] == int(before)
         assert naive_count(M, N, K) == int(naive)
+
+
+def _readme_table(path, marker):
+    text = (REPO / path).read_text()
+    return _md_rows(text.split(f"includes the {marker} table from here")[1]
+                    .split("<!--")[0])
+
+
+def test_gemmini_app_tables_are_on_the_page_and_are_the_schedules(site):
+    """The ResNet-50 tables of both Gemmini apps are on the benchmarks page,
+    and their counts are what the schedules issue (the formulas the app
+    tests check against the C model)."""
+    sys.path.insert(0, str(REPO))
+    try:
+        from apps.gemmini_conv import run as conv_run
+        from apps.gemmini_matmul import run as mm_run
+    finally:
+        sys.path.remove(str(REPO))
+    html_rows = _html_rows(_page(site, "benchmarks"))
+    mm = _readme_table("apps/gemmini_matmul/README.md", "shape")
+    cv = _readme_table("apps/gemmini_conv/README.md", "layer")
+    assert mm[0][0] == "M, N, K" and len(mm) == 7
+    assert cv[0][0] == "B, D, OC, IC" and len(cv) == 5
+    for row in mm + cv:
+        assert row in html_rows, row
+    for sizes, n, cfg, before, naive, naive_cfg in mm[1:]:
+        M, N, K = (int(x) for x in sizes.split(","))
+        tiles, kb = (M // 16) * (N // 16), K // 16
+        assert (int(n), int(cfg)) == (3 + tiles * (2 + 4 * kb), 3)
+        assert int(before) == int(naive) == mm_run.naive_count(M, N, K)
+        assert int(naive_cfg) == mm_run.naive_config_count(M, N, K)
+    for sizes, n, cfg, naive, naive_cfg in cv[1:]:
+        B, D, OC, IC = (int(x) for x in sizes.split(","))
+        assert (int(n), int(cfg)) == (conv_run.expected_count(B, D, IC, OC),
+                                      4)
+        assert int(naive) == conv_run.naive_count(B, D, IC, OC)
+        assert int(naive_cfg) == conv_run.naive_config_count(B, D, IC, OC)
 
 
 def test_tutorial_quotes_the_measured_speeds():

@@ -1,10 +1,12 @@
 """The application: an int8 matmul scheduled onto the Gemmini library.
 
 ``matmul`` is the algorithm, ``C = clamp_i8(round(scale * (A @ B)))`` with
-i32 accumulation, written once as a plain loop nest. ``stages()`` turns it,
-one checked rewrite at a time, into a kernel made only of Gemmini
-instructions whose configuration writes sit outside all loops;
-``schedule()`` returns the final procedure.
+i32 accumulation, written once as a plain loop nest; ``matmul_relu`` is the
+same with ReLU before the clamp. ``stages()`` turns either, one checked
+rewrite at a time, into a kernel made only of Gemmini instructions whose
+configuration writes sit outside all loops; ``schedule()`` returns the final
+procedure. The schedule is general in M, N, K (multiples of 16, asserted by
+the algorithm), which covers every ResNet-50 shape in ``SHAPES``.
 """
 from __future__ import annotations
 
@@ -13,7 +15,12 @@ from exo_hl.hw_libs.gemmini import (ConfigLoad, ConfigLoadId1, ConfigStore,
                                     GEMM_ACCUM, GEMM_SCRATCH, acc_scale,
                                     clamp_i8, config_ld, config_ld_id1,
                                     config_st, ld_i8, ld_i8_id1, matmul_i8,
-                                    st_acc_i8, zero_acc_i32)
+                                    st_acc_i8, st_acc_i8_relu, zero_acc_i32)
+
+# The matmuls of ResNet-50 that Exo's paper runs on Gemmini, as (M, N, K):
+# M output rows (batch x pixels), N output channels, K input channels.
+SHAPES = ((12544, 256, 64), (12544, 64, 256), (3136, 512, 128),
+          (3136, 128, 512), (784, 1024, 256), (512, 512, 512))
 
 
 @proc
@@ -29,6 +36,21 @@ def matmul(M: size, N: size, K: size, scale: f32, A: i8[M, K] @ DRAM,
             for k in seq(0, K):
                 res += A[i, k] * B[k, j]
             C[i, j] = clamp_i8(acc_scale(res, scale))
+
+
+@proc
+def matmul_relu(M: size, N: size, K: size, scale: f32, A: i8[M, K] @ DRAM,
+                B: i8[K, N] @ DRAM, C: i8[M, N] @ DRAM):
+    assert M % 16 == 0
+    assert N % 16 == 0
+    assert K % 16 == 0
+    for i in seq(0, M):
+        for j in seq(0, N):
+            res: i32
+            res = 0
+            for k in seq(0, K):
+                res += A[i, k] * B[k, j]
+            C[i, j] = clamp_i8(relu(acc_scale(res, scale)))
 
 
 def hoist_config(p, call, n_loops):
@@ -52,8 +74,12 @@ def hoist_config(p, call, n_loops):
     return p
 
 
-def stages(p=matmul):
-    """[(description, procedure)] for every step of the schedule."""
+def stages(p=matmul, relu=None):
+    """[(description, procedure)] for every step of the schedule.
+    ``relu``: whether the store applies ReLU (default: whether ``p``'s
+    store does); it picks the activation register's value and the store."""
+    if relu is None:
+        relu = "relu(" in str(p)
     out = [("the algorithm", p)]
 
     def step(what, q):
@@ -111,11 +137,11 @@ def stages(p=matmul):
     p = p.configwrite_at(p.find_loop('ii'), ConfigStore, 'dst_stride',
                          'stride(C, 0)', before=True)
     p = p.configwrite_at(p.find('ConfigStore.dst_stride = _'), ConfigStore,
-                         'act', 'False')
+                         'act', str(bool(relu)))
     p = p.replace((p.find('ConfigStore.dst_stride = _'),
                    p.find('ConfigStore.act = _')), config_st)
-    p = step("configured store (mvout)", p.replace(p.find_loop('ii'),
-                                                   st_acc_i8))
+    store = st_acc_i8_relu if relu else st_acc_i8
+    p = step("configured store (mvout)", p.replace(p.find_loop('ii'), store))
 
     # 7. hoist every config write out of all loops: each is then issued once
     p = step("hoist config_ld out of ko, jo, io",
@@ -127,6 +153,7 @@ def stages(p=matmul):
     return out
 
 
-def schedule(p=matmul):
+def schedule(p=matmul, relu=None):
     """The fully scheduled kernel."""
-    return stages(p)[-1][1].rename('matmul_gemmini')
+    name = 'matmul_relu_gemmini' if p is matmul_relu else 'matmul_gemmini'
+    return stages(p, relu)[-1][1].rename(name)

@@ -3,11 +3,15 @@ and compiled against the C model), every stage is still the algorithm, the
 hoisted kernel issues fewer instructions, and unsafe steps are refused."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
-from apps.gemmini_matmul.matmul import hoist_config, matmul, stages
-from apps.gemmini_matmul.run import inputs, naive_count, reference, run_both
+from apps.gemmini_matmul.matmul import (SHAPES, hoist_config, matmul,
+                                        matmul_relu, stages)
+from apps.gemmini_matmul.run import (inputs, naive_config_count, naive_count,
+                                     reference, run_both, run_compiled)
 from exo_hl import BoundsError, SchedulingError
 from exo_hl.hw_libs.gemmini import ConfigLoad, ld_i8
 
@@ -81,3 +85,67 @@ def test_config_cannot_be_hoisted_past_a_load_that_needs_another_value():
     p = p.replace(p.find_loop('i2'), ld_i8)
     with pytest.raises(SchedulingError):
         hoist_config(p, 'ConfigLoad.src_stride = _ #1', 1)
+
+
+
+
+@functools.cache
+def _relu():
+    """The ReLU schedule, built on first use inside a test (so the
+    procedure audit samples its stages instead of checking every one)."""
+    return stages(matmul_relu)[-1][1]
+
+
+def _expected_counts(M, N, K):
+    tiles, kb = (M // 16) * (N // 16), K // 16
+    return 3 + tiles * (2 + 4 * kb), 3
+
+
+@pytest.mark.parametrize("shape", SHAPES,
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("relu", [False, True])
+def test_paper_shapes_with_fewer_rows(shape, relu):
+    """Every ResNet-50 shape with M cut to 32 rows (same N and K) through
+    the C model: bit-exact, and the counts of the hoisted schedule."""
+    _, N, K = shape
+    M = 32
+    A, B = inputs(M, N, K, np.random.default_rng(N + K))
+    want = reference(A, B, 0.0125, relu)
+    C, n, n_cfg = run_compiled(_relu() if relu else FINAL, M, N, K, 0.0125,
+                               A, B)
+    assert np.array_equal(C, want)
+    assert (n, n_cfg) == _expected_counts(M, N, K)
+    assert n < naive_count(M, N, K)
+    assert n_cfg < naive_config_count(M, N, K)
+
+
+def test_relu_schedule_equals_numpy_and_is_configured_for_it():
+    M, N, K = 32, 48, 32
+    A, B = inputs(M, N, K, np.random.default_rng(5))
+    want = reference(A, B, 0.01, relu=True)
+    assert (want == 0).any() and (want == 127).any()
+    assert not np.array_equal(want, reference(A, B, 0.01))
+    Ci, Cc, _ = run_both(_relu(), M, N, K, 0.01, A, B)
+    assert np.array_equal(Ci, want) and np.array_equal(Cc, want)
+    text = str(_relu())
+    assert "config_st(stride(C, 0), True)" in text
+    assert "st_acc_i8_relu(" in text and "relu(acc_scale" not in text
+
+
+def test_relu_store_cannot_replace_the_plain_store():
+    """The plain algorithm has no ReLU: scheduling it with the ReLU store
+    (activation register on) is refused."""
+    with pytest.raises(SchedulingError):
+        stages(matmul, relu=True)
+
+
+@pytest.mark.slow
+def test_paper_shapes_full_size():
+    """The six ResNet-50 shapes at full size through the C model (about
+    ten seconds): bit-exact and the expected counts."""
+    rng = np.random.default_rng(11)
+    for M, N, K in SHAPES:
+        A, B = inputs(M, N, K, rng)
+        C, n, n_cfg = run_compiled(FINAL, M, N, K, 0.0125, A, B)
+        assert np.array_equal(C, reference(A, B, 0.0125)), (M, N, K)
+        assert (n, n_cfg) == _expected_counts(M, N, K)

@@ -9,10 +9,13 @@ import pytest
 
 from exo_hl import (DRAM, BoundsError, MemGenError, SchedulingError, f32, i8,
                     i32, proc, seq, stride)
+from exo_hl import size
 from exo_hl.hw_libs.gemmini import (GEMM_ACCUM, GEMM_SCRATCH, ConfigLoad,
-                                    config_ld, config_ld_acc, config_ld_id1,
-                                    config_st, instr_count, ld_acc_i32, ld_i8,
-                                    ld_i8_id1, matmul_i8, reset_instr_count,
+                                    ConfigLoadAcc, config_count, config_ld,
+                                    config_ld_acc, config_ld_id1, config_st,
+                                    instr_count, ld_acc_i32, ld_acc_i32_bcast,
+                                    ld_i8, ld_i8_id1, matmul_i8,
+                                    matmul_i8_sized, reset_instr_count,
                                     st_acc_i32, st_acc_i8, st_acc_i8_relu,
                                     st_i8, zero_acc_i32)
 
@@ -137,6 +140,86 @@ def test_matmul_bias_zero_and_i32_store():
     f(A=A, B=B, Bias=Bias, C=np.zeros((16, 16), np.int32),
       D=np.zeros((16, 16), np.int32))
     assert instr_count(f) == 4 + 1 + 2 * 4 + 2 + 1
+
+
+@proc
+def partial_block(n: size, k: size, scale: f32, bias: i32[16] @ DRAM,
+                  A: i8[n, k] @ DRAM, B: i8[k, 16] @ DRAM,
+                  Y: i8[n, 16] @ DRAM):
+    assert n <= 16 and k <= 16
+    acc: i32[16, 16] @ GEMM_ACCUM
+    a: i8[16, 16] @ GEMM_SCRATCH
+    b: i8[16, 16] @ GEMM_SCRATCH
+    config_ld_acc(0)
+    ld_acc_i32_bcast(n, 16, bias, acc[0:n, :])
+    config_ld(stride(A, 0))
+    ld_i8(n, k, A, a[0:n, :])
+    config_ld_id1(stride(B, 0))
+    ld_i8_id1(k, 16, B, b[0:k, :])
+    matmul_i8_sized(n, 13, k, a[0:n, :], b[0:k, :], acc[0:n, :])
+    config_st(stride(Y, 0), False)
+    st_acc_i8(n, 16, scale, acc[0:n, :], Y)
+
+
+@pytest.mark.parametrize("n,k", [(5, 11), (16, 16), (1, 3)])
+def test_broadcast_bias_and_partial_matmul(n, k):
+    """A bias row broadcast over n rows (load engine 2, stride 0) plus an
+    n x 13 x k block; columns 13..15 keep the bias alone. The model counts
+    4 config writes among its 10 instructions (matmul is preload+compute)."""
+    rng = np.random.default_rng(n * 100 + k)
+    bias = rng.integers(-3000, 3000, 16).astype(np.int32)
+    A = rng.integers(-128, 128, (n, k)).astype(np.int8)
+    B = rng.integers(-128, 128, (k, 16)).astype(np.int8)
+    acc = np.tile(bias, (n, 1))
+    acc[:, :13] += A.astype(np.int32) @ B[:, :13].astype(np.int32)
+    want = scaled_ref(acc, 0.01)
+    f = partial_block.compile()
+    s = np.array([0.01], np.float32)
+    for run in (partial_block.interpret, f):
+        Y = np.zeros((n, 16), np.int8)
+        run(n=n, k=k, scale=s, bias=bias, A=A, B=B, Y=Y)
+        assert np.array_equal(Y, want)
+    reset_instr_count(f)
+    f(n=n, k=k, scale=s, bias=bias, A=A, B=B, Y=np.zeros((n, 16), np.int8))
+    assert (instr_count(f), config_count(f)) == (10, 4)
+    reset_instr_count(f)
+    assert (instr_count(f), config_count(f)) == (0, 0)
+
+
+def test_broadcast_load_needs_stride_zero():
+    with pytest.raises(BoundsError):
+        @proc
+        def strided_bias(bias: i32[16] @ DRAM):
+            acc: i32[16, 16] @ GEMM_ACCUM
+            config_ld_acc(stride(bias, 0))
+            ld_acc_i32_bcast(16, 16, bias, acc)
+
+    @proc
+    def bias_rows(bias: i32[16] @ DRAM, Y: i32[4, 16] @ DRAM):
+        acc: i32[16, 16] @ GEMM_ACCUM
+        for i in seq(0, 4):
+            for j in seq(0, 16):
+                acc[i, j] = bias[j]
+        config_st(stride(Y, 0), False)
+        st_acc_i32(4, 16, acc[0:4, :], Y)
+
+    bad = bias_rows.configwrite_at(bias_rows.find_loop('i'), ConfigLoadAcc,
+                                   'src_stride', '1', before=True)
+    with pytest.raises(SchedulingError):
+        bad.replace(bad.find_loop('i'), ld_acc_i32_bcast)
+    good = bias_rows.configwrite_at(bias_rows.find_loop('i'), ConfigLoadAcc,
+                                    'src_stride', '0', before=True)
+    good = good.replace(good.find_loop('i'), ld_acc_i32_bcast)
+    assert 'ld_acc_i32_bcast(4, 16, bias' in str(good)
+
+
+def test_partial_matmul_needs_at_most_16():
+    with pytest.raises(BoundsError):
+        @proc
+        def too_deep(a: i8[16, 16] @ GEMM_SCRATCH,
+                     b: i8[32, 16] @ GEMM_SCRATCH,
+                     c: i32[16, 16] @ GEMM_ACCUM):
+            matmul_i8_sized(16, 16, 32, a, b, c)
 
 
 def test_unconfigured_or_misconfigured_load_is_rejected():

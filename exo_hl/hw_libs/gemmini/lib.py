@@ -58,6 +58,9 @@ _COUNT = _piece("count", """
 /* instructions issued (non-static so a host can read it through dlsym) */
 extern uint64_t gemmini_sim_instr_count;
 uint64_t gemmini_sim_instr_count = 0;
+/* of which configuration writes (config_ld*, config_st) */
+extern uint64_t gemmini_sim_config_count;
+uint64_t gemmini_sim_config_count = 0;
 """)
 
 # configuration registers
@@ -93,6 +96,7 @@ static inline int32_t gemm_clamp_i8(int32_t v) {
 _CONFIG_LD = _LD_REGS + _piece("config_ld", """
 static inline void gemm_config_ld(int id, int_fast32_t stride) {
     gemmini_sim_instr_count++;
+    gemmini_sim_config_count++;
     gemm_cfg_ld_stride[id] = stride;
 }
 """)
@@ -100,6 +104,7 @@ static inline void gemm_config_ld(int id, int_fast32_t stride) {
 _CONFIG_ST = _ST_REGS + _piece("config_st", """
 static inline void gemm_config_st(int_fast32_t stride, bool act) {
     gemmini_sim_instr_count++;
+    gemmini_sim_config_count++;
     gemm_cfg_st_stride = stride;
     gemm_cfg_st_act = act;
 }
@@ -156,6 +161,25 @@ static inline void gemm_matmul(const int8_t *a, int_fast32_t a_rs,
 }
 """)
 
+_MATMUL_SIZED = _COUNT + _piece("matmul_sized", """
+/* preload + compute on a partial block: c[n x m] += a[n x k] @ b[k x m] */
+static inline void gemm_matmul_sized(const int8_t *a, int_fast32_t a_rs,
+                                     const int8_t *b, int_fast32_t b_rs,
+                                     int32_t *c, int_fast32_t c_rs,
+                                     int_fast32_t n, int_fast32_t m,
+                                     int_fast32_t k) {
+    gemmini_sim_instr_count += 2;
+    for (int_fast32_t i = 0; i < n; i++)
+        for (int_fast32_t j = 0; j < m; j++) {
+            uint32_t s = (uint32_t)c[i * c_rs + j];
+            for (int_fast32_t l = 0; l < k; l++)
+                s += (uint32_t)((int32_t)a[i * a_rs + l] *
+                                (int32_t)b[l * b_rs + j]);
+            c[i * c_rs + j] = (int32_t)s;
+        }
+}
+""")
+
 _MVOUT_ACC_I8 = _ST_REGS + _SCALE + _CLAMP + _piece("mvout_acc_i8", """
 /* accumulator rows -> DRAM i8 rows: scale, ReLU if configured, saturate */
 static inline void gemm_mvout_acc_i8(const int32_t *src, int_fast32_t src_rs,
@@ -206,18 +230,30 @@ def instr_count(compiled) -> int:
     return _counter(compiled).value
 
 
+def config_count(compiled) -> int:
+    """Of the instructions counted by ``instr_count``, the configuration
+    writes (``config_ld*``, ``config_st``) the model has issued.
+
+    >>> reset_instr_count(f); f(*args); config_count(f)   # hoisted: 3
+    3
+    """
+    return _counter(compiled, "gemmini_sim_config_count").value
+
+
 def reset_instr_count(compiled) -> None:
-    """Set the instruction counter of ``compiled`` back to zero.
+    """Set the instruction and configuration-write counters of ``compiled``
+    back to zero.
 
     >>> reset_instr_count(f); instr_count(f)
     0
     """
     _counter(compiled).value = 0
+    _counter(compiled, "gemmini_sim_config_count").value = 0
 
 
-def _counter(compiled):
+def _counter(compiled, name="gemmini_sim_instr_count"):
     lib = ctypes.CDLL(compiled.library_path)
-    return ctypes.c_uint64.in_dll(lib, "gemmini_sim_instr_count")
+    return ctypes.c_uint64.in_dll(lib, name)
 
 
 # ---------------------------------------------------------------------------
@@ -462,6 +498,26 @@ def ld_acc_i32(n: size, m: size, src: [i32][n, m] @ DRAM,
             dst[i, j] = src[i, j]
 
 
+@instr("gemm_mvin_i32(2, &{src_data}, &{dst_data}, {dst}.strides[0], "
+       "{n}, {m});", _MVIN_I32)
+def ld_acc_i32_bcast(n: size, m: size, src: [i32][m] @ DRAM,
+                     dst: [i32][n, 16] @ GEMM_ACCUM):
+    """Broadcast bias load: one DRAM i32 row into ``n`` accumulator rows.
+    The engine has no broadcast mode; it is load engine 2 with source
+    stride 0, so ``ConfigLoadAcc.src_stride`` must be 0.
+
+    >>> p = p.configwrite_at(p.find_loop('i1'), ConfigLoadAcc, 'src_stride',
+    ...                      '0', before=True)
+    >>> p = p.replace(p.find_loop('i1'), ld_acc_i32_bcast)
+    """
+    assert n <= 16 and m <= 16
+    assert stride(src, 0) == 1
+    assert ConfigLoadAcc.src_stride == 0
+    for i in seq(0, n):
+        for j in seq(0, m):
+            dst[i, j] = src[j]
+
+
 @instr("gemm_zero_acc(&{dst_data}, {dst}.strides[0], {n}, {m});", _ZERO)
 def zero_acc_i32(n: size, m: size, dst: [i32][n, 16] @ GEMM_ACCUM):
     """Zero ``n`` x ``m`` accumulator elements.
@@ -486,6 +542,25 @@ def matmul_i8(a: [i8][16, 16] @ GEMM_SCRATCH, b: [i8][16, 16] @ GEMM_SCRATCH,
         for j in seq(0, 16):
             for k in seq(0, 16):
                 c[i, j] += a[i, k] * b[k, j]
+
+
+@instr("gemm_matmul_sized(&{a_data}, {a}.strides[0], &{b_data}, "
+       "{b}.strides[0], &{c_data}, {c}.strides[0], {n}, {m}, {k});",
+       _MATMUL_SIZED)
+def matmul_i8_sized(n: size, m: size, k: size,
+                    a: [i8][n, 16] @ GEMM_SCRATCH,
+                    b: [i8][k, 16] @ GEMM_SCRATCH,
+                    c: [i32][n, 16] @ GEMM_ACCUM):
+    """preload b, compute on a partial block (the edge of a matrix or a
+    batch of fewer than 16 rows): ``c[:n, :m] += a[:n, :k] @ b[:k, :m]``.
+
+    >>> p = p.replace(p.find_loop('bi #1'), matmul_i8_sized)
+    """
+    assert n <= 16 and m <= 16 and k <= 16
+    for i in seq(0, n):
+        for j in seq(0, m):
+            for l in seq(0, k):
+                c[i, j] += a[i, l] * b[l, j]
 
 
 @instr("gemm_mvout_acc_i8(&{src_data}, {src}.strides[0], &{dst_data}, "
@@ -559,5 +634,5 @@ def st_i8(n: size, m: size, src: [i8][n, 16] @ GEMM_SCRATCH,
 MEMORIES = (GEMM_SCRATCH, GEMM_ACCUM)
 CONFIGS = (ConfigLoad, ConfigLoadId1, ConfigLoadAcc, ConfigStore)
 INSTRS = (config_ld, config_ld_id1, config_ld_acc, config_st, ld_i8,
-          ld_i8_id1, ld_acc_i32, zero_acc_i32, matmul_i8, st_acc_i8,
-          st_acc_i8_relu, st_acc_i32, st_i8)
+          ld_i8_id1, ld_acc_i32, ld_acc_i32_bcast, zero_acc_i32, matmul_i8,
+          matmul_i8_sized, st_acc_i8, st_acc_i8_relu, st_acc_i32, st_i8)
