@@ -252,6 +252,12 @@ def _main_kernel(p, full, isa, t):
     p = p.reorder(_loop(root(p), 'jt'), k(p))
     p = p.reorder(_loop(root(p), 'ii'), k(p))
     p = p.reorder(_loop(root(p), 'io'), _loop(root(p), 'jo'))
+    # the tail rows' nest, its column panels outermost too, joins the
+    # panel loop: both then read the packed panel of B below
+    rows = lambda q: next(s for s in _block(q, full) if s.is_loop()
+                          and s.name() == 'ii')
+    p = p.reorder(rows(p), _loop(rows(p), 'jo'))
+    p = p.fuse_loop(root(p), root(p).next())
     # the C tile, in registers for the whole k block
     p = p.stage_mem(k(p), f'C[{MR} * io:{MR} * io + {MR}, '
                     f'{NR} * jo:{NR} * jo + {NR}]', f'C_reg{t}')
@@ -265,13 +271,17 @@ def _main_kernel(p, full, isa, t):
     # pack B: the kc x NR panel of a column block, one slot per column
     # block (expand_dim), the packing loop split off (fission), rows back
     # outside the columns
-    p = p.stage_mem(_loop(root(p), 'io'),
+    p = p.stage_mem(_loop(root(p), 'io').expand(0, 1),
                     f'B[{k0}:{k0} + {kc}, {NR} * jo:{NR} * jo + {NR}]',
                     f'B_pack{t}')
     p = p.expand_dim(f'B_pack{t}', f'(N + {NR - 1}) / {NR}', 'jo')
     p = p.lift_alloc(f'B_pack{t}')
     p = p.fission_after(list(root(p).body())[0])
+    p = p.fission_after(_loop(root(p), 'io'))
     p = p.reorder(root(p), _loop(root(p), 'io'))
+    tail = lambda q: next(s for s in _block(q, full) if s.is_loop()
+                          and s.name() == 'jo' and _loops(s, 'ii'))
+    p = p.reorder(tail(p), _loop(tail(p), 'ii'))
     # pack A: the MR x kc block of A a row block reads, for all its column
     # blocks (contiguous rows: no cache-set conflicts between them)
     p = p.stage_mem(_loop(root(p), 'jo'), f'A[{MR} * io:{MR} * io + {MR}, '
@@ -297,8 +307,8 @@ def _row_kernel(p, full, isa, t):
                     f'{NR} * jo:{NR} * jo + {NR}]', f'R_reg{t}')
     p = p.divide_dim(f'R_reg{t}', 0, L)
     p = _split_lanes(p, f'R_reg{t}', L, [('rl', 'rli'), ('rs', 'rsi')])
-    p = p.stage_mem(_loop(root(p), 'rt'),
-                    f'B[{k0} + k, {NR} * jo:{NR} * jo + {NR}]', f'RB_reg{t}')
+    p = p.stage_mem(_loop(root(p), 'rt'), f'B_pack{t}[jo, k, 0:{NR}]',
+                    f'RB_reg{t}')
     p = p.divide_dim(f'RB_reg{t}', 0, L)
     p = _split_lanes(p, f'RB_reg{t}', L, [('rbl', 'rbli')])
     return p
