@@ -30,7 +30,8 @@ from apps.common.peak import (CHAINS, PeakUnavailable, fma_peak,  # noqa: E402
                               probe_source)
 from apps.sgemm import api  # noqa: E402
 from apps.sgemm.schedule import (AVX2, AVX512, ISAS, Isa,  # noqa: E402
-                                 alpha_beta, k_block, sgemm, stages)
+                                 alpha_beta, k_block, row_tiles, sgemm,
+                                 stages)
 from exo_hl import SchedulingError, compile_procs  # noqa: E402
 
 APP = REPO / "apps" / "sgemm"
@@ -61,7 +62,11 @@ def chain():
 # register, a register plus a tail, K < KC, K = KC, K = KC + tail
 EDGE_SHAPES = [(1, 1, 1), (7, 7, 7), (1, 16, 256), (6, 16, 256),
                (5, 3, 257), (13, 37, 300), (127, 64, 300), (31, 129, 7),
-               (12, 24, 513), (2, 1000, 3)]
+               (12, 24, 513), (2, 1000, 3),
+               # every count of tail rows (M % 6 = 2, 3, 4, 5: tiles of
+               # 2, 2 + 1, 4, 4 + 1 rows)
+               (8, 33, 260), (9, 48, 256), (4, 17, 1), (10, 50, 300),
+               (11, 40, 256), (3, 16, 513)]
 
 
 def _host_has(flag):
@@ -103,16 +108,19 @@ def test_schedule_shape(chain):
     assert f"B_pack: f32[(N + 15) / 16, {kc}, 16] @ DRAM" in text
     assert f"A_pack: f32[6, {kc}] @ DRAM_STATIC" in text
     assert "C_reg: f32[6, 2, 8] @ AVX2" in text   # the 6x16 tile
+    assert "R4_reg: f32[4, 2, 8] @ AVX2" in text  # 4 tail rows
+    assert "R2_reg: f32[2, 2, 8] @ AVX2" in text  # 2 tail rows
     assert "R_reg: f32[2, 8] @ AVX2" in text      # a tail row
     assert "V_reg: f32[6, 8] @ AVX2" in text      # tail columns
     assert f"if K % {kc} > 0:" in text            # the last k block
     # the only calls are the three instructions; the FMA once per
-    # accumulator of the three kernels, in both k blocks
+    # accumulator of the five kernels (6, 4, 2 and 1 rows x 16, 6 x 8),
+    # in both k blocks
     calls = set(re.findall(r"(\w+)\(", text)) - {"seq", "par",
                                                    FAST.name()}
     assert calls == {"mm256_loadu_ps", "mm256_storeu_ps",
                      "mm256_fmadd_bcst_ps"}
-    assert text.count("mm256_fmadd_bcst_ps(") == 2 * (12 + 2 + 6)
+    assert text.count("mm256_fmadd_bcst_ps(") == 2 * (12 + 8 + 4 + 2 + 6)
     # packing and the row blocks are parallel, in both k blocks
     assert text.count("in par(") == 6
     assert FAST.cpu_features() == {"avx2", "fma"}
@@ -133,6 +141,21 @@ def test_k_block_from_the_cache_sizes():
     assert AVX2.kc == k_block(16) and AVX512.kc == k_block(64)
 
 
+def test_row_tiles():
+    assert row_tiles(6) == [4, 2, 1]
+    assert row_tiles(8) == [4, 2, 1]
+    assert row_tiles(14) == [8, 4, 2, 1]
+    assert row_tiles(2) == [1]
+    # every count of tail rows is a sum of distinct tiles
+    for mr in (2, 6, 8, 14):
+        tiles = row_tiles(mr)
+        for rest in range(mr):
+            left = rest
+            for r in tiles:
+                left -= r if left >= r else 0
+            assert left == 0, (mr, rest)
+
+
 def test_descriptions():
     assert (AVX2.mr, AVX2.nr, AVX2.lanes, AVX2.regs) == (6, 16, 8, 2)
     assert (AVX512.mr, AVX512.nr, AVX512.lanes, AVX512.regs) == (6, 64, 16, 4)
@@ -148,13 +171,14 @@ def test_every_stage_agrees_on_the_interpreter(chain):
     """Each stage computes the same, on a problem that reaches every nest
     (both k blocks, tail rows, a register of tail columns and scalar ones)."""
     rng = np.random.default_rng(2)
-    m, n, k = 7, 16 + 8 + 3, AVX2.kc + 3
-    A, B, C0 = _ints(rng, m, k), _ints(rng, k, n), _ints(rng, m, n)
-    want = C0 + A @ B
-    for what, p in chain.stages:
-        C = C0.copy()
-        p.interpret(M=m, N=n, K=k, A=A, B=B, C=C)
-        assert np.array_equal(C, want), what
+    n, k = 16 + 8 + 3, AVX2.kc + 3
+    for m in (11, 9):        # tail rows in tiles of 4 + 1, then 2 + 1
+        A, B, C0 = _ints(rng, m, k), _ints(rng, k, n), _ints(rng, m, n)
+        want = C0 + A @ B
+        for what, p in chain.stages:
+            C = C0.copy()
+            p.interpret(M=m, N=n, K=k, A=A, B=B, C=C)
+            assert np.array_equal(C, want), (m, what)
 
 
 # ---------------------------------------------------------------------------
