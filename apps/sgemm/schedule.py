@@ -487,13 +487,27 @@ def stages(isa: Isa, p: Procedure = None):
     # 5. threads: the packing of B (each iteration writes its own panel),
     #    the row blocks of the main and column-tail kernels (each writes
     #    its own rows of C); parallelize proves each race-free
+    #    the column tail of a row block runs right after its panels: the
+    #    rows x tail-columns nest moves up past the tail rows (disjoint
+    #    rows of C: reorder_stmts proves they commute) and joins the row
+    #    blocks' loop (fuse_loop), so one parallel region does both
     for full, t in ((True, ''), (False, '_t')):
+        while True:
+            blk = _block(p, full)
+            i = next(n for n, s in enumerate(blk) if s.is_loop()
+                     and s.name() == 'cio')
+            if blk[i - 1].is_loop() and blk[i - 1].name() == 'io':
+                break
+            p = p.reorder_stmts(blk[i - 1], blk[i])
+        p = p.fuse_loop(_top(p, full, 'io'), _top(p, full, 'cio'))
+        # pack B row by row (each row of B read once, in order), the rows
+        # in parallel (each writes its own row of every panel)
+        pack = _staging(p, f'B_pack{t}')[0]
+        p = p.reorder(pack, list(pack.body())[0])
         p = p.parallelize(_staging(p, f'B_pack{t}')[0])
-        for name in ('io', 'cio'):
-            p = p.parallelize(next(s for s in _block(p, full)
-                                   if s.is_loop() and s.name() == name))
+        p = p.parallelize(_top(p, full, 'io'))
     p = p.lift_alloc('B_pack')         # one buffer for all full k blocks
-    step("par: packing and row blocks", p)
+    step("par: packing; row blocks with their column tails", p)
     return out
 
 
