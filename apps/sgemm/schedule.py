@@ -25,15 +25,18 @@ nests:
   order the kernel reads them; the C tile lives in registers for the whole
   k block, each k step loads one row of the panel (NR / lanes registers)
   and does MR x NR / lanes broadcast-FMAs;
-* tail rows x panels: a 1 x NR kernel per row;
+* tail rows x panels: the M % MR rows in register tiles of 4, 2 and 1
+  rows x NR (``row_tiles``), reading the same packed panels;
 * rows x tail columns: an MR x lanes kernel per whole register of the
   N % NR columns, then scalar code for the last (N % NR) % lanes columns;
 * tail rows x tail columns: scalar code.
 
-The row-block loops are ``par`` (``parallelize`` proves them race-free:
-each iteration writes its own rows of C, and reads B or the packed block,
-which no iteration writes), as is the packing loop (each iteration writes
-its own panel). OpenMP runs them on all cores by default.
+The row-block loop, which also does each row block's tail columns, is
+``par`` (``parallelize`` proves it race-free: each iteration writes its
+own rows of C, and reads A, B or the packed panels, which no iteration
+writes), as is the packing loop (each iteration writes its own row of
+every panel): two parallel regions per k block. OpenMP runs them on all
+cores by default.
 
 Every step is a checked rewrite. ``stages(isa)`` returns the procedure
 after each group of steps (``run.py --steps`` prints them).
@@ -286,8 +289,9 @@ def _main_kernel(p, full, isa, t):
     # blocks (contiguous rows: no cache-set conflicts between them)
     p = p.stage_mem(_loop(root(p), 'jo'), f'A[{MR} * io:{MR} * io + {MR}, '
                     f'{k0}:{k0} + {kc}]', f'A_pack{t}')
-    if full:                           # constant size: on the stack
-        p = p.set_memory(f'A_pack{t}', DRAM_STATIC)
+    if not full:                       # K % KC < KC columns: room for KC
+        p = p.resize_dim(f'A_pack{t} : _', 1, KC, '0')
+    p = p.set_memory(f'A_pack{t}', DRAM_STATIC)   # constant size: the stack
     return p
 
 

@@ -107,6 +107,8 @@ def test_schedule_shape(chain):
     kc = AVX2.kc
     assert f"B_pack: f32[(N + 15) / 16, {kc}, 16] @ DRAM" in text
     assert f"A_pack: f32[6, {kc}] @ DRAM_STATIC" in text
+    # the last k block's (K % KC columns) fits the same stack block
+    assert f"A_pack_t: f32[6, {kc}] @ DRAM_STATIC" in text
     assert "C_reg: f32[6, 2, 8] @ AVX2" in text   # the 6x16 tile
     assert "R4_reg: f32[4, 2, 8] @ AVX2" in text  # 4 tail rows
     assert "R2_reg: f32[2, 2, 8] @ AVX2" in text  # 2 tail rows
