@@ -25,15 +25,18 @@ nests:
   order the kernel reads them; the C tile lives in registers for the whole
   k block, each k step loads one row of the panel (NR / lanes registers)
   and does MR x NR / lanes broadcast-FMAs;
-* tail rows x panels: a 1 x NR kernel per row;
+* tail rows x panels: the M % MR rows in register tiles of 4, 2 and 1
+  rows x NR (``row_tiles``), reading the same packed panels;
 * rows x tail columns: an MR x lanes kernel per whole register of the
   N % NR columns, then scalar code for the last (N % NR) % lanes columns;
 * tail rows x tail columns: scalar code.
 
-The row-block loops are ``par`` (``parallelize`` proves them race-free:
-each iteration writes its own rows of C, and reads B or the packed block,
-which no iteration writes), as is the packing loop (each iteration writes
-its own panel). OpenMP runs them on all cores by default.
+The row-block loop, which also does each row block's tail columns, is
+``par`` (``parallelize`` proves it race-free: each iteration writes its
+own rows of C, and reads A, B or the packed panels, which no iteration
+writes), as is the packing loop (each iteration writes its own row of
+every panel): two parallel regions per k block. OpenMP runs them on all
+cores by default.
 
 Every step is a checked rewrite. ``stages(isa)`` returns the procedure
 after each group of steps (``run.py --steps`` prints them).
@@ -252,6 +255,12 @@ def _main_kernel(p, full, isa, t):
     p = p.reorder(_loop(root(p), 'jt'), k(p))
     p = p.reorder(_loop(root(p), 'ii'), k(p))
     p = p.reorder(_loop(root(p), 'io'), _loop(root(p), 'jo'))
+    # the tail rows' nest, its column panels outermost too, joins the
+    # panel loop: both then read the packed panel of B below
+    rows = lambda q: next(s for s in _block(q, full) if s.is_loop()
+                          and s.name() == 'ii')
+    p = p.reorder(rows(p), _loop(rows(p), 'jo'))
+    p = p.fuse_loop(root(p), root(p).next())
     # the C tile, in registers for the whole k block
     p = p.stage_mem(k(p), f'C[{MR} * io:{MR} * io + {MR}, '
                     f'{NR} * jo:{NR} * jo + {NR}]', f'C_reg{t}')
@@ -265,43 +274,103 @@ def _main_kernel(p, full, isa, t):
     # pack B: the kc x NR panel of a column block, one slot per column
     # block (expand_dim), the packing loop split off (fission), rows back
     # outside the columns
-    p = p.stage_mem(_loop(root(p), 'io'),
+    p = p.stage_mem(_loop(root(p), 'io').expand(0, 1),
                     f'B[{k0}:{k0} + {kc}, {NR} * jo:{NR} * jo + {NR}]',
                     f'B_pack{t}')
     p = p.expand_dim(f'B_pack{t}', f'(N + {NR - 1}) / {NR}', 'jo')
     p = p.lift_alloc(f'B_pack{t}')
     p = p.fission_after(list(root(p).body())[0])
+    p = p.fission_after(_loop(root(p), 'io'))
     p = p.reorder(root(p), _loop(root(p), 'io'))
+    tail = lambda q: next(s for s in _block(q, full) if s.is_loop()
+                          and s.name() == 'jo' and _loops(s, 'ii'))
+    p = p.reorder(tail(p), _loop(tail(p), 'ii'))
     # pack A: the MR x kc block of A a row block reads, for all its column
     # blocks (contiguous rows: no cache-set conflicts between them)
     p = p.stage_mem(_loop(root(p), 'jo'), f'A[{MR} * io:{MR} * io + {MR}, '
                     f'{k0}:{k0} + {kc}]', f'A_pack{t}')
-    if full:                           # constant size: on the stack
-        p = p.set_memory(f'A_pack{t}', DRAM_STATIC)
+    if not full:                       # K % KC < KC columns: room for KC
+        p = p.resize_dim(f'A_pack{t} : _', 1, KC, '0')
+    p = p.set_memory(f'A_pack{t}', DRAM_STATIC)   # constant size: the stack
     return p
+
+
+def row_tiles(mr: int) -> list:
+    """Heights of the register tiles for the M % MR tail rows: the powers
+    of two below MR, largest first, down to 1 (6 -> [4, 2, 1]); every
+    count of tail rows is a sum of distinct ones."""
+    out, r = [], 1
+    while r < mr:
+        out.insert(0, r)
+        r *= 2
+    return out
+
+
+def _top(q, full, name):
+    return next(s for s in _block(q, full) if s.is_loop()
+                and s.name() == name)
 
 
 def _row_kernel(p, full, isa, t):
-    """tail rows x panels: ``for ii: for jo: for jj: for k`` -> one row
-    of C in NR / lanes registers per column block."""
-    NR, KC, L = isa.nr, isa.kc, isa.lanes
-    MR = isa.mr
-    k0 = f"{KC} * ko" if full else f"{KC} * (K / {KC})"
-    root = lambda q: next(s for s in _block(q, full)
-                          if s.is_loop() and s.name() == 'ii')
-    k = lambda q: _loop(root(q), 'k')
-    p = p.split(_loop(root(p), 'jj'), L, 'rt', 'ri', tail='perfect')
-    p = p.reorder(_loop(root(p), 'ri'), k(p))
-    p = p.reorder(_loop(root(p), 'rt'), k(p))
-    p = p.stage_mem(k(p), f'C[ii + {MR} * (M / {MR}), '
-                    f'{NR} * jo:{NR} * jo + {NR}]', f'R_reg{t}')
-    p = p.divide_dim(f'R_reg{t}', 0, L)
-    p = _split_lanes(p, f'R_reg{t}', L, [('rl', 'rli'), ('rs', 'rsi')])
-    p = p.stage_mem(_loop(root(p), 'rt'),
-                    f'B[{k0} + k, {NR} * jo:{NR} * jo + {NR}]', f'RB_reg{t}')
-    p = p.divide_dim(f'RB_reg{t}', 0, L)
-    p = _split_lanes(p, f'RB_reg{t}', L, [('rbl', 'rbli')])
+    """tail rows x panels: ``for ii: for jo: for jj: for k`` (reading the
+    packed panels) -> the M % MR rows in tiles of R rows x NR, R in
+    ``row_tiles(MR)`` (each of 4 or 2 rows has 4 or 2 times the
+    accumulators of a single row: independent FMA chains), the tile's
+    rows staged in R x NR / lanes registers for the whole k block.
+
+    The row loop is cut (``split(.., R, tail='cut')``) into a nest of
+    whole R-row tiles (``qR``, at most one) and a remainder (``rR``) the
+    next, smaller tile takes."""
+    NR, L, MR = isa.nr, isa.lanes, isa.mr
+    base = f'{MR} * (M / {MR})'         # the first tail row
+    rows, off = 'ii', base              # the remainder loop, its first row
+    for R in row_tiles(MR):
+        if R > 1:
+            q, r = f'q{R}', f'r{R}'
+            p = p.split(_top(p, full, rows), R, q, r, tail='cut')
+            root = lambda x, q=q: _top(x, full, q)
+            p = p.reorder(_loop(root(p), r), _loop(root(p), 'jo'))
+            row0, rows_next = f'{off} + {R} * {q}', r
+        else:
+            root = lambda x, rows=rows: _top(x, full, rows)
+            r, row0, rows_next = rows, f'{off} + {rows}', None
+        name = f'R{R}_reg{t}' if R > 1 else f'R_reg{t}'
+        bname = f'RB{R}_reg{t}' if R > 1 else f'RB_reg{t}'
+        k = lambda x: _loop(root(x), 'k')
+        p = p.split(_loop(root(p), 'jj'), L, f'rt{R}', f'ri{R}',
+                    tail='perfect')
+        p = p.reorder(_loop(root(p), f'ri{R}'), k(p))
+        p = p.reorder(_loop(root(p), f'rt{R}'), k(p))
+        if R > 1:
+            p = p.reorder(_loop(root(p), r), k(p))
+        if R > 1:
+            p = p.stage_mem(k(p), f'C[{row0}:{row0} + {R}, '
+                            f'{NR} * jo:{NR} * jo + {NR}]', name)
+            p = p.divide_dim(name, 1, L)
+        else:
+            p = p.stage_mem(k(p), f'C[{row0}, {NR} * jo:{NR} * jo + {NR}]',
+                            name)
+            p = p.divide_dim(name, 0, L)
+        p = _split_lanes(p, name, L, [(f'rl{R}', f'rli{R}'),
+                                      (f'rs{R}', f'rsi{R}')])
+        p = p.stage_mem(_loop(root(p), r if R > 1 else f'rt{R}'),
+                        f'B_pack{t}[jo, k, 0:{NR}]', bname)
+        p = p.divide_dim(bname, 0, L)
+        p = _split_lanes(p, bname, L, [(f'rbl{R}', f'rbli{R}')])
+        if rows_next is not None:
+            rows, off = rows_next, f'{off} + {R} * ({_rest(MR, R)} / {R})'
     return p
+
+
+def _rest(mr, r):
+    """The rows left for tiles of at most ``r`` rows: M % MR % (2 r) ...
+    (M % MR for the largest tile)."""
+    expr, big = f'M % {mr}', row_tiles(mr)
+    for h in big:
+        if h == r:
+            return expr
+        expr = f'{expr} % {h}'
+    raise ValueError(r)
 
 
 def _col_kernel(p, full, isa, t):
@@ -330,19 +399,28 @@ def _instructions(p, full, isa, t):
     """Registers into the ISA's memory; every lane loop over them becomes
     one instruction; the register loops unrolled."""
     blk = lambda q: _block(q, full)
-    for buf in ('C_reg', 'B_reg', 'R_reg', 'RB_reg', 'V_reg', 'VB_reg'):
+    tiles = row_tiles(isa.mr)
+    rbufs = [f'R{R}_reg' if R > 1 else 'R_reg' for R in tiles]
+    rbbufs = [f'RB{R}_reg' if R > 1 else 'RB_reg' for R in tiles]
+    for buf in ['C_reg', 'B_reg', 'V_reg', 'VB_reg'] + rbufs + rbbufs:
         p = p.set_memory(f'{buf}{t}', isa.mem)
     main = lambda q: next(s for s in blk(q) if s.is_loop()
                           and s.name() == 'io')
-    row = lambda q: next(s for s in blk(q) if s.is_loop()
-                         and s.name() == 'ii')
     col = lambda q: next(s for s in blk(q) if s.is_loop()
                          and s.name() == 'cio')
-    for root, loop, instr in (
-            (main, 'cli', isa.load), (main, 'csi', isa.store),
-            (main, 'ji', isa.fma), (main, 'bli', isa.load),
-            (row, 'rli', isa.load), (row, 'rsi', isa.store),
-            (row, 'ri', isa.fma), (row, 'rbli', isa.load)):
+    replaces = [(main, 'cli', isa.load), (main, 'csi', isa.store),
+                (main, 'ji', isa.fma), (main, 'bli', isa.load)]
+    unrolls = [(main, ('jt', 'ii', 'cl', 'cs', 'bl'))]
+    rows = 'ii'
+    for R in tiles:                    # the tail-row tiles (_row_kernel)
+        top = f'q{R}' if R > 1 else rows
+        row = lambda q, top=top: _top(q, full, top)
+        replaces += [(row, f'rli{R}', isa.load), (row, f'rsi{R}', isa.store),
+                     (row, f'ri{R}', isa.fma), (row, f'rbli{R}', isa.load)]
+        unrolls.append((row, (f'rt{R}', f'rl{R}', f'rs{R}', f'rbl{R}')
+                        + ((f'r{R}', ) if R > 1 else ())))
+        rows = f'r{R}' if R > 1 else rows
+    for root, loop, instr in replaces:
         p = p.replace(_loop(root(p), loop), instr)
     # the column-tail kernel: lane loops are the last dimension
     jv = lambda q: _loop(col(q), 'jv')
@@ -351,12 +429,11 @@ def _instructions(p, full, isa, t):
     p = p.replace(_lane_loop(_staging(p, f'V_reg{t}')[1]), isa.store)
     p = p.replace(_lane_loop(_staging(p, f'VB_reg{t}')[0]), isa.load)
     p = p.replace(_loop(jv(p), 'jl'), isa.fma)
-    for root, loops in ((main, ('jt', 'ii', 'cl', 'cs', 'bl')),
-                        (row, ('rt', 'rl', 'rs', 'rbl')),
-                        (jv, ('cii', ))):
+    for root, loops in unrolls + [(jv, ('cii', ))]:
         for loop in loops:
             p = p.unroll(_loop(root(p), loop))
-    for buf in ('C_reg', 'V_reg'):     # the row loops of the tile's nests
+    multi = [f'R{R}_reg' for R in tiles if R > 1]
+    for buf in ['C_reg', 'V_reg'] + multi:   # the row loops of the tiles' nests
         for which in (1, 0):
             p = p.unroll(_staging(p, f'{buf}{t}')[which])
     return p
@@ -414,13 +491,27 @@ def stages(isa: Isa, p: Procedure = None):
     # 5. threads: the packing of B (each iteration writes its own panel),
     #    the row blocks of the main and column-tail kernels (each writes
     #    its own rows of C); parallelize proves each race-free
+    #    the column tail of a row block runs right after its panels: the
+    #    rows x tail-columns nest moves up past the tail rows (disjoint
+    #    rows of C: reorder_stmts proves they commute) and joins the row
+    #    blocks' loop (fuse_loop), so one parallel region does both
     for full, t in ((True, ''), (False, '_t')):
+        while True:
+            blk = _block(p, full)
+            i = next(n for n, s in enumerate(blk) if s.is_loop()
+                     and s.name() == 'cio')
+            if blk[i - 1].is_loop() and blk[i - 1].name() == 'io':
+                break
+            p = p.reorder_stmts(blk[i - 1], blk[i])
+        p = p.fuse_loop(_top(p, full, 'io'), _top(p, full, 'cio'))
+        # pack B row by row (each row of B read once, in order), the rows
+        # in parallel (each writes its own row of every panel)
+        pack = _staging(p, f'B_pack{t}')[0]
+        p = p.reorder(pack, list(pack.body())[0])
         p = p.parallelize(_staging(p, f'B_pack{t}')[0])
-        for name in ('io', 'cio'):
-            p = p.parallelize(next(s for s in _block(p, full)
-                                   if s.is_loop() and s.name() == name))
+        p = p.parallelize(_top(p, full, 'io'))
     p = p.lift_alloc('B_pack')         # one buffer for all full k blocks
-    step("par: packing and row blocks", p)
+    step("par: packing; row blocks with their column tails", p)
     return out
 
 

@@ -30,7 +30,8 @@ from apps.common.peak import (CHAINS, PeakUnavailable, fma_peak,  # noqa: E402
                               probe_source)
 from apps.sgemm import api  # noqa: E402
 from apps.sgemm.schedule import (AVX2, AVX512, ISAS, Isa,  # noqa: E402
-                                 alpha_beta, k_block, sgemm, stages)
+                                 alpha_beta, k_block, row_tiles, sgemm,
+                                 stages)
 from exo_hl import SchedulingError, compile_procs  # noqa: E402
 
 APP = REPO / "apps" / "sgemm"
@@ -61,7 +62,11 @@ def chain():
 # register, a register plus a tail, K < KC, K = KC, K = KC + tail
 EDGE_SHAPES = [(1, 1, 1), (7, 7, 7), (1, 16, 256), (6, 16, 256),
                (5, 3, 257), (13, 37, 300), (127, 64, 300), (31, 129, 7),
-               (12, 24, 513), (2, 1000, 3)]
+               (12, 24, 513), (2, 1000, 3),
+               # every count of tail rows (M % 6 = 2, 3, 4, 5: tiles of
+               # 2, 2 + 1, 4, 4 + 1 rows)
+               (8, 33, 260), (9, 48, 256), (4, 17, 1), (10, 50, 300),
+               (11, 40, 256), (3, 16, 513)]
 
 
 def _host_has(flag):
@@ -102,23 +107,30 @@ def test_schedule_shape(chain):
     kc = AVX2.kc
     assert f"B_pack: f32[(N + 15) / 16, {kc}, 16] @ DRAM" in text
     assert f"A_pack: f32[6, {kc}] @ DRAM_STATIC" in text
+    # the last k block's (K % KC columns) fits the same stack block
+    assert f"A_pack_t: f32[6, {kc}] @ DRAM_STATIC" in text
     assert "C_reg: f32[6, 2, 8] @ AVX2" in text   # the 6x16 tile
+    assert "R4_reg: f32[4, 2, 8] @ AVX2" in text  # 4 tail rows
+    assert "R2_reg: f32[2, 2, 8] @ AVX2" in text  # 2 tail rows
     assert "R_reg: f32[2, 8] @ AVX2" in text      # a tail row
     assert "V_reg: f32[6, 8] @ AVX2" in text      # tail columns
     assert f"if K % {kc} > 0:" in text            # the last k block
     # the only calls are the three instructions; the FMA once per
-    # accumulator of the three kernels, in both k blocks
+    # accumulator of the five kernels (6, 4, 2 and 1 rows x 16, 6 x 8),
+    # in both k blocks
     calls = set(re.findall(r"(\w+)\(", text)) - {"seq", "par",
                                                    FAST.name()}
     assert calls == {"mm256_loadu_ps", "mm256_storeu_ps",
                      "mm256_fmadd_bcst_ps"}
-    assert text.count("mm256_fmadd_bcst_ps(") == 2 * (12 + 2 + 6)
-    # packing and the row blocks are parallel, in both k blocks
-    assert text.count("in par(") == 6
+    assert text.count("mm256_fmadd_bcst_ps(") == 2 * (12 + 8 + 4 + 2 + 6)
+    # packing and the row blocks (with their column tails) are parallel,
+    # in both k blocks: two parallel regions per k block
+    assert text.count("in par(") == 4
+    assert "for cio in" not in text                # joined the row blocks
     assert FAST.cpu_features() == {"avx2", "fma"}
     c = FAST.c_code_str()
     assert "__m256 C_reg[12];" in c and "_mm256_fmadd_ps(" in c
-    assert c.count("#pragma omp parallel for") == 6
+    assert c.count("#pragma omp parallel for") == 4
     # every stage is derived from the algorithm by checked rewrites
     assert FAST.derivation()[0][1].ir() is sgemm.ir()
     assert len(FAST.derivation()) > 100
@@ -131,6 +143,21 @@ def test_k_block_from_the_cache_sizes():
     assert k_block(64, {1: 48 << 10}) == 128       # at least 128
     assert k_block(16, {1: 1 << 30}) == 512        # at most 512
     assert AVX2.kc == k_block(16) and AVX512.kc == k_block(64)
+
+
+def test_row_tiles():
+    assert row_tiles(6) == [4, 2, 1]
+    assert row_tiles(8) == [4, 2, 1]
+    assert row_tiles(14) == [8, 4, 2, 1]
+    assert row_tiles(2) == [1]
+    # every count of tail rows is a sum of distinct tiles
+    for mr in (2, 6, 8, 14):
+        tiles = row_tiles(mr)
+        for rest in range(mr):
+            left = rest
+            for r in tiles:
+                left -= r if left >= r else 0
+            assert left == 0, (mr, rest)
 
 
 def test_descriptions():
@@ -148,13 +175,14 @@ def test_every_stage_agrees_on_the_interpreter(chain):
     """Each stage computes the same, on a problem that reaches every nest
     (both k blocks, tail rows, a register of tail columns and scalar ones)."""
     rng = np.random.default_rng(2)
-    m, n, k = 7, 16 + 8 + 3, AVX2.kc + 3
-    A, B, C0 = _ints(rng, m, k), _ints(rng, k, n), _ints(rng, m, n)
-    want = C0 + A @ B
-    for what, p in chain.stages:
-        C = C0.copy()
-        p.interpret(M=m, N=n, K=k, A=A, B=B, C=C)
-        assert np.array_equal(C, want), what
+    n, k = 16 + 8 + 3, AVX2.kc + 3
+    for m in (11, 9):        # tail rows in tiles of 4 + 1, then 2 + 1
+        A, B, C0 = _ints(rng, m, k), _ints(rng, k, n), _ints(rng, m, n)
+        want = C0 + A @ B
+        for what, p in chain.stages:
+            C = C0.copy()
+            p.interpret(M=m, N=n, K=k, A=A, B=B, C=C)
+            assert np.array_equal(C, want), (m, what)
 
 
 # ---------------------------------------------------------------------------
@@ -239,6 +267,20 @@ def test_unsafe_steps_are_rejected(chain):
     # 16-lane registers cannot hold rows of 8
     with pytest.raises(SchedulingError, match="last dimension of 16"):
         staged.set_memory('C_reg', AVX512.mem)
+    regs = chain.stage("registers")
+    block = [s for s in regs.find_loop('ko').body() if s.is_loop()]
+    pack, rows = block[0], block[1]
+    assert (pack.name(), rows.name(), block[2].name()) == ('jo', 'io', 'q4')
+    # the row blocks read the panels the packing loop writes: they cannot
+    # run before it
+    with pytest.raises(SchedulingError, match="do not commute"):
+        regs.reorder_stmts(pack, rows)
+    # the row blocks and the 4-row tail tile write different rows of C:
+    # they commute (the schedule moves the column tails past the tail rows
+    # the same way); but they are no loops of equal bounds to fuse
+    assert regs.reorder_stmts(rows, block[2]) is not None
+    with pytest.raises(SchedulingError, match="cannot be proven equal"):
+        regs.fuse_loop(rows, block[2])
 
 
 def test_packing_needs_enough_slots(chain):
@@ -333,7 +375,7 @@ def test_avx512_equals_numpy(chain, avx512_chain, threads, nthreads):
     text = str(fast)
     assert "C_reg: f32[6, 4, 16] @ AVX512" in text
     assert "V_reg: f32[6, 16] @ AVX512" in text
-    assert text.count("in par(") == 6
+    assert text.count("in par(") == 4
     ops = [op for op, _ in fast.derivation()]
     assert ops == [op for op, _ in chain.fast.derivation()]  # same schedule
     f = fast.compile(emulate=not _host_has("avx512f"))
