@@ -4,7 +4,8 @@ recomputation), ``store_at`` (with storage folding), ``compute_root`` and
 
 Public API only: ``divide_with_recompute``, ``fuse_loop``, ``rewrite_expr``,
 ``sink_alloc``, ``resize_dim``, ``fission_after``, ``lift_alloc``,
-``inline_assign`` — each checked by its primitive.
+``inline_assign``, ``inline_loop``, ``eliminate_dead_code``,
+``delete_buffer`` — each checked by its primitive.
 """
 from __future__ import annotations
 
