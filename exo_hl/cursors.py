@@ -822,9 +822,8 @@ class ArgCursor(Cursor):
         >>> p.args()[3].text()
         'A: f32[M, K] @ DRAM'
         """
-        from .core_ir.printer import _Namer, _typed_decl
-        a = self.node()
-        return _typed_decl(a.name.name, a.type, a.mem, _Namer())
+        from .core_ir.printer import arg_to_str
+        return arg_to_str(self.node())
 
     def is_tensor(self) -> bool:
         """True for a tensor or window argument.

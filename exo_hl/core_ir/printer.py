@@ -180,6 +180,12 @@ def _typed_decl(name: str, t, mem, nm) -> str:
     return f"{name}: {ts} @ {mem_name(mem)}"
 
 
+def arg_to_str(a) -> str:
+    """One procedure argument as the signature prints it (name, type and,
+    for data, memory): what a cursor's ``.text()`` shows for an argument."""
+    return _typed_decl(a.name.name, a.type, a.mem, _Namer())
+
+
 def _block(stmts, nm, scope, indent, out):
     if not stmts:
         out.append("    " * indent + "pass")

@@ -26,6 +26,11 @@ Division by a constant uses the multiply-high: for every ui16 ``x``,
 ``x // 3 == mulhi(x, 43691) >> 1`` (43691 = ceil(2**17 / 3); checked over
 all 65536 values by the tests). The shorter ``mulhi(x, 21846)`` is *not*
 ``x // 3`` on the full range: it is wrong for 10923 values from 32768 up.
+
+Why one module of this size: it is one user library, read as a catalogue.
+Every instruction is a short, self-contained definition (template, body,
+docstring), and a user looks up the instruction set in one place, as in a
+vendor's intrinsics guide; splitting it by lane type would scatter it.
 """
 from __future__ import annotations
 
