@@ -822,9 +822,11 @@ class ArgCursor(Cursor):
         >>> p.args()[3].text()
         'A: f32[M, K] @ DRAM'
         """
-        from .core_ir.printer import _Namer, _typed_decl
+        from .core_ir.printer import mem_name, type_to_str
+        from .core_ir.types import is_control
         a = self.node()
-        return _typed_decl(a.name.name, a.type, a.mem, _Namer())
+        head = f"{a.name.name}: {type_to_str(a.type)}"
+        return head if is_control(a.type) else f"{head} @ {mem_name(a.mem)}"
 
     def is_tensor(self) -> bool:
         """True for a tensor or window argument.
