@@ -27,10 +27,10 @@ Division by a constant uses the multiply-high: for every ui16 ``x``,
 all 65536 values by the tests). The shorter ``mulhi(x, 21846)`` is *not*
 ``x // 3`` on the full range: it is wrong for 10923 values from 32768 up.
 
-Why one module of this size: it is one user library, read as a catalogue.
-Every instruction is a short, self-contained definition (template, body,
-docstring), and a user looks up the instruction set in one place, as in a
-vendor's intrinsics guide; splitting it by lane type would scatter it.
+Why one module of this size: it is the whole library a user imports for
+one register memory; the instructions share the memory, the C header and
+helper snippets and ``INSTRS`` (what ``replace_all`` and ``vectorize``
+select from), and each is a short, independent definition.
 """
 from __future__ import annotations
 
