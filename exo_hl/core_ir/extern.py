@@ -96,14 +96,29 @@ select = Extern(
     lambda x, v, y, z: y if x < v else z)
 relu = Extern(
     "relu", 1, lambda a, t: f"(({a[0]}) > 0 ? ({a[0]}) : 0)",
-    lambda x: x if x > 0 else type(x)(0) if not isinstance(x, np.generic) else x * 0)
+    # C's ``x > 0 ? x : 0``: -0.0 and NaN give +0 of x's type
+    lambda x: x if x > 0 else type(x)(0))
 sin = Extern("sin", 1, _fmath("sin"), lambda x: np.sin(x))
 cos = Extern("cos", 1, _fmath("cos"), lambda x: np.cos(x))
 sqrt = Extern("sqrt", 1, _fmath("sqrt"), lambda x: np.sqrt(x))
 fabs = Extern("fabs", 1, _fmath("fabs"), lambda x: np.fabs(x))
 exp = Extern("exp", 1, _fmath("exp"), lambda x: np.exp(x))
-fmin = Extern("fmin", 2, _minmax("fmin", "<"), lambda x, y: min(x, y))
-fmax = Extern("fmax", 2, _minmax("fmax", ">"), lambda x, y: max(x, y))
+
+
+def _nan_ignoring(pick):
+    """C's ``fmin``/``fmax``: a NaN argument is ignored (the other one is
+    the result), unlike Python's ``min``/``max``, which depend on the order."""
+    def f(x, y):
+        if x != x:
+            return y
+        if y != y:
+            return x
+        return pick(x, y)
+    return f
+
+
+fmin = Extern("fmin", 2, _minmax("fmin", "<"), _nan_ignoring(min))
+fmax = Extern("fmax", 2, _minmax("fmax", ">"), _nan_ignoring(max))
 
 BUILTIN_EXTERNS = {e.name(): e for e in
                    (select, relu, sin, cos, sqrt, fabs, exp, fmin, fmax)}

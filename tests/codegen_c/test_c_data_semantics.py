@@ -262,3 +262,32 @@ def test_builtin_externs_on_integers(tmp_path):
     assert r["f"][2] == I32_MAX                  # |INT32_MIN| saturates
     assert r["e"].tolist()[4] == I32_MAX and r["e"][0] == 8886110
     assert r["m"].tolist() == [16, 3, 3, -1, 100, 3, 3, 44]
+
+
+# -- built-in externs on floating-point special values ------------------------
+@proc
+def float_externs(n: size, a: f32[n], b: f32[n], r: f32[n], lo: f32[n],
+                  hi: f32[n], ab: f32[n]):
+    for i in seq(0, n):
+        r[i] = relu(a[i])
+        lo[i] = fmin(a[i], b[i])
+        hi[i] = fmax(a[i], b[i])
+        ab[i] = fabs(a[i])
+
+
+def test_float_externs_agree_bit_for_bit_on_special_values(tmp_path):
+    """relu of -0.0 or NaN is +0.0 (C's ``x > 0 ? x : 0``); fmin/fmax ignore
+    a NaN argument on either side; interpret() and C agree bit for bit."""
+    nan, inf = np.float32(np.nan), np.float32(np.inf)
+    a = np.array([-0.0, nan, 2.5, -3.0, inf, -inf, nan, 1.0], np.float32)
+    b = np.array([1.0, 4.0, nan, -2.0, 0.0, 7.0, nan, -0.5], np.float32)
+    outs = {k: np.zeros(8, np.float32) for k in ("r", "lo", "hi", "ab")}
+    want = _interpret(float_externs, dict(n=8, a=a, b=b, **outs))
+    got = sanitized_run(tmp_path, float_externs, dict(n=8, a=a, b=b, **outs))
+    for name, vals in got.items():
+        np.testing.assert_array_equal(
+            np.array(vals, np.float32).view(np.uint32),
+            want[name].ravel().view(np.uint32), err_msg=name)
+    assert want["r"].view(np.uint32)[:2].tolist() == [0, 0]   # +0.0, +0.0
+    assert want["lo"].tolist()[:3] == [-0.0, 4.0, 2.5]
+    assert want["hi"].tolist()[1:4] == [4.0, 2.5, -2.0]
