@@ -350,7 +350,8 @@ class _Simplifier:
         t = e.type
         if isinstance(t, IR.WindowType):
             # extents in the range-free normal form every window gets
-            return make_window(e.name, t.src_type, idx, e.srcinfo)
+            return make_window(e.name, self.type_(t.src_type), idx,
+                               e.srcinfo)
         return e.update(idx=idx, type=t)
 
     def w_access(self, w):

@@ -63,3 +63,30 @@ def test_partial_eval_rejects_bad_values():
         gemv.partial_eval(k=4)
     with pytest.raises(SchedulingError, match="cannot be specialized"):
         gemv.partial_eval(A=4)
+
+
+@proc
+def add2(y: [f32][2]):
+    for k in seq(0, 2):
+        y[k] += 1.0
+
+
+@proc
+def padded(n: size, x: f32[n + 2]):
+    for i in seq(0, n):
+        add2(x[i:i + 2])
+
+
+def test_partial_eval_folds_the_source_type_of_windows(equiv,
+                                                        assert_roundtrip):
+    # the window's source type is the buffer's, folded like the argument
+    p = padded.partial_eval(n=3)
+    assert str(p) == """\
+def padded(x: f32[5] @ DRAM):
+    for i in seq(0, 3):
+        add2(x[i:i + 2])"""
+    call = p.ir().body[0].body[0]
+    assert (str(call.args[0].type.src_type.hi[0])
+            == str(p.ir().args[0].type.hi[0]) == "Const(val=5)")
+    assert_roundtrip(p)
+    equiv(padded, p, [{"n": 3}])
