@@ -4,21 +4,21 @@ unchecked step). Differences from Exo's spelling: ``compute_at`` is told the
 block's width (proven equal to what ``divide_with_recompute`` computes);
 ``store_at`` is told each kept dimension's size and offset (proven to hold
 every access); computing at the inner loop ``j`` is ``reorder`` + a second
-``compute_at`` of the producer's ``j`` loop; the buffers are ``f32`` (with
-Exo's ``i8``, inlining ``(...) / 6.0`` is refused: the precision check
-cannot bound an integer division by a literal, so it cannot prove ``i8``
-held the exact value)."""
+``compute_at`` of the producer's ``j`` loop. The buffers are Exo's ``i8``:
+inlining ``(...) / 6.0`` is proven exact because the integer division by
+a literal keeps the sum of six ``i8`` values inside ``i8``."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from exo_hl import SchedulingError, f32, proc, seq, size
+from exo_hl import SchedulingError, i8, proc, seq, size
 from exo_hl.stdlib import compute_at, store_at
 
 
 @proc
-def blur1d_compute_root(n: size, consumer: f32[n], inp: f32[n + 6]):
-    producer: f32[n + 1]
+def blur1d_compute_root(n: size, consumer: i8[n], inp: i8[n + 6]):
+    producer: i8[n + 1]
     for i in seq(0, n + 1):
         producer[i] = (inp[i] + inp[i + 1] + inp[i + 2] + inp[i + 3] +
                        inp[i + 4] + inp[i + 5]) / 6.0
@@ -27,10 +27,10 @@ def blur1d_compute_root(n: size, consumer: f32[n], inp: f32[n + 6]):
 
 
 @proc
-def blur2d_compute_root(n: size, consumer: f32[n, n],
-                        sin: f32[n + 1, n + 1]):
+def blur2d_compute_root(n: size, consumer: i8[n, n],
+                        sin: i8[n + 1, n + 1]):
     assert n % 4 == 0
-    producer: f32[n + 1, n + 1]
+    producer: i8[n + 1, n + 1]
     for i in seq(0, n + 1):
         for j in seq(0, n + 1):
             producer[i, j] = sin[i, j]
@@ -79,6 +79,18 @@ def test_schedule_blur1d(equiv, same_text):
     same_text(_Joined(procs), GOLDEN_1D)
     for q in procs:
         equiv(blur1d_compute_root, q, [{"n": 1}, {"n": 5}])
+    # the whole i8 range, sums far outside i8 included
+    rng = np.random.default_rng(3)
+    inp = rng.integers(-128, 128, size=16).astype(np.int8)
+    inp[:8] = [127] * 6 + [-128] * 2
+    outs = []
+    for q in (blur1d_compute_root, procs[-1]):
+        for run in (q.interpret, q.compile()):
+            out = np.zeros(10, np.int8)
+            run(10, out, inp.copy())
+            outs.append(out)
+    for out in outs[1:]:
+        np.testing.assert_array_equal(out, outs[0])
 
 
 def test_schedule_blur2d(equiv, same_text):
@@ -117,6 +129,23 @@ def test_unsafe_variants_are_refused():
                  offset="j")
 
 
+def test_inlining_a_value_i8_does_not_hold_is_refused():
+    @proc
+    def blur1d_halves(n: size, consumer: i8[n], inp: i8[n + 6]):
+        producer: i8[n + 1]
+        for i in seq(0, n + 1):
+            producer[i] = (inp[i] + inp[i + 1] + inp[i + 2] + inp[i + 3] +
+                           inp[i + 4] + inp[i + 5]) / 2.0
+        for i in seq(0, n):
+            consumer[i] = (producer[i] + producer[i + 1]) / 2.0
+    p = compute_at(blur1d_halves, blur1d_halves.find("producer = _"),
+                   blur1d_halves.find_loop("i #1"), width=2)
+    p = store_at(p, "producer", p.find_loop("i"), size=2, offset="i")
+    p = unroll_all(p, "ii")
+    with pytest.raises(SchedulingError, match=r"exact value.*-384, 381"):
+        inline_all(p, "producer")     # a sum / 2 wraps when stored to i8
+
+
 class _Joined:
     """Procedures printed one after another, as Exo's golden files hold
     them."""
@@ -129,9 +158,9 @@ class _Joined:
 
 
 GOLDEN_1D = """
-def blur1d_compute_at_store_root(n: size, consumer: f32[n] @ DRAM,
-                                 inp: f32[n + 6] @ DRAM):
-    producer: f32[n + 1] @ DRAM
+def blur1d_compute_at_store_root(n: size, consumer: i8[n] @ DRAM,
+                                 inp: i8[n + 6] @ DRAM):
+    producer: i8[n + 1] @ DRAM
     for i in seq(0, n):
         for ii in seq(0, 2):
             producer[i + ii] = ((inp[i + ii] + inp[i + ii + 1] +
@@ -139,16 +168,16 @@ def blur1d_compute_at_store_root(n: size, consumer: f32[n] @ DRAM,
                                  inp[i + ii + 4] + inp[i + ii + 5]) / 6.0)
         consumer[i] = (producer[i] + producer[i + 1]) / 2.0
 
-def blur1d_compute_at(n: size, consumer: f32[n] @ DRAM, inp: f32[n + 6] @ DRAM):
+def blur1d_compute_at(n: size, consumer: i8[n] @ DRAM, inp: i8[n + 6] @ DRAM):
     for i in seq(0, n):
-        producer: f32[2] @ DRAM
+        producer: i8[2] @ DRAM
         for ii in seq(0, 2):
             producer[ii] = ((inp[i + ii] + inp[i + ii + 1] + inp[i + ii + 2] +
                              inp[i + ii + 3] + inp[i + ii + 4] +
                              inp[i + ii + 5]) / 6.0)
         consumer[i] = (producer[0] + producer[1]) / 2.0
 
-def blur1d_inline(n: size, consumer: f32[n] @ DRAM, inp: f32[n + 6] @ DRAM):
+def blur1d_inline(n: size, consumer: i8[n] @ DRAM, inp: i8[n + 6] @ DRAM):
     for i in seq(0, n):
         consumer[i] = (((inp[i] + inp[i + 1] + inp[i + 2] + inp[i + 3] +
                          inp[i + 4] + inp[i + 5]) / 6.0 +
@@ -156,10 +185,10 @@ def blur1d_inline(n: size, consumer: f32[n] @ DRAM, inp: f32[n + 6] @ DRAM):
                          inp[i + 5] + inp[i + 6]) / 6.0) / 2.0)"""
 
 GOLDEN_2D = """
-def blur2d_compute_at_i_store_root(n: size, consumer: f32[n, n] @ DRAM,
-                                   sin: f32[n + 1, n + 1] @ DRAM):
+def blur2d_compute_at_i_store_root(n: size, consumer: i8[n, n] @ DRAM,
+                                   sin: i8[n + 1, n + 1] @ DRAM):
     assert n % 4 == 0
-    producer: f32[n + 1, n + 1] @ DRAM
+    producer: i8[n + 1, n + 1] @ DRAM
     for i in seq(0, n):
         for ii in seq(0, 2):
             for j in seq(0, n + 1):
@@ -169,10 +198,10 @@ def blur2d_compute_at_i_store_root(n: size, consumer: f32[n, n] @ DRAM,
                                producer[i + 1, j] + producer[i + 1, j + 1]) /
                               4.0)
 
-def blur2d_compute_at_j_store_root(n: size, consumer: f32[n, n] @ DRAM,
-                                   sin: f32[n + 1, n + 1] @ DRAM):
+def blur2d_compute_at_j_store_root(n: size, consumer: i8[n, n] @ DRAM,
+                                   sin: i8[n + 1, n + 1] @ DRAM):
     assert n % 4 == 0
-    producer: f32[n + 1, n + 1] @ DRAM
+    producer: i8[n + 1, n + 1] @ DRAM
     for i in seq(0, n):
         for j in seq(0, n):
             for ji in seq(0, 2):
@@ -182,11 +211,11 @@ def blur2d_compute_at_j_store_root(n: size, consumer: f32[n, n] @ DRAM,
                                producer[i + 1, j] + producer[i + 1, j + 1]) /
                               4.0)
 
-def blur2d_compute_at_i(n: size, consumer: f32[n, n] @ DRAM,
-                        sin: f32[n + 1, n + 1] @ DRAM):
+def blur2d_compute_at_i(n: size, consumer: i8[n, n] @ DRAM,
+                        sin: i8[n + 1, n + 1] @ DRAM):
     assert n % 4 == 0
     for i in seq(0, n):
-        producer: f32[2, n + 1] @ DRAM
+        producer: i8[2, n + 1] @ DRAM
         for ii in seq(0, 2):
             for j in seq(0, n + 1):
                 producer[ii, j] = sin[i + ii, j]
@@ -194,11 +223,11 @@ def blur2d_compute_at_i(n: size, consumer: f32[n, n] @ DRAM,
             consumer[i, j] = ((producer[0, j] + producer[0, j + 1] +
                                producer[1, j] + producer[1, j + 1]) / 4.0)
 
-def blur2d_compute_at_j_store_at_i(n: size, consumer: f32[n, n] @ DRAM,
-                                   sin: f32[n + 1, n + 1] @ DRAM):
+def blur2d_compute_at_j_store_at_i(n: size, consumer: i8[n, n] @ DRAM,
+                                   sin: i8[n + 1, n + 1] @ DRAM):
     assert n % 4 == 0
     for i in seq(0, n):
-        producer: f32[2, n + 1] @ DRAM
+        producer: i8[2, n + 1] @ DRAM
         for j in seq(0, n):
             for ji in seq(0, 2):
                 for ii in seq(0, 2):
@@ -206,8 +235,8 @@ def blur2d_compute_at_j_store_at_i(n: size, consumer: f32[n, n] @ DRAM,
             consumer[i, j] = ((producer[0, j] + producer[0, j + 1] +
                                producer[1, j] + producer[1, j + 1]) / 4.0)
 
-def blur2d_inline(n: size, consumer: f32[n, n] @ DRAM,
-                  sin: f32[n + 1, n + 1] @ DRAM):
+def blur2d_inline(n: size, consumer: i8[n, n] @ DRAM,
+                  sin: i8[n + 1, n + 1] @ DRAM):
     assert n % 4 == 0
     for i in seq(0, n):
         for j in seq(0, n):
