@@ -4,7 +4,8 @@ unchecked step). Differences from Exo's spelling: ``compute_at`` is told the
 block's width (proven equal to what ``divide_with_recompute`` computes);
 ``store_at`` is told each kept dimension's size and offset (proven to hold
 every access); computing at the inner loop ``j`` is ``reorder`` + a second
-``compute_at`` of the producer's ``j`` loop. The buffers are Exo's ``i8``:
+``compute_at`` of the producer's ``j`` loop (in the tiled blur2d, one
+per tile loop; ``tile`` names the loops ``io, jo, ii, ji``). The buffers are Exo's ``i8``:
 inlining ``(...) / 6.0`` is proven exact because the integer division by
 a literal keeps the sum of six ``i8`` values inside ``i8``."""
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 from exo_hl import SchedulingError, i8, proc, seq, size
-from exo_hl.stdlib import compute_at, store_at
+from exo_hl.stdlib import compute_at, store_at, tile
 
 
 @proc
@@ -146,6 +147,59 @@ def test_inlining_a_value_i8_does_not_hold_is_refused():
         inline_all(p, "producer")     # a sum / 2 wraps when stored to i8
 
 
+def blur2d_tiled_schedules():
+    """Exo's tiled blur2d: the consumer tiled 4 x 4, the producer computed
+    at each tile loop in turn (``io``, ``jo``, ``ii``, ``ji``), then stored
+    at ``ji``. Exo computes at an inner loop in one call; here each level
+    is one more ``compute_at`` of the producer's loop there (after a
+    ``reorder`` brings it outside)."""
+    b = blur2d_compute_root
+    pt = tile(b, "i #1", "j #1", 4, 4, tail="perfect")
+    procs = [pt.rename("blur2d_tiled")]
+    p = compute_at(pt, pt.find("producer = _"), pt.find_loop("io"), width=5)
+    procs.append(p.rename("blur2d_tiled_compute_at_io"))
+    p = p.reorder("i", "j")
+    p = compute_at(p, p.find_loop("j"), p.find_loop("jo"), width=5)
+    procs.append(p.rename("blur2d_tiled_compute_at_jo"))
+    p = p.reorder("j", "i")
+    p = compute_at(p, p.find_loop("i"), p.find_loop("ii"), width=2)
+    procs.append(p.rename("blur2d_tiled_compute_at_ii"))
+    p = p.reorder("i", "j")
+    p = compute_at(p, p.find_loop("j"), p.find_loop("ji"), width=2)
+    procs.append(p.rename("blur2d_tiled_compute_at_ji"))
+    p = store_at(p, "producer", "ji", size=2, offset="4 * io + ii")
+    p = store_at(p, "producer", "ji", dim=1, size=2, offset="4 * jo + ji")
+    procs.append(p.rename("blur2d_tiled_compute_at_and_store_at_ji"))
+    return procs
+
+
+def test_schedule_tiled_blur2d(equiv, same_text):
+    procs = blur2d_tiled_schedules()
+    same_text(_Joined(procs), GOLDEN_TILED)
+    for r in procs:
+        equiv(blur2d_compute_root, r, [{"n": 4}, {"n": 8}])
+
+
+def test_tiled_compute_at_unsafe_variants_are_refused():
+    pt = tile(blur2d_compute_root, "i #1", "j #1", 4, 4, tail="perfect")
+    with pytest.raises(SchedulingError):      # a tile reads 5 rows, not 4
+        compute_at(pt, pt.find("producer = _"), pt.find_loop("io"), width=4)
+
+    @proc
+    def mirrored(n: size, consumer: i8[n, n], sin: i8[n + 1, n + 1]):
+        assert n % 4 == 0
+        producer: i8[n + 1, n + 1]
+        for i in seq(0, n + 1):
+            for j in seq(0, n + 1):
+                producer[i, j] = sin[i, j]
+        for i in seq(0, n):
+            for j in seq(0, n):
+                consumer[i, j] = producer[i, j] + producer[n - i, j]
+    mt = tile(mirrored, "i #1", "j #1", 4, 4, tail="perfect")
+    with pytest.raises(SchedulingError):      # rows of other tiles are read
+        compute_at(mt, mt.find("producer = _"), mt.find_loop("io"))
+
+
 class _Joined:
     """Procedures printed one after another, as Exo's golden files hold
     them."""
@@ -242,3 +296,108 @@ def blur2d_inline(n: size, consumer: i8[n, n] @ DRAM,
         for j in seq(0, n):
             consumer[i, j] = ((sin[i, j] + sin[i, j + 1] + sin[i + 1, j] +
                                sin[i + 1, j + 1]) / 4.0)"""
+
+GOLDEN_TILED = """
+def blur2d_tiled(n: size, consumer: i8[n, n] @ DRAM,
+                 sin: i8[n + 1, n + 1] @ DRAM):
+    assert n % 4 == 0
+    producer: i8[n + 1, n + 1] @ DRAM
+    for i in seq(0, n + 1):
+        for j in seq(0, n + 1):
+            producer[i, j] = sin[i, j]
+    for io in seq(0, n / 4):
+        for jo in seq(0, n / 4):
+            for ii in seq(0, 4):
+                for ji in seq(0, 4):
+                    consumer[4 * io + ii, 4 * jo + ji] = (
+                        (producer[4 * io + ii, 4 * jo + ji] +
+                         producer[4 * io + ii, 4 * jo + ji + 1] +
+                         producer[4 * io + ii + 1, 4 * jo + ji] +
+                         producer[4 * io + ii + 1, 4 * jo + ji + 1]) / 4.0)
+
+def blur2d_tiled_compute_at_io(n: size, consumer: i8[n, n] @ DRAM,
+                               sin: i8[n + 1, n + 1] @ DRAM):
+    assert n % 4 == 0
+    producer: i8[n + 1, n + 1] @ DRAM
+    for io in seq(0, n / 4):
+        for i in seq(0, 5):
+            for j in seq(0, n + 1):
+                producer[4 * io + i, j] = sin[4 * io + i, j]
+        for jo in seq(0, n / 4):
+            for ii in seq(0, 4):
+                for ji in seq(0, 4):
+                    consumer[4 * io + ii, 4 * jo + ji] = (
+                        (producer[4 * io + ii, 4 * jo + ji] +
+                         producer[4 * io + ii, 4 * jo + ji + 1] +
+                         producer[4 * io + ii + 1, 4 * jo + ji] +
+                         producer[4 * io + ii + 1, 4 * jo + ji + 1]) / 4.0)
+
+def blur2d_tiled_compute_at_jo(n: size, consumer: i8[n, n] @ DRAM,
+                               sin: i8[n + 1, n + 1] @ DRAM):
+    assert n % 4 == 0
+    producer: i8[n + 1, n + 1] @ DRAM
+    for io in seq(0, n / 4):
+        for jo in seq(0, n / 4):
+            for j in seq(0, 5):
+                for i in seq(0, 5):
+                    producer[4 * io + i, 4 * jo + j] =
+                        sin[4 * io + i, 4 * jo + j]
+            for ii in seq(0, 4):
+                for ji in seq(0, 4):
+                    consumer[4 * io + ii, 4 * jo + ji] = (
+                        (producer[4 * io + ii, 4 * jo + ji] +
+                         producer[4 * io + ii, 4 * jo + ji + 1] +
+                         producer[4 * io + ii + 1, 4 * jo + ji] +
+                         producer[4 * io + ii + 1, 4 * jo + ji + 1]) / 4.0)
+
+def blur2d_tiled_compute_at_ii(n: size, consumer: i8[n, n] @ DRAM,
+                               sin: i8[n + 1, n + 1] @ DRAM):
+    assert n % 4 == 0
+    producer: i8[n + 1, n + 1] @ DRAM
+    for io in seq(0, n / 4):
+        for jo in seq(0, n / 4):
+            for ii in seq(0, 4):
+                for i in seq(0, 2):
+                    for j in seq(0, 5):
+                        producer[4 * io + ii + i, 4 * jo + j] =
+                            sin[4 * io + ii + i, 4 * jo + j]
+                for ji in seq(0, 4):
+                    consumer[4 * io + ii, 4 * jo + ji] = (
+                        (producer[4 * io + ii, 4 * jo + ji] +
+                         producer[4 * io + ii, 4 * jo + ji + 1] +
+                         producer[4 * io + ii + 1, 4 * jo + ji] +
+                         producer[4 * io + ii + 1, 4 * jo + ji + 1]) / 4.0)
+
+def blur2d_tiled_compute_at_ji(n: size, consumer: i8[n, n] @ DRAM,
+                               sin: i8[n + 1, n + 1] @ DRAM):
+    assert n % 4 == 0
+    producer: i8[n + 1, n + 1] @ DRAM
+    for io in seq(0, n / 4):
+        for jo in seq(0, n / 4):
+            for ii in seq(0, 4):
+                for ji in seq(0, 4):
+                    for j in seq(0, 2):
+                        for i in seq(0, 2):
+                            producer[4 * io + ii + i, 4 * jo + ji + j] =
+                                sin[4 * io + ii + i, 4 * jo + ji + j]
+                    consumer[4 * io + ii, 4 * jo + ji] = (
+                        (producer[4 * io + ii, 4 * jo + ji] +
+                         producer[4 * io + ii, 4 * jo + ji + 1] +
+                         producer[4 * io + ii + 1, 4 * jo + ji] +
+                         producer[4 * io + ii + 1, 4 * jo + ji + 1]) / 4.0)
+
+def blur2d_tiled_compute_at_and_store_at_ji(n: size, consumer: i8[n, n] @ DRAM,
+                                            sin: i8[n + 1, n + 1] @ DRAM):
+    assert n % 4 == 0
+    for io in seq(0, n / 4):
+        for jo in seq(0, n / 4):
+            for ii in seq(0, 4):
+                for ji in seq(0, 4):
+                    producer: i8[2, 2] @ DRAM
+                    for j in seq(0, 2):
+                        for i in seq(0, 2):
+                            producer[i, j] =
+                                sin[4 * io + ii + i, 4 * jo + ji + j]
+                    consumer[4 * io + ii, 4 * jo + ji] = (
+                        (producer[0, 0] + producer[0, 1] + producer[1, 0] +
+                         producer[1, 1]) / 4.0)"""
