@@ -119,7 +119,22 @@ def _block_loop_name(p, pname):
     return pname
 
 
-def compute_at(p, producer, consumer_loop, width=None):
+def _allocs_above(p, prod, c):
+    """Move the allocations standing between the producer loop and the
+    consumer loop above the producer (``reorder_stmts``), so that the two
+    loops are adjacent for ``fuse_loop``."""
+    while True:
+        prod, c = p.forward(prod), p.forward(c)
+        try:
+            nxt = prod.next()
+        except Exception:
+            return p, prod, c
+        if nxt.path() == c.path() or not nxt.is_alloc():
+            return p, prod, c
+        p = p.reorder_stmts(prod, nxt)
+
+
+def compute_at(p, producer, consumer_loop, width=None, with_prologue=False):
     """Compute the producer loop nest inside each iteration of
     ``consumer_loop``, recomputing the values neighbouring blocks share
     (Halide's ``compute_at``).
@@ -134,11 +149,20 @@ def compute_at(p, producer, consumer_loop, width=None):
     ``s``, else the stride is 1. The producer is divided into overlapping
     blocks of that stride (``divide_with_recompute``), and fused into the
     consumer (``fuse_loop``, which proves every value the consumer reads
-    was produced in the same block). ``width``: the block's extent as a
+    was produced in the same block); allocations between the two loops
+    move above the producer first (``reorder_stmts``). ``width``: the block's extent as a
     constant, proven equal to the extent ``divide_with_recompute``
     produces (``rewrite_expr``). The block's loop is the producer's
     variable suffixed ``i``, or, when a loop has that name (a tiled nest's
     ``ii``), the producer's variable itself.
+
+    ``with_prologue=True`` (Exo's option) slides along the inner consumer
+    loop instead of recomputing: the producer's outer loop is computed at
+    the loop enclosing ``consumer_loop``, and its inner loop is cut into a
+    prologue (the values the first iteration reads beyond its own, computed
+    before the loop) and one new value per iteration of ``consumer_loop``,
+    fused into it (``cut_loop``, ``shift_loop``, ``fuse_loop``: each
+    proven); a prologue of constant extent is unrolled.
 
     Example::
 
@@ -146,6 +170,8 @@ def compute_at(p, producer, consumer_loop, width=None):
         p = compute_at(p, 'i', 'jo', width=6)
         # for jo: for ii in seq(0, 6): t[4*jo+ii] = ...; for ji: y[...] = ...
     """
+    if with_prologue:
+        return _compute_at_with_prologue(p, producer, consumer_loop, width)
     c = loop_cursor(p, consumer_loop)
     outer = c.name()
     prod = _producer_loop(p, producer)
@@ -156,6 +182,7 @@ def compute_at(p, producer, consumer_loop, width=None):
         if stride is None or (body[0].is_loop()
                               and _const(body[0].lo()) != 0):
             stride = 1
+    p, prod, c = _allocs_above(p, prod, c)
     pname = prod.name()
     inner = _block_loop_name(p, pname)
     p = p.divide_with_recompute(prod, text(c.hi()), stride, [outer, inner])
@@ -165,6 +192,44 @@ def compute_at(p, producer, consumer_loop, width=None):
     p = p.fuse_loop(loops[0], loops[1])
     if width is not None:
         p = p.rewrite_expr(p.find_loop(inner).hi(), str(width))
+    return p
+
+
+def _compute_at_with_prologue(p, producer, consumer_loop, width):
+    op = "compute_at(with_prologue=True)"
+    c = loop_cursor(p, consumer_loop)
+    around = enclosing_loops(c)
+    prod = _producer_loop(p, producer)
+    if not around:
+        raise SchedulingError(f"{op}: the consumer loop {c.name()!r} is "
+                              f"not inside another loop")
+    if not (prod.body() and prod.body()[0].is_loop()):
+        raise SchedulingError(f"{op}: the producer {prod.name()!r} is not "
+                              f"a nest of two loops")
+    if _read_stride(p, c, prod.body()[0]) != 1:
+        raise SchedulingError(f"{op}: the consumer does not read one new "
+                              f"producer value per iteration of "
+                              f"{c.name()!r}")
+    lo_c = _const(c.lo())
+    if lo_c is None or lo_c < 0:
+        raise SchedulingError(f"{op}: the consumer loop {c.name()!r} must "
+                              f"start at a constant")
+    inner = _block_loop_name(p, prod.name())
+    p = compute_at(p, prod, around[0], width=width)
+    c = p.forward(c)
+    blk = c.parent().find(f"for {inner} in _: _")
+    p = p.reorder(blk, blk.body()[0])
+    c = p.forward(c)
+    px = c.parent().find(f"for {inner} in _: _").parent()
+    ext_c = f"({text(c.hi())}) - ({text(c.lo())})"
+    p = p.cut_loop(px, f"({text(px.hi())}) - ({ext_c})")
+    first = p.forward(px)
+    p = p.shift_loop(first.next(), lo_c)
+    first = p.forward(first)
+    p = p.fuse_loop(first.next(), p.forward(c))
+    first = p.forward(first)
+    if _const(first.hi()) is not None and _const(first.lo()) is not None:
+        p = p.unroll_loop(first)
     return p
 
 

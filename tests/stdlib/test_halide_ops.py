@@ -5,7 +5,8 @@ block's width (proven equal to what ``divide_with_recompute`` computes);
 ``store_at`` is told each kept dimension's size and offset (proven to hold
 every access); computing at the inner loop ``j`` is ``reorder`` + a second
 ``compute_at`` of the producer's ``j`` loop (in the tiled blur2d, one
-per tile loop; ``tile`` names the loops ``io, jo, ii, ji``). The buffers are Exo's ``i8``:
+per tile loop; ``tile`` names the loops ``io, jo, ii, ji``). The buffers
+are Exo's ``i8``:
 inlining ``(...) / 6.0`` is proven exact because the integer division by
 a literal keeps the sum of six ``i8`` values inside ``i8``."""
 from __future__ import annotations
@@ -198,6 +199,93 @@ def test_tiled_compute_at_unsafe_variants_are_refused():
     mt = tile(mirrored, "i #1", "j #1", 4, 4, tail="perfect")
     with pytest.raises(SchedulingError):      # rows of other tiles are read
         compute_at(mt, mt.find("producer = _"), mt.find_loop("io"))
+
+
+def test_compute_at_with_prologue(same_text):
+    @proc
+    def foo():
+        producer: i8[11, 11]
+        for y in seq(0, 11):
+            for x in seq(0, 11):
+                producer[y, x] = 1.0
+        consumer: i8[10, 10]
+        for y in seq(0, 10):
+            for x in seq(0, 10):
+                consumer[y, x] = (producer[y, x] + producer[y, x + 1] +
+                                  producer[y + 1, x] + producer[y + 1, x + 1])
+    q = compute_at(foo, foo.find("producer = _"), foo.find_loop("x #1"),
+                   with_prologue=True)
+    same_text(q, """
+def foo():
+    producer: i8[11, 11] @ DRAM
+    consumer: i8[10, 10] @ DRAM
+    for y in seq(0, 10):
+        for yi in seq(0, 2):
+            producer[y + yi, 0] = 1.0
+        for x in seq(0, 10):
+            for yi in seq(0, 2):
+                producer[y + yi, x + 1] = 1.0
+            consumer[y, x] = (producer[y, x] + producer[y, x + 1] +
+                              producer[y + 1, x] + producer[y + 1, x + 1])""")
+
+
+@proc
+def sliding(inp: i8[11, 12], out: i8[10, 10]):
+    producer: i8[11, 11]
+    for y in seq(0, 11):
+        for x in seq(0, 11):
+            producer[y, x] = inp[y, x] * 2.0
+    for y in seq(0, 10):
+        for x in seq(0, 10):
+            out[y, x] = (producer[y, x] + producer[y, x + 1] +
+                         producer[y + 1, x] - producer[y + 1, x + 1])
+
+
+def test_compute_at_with_prologue_equivalence(equiv, same_text):
+    q = compute_at(sliding, "y", sliding.find_loop("x #1"),
+                   with_prologue=True)
+    same_text(q, """
+def sliding(inp: i8[11, 12] @ DRAM, out: i8[10, 10] @ DRAM):
+    producer: i8[11, 11] @ DRAM
+    for y in seq(0, 10):
+        for yi in seq(0, 2):
+            producer[y + yi, 0] = inp[y + yi, 0] * 2.0
+        for x in seq(0, 10):
+            for yi in seq(0, 2):
+                producer[y + yi, x + 1] = inp[y + yi, x + 1] * 2.0
+            out[y, x] = (producer[y, x] + producer[y, x + 1] +
+                         producer[y + 1, x] - producer[y + 1, x + 1])""")
+    equiv(sliding, q, [{}])
+
+
+def test_compute_at_with_prologue_unsafe_variants_are_refused():
+    @proc
+    def clobber(inp: i8[11, 12], out: i8[10, 10]):
+        producer: i8[11, 11]
+        for y in seq(0, 11):
+            for x in seq(0, 11):
+                producer[y, x] = inp[y, x] * 2.0
+        for y in seq(0, 10):
+            for x in seq(0, 10):
+                out[y, x] = producer[y, x] + producer[y, x + 1]
+                inp[y, x + 2] = 0.0
+    # iteration x would compute column x + 1 from what x - 1 overwrote
+    with pytest.raises(SchedulingError, match="cannot be fused"):
+        compute_at(clobber, "y", clobber.find_loop("x #1"),
+                   with_prologue=True)
+
+    @proc
+    def strided(inp: i8[11, 21], out: i8[10, 10]):
+        producer: i8[11, 21]
+        for y in seq(0, 11):
+            for x in seq(0, 21):
+                producer[y, x] = inp[y, x]
+        for y in seq(0, 10):
+            for x in seq(0, 10):
+                out[y, x] = producer[y, 2 * x] + producer[y + 1, 2 * x + 1]
+    with pytest.raises(SchedulingError, match="one new producer value"):
+        compute_at(strided, "y", strided.find_loop("x #1"),
+                   with_prologue=True)
 
 
 class _Joined:
