@@ -150,9 +150,9 @@ def compute_at(p, producer, consumer_loop, width=None, with_prologue=False):
     blocks of that stride (``divide_with_recompute``), and fused into the
     consumer (``fuse_loop``, which proves every value the consumer reads
     was produced in the same block); allocations between the two loops
-    move above the producer first (``reorder_stmts``). ``width``: the block's extent as a
-    constant, proven equal to the extent ``divide_with_recompute``
-    produces (``rewrite_expr``). The block's loop is the producer's
+    move above the producer first (``reorder_stmts``). ``width``: the
+    block's extent as a constant, proven equal to the extent
+    ``divide_with_recompute`` produces (``rewrite_expr``). The block's loop is the producer's
     variable suffixed ``i``, or, when a loop has that name (a tiled nest's
     ``ii``), the producer's variable itself.
 
