@@ -21,7 +21,9 @@ So ``e``'s *value* is what must survive the round trip through ``T``:
   When ``e`` is the whole value stored, any ``T`` holding it exactly will
   do;
 * ``e`` of an integer type: ``T`` is an integer type whose range contains
-  the range of ``e`` (interval arithmetic over the types of its leaves), or,
+  the range of ``e`` (interval arithmetic over the types of its leaves, in
+  ``i32`` as the statement computes it: ``A[i] / 6.0`` divides by the
+  integer 6, rounding toward zero; ``int_range``), or,
   failing that, ``T`` is at least as wide as every integer location the
   value flows into through ``+ - *`` alone (wrapping commutes with them).
   ``i8 + i8`` in an ``i32`` statement therefore gets ``i16``/``i32``, never
