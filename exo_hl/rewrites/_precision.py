@@ -163,6 +163,8 @@ def _i32_range(e):
         if b == (0, 0):
             return 0, 0
         return -ma, ma                  # |a / b| <= |a| (a / 0 == 0)
+    if b == (0, 0):
+        return a                        # a % 0 == a
     # a % b has the sign of a, |a % b| < |b|; a % 0 == a
     m = ma if b[0] <= 0 <= b[1] else min(ma, max(abs(b[0]), abs(b[1])) - 1)
     return (-m if a[0] < 0 else 0), (m if a[1] > 0 else 0)
