@@ -21,7 +21,9 @@ So ``e``'s *value* is what must survive the round trip through ``T``:
   When ``e`` is the whole value stored, any ``T`` holding it exactly will
   do;
 * ``e`` of an integer type: ``T`` is an integer type whose range contains
-  the range of ``e`` (interval arithmetic over the types of its leaves), or,
+  the range of ``e`` (interval arithmetic over the types of its leaves, in
+  ``i32`` as the statement computes it: ``A[i] / 6.0`` divides by the
+  integer 6, rounding toward zero; ``int_range``), or,
   failing that, ``T`` is at least as wide as every integer location the
   value flows into through ``+ - *`` alone (wrapping commutes with them).
   ``i8 + i8`` in an ``i32`` statement therefore gets ``i16``/``i32``, never
@@ -64,8 +66,25 @@ def _has_const(e) -> bool:
 
 
 def int_range(e):
-    """Inclusive ``(lo, hi)`` of an integer-valued data expression, or None
-    when it is not provably an integer of known range."""
+    """Inclusive ``(lo, hi)`` of the value an integer-valued data expression
+    computes, or None when it is not provably an integer of known range.
+
+    An expression with a typed leaf whose leaves are all integers is
+    computed in ``i32`` (docs/semantics.md), literals included: ``A[i] /
+    6.0`` is the truncating integer division ``A[i] / 6``. Ranges of ``+ -
+    *`` are exact (wrapping modulo 2^32 commutes with them, so an exact
+    range inside ``i32`` is the computed one); a division or remainder sees
+    its operands as computed, so an operand whose exact range leaves
+    ``i32`` counts as any ``i32``."""
+    if not any(isinstance(n, (IR.Read, IR.ReadConfig, IR.Extern))
+               for n in walk(e)):
+        return _literal_range(e)
+    return _i32_range(e)
+
+
+def _literal_range(e):
+    """Range of an expression of literals only (its context unknown): only
+    integral literals joined by ``+ - *`` and ``-``."""
     if isinstance(e, IR.Const):
         v = e.val
         if isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -73,32 +92,89 @@ def int_range(e):
         if isinstance(v, float) and not v.is_integer():
             return None
         return int(v), int(v)
+    if isinstance(e, IR.USub):
+        r = _literal_range(e.arg)
+        return None if r is None else (-r[1], -r[0])
+    if isinstance(e, IR.BinOp) and e.op in _RING:
+        a, b = _literal_range(e.lhs), _literal_range(e.rhs)
+        if a is None or b is None:
+            return None
+        return _ring(e.op, a, b)
+    return None
+
+
+def _ring(op, a, b):
+    if op == "+":
+        return a[0] + b[0], a[1] + b[1]
+    if op == "-":
+        return a[0] - b[1], a[1] - b[0]
+    ps = [x * y for x in a for y in b]
+    return min(ps), max(ps)
+
+
+def _literal_i32(e):
+    """The ``i32`` value of an expression of literals only computed in an
+    integer evaluation type (as the interpreter does), or None."""
+    from ..core_ir import datasem as D
+    if isinstance(e, IR.Const):
+        v = e.val
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return None
+        return D.literal(v, IR.I32)
+    if isinstance(e, IR.USub):
+        v = _literal_i32(e.arg)
+        return None if v is None else D.neg(v, IR.I32)
+    if isinstance(e, IR.BinOp) and e.op in OPS.ARITH_OPS:
+        a, b = _literal_i32(e.lhs), _literal_i32(e.rhs)
+        if a is None or b is None:
+            return None
+        return D.binop(e.op, a, b, IR.I32)
+    return None
+
+
+def _tdiv(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _i32_range(e):
+    """``int_range`` of a sub-expression computed in ``i32``."""
+    if not any(isinstance(n, (IR.Read, IR.ReadConfig, IR.Extern))
+               for n in walk(e)):
+        v = _literal_i32(e)
+        return None if v is None else (v, v)
     if isinstance(e, (IR.Read, IR.ReadConfig)):
         return INT_RANGE.get(e.type)
     if isinstance(e, IR.USub):
-        r = int_range(e.arg)
+        r = _i32_range(e.arg)
         return None if r is None else (-r[1], -r[0])
-    if isinstance(e, IR.BinOp) and e.op in OPS.ARITH_OPS:
-        a, b = int_range(e.lhs), int_range(e.rhs)
-        if a is None or b is None:
-            return None
-        if e.op == "+":
-            return a[0] + b[0], a[1] + b[1]
-        if e.op == "-":
-            return a[0] - b[1], a[1] - b[0]
-        if e.op == "*":
-            ps = [x * y for x in a for y in b]
-            return min(ps), max(ps)
-        # integer division/remainder only when both sides are integer
-        # data (a literal operand is a real number: real division)
-        if _has_const(e.lhs) or _has_const(e.rhs):
-            return None
-        ma = max(abs(a[0]), abs(a[1]))
-        if e.op == "/":          # truncating: |a / b| <= |a|
-            return -ma, ma
-        m = min(ma, max(abs(b[0]), abs(b[1])) - 1)  # sign of the dividend
-        return (-m if a[0] < 0 else 0), (m if a[1] > 0 else 0)
-    return None
+    if not (isinstance(e, IR.BinOp) and e.op in OPS.ARITH_OPS):
+        return None
+    a, b = _i32_range(e.lhs), _i32_range(e.rhs)
+    if a is None or b is None:
+        return None
+    if e.op in _RING:
+        return _ring(e.op, a, b)
+    a, b = _as_computed(a), _as_computed(b)
+    ma = max(abs(a[0]), abs(a[1]))
+    if e.op == "/":
+        if b[0] == b[1] and b[0] > 0:   # truncation is monotone in a
+            return _tdiv(a[0], b[0]), _tdiv(a[1], b[0])
+        if b == (0, 0):
+            return 0, 0
+        return -ma, ma                  # |a / b| <= |a| (a / 0 == 0)
+    if b == (0, 0):
+        return a                        # a % 0 == a
+    # a % b has the sign of a, |a % b| < |b|; a % 0 == a
+    m = ma if b[0] <= 0 <= b[1] else min(ma, max(abs(b[0]), abs(b[1])) - 1)
+    return (-m if a[0] < 0 else 0), (m if a[1] > 0 else 0)
+
+
+def _as_computed(r):
+    """An exact range as the operand of a division sees it: the wrapped
+    ``i32`` value, any ``i32`` when the exact range leaves ``i32``."""
+    lo, hi = INT_RANGE[IR.I32]
+    return r if lo <= r[0] and r[1] <= hi else (lo, hi)
 
 
 def const_value(e):

@@ -9,9 +9,11 @@ Public API only: ``divide_with_recompute``, ``fuse_loop``, ``rewrite_expr``,
 """
 from __future__ import annotations
 
+import ast
+
 from exo_hl import SchedulingError
 
-from ._util import enclosing_loops, loop_cursor, text
+from ._util import enclosing_loops, loop_cursor, mentions, text
 
 
 def _const(cursor):
@@ -39,22 +41,128 @@ def _producer_loop(p, producer):
     return loops[-1]
 
 
-def compute_at(p, producer, consumer_loop, width=None):
+def _affine_coeff(expr: str, var: str):
+    """The integer coefficient of ``var`` in the index expression ``expr``
+    when ``expr`` is affine in it (checked at a few points, every other
+    name set alike), else None."""
+    try:
+        tree = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return None
+
+    def ev(n, env):
+        if isinstance(n, ast.Constant) and isinstance(n.value, int):
+            return n.value
+        if isinstance(n, ast.Name):
+            return env(n.id)
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            return -ev(n.operand, env)
+        if isinstance(n, ast.BinOp):
+            a, b = ev(n.left, env), ev(n.right, env)
+            if isinstance(n.op, ast.Add):
+                return a + b
+            if isinstance(n.op, ast.Sub):
+                return a - b
+            if isinstance(n.op, ast.Mult):
+                return a * b
+        raise ValueError(expr)
+
+    try:
+        coeffs = set()
+        for other in (0, 1, 7):
+            vals = [ev(tree, lambda x, v=v: v if x == var else other)
+                    for v in (0, 1, 2)]
+            coeffs.add(vals[1] - vals[0])
+            coeffs.add(vals[2] - vals[1])
+    except ValueError:
+        return None
+    return coeffs.pop() if len(coeffs) == 1 else None
+
+
+def _written(prod):
+    """The assignment (or reduction) a producer loop nest starts with."""
+    a = prod
+    while a.is_loop():
+        a = a.body()[0]
+    return a
+
+
+def _read_stride(p, c, prod):
+    """The block stride the consumer's reads ask for: the coefficient of
+    the consumer's iteration variable in the index of every read of the
+    produced buffer, along the dimension the producer's loop writes (a
+    tiled read ``t[4 * io + ii + 1]`` gives 4). None when the reads do not
+    agree on one positive constant."""
+    w = _written(prod)
+    dims = [d for d, i in enumerate(w.idx()) if mentions(text(i), prod.name())]
+    if w.is_loop() or len(dims) != 1:
+        return None
+    pat = f"{w.name()}[{', '.join('_' * len(w.idx()))}]"
+    try:
+        reads = c.find(pat, many=True)
+    except SchedulingError:
+        return None
+    got = {_affine_coeff(text(r.args()[dims[0]]), c.name()) for r in reads}
+    if len(got) != 1:
+        return None
+    k = got.pop()
+    return k if k is not None and k > 0 else None
+
+
+def _block_loop_name(p, pname):
+    """``{pname}i`` when no loop has that name, else ``pname`` itself (the
+    divided loop's own variable, which the division replaces)."""
+    try:
+        p.find_loop(f"{pname}i")
+    except SchedulingError:
+        return f"{pname}i"
+    return pname
+
+
+def _allocs_above(p, prod, c):
+    """Move the allocations standing between the producer loop and the
+    consumer loop above the producer (``reorder_stmts``), so that the two
+    loops are adjacent for ``fuse_loop``."""
+    while True:
+        prod, c = p.forward(prod), p.forward(c)
+        try:
+            nxt = prod.next()
+        except Exception:
+            return p, prod, c
+        if nxt.path() == c.path() or not nxt.is_alloc():
+            return p, prod, c
+        p = p.reorder_stmts(prod, nxt)
+
+
+def compute_at(p, producer, consumer_loop, width=None, with_prologue=False):
     """Compute the producer loop nest inside each iteration of
     ``consumer_loop``, recomputing the values neighbouring blocks share
     (Halide's ``compute_at``).
 
     ``producer`` is the loop that computes the consumed buffer, before the
     consumer, or a statement in it (its outermost loop is taken, as Exo
-    passes the producer's assignment). When the body of ``consumer_loop``
-    (a tile loop ``for jo``) starts with a constant-extent loop (``for ji
-    in seq(0, s)``), each iteration is a block of ``s``; otherwise a block
-    of 1 (each iteration computes what it reads). The producer is divided
-    into overlapping blocks of that stride (``divide_with_recompute``), and
-    fused into the consumer (``fuse_loop``, which proves every value the
-    consumer reads was produced in the same block). ``width``: the block's
-    extent as a constant, proven equal to the extent
-    ``divide_with_recompute`` produces (``rewrite_expr``).
+    passes the producer's assignment). Each iteration of ``consumer_loop``
+    is a block whose stride comes from the consumer's reads: the
+    coefficient of its iteration variable in the read indices (``t[4 * io
+    + ii + k]`` in a tiled nest: 4). When the reads give none, a body
+    starting with a constant-extent loop (``for ji in seq(0, s)``) gives
+    ``s``, else the stride is 1. The producer is divided into overlapping
+    blocks of that stride (``divide_with_recompute``), and fused into the
+    consumer (``fuse_loop``, which proves every value the consumer reads
+    was produced in the same block); allocations between the two loops
+    move above the producer first (``reorder_stmts``). ``width``: the
+    block's extent as a constant, proven equal to the extent
+    ``divide_with_recompute`` produces (``rewrite_expr``). The block's loop is the producer's
+    variable suffixed ``i``, or, when a loop has that name (a tiled nest's
+    ``ii``), the producer's variable itself.
+
+    ``with_prologue=True`` (Exo's option) slides along the inner consumer
+    loop instead of recomputing: the producer's outer loop is computed at
+    the loop enclosing ``consumer_loop``, and its inner loop is cut into a
+    prologue (the values the first iteration reads beyond its own, computed
+    before the loop) and one new value per iteration of ``consumer_loop``,
+    fused into it (``cut_loop``, ``shift_loop``, ``fuse_loop``: each
+    proven); a prologue of constant extent is unrolled.
 
     Example::
 
@@ -62,15 +170,21 @@ def compute_at(p, producer, consumer_loop, width=None):
         p = compute_at(p, 'i', 'jo', width=6)
         # for jo: for ii in seq(0, 6): t[4*jo+ii] = ...; for ji: y[...] = ...
     """
+    if with_prologue:
+        return _compute_at_with_prologue(p, producer, consumer_loop, width)
     c = loop_cursor(p, consumer_loop)
     outer = c.name()
-    body = list(c.body())
-    stride = _const(body[0].hi()) if body and body[0].is_loop() else 1
-    if stride is None or (body[0].is_loop() and _const(body[0].lo()) != 0):
-        stride = 1
     prod = _producer_loop(p, producer)
+    stride = _read_stride(p, c, prod)
+    if stride is None:
+        body = list(c.body())
+        stride = _const(body[0].hi()) if body and body[0].is_loop() else 1
+        if stride is None or (body[0].is_loop()
+                              and _const(body[0].lo()) != 0):
+            stride = 1
+    p, prod, c = _allocs_above(p, prod, c)
     pname = prod.name()
-    inner = f"{pname}i"
+    inner = _block_loop_name(p, pname)
     p = p.divide_with_recompute(prod, text(c.hi()), stride, [outer, inner])
     loops = p.find(f"for {outer} in _: _", many=True)
     if len(loops) < 2:
@@ -78,6 +192,44 @@ def compute_at(p, producer, consumer_loop, width=None):
     p = p.fuse_loop(loops[0], loops[1])
     if width is not None:
         p = p.rewrite_expr(p.find_loop(inner).hi(), str(width))
+    return p
+
+
+def _compute_at_with_prologue(p, producer, consumer_loop, width):
+    op = "compute_at(with_prologue=True)"
+    c = loop_cursor(p, consumer_loop)
+    around = enclosing_loops(c)
+    prod = _producer_loop(p, producer)
+    if not around:
+        raise SchedulingError(f"{op}: the consumer loop {c.name()!r} is "
+                              f"not inside another loop")
+    if not (prod.body() and prod.body()[0].is_loop()):
+        raise SchedulingError(f"{op}: the producer {prod.name()!r} is not "
+                              f"a nest of two loops")
+    if _read_stride(p, c, prod.body()[0]) != 1:
+        raise SchedulingError(f"{op}: the consumer does not read one new "
+                              f"producer value per iteration of "
+                              f"{c.name()!r}")
+    lo_c = _const(c.lo())
+    if lo_c is None or lo_c < 0:
+        raise SchedulingError(f"{op}: the consumer loop {c.name()!r} must "
+                              f"start at a constant")
+    inner = _block_loop_name(p, prod.name())
+    p = compute_at(p, prod, around[0], width=width)
+    c = p.forward(c)
+    blk = c.parent().find(f"for {inner} in _: _")
+    p = p.reorder(blk, blk.body()[0])
+    c = p.forward(c)
+    px = c.parent().find(f"for {inner} in _: _").parent()
+    ext_c = f"({text(c.hi())}) - ({text(c.lo())})"
+    p = p.cut_loop(px, f"({text(px.hi())}) - ({ext_c})")
+    first = p.forward(px)
+    p = p.shift_loop(first.next(), lo_c)
+    first = p.forward(first)
+    p = p.fuse_loop(first.next(), p.forward(c))
+    first = p.forward(first)
+    if _const(first.hi()) is not None and _const(first.lo()) is not None:
+        p = p.unroll_loop(first)
     return p
 
 

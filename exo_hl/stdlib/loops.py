@@ -22,9 +22,10 @@ def tile(p, i, j, ti, tj, tail="guard"):
         p = tile(gemm, 'i', 'j', 4, 8, tail='perfect')
         # for io: for jo: for ii: for ji: for k: ...
     """
-    i, j = loop_name(p, i), loop_name(p, j)
-    p = p.split(i, ti, f"{i}o", f"{i}i", tail=tail)
-    p = p.split(j, tj, f"{j}o", f"{j}i", tail=tail)
+    ic, jc = loop_cursor(p, i), loop_cursor(p, j)   # 'i #1' names one
+    i, j = ic.name(), jc.name()
+    p2 = p.split(ic, ti, f"{i}o", f"{i}i", tail=tail)
+    p = p2.split(p2.forward(jc), tj, f"{j}o", f"{j}i", tail=tail)
     jo = p.find_loop(f"{j}o")
     if jo.parent().is_if():          # tail='guard': move i's guard inward
         p = p.lift_scope(jo)

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from exo_hl import SchedulingError, config, f32, i8, proc, seq, size, index
+import numpy as np
+
+from exo_hl import (SchedulingError, config, f32, i8, i16, i32, index, proc,
+                    seq, size, ui8)
 
 
 @proc
@@ -120,3 +123,85 @@ def test_inline_assign_rejects_config_indices_and_non_assign():
         cfg.inline_assign("y[_] = _")
     with pytest.raises(SchedulingError, match="expected an assignment"):
         twice.inline_assign("y[_] += _")
+
+
+def test_inline_assign_integer_division_by_literal(equiv):
+    # (x + x') / 2.0 on i8 is the truncating integer division by 2: its
+    # range [-128, 127] fits i8, so the i8 location held the exact value
+    @proc
+    def halve(n: size, x: i8[n + 1], y: i8[n]):
+        for i in seq(0, n):
+            t: i8
+            t = (x[i] + x[i + 1]) / 2.0
+            y[i] = t * 3.0 - t / 2.0
+    q = halve.inline_assign("t = _")
+    assert str(q).rstrip().splitlines()[-2:] == [
+        "        t: i8 @ DRAM",
+        "        y[i] = (x[i] + x[i + 1]) / 2.0 * 3.0 - (x[i] + x[i + 1]) / "
+        "2.0 / 2.0"]
+    equiv(halve, q, [{"n": 1}, {"n": 5}])
+    rng = np.random.default_rng(1)          # the whole i8 range too
+    x = rng.integers(-128, 128, size=9).astype(np.int8)
+    x[:4] = [-128, -128, 127, 127]
+    outs = []
+    for p in (halve, q):
+        for run in (p.interpret, p.compile()):
+            y = np.zeros(8, np.int8)
+            run(8, x.copy(), y)
+            outs.append(y)
+    for y in outs[1:]:
+        np.testing.assert_array_equal(y, outs[0])
+
+
+def test_inline_assign_rejects_division_result_out_of_range():
+    @proc
+    def three(n: size, x: i8[n + 2], y: i16[n]):
+        for i in seq(0, n):
+            t: i8
+            t = (x[i] + x[i + 1] + x[i + 2]) / 2.0    # [-192, 190]
+            y[i] = t / 2.0
+    with pytest.raises(SchedulingError, match=r"exact value.*-192, 190"):
+        three.inline_assign("t = _")
+
+    @proc
+    def trunc(n: size, x: i8[n + 1], y: i16[n]):
+        for i in seq(0, n):
+            t: i8
+            t = (x[i] + x[i + 1]) / 1.5     # the integer 1 in i32
+            y[i] = t / 2.0
+    with pytest.raises(SchedulingError, match=r"exact value.*-256, 254"):
+        trunc.inline_assign("t = _")
+
+
+def test_inline_assign_remainder_ranges_are_computed_values(equiv):
+    # x % 0 == x: a divisor that may be zero does not bound the result
+    @proc
+    def rem(n: size, x: i16[n], d: i8[n], y: i32[n]):
+        for i in seq(0, n):
+            t: i8
+            t = x[i] % d[i]
+            y[i] = t / 2
+    with pytest.raises(SchedulingError, match="exact value"):
+        rem.inline_assign("t = _")
+
+    # x * x wraps in i32, so its remainder may be negative: not a ui8 ...
+    @proc
+    def sq(n: size, x: i32[n], y: i32[n]):
+        for i in seq(0, n):
+            t: ui8
+            t = x[i] * x[i] % 100
+            y[i] = t / 2
+    with pytest.raises(SchedulingError, match="exact value"):
+        sq.inline_assign("t = _")
+
+    # ... but |x * x % 100| <= 99 whatever the wrap: an i8 holds it
+    @proc
+    def sq8(n: size, x: i32[n], y: i32[n]):
+        for i in seq(0, n):
+            t: i8
+            t = x[i] * x[i] % 100
+            y[i] = t / 2
+    q = sq8.inline_assign("t = _")
+    assert str(q).rstrip().splitlines()[-1] == \
+        "        y[i] = x[i] * x[i] % 100.0 / 2.0"
+    equiv(sq8, q, [{"n": 4}])
