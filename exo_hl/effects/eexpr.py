@@ -262,20 +262,27 @@ may_be_bot = _may_be_bot
 # structure
 
 def free_keys(e) -> frozenset:
-    return _free_keys(e)
+    return _free_keys(e, {})
 
 
-def _free_keys(e):
+def _free_keys(e, seen):
+    """Free keys of ``e``; ``seen`` (id -> (node, keys)) visits each shared
+    sub-expression once."""
+    hit = seen.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
     tag = e[0]
     if tag == "var":
-        return frozenset((e[1], ))
-    if tag in ("const", "bot"):
-        return frozenset()
-    if tag in ("forall", "exists"):
-        return _free_keys(e[2]) - {e[1]}
-    out = frozenset()
-    for x in e[2:] if tag == "op" else e[1:]:
-        out |= _free_keys(x)
+        out = frozenset((e[1], ))
+    elif tag in ("const", "bot"):
+        out = frozenset()
+    elif tag in ("forall", "exists"):
+        out = _free_keys(e[2], seen) - {e[1]}
+    else:
+        out = frozenset()
+        for x in e[2:] if tag == "op" else e[1:]:
+            out |= _free_keys(x, seen)
+    seen[id(e)] = (e, out)
     return out
 
 
