@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Dict
 
+from ..caches import container
+
 INT, BOOL = "int", "bool"
 
 TRUE = ("const", True, BOOL)
@@ -261,8 +263,17 @@ may_be_bot = _may_be_bot
 # ---------------------------------------------------------------------------
 # structure
 
+#: id(node) -> (node, free keys): the quantifier builders ask for the free
+#: keys of the same (shared, deep) bodies again and again; the entry holds
+#: its node, so an id is never reused while its entry lives. Bounded.
+_FREE_KEYS = container("exo_hl.effects.eexpr.free_keys", {})
+_FREE_KEYS_MAX = 1 << 17
+
+
 def free_keys(e) -> frozenset:
-    return _free_keys(e, {})
+    if len(_FREE_KEYS) > _FREE_KEYS_MAX:
+        _FREE_KEYS.clear()
+    return _free_keys(e, _FREE_KEYS)
 
 
 def _free_keys(e, seen):

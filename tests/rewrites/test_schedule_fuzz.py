@@ -753,7 +753,7 @@ def test_random_schedules_audited_as_c(assert_roundtrip):
 def test_random_schedules_long(assert_roundtrip):
     t0 = time.time()
     res = fuzz(n_seqs=150, n_steps=16, seed=99, roundtrip=assert_roundtrip,
-               compile_final=True)
+               compile_final=True, budget_s=240)
     _report("fuzz-long", res, time.time() - t0)
     assert res[2] > 0
 
@@ -785,6 +785,6 @@ def test_random_schedules_config_bounds_compiled(assert_roundtrip):
 def test_random_schedules_config_bounds_long(assert_roundtrip):
     t0 = time.time()
     res = fuzz(n_seqs=90, n_steps=16, seed=2024, roundtrip=assert_roundtrip,
-               procs=CONFIG_PROCS, compile_final=True)
+               procs=CONFIG_PROCS, compile_final=True, budget_s=240)
     _report("fuzz-config-long", res, time.time() - t0)
     assert res[2] > 0
