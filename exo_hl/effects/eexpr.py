@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Dict
 
 from ..core_ir import operators as OPS
+from ..caches import container
 
 INT, BOOL = "int", "bool"
 
@@ -252,21 +253,37 @@ may_be_bot = _may_be_bot
 # ---------------------------------------------------------------------------
 # structure
 
+#: id(node) -> (node, free keys): the quantifier builders ask for the free
+#: keys of the same (shared, deep) bodies again and again; the entry holds
+#: its node, so an id is never reused while its entry lives. Bounded.
+_FREE_KEYS = container("exo_hl.effects.eexpr.free_keys", {})
+_FREE_KEYS_MAX = 1 << 17
+
+
 def free_keys(e) -> frozenset:
-    return _free_keys(e)
+    if len(_FREE_KEYS) > _FREE_KEYS_MAX:
+        _FREE_KEYS.clear()
+    return _free_keys(e, _FREE_KEYS)
 
 
-def _free_keys(e):
+def _free_keys(e, seen):
+    """Free keys of ``e``; ``seen`` (id -> (node, keys)) visits each shared
+    sub-expression once."""
+    hit = seen.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
     tag = e[0]
     if tag == "var":
-        return frozenset((e[1], ))
-    if tag in ("const", "bot"):
-        return frozenset()
-    if tag in ("forall", "exists"):
-        return _free_keys(e[2]) - {e[1]}
-    out = frozenset()
-    for x in e[2:] if tag == "op" else e[1:]:
-        out |= _free_keys(x)
+        out = frozenset((e[1], ))
+    elif tag in ("const", "bot"):
+        out = frozenset()
+    elif tag in ("forall", "exists"):
+        out = _free_keys(e[2], seen) - {e[1]}
+    else:
+        out = frozenset()
+        for x in e[2:] if tag == "op" else e[1:]:
+            out |= _free_keys(x, seen)
+    seen[id(e)] = (e, out)
     return out
 
 

@@ -225,14 +225,25 @@ def bcmp(o, a, b):
     raise ValueError(o)
 
 
-def _term_keys(t, out, bound=frozenset()):
-    """Free variable keys (with sorts) of a term."""
+def _term_keys(t, out, bound=frozenset(), seen=None):
+    """Free variable keys (with sorts) of a term (each shared sub-term is
+    visited once per set of bound keys)."""
     if t is True or t is False:
         return
+    if seen is None:
+        seen = set()
+    key = (id(t), bound)
+    if key in seen:
+        return
+    seen.add(key)
+    _term_keys1(t, out, bound, seen)
+
+
+def _term_keys1(t, out, bound, seen):
     tag = t[0]
     if tag == "lin":
         for a, _ in t[2]:
-            _term_keys(a, out, bound)
+            _term_keys(a, out, bound, seen)
     elif tag == "iv":
         if t[1] not in bound:
             out[t[1]] = E.INT
@@ -240,22 +251,22 @@ def _term_keys(t, out, bound=frozenset()):
         if t[1] not in bound:
             out[t[1]] = E.BOOL
     elif tag in ("div", "mod"):
-        _term_keys(t[1], out, bound)
+        _term_keys(t[1], out, bound, seen)
     elif tag in ("ite", ):
         for x in t[1:]:
-            _term_keys(x, out, bound)
+            _term_keys(x, out, bound, seen)
     elif tag == "mul":
-        _term_keys(t[1], out, bound)
-        _term_keys(t[2], out, bound)
+        _term_keys(t[1], out, bound, seen)
+        _term_keys(t[2], out, bound, seen)
     elif tag == "not":
-        _term_keys(t[1], out, bound)
+        _term_keys(t[1], out, bound, seen)
     elif tag in ("and", "or"):
         for x in t[1]:
-            _term_keys(x, out, bound)
+            _term_keys(x, out, bound, seen)
     elif tag in ("le0", "eq0"):
-        _term_keys(t[1], out, bound)
+        _term_keys(t[1], out, bound, seen)
     elif tag in ("forall", "exists"):
-        _term_keys(t[2], out, bound | {k for k, _ in t[1]})
+        _term_keys(t[2], out, bound | {k for k, _ in t[1]}, seen)
     else:
         raise ValueError(tag)
 
@@ -527,6 +538,26 @@ def to_pysmt(t):
             r = (q, rr)
         return r
 
+    # (id(node), id(scope)) -> (node, scope, formula): a node shared within
+    # one quantifier scope is encoded once (its div/mod definitions live in
+    # that scope); holding node and scope keeps their ids from being reused
+    memo = {}
+
+    def cached(fn):
+        def go(n):
+            if n is True or n is False:
+                return fn(n)
+            sc = scopes[-1]
+            key = (id(n), id(sc))
+            hit = memo.get(key)
+            if hit is not None and hit[0] is n and hit[1] is sc:
+                return hit[2]
+            r = fn(n)
+            memo[key] = (n, sc, r)
+            return r
+        return go
+
+    @cached
     def go_int(l):
         parts = []
         if l[1] != 0 or not l[2]:
@@ -550,6 +581,7 @@ def to_pysmt(t):
             return S.Times(go_int(a[1]), go_int(a[2]))
         raise ValueError(tag)
 
+    @cached
     def go_bool(b):
         if b is True:
             return S.TRUE()

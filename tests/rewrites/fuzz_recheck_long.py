@@ -111,7 +111,7 @@ def main(argv=None):
             res = F.fuzz(
                 n_seqs=args.seqs, n_steps=args.steps, seed=args.seed,
                 roundtrip=lambda q: None, procs=F.PROCS + F.CONFIG_PROCS,
-                budget_s=args.budget, failures=failures)
+                budget_s=args.budget, failures=failures, progress=100)
             seqs, steps, acc, _ = res
             print(f"[{args.mode}] random schedules: {seqs} sequences, "
                   f"{steps} steps, {acc} accepted, {steps - acc} rejected; "

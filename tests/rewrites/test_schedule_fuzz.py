@@ -621,11 +621,12 @@ def _ev(e, env):
 
 
 def fuzz(n_seqs, n_steps, seed, roundtrip, budget_s=None, compile_final=False,
-         procs=PROCS, failures=None):
+         procs=PROCS, failures=None, progress=None):
     """Run ``n_seqs`` random sequences on ``procs``; return (sequences,
     steps, accepted, per-op acceptance counts). With a ``failures`` list, a
     failing step is appended to it (and its sequence abandoned) instead of
-    raising, so a long run reports every failure it meets."""
+    raising, so a long run reports every failure it meets. ``progress``
+    (a number n) prints the counts every n sequences."""
     rng = random.Random(seed)
     t0 = time.time()
     steps = accepted = seqs = 0
@@ -633,6 +634,10 @@ def fuzz(n_seqs, n_steps, seed, roundtrip, budget_s=None, compile_final=False,
     for s in range(n_seqs):
         if budget_s is not None and time.time() - t0 > budget_s:
             break
+        if progress and s and s % progress == 0:
+            print(f"  ... {seqs} sequences, {steps} steps, {accepted} "
+                  f"accepted, {len(failures or ())} failing "
+                  f"({time.time() - t0:.0f}s)", flush=True)
         p0 = procs[s % len(procs)]
         data = _datasets(p0, rng)
         p = p0
@@ -753,7 +758,7 @@ def test_random_schedules_audited_as_c(assert_roundtrip):
 def test_random_schedules_long(assert_roundtrip):
     t0 = time.time()
     res = fuzz(n_seqs=150, n_steps=16, seed=99, roundtrip=assert_roundtrip,
-               compile_final=True)
+               compile_final=True, budget_s=240)
     _report("fuzz-long", res, time.time() - t0)
     assert res[2] > 0
 
@@ -785,6 +790,6 @@ def test_random_schedules_config_bounds_compiled(assert_roundtrip):
 def test_random_schedules_config_bounds_long(assert_roundtrip):
     t0 = time.time()
     res = fuzz(n_seqs=90, n_steps=16, seed=2024, roundtrip=assert_roundtrip,
-               procs=CONFIG_PROCS, compile_final=True)
+               procs=CONFIG_PROCS, compile_final=True, budget_s=240)
     _report("fuzz-config-long", res, time.time() - t0)
     assert res[2] > 0
