@@ -225,14 +225,25 @@ def bcmp(o, a, b):
     raise ValueError(o)
 
 
-def _term_keys(t, out, bound=frozenset()):
-    """Free variable keys (with sorts) of a term."""
+def _term_keys(t, out, bound=frozenset(), seen=None):
+    """Free variable keys (with sorts) of a term.
+
+    Terms share sub-terms (a DAG); ``seen`` holds the (id, bound) pairs
+    already walked in this call, so each shared sub-term is visited once
+    (a second visit would add nothing) instead of once per path.
+    """
     if t is True or t is False:
         return
+    if seen is None:
+        seen = set()
+    mark = (id(t), bound)
+    if mark in seen:
+        return
+    seen.add(mark)
     tag = t[0]
     if tag == "lin":
         for a, _ in t[2]:
-            _term_keys(a, out, bound)
+            _term_keys(a, out, bound, seen)
     elif tag == "iv":
         if t[1] not in bound:
             out[t[1]] = E.INT
@@ -240,22 +251,22 @@ def _term_keys(t, out, bound=frozenset()):
         if t[1] not in bound:
             out[t[1]] = E.BOOL
     elif tag in ("div", "mod"):
-        _term_keys(t[1], out, bound)
+        _term_keys(t[1], out, bound, seen)
     elif tag in ("ite", ):
         for x in t[1:]:
-            _term_keys(x, out, bound)
+            _term_keys(x, out, bound, seen)
     elif tag == "mul":
-        _term_keys(t[1], out, bound)
-        _term_keys(t[2], out, bound)
+        _term_keys(t[1], out, bound, seen)
+        _term_keys(t[2], out, bound, seen)
     elif tag == "not":
-        _term_keys(t[1], out, bound)
+        _term_keys(t[1], out, bound, seen)
     elif tag in ("and", "or"):
         for x in t[1]:
-            _term_keys(x, out, bound)
+            _term_keys(x, out, bound, seen)
     elif tag in ("le0", "eq0"):
-        _term_keys(t[1], out, bound)
+        _term_keys(t[1], out, bound, seen)
     elif tag in ("forall", "exists"):
-        _term_keys(t[2], out, bound | {k for k, _ in t[1]})
+        _term_keys(t[2], out, bound | {k for k, _ in t[1]}, seen)
     else:
         raise ValueError(tag)
 
@@ -419,6 +430,21 @@ def canonicalize(t):
     Returns (canonical term, {canonical key: original key}). Two queries
     equal up to a consistent renaming get the same canonical term.
     """
+    ct, back, _ = canonical_form(t)
+    return ct, back
+
+
+def canonical_form(t):
+    """``canonicalize`` plus a flat cache key, with sharing made explicit.
+
+    Terms are DAGs whose tree size can be exponential in their node count,
+    and Python tuples hash and compare as trees. Here each structurally
+    distinct node of the renamed term is built once (structurally equal
+    sub-terms become the same object) and numbered in first-occurrence
+    order; the key lists the nodes with their children as numbers, so it
+    hashes and compares in time linear in the number of distinct nodes.
+    Two terms get equal keys exactly when their canonical terms are equal.
+    """
     ren = {}
 
     def rk(k):
@@ -428,11 +454,21 @@ def canonicalize(t):
             ren[k] = r
         return r
 
-    seen = {}   # id -> (term, result): shared subterms are walked once
+    seen = {}     # id -> (term, (number, node)): shared objects walked once
+    interned = {}  # flat entry -> (number, node)
+    entries = []
+
+    def make(entry, node):
+        hit = interned.get(entry)
+        if hit is None:
+            hit = (len(entries), node)
+            interned[entry] = hit
+            entries.append(entry)
+        return hit
 
     def go(t):
         if t is True or t is False:
-            return t
+            return ("T" if t else "F", t)   # never equal to a number
         hit = seen.get(id(t))
         if hit is not None and hit[0] is t:
             return hit[1]
@@ -443,28 +479,31 @@ def canonicalize(t):
     def go1(t):
         tag = t[0]
         if tag == "lin":
-            return ("lin", t[1], tuple((go(a), c) for a, c in t[2]))
+            items = [(go(a), c) for a, c in t[2]]
+            return make(("lin", t[1], tuple((n, c) for (n, _), c in items)),
+                        ("lin", t[1], tuple((x, c) for (_, x), c in items)))
         if tag in ("iv", "bv"):
-            return (tag, rk(t[1]))
+            k = rk(t[1])
+            return make((tag, k), (tag, k))
         if tag in ("div", "mod"):
-            return (tag, go(t[1]), t[2])
-        if tag == "ite":
-            return ("ite", go(t[1]), go(t[2]), go(t[3]))
-        if tag == "mul":
-            return ("mul", go(t[1]), go(t[2]))
-        if tag == "not":
-            return ("not", go(t[1]))
+            n, x = go(t[1])
+            return make((tag, n, t[2]), (tag, x, t[2]))
+        if tag in ("ite", "mul", "not", "le0", "eq0"):
+            subs = [go(x) for x in t[1:]]
+            return make((tag, ) + tuple(n for n, _ in subs),
+                        (tag, ) + tuple(x for _, x in subs))
         if tag in ("and", "or"):
-            return (tag, tuple(go(x) for x in t[1]))
-        if tag in ("le0", "eq0"):
-            return (tag, go(t[1]))
+            subs = [go(x) for x in t[1]]
+            return make((tag, tuple(n for n, _ in subs)),
+                        (tag, tuple(x for _, x in subs)))
         if tag in ("forall", "exists"):
             ks = tuple((rk(k), s) for k, s in t[1])
-            return (tag, ks, go(t[2]))
+            n, x = go(t[2])
+            return make((tag, ks, n), (tag, ks, x))
         raise ValueError(tag)
 
-    ct = go(t)
-    return ct, {v: k for k, v in ren.items()}
+    root, ct = go(t)
+    return ct, {v: k for k, v in ren.items()}, (root, tuple(entries))
 
 
 # ---------------------------------------------------------------------------
@@ -489,7 +528,11 @@ _BACKEND = _Backend()
 
 
 def to_pysmt(t):
-    """Build the pysmt formula of a canonical term (div/mod made exact)."""
+    """Build the pysmt formula of a canonical term (div/mod made exact).
+
+    ``t`` comes from ``canonical_form``, where equal sub-terms are one
+    object; ``t`` keeps them all alive while the id-keyed tables are used.
+    """
     from pysmt import shortcuts as S
     from pysmt.typing import BOOL as PB, INT as PI
 
@@ -507,11 +550,30 @@ def to_pysmt(t):
         counter[0] += 1
         return S.Symbol(f"_q{counter[0]}", PI)
 
-    scopes = [([], {}, [])]  # (defs, atom->(q, r), fresh syms)
+    # (defs, atom->(q, r), fresh syms, id -> (term, formula)). Terms share
+    # sub-terms; each scope memoises what it translated, so a shared
+    # sub-term is translated once per scope instead of once per path. A
+    # formula made in an enclosing scope stays valid inside (its q, r are
+    # declared there); one made inside a quantifier is not reused outside.
+    scopes = [([], {}, [], {})]
+
+    def memo(fn):
+        def go(x):
+            k = id(x)
+            for sc in reversed(scopes):
+                hit = sc[3].get(k)
+                if hit is not None and hit[0] is x:
+                    return hit[1]
+            r = fn(x)
+            scopes[-1][3][k] = (x, r)
+            return r
+        return go
 
     def divmod_of(lin, c):
-        defs, table, fresh_syms = scopes[-1]
-        key = (lin, c)
+        defs, table, fresh_syms, _ = scopes[-1]
+        # canonical terms are hash-consed (``canonical_form``): identity is
+        # structural equality, and does not hash the tree under ``lin``
+        key = (id(lin), c)
         r = None
         for sc in reversed(scopes):
             if key in sc[1]:
@@ -527,6 +589,7 @@ def to_pysmt(t):
             r = (q, rr)
         return r
 
+    @memo
     def go_int(l):
         parts = []
         if l[1] != 0 or not l[2]:
@@ -536,6 +599,7 @@ def to_pysmt(t):
             parts.append(at if c == 1 else S.Times(S.Int(c), at))
         return parts[0] if len(parts) == 1 else S.Plus(parts)
 
+    @memo
     def go_atom(a):
         tag = a[0]
         if tag == "iv":
@@ -555,6 +619,10 @@ def to_pysmt(t):
             return S.TRUE()
         if b is False:
             return S.FALSE()
+        return go_bool1(b)
+
+    @memo
+    def go_bool1(b):
         tag = b[0]
         if tag == "bv":
             return sym(b[1], E.BOOL)
@@ -570,9 +638,9 @@ def to_pysmt(t):
             return S.Equals(go_int(b[1]), S.Int(0))
         if tag in ("forall", "exists"):
             vs = [sym(k, s) for k, s in b[1]]
-            scopes.append(([], {}, []))
+            scopes.append(([], {}, [], {}))
             body = go_bool(b[2])
-            defs, _, fs = scopes.pop()
+            defs, _, fs, _ = scopes.pop()
             if tag == "forall":
                 inner = S.Implies(S.And(defs), body) if defs else body
                 return S.ForAll(vs + fs, inner)
@@ -632,15 +700,15 @@ class Solver:
                  for k in term_keys(t) if isinstance(k, E.StrideVar)]
         if extra:
             t = band(t, *extra)
-        ct, back = canonicalize(t)
-        hit = self._cache.get(ct)
+        ct, back, key = canonical_form(t)
+        hit = self._cache.get(key)
         if hit is not None:
-            self._cache.move_to_end(ct)
+            self._cache.move_to_end(key)
             self.stats.cache_hits += 1
             res, cmodel = hit
         else:
             res, cmodel = self._solve(ct)
-            self._cache[ct] = (res, cmodel)
+            self._cache[key] = (res, cmodel)
             if len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
         model = None

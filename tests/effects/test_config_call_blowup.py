@@ -48,8 +48,6 @@ _SCRIPT = textwrap.dedent('''
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="effect terms with config values "
-                   "through loop nests are traversed as trees: exponential")
 def test_fission_of_config_writing_call_out_of_split_nest_finishes(tmp_path):
     script = tmp_path / "blowup.py"     # @proc reads the function's source
     script.write_text(_SCRIPT)
