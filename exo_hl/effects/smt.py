@@ -225,25 +225,33 @@ def bcmp(o, a, b):
     raise ValueError(o)
 
 
+_SHARED = frozenset(("div", "mod", "ite", "mul", "and", "or"))
+
+
 def _term_keys(t, out, bound=frozenset(), seen=None):
     """Free variable keys (with sorts) of a term.
 
-    Terms share sub-terms (a DAG); ``seen`` holds the (id, bound) pairs
-    already walked in this call, so each shared sub-term is visited once
-    (a second visit would add nothing) instead of once per path.
+    Terms share sub-terms (a DAG); ``seen`` holds the ids of the atoms and
+    connectives already walked under ``bound`` in this call (a quantifier
+    body starts its own), so shared sub-terms are visited once -- a second
+    visit would add nothing -- instead of once per path.
     """
     if t is True or t is False:
         return
-    if seen is None:
-        seen = set()
-    mark = (id(t), bound)
-    if mark in seen:
-        return
-    seen.add(mark)
     tag = t[0]
+    if tag in _SHARED:
+        if seen is None:
+            seen = set()
+        elif id(t) in seen:
+            return
+        seen.add(id(t))
     if tag == "lin":
         for a, _ in t[2]:
-            _term_keys(a, out, bound, seen)
+            if a[0] == "iv":
+                if a[1] not in bound:
+                    out[a[1]] = E.INT
+            else:
+                _term_keys(a, out, bound, seen)
     elif tag == "iv":
         if t[1] not in bound:
             out[t[1]] = E.INT
@@ -266,7 +274,7 @@ def _term_keys(t, out, bound=frozenset(), seen=None):
     elif tag in ("le0", "eq0"):
         _term_keys(t[1], out, bound, seen)
     elif tag in ("forall", "exists"):
-        _term_keys(t[2], out, bound | {k for k, _ in t[1]}, seen)
+        _term_keys(t[2], out, bound | {k for k, _ in t[1]}, None)
     else:
         raise ValueError(tag)
 
@@ -430,20 +438,20 @@ def canonicalize(t):
     Returns (canonical term, {canonical key: original key}). Two queries
     equal up to a consistent renaming get the same canonical term.
     """
-    ct, back, _ = canonical_form(t)
-    return ct, back
+    key, back = canonical_key(t)
+    return canonical_term(key), back
 
 
-def canonical_form(t):
-    """``canonicalize`` plus a flat cache key, with sharing made explicit.
+def canonical_key(t):
+    """The canonical renaming of ``t`` as a flat key, and the renaming.
 
     Terms are DAGs whose tree size can be exponential in their node count,
-    and Python tuples hash and compare as trees. Here each structurally
-    distinct node of the renamed term is built once (structurally equal
-    sub-terms become the same object) and numbered in first-occurrence
-    order; the key lists the nodes with their children as numbers, so it
-    hashes and compares in time linear in the number of distinct nodes.
-    Two terms get equal keys exactly when their canonical terms are equal.
+    and Python tuples hash and compare as trees. The key numbers each
+    structurally distinct node of the renamed term in first-occurrence
+    order and lists the nodes with their children as numbers, so it hashes
+    and compares in time linear in the number of distinct nodes. Two terms
+    get equal keys exactly when their canonical terms are equal;
+    ``canonical_term`` rebuilds that term from the key.
     """
     ren = {}
 
@@ -454,56 +462,69 @@ def canonical_form(t):
             ren[k] = r
         return r
 
-    seen = {}     # id -> (term, (number, node)): shared objects walked once
-    interned = {}  # flat entry -> (number, node)
+    # id -> number: shared objects are walked once (every sub-term stays
+    # alive, held by ``t``, so ids are not reused during the walk)
+    seen = {}
+    interned = {}  # flat entry -> number
     entries = []
-
-    def make(entry, node):
-        hit = interned.get(entry)
-        if hit is None:
-            hit = (len(entries), node)
-            interned[entry] = hit
-            entries.append(entry)
-        return hit
 
     def go(t):
         if t is True or t is False:
-            return ("T" if t else "F", t)   # never equal to a number
-        hit = seen.get(id(t))
-        if hit is not None and hit[0] is t:
-            return hit[1]
-        r = go1(t)
-        seen[id(t)] = (t, r)
-        return r
-
-    def go1(t):
+            return "T" if t else "F"    # never equal to a number
+        n = seen.get(id(t))
+        if n is not None:
+            return n
         tag = t[0]
         if tag == "lin":
-            items = [(go(a), c) for a, c in t[2]]
-            return make(("lin", t[1], tuple((n, c) for (n, _), c in items)),
-                        ("lin", t[1], tuple((x, c) for (_, x), c in items)))
-        if tag in ("iv", "bv"):
-            k = rk(t[1])
-            return make((tag, k), (tag, k))
-        if tag in ("div", "mod"):
-            n, x = go(t[1])
-            return make((tag, n, t[2]), (tag, x, t[2]))
-        if tag in ("ite", "mul", "not", "le0", "eq0"):
-            subs = [go(x) for x in t[1:]]
-            return make((tag, ) + tuple(n for n, _ in subs),
-                        (tag, ) + tuple(x for _, x in subs))
-        if tag in ("and", "or"):
-            subs = [go(x) for x in t[1]]
-            return make((tag, tuple(n for n, _ in subs)),
-                        (tag, tuple(x for _, x in subs)))
-        if tag in ("forall", "exists"):
-            ks = tuple((rk(k), s) for k, s in t[1])
-            n, x = go(t[2])
-            return make((tag, ks, n), (tag, ks, x))
-        raise ValueError(tag)
+            e = ("lin", t[1], tuple([(go(a), c) for a, c in t[2]]))
+        elif tag in ("iv", "bv"):
+            e = (tag, rk(t[1]))
+        elif tag in ("div", "mod"):
+            e = (tag, go(t[1]), t[2])
+        elif tag in ("ite", "mul", "not", "le0", "eq0"):
+            e = (tag, ) + tuple([go(x) for x in t[1:]])
+        elif tag in ("and", "or"):
+            e = (tag, tuple([go(x) for x in t[1]]))
+        elif tag in ("forall", "exists"):
+            e = (tag, tuple([(rk(k), s) for k, s in t[1]]), go(t[2]))
+        else:
+            raise ValueError(tag)
+        n = interned.get(e)
+        if n is None:
+            n = interned[e] = len(entries)
+            entries.append(e)
+        seen[id(t)] = n
+        return n
 
-    root, ct = go(t)
-    return ct, {v: k for k, v in ren.items()}, (root, tuple(entries))
+    root = go(t)
+    return (root, tuple(entries)), {v: k for k, v in ren.items()}
+
+
+def canonical_term(key):
+    """The term a ``canonical_key`` describes; each distinct sub-term is one
+    object (so identity is structural equality inside it)."""
+    root, entries = key
+    nodes = []
+
+    def sub(n):
+        return True if n == "T" else False if n == "F" else nodes[n]
+
+    for e in entries:
+        tag = e[0]
+        if tag == "lin":
+            node = ("lin", e[1], tuple((sub(n), c) for n, c in e[2]))
+        elif tag in ("iv", "bv"):
+            node = e
+        elif tag in ("div", "mod"):
+            node = (tag, sub(e[1]), e[2])
+        elif tag in ("and", "or"):
+            node = (tag, tuple(sub(n) for n in e[1]))
+        elif tag in ("forall", "exists"):
+            node = (tag, e[1], sub(e[2]))
+        else:
+            node = (tag, ) + tuple(sub(n) for n in e[1:])
+        nodes.append(node)
+    return sub(root)
 
 
 # ---------------------------------------------------------------------------
@@ -530,7 +551,7 @@ _BACKEND = _Backend()
 def to_pysmt(t):
     """Build the pysmt formula of a canonical term (div/mod made exact).
 
-    ``t`` comes from ``canonical_form``, where equal sub-terms are one
+    ``t`` comes from ``canonical_term``, where equal sub-terms are one
     object; ``t`` keeps them all alive while the id-keyed tables are used.
     """
     from pysmt import shortcuts as S
@@ -571,7 +592,7 @@ def to_pysmt(t):
 
     def divmod_of(lin, c):
         defs, table, fresh_syms, _ = scopes[-1]
-        # canonical terms are hash-consed (``canonical_form``): identity is
+        # canonical terms are hash-consed (``canonical_term``): identity is
         # structural equality, and does not hash the tree under ``lin``
         key = (id(lin), c)
         r = None
@@ -700,14 +721,14 @@ class Solver:
                  for k in term_keys(t) if isinstance(k, E.StrideVar)]
         if extra:
             t = band(t, *extra)
-        ct, back, key = canonical_form(t)
+        key, back = canonical_key(t)
         hit = self._cache.get(key)
         if hit is not None:
             self._cache.move_to_end(key)
             self.stats.cache_hits += 1
             res, cmodel = hit
         else:
-            res, cmodel = self._solve(ct)
+            res, cmodel = self._solve(canonical_term(key))
             self._cache[key] = (res, cmodel)
             if len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
