@@ -225,16 +225,19 @@ def bcmp(o, a, b):
     raise ValueError(o)
 
 
-_SHARED = frozenset(("div", "mod", "ite", "mul", "and", "or"))
+#: the composite terms ``_term_keys`` walks once (not linear forms: each
+#: is small and walked once per parent, its atoms are marked)
+_SHARED = frozenset(("div", "mod", "ite", "mul", "and", "or", "not", "le0",
+                     "eq0", "forall", "exists"))
 
 
 def _term_keys(t, out, bound=frozenset(), seen=None):
     """Free variable keys (with sorts) of a term.
 
-    Terms share sub-terms (a DAG); ``seen`` holds the ids of the atoms and
-    connectives already walked under ``bound`` in this call (a quantifier
-    body starts its own), so shared sub-terms are visited once -- a second
-    visit would add nothing -- instead of once per path.
+    Terms share sub-terms (a DAG); ``seen`` marks the composite terms
+    already walked in this call (with the bound keys, if any), so shared
+    sub-terms are visited once -- a second visit would add nothing --
+    instead of once per path.
     """
     if t is True or t is False:
         return
@@ -242,9 +245,10 @@ def _term_keys(t, out, bound=frozenset(), seen=None):
     if tag in _SHARED:
         if seen is None:
             seen = set()
-        elif id(t) in seen:
+        mark = (id(t), bound) if bound else id(t)
+        if mark in seen:
             return
-        seen.add(id(t))
+        seen.add(mark)
     if tag == "lin":
         for a, _ in t[2]:
             if a[0] == "iv":
@@ -274,7 +278,7 @@ def _term_keys(t, out, bound=frozenset(), seen=None):
     elif tag in ("le0", "eq0"):
         _term_keys(t[1], out, bound, seen)
     elif tag in ("forall", "exists"):
-        _term_keys(t[2], out, bound | {k for k, _ in t[1]}, None)
+        _term_keys(t[2], out, bound | {k for k, _ in t[1]}, seen)
     else:
         raise ValueError(tag)
 
