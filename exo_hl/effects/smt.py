@@ -12,6 +12,9 @@ Pipeline of one query ``sat(F)``:
   3. The term is renamed canonically (variables numbered by first occurrence)
      and looked up in a bounded per-process LRU cache. The cache only
      memoises a pure function of the query, so it never changes an answer.
+     Terms share sub-terms (their tree size can be exponential in their node
+     count), so every walk here visits each shared sub-term once and the
+     cache key lists distinct nodes rather than being the tree.
   4. Otherwise it is turned into a pysmt formula (integer ``/`` and ``%`` by a
      positive constant c become fresh q, r with x = c·q + r, 0 <= r < c,
      declared in the innermost quantifier scope that uses them), converted
