@@ -12,6 +12,9 @@ Pipeline of one query ``sat(F)``:
   3. The term is renamed canonically (variables numbered by first occurrence)
      and looked up in a bounded per-process LRU cache. The cache only
      memoises a pure function of the query, so it never changes an answer.
+     Terms share sub-terms (their tree size can be exponential in their node
+     count), so every walk here visits each shared sub-term once and the
+     cache key lists distinct nodes rather than being the tree.
   4. Otherwise it is turned into a pysmt formula (integer ``/`` and ``%`` by a
      positive constant c become fresh q, r with x = c·q + r, 0 <= r < c,
      declared in the innermost quantifier scope that uses them), converted
@@ -225,25 +228,37 @@ def bcmp(o, a, b):
     raise ValueError(o)
 
 
+#: the composite terms ``_term_keys`` walks once (not linear forms: each
+#: is small and walked once per parent, its atoms are marked)
+_SHARED = frozenset(("div", "mod", "ite", "mul", "and", "or", "not", "le0",
+                     "eq0", "forall", "exists"))
+
+
 def _term_keys(t, out, bound=frozenset(), seen=None):
-    """Free variable keys (with sorts) of a term (each shared sub-term is
-    visited once per set of bound keys)."""
+    """Free variable keys (with sorts) of a term.
+
+    Terms share sub-terms (a DAG); ``seen`` marks the composite terms
+    already walked in this call (with the bound keys, if any), so shared
+    sub-terms are visited once -- a second visit would add nothing --
+    instead of once per path.
+    """
     if t is True or t is False:
         return
-    if seen is None:
-        seen = set()
-    key = (id(t), bound)
-    if key in seen:
-        return
-    seen.add(key)
-    _term_keys1(t, out, bound, seen)
-
-
-def _term_keys1(t, out, bound, seen):
     tag = t[0]
+    if tag in _SHARED:
+        if seen is None:
+            seen = set()
+        mark = (id(t), bound) if bound else id(t)
+        if mark in seen:
+            return
+        seen.add(mark)
     if tag == "lin":
         for a, _ in t[2]:
-            _term_keys(a, out, bound, seen)
+            if a[0] == "iv":
+                if a[1] not in bound:
+                    out[a[1]] = E.INT
+            else:
+                _term_keys(a, out, bound, seen)
     elif tag == "iv":
         if t[1] not in bound:
             out[t[1]] = E.INT
@@ -430,6 +445,21 @@ def canonicalize(t):
     Returns (canonical term, {canonical key: original key}). Two queries
     equal up to a consistent renaming get the same canonical term.
     """
+    key, back = canonical_key(t)
+    return canonical_term(key), back
+
+
+def canonical_key(t):
+    """The canonical renaming of ``t`` as a flat key, and the renaming.
+
+    Terms are DAGs whose tree size can be exponential in their node count,
+    and Python tuples hash and compare as trees. The key numbers each
+    structurally distinct node of the renamed term in first-occurrence
+    order and lists the nodes with their children as numbers, so it hashes
+    and compares in time linear in the number of distinct nodes. Two terms
+    get equal keys exactly when their canonical terms are equal;
+    ``canonical_term`` rebuilds that term from the key.
+    """
     ren = {}
 
     def rk(k):
@@ -439,43 +469,69 @@ def canonicalize(t):
             ren[k] = r
         return r
 
-    seen = {}   # id -> (term, result): shared subterms are walked once
+    # id -> number: shared objects are walked once (every sub-term stays
+    # alive, held by ``t``, so ids are not reused during the walk)
+    seen = {}
+    interned = {}  # flat entry -> number
+    entries = []
 
     def go(t):
         if t is True or t is False:
-            return t
-        hit = seen.get(id(t))
-        if hit is not None and hit[0] is t:
-            return hit[1]
-        r = go1(t)
-        seen[id(t)] = (t, r)
-        return r
-
-    def go1(t):
+            return "T" if t else "F"    # never equal to a number
+        n = seen.get(id(t))
+        if n is not None:
+            return n
         tag = t[0]
         if tag == "lin":
-            return ("lin", t[1], tuple((go(a), c) for a, c in t[2]))
-        if tag in ("iv", "bv"):
-            return (tag, rk(t[1]))
-        if tag in ("div", "mod"):
-            return (tag, go(t[1]), t[2])
-        if tag == "ite":
-            return ("ite", go(t[1]), go(t[2]), go(t[3]))
-        if tag == "mul":
-            return ("mul", go(t[1]), go(t[2]))
-        if tag == "not":
-            return ("not", go(t[1]))
-        if tag in ("and", "or"):
-            return (tag, tuple(go(x) for x in t[1]))
-        if tag in ("le0", "eq0"):
-            return (tag, go(t[1]))
-        if tag in ("forall", "exists"):
-            ks = tuple((rk(k), s) for k, s in t[1])
-            return (tag, ks, go(t[2]))
-        raise ValueError(tag)
+            e = ("lin", t[1], tuple([(go(a), c) for a, c in t[2]]))
+        elif tag in ("iv", "bv"):
+            e = (tag, rk(t[1]))
+        elif tag in ("div", "mod"):
+            e = (tag, go(t[1]), t[2])
+        elif tag in ("ite", "mul", "not", "le0", "eq0"):
+            e = (tag, ) + tuple([go(x) for x in t[1:]])
+        elif tag in ("and", "or"):
+            e = (tag, tuple([go(x) for x in t[1]]))
+        elif tag in ("forall", "exists"):
+            e = (tag, tuple([(rk(k), s) for k, s in t[1]]), go(t[2]))
+        else:
+            raise ValueError(tag)
+        n = interned.get(e)
+        if n is None:
+            n = interned[e] = len(entries)
+            entries.append(e)
+        seen[id(t)] = n
+        return n
 
-    ct = go(t)
-    return ct, {v: k for k, v in ren.items()}
+    root = go(t)
+    return (root, tuple(entries)), {v: k for k, v in ren.items()}
+
+
+def canonical_term(key):
+    """The term a ``canonical_key`` describes; each distinct sub-term is one
+    object (so identity is structural equality inside it)."""
+    root, entries = key
+    nodes = []
+
+    def sub(n):
+        return True if n == "T" else False if n == "F" else nodes[n]
+
+    for e in entries:
+        tag = e[0]
+        if tag == "lin":
+            node = ("lin", e[1], tuple((sub(n), c) for n, c in e[2]))
+        elif tag in ("iv", "bv"):
+            node = e
+        elif tag in ("div", "mod"):
+            node = (tag, sub(e[1]), e[2])
+        elif tag in ("and", "or"):
+            node = (tag, tuple(sub(n) for n in e[1]))
+        elif tag in ("forall", "exists"):
+            node = (tag, e[1], sub(e[2]))
+        else:
+            node = (tag, ) + tuple(sub(n) for n in e[1:])
+        nodes.append(node)
+    return sub(root)
 
 
 # ---------------------------------------------------------------------------
@@ -500,7 +556,11 @@ _BACKEND = _Backend()
 
 
 def to_pysmt(t):
-    """Build the pysmt formula of a canonical term (div/mod made exact)."""
+    """Build the pysmt formula of a canonical term (div/mod made exact).
+
+    ``t`` comes from ``canonical_term``, where equal sub-terms are one
+    object; ``t`` keeps them all alive while the id-keyed tables are used.
+    """
     from pysmt import shortcuts as S
     from pysmt.typing import BOOL as PB, INT as PI
 
@@ -518,11 +578,30 @@ def to_pysmt(t):
         counter[0] += 1
         return S.Symbol(f"_q{counter[0]}", PI)
 
-    scopes = [([], {}, [])]  # (defs, atom->(q, r), fresh syms)
+    # (defs, atom->(q, r), fresh syms, id -> (term, formula)). Terms share
+    # sub-terms; each scope memoises what it translated, so a shared
+    # sub-term is translated once per scope instead of once per path. A
+    # formula made in an enclosing scope stays valid inside (its q, r are
+    # declared there); one made inside a quantifier is not reused outside.
+    scopes = [([], {}, [], {})]
+
+    def memo(fn):
+        def go(x):
+            k = id(x)
+            for sc in reversed(scopes):
+                hit = sc[3].get(k)
+                if hit is not None and hit[0] is x:
+                    return hit[1]
+            r = fn(x)
+            scopes[-1][3][k] = (x, r)
+            return r
+        return go
 
     def divmod_of(lin, c):
-        defs, table, fresh_syms = scopes[-1]
-        key = (lin, c)
+        defs, table, fresh_syms, _ = scopes[-1]
+        # canonical terms are hash-consed (``canonical_term``): identity is
+        # structural equality, and does not hash the tree under ``lin``
+        key = (id(lin), c)
         r = None
         for sc in reversed(scopes):
             if key in sc[1]:
@@ -538,26 +617,7 @@ def to_pysmt(t):
             r = (q, rr)
         return r
 
-    # (id(node), id(scope)) -> (node, scope, formula): a node shared within
-    # one quantifier scope is encoded once (its div/mod definitions live in
-    # that scope); holding node and scope keeps their ids from being reused
-    memo = {}
-
-    def cached(fn):
-        def go(n):
-            if n is True or n is False:
-                return fn(n)
-            sc = scopes[-1]
-            key = (id(n), id(sc))
-            hit = memo.get(key)
-            if hit is not None and hit[0] is n and hit[1] is sc:
-                return hit[2]
-            r = fn(n)
-            memo[key] = (n, sc, r)
-            return r
-        return go
-
-    @cached
+    @memo
     def go_int(l):
         parts = []
         if l[1] != 0 or not l[2]:
@@ -567,6 +627,7 @@ def to_pysmt(t):
             parts.append(at if c == 1 else S.Times(S.Int(c), at))
         return parts[0] if len(parts) == 1 else S.Plus(parts)
 
+    @memo
     def go_atom(a):
         tag = a[0]
         if tag == "iv":
@@ -581,12 +642,15 @@ def to_pysmt(t):
             return S.Times(go_int(a[1]), go_int(a[2]))
         raise ValueError(tag)
 
-    @cached
     def go_bool(b):
         if b is True:
             return S.TRUE()
         if b is False:
             return S.FALSE()
+        return go_bool1(b)
+
+    @memo
+    def go_bool1(b):
         tag = b[0]
         if tag == "bv":
             return sym(b[1], E.BOOL)
@@ -602,9 +666,9 @@ def to_pysmt(t):
             return S.Equals(go_int(b[1]), S.Int(0))
         if tag in ("forall", "exists"):
             vs = [sym(k, s) for k, s in b[1]]
-            scopes.append(([], {}, []))
+            scopes.append(([], {}, [], {}))
             body = go_bool(b[2])
-            defs, _, fs = scopes.pop()
+            defs, _, fs, _ = scopes.pop()
             if tag == "forall":
                 inner = S.Implies(S.And(defs), body) if defs else body
                 return S.ForAll(vs + fs, inner)
@@ -664,15 +728,15 @@ class Solver:
                  for k in term_keys(t) if isinstance(k, E.StrideVar)]
         if extra:
             t = band(t, *extra)
-        ct, back = canonicalize(t)
-        hit = self._cache.get(ct)
+        key, back = canonical_key(t)
+        hit = self._cache.get(key)
         if hit is not None:
-            self._cache.move_to_end(ct)
+            self._cache.move_to_end(key)
             self.stats.cache_hits += 1
             res, cmodel = hit
         else:
-            res, cmodel = self._solve(ct)
-            self._cache[ct] = (res, cmodel)
+            res, cmodel = self._solve(canonical_term(key))
+            self._cache[key] = (res, cmodel)
             if len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
         model = None

@@ -2,10 +2,11 @@
 
 Found by the schedule fuzzer's config corpus: after splitting a loop that
 calls a procedure writing a config field, fissioning the call out of the
-nest makes the effect terms grow exponentially (shared sub-terms are
-hashed, compared and traversed as trees), and ``fission_after`` -- then the
-bounds check of its result -- does not finish. The run happens in a
-subprocess with a time limit so that the suite cannot hang.
+nest gives solver queries whose terms share sub-terms so much that their
+tree size is exponential; when the SMT bridge hashed and translated them
+as trees, ``fission_after`` -- then the bounds check of its result -- did
+not finish. The run happens in a subprocess with a time limit so that the
+suite cannot hang.
 """
 from __future__ import annotations
 
@@ -48,8 +49,6 @@ _SCRIPT = textwrap.dedent('''
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="effect terms with config values "
-                   "through loop nests are traversed as trees: exponential")
 def test_fission_of_config_writing_call_out_of_split_nest_finishes(tmp_path):
     script = tmp_path / "blowup.py"     # @proc reads the function's source
     script.write_text(_SCRIPT)

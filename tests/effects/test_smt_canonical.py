@@ -34,3 +34,48 @@ def test_shared_subterms_are_walked_once():
         assert leaf[0] == "or" and leaf[1][0] == ("not", leaf[1][1])
         leaf = leaf[1][1]
     assert leaf == _lt(("c", 0), ("c", 1))
+
+
+def _dag(depth, a="i", b="n"):
+    """A term with 2**depth paths and about 2*depth distinct nodes."""
+    t = _lt(a, b)
+    for _ in range(depth):
+        t = ("or", (("not", t), t))
+    return t
+
+
+def test_key_is_structural_and_flat():
+    from exo_hl.effects.smt import canonical_key, canonical_term
+    t0 = time.time()
+    key, back = canonical_key(_dag(80))
+    assert time.time() - t0 < 2.0
+    assert back == {("c", 0): "i", ("c", 1): "n"}
+    # the same structure without the sharing, and with other names
+    assert canonical_key(_dag(6, "p", "q"))[0] == \
+        canonical_key(_unshared(_dag(6)))[0]
+    assert canonical_key(_dag(6))[0] != canonical_key(_dag(7))[0]
+    assert canonical_key(_lt("i", "n"))[0] != canonical_key(_lt("n", "n"))[0]
+    # the key describes the canonical term, with equal sub-terms shared
+    ct = canonical_term(canonical_key(_dag(6))[0])
+    assert ct == canonicalize(_unshared(_dag(6)))[0]
+    assert ct[1][0][1] is ct[1][1]
+
+
+def _unshared(t):
+    """A copy of ``t`` in which no two positions hold the same object."""
+    if isinstance(t, tuple):
+        return tuple(_unshared(x) for x in t)
+    return t
+
+
+def test_solver_and_free_keys_on_a_shared_term():
+    from exo_hl.effects.smt import Solver, term_keys
+    t = ("and", (_dag(60), _lt("n", "i")))   # i < n  or  not(i < n): any
+    t0 = time.time()
+    assert term_keys(t) == {"i": "int", "n": "int"}
+    s = Solver()
+    res, model = s.check(t)
+    assert res == "sat" and model["n"] < model["i"]
+    assert s.check(("and", (_dag(60), _lt("n", "i"))))[0] == "sat"
+    assert s.stats.cache_hits == 1
+    assert time.time() - t0 < 10.0
