@@ -98,6 +98,25 @@ def walk_with_paths(stmts, prefix: Path = (), field: str = "body",
             yield from walk_with_paths(s.orelse, p, "orelse")
 
 
+def map_with_paths(path: Path, stmt, fn):
+    """``stmt`` (at ``path``) rebuilt bottom-up after ``fn(path, s)``: each
+    statement is first replaced by ``fn``'s result, then the loop and if
+    bodies of that result are mapped the same way (paths of the original
+    positions, which ``fn`` keeps when it rewrites a statement in place)."""
+    s = fn(path, stmt)
+    if isinstance(s, IR.For):
+        return s.update(body=tuple(map_with_paths(path + (("body", j), ), b,
+                                                  fn)
+                                   for j, b in enumerate(s.body)))
+    if isinstance(s, IR.If):
+        return s.update(
+            body=tuple(map_with_paths(path + (("body", j), ), b, fn)
+                       for j, b in enumerate(s.body)),
+            orelse=tuple(map_with_paths(path + (("orelse", j), ), b, fn)
+                         for j, b in enumerate(s.orelse)))
+    return s
+
+
 # ----------------------------------------------------------------------
 # internal lookups (valid paths)
 def norm_path(path) -> Path:

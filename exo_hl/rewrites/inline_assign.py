@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
+from ..core_ir.paths import map_with_paths
 from ..core_ir.syms import Sym
 from ..core_ir.traversal import map_node, walk_stmts
 from ..effects import api as EA
@@ -101,17 +102,7 @@ def inline_assign(proc, assign):
         return st.update(**changes) if changes else st
 
     def fix_all(p, st):
-        st = fix_own(p, st)
-        if isinstance(st, IR.For):
-            return st.update(body=tuple(fix_all(p + (("body", j), ), b)
-                                        for j, b in enumerate(st.body)))
-        if isinstance(st, IR.If):
-            return st.update(
-                body=tuple(fix_all(p + (("body", j), ), b)
-                           for j, b in enumerate(st.body)),
-                orelse=tuple(fix_all(p + (("orelse", j), ), b)
-                             for j, b in enumerate(st.orelse)))
-        return st
+        return map_with_paths(p, st, fix_own)
 
     out = []
     for j in range(k + 1, len(block)):

@@ -37,6 +37,7 @@ from __future__ import annotations
 from ..core_ir import build as B
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
+from ..core_ir.paths import map_with_paths
 from ..core_ir.simplify import affine_form, simplify_expr
 from ..core_ir.traversal import map_node, subst, walk, walk_stmts
 from ..effects import api as EA
@@ -165,17 +166,7 @@ def inline_loop(proc, loop):
         return st2
 
     def fix_all(p, st):
-        st = fix_own(p, st)
-        if isinstance(st, IR.For):
-            return st.update(body=tuple(fix_all(p + (("body", j), ), b)
-                                        for j, b in enumerate(st.body)))
-        if isinstance(st, IR.If):
-            return st.update(
-                body=tuple(fix_all(p + (("body", j), ), b)
-                           for j, b in enumerate(st.body)),
-                orelse=tuple(fix_all(p + (("orelse", j), ), b)
-                             for j, b in enumerate(st.orelse)))
-        return st
+        return map_with_paths(p, st, fix_own)
 
     out = tuple(fix_all(parent + ((field, k + 1 + j), ), st)
                 for j, st in enumerate(rest))
