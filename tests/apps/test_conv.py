@@ -345,7 +345,6 @@ def test_im2col_baseline_equals_numpy():
 def test_bench_json_rows(tmp_path):
     """bench.py on a small layer, one rep: the JSON rows have the promised
     keys; all three implementations were checked before timing."""
-    pytest.importorskip("onnxruntime")
     out = tmp_path / "rows.json"
     r = subprocess.run(
         [sys.executable, str(APP / "bench.py"), "--size", "1", "4", "7",
