@@ -47,7 +47,8 @@ from ._forward import (Forward, forward_compose, forward_delete,
                        forward_table, forward_unwrap, forward_wrap)
 from ._locate import (Block, Buffer, check_identifier, directly_after,
                       directly_inside, parse_expr_at, resolve_alloc_dim,
-                      resolve_block, resolve_buffer, resolve_expr,
+                      resolve_alloc, resolve_block, resolve_buffer,
+                      resolve_expr,
                       resolve_loop, resolve_pair, resolve_position,
                       resolve_stmt, to_cursor)
 from ._reject import (_prefix, _proc_error, reject, scheduling_error,
@@ -57,7 +58,7 @@ __all__ = [
     "Path", "Forward", "stmt_text", "reject", "scheduling_error",
     "to_cursor", "resolve_stmt", "resolve_position", "resolve_loop", "resolve_pair",
     "directly_inside", "directly_after", "resolve_block", "resolve_expr",
-    "resolve_buffer", "resolve_alloc_dim", "check_identifier", "Block",
+    "resolve_buffer", "resolve_alloc", "resolve_alloc_dim", "check_identifier", "Block",
     "Buffer", "names_at", "parse_expr_at", "replace_block_at",
     "replace_stmts_at", "insert_stmts_at", "ranges_at", "simplify_at",
     "forward_replace_block", "forward_replace", "forward_fission",

@@ -207,6 +207,20 @@ def resolve_buffer(proc, target, op: str = "") -> Buffer:
     raise _proc_error(proc, f"{_prefix(op)}expected a buffer, got {c!r}")
 
 
+def resolve_alloc(proc, target, op: str = "", why: str = "") -> Buffer:
+    """``resolve_buffer`` for rewrites that change a buffer's storage: an
+    argument (its layout is the caller's) or a window is refused, ``why``
+    saying what only an allocation allows."""
+    buf = resolve_buffer(proc, target, op)
+    if buf.kind != "alloc":
+        what = "an argument" if buf.kind == "arg" else "a window"
+        raise scheduling_error(
+            proc, None if buf.kind == "arg" else buf.node,
+            f"{_prefix(op)}'{buf.sym.name}' is {what}, not an allocation"
+            + (f" ({why})" if why else ""))
+    return buf
+
+
 def check_identifier(proc, name, op: str = "", what: str = "name") -> str:
     """Validate a user-supplied identifier (new loop/buffer/proc names)."""
     if not isinstance(name, str) or not name.isidentifier() \
@@ -248,10 +262,7 @@ def resolve_alloc_dim(proc, buffer, dim, op: str, verb: str):
     """The allocation ``buffer`` and the constant size of its dimension
     ``dim``, for rewrites that reshape one dimension (``verb`` says how)."""
     from ..core_ir.types import shape as shape_of
-    buf = resolve_buffer(proc, buffer, op)
-    if buf.kind != "alloc":
-        raise scheduling_error(proc, buf.node if buf.kind != "arg" else None,
-                               f"{op}: '{buf.sym}' is not an allocation")
+    buf = resolve_alloc(proc, buffer, op)
     a = buf.node
     shape = shape_of(a.type)
     if not is_count(dim, 0) or dim >= len(shape):

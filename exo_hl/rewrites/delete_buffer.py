@@ -19,13 +19,8 @@ OP = "delete_buffer"
 
 
 def delete_buffer(proc, alloc):
-    buf = C.resolve_buffer(proc, alloc, OP)
-    if buf.kind != "alloc":
-        what = "an argument" if buf.kind == "arg" else "a window"
-        raise C.scheduling_error(
-            proc, buf.node if buf.kind != "arg" else None,
-            f"{OP}: '{buf.sym.name}' is {what}; only an allocation can be "
-            f"deleted")
+    buf = C.resolve_alloc(proc, alloc, OP, "only an allocation can be "
+                          "deleted")
     ir = proc.ir()
     *parent, (field, k) = buf.loc
     parent = tuple(parent)

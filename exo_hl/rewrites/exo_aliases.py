@@ -103,9 +103,7 @@ def autolift_alloc(proc, alloc, n_lifts=1, keep_dims=True):
                             f"got {n_lifts!r}")
     from .expand_dim import expand_dim
     from .lift_alloc import lift_alloc
-    buf = C.resolve_buffer(proc, alloc, op)
-    if buf.kind != "alloc":
-        raise C._proc_error(proc, f"{op}: '{buf.sym}' is not an allocation")
+    buf = C.resolve_alloc(proc, alloc, op)
     cur = StmtCursor(proc, buf.loc)
     for level in range(n_lifts):
         path = cur.path()

@@ -46,11 +46,7 @@ def _accesses(stmts, prefix, fld, start, name):
 
 
 def expand_dim(proc, buffer, alloc_dim, indexing_expr):
-    buf = C.resolve_buffer(proc, buffer, OP)
-    node = buf.node if buf.kind != "arg" else None
-    if buf.kind != "alloc":
-        raise C.scheduling_error(proc, node, f"{OP}: '{buf.sym}' is not an "
-                                 f"allocation")
+    buf = C.resolve_alloc(proc, buffer, OP)
     ir = proc.ir()
     a = buf.node
     *parent, (field, index) = buf.loc

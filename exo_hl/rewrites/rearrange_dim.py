@@ -33,14 +33,9 @@ OP = "rearrange_dim"
 
 
 def _locate(proc, buffer):
-    buf = C.resolve_buffer(proc, buffer, OP)
-    if buf.kind != "alloc":
-        what = "an argument" if buf.kind == "arg" else "a window"
-        raise C.scheduling_error(
-            proc, buf.node if buf.kind != "arg" else None,
-            f"{OP}: '{buf.sym}' is {what}; only an allocation's dimensions "
-            f"can be rearranged (an argument's layout is the caller's)")
-    return buf
+    return C.resolve_alloc(proc, buffer, OP, "only an allocation's "
+                           "dimensions can be rearranged: an argument's "
+                           "layout is the caller's")
 
 
 def _check_permutation(proc, a, perm):

@@ -69,16 +69,13 @@ def _reads_strides(f, seen=None) -> bool:
 
 
 def resize_dim(proc, alloc, dim, size, offset, fold=False):
-    buf = C.resolve_buffer(proc, alloc, OP)
+    buf = C.resolve_alloc(proc, alloc, OP)
     ir = proc.ir()
 
     def fail(msg, st=None):
-        st = st if st is not None else (buf.node if buf.kind != "arg"
-                                        else None)
-        return C.scheduling_error(proc, st, f"{OP}: {msg}")
+        return C.scheduling_error(proc, st if st is not None else buf.node,
+                                  f"{OP}: {msg}")
 
-    if buf.kind != "alloc":
-        raise fail(f"'{buf.sym.name}' is not an allocation")
     a = buf.node
     shape = T.shape(a.type)
     if not C.is_count(dim, 0) or dim >= len(shape):
