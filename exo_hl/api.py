@@ -538,9 +538,11 @@ class Procedure(Derived):
     @_records_step
     def shift_loop(self, loop, new_lo):
         """``for i in seq(lo, hi)`` → ``seq(new_lo, hi - lo + new_lo)``,
-        the body re-indexed.
+        the body re-indexed. ``new_lo``: an int or a control expression
+        string (config fields allowed), provably non-negative.
 
         >>> p = p.shift_loop('i', 0)
+        >>> p = p.shift_loop('i', 'n - 4')
         """
         from .rewrites.shift_loop import shift_loop
         return shift_loop(self, loop, new_lo)

@@ -21,6 +21,7 @@ from ..core_ir import simplify as S
 from ..effects import api as E
 from ..provenance import derive
 from . import _common as C
+from ._expr_at import config_scope
 
 
 def partition_loop(proc, loop, cut):
@@ -31,7 +32,7 @@ def partition_loop(proc, loop, cut):
                   f"got {cut!r}")
     *parent, (field, index) = path
     mid = C.parse_expr_at(proc, cut, tuple(parent), field, index,
-                          "partition_loop")
+                          "partition_loop", scope=config_scope(proc.ir()))
     if not T.is_int_control(mid.type):
         raise err(f"cut must be an integer control expression, got "
                   f"{expr_to_str(mid)}")

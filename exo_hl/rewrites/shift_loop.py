@@ -4,31 +4,53 @@
 s[i -> i + lo - new_lo]``. Same iterations, same order, same trip count
 (zero stays zero). The one condition: the body now evaluates ``lo`` in
 every iteration, where the loop evaluated it once on entry, so ``lo`` may
-not read a config field the body may write. ``new_lo`` is a non-negative
-int (iterators index buffers, so a negative base is refused as a mistake).
+not read a config field the body may write. ``new_lo`` is an int or, as in
+Exo, a control expression string (e.g. ``'n - 4'``, read at the loop); it
+must be provably non-negative (iterators index buffers, so a negative base
+is refused as a mistake), and, since the new body evaluates it in every
+iteration too, it may not read a config field the body may write.
 """
 from __future__ import annotations
 
 from ..core_ir import build as B
+from ..core_ir import types as T
+from ..core_ir.printer import expr_to_str
 from ..core_ir.traversal import subst
 from ..core_ir import simplify as S
+from ..effects import api as E
 from ..provenance import derive
 from . import _common as C
+from ._expr_at import config_scope
 
 
 def shift_loop(proc, loop, new_lo):
     path, s = C.resolve_loop(proc, loop, "shift_loop")
-    if isinstance(new_lo, bool) or not isinstance(new_lo, int) or new_lo < 0:
-        raise C.scheduling_error(
-            proc, s, f"shift_loop: new_lo must be a non-negative int, got "
-            f"{new_lo!r}")
-    # the body reads ``lo`` where it used to read ``i``: at every iteration
-    C.check_unchanged_by(proc, s, (s.lo, ), s.body, "shift_loop",
-                         "the lower bound (substituted into the body)",
-                         "the loop body")
+    err = lambda msg: C.scheduling_error(proc, s, "shift_loop: " + msg)
+    if isinstance(new_lo, bool) or not isinstance(new_lo, (int, str)):
+        raise err(f"new_lo must be a non-negative int or a control "
+                  f"expression string, got {new_lo!r}")
+    if isinstance(new_lo, int) and new_lo < 0:
+        raise err(f"new_lo must be non-negative, got {new_lo!r}")
+    *parent, (field, index) = path
+    k = C.parse_expr_at(proc, new_lo, tuple(parent), field, index,
+                        "shift_loop", scope=config_scope(proc.ir()))
+    if not T.is_int_control(k.type):
+        raise err(f"new_lo must be an integer control expression, got "
+                  f"{expr_to_str(k)}")
+    k = k.update(srcinfo=s.srcinfo)
+    # the body reads ``lo`` and ``new_lo`` where it used to read ``i``: at
+    # every iteration
+    C.check_unchanged_by(proc, s, (s.lo, k), s.body, "shift_loop",
+                         "the lower bound and new_lo (substituted into the "
+                         "body)", "the loop body")
+    nonneg = B.cmp("<=", B.const(0, s.srcinfo), k, s.srcinfo)
+    if not isinstance(new_lo, int) and not E.prove_at(proc.ir(), path,
+                                                      nonneg):
+        raise err(f"new_lo {expr_to_str(k)} may be negative (cannot prove "
+                  f"{expr_to_str(nonneg)})")
     si = s.srcinfo
     env = S.env_at(proc.ir(), path)
-    k = B.const(new_lo, si)
+    k = S.simplify_expr(k, env)
 
     def bop(op, a, b):
         return B.binop(op, a, b, srcinfo=si)

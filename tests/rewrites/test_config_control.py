@@ -407,3 +407,32 @@ def test_replace_does_not_bind_parameters_to_config_reads():
         replace_block.replace((replace_block.find("A[_] = _"),
                                replace_block.find("A[_] = _ #1")),
                               replace_sub)
+
+
+def test_shift_loop_refuses_new_lo_written_by_body():
+    # the new body evaluates new_lo in every iteration: Cfg.n changes
+    with pytest.raises(SchedulingError, match=REFUSED):
+        shift_lo_kept.shift_loop("x", "Cfg.n")
+
+
+@proc
+def shift_new_lo_kept(A: f32[8]):
+    Cfg.n = 1
+    for x in seq(2, 4):
+        Cfg.k = 0
+        A[x] = 1.0
+
+
+def test_shift_loop_new_lo_config_not_written():
+    q = shift_new_lo_kept.shift_loop("x", "Cfg.n")
+    assert "for x in seq(Cfg.n, Cfg.n + 2):" in str(q)
+    _same(shift_new_lo_kept, q, A=np.zeros(8, np.float32))
+
+
+def test_cut_loop_at_a_config_expression():
+    # the cut may read config state the body leaves alone
+    q = shift_lo_kept.cut_loop("x", "Cfg.k + 1")
+    assert "for x in seq(Cfg.k, Cfg.k + 1):" in str(q)
+    _same(shift_lo_kept, q, A=np.zeros(8, np.float32))
+    with pytest.raises(SchedulingError, match=REFUSED):
+        split_lo_written.cut_loop("x", "Cfg.k + 1")

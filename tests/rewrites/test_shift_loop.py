@@ -24,7 +24,38 @@ def off(n: size, x: f32[n + 2] @ DRAM, y: f32[n + 2] @ DRAM):
     equiv(off, q, [{"n": 1}, {"n": 4}])
 
 
-@pytest.mark.parametrize("bad", [-1, 1.5, "0", None, True])
+@pytest.mark.parametrize("bad", [-1, 1.5, None, True, "-1", "n - 2"])
 def test_reject_bad_new_lo(bad):
     with pytest.raises(SchedulingError, match="new_lo"):
+        off.shift_loop("i", bad)
+
+
+def test_expression_new_lo(equiv):
+    p = off.shift_loop("i", "n")
+    assert str(p) == """\
+def off(n: size, x: f32[n + 2] @ DRAM, y: f32[n + 2] @ DRAM):
+    for i in seq(n, 2 * n):
+        y[i - n + 2] = x[i - n + 1] + x[i - n]"""
+    equiv(off, p, [{"n": 1}, {"n": 5}])
+    q = off.shift_loop("i", "n - 1 + 1")
+    assert "for i in seq(n, 2 * n):" in str(q)
+
+
+@proc
+def off_guarded(n: size, x: f32[n + 2], y: f32[n + 2]):
+    assert n >= 3
+    for i in seq(2, n + 2):
+        y[i] = x[i - 1] + x[i - 2]
+
+
+def test_expression_new_lo_proven_non_negative_from_precondition(equiv):
+    # n - 3 >= 0 holds only thanks to the assertion
+    p = off_guarded.shift_loop("i", "n - 3")
+    assert "for i in seq(n - 3, 2 * n - 3):" in str(p)
+    equiv(off_guarded, p, [{"n": 3}, {"n": 6}])
+
+
+@pytest.mark.parametrize("bad", ["m", "x[0]", "n / 2.0", "i"])
+def test_reject_unusable_expression(bad):
+    with pytest.raises(SchedulingError, match="shift_loop"):
         off.shift_loop("i", bad)
