@@ -223,3 +223,20 @@ def test_replace_all_takes_one_instr_as_exo_does():
     one = replace_all(add8_staged, mm256_add_ps)
     assert str(one) == str(replace_all(add8_staged, [mm256_add_ps]))
     assert "mm256_add_ps(zr[0:8], xr[0:8], yr[0:8])" in str(one)
+
+
+@proc
+def axpy_from(m: size, n: size, a: f32[1], x: f32[n], y: f32[n]):
+    assert m <= n
+    for i in seq(m, n):
+        y[i] += a[0] * x[i]
+
+
+def test_vectorize_mask_of_a_loop_not_starting_at_zero(equiv):
+    p = vectorize(axpy_from, 'i', 8, AVX2, INSTRS, tail='mask')
+    text = str(p)
+    assert "for io in seq((n - m) / 8, (n - m + 7) / 8):" in text
+    assert "mm256_maskload_ps(n - m - 8 * io, x_tail[0:8], " \
+        "x[m + 8 * io:n])" in text
+    equiv(axpy_from, p, [{"m": 1, "n": 1}, {"m": 3, "n": 12},
+                         {"m": 2, "n": 26}, {"m": 5, "n": 13}])
