@@ -238,7 +238,9 @@ class _Program:
         try:
             for p, n in zip(self.order, sizes):
                 try:
-                    bodies.append(_ProcEmitter(self, p).emit())
+                    e = _ProcEmitter(self, p)
+                    body = e.emit()
+                    bodies += e.outlined + [body]
                 except RecursionError:
                     raise _too_deep(p) from None
                 bar.advance(n, f"exo_hl: C for {p.name}")

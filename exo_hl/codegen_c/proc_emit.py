@@ -24,7 +24,8 @@ from ..core_ir.state import config_reads, config_writes
 from ..core_ir.syms import Sym
 from ..core_ir import datasem as D
 from .checks import (check_arg_precision, check_readable,
-                     fresh_c_name_k)
+                     fresh_c_name, fresh_c_name_k)
+from .outline import outlined_proc, window_param_type
 from .expr_emit import (ExprEmitter, _PREC_ADD, _PREC_ATOM, _PREC_MUL,
                         _PREC_UNARY, _c_data_type, _is_const_int)
 
@@ -68,6 +69,10 @@ class ProcEmitter(ExprEmitter):
         self.nonneg = set()     # control syms known >= 0
         self.read_names = set()  # C names read (for unused-variable hygiene)
         self.hoisted = set()     # C names of locals made by once()
+        self.types = {}          # Sym -> (IR type, memory), for outlining
+        self.views = set()       # syms of window statements
+        self.outlined = []       # C bodies of loops outlined (outline.py)
+        self.worksharing = None  # the loop this function shares (omp for)
 
     # -- errors
     def _err(self, cls, msg, node):
@@ -108,6 +113,7 @@ class ProcEmitter(ExprEmitter):
         written = written_buffers(p)
         for a in p.args:
             self.bind(a.name)
+            self.types[a.name] = (a.type, a.mem or DRAM)
         for a in p.args:
             name = self.names[a.name]
             t = a.type
@@ -234,16 +240,25 @@ class ProcEmitter(ExprEmitter):
                 self.block(s.orelse, depth + 1)
             self.line(depth, "}")
         elif isinstance(s, IR.For):
+            if (is_parallel(s.mode) and s is not self.worksharing
+                    and self.prog.target_prefix(self.proc)):
+                got = outlined_proc(self, s)
+                if got is not None:
+                    self.call_outlined(s, *got, depth)
+                    return
             # C tests the condition before every iteration; the IR evaluates
             # the upper bound once, at loop entry
             lo = self.expr(s.lo)
             hi = self.expr(self.once(s.hi, f"{s.iter.name}_hi", depth))
             it = self.bind(s.iter)
+            self.types[s.iter] = (IR.Index, None)
             if self.is_nonneg(s.lo):
                 self.nonneg.add(s.iter)
             if is_parallel(s.mode):
+                shared = s is self.worksharing
                 self.lines.append("#ifdef _OPENMP")
-                self.lines.append("#pragma omp parallel for")
+                self.lines.append("#pragma omp for" if shared
+                                  else "#pragma omp parallel for")
                 self.lines.append("#endif")
             self.line(depth, f"for (int_fast32_t {it} = {lo}; {it} < {hi}; "
                       f"{it}++) {{")
@@ -269,8 +284,37 @@ class ProcEmitter(ExprEmitter):
         sym = Sym(base)
         name = self.bind(sym)
         self.hoisted.add(name)
+        self.types[sym] = (IR.Index, None)
         self.line(depth, f"int_fast32_t {name} = {self.expr(e)};")
         return IR.Read(sym, (), type=IR.Index, srcinfo=e.srcinfo)
+
+    def call_outlined(self, loop, sub, actuals, depth):
+        """Emit the par ``loop`` as a call of the static function ``sub``
+        (outline.py) inside ``#pragma omp parallel``."""
+        prog = self.prog
+        name = fresh_c_name(sub.name, prog.fn_name_set | self.in_use)
+        prog.fn_name_set.add(name)
+        self.in_use.add(name)
+        prog.fn_names[sub] = name
+        prog.features[sub] = prog.features[self.proc]
+        # restrict as in this function; none when a window statement's view
+        # of another parameter is passed
+        ptrs = {a.name for a in sub.args if is_tensor_or_window(a.type)
+                or is_real_scalar(a.type)}
+        if ptrs & self.views:
+            prog.aliased[sub] = ptrs
+        else:
+            prog.aliased[sub] = ptrs & set(prog.aliased.get(self.proc, ()))
+        inner = ProcEmitter(prog, sub)
+        inner.worksharing = loop
+        inner.nonneg |= {a.name for a in sub.args if a.name in self.nonneg}
+        body = inner.emit()
+        self.outlined += inner.outlined + [body]
+        written = written_buffers(sub)
+        args = ["ctxt"] + [self.call_arg(fa, a, fa.name not in written, loop)
+                           for fa, a in zip(sub.args, actuals)]
+        self.lines += ["#ifdef _OPENMP", "#pragma omp parallel", "#endif"]
+        self.line(depth, f"{name}({', '.join(args)});")
 
     def alloc(self, s, depth, bound, frees):
         mem = s.mem or DRAM
@@ -280,6 +324,7 @@ class ProcEmitter(ExprEmitter):
                      for d, h in enumerate(type_shape(s.type)))
         name = self.bind(s.name)
         bound.append(s.name)
+        self.types[s.name] = (s.type, mem)
         shape_c = [self.c_arg(h) for h in dims]
         ct = C_TYPES[elem]
         self.prog.add_global(mem.global_())
@@ -304,6 +349,8 @@ class ProcEmitter(ExprEmitter):
         struct = self.prog.win_struct(src.elem, len(strides), src.const)
         name = self.bind(s.name)
         bound.append(s.name)
+        self.types[s.name] = (window_param_type(s.rhs.type), src.mem)
+        self.views.add(s.name)
         self.line(depth, f"{struct} {name} = {{ &{data}, "
                   f"{{ {', '.join(strides)} }} }};")
         self.bufs[s.name] = _Buf(name, "window", src.elem, src.mem, dims,
