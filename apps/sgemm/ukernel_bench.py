@@ -10,10 +10,14 @@ wraps it in a C harness that runs it in three memory situations:
 * ``B from L2/L3``: one A panel, the B panels of a KC x N packed block
   in turn (the order the schedule runs them: A in L1, B streamed);
 * ``A from L2``: one B panel, the A panels of an MC x KC packed block in
-  turn (the GotoBLAS/BLIS order: B in L1, A streamed).
+  turn (the GotoBLAS/BLIS order: B in L1, A streamed);
+* and both orders again with the C tile walking a whole MC x N matrix of
+  C (row stride N) the way a full kernel does: down the rows of an MC
+  block (GotoBLAS/BLIS), or along the rows (this schedule).
 
 Prints GFLOP/s and the share of the FMA peak (``apps/common/peak.py``),
-process CPU time, best of ``--reps``.
+process CPU time, best of ``2 --reps`` samples taken in ``--reps``
+interleaved passes over all the settings.
 
     python apps/sgemm/ukernel_bench.py [--n 512 2048] [--mc 72 144]
 """
@@ -98,13 +102,50 @@ static double run(int mode, long na, long nb, int reps) {
     return 2.0 * %(mr)d * %(nr)d * %(kc)d * (double)calls / best * 1e-9;
 }
 
+/* the C tile walks a (6 mb) x n matrix of C with row stride n, as a whole
+   kernel does: mode 3, the GotoBLAS/BLIS order (one B panel, the mb A
+   panels of an MC block; the tile moves down the rows, then to the next
+   column panel); mode 4, the schedule's order (one A panel, the n / NR
+   B panels; the tile moves along the rows, then to the next row block) */
+static double run_c(int mode, long n, long mb, int reps) {
+    const long a_sz = %(mr)d * %(kc)d, b_sz = %(kc)d * %(nr)d;
+    const long nb = n / %(nr)d;
+    float *A = aligned_alloc(64, (size_t)(mb * a_sz) * sizeof(float));
+    float *B = aligned_alloc(64, (size_t)(nb * b_sz) * sizeof(float));
+    float *C = aligned_alloc(64, (size_t)(%(mr)d * mb * n) * sizeof(float));
+    for (long i = 0; i < mb * a_sz; i++) A[i] = (float)(i %% 7) * 1e-3f;
+    for (long i = 0; i < nb * b_sz; i++) B[i] = (float)(i %% 5) * 1e-3f;
+    for (long i = 0; i < %(mr)d * mb * n; i++) C[i] = 0.0f;
+    const long per = mb * nb;
+    long calls = (long)(2e9 / (2.0 * %(mr)d * %(nr)d * %(kc)d));
+    calls = (calls / per + 1) * per;
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t0 = cpu();
+        for (long c = 0; c < calls; c += per)
+            for (long o = 0; o < (mode == 3 ? nb : mb); o++)
+                for (long i = 0; i < (mode == 3 ? mb : nb); i++) {
+                    long row = mode == 3 ? i : o, col = mode == 3 ? o : i;
+                    tile(A + (mode == 3 ? row : 0) * a_sz,
+                         B + (mode == 3 ? 0 : col) * b_sz,
+                         C + row * %(mr)d * n + col * %(nr)d, n, 0);
+                }
+        double t = cpu() - t0;
+        if (t < best) best = t;
+    }
+    volatile float sink = C[0]; (void)sink;
+    free(A); free(B); free(C);
+    return 2.0 * %(mr)d * %(nr)d * %(kc)d * (double)calls / best * 1e-9;
+}
+
 int main(int argc, char **argv) {
     int reps = atoi(argv[1]);
-    for (int a = 2; a + 1 < argc; a += 2) {
+    for (int a = 2; a + 2 < argc; a += 3) {
         int mode = atoi(argv[a]);
-        long n = atol(argv[a + 1]);
-        printf("%%d %%ld %%.2f\n", mode, n,
-               run(mode, mode == 2 ? n : 1, mode == 1 ? n : 1, reps));
+        long n = atol(argv[a + 1]), mb = atol(argv[a + 2]);
+        printf("%%d %%ld %%ld %%.2f\n", mode, n, mb, mode >= 3
+               ? run_c(mode, n, mb, reps)
+               : run(mode, mode == 2 ? n : 1, mode == 1 ? n : 1, reps));
     }
     return 0;
 }
@@ -139,23 +180,37 @@ def main(argv=None):
         if args.asm:
             subprocess.run(["gcc", *args.cflags.split(), "-std=c11", "-S",
                             "-o", args.asm, str(src)], check=True)
-        runs = ["0", "1"] + [x for n in args.n
-                             for x in ("1", str(n // isa.nr))] \
-            + [x for mc in args.mc for x in ("2", str(mc // isa.mr))]
-        out = subprocess.run([str(exe), str(args.reps), *runs], check=True,
-                             capture_output=True, text=True).stdout
+        runs = ["0", "1", "1"] \
+            + [x for n in args.n for x in ("1", str(n // isa.nr), "1")] \
+            + [x for mc in args.mc for x in ("2", str(mc // isa.mr), "1")]
+        for n in args.n:              # C walked as by a whole kernel
+            for mc in args.mc:
+                runs += ["3", str(n), str(mc // isa.mr)]
+            runs += ["4", str(n), str(args.mc[0] // isa.mr)]
+        # the settings interleaved: every pass runs each once (best of 2
+        # there), so load from other processes hits all of them alike
+        best = {}
+        for _ in range(args.reps):
+            out = subprocess.run([str(exe), "2", *runs], check=True,
+                                 capture_output=True, text=True).stdout
+            for line in out.splitlines():
+                key, g = tuple(line.split()[:3]), float(line.split()[3])
+                best[key] = max(best.get(key, 0.0), g)
     peak = fma_peak()
     print(f"{isa.label} tile, KC={isa.kc}; FMA peak {peak:.1f} GFLOP/s "
-          f"(process CPU time, best of {args.reps})")
-    for line in out.splitlines():
-        mode, n, g = line.split()
-        n, g = int(n), float(g)
-        what = {"0": "hot panels (L1)",
+          f"(process CPU time, best of {2 * args.reps}, interleaved)")
+    for (mode, n, mb), g in best.items():
+        n, mb = int(n), int(mb)
+        what = {"0": "hot panels (L1), C tile hot",
                 "1": f"B streamed: {n} panels, {n * isa.nr * isa.kc * 4 >> 10}"
                      f" KiB (N={n * isa.nr})",
                 "2": f"A streamed: {n} panels, {n * isa.mr * isa.kc * 4 >> 10}"
-                     f" KiB (MC={n * isa.mr})"}[mode]
-        print(f"  {what:45s} {g:7.1f} GFLOP/s  {100 * g / peak:5.1f}% of peak")
+                     f" KiB (MC={n * isa.mr})",
+                "3": f"BLIS order, C {mb * isa.mr}x{n}: A MC={mb * isa.mr}"
+                     f" streamed, C tile down the rows",
+                "4": f"schedule's order, C {mb * isa.mr}x{n}: B N={n} "
+                     f"streamed, C tile along the rows"}[mode]
+        print(f"  {what:62s} {g:7.1f} GFLOP/s  {100 * g / peak:5.1f}% of peak")
 
 
 if __name__ == "__main__":
