@@ -31,6 +31,10 @@ nests:
   N % NR columns, then scalar code for the last (N % NR) % lanes columns;
 * tail rows x tail columns: scalar code.
 
+The packed buffers of A (stack) and B (heap) are cache-line aligned
+(``DRAM_STATIC_ALIGNED``, ``DRAM_ALIGNED``), so no register load of a
+panel straddles two lines.
+
 The row-block loop, which also does each row block's tail columns, is
 ``par`` (``parallelize`` proves it race-free: each iteration writes its
 own rows of C, and reads A, B or the packed panels, which no iteration
