@@ -31,6 +31,10 @@ nests:
   N % NR columns, then scalar code for the last (N % NR) % lanes columns;
 * tail rows x tail columns: scalar code.
 
+The packed buffers of A (stack) and B (heap) are cache-line aligned
+(``DRAM_STATIC_ALIGNED``, ``DRAM_ALIGNED``), so no register load of a
+panel straddles two lines.
+
 The row-block loop, which also does each row block's tail columns, is
 ``par`` (``parallelize`` proves it race-free: each iteration writes its
 own rows of C, and reads A, B or the packed panels, which no iteration
@@ -79,6 +83,39 @@ def sgemm_alpha_beta(M: size, N: size, K: size, alpha: f32, beta: f32,
     for i in seq(0, M):
         for j in seq(0, N):
             C[i, j] = alpha * T[i, j] + beta * C[i, j]
+
+
+# ---------------------------------------------------------------------------
+# memories of the packed panels: cache-line aligned
+
+#: bytes: a cache line (and a whole number of AVX-512 registers)
+ALIGN = 64
+
+
+class DRAM_ALIGNED(DRAM):
+    """Heap memory aligned to a cache line (C11 ``aligned_alloc``, the
+    size rounded up to a multiple of the alignment). A packed panel read
+    register by register then never has a load that straddles two cache
+    lines, which ``malloc``'s 16-byte alignment gives every other load."""
+
+    @classmethod
+    def alloc(cls, new_name, prim_type, shape, srcinfo):
+        if not shape:
+            return f"{prim_type} {new_name};"
+        size = " * ".join(f"(size_t)({s})" for s in shape)
+        return (f"{prim_type} *{new_name} = ({prim_type}*) aligned_alloc("
+                f"{ALIGN}, ({size} * sizeof({prim_type}) + {ALIGN - 1}) "
+                f"/ {ALIGN} * {ALIGN});")
+
+
+class DRAM_STATIC_ALIGNED(DRAM_STATIC):
+    """A C stack array (constant size) aligned to a cache line
+    (``_Alignas``), for the same reason as ``DRAM_ALIGNED``."""
+
+    @classmethod
+    def alloc(cls, new_name, prim_type, shape, srcinfo):
+        text = super().alloc(new_name, prim_type, shape, srcinfo)
+        return f"_Alignas({ALIGN}) {text}" if shape else text
 
 
 # ---------------------------------------------------------------------------
@@ -291,7 +328,8 @@ def _main_kernel(p, full, isa, t):
                     f'{k0}:{k0} + {kc}]', f'A_pack{t}')
     if not full:                       # K % KC < KC columns: room for KC
         p = p.resize_dim(f'A_pack{t} : _', 1, KC, '0')
-    p = p.set_memory(f'A_pack{t}', DRAM_STATIC)   # constant size: the stack
+    # constant size: on the stack, cache-line aligned
+    p = p.set_memory(f'A_pack{t}', DRAM_STATIC_ALIGNED)
     return p
 
 
@@ -511,6 +549,8 @@ def stages(isa: Isa, p: Procedure = None):
         p = p.parallelize(_staging(p, f'B_pack{t}')[0])
         p = p.parallelize(_top(p, full, 'io'))
     p = p.lift_alloc('B_pack')         # one buffer for all full k blocks
+    for buf in ('B_pack', 'B_pack_t'):  # cache-line aligned panels
+        p = p.set_memory(buf, DRAM_ALIGNED)
     step("par: packing; row blocks with their column tails", p)
     return out
 

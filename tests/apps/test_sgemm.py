@@ -105,10 +105,11 @@ def test_schedule_shape(chain):
     text = str(FAST)
     assert "assert" not in text                 # no preconditions
     kc = AVX2.kc
-    assert f"B_pack: f32[(N + 15) / 16, {kc}, 16] @ DRAM" in text
-    assert f"A_pack: f32[6, {kc}] @ DRAM_STATIC" in text
+    # the packed panels are cache-line aligned (heap and stack)
+    assert f"B_pack: f32[(N + 15) / 16, {kc}, 16] @ DRAM_ALIGNED\n" in text
+    assert f"A_pack: f32[6, {kc}] @ DRAM_STATIC_ALIGNED\n" in text
     # the last k block's (K % KC columns) fits the same stack block
-    assert f"A_pack_t: f32[6, {kc}] @ DRAM_STATIC" in text
+    assert f"A_pack_t: f32[6, {kc}] @ DRAM_STATIC_ALIGNED\n" in text
     assert "C_reg: f32[6, 2, 8] @ AVX2" in text   # the 6x16 tile
     assert "R4_reg: f32[4, 2, 8] @ AVX2" in text  # 4 tail rows
     assert "R2_reg: f32[2, 2, 8] @ AVX2" in text  # 2 tail rows
@@ -130,12 +131,26 @@ def test_schedule_shape(chain):
     assert FAST.cpu_features() == {"avx2", "fma"}
     c = FAST.c_code_str()
     assert "__m256 C_reg[12];" in c and "_mm256_fmadd_ps(" in c
+    assert c.count("_Alignas(64) float A_pack") == 2
+    assert c.count("aligned_alloc(64, ") == 2 and " malloc(" not in c
     # each par loop is outlined (a target function: codegen_c/outline.py)
     assert c.count("#pragma omp parallel\n") == 4
     assert c.count("#pragma omp for\n") == 4
     # every stage is derived from the algorithm by checked rewrites
     assert FAST.derivation()[0][1].ir() is sgemm.ir()
     assert len(FAST.derivation()) > 100
+
+
+def test_micro_benchmark_finds_the_tile(chain):
+    """ukernel_bench.py times the generated tile alone: the C it extracts
+    is one whole tile (C loaded, the k loop, C stored), nothing more."""
+    from apps.sgemm.ukernel_bench import tile_body
+    body = tile_body(chain.fast.c_code_str(), AVX2.nr)
+    assert body.count("_mm256_loadu_ps(&C[") == 12
+    assert body.count("_mm256_storeu_ps(&C[") == 12
+    assert body.count("_mm256_fmadd_ps(") == 12
+    assert body.count("for (") == 1 and "A_pack[" in body
+    assert "jv" not in body and "B_pack[jo" in body
 
 
 def test_k_block_from_the_cache_sizes():
