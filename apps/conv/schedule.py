@@ -200,6 +200,52 @@ def _tile(p, root, isa, cols, tag):
     return p
 
 
+def _lane_tile(p, root, isa, cols, tag):
+    """``[for xj in cols:] for ol in lanes: {acc; init; reduce; store}``
+    under ``root(p)`` (the ``ov`` loop over the whole registers of the
+    channel tail) -> a (cols x) 1-register tile, as ``_tile`` builds but
+    with the weights loaded straight from ``wt`` (a tail is too narrow to
+    be worth packing); ``W_reg_c`` + tag holds them."""
+    L, OB = isa.lanes, isa.ob
+    dims = [(L, 'ol')] + ([(cols, 'xj')] if cols else [])
+    for sz, it in dims:
+        p = p.expand_dim(root(p).find('acc : _'), str(sz), it)
+    p = p.lift_alloc(root(p).find('acc : _'), n_lifts=len(dims))
+    p = p.fission_after(root(p).find('acc[_] = _'), n_lifts=len(dims))
+    p = p.fission_after(_loop(root(p), 'ky'), n_lifts=len(dims))
+    outer = dims[-1][1]
+    red = lambda q: _loop(root(q), outer, 1)
+    for _, it in dims:                      # innermost first
+        for k in ('ky', 'kx', 'ic'):
+            p = p.reorder(_loop(red(p), it), _loop(red(p), k))
+    ic = lambda q: _loop(root(q), 'ic')
+    c0 = f'{L} * ov + {OB} * (OC / {OB})'   # the register's first channel
+    wreg = f'W_reg_c{tag}'
+    p = p.stage_mem(_loop(ic(p), outer), f'wt[ky, kx, ic, {c0}:{c0} + {L}]',
+                    wreg)
+    p = p.set_memory(root(p).find('acc : _'), isa.mem)
+    p = p.set_memory(wreg, isa.mem)
+    for instr in (isa.load, isa.fma, isa.store_relu):
+        p = p.replace(_loop(root(p), 'ol'), instr)
+    p = p.replace(list(ic(p).body())[1], isa.load)  # after the allocation
+    if cols:
+        p = _unroll_all(p, root, 'xj')
+    return p
+
+
+def _channel_tail(p, isa):
+    """The OC % OB tail channels (``for x: for oci``) -> whole registers of
+    them (``ov``) in XB x 1-register tiles, the W % XB tail columns in 1 x 1
+    tiles, then the last (OC % OB) % lanes channels in scalar code."""
+    L, XB = isa.lanes, isa.cols
+    p = p.split(p.find_loop('oci'), L, 'ov', 'ol', tail='cut')
+    p = p.fission_after(p.find_loop('ov'), n_lifts=1)
+    p = p.split(p.find_loop('ov').parent(), XB, 'xv', 'xj', tail='cut')
+    p = p.reorder(p.find_loop('xj'), p.find_loop('ov'))
+    p = _lane_tile(p, lambda q: q.find_loop('ov'), isa, XB, '')
+    return _lane_tile(p, lambda q: q.find_loop('ov #1'), isa, 0, '_t')
+
+
 def stages(isa: Isa, fixed: dict = None):
     """[(description, procedure)] after each group of rewrites of the
     algorithm, or of the algorithm with the sizes ``fixed`` ({name:
@@ -243,6 +289,10 @@ def stages(isa: Isa, fixed: dict = None):
     p = step(f"{XB} x {OB} and 1 x {OB} register tiles @ "
              f"{isa.mem.__name__}: {isa.load.name()}, {isa.fma.name()}, "
              f"{isa.store_relu.name()}", p)
+    if oc_tail:
+        p = step(f"tail channels: {XB} x {isa.lanes} and 1 x {isa.lanes} "
+                 f"register tiles per whole register of them, the last "
+                 f"OC % {OB} % {isa.lanes} scalar", _channel_tail(p, isa))
 
     # 5. threads: the channel blocks (one parallel region per call; each
     #    block packs its own weights and writes its own channels of out),

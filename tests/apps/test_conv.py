@@ -94,10 +94,11 @@ def _run(f, sizes, inp, wt, bias):
 
 # sizes (N, H, W, IC, OC) reaching every nest: W not a multiple of the 5
 # columns (tail columns alone, W < 5), OC not a multiple of 8 or 16 (tail
-# channels alone, OC < 8), N = 1, IC = 1, H = 1
+# channels alone, OC < 8; a whole register of tail channels alone, OC = 8,
+# or with scalar ones after it, OC = 29), N = 1, IC = 1, H = 1
 EDGE_SIZES = [(1, 1, 1, 1, 1), (1, 2, 5, 1, 16), (2, 1, 7, 3, 19),
               (1, 3, 4, 2, 7), (1, 2, 11, 5, 33), (3, 2, 10, 1, 8),
-              (1, 1, 16, 4, 48), (2, 3, 6, 6, 21)]
+              (1, 1, 16, 4, 48), (2, 3, 6, 6, 21), (1, 2, 12, 3, 29)]
 
 
 # ---------------------------------------------------------------------------
@@ -138,8 +139,14 @@ def test_schedule_shape(chain):
     assert "acc: f32[5, 2, 8] @ AVX2" in text        # the 5 x 16 tile
     assert "acc: f32[2, 8] @ AVX2" in text           # a tail column
     assert "W_pack: f32[3, 3, IC, 16] @ DRAM" in text
-    assert text.count("mm256_fmadd_bcst_ps(") == 10 + 2
-    assert text.count("mm256_storeu_relu_ps(") == 10 + 2
+    # the 5 x 16 and 1 x 16 tiles, then the whole registers of the tail
+    # channels in 5 x 8 and 1 x 8 tiles (weights straight from wt)
+    assert text.count("mm256_fmadd_bcst_ps(") == 10 + 2 + 5 + 1
+    assert text.count("mm256_storeu_relu_ps(") == 10 + 2 + 5 + 1
+    assert text.count("acc: f32[5, 8] @ AVX2") == 1
+    assert text.count("acc: f32[8] @ AVX2") == 1
+    assert "for ov in seq(0, OC % 16 / 8)" in text
+    assert "for ol in seq(0, OC % 16 % 8)" in text  # the last ones scalar
     assert text.count("in par(") == 2
     assert chain.fast.cpu_features() == {"avx2", "fma"}
     c = chain.fast.c_code_str()
@@ -158,9 +165,10 @@ def test_descriptions():
 
 def test_every_stage_agrees_on_the_interpreter(chain):
     """Each stage computes the same, on a layer reaching every nest (a
-    column group, tail columns, a channel block, tail channels)."""
+    column group, tail columns, a channel block, tail channels: a whole
+    register of them and scalar ones)."""
     rng = np.random.default_rng(2)
-    sizes = (1, 2, 7, 2, 19)
+    sizes = (1, 2, 7, 2, 16 + 8 + 3)
     inp, wt, bias = _layer(rng, *sizes)
     want = _numpy_conv(inp, wt, bias)
     for what, p in chain.stages:
@@ -232,10 +240,12 @@ def test_avx512_kernel(threads):
     fast = stages(AVX512)[-1][1]
     text = str(fast)
     assert "acc: f32[5, 4, 16] @ AVX512" in text
-    assert text.count("mm512_storeu_relu_ps(") == 20 + 4
+    assert text.count("mm512_storeu_relu_ps(") == 20 + 4 + 5 + 1
+    assert "for ov in seq(0, OC % 64 / 16)" in text
     f = fast.compile()
     rng = np.random.default_rng(7)
-    for sizes in [(1, 2, 7, 3, 64 + 16 + 5), (2, 1, 5, 2, 9)]:
+    for sizes in [(1, 2, 7, 3, 64 + 16 + 5), (2, 1, 5, 2, 9),
+                  (1, 1, 11, 2, 2 * 16 + 3)]:
         inp, wt, bias = _layer(rng, *sizes)
         assert np.array_equal(_run(f, sizes, inp, wt, bias),
                               _numpy_conv(inp, wt, bias)), sizes
