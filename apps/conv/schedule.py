@@ -94,6 +94,7 @@ class Isa:
     lanes: int             # f32 lanes of one register
     regs: int              # registers of output channels in the tile
     cols: int              # output columns in the tile
+    group: int             # channel blocks per pass over the input
     load: Procedure        # reg[0:lanes] = mem[0:lanes]
     store_relu: Procedure  # mem[0:lanes] = relu(reg[0:lanes])
     fma: Procedure         # reg[0:lanes] += a[0] * reg_b[0:lanes]
@@ -119,12 +120,12 @@ class Isa:
 
 
 AVX512 = Isa(name="avx512", title="AVX-512", mem=_avx512.AVX512, lanes=16,
-             regs=4, cols=5, load=_avx512.mm512_loadu_ps,
+             regs=4, cols=5, group=1, load=_avx512.mm512_loadu_ps,
              store_relu=_avx512.mm512_storeu_relu_ps,
              fma=_avx512.mm512_fmadd_bcst_ps)
 
 AVX2 = Isa(name="avx2", title="AVX2", mem=_avx2.AVX2, lanes=8, regs=2,
-           cols=5, load=_avx2.mm256_loadu_ps,
+           cols=5, group=4, load=_avx2.mm256_loadu_ps,
            store_relu=_avx2.mm256_storeu_relu_ps,
            fma=_avx2.mm256_fmadd_bcst_ps)
 
@@ -161,7 +162,7 @@ def _unroll_all(p, root, name):
 # ---------------------------------------------------------------------------
 # one register tile
 
-def _tile(p, root, isa, cols, tag):
+def _tile(p, root, isa, cols, tag, pack='W_pack[ky, kx, ic, 0:{ob}]'):
     """The nest ``[for xi in cols:] for oci in OB: {acc; init; reduce;
     store}`` that is ``root(p)`` -> a (cols x) ``regs`` x ``lanes`` tile of
     ``acc`` in registers: ``acc`` expanded over the tile's loops and lifted
@@ -184,8 +185,7 @@ def _tile(p, root, isa, cols, tag):
             p = p.reorder(_loop(red(p), it), _loop(red(p), k))
     ic = lambda q: _loop(root(q), 'ic')
     wreg = f'W_reg{tag}'
-    p = p.stage_mem(_loop(ic(p), outer), f'W_pack[ky, kx, ic, 0:{isa.ob}]',
-                    wreg)
+    p = p.stage_mem(_loop(ic(p), outer), pack.format(ob=isa.ob), wreg)
     p = p.divide_dim(wreg, 0, L)
     wload = lambda q: list(ic(q).body())[1]         # after the allocation
     p = p.split(wload(p), L, 'wo', 'wl', tail='perfect')
@@ -273,19 +273,58 @@ def stages(isa: Isa, fixed: dict = None):
              f"OC % {OB}; groups of {XB} columns and a tail of W % {XB}", p)
 
     # 3. the weights of a channel block, packed once per block
-    #    ([3, 3, IC, OB], contiguous in the order the kernel reads them)
+    #    ([3, 3, IC, OB], contiguous in the order the kernel reads them);
+    #    with groups, of G blocks ([G, 3, 3, IC, OB]) once per group, the
+    #    G blocks innermost, under the column groups
     ic = str(fixed.get('IC', 'IC'))         # a size or its fixed value
-    p = p.stage_mem(p.find_loop('n'),
-                    f'wt[0:3, 0:3, 0:{ic}, {OB} * oco:{OB} * oco + {OB}]',
-                    'W_pack')
-    p = step("weights of a channel block packed", p)
+    G, GB = isa.group, isa.group * OB
+    rest = None                    # the blocks left over by the groups
+    if G > 1:
+        p = p.split(p.find_loop('oco'), G, 'og', 'ob', tail='cut')
+        rest = lambda q: q.find_loop('og').next()
+        try:
+            rest(p)
+        except SchedulingError:    # (none when OC is a constant multiple)
+            rest = None
+        p = p.stage_mem(p.find_loop('ob'),
+                        f'wt[0:3, 0:3, 0:{ic}, {GB} * og:{GB} * og + {GB}]',
+                        'W_pack')
+        p = p.divide_dim('W_pack', 3, OB)
+        p = p.rearrange_dim('W_pack : _', [3, 0, 1, 2, 4])
+        ob = lambda q: q.find_loop('ob')
+        for name in ('n', 'y'):
+            p = p.reorder(ob(p), p.find_loop(name))
+        if len(list(ob(p).body())) > 1:        # the tail columns apart
+            p = p.fission_after(_loop(ob(p), 'xo'), n_lifts=1)
+        p = p.reorder(ob(p), p.find_loop('xo'))
+        if rest:
+            oc = str(fixed.get('OC', 'OC'))
+            c0 = f'{OB} * ob + {GB} * ({oc} / {GB})'
+            p = p.stage_mem(_loop(rest(p), 'n'),
+                            f'wt[0:3, 0:3, 0:{ic}, {c0}:{c0} + {OB}]',
+                            'W_pack_r')
+        p = step(f"groups of {G} channel blocks: their weights packed once "
+                 f"per group, the blocks under the column groups", p)
+    else:
+        p = p.stage_mem(p.find_loop('n'),
+                        f'wt[0:3, 0:3, 0:{ic}, {OB} * oco:{OB} * oco + {OB}]',
+                        'W_pack')
+        p = step("weights of a channel block packed", p)
 
     # 4. the register tiles: XB x OB, then 1 x OB for the tail columns
+    pack = 'W_pack[ob, ky, kx, ic, 0:{ob}]' if G > 1 else \
+        'W_pack[ky, kx, ic, 0:{ob}]'
     main = lambda q: q.find_loop('xo')
-    p = _tile(p, main, isa, XB, '')
+    p = _tile(p, main, isa, XB, '', pack)
     tail = lambda q: _loop(q.find_loop('y'), 'xi')
     if _loops(p.find_loop('y'), 'xi'):     # (the main tile's are unrolled)
-        p = _tile(p, tail, isa, 0, '_t')
+        p = _tile(p, tail, isa, 0, '_t', pack)
+    if rest:
+        pack = 'W_pack_r[ky, kx, ic, 0:{ob}]'
+        p = _tile(p, lambda q: _loop(rest(q), 'xo'), isa, XB, '_r', pack)
+        if _loops(rest(p), 'xi'):
+            p = _tile(p, lambda q: _loop(rest(q), 'xi'), isa, 0, '_rt',
+                      pack)
     p = step(f"{XB} x {OB} and 1 x {OB} register tiles @ "
              f"{isa.mem.__name__}: {isa.load.name()}, {isa.fma.name()}, "
              f"{isa.store_relu.name()}", p)
@@ -297,9 +336,14 @@ def stages(isa: Isa, fixed: dict = None):
     # 5. threads: the channel blocks (one parallel region per call; each
     #    block packs its own weights and writes its own channels of out),
     #    and the rows of the channel tail
-    p = p.parallelize(p.find_loop('oco'))
+    if G > 1:
+        p = p.parallelize(p.find_loop('og'))
+        if rest:
+            p = p.parallelize(rest(p))
+    else:
+        p = p.parallelize(p.find_loop('oco'))
     if oc_tail:
-        p = p.parallelize(p.find_loop('y #1'))
+        p = p.parallelize(_loops(p, 'y')[-1])
     step("par: channel blocks", p)
     return out
 

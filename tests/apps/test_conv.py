@@ -62,6 +62,11 @@ def threads():
         set_openmp_threads(os.cpu_count() or 1)
 
 
+def _loop_in(cursor, name):
+    """The first loop named ``name`` inside ``cursor``."""
+    return cursor.find(f"for {name} in _: _", many=True)[0]
+
+
 def _ints(rng, *shape):
     return rng.integers(-3, 4, shape).astype(np.float32)
 
@@ -138,16 +143,20 @@ def test_schedule_shape(chain):
     assert "assert" not in text                     # no preconditions
     assert "acc: f32[5, 2, 8] @ AVX2" in text        # the 5 x 16 tile
     assert "acc: f32[2, 8] @ AVX2" in text           # a tail column
-    assert "W_pack: f32[3, 3, IC, 16] @ DRAM" in text
-    # the 5 x 16 and 1 x 16 tiles, then the whole registers of the tail
-    # channels in 5 x 8 and 1 x 8 tiles (weights straight from wt)
-    assert text.count("mm256_fmadd_bcst_ps(") == 10 + 2 + 5 + 1
-    assert text.count("mm256_storeu_relu_ps(") == 10 + 2 + 5 + 1
+    # groups of 4 blocks of 16 channels packed together; the blocks left
+    # over (OC / 16 % 4) packed one by one
+    assert "W_pack: f32[4, 3, 3, IC, 16] @ DRAM" in text
+    assert "W_pack_r: f32[3, 3, IC, 16] @ DRAM" in text
+    # the 5 x 16 and 1 x 16 tiles of the groups and of the left-over
+    # blocks, then the whole registers of the tail channels in 5 x 8 and
+    # 1 x 8 tiles (weights straight from wt)
+    assert text.count("mm256_fmadd_bcst_ps(") == 2 * (10 + 2) + 5 + 1
+    assert text.count("mm256_storeu_relu_ps(") == 2 * (10 + 2) + 5 + 1
     assert text.count("acc: f32[5, 8] @ AVX2") == 1
     assert text.count("acc: f32[8] @ AVX2") == 1
     assert "for ov in seq(0, OC % 16 / 8)" in text
     assert "for ol in seq(0, OC % 16 % 8)" in text  # the last ones scalar
-    assert text.count("in par(") == 2
+    assert text.count("in par(") == 3     # groups, left-over blocks, rows
     assert chain.fast.cpu_features() == {"avx2", "fma"}
     c = chain.fast.c_code_str()
     assert "__m256 acc[10];" in c and "_mm256_max_ps(" in c
@@ -218,8 +227,9 @@ def test_size_specialized_kernel(threads):
     assert p.name() == "conv_halide_avx2"
     assert "acc: f32[2, 8]" not in text              # no tail columns
     assert "relu(acc)" not in text                   # no tail channels
-    assert "W_pack: f32[3, 3, 128, 16] @ DRAM" in text
-    assert "for oco in par(0, 8)" in text
+    assert "W_pack: f32[4, 3, 3, 128, 16] @ DRAM" in text
+    assert "W_pack_r" not in text                    # no left-over blocks
+    assert "for og in par(0, 2)" in text
     rng = np.random.default_rng(6)
     N, H, W, IC, OC = HALIDE_SIZES.values()
     inp = rng.integers(-3, 4, (N, H + 2, W + 2, IC)).astype(np.float32)
@@ -271,14 +281,30 @@ def test_unsafe_steps_are_rejected(chain):
     p = blocks.split(blocks.find_loop('oci'), 8, 'ot', 'ol', tail='perfect')
     with pytest.raises(SchedulingError):
         p.fission_after(p.find('acc = _'), n_lifts=2)
-    packed = chain.stage("weights")
+    packed = chain.stage("groups of")
     # the channel-block loop writes W_pack, allocated inside it: fine; the
     # rows of a block read the packed weights written before them, but
     # the packing must stay outside the row loop (it reads every row's
     # weights); moving the rows outside the block loop is refused because
     # the packing nest sits between them
     with pytest.raises(SchedulingError):
-        packed.reorder(packed.find_loop('oco'), packed.find_loop('n'))
+        packed.reorder(packed.find_loop('og'), packed.find_loop('n'))
+    # a group's packed weights narrower than the group's four blocks read
+    grouped = blocks.split(blocks.find_loop('oco'), 4, 'og', 'ob',
+                           tail='cut')
+    with pytest.raises(SchedulingError, match="cover"):
+        grouped.stage_mem(grouped.find_loop('ob'),
+                          'wt[0:3, 0:3, 0:IC, 64 * og:64 * og + 48]', 'P')
+    # the weight register of a tail-channel tile staged from the wrong
+    # channels: the ReLU store and FMAs would not read what it holds
+    tail = chain.stage("5 x 16")
+    tail = tail.split(tail.find_loop('oci'), 8, 'ov', 'ol', tail='cut')
+    red = _loop_in(tail.find_loop('ov'), 'ic').body()[0]
+    with pytest.raises(SchedulingError, match="cover"):
+        tail.stage_mem(red, 'wt[ky, kx, ic, 8 * ov:8 * ov + 8]', 'P')
+    c0 = '8 * ov + ol + 16 * (OC / 16)'              # the right channel
+    assert "* P[0]" in str(tail.stage_mem(
+        red, f'wt[ky, kx, ic, {c0}:{c0} + 1]', 'P'))
     # a plain store cannot stand for the ReLU store, nor the reverse
     tiles = chain.stage("5 x 16")
     store = tiles.find('mm256_storeu_relu_ps(_)')
