@@ -95,6 +95,7 @@ class Isa:
     regs: int              # registers of output channels in the tile
     cols: int              # output columns in the tile
     group: int             # channel blocks per pass over the input
+    #                        (size-specialized kernels)
     load: Procedure        # reg[0:lanes] = mem[0:lanes]
     store_relu: Procedure  # mem[0:lanes] = relu(reg[0:lanes])
     fma: Procedure         # reg[0:lanes] += a[0] * reg_b[0:lanes]
@@ -200,7 +201,7 @@ def _tile(p, root, isa, cols, tag, pack='W_pack[ky, kx, ic, 0:{ob}]'):
     return p
 
 
-def _lane_tile(p, root, isa, cols, tag):
+def _lane_tile(p, root, isa, cols, tag, oc):
     """``[for xj in cols:] for ol in lanes: {acc; init; reduce; store}``
     under ``root(p)`` (the ``ov`` loop over the whole registers of the
     channel tail) -> a (cols x) 1-register tile, as ``_tile`` builds but
@@ -219,7 +220,7 @@ def _lane_tile(p, root, isa, cols, tag):
         for k in ('ky', 'kx', 'ic'):
             p = p.reorder(_loop(red(p), it), _loop(red(p), k))
     ic = lambda q: _loop(root(q), 'ic')
-    c0 = f'{L} * ov + {OB} * (OC / {OB})'   # the register's first channel
+    c0 = f'{L} * ov + {OB} * ({oc} / {OB})'  # the register's first channel
     wreg = f'W_reg_c{tag}'
     p = p.stage_mem(_loop(ic(p), outer), f'wt[ky, kx, ic, {c0}:{c0} + {L}]',
                     wreg)
@@ -233,17 +234,18 @@ def _lane_tile(p, root, isa, cols, tag):
     return p
 
 
-def _channel_tail(p, isa):
+def _channel_tail(p, isa, oc):
     """The OC % OB tail channels (``for x: for oci``) -> whole registers of
     them (``ov``) in XB x 1-register tiles, the W % XB tail columns in 1 x 1
-    tiles, then the last (OC % OB) % lanes channels in scalar code."""
+    tiles, then the last (OC % OB) % lanes channels in scalar code (``oc``: OC
+    or its fixed value)."""
     L, XB = isa.lanes, isa.cols
     p = p.split(p.find_loop('oci'), L, 'ov', 'ol', tail='cut')
     p = p.fission_after(p.find_loop('ov'), n_lifts=1)
     p = p.split(p.find_loop('ov').parent(), XB, 'xv', 'xj', tail='cut')
     p = p.reorder(p.find_loop('xj'), p.find_loop('ov'))
-    p = _lane_tile(p, lambda q: q.find_loop('ov'), isa, XB, '')
-    return _lane_tile(p, lambda q: q.find_loop('ov #1'), isa, 0, '_t')
+    p = _lane_tile(p, lambda q: q.find_loop('ov'), isa, XB, '', oc)
+    return _lane_tile(p, lambda q: q.find_loop('ov #1'), isa, 0, '_t', oc)
 
 
 def stages(isa: Isa, fixed: dict = None):
@@ -277,7 +279,11 @@ def stages(isa: Isa, fixed: dict = None):
     #    with groups, of G blocks ([G, 3, 3, IC, OB]) once per group, the
     #    G blocks innermost, under the column groups
     ic = str(fixed.get('IC', 'IC'))         # a size or its fixed value
-    G, GB = isa.group, isa.group * OB
+    # (groups only with fixed sizes: on symbolic ones their index
+    # arithmetic, OC / 64 and the like, makes the schedule's checks
+    # several times slower, for a few per cent)
+    G = isa.group if fixed else 1
+    GB = G * OB
     rest = None                    # the blocks left over by the groups
     if G > 1:
         p = p.split(p.find_loop('oco'), G, 'og', 'ob', tail='cut')
@@ -331,7 +337,8 @@ def stages(isa: Isa, fixed: dict = None):
     if oc_tail:
         p = step(f"tail channels: {XB} x {isa.lanes} and 1 x {isa.lanes} "
                  f"register tiles per whole register of them, the last "
-                 f"OC % {OB} % {isa.lanes} scalar", _channel_tail(p, isa))
+                 f"OC % {OB} % {isa.lanes} scalar",
+                 _channel_tail(p, isa, str(fixed.get('OC', 'OC'))))
 
     # 5. threads: the channel blocks (one parallel region per call; each
     #    block packs its own weights and writes its own channels of out),

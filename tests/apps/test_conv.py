@@ -143,20 +143,16 @@ def test_schedule_shape(chain):
     assert "assert" not in text                     # no preconditions
     assert "acc: f32[5, 2, 8] @ AVX2" in text        # the 5 x 16 tile
     assert "acc: f32[2, 8] @ AVX2" in text           # a tail column
-    # groups of 4 blocks of 16 channels packed together; the blocks left
-    # over (OC / 16 % 4) packed one by one
-    assert "W_pack: f32[4, 3, 3, IC, 16] @ DRAM" in text
-    assert "W_pack_r: f32[3, 3, IC, 16] @ DRAM" in text
-    # the 5 x 16 and 1 x 16 tiles of the groups and of the left-over
-    # blocks, then the whole registers of the tail channels in 5 x 8 and
-    # 1 x 8 tiles (weights straight from wt)
-    assert text.count("mm256_fmadd_bcst_ps(") == 2 * (10 + 2) + 5 + 1
-    assert text.count("mm256_storeu_relu_ps(") == 2 * (10 + 2) + 5 + 1
+    assert "W_pack: f32[3, 3, IC, 16] @ DRAM" in text  # one block's
+    # the 5 x 16 and 1 x 16 tiles, then the whole registers of the tail
+    # channels in 5 x 8 and 1 x 8 tiles (weights straight from wt)
+    assert text.count("mm256_fmadd_bcst_ps(") == 10 + 2 + 5 + 1
+    assert text.count("mm256_storeu_relu_ps(") == 10 + 2 + 5 + 1
     assert text.count("acc: f32[5, 8] @ AVX2") == 1
     assert text.count("acc: f32[8] @ AVX2") == 1
     assert "for ov in seq(0, OC % 16 / 8)" in text
     assert "for ol in seq(0, OC % 16 % 8)" in text  # the last ones scalar
-    assert text.count("in par(") == 3     # groups, left-over blocks, rows
+    assert text.count("in par(") == 2
     assert chain.fast.cpu_features() == {"avx2", "fma"}
     c = chain.fast.c_code_str()
     assert "__m256 acc[10];" in c and "_mm256_max_ps(" in c
@@ -243,6 +239,26 @@ def test_size_specialized_kernel(threads):
 
 
 @pytest.mark.slow
+def test_specialized_groups_with_left_over_blocks(threads):
+    """With the sizes fixed, AVX2 packs groups of 4 channel blocks; OC =
+    5 x 16 + 8 + 3 leaves a block outside the groups (packed alone), a
+    whole register of tail channels and 3 scalar ones, W = 7 tail
+    columns: every nest, exact against numpy on 2 threads."""
+    threads(2)
+    sizes = dict(N=2, H=2, W=7, IC=3, OC=5 * 16 + 8 + 3)
+    p = specialized(AVX2, sizes)
+    text = str(p)
+    assert "W_pack: f32[4, 3, 3, 3, 16] @ DRAM" in text
+    assert "W_pack_r: f32[3, 3, 3, 16] @ DRAM" in text
+    assert "for og in par(0, 1)" in text
+    assert text.count("mm256_fmadd_bcst_ps(") == 2 * (10 + 2) + 5 + 1
+    rng = np.random.default_rng(11)
+    inp, wt, bias = _layer(rng, *sizes.values())
+    out = np.full((2, 2, 7, sizes["OC"]), np.nan, np.float32)
+    p.compile()(inp=inp, wt=wt, bias=bias, out=out)
+    assert np.array_equal(out, _numpy_conv(inp, wt, bias))
+
+
 def test_avx512_kernel(threads):
     """The AVX-512 schedule (5 x 64 tile; emulated on hosts without it),
     exact against numpy on tails of both kinds."""
@@ -281,14 +297,14 @@ def test_unsafe_steps_are_rejected(chain):
     p = blocks.split(blocks.find_loop('oci'), 8, 'ot', 'ol', tail='perfect')
     with pytest.raises(SchedulingError):
         p.fission_after(p.find('acc = _'), n_lifts=2)
-    packed = chain.stage("groups of")
+    packed = chain.stage("weights")
     # the channel-block loop writes W_pack, allocated inside it: fine; the
     # rows of a block read the packed weights written before them, but
     # the packing must stay outside the row loop (it reads every row's
     # weights); moving the rows outside the block loop is refused because
     # the packing nest sits between them
     with pytest.raises(SchedulingError):
-        packed.reorder(packed.find_loop('og'), packed.find_loop('n'))
+        packed.reorder(packed.find_loop('oco'), packed.find_loop('n'))
     # a group's packed weights narrower than the group's four blocks read
     grouped = blocks.split(blocks.find_loop('oco'), 4, 'og', 'ob',
                            tail='cut')
