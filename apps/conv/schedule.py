@@ -19,7 +19,11 @@ One schedule, parametrized by an instruction-set description (``Isa``):
 * output channels in blocks of OB = ``regs`` x ``lanes`` (the ``oco``
   loop, outermost: the weights of a block are packed once, contiguous, in
   the order the kernel reads them, and stay in L2 while every pixel uses
-  them), a tail of OC % OB channels in scalar code;
+  them), a tail of OC % OB channels; in a size-specialized kernel, groups
+  of ``group`` blocks (AVX2: 4, 64 channels) packed together, the blocks
+  under the column groups, so the input pixels of a tile serve the whole
+  group while they are in L1 (one pass over the input per group, not per
+  block);
 * in a block, output columns in groups of XB = ``cols``: the XB x OB
   output tile lives in XB x ``regs`` vector registers for the whole
   reduction over ky, kx, ic; each reduction step loads ``regs`` registers
@@ -28,11 +32,15 @@ One schedule, parametrized by an instruction-set description (``Isa``):
   the bias and written back through a ReLU fused into the store
   (``*_storeu_relu_ps``);
 * the W % XB tail columns: a 1 x OB tile, ``regs`` accumulators;
-* the channel-block loop is ``par`` (``parallelize`` proves it race-free:
-  each block packs its weights into its own buffer and writes its own
-  channels of ``out``): one parallel region per call, so threads meet at
-  one barrier; the rows of the channel tail are ``par`` too. With fewer
-  channel blocks than threads (OC < 16 t for AVX2) some threads idle.
+* the tail channels: per whole register of them an XB x 1-register tile
+  (and 1 x 1 for the tail columns), weights loaded from ``wt``; the last
+  (OC % OB) % ``lanes`` channels in scalar code;
+* the channel-block (or group) loop is ``par`` (``parallelize`` proves
+  it race-free: each block packs its weights into its own buffer and
+  writes its own channels of ``out``): one parallel region per call, so
+  threads meet at one barrier; the rows of the channel tail are ``par``
+  too. With fewer blocks (groups) than threads (OC < 16 t for AVX2, 64 t
+  with groups) some threads idle.
 
 Descriptions: ``AVX2`` (5 columns x 2 ymm registers of 8 channels: 10
 accumulators, 2 weight registers, 1 broadcast: 13 of 16 registers; 5
