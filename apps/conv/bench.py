@@ -1,14 +1,17 @@
 """Conv-layer benchmark: exo_hl against ONNX Runtime and im2col + OpenBLAS.
 
     python apps/conv/bench.py [--isa auto|avx2|avx512] [--threads 1 2]
-                              [--reps 5] [--clock wall|cpu]
+                              [--reps 5] [--clock wall|cpu] [--settle 0.3]
                               [--size N H W IC OC]
                               [--json FILE] [--plot FILE.png]
 
 The layer (default: Halide's, N=5, output 80x100, IC=OC=128): a 3x3
 convolution, stride 1, no padding, + bias, ReLU, f32. For each thread count
 it times, interleaved (load from other processes hits all three alike),
-best of ``--reps`` samples (a sample repeats the call for at least 20 ms):
+best of ``--reps`` samples (a sample repeats the call for at least 20 ms;
+with more than one thread each sample follows a pause of ``--settle``
+seconds, so the thread pool of the implementation timed before it has
+stopped spinning):
 
 1. **exo_hl**: the scheduled kernel (``schedule.py``), NHWC; for the
    default size the size-specialized kernel (``specialized``), the
@@ -127,8 +130,14 @@ def _sample(fn, inner, clock, div):
     return (clock() - t) / inner / div
 
 
-def best_times(fns, reps, clock="wall", threads=1, min_time=0.02):
-    """Best seconds per call of each of ``fns``, sampled in turn."""
+def best_times(fns, reps, clock="wall", threads=1, min_time=0.02,
+               settle=0.0):
+    """Best seconds per call of each of ``fns``, sampled in turn, with a
+    pause of ``settle`` seconds before each sample: the thread pools of the
+    previous implementation (OpenBLAS's spin for about 0.1 s after a call,
+    ONNX Runtime's a while too) stop spinning instead of taking cores from
+    the next one; under ``--clock cpu`` their spinning would even be
+    charged to it, since they are threads of this process."""
     c = CLOCKS[clock]
     div = threads if clock == "cpu" else 1
     inner = []
@@ -138,11 +147,14 @@ def best_times(fns, reps, clock="wall", threads=1, min_time=0.02):
     best = [math.inf] * len(fns)
     for _ in range(reps):
         for i, fn in enumerate(fns):
+            if settle > 0:
+                time.sleep(settle)
             best[i] = min(best[i], _sample(fn, inner[i], c, div))
     return best
 
 
-def measure(kernels, sizes, threads, reps, peak1, isa, clock, blas):
+def measure(kernels, sizes, threads, reps, peak1, isa, clock, blas,
+            settle=0.3):
     """One row per thread count (see the module docstring)."""
     N, H, W, IC, OC = sizes
     rng = np.random.default_rng(0)
@@ -175,7 +187,8 @@ def measure(kernels, sizes, threads, reps, peak1, isa, clock, blas):
         y = ort_conv(x_nchw).transpose(0, 2, 3, 1)
         check("ONNX Runtime", y, want, IC)
         check("im2col + BLAS", out_blas.reshape(N, H, W, OC), want, IC)
-        secs = best_times(fns, reps, clock, t)
+        secs = best_times(fns, reps, clock, t,
+                          settle=settle if t > 1 else 0.0)
         g = [fl / s / 1e9 for s in secs]
         labels = list(kernels)
         ours = dict(zip(labels, g))
@@ -261,6 +274,10 @@ def main(argv=None):
     ap.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
                     help="wall time, or process CPU time / threads "
                     "(steadier on a busy machine)")
+    ap.add_argument("--settle", type=float, default=0.3, metavar="SECONDS",
+                    help="pause before each sample with more than one "
+                    "thread, so the previous implementation's thread pool "
+                    "stops spinning (default 0.3; 0 for none)")
     ap.add_argument("--size", type=int, nargs=5, default=None,
                     metavar=("N", "H", "W", "IC", "OC"),
                     help="layer size (output H x W; default Halide's "
@@ -326,7 +343,7 @@ def main(argv=None):
           f"{' (EMULATED)' if emulated else ''}")
     print_head()
     rows = measure(kernels, sizes, args.threads, args.reps, peak1, isa,
-                   args.clock, blas)
+                   args.clock, blas, args.settle)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

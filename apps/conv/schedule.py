@@ -19,7 +19,11 @@ One schedule, parametrized by an instruction-set description (``Isa``):
 * output channels in blocks of OB = ``regs`` x ``lanes`` (the ``oco``
   loop, outermost: the weights of a block are packed once, contiguous, in
   the order the kernel reads them, and stay in L2 while every pixel uses
-  them), a tail of OC % OB channels in scalar code;
+  them), a tail of OC % OB channels; in a size-specialized kernel, groups
+  of ``group`` blocks (AVX2: 4, 64 channels) packed together, the blocks
+  under the column groups, so the input pixels of a tile serve the whole
+  group while they are in L1 (one pass over the input per group, not per
+  block);
 * in a block, output columns in groups of XB = ``cols``: the XB x OB
   output tile lives in XB x ``regs`` vector registers for the whole
   reduction over ky, kx, ic; each reduction step loads ``regs`` registers
@@ -28,11 +32,15 @@ One schedule, parametrized by an instruction-set description (``Isa``):
   the bias and written back through a ReLU fused into the store
   (``*_storeu_relu_ps``);
 * the W % XB tail columns: a 1 x OB tile, ``regs`` accumulators;
-* the channel-block loop is ``par`` (``parallelize`` proves it race-free:
-  each block packs its weights into its own buffer and writes its own
-  channels of ``out``): one parallel region per call, so threads meet at
-  one barrier; the rows of the channel tail are ``par`` too. With fewer
-  channel blocks than threads (OC < 16 t for AVX2) some threads idle.
+* the tail channels: per whole register of them an XB x 1-register tile
+  (and 1 x 1 for the tail columns), weights loaded from ``wt``; the last
+  (OC % OB) % ``lanes`` channels in scalar code;
+* the channel-block (or group) loop is ``par`` (``parallelize`` proves
+  it race-free: each block packs its weights into its own buffer and
+  writes its own channels of ``out``): one parallel region per call, so
+  threads meet at one barrier; the rows of the channel tail are ``par``
+  too. With fewer blocks (groups) than threads (OC < 16 t for AVX2, 64 t
+  with groups) some threads idle.
 
 Descriptions: ``AVX2`` (5 columns x 2 ymm registers of 8 channels: 10
 accumulators, 2 weight registers, 1 broadcast: 13 of 16 registers; 5
@@ -94,6 +102,8 @@ class Isa:
     lanes: int             # f32 lanes of one register
     regs: int              # registers of output channels in the tile
     cols: int              # output columns in the tile
+    group: int             # channel blocks per pass over the input
+    #                        (size-specialized kernels)
     load: Procedure        # reg[0:lanes] = mem[0:lanes]
     store_relu: Procedure  # mem[0:lanes] = relu(reg[0:lanes])
     fma: Procedure         # reg[0:lanes] += a[0] * reg_b[0:lanes]
@@ -119,12 +129,12 @@ class Isa:
 
 
 AVX512 = Isa(name="avx512", title="AVX-512", mem=_avx512.AVX512, lanes=16,
-             regs=4, cols=5, load=_avx512.mm512_loadu_ps,
+             regs=4, cols=5, group=1, load=_avx512.mm512_loadu_ps,
              store_relu=_avx512.mm512_storeu_relu_ps,
              fma=_avx512.mm512_fmadd_bcst_ps)
 
 AVX2 = Isa(name="avx2", title="AVX2", mem=_avx2.AVX2, lanes=8, regs=2,
-           cols=5, load=_avx2.mm256_loadu_ps,
+           cols=5, group=4, load=_avx2.mm256_loadu_ps,
            store_relu=_avx2.mm256_storeu_relu_ps,
            fma=_avx2.mm256_fmadd_bcst_ps)
 
@@ -161,7 +171,7 @@ def _unroll_all(p, root, name):
 # ---------------------------------------------------------------------------
 # one register tile
 
-def _tile(p, root, isa, cols, tag):
+def _tile(p, root, isa, cols, tag, pack='W_pack[ky, kx, ic, 0:{ob}]'):
     """The nest ``[for xi in cols:] for oci in OB: {acc; init; reduce;
     store}`` that is ``root(p)`` -> a (cols x) ``regs`` x ``lanes`` tile of
     ``acc`` in registers: ``acc`` expanded over the tile's loops and lifted
@@ -184,8 +194,7 @@ def _tile(p, root, isa, cols, tag):
             p = p.reorder(_loop(red(p), it), _loop(red(p), k))
     ic = lambda q: _loop(root(q), 'ic')
     wreg = f'W_reg{tag}'
-    p = p.stage_mem(_loop(ic(p), outer), f'W_pack[ky, kx, ic, 0:{isa.ob}]',
-                    wreg)
+    p = p.stage_mem(_loop(ic(p), outer), pack.format(ob=isa.ob), wreg)
     p = p.divide_dim(wreg, 0, L)
     wload = lambda q: list(ic(q).body())[1]         # after the allocation
     p = p.split(wload(p), L, 'wo', 'wl', tail='perfect')
@@ -198,6 +207,53 @@ def _tile(p, root, isa, cols, tag):
     for it in (['xi'] if cols else []) + ['ot', 'wo']:
         p = _unroll_all(p, root, it)
     return p
+
+
+def _lane_tile(p, root, isa, cols, tag, oc):
+    """``[for xj in cols:] for ol in lanes: {acc; init; reduce; store}``
+    under ``root(p)`` (the ``ov`` loop over the whole registers of the
+    channel tail) -> a (cols x) 1-register tile, as ``_tile`` builds but
+    with the weights loaded straight from ``wt`` (a tail is too narrow to
+    be worth packing); ``W_reg_c`` + tag holds them."""
+    L, OB = isa.lanes, isa.ob
+    dims = [(L, 'ol')] + ([(cols, 'xj')] if cols else [])
+    for sz, it in dims:
+        p = p.expand_dim(root(p).find('acc : _'), str(sz), it)
+    p = p.lift_alloc(root(p).find('acc : _'), n_lifts=len(dims))
+    p = p.fission_after(root(p).find('acc[_] = _'), n_lifts=len(dims))
+    p = p.fission_after(_loop(root(p), 'ky'), n_lifts=len(dims))
+    outer = dims[-1][1]
+    red = lambda q: _loop(root(q), outer, 1)
+    for _, it in dims:                      # innermost first
+        for k in ('ky', 'kx', 'ic'):
+            p = p.reorder(_loop(red(p), it), _loop(red(p), k))
+    ic = lambda q: _loop(root(q), 'ic')
+    c0 = f'{L} * ov + {OB} * ({oc} / {OB})'  # the register's first channel
+    wreg = f'W_reg_c{tag}'
+    p = p.stage_mem(_loop(ic(p), outer), f'wt[ky, kx, ic, {c0}:{c0} + {L}]',
+                    wreg)
+    p = p.set_memory(root(p).find('acc : _'), isa.mem)
+    p = p.set_memory(wreg, isa.mem)
+    for instr in (isa.load, isa.fma, isa.store_relu):
+        p = p.replace(_loop(root(p), 'ol'), instr)
+    p = p.replace(list(ic(p).body())[1], isa.load)  # after the allocation
+    if cols:
+        p = _unroll_all(p, root, 'xj')
+    return p
+
+
+def _channel_tail(p, isa, oc):
+    """The OC % OB tail channels (``for x: for oci``) -> whole registers of
+    them (``ov``) in XB x 1-register tiles, the W % XB tail columns in 1 x 1
+    tiles, then the last (OC % OB) % lanes channels in scalar code (``oc``: OC
+    or its fixed value)."""
+    L, XB = isa.lanes, isa.cols
+    p = p.split(p.find_loop('oci'), L, 'ov', 'ol', tail='cut')
+    p = p.fission_after(p.find_loop('ov'), n_lifts=1)
+    p = p.split(p.find_loop('ov').parent(), XB, 'xv', 'xj', tail='cut')
+    p = p.reorder(p.find_loop('xj'), p.find_loop('ov'))
+    p = _lane_tile(p, lambda q: q.find_loop('ov'), isa, XB, '', oc)
+    return _lane_tile(p, lambda q: q.find_loop('ov #1'), isa, 0, '_t', oc)
 
 
 def stages(isa: Isa, fixed: dict = None):
@@ -227,29 +283,82 @@ def stages(isa: Isa, fixed: dict = None):
              f"OC % {OB}; groups of {XB} columns and a tail of W % {XB}", p)
 
     # 3. the weights of a channel block, packed once per block
-    #    ([3, 3, IC, OB], contiguous in the order the kernel reads them)
+    #    ([3, 3, IC, OB], contiguous in the order the kernel reads them);
+    #    with groups, of G blocks ([G, 3, 3, IC, OB]) once per group, the
+    #    G blocks innermost, under the column groups
     ic = str(fixed.get('IC', 'IC'))         # a size or its fixed value
-    p = p.stage_mem(p.find_loop('n'),
-                    f'wt[0:3, 0:3, 0:{ic}, {OB} * oco:{OB} * oco + {OB}]',
-                    'W_pack')
-    p = step("weights of a channel block packed", p)
+    # (groups only with fixed sizes: on symbolic ones their index
+    # arithmetic, OC / 64 and the like, makes the schedule's checks
+    # several times slower, for a few per cent)
+    G = isa.group if fixed else 1
+    GB = G * OB
+    rest = None                    # the blocks left over by the groups
+    if G > 1:
+        p = p.split(p.find_loop('oco'), G, 'og', 'ob', tail='cut')
+        rest = lambda q: q.find_loop('og').next()
+        try:
+            rest(p)
+        except SchedulingError:    # (none when OC is a constant multiple)
+            rest = None
+        p = p.stage_mem(p.find_loop('ob'),
+                        f'wt[0:3, 0:3, 0:{ic}, {GB} * og:{GB} * og + {GB}]',
+                        'W_pack')
+        p = p.divide_dim('W_pack', 3, OB)
+        p = p.rearrange_dim('W_pack : _', [3, 0, 1, 2, 4])
+        ob = lambda q: q.find_loop('ob')
+        for name in ('n', 'y'):
+            p = p.reorder(ob(p), p.find_loop(name))
+        if len(list(ob(p).body())) > 1:        # the tail columns apart
+            p = p.fission_after(_loop(ob(p), 'xo'), n_lifts=1)
+        p = p.reorder(ob(p), p.find_loop('xo'))
+        if rest:
+            oc = str(fixed.get('OC', 'OC'))
+            c0 = f'{OB} * ob + {GB} * ({oc} / {GB})'
+            p = p.stage_mem(_loop(rest(p), 'n'),
+                            f'wt[0:3, 0:3, 0:{ic}, {c0}:{c0} + {OB}]',
+                            'W_pack_r')
+        p = step(f"groups of {G} channel blocks: their weights packed once "
+                 f"per group, the blocks under the column groups", p)
+    else:
+        p = p.stage_mem(p.find_loop('n'),
+                        f'wt[0:3, 0:3, 0:{ic}, {OB} * oco:{OB} * oco + {OB}]',
+                        'W_pack')
+        p = step("weights of a channel block packed", p)
 
     # 4. the register tiles: XB x OB, then 1 x OB for the tail columns
+    pack = 'W_pack[ob, ky, kx, ic, 0:{ob}]' if G > 1 else \
+        'W_pack[ky, kx, ic, 0:{ob}]'
     main = lambda q: q.find_loop('xo')
-    p = _tile(p, main, isa, XB, '')
+    p = _tile(p, main, isa, XB, '', pack)
     tail = lambda q: _loop(q.find_loop('y'), 'xi')
     if _loops(p.find_loop('y'), 'xi'):     # (the main tile's are unrolled)
-        p = _tile(p, tail, isa, 0, '_t')
+        p = _tile(p, tail, isa, 0, '_t', pack)
+    if rest:
+        pack = 'W_pack_r[ky, kx, ic, 0:{ob}]'
+        p = _tile(p, lambda q: _loop(rest(q), 'xo'), isa, XB, '_r', pack)
+        if _loops(rest(p), 'xi'):
+            p = _tile(p, lambda q: _loop(rest(q), 'xi'), isa, 0, '_rt',
+                      pack)
     p = step(f"{XB} x {OB} and 1 x {OB} register tiles @ "
              f"{isa.mem.__name__}: {isa.load.name()}, {isa.fma.name()}, "
              f"{isa.store_relu.name()}", p)
+    if oc_tail:
+        p = step(f"tail channels: {XB} x {isa.lanes} and 1 x {isa.lanes} "
+                 f"register tiles per whole register of them, the last "
+                 f"OC % {OB} % {isa.lanes} scalar",
+                 _channel_tail(p, isa, str(fixed.get('OC', 'OC'))))
 
     # 5. threads: the channel blocks (one parallel region per call; each
     #    block packs its own weights and writes its own channels of out),
     #    and the rows of the channel tail
-    p = p.parallelize(p.find_loop('oco'))
+    if G > 1:
+        p = p.parallelize(p.find_loop('og'))
+        if rest:
+            p = p.parallelize(rest(p))
+    else:
+        p = p.parallelize(p.find_loop('oco'))
     if oc_tail:
-        p = p.parallelize(p.find_loop('y #1'))
+        p = p.parallelize(_loops(p, 'y')[-1])
     step("par: channel blocks", p)
     return out
 

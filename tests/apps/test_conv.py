@@ -62,6 +62,11 @@ def threads():
         set_openmp_threads(os.cpu_count() or 1)
 
 
+def _loop_in(cursor, name):
+    """The first loop named ``name`` inside ``cursor``."""
+    return cursor.find(f"for {name} in _: _", many=True)[0]
+
+
 def _ints(rng, *shape):
     return rng.integers(-3, 4, shape).astype(np.float32)
 
@@ -94,10 +99,11 @@ def _run(f, sizes, inp, wt, bias):
 
 # sizes (N, H, W, IC, OC) reaching every nest: W not a multiple of the 5
 # columns (tail columns alone, W < 5), OC not a multiple of 8 or 16 (tail
-# channels alone, OC < 8), N = 1, IC = 1, H = 1
+# channels alone, OC < 8; a whole register of tail channels alone, OC = 8,
+# or with scalar ones after it, OC = 29), N = 1, IC = 1, H = 1
 EDGE_SIZES = [(1, 1, 1, 1, 1), (1, 2, 5, 1, 16), (2, 1, 7, 3, 19),
               (1, 3, 4, 2, 7), (1, 2, 11, 5, 33), (3, 2, 10, 1, 8),
-              (1, 1, 16, 4, 48), (2, 3, 6, 6, 21)]
+              (1, 1, 16, 4, 48), (2, 3, 6, 6, 21), (1, 2, 12, 3, 29)]
 
 
 # ---------------------------------------------------------------------------
@@ -137,9 +143,15 @@ def test_schedule_shape(chain):
     assert "assert" not in text                     # no preconditions
     assert "acc: f32[5, 2, 8] @ AVX2" in text        # the 5 x 16 tile
     assert "acc: f32[2, 8] @ AVX2" in text           # a tail column
-    assert "W_pack: f32[3, 3, IC, 16] @ DRAM" in text
-    assert text.count("mm256_fmadd_bcst_ps(") == 10 + 2
-    assert text.count("mm256_storeu_relu_ps(") == 10 + 2
+    assert "W_pack: f32[3, 3, IC, 16] @ DRAM" in text  # one block's
+    # the 5 x 16 and 1 x 16 tiles, then the whole registers of the tail
+    # channels in 5 x 8 and 1 x 8 tiles (weights straight from wt)
+    assert text.count("mm256_fmadd_bcst_ps(") == 10 + 2 + 5 + 1
+    assert text.count("mm256_storeu_relu_ps(") == 10 + 2 + 5 + 1
+    assert text.count("acc: f32[5, 8] @ AVX2") == 1
+    assert text.count("acc: f32[8] @ AVX2") == 1
+    assert "for ov in seq(0, OC % 16 / 8)" in text
+    assert "for ol in seq(0, OC % 16 % 8)" in text  # the last ones scalar
     assert text.count("in par(") == 2
     assert chain.fast.cpu_features() == {"avx2", "fma"}
     c = chain.fast.c_code_str()
@@ -159,9 +171,10 @@ def test_descriptions():
 
 def test_every_stage_agrees_on_the_interpreter(chain):
     """Each stage computes the same, on a layer reaching every nest (a
-    column group, tail columns, a channel block, tail channels)."""
+    column group, tail columns, a channel block, tail channels: a whole
+    register of them and scalar ones)."""
     rng = np.random.default_rng(2)
-    sizes = (1, 2, 7, 2, 19)
+    sizes = (1, 2, 7, 2, 16 + 8 + 3)
     inp, wt, bias = _layer(rng, *sizes)
     want = _numpy_conv(inp, wt, bias)
     for what, p in chain.stages:
@@ -211,8 +224,9 @@ def test_size_specialized_kernel(threads):
     assert p.name() == "conv_halide_avx2"
     assert "acc: f32[2, 8]" not in text              # no tail columns
     assert "relu(acc)" not in text                   # no tail channels
-    assert "W_pack: f32[3, 3, 128, 16] @ DRAM" in text
-    assert "for oco in par(0, 8)" in text
+    assert "W_pack: f32[4, 3, 3, 128, 16] @ DRAM" in text
+    assert "W_pack_r" not in text                    # no left-over blocks
+    assert "for og in par(0, 2)" in text
     rng = np.random.default_rng(6)
     N, H, W, IC, OC = HALIDE_SIZES.values()
     inp = rng.integers(-3, 4, (N, H + 2, W + 2, IC)).astype(np.float32)
@@ -226,6 +240,26 @@ def test_size_specialized_kernel(threads):
 
 
 @pytest.mark.slow
+def test_specialized_groups_with_left_over_blocks(threads):
+    """With the sizes fixed, AVX2 packs groups of 4 channel blocks; OC =
+    5 x 16 + 8 + 3 leaves a block outside the groups (packed alone), a
+    whole register of tail channels and 3 scalar ones, W = 7 tail
+    columns: every nest, exact against numpy on 2 threads."""
+    threads(2)
+    sizes = dict(N=2, H=2, W=7, IC=3, OC=5 * 16 + 8 + 3)
+    p = specialized(AVX2, sizes)
+    text = str(p)
+    assert "W_pack: f32[4, 3, 3, 3, 16] @ DRAM" in text
+    assert "W_pack_r: f32[3, 3, 3, 16] @ DRAM" in text
+    assert "for og in par(0, 1)" in text
+    assert text.count("mm256_fmadd_bcst_ps(") == 2 * (10 + 2) + 5 + 1
+    rng = np.random.default_rng(11)
+    inp, wt, bias = _layer(rng, *sizes.values())
+    out = np.full((2, 2, 7, sizes["OC"]), np.nan, np.float32)
+    p.compile()(inp=inp, wt=wt, bias=bias, out=out)
+    assert np.array_equal(out, _numpy_conv(inp, wt, bias))
+
+
 def test_avx512_kernel(threads):
     """The AVX-512 schedule (5 x 64 tile; emulated on hosts without it),
     exact against numpy on tails of both kinds."""
@@ -233,10 +267,12 @@ def test_avx512_kernel(threads):
     fast = stages(AVX512)[-1][1]
     text = str(fast)
     assert "acc: f32[5, 4, 16] @ AVX512" in text
-    assert text.count("mm512_storeu_relu_ps(") == 20 + 4
+    assert text.count("mm512_storeu_relu_ps(") == 20 + 4 + 5 + 1
+    assert "for ov in seq(0, OC % 64 / 16)" in text
     f = fast.compile()
     rng = np.random.default_rng(7)
-    for sizes in [(1, 2, 7, 3, 64 + 16 + 5), (2, 1, 5, 2, 9)]:
+    for sizes in [(1, 2, 7, 3, 64 + 16 + 5), (2, 1, 5, 2, 9),
+                  (1, 1, 11, 2, 2 * 16 + 3)]:
         inp, wt, bias = _layer(rng, *sizes)
         assert np.array_equal(_run(f, sizes, inp, wt, bias),
                               _numpy_conv(inp, wt, bias)), sizes
@@ -270,6 +306,22 @@ def test_unsafe_steps_are_rejected(chain):
     # the packing nest sits between them
     with pytest.raises(SchedulingError):
         packed.reorder(packed.find_loop('oco'), packed.find_loop('n'))
+    # a group's packed weights narrower than the group's four blocks read
+    grouped = blocks.split(blocks.find_loop('oco'), 4, 'og', 'ob',
+                           tail='cut')
+    with pytest.raises(SchedulingError, match="cover"):
+        grouped.stage_mem(grouped.find_loop('ob'),
+                          'wt[0:3, 0:3, 0:IC, 64 * og:64 * og + 48]', 'P')
+    # the weight register of a tail-channel tile staged from the wrong
+    # channels: the ReLU store and FMAs would not read what it holds
+    tail = chain.stage("5 x 16")
+    tail = tail.split(tail.find_loop('oci'), 8, 'ov', 'ol', tail='cut')
+    red = _loop_in(tail.find_loop('ov'), 'ic').body()[0]
+    with pytest.raises(SchedulingError, match="cover"):
+        tail.stage_mem(red, 'wt[ky, kx, ic, 8 * ov:8 * ov + 8]', 'P')
+    c0 = '8 * ov + ol + 16 * (OC / 16)'              # the right channel
+    assert "* P[0]" in str(tail.stage_mem(
+        red, f'wt[ky, kx, ic, {c0}:{c0} + 1]', 'P'))
     # a plain store cannot stand for the ReLU store, nor the reverse
     tiles = chain.stage("5 x 16")
     store = tiles.find('mm256_storeu_relu_ps(_)')
