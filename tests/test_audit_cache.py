@@ -3,12 +3,12 @@ compiler: copies are counted, not recompiled, and a copy of C that a
 compiler rejects is reported as often as it occurs, every time."""
 from __future__ import annotations
 
+import os
 import uuid
 from collections import Counter
 
 import pytest
 
-import conftest as audit
 from exo_hl import DRAM, DRAM_STATIC, f32, proc
 
 
@@ -24,7 +24,19 @@ def _reads_garbage(x: f32[4] @ DRAM):
 
 
 @pytest.fixture
-def fresh_stats(monkeypatch):
+def audit(request):
+    """The suite's own conftest module (the one pytest loaded: other
+    directories' conftest.py files may hold the name ``conftest``)."""
+    here = os.path.join(os.path.dirname(__file__), "conftest.py")
+    for plugin in request.config.pluginmanager.get_plugins():
+        f = getattr(plugin, "__file__", None)
+        if f and os.path.samefile(f, here):
+            return plugin
+    pytest.fail("tests/conftest.py is not loaded")
+
+
+@pytest.fixture
+def fresh_stats(audit, monkeypatch):
     """The audit's counters for this test only (the suite's stay intact)."""
     stats = Counter()
     monkeypatch.setattr(audit._AUDIT, "stats", stats)
@@ -37,7 +49,7 @@ def _copies(p, n):
     return [p.rename(name) for _ in range(n)]
 
 
-def test_identical_c_is_compiled_once_per_compiler(fresh_stats):
+def test_identical_c_is_compiled_once_per_compiler(audit, fresh_stats):
     procs = _copies(_clean, 3)
     assert audit._audit_procs([(p, "here", None) for p in procs]) == []
     for cc in audit._c_compilers():
@@ -52,7 +64,7 @@ def test_identical_c_is_compiled_once_per_compiler(fresh_stats):
 
 
 @pytest.mark.no_c_audit("reads an uninitialised buffer on purpose")
-def test_rejected_c_is_reported_for_every_copy_every_time(fresh_stats):
+def test_rejected_c_is_reported_for_every_copy_every_time(audit, fresh_stats):
     procs = _copies(_reads_garbage, 2)
     ccs = [cc for cc in audit._c_compilers() if cc == "gcc"]
     if not ccs:
@@ -65,7 +77,7 @@ def test_rejected_c_is_reported_for_every_copy_every_time(fresh_stats):
     assert fresh_stats["C compiled (gcc)"] == 2
 
 
-def test_key_abstracts_only_the_file_name():
+def test_key_abstracts_only_the_file_name(audit):
     text = '#include "audit00001.h"\nAUDIT00001_H audit00001_Context x;'
     other = text.replace("audit00001", "audit00002").replace(
         "AUDIT00001", "AUDIT00002")
