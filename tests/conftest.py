@@ -112,6 +112,13 @@ def assert_roundtrip():
 # codegen refuses them by design (MemGenError, ExoTypeError, ValueError:
 # unreadable memories, mixed precisions...) are counted, not compiled.
 # Set EXO_HL_NO_AUDIT=1 to turn the audit off (e.g. when bisecting).
+#
+# A C file whose text (up to its file name), compiler and flags match one
+# already compiled clean in this session - by this worker or another: the
+# keys live in a directory the xdist controller shares - is counted
+# ("C checked") but not compiled again ("C not recompiled"); the verdict of
+# a compiler depends on nothing else.
+import hashlib as _hashlib
 import os as _os
 import shutil as _shutil
 import subprocess as _subprocess
@@ -146,6 +153,8 @@ class _AuditState:
         self.per_test = _Counter()   # test nodeid -> procedures recorded
         self.test = None             # nodeid of the running test
         self.c_exempt = None         # no_c_audit reason of the running test
+        self.compiled_ok = set()     # keys of C this process saw compile
+        self.cache_dir = None        # the same keys, shared by xdist workers
 
 
 _AUDIT = _AuditState()
@@ -196,10 +205,26 @@ def pytest_report_header(config):
 
 
 def pytest_configure(config):
+    """The audit's compile cache lives in a directory the xdist controller
+    creates and hands to its workers, so each worker skips C that another
+    worker has already compiled clean in this session."""
+    winput = getattr(config, "workerinput", None)
+    if winput is not None:
+        _AUDIT.cache_dir = winput.get("exo_hl_audit_cache")
+    elif _AUDIT.enabled:
+        _AUDIT.cache_dir = _tempfile.mkdtemp(prefix="exo_audit_cache_")
+        config.add_cleanup(
+            lambda d=_AUDIT.cache_dir: _shutil.rmtree(d, ignore_errors=True))
     config.addinivalue_line(
         "markers", "no_c_audit(reason): procedures made by this test are "
         "deliberately not valid C (nonsense instr templates, reads of "
         "uninitialised memory); the suite-wide -Werror check skips them")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """(xdist controller) every worker shares the audit's compile cache."""
+    node.workerinput["exo_hl_audit_cache"] = _AUDIT.cache_dir
 
 
 def _module_id(nodeid: str) -> str:
@@ -259,6 +284,47 @@ def _well_formed(p) -> bool:
     return True
 
 
+def _c_text(d, base) -> str:
+    """Header and source of ``base`` in ``d``, as one string."""
+    parts = []
+    for ext in (".h", ".c"):
+        with open(_os.path.join(d, base + ext)) as f:
+            parts.append(f.read())
+    return "\0".join(parts)
+
+
+def _compile_key(cc, flags, text, base) -> str:
+    """What decides a compiler's verdict on ``text``: the compiler, its
+    flags, and the C with its file name abstracted (the base name only
+    names the file, its header guard and its context struct, and the
+    distinctive ``auditNNNNN`` names clash with nothing, so two files
+    equal up to that name get the same diagnostics)."""
+    norm = text.replace(base, "\1").replace(base.upper(), "\2")
+    return _hashlib.sha256(
+        "\0".join([cc, *flags, "", norm]).encode()).hexdigest()
+
+
+def _known_clean(key) -> bool:
+    """This C was already compiled clean in this session (by any worker)."""
+    if key in _AUDIT.compiled_ok:
+        return True
+    if _AUDIT.cache_dir and _os.path.exists(
+            _os.path.join(_AUDIT.cache_dir, key)):
+        _AUDIT.compiled_ok.add(key)
+        return True
+    return False
+
+
+def _mark_clean(keys):
+    for key in keys:
+        _AUDIT.compiled_ok.add(key)
+        if _AUDIT.cache_dir:
+            try:
+                open(_os.path.join(_AUDIT.cache_dir, key), "w").close()
+            except OSError:
+                pass    # the cache only saves time; never fails the audit
+
+
 def _audit_procs(procs):
     """Problems (list of str) with ``procs``: [(Procedure, where, exempt)]."""
     from exo_hl.codegen_c.emit import compile_procs
@@ -291,7 +357,7 @@ def _audit_procs(procs):
             if exempt:
                 _AUDIT.stats["C exempt (no_c_audit)"] += 1
                 continue
-            base = f"p{k}"
+            base = f"audit{k:05d}"
             try:
                 compile_procs([p], d, base)
             except (MemGenError, ExoTypeError, ValueError) as e:
@@ -302,47 +368,62 @@ def _audit_procs(procs):
                                 f"{type(e).__name__}: {e}")
                 continue
             files[base] = (p, w)
-        if files:
-            for cc in _c_compilers():
-                todo = {b: pw for b, pw in files.items()
-                        if _supports_float16(cc) or "_Float16" not in
-                        open(_os.path.join(d, f"{b}.h")).read()}
-                if len(todo) < len(files):
-                    _AUDIT.stats[f"C skipped ({cc}: no _Float16)"] += \
-                        len(files) - len(todo)
-                if not todo:
-                    continue
-                flags = AUDIT_CFLAGS if cc not in _CC_MODE else \
-                    [f for f in AUDIT_CFLAGS if f != "-c"] + _CC_MODE[cc]
-                f16 = {b for b in todo if "_Float16" in
-                       open(_os.path.join(d, f"{b}.h")).read()}
-                r = _subprocess.run(
-                    [cc, *flags, *(f"{b}.c" for b in todo if b not in f16)],
-                    cwd=d, capture_output=True, text=True) \
-                    if len(f16) < len(todo) else None
-                if f16:
-                    r16 = _subprocess.run(
-                        [cc, *flags, _F16_PEDANTIC, *(f"{b}.c" for b in f16)],
-                        cwd=d, capture_output=True, text=True)
-                    r16.stderr = _f16_only(r16.stderr)
-                    if r is None or (r.returncode == 0
-                                     and not r.stderr.strip()):
-                        r = r16
-                    elif r16.returncode or r16.stderr.strip():
-                        r.stderr += r16.stderr
-                _AUDIT.stats[f"C compiled ({cc})"] += len(todo)
-                if r.returncode == 0 and not r.stderr.strip():
-                    continue
-                bad = [b for b in todo
-                       if f"{b}.c:" in r.stderr or f"{b}.h:" in r.stderr]
-                for b in bad or list(todo):
-                    p, w = todo[b]
-                    msgs = "\n".join(
-                        ln for ln in r.stderr.splitlines()
-                        if ln.startswith((f"{b}.c:", f"{b}.h:"))) \
-                        or r.stderr
-                    with open(_os.path.join(d, f"{b}.c")) as f:
-                        src = f.read()
+        texts = {b: _c_text(d, b) for b in files}
+        for cc in _c_compilers() if files else ():
+            todo = {b: pw for b, pw in files.items()
+                    if _supports_float16(cc) or "_Float16" not in texts[b]}
+            if len(todo) < len(files):
+                _AUDIT.stats[f"C skipped ({cc}: no _Float16)"] += \
+                    len(files) - len(todo)
+            if not todo:
+                continue
+            flags = AUDIT_CFLAGS if cc not in _CC_MODE else \
+                [f for f in AUDIT_CFLAGS if f != "-c"] + _CC_MODE[cc]
+            f16 = {b for b in todo if "_Float16" in texts[b]}
+            keys = {b: _compile_key(cc, flags + [_F16_PEDANTIC] * (b in f16),
+                                    texts[b], b) for b in todo}
+            first = {}               # key -> the first file with that C
+            for b in todo:
+                first.setdefault(keys[b], b)
+            run = [b for key, b in first.items() if not _known_clean(key)]
+            _AUDIT.stats[f"C checked ({cc})"] += len(todo)
+            _AUDIT.stats[f"C compiled ({cc})"] += len(run)
+            if len(run) < len(todo):
+                _AUDIT.stats[f"C not recompiled ({cc}: identical C "
+                             f"already compiled clean)"] += len(todo) - len(run)
+            if not run:
+                continue
+            t0 = _time.perf_counter()
+            plain = [f"{b}.c" for b in run if b not in f16]
+            r = _subprocess.run([cc, *flags, *plain], cwd=d,
+                                capture_output=True, text=True) \
+                if plain else None
+            if len(plain) < len(run):
+                r16 = _subprocess.run(
+                    [cc, *flags, _F16_PEDANTIC,
+                     *(f"{b}.c" for b in run if b in f16)],
+                    cwd=d, capture_output=True, text=True)
+                r16.stderr = _f16_only(r16.stderr)
+                if r is None or (r.returncode == 0
+                                 and not r.stderr.strip()):
+                    r = r16
+                elif r16.returncode or r16.stderr.strip():
+                    r.stderr += r16.stderr
+            _AUDIT.stats["seconds in C compilers (all workers)"] += round(
+                _time.perf_counter() - t0, 1)
+            if r.returncode == 0 and not r.stderr.strip():
+                _mark_clean(keys[b] for b in run)
+                continue
+            bad = [b for b in run
+                   if f"{b}.c:" in r.stderr or f"{b}.h:" in r.stderr]
+            for b in bad or run:
+                msgs = "\n".join(
+                    ln for ln in r.stderr.splitlines()
+                    if ln.startswith((f"{b}.c:", f"{b}.h:"))) or r.stderr
+                with open(_os.path.join(d, f"{b}.c")) as f:
+                    src = f.read()
+                for same in (x for x in todo if keys[x] == keys[b]):
+                    p, w = todo[same]
                     problems.append(
                         f"{cc} {' '.join(flags)} rejects the C of "
                         f"{where(p, w)}:\n{msgs}\n--- {b}.c ---\n{src}")
