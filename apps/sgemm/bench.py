@@ -1,8 +1,8 @@
 """SGEMM benchmark: exo_hl against OpenBLAS, interleaved, on 1 and 2 threads.
 
     python apps/sgemm/bench.py [--quick] [--isa auto|avx2|avx512]
-                               [--threads 1 2] [--reps 5]
-                               [--json FILE] [--plot FILE.png]
+                               [--threads 1 2] [--reps 5] [--clock wall|cpu]
+                               [--settle 0.3] [--json FILE] [--plot FILE.png]
 
 For every shape and thread count it times ``C += A @ B`` (row-major f32)
 with the exo_hl kernel and with numpy's OpenBLAS called directly
@@ -10,7 +10,9 @@ with the exo_hl kernel and with numpy's OpenBLAS called directly
 extra pass), alternating the two, and keeps the best of ``--reps``
 samples of each (a sample repeats the call until it lasts at least
 20 ms), by wall time or (``--clock cpu``) the process's CPU time divided
-by the thread count. Both run on the same thread count: OpenMP's for exo_hl,
+by the thread count; with more than one thread each sample follows a pause
+of ``--settle`` seconds, so the threads of the library timed before it
+have stopped spinning. Both run on the same thread count: OpenMP's for exo_hl,
 OpenBLAS's own for it (``OPENBLAS_CORETYPE`` is unset before numpy loads
 OpenBLAS, so it picks its kernels for this CPU). Before timing, each
 shape's result is checked against OpenBLAS's.
@@ -93,8 +95,13 @@ def _sample(fn, inner, clock, threads):
     return (clock() - t) / inner / threads
 
 
-def time_pair(ours, theirs, reps, clock="wall", threads=1, min_time=0.02):
-    """Best seconds per call of each, sampled alternately."""
+def time_pair(ours, theirs, reps, clock="wall", threads=1, min_time=0.02,
+              settle=0.0):
+    """Best seconds per call of each, sampled alternately, each sample after
+    a pause of ``settle`` seconds: OpenBLAS's threads (and OpenMP's) spin
+    for a while after a call, and would otherwise take a core from the
+    next sample (under ``--clock cpu`` they would even be charged to it,
+    being threads of this process)."""
     c = CLOCKS[clock]
     div = threads if clock == "cpu" else 1
     t0 = _sample(ours, 1, time.perf_counter, 1)
@@ -102,6 +109,8 @@ def time_pair(ours, theirs, reps, clock="wall", threads=1, min_time=0.02):
     best = [math.inf, math.inf]
     for _ in range(reps):
         for i, fn in enumerate((ours, theirs)):
+            if settle > 0:
+                time.sleep(settle)
             best[i] = min(best[i], _sample(fn, inner, c, div))
     return best
 
@@ -121,7 +130,7 @@ def check(kernel, blas, m, n, k, rng):
 
 
 def measure(kernel, blas, shapes, threads, reps, peak1, isa, emulated,
-            clock="wall"):
+            clock="wall", settle=0.3):
     rows = []
     rng = np.random.default_rng(0)
     for t in threads:
@@ -135,7 +144,8 @@ def measure(kernel, blas, shapes, threads, reps, peak1, isa, emulated,
             C2 = np.zeros((m, n), np.float32)
             ours, theirs = time_pair(lambda: kernel(m, n, k, A, B, C1),
                                      lambda: blas.sgemm(A, B, C2), reps,
-                                     clock, t)
+                                     clock, t,
+                                     settle=settle if t > 1 else 0.0)
             flops = 2.0 * m * n * k
             g1, g2 = flops / ours / 1e9, flops / theirs / 1e9
             peak = peak1 * t if peak1 else None
@@ -228,6 +238,10 @@ def main(argv=None):
     ap.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
                     help="wall time, or process CPU time / threads "
                     "(steadier on a busy machine)")
+    ap.add_argument("--settle", type=float, default=0.3, metavar="SECONDS",
+                    help="pause before each sample with more than one "
+                    "thread, so the previous library's threads stop "
+                    "spinning (default 0.3; 0 for none)")
     ap.add_argument("--shapes", nargs="+", default=None, metavar="MxNxK",
                     help="shapes to run instead of the default set")
     ap.add_argument("--json", metavar="FILE", help="write the rows as JSON")
@@ -282,7 +296,7 @@ def main(argv=None):
           f"{args.clock} clock; ratio = exo_hl / OpenBLAS")
     print_head()
     rows = measure(kernel, blas, shapes, threads, args.reps, peak1, isa,
-                   emulated, args.clock)
+                   emulated, args.clock, args.settle)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
