@@ -37,7 +37,7 @@ def blur(H: size, W: size, inp: ui16[H + 2, W + 2], out: ui16[H, W]):
 @proc
 def blur16(H: size, W: size, inp: ui16[H + 2, W + 2], out: ui16[H, W]):
     assert H % 32 == 0
-    assert W % 16 == 0
+    assert W % 32 == 0                  # whole AVX-512 registers of ui16
     bx: ui16[H + 2, W]
     for yb in seq(0, H + 2):
         for xb in seq(0, W):
@@ -107,27 +107,37 @@ def sliding_tiles(tile=TILE, parallel=False, algo=blur):
     return p.rename(_name(algo, "strips_par" if parallel else "strips"))
 
 
-def _vec_stage(p, loop, tag, wrap=False):
+def _vec_stage(p, loop, tag, wrap=False, avx512=False):
     """Vectorize one stage's row loop ``loop`` (body ``d[.., x] = (r0 + r1
     + r2) / 3``) by 16 lanes: split it, bind each read and the mean to
     16-lane ui16 buffers in AVX2 registers (``bind_expr``, ``expand_dim``,
     ``lift_alloc``, ``fission_after``), then select the instructions
     (``replace``): three loads, ``mm256_mean3_epu16`` (with ``wrap``, the
     body ``d[.., x] = ((r0 + r1 + r2) % 65536) / 3`` and
-    ``mm256_mean3_wrap_epu16``), one store."""
-    from exo_hl.hw_libs.avx2 import (AVX2, mm256_loadu_epi16,
-                                     mm256_mean3_epu16,
-                                     mm256_mean3_wrap_epu16,
-                                     mm256_storeu_epi16)
-    mean3 = mm256_mean3_wrap_epu16 if wrap else mm256_mean3_epu16
+    ``mm256_mean3_wrap_epu16``), one store. ``avx512`` (with ``wrap``):
+    32 lanes in AVX-512 registers, ``mm512_mean3_wrap_epu16``."""
+    if avx512:
+        from exo_hl.hw_libs.avx512 import (AVX512 as mem,
+                                           mm512_loadu_epi16 as load,
+                                           mm512_mean3_wrap_epu16 as mean3,
+                                           mm512_storeu_epi16 as store)
+        lanes = 32
+    else:
+        from exo_hl.hw_libs.avx2 import (AVX2 as mem,
+                                         mm256_loadu_epi16 as load,
+                                         mm256_mean3_epu16,
+                                         mm256_mean3_wrap_epu16,
+                                         mm256_storeu_epi16 as store)
+        mean3 = mm256_mean3_wrap_epu16 if wrap else mm256_mean3_epu16
+        lanes = 16
     xo, xi = f"{tag}o", f"{tag}i"
-    p = p.split(loop, 16, xo, xi, tail='perfect')
+    p = p.split(loop, lanes, xo, xi, tail='perfect')
     body = p.find_loop(xi).body()[0]
     dst = repr(body.idx()[0])   # the row index of the stage's output
     dst = dst[dst.index(": ") + 2:-1]
     names = [f"{tag}{k}" for k in range(3)] + [f"{tag}m"]
-    p = p.stage_mem(p.find_loop(xi),
-                    f"{body.name()}[{dst}, 16 * {xo}:16 * {xo} + 16]",
+    cols = f"{lanes} * {xo}:{lanes} * {xo} + {lanes}"
+    p = p.stage_mem(p.find_loop(xi), f"{body.name()}[{dst}, {cols}]",
                     names[3])
     for k in range(3):
         s3 = p.find(f"{names[3]}[_] = _").rhs().lhs()   # (r0 + r1) + r2
@@ -137,26 +147,26 @@ def _vec_stage(p, loop, tag, wrap=False):
         p = p.bind_expr(r, names[k])
     for n in names[:3]:
         p = p.set_precision(n, 'ui16')
-        p = p.expand_dim(n, 16, xi)
+        p = p.expand_dim(n, lanes, xi)
         p = p.lift_alloc(f"{n} : _")
     for n in names:
-        p = p.set_memory(n, AVX2)
+        p = p.set_memory(n, mem)
     for n in names[:3]:
         p = p.fission_after(p.find(f"{n}[_] = _"))
     for n in names[:3]:
-        p = p.replace(p.find(f"{n}[_] = _").parent(), mm256_loadu_epi16)
+        p = p.replace(p.find(f"{n}[_] = _").parent(), load)
     p = p.replace(p.find(f"{names[3]}[_] = _").parent(), mean3)
-    return p.replace(p.find(f"_ = {names[3]}[_]").parent(),
-                     mm256_storeu_epi16)
+    return p.replace(p.find(f"_ = {names[3]}[_]").parent(), store)
 
 
-def vectorized(base=sliding_tiles, algo=blur, **kw):
+def vectorized(base=sliding_tiles, algo=blur, avx512=False, **kw):
     """``base`` with both stages' row loops vectorized by 16 ui16 lanes
     (AVX2: three loads, ``mm256_mean3_epu16`` or, for ``blur16``,
-    ``mm256_mean3_wrap_epu16``, one store per 16 pixels)."""
+    ``mm256_mean3_wrap_epu16``, one store per 16 pixels); ``avx512`` (for
+    ``blur16``): by 32 lanes with ``mm512_mean3_wrap_epu16``."""
     p = base(algo=algo, **kw)
     for k, loop in enumerate(('xb', 'xb', 'x')):   # first rows, row, output
-        p = _vec_stage(p, loop, f"v{k}", wrap=algo is blur16)
+        p = _vec_stage(p, loop, f"v{k}", wrap=algo is blur16, avx512=avx512)
     return p
 
 
@@ -185,3 +195,10 @@ def _builders(algo):
 SCHEDULES = {k: _once(f) for k, f in _builders(blur).items()}
 # ... and Halide's algorithm (16-bit sums wrapping), the same schedules
 SCHEDULES16 = {k: _once(f) for k, f in _builders(blur16).items()}
+# ... and its vectorized strips emitted for AVX-512 (32 lanes)
+SCHEDULES16_AVX512 = {
+    "vec512_strips": _once(lambda: vectorized(
+        algo=blur16, avx512=True).rename("blur16_vec512_strips")),
+    "vec512_strips_par": _once(lambda: vectorized(
+        algo=blur16, avx512=True, parallel=True).rename(
+            "blur16_vec512_strips_par"))}
