@@ -163,11 +163,14 @@ def vectorized(base=sliding_tiles, algo=blur, avx512=False, **kw):
     """``base`` with both stages' row loops vectorized by 16 ui16 lanes
     (AVX2: three loads, ``mm256_mean3_epu16`` or, for ``blur16``,
     ``mm256_mean3_wrap_epu16``, one store per 16 pixels); ``avx512`` (for
-    ``blur16``): by 32 lanes with ``mm512_mean3_wrap_epu16``."""
+    ``blur16``): by 32 lanes with ``mm512_mean3_wrap_epu16``. The row loop
+    of the window's new ``bx`` row and that of the output row are fused."""
     p = base(algo=algo, **kw)
     for k, loop in enumerate(('xb', 'xb', 'x')):   # first rows, row, output
         p = _vec_stage(p, loop, f"v{k}", wrap=algo is blur16, avx512=avx512)
-    return p
+    # one pass over the columns per output row: the new row of bx and the
+    # output row it completes (each column reads the bx columns just written)
+    return p.fuse_loop(p.find_loop('v1o'), p.find_loop('v2o'))
 
 
 def _once(fn):

@@ -104,6 +104,7 @@ def test_halide16_schedules_have_their_shape():
     for k in ("vec_sliding", "vec_strips", "vec_strips_par"):
         assert "mm256_mean3_wrap_epu16(" in text[k]
         assert "for x in" not in text[k] and "for xb in" not in text[k]
+        assert "for v2o in" not in text[k]      # fused with the bx row
     for k, f in SCHEDULES16_AVX512.items():
         t = str(f())
         assert "mm512_mean3_wrap_epu16(" in t and "mm256" not in t
@@ -120,3 +121,4 @@ def test_schedules_have_their_shape():
     for k in ("vec_sliding", "vec_strips", "vec_strips_par"):
         assert "mm256_mean3_epu16(" in text[k]
         assert "for x in" not in text[k] and "for xb in" not in text[k]
+        assert "for v2o in" not in text[k]      # fused with the bx row
