@@ -34,20 +34,43 @@ def blur(H: size, W: size, inp: ui16[H + 2, W + 2], out: ui16[H, W]):
             out[y, x] = (bx[y, x] + bx[y + 1, x] + bx[y + 2, x]) / 3
 
 
-def naive():
+@proc
+def blur16(H: size, W: size, inp: ui16[H + 2, W + 2], out: ui16[H, W]):
+    assert H % 32 == 0
+    assert W % 32 == 0                  # whole AVX-512 registers of ui16
+    bx: ui16[H + 2, W]
+    for yb in seq(0, H + 2):
+        for xb in seq(0, W):
+            bx[yb, xb] = ((inp[yb, xb] + inp[yb, xb + 1] + inp[yb, xb + 2])
+                          % 65536) / 3
+    for y in seq(0, H):
+        for x in seq(0, W):
+            out[y, x] = ((bx[y, x] + bx[y + 1, x] + bx[y + 2, x])
+                         % 65536) / 3
+
+
+# the two algorithms: the exact mean, and Halide's (16-bit sums that wrap)
+ALGORITHMS = {"exact": blur, "halide16": blur16}
+
+
+def _name(algo, what):
+    return f"blur_{what}" if algo is blur else f"blur16_{what}"
+
+
+def naive(algo=blur):
     """The algorithm as written: all of ``bx``, then all of ``out``."""
-    return blur.rename("blur_naive")
+    return algo.rename(_name(algo, "naive"))
 
 
-def tiled(tile=TILE):
+def tiled(tile=TILE, algo=blur):
     """Halide's ``blur_x.compute_at(blur_y, yo)`` with recompute: tiles of
     ``tile`` output rows, each computing the ``tile + 2`` rows of ``bx`` it
     reads (2 rows recomputed per tile) into a buffer of that many rows
     (``store_at`` the tile loop)."""
-    p = blur.split('y', tile, 'yo', 'yi', tail='perfect')
+    p = algo.split('y', tile, 'yo', 'yi', tail='perfect')
     p = compute_at(p, 'yb', 'yo', width=tile + 2)
     p = store_at(p, 'bx', 'yo', dim=0, size=tile + 2, offset=f"{tile} * yo")
-    return p.rename("blur_tiled")
+    return p.rename(_name(algo, "tiled"))
 
 
 def _slide(p, prod, cons):
@@ -59,21 +82,21 @@ def _slide(p, prod, cons):
     return p.fuse_loop(p.find_loop(f"{prod} #1"), p.find_loop(cons))
 
 
-def sliding():
+def sliding(algo=blur):
     """Halide's sliding window (``blur_x.store_root().compute_at(blur_y,
     y)``): one new row of ``bx`` per output row, kept in a circular buffer
     of 3 rows (``store_at`` root with ``fold=True``)."""
-    p = _slide(blur, 'yb', 'y')
+    p = _slide(algo, 'yb', 'y')
     p = store_at(p, 'bx', None, fold=True, dim=0, size=3)
-    return p.rename("blur_sliding")
+    return p.rename(_name(algo, "sliding"))
 
 
-def sliding_tiles(tile=TILE, parallel=False):
+def sliding_tiles(tile=TILE, parallel=False, algo=blur):
     """Strips of ``tile`` output rows (2 rows of ``bx`` recomputed per
     strip, ``compute_at``), each a sliding window over a circular buffer of
     3 rows (``store_at`` the strip loop, ``fold=True``); strips are
     independent, so ``parallel=True`` runs them on threads (``par``)."""
-    p = blur.split('y', tile, 'yo', 'yi', tail='perfect')
+    p = algo.split('y', tile, 'yo', 'yi', tail='perfect')
     p = compute_at(p, 'yb', 'yo', width=tile + 2)
     p = store_at(p, 'bx', 'yo')
     p = _slide(p, 'ybi', 'yi')
@@ -81,52 +104,73 @@ def sliding_tiles(tile=TILE, parallel=False):
                  offset=f"{tile} * yo")
     if parallel:
         p = p.parallelize('yo')
-    return p.rename("blur_strips_par" if parallel else "blur_strips")
+    return p.rename(_name(algo, "strips_par" if parallel else "strips"))
 
 
-def _vec_stage(p, loop, tag):
+def _vec_stage(p, loop, tag, wrap=False, avx512=False):
     """Vectorize one stage's row loop ``loop`` (body ``d[.., x] = (r0 + r1
     + r2) / 3``) by 16 lanes: split it, bind each read and the mean to
     16-lane ui16 buffers in AVX2 registers (``bind_expr``, ``expand_dim``,
     ``lift_alloc``, ``fission_after``), then select the instructions
-    (``replace``): three loads, ``mm256_mean3_epu16``, one store."""
-    from exo_hl.hw_libs.avx2 import (AVX2, mm256_loadu_epi16,
-                                     mm256_mean3_epu16, mm256_storeu_epi16)
+    (``replace``): three loads, ``mm256_mean3_epu16`` (with ``wrap``, the
+    body ``d[.., x] = ((r0 + r1 + r2) % 65536) / 3`` and
+    ``mm256_mean3_wrap_epu16``), one store. ``avx512`` (with ``wrap``):
+    32 lanes in AVX-512 registers, ``mm512_mean3_wrap_epu16``."""
+    if avx512:
+        from exo_hl.hw_libs.avx512 import (AVX512 as mem,
+                                           mm512_loadu_epi16 as load,
+                                           mm512_mean3_wrap_epu16 as mean3,
+                                           mm512_storeu_epi16 as store)
+        lanes = 32
+    else:
+        from exo_hl.hw_libs.avx2 import (AVX2 as mem,
+                                         mm256_loadu_epi16 as load,
+                                         mm256_mean3_epu16,
+                                         mm256_mean3_wrap_epu16,
+                                         mm256_storeu_epi16 as store)
+        mean3 = mm256_mean3_wrap_epu16 if wrap else mm256_mean3_epu16
+        lanes = 16
     xo, xi = f"{tag}o", f"{tag}i"
-    p = p.split(loop, 16, xo, xi, tail='perfect')
+    p = p.split(loop, lanes, xo, xi, tail='perfect')
     body = p.find_loop(xi).body()[0]
     dst = repr(body.idx()[0])   # the row index of the stage's output
     dst = dst[dst.index(": ") + 2:-1]
     names = [f"{tag}{k}" for k in range(3)] + [f"{tag}m"]
-    p = p.stage_mem(p.find_loop(xi),
-                    f"{body.name()}[{dst}, 16 * {xo}:16 * {xo} + 16]",
+    cols = f"{lanes} * {xo}:{lanes} * {xo} + {lanes}"
+    p = p.stage_mem(p.find_loop(xi), f"{body.name()}[{dst}, {cols}]",
                     names[3])
     for k in range(3):
         s3 = p.find(f"{names[3]}[_] = _").rhs().lhs()   # (r0 + r1) + r2
+        if wrap:                                        # (...) % 65536
+            s3 = s3.lhs()
         r = [s3.lhs().lhs(), s3.lhs().rhs(), s3.rhs()][k]
         p = p.bind_expr(r, names[k])
     for n in names[:3]:
         p = p.set_precision(n, 'ui16')
-        p = p.expand_dim(n, 16, xi)
+        p = p.expand_dim(n, lanes, xi)
         p = p.lift_alloc(f"{n} : _")
     for n in names:
-        p = p.set_memory(n, AVX2)
+        p = p.set_memory(n, mem)
     for n in names[:3]:
         p = p.fission_after(p.find(f"{n}[_] = _"))
     for n in names[:3]:
-        p = p.replace(p.find(f"{n}[_] = _").parent(), mm256_loadu_epi16)
-    p = p.replace(p.find(f"{names[3]}[_] = _").parent(), mm256_mean3_epu16)
-    return p.replace(p.find(f"_ = {names[3]}[_]").parent(),
-                     mm256_storeu_epi16)
+        p = p.replace(p.find(f"{n}[_] = _").parent(), load)
+    p = p.replace(p.find(f"{names[3]}[_] = _").parent(), mean3)
+    return p.replace(p.find(f"_ = {names[3]}[_]").parent(), store)
 
 
-def vectorized(base=sliding_tiles, **kw):
+def vectorized(base=sliding_tiles, algo=blur, avx512=False, **kw):
     """``base`` with both stages' row loops vectorized by 16 ui16 lanes
-    (AVX2: three loads, ``mm256_mean3_epu16``, one store per 16 pixels)."""
-    p = base(**kw)
+    (AVX2: three loads, ``mm256_mean3_epu16`` or, for ``blur16``,
+    ``mm256_mean3_wrap_epu16``, one store per 16 pixels); ``avx512`` (for
+    ``blur16``): by 32 lanes with ``mm512_mean3_wrap_epu16``. The row loop
+    of the window's new ``bx`` row and that of the output row are fused."""
+    p = base(algo=algo, **kw)
     for k, loop in enumerate(('xb', 'xb', 'x')):   # first rows, row, output
-        p = _vec_stage(p, loop, f"v{k}")
-    return p
+        p = _vec_stage(p, loop, f"v{k}", wrap=algo is blur16, avx512=avx512)
+    # one pass over the columns per output row: the new row of bx and the
+    # output row it completes (each column reads the bx columns just written)
+    return p.fuse_loop(p.find_loop('v1o'), p.find_loop('v2o'))
 
 
 def _once(fn):
@@ -134,13 +178,30 @@ def _once(fn):
     return functools.cache(fn)
 
 
-# name -> a function returning the scheduled procedure
-_BUILDERS = {"naive": naive, "tiled": tiled, "sliding": sliding,
-             "strips": sliding_tiles,
-             "strips_par": lambda: sliding_tiles(parallel=True),
-             "vec_sliding": lambda: vectorized(sliding).rename(
-                 "blur_vec_sliding"),
-             "vec_strips": lambda: vectorized().rename("blur_vec_strips"),
-             "vec_strips_par": lambda: vectorized(parallel=True).rename(
-                 "blur_vec_strips_par")}
-SCHEDULES = {k: _once(f) for k, f in _BUILDERS.items()}
+def _builders(algo):
+    """name -> a function returning that schedule of ``algo``."""
+    return {"naive": lambda: naive(algo),
+            "tiled": lambda: tiled(algo=algo),
+            "sliding": lambda: sliding(algo),
+            "strips": lambda: sliding_tiles(algo=algo),
+            "strips_par": lambda: sliding_tiles(parallel=True, algo=algo),
+            "vec_sliding": lambda: vectorized(sliding, algo).rename(
+                _name(algo, "vec_sliding")),
+            "vec_strips": lambda: vectorized(algo=algo).rename(
+                _name(algo, "vec_strips")),
+            "vec_strips_par": lambda: vectorized(
+                algo=algo, parallel=True).rename(
+                    _name(algo, "vec_strips_par"))}
+
+
+# name -> a function returning the scheduled procedure: the exact mean ...
+SCHEDULES = {k: _once(f) for k, f in _builders(blur).items()}
+# ... and Halide's algorithm (16-bit sums wrapping), the same schedules
+SCHEDULES16 = {k: _once(f) for k, f in _builders(blur16).items()}
+# ... and its vectorized strips emitted for AVX-512 (32 lanes)
+SCHEDULES16_AVX512 = {
+    "vec512_strips": _once(lambda: vectorized(
+        algo=blur16, avx512=True).rename("blur16_vec512_strips")),
+    "vec512_strips_par": _once(lambda: vectorized(
+        algo=blur16, avx512=True, parallel=True).rename(
+            "blur16_vec512_strips_par"))}

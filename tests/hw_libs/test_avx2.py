@@ -25,7 +25,7 @@ from exo_hl.hw_libs.avx2 import (
     AVX2, INSTRS, mm256_add_epi16, mm256_add_ps, mm256_avg_epu16,
     mm256_broadcast_ss, mm256_fmadd_bcst_ps, mm256_fmadd_ps,
     mm256_loadu_epi16, mm256_loadu_ps, mm256_maskload_ps, mm256_maskstore_ps,
-    mm256_max_ps, mm256_mean3_epu16, mm256_mul_ps, mm256_mulhi_epu16, mm256_prefix_add_ps,
+    mm256_max_ps, mm256_mean3_epu16, mm256_mean3_wrap_epu16, mm256_mul_ps, mm256_mulhi_epu16, mm256_prefix_add_ps,
     mm256_prefix_fmadd_bcst_ps, mm256_prefix_fmadd_ps, mm256_prefix_mul_ps,
     mm256_prefix_store_ps, mm256_reduce_add_ps,
     mm256_set1_epi16, mm256_setzero_ps, mm256_srli_epi16, mm256_storeu_epi16,
@@ -251,10 +251,25 @@ def w_mean3(n: size, a: ui16[n, 16] @ DRAM, b: ui16[n, 16] @ DRAM,
 
 
 
+@proc
+def w_mean3_wrap(n: size, a: ui16[n, 16] @ DRAM, b: ui16[n, 16] @ DRAM,
+                 c: ui16[n, 16] @ DRAM, y: ui16[n, 16] @ DRAM):
+    for r in seq(0, n):
+        ra: ui16[16] @ AVX2
+        rb: ui16[16] @ AVX2
+        rc: ui16[16] @ AVX2
+        rm: ui16[16] @ AVX2
+        mm256_loadu_epi16(ra, a[r, 0:16])
+        mm256_loadu_epi16(rb, b[r, 0:16])
+        mm256_loadu_epi16(rc, c[r, 0:16])
+        mm256_mean3_wrap_epu16(rm, ra, rb, rc)
+        mm256_storeu_epi16(y[r, 0:16], rm)
+
+
 WRAPPERS = (w_copy, w_maskload, w_maskstore, w_zero_bcst, w_arith, w_max,
             w_relu,
             w_reduce, w_copy16, w_int, w_srli, div3, box_blur3x3, w_prefix,
-            w_mean3)
+            w_mean3, w_mean3_wrap)
 
 
 # ---------------------------------------------------------------------------
@@ -511,6 +526,66 @@ def test_mean3_is_exact_on_the_full_range():
     _assert_same(outs, "y")
     want = (a.astype(np.int64) + b + c) // 3
     assert np.array_equal(outs[1]["y"], want)
+
+
+def test_mean3_wrap_is_exact_on_every_wrapped_sum():
+    """((a + b + c) % 65536) / 3 in four 16-bit operations: every one of
+    the 65536 wrapped sums (a runs over all of them, b + c adds 0 or wraps
+    past 65536), and random full-range data; by the intrinsics and by the
+    body, against numpy's uint16 arithmetic (which wraps)."""
+    x = np.arange(1 << 16, dtype=np.uint16).reshape(4096, 16)
+    rng = np.random.default_rng(5)
+    for b, c in ((np.zeros_like(x), np.zeros_like(x)),
+                 (np.full_like(x, 65535), np.full_like(x, 1)),
+                 (_u16(rng, 4096, 16), _u16(rng, 4096, 16))):
+        outs = _both(w_mean3_wrap, n=4096, a=x, b=b, c=c,
+                     y=np.zeros_like(x))
+        _assert_same(outs, "y")
+        assert np.array_equal(outs[1]["y"], (x + b + c) // np.uint16(3))
+    # the zero row above covered every 16-bit value: x / 3 exactly
+    assert np.array_equal(
+        ((x.astype(np.uint32) * 43691) >> 17).astype(np.uint16), x // 3)
+
+
+@proc
+def mean3_loop(a: ui16[16], b: ui16[16], c: ui16[16], y: ui16[16]):
+    for i in seq(0, 16):
+        y[i] = ((a[i] + b[i] + c[i]) % 65536) / 3
+
+
+@proc
+def mean3_exact_loop(a: ui16[16], b: ui16[16], c: ui16[16], y: ui16[16]):
+    for i in seq(0, 16):
+        y[i] = (a[i] + b[i] + c[i]) / 3
+
+
+def _in_registers(p):
+    for n in "abcy":
+        p = p.stage_mem(p.find_loop('i'), f"{n}[0:16]", f"r{n}")
+        p = p.set_memory(f"r{n}", AVX2)
+    for n in "abc":
+        p = p.replace(p.find(f"r{n}[_] = _").parent(), mm256_loadu_epi16)
+    return p.replace(p.find("_ = ry[_]").parent(), mm256_storeu_epi16)
+
+
+def test_mean3_wrap_replaces_its_expression_only():
+    """``replace`` proves the wrapped mean from its body; the exact mean
+    (no wrap: different above 65535) is refused."""
+    p = _in_registers(mean3_loop)
+    p = p.replace(p.find_loop('i'), mm256_mean3_wrap_epu16)
+    assert "mm256_mean3_wrap_epu16(ry[0:16], ra[0:16], rb[0:16], rc[0:16])" \
+        in str(p)
+    rng = np.random.default_rng(9)
+    a, b, c = (_u16(rng, 16) for _ in range(3))
+    outs = _both(p, a=a, b=b, c=c, y=np.zeros(16, np.uint16))
+    _assert_same(outs, "y")
+    assert np.array_equal(outs[1]["y"], (a + b + c) // np.uint16(3))
+    q = _in_registers(mean3_exact_loop)
+    with pytest.raises(SchedulingError):
+        q.replace(q.find_loop('i'), mm256_mean3_wrap_epu16)
+    r = _in_registers(mean3_loop)
+    with pytest.raises(SchedulingError):
+        r.replace(r.find_loop('i'), mm256_mean3_epu16)
 
 
 def test_mulhi_by_21846_is_not_division_by_3():

@@ -16,14 +16,15 @@ import numpy as np
 import pytest
 
 from exo_hl import (DRAM, MemGenError, SchedulingError, f32, proc,
-                    seq, size)
+                    seq, size, ui16)
 from exo_hl.hw_libs.avx512 import (
     AVX512, INSTRS, mm512_add_loadu_ps, mm512_add_ps, mm512_fmadd_bcst_ps,
     mm512_fmadd_ps, mm512_loadu_ps, mm512_mask_storeu_ps,
     mm512_maskz_loadu_ps, mm512_mul_ps, mm512_prefix_add_ps,
     mm512_prefix_fmadd_bcst_ps, mm512_prefix_fmadd_ps, mm512_prefix_mul_ps,
     mm512_prefix_storeu_ps, mm512_reduce_storeu_ps, mm512_set1_ps,
-    mm512_setzero_ps, mm512_storeu_ps, mm512_storeu_relu_ps)
+    mm512_setzero_ps, mm512_storeu_ps, mm512_storeu_relu_ps,
+    mm512_loadu_epi16, mm512_storeu_epi16, mm512_mean3_wrap_epu16)
 
 
 # ---------------------------------------------------------------------------
@@ -113,6 +114,21 @@ def w_prefix(m: size, x: f32[3, 16] @ DRAM, a: f32[4] @ DRAM,
     mm512_prefix_fmadd_bcst_ps(m, t, a[1:2], r[1, 0:16])  # t += a1 * x1
     mm512_storeu_ps(y[3, 0:16], t)
     mm512_prefix_storeu_ps(m, z[2:2 + m], t)
+
+
+@proc
+def w_mean3_wrap(n: size, a: ui16[n, 32] @ DRAM, b: ui16[n, 32] @ DRAM,
+                 c: ui16[n, 32] @ DRAM, y: ui16[n, 32] @ DRAM):
+    for r in seq(0, n):
+        ra: ui16[32] @ AVX512
+        rb: ui16[32] @ AVX512
+        rc: ui16[32] @ AVX512
+        rm: ui16[32] @ AVX512
+        mm512_loadu_epi16(ra, a[r, 0:32])
+        mm512_loadu_epi16(rb, b[r, 0:32])
+        mm512_loadu_epi16(rc, c[r, 0:32])
+        mm512_mean3_wrap_epu16(rm, ra, rb, rc)
+        mm512_storeu_epi16(y[r, 0:32], rm)
 
 
 def _ints(rng, *shape):
@@ -222,6 +238,57 @@ def test_arithmetic_instructions():
     assert np.array_equal(outs[1]["y"], np.array(want))
 
 
+def test_mean3_wrap_is_exact_on_every_wrapped_sum():
+    """The 32-lane twin of ``mm256_mean3_wrap_epu16``: every 16-bit sum
+    (a over all 65536 values, b + c adding 0 or wrapping), and random
+    full-range data, by the intrinsics and by the body."""
+    x = np.arange(1 << 16, dtype=np.uint16).reshape(2048, 32)
+    rng = np.random.default_rng(6)
+    for b, c in ((np.zeros_like(x), np.zeros_like(x)),
+                 (np.full_like(x, 65535), np.full_like(x, 1)),
+                 (rng.integers(0, 1 << 16, x.shape).astype(np.uint16),
+                  rng.integers(0, 1 << 16, x.shape).astype(np.uint16))):
+        outs = _both(w_mean3_wrap, n=2048, a=x, b=b, c=c,
+                     y=np.zeros_like(x))
+        _assert_same(outs, "y")
+        assert np.array_equal(outs[1]["y"], (x + b + c) // np.uint16(3))
+
+
+@proc
+def mean3_loop(a: ui16[32], b: ui16[32], c: ui16[32], y: ui16[32]):
+    for i in seq(0, 32):
+        y[i] = ((a[i] + b[i] + c[i]) % 65536) / 3
+
+
+@proc
+def mean3_exact_loop(a: ui16[32], b: ui16[32], c: ui16[32], y: ui16[32]):
+    for i in seq(0, 32):
+        y[i] = (a[i] + b[i] + c[i]) / 3
+
+
+def test_mean3_wrap_replace_proves_its_body():
+    """``replace`` selects the 16-bit loads, stores and the wrapped mean;
+    the exact mean (no wrap) is refused."""
+    def regs(p):
+        for n in "abcy":
+            p = p.stage_mem(p.find_loop('i'), f"{n}[0:32]", f"r{n}")
+            p = p.set_memory(f"r{n}", AVX512)
+        for n in "abc":
+            p = p.replace(p.find(f"r{n}[_] = _").parent(), mm512_loadu_epi16)
+        return p.replace(p.find("_ = ry[_]").parent(), mm512_storeu_epi16)
+    p = regs(mean3_loop)
+    p = p.replace(p.find_loop('i'), mm512_mean3_wrap_epu16)
+    rng = np.random.default_rng(8)
+    a, b, c = (rng.integers(0, 1 << 16, 32).astype(np.uint16)
+               for _ in range(3))
+    outs = _both(p, a=a, b=b, c=c, y=np.zeros(32, np.uint16))
+    _assert_same(outs, "y")
+    assert np.array_equal(outs[1]["y"], (a + b + c) // np.uint16(3))
+    q = regs(mean3_exact_loop)
+    with pytest.raises(SchedulingError):
+        q.replace(q.find_loop('i'), mm512_mean3_wrap_epu16)
+
+
 def test_masked_precondition_is_checked():
     """``m <= 16`` must be provable where the masked load is called."""
     from exo_hl import BoundsError
@@ -295,7 +362,7 @@ def _templates_compile(flags):
     import tempfile
     with tempfile.TemporaryDirectory() as d:
         compile_procs([w_copy, w_masked, w_mask_store, w_zero, w_set1,
-                       w_arith, w_prefix, w_relu], d, "avx")
+                       w_arith, w_prefix, w_relu, w_mean3_wrap], d, "avx")
         r = subprocess.run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror",
                             *flags, "-c", "avx.c"], cwd=d,
                            capture_output=True, text=True)
@@ -312,7 +379,7 @@ def test_templates_compile_warning_free(flags):
 def test_every_instruction_is_exercised():
     used = set()
     for w in (w_copy, w_masked, w_mask_store, w_zero, w_set1, w_arith,
-              w_prefix, w_relu):
+              w_prefix, w_relu, w_mean3_wrap):
         used |= {n for n in w.c_code_str().split() if n.startswith("_mm512")}
     text = " ".join(p.ir().instr.c_template for p in INSTRS)
     for name in {n.split("(")[0] for n in text.split() if "_mm512" in n}:

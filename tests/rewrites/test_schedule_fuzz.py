@@ -149,7 +149,23 @@ def mix(N: size, x: f32[N + 2], y: f32[N + 2]):
     w: f32[4]                           # never used
 
 
-PROCS = [gemm, stencil, matvec, branchy, caller, pipeline, hoist, temps, mix]
+@proc
+def staged(N: size, x: f32[N + 2], y: f32[N]):
+    t: f32[N + 2]                       # a producer nest to inline
+    for i in seq(0, N + 2):
+        t[i] = x[i] * 2.0
+    for i in seq(0, N):
+        y[i] = t[i] + t[i + 1] + t[i + 2]
+    u: f32[2, N]                        # a 2-d temporary to rearrange
+    for k in seq(0, 2):
+        for i in seq(0, N):
+            u[k, i] = y[i] + x[i + k]
+    for i in seq(0, N):
+        y[i] = u[0, i] * u[1, i]
+
+
+PROCS = [gemm, stencil, matvec, branchy, caller, pipeline, hoist, temps, mix,
+         staged]
 
 
 # ----------------------------------------------------------------------
@@ -369,9 +385,18 @@ def random_step(p, rng: random.Random, fresh):
                         dims.append(full)
                     else:
                         dims.append(f"{e}:{e} + 1")
+                edge = rng.random() < .35
+                if edge:
+                    # a window that may run past the buffer's end (or
+                    # start): staged with guarded loads and stores
+                    d = rng.randrange(len(idx))
+                    e = expr_to_str(idx[d])
+                    lo = pick([e, e, f"{e} - 1", "0"])
+                    dims[d] = f"{lo}:{lo} + {pick([2, 3, 4])}"
                 win = f"{buf}[{', '.join(dims)}]"
                 accum = rng.random() < 0.3
-                ops.append((f"stage_mem({win}, accum={accum})", p.stage_mem,
+                op = "stage_mem[edge]" if edge else "stage_mem"
+                ops.append((f"{op}({win}, accum={accum})", p.stage_mem,
                             (c, win, fresh("s")), {"accum": accum}))
     if stmts:
         S = pick(stmts)
@@ -427,10 +452,22 @@ def random_step(p, rng: random.Random, fresh):
 
 def _buffer_expr_ops(p, rng, stmts, loops, ifs, allocs, cur):
     """Draws of sink_alloc, delete_buffer, eliminate_dead_code,
-    inline_assign, commute_expr, merge_writes, rewrite_expr, reuse_buffer
-    and resize_dim (targets mostly plausible, parameters sometimes not)."""
+    inline_assign, inline_loop, commute_expr, merge_writes, rewrite_expr,
+    reuse_buffer, resize_dim and rearrange_dim (targets mostly plausible,
+    parameters sometimes not)."""
     pick = rng.choice
     ops = []
+    if loops:
+        # mostly a producer nest: loops down to one indexed assignment
+        def producer(t):
+            s = t[1]
+            while len(s.body) == 1 and isinstance(s.body[0], IR.For):
+                s = s.body[0]
+            return (len(s.body) == 1 and isinstance(s.body[0], IR.Assign)
+                    and bool(s.body[0].idx))
+        nests = [t for t in loops if producer(t)]
+        L = pick(nests) if nests and rng.random() < .85 else pick(loops)
+        ops.append(("inline_loop", p.inline_loop, (cur(L), ), {}))
     if allocs:
         A = pick(allocs)
         ops.append(("sink_alloc", p.sink_alloc, (cur(A), ), {}))
@@ -453,6 +490,14 @@ def _buffer_expr_ops(p, rng, stmts, loops, ifs, allocs, cur):
             ops.append((f"resize_dim({dim}, {size}, {off}, fold={fold})",
                         p.resize_dim, (cur(Tn), dim, size, off),
                         {"fold": fold}))
+            Tr = pick(tens)
+            perm = list(range(len(Tr[1].type.hi)))
+            rng.shuffle(perm)
+            if rng.random() < .3:    # not a permutation: must be refused
+                perm = pick([perm + [len(perm)], perm[:-1] or [1],
+                             [0] * (len(perm) + 1), [-1] + perm[1:]])
+            ops.append((f"rearrange_dim({perm})", p.rearrange_dim,
+                        (cur(Tr), perm), {}))
     dead = ifs + loops
     if dead:
         ops.append(("eliminate_dead_code", p.eliminate_dead_code,

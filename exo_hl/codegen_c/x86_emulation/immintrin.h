@@ -7,7 +7,8 @@
  * replace it:
  *   - masked loads and stores touch only the active lanes (SIMDe reads all
  *     16 lanes, and its masked store writes zeros to the inactive ones);
- *   - _mm512_reduce_add_ps exists (SIMDe has no native alias for it).
+ *   - _mm512_reduce_add_ps exists (SIMDe has no native alias for it);
+ *   - _mm512_mulhi_epu16 (AVX-512BW) exists (SIMDe has none).
  */
 #ifndef EXO_HL_X86_EMULATION_IMMINTRIN_H
 #define EXO_HL_X86_EMULATION_IMMINTRIN_H
@@ -70,5 +71,23 @@ static inline float exo_hl_emu_mm512_reduce_add_ps(simde__m512 a) {
 #define _mm512_reduce_add_ps(a) exo_hl_emu_mm512_reduce_add_ps(a)
 
 #endif /* !SIMDE_X86_AVX512F_NATIVE */
+
+#if !defined(SIMDE_X86_AVX512BW_NATIVE)
+
+/* the high 16 bits of each unsigned 16 x 16-bit product */
+static inline simde__m512i
+exo_hl_emu_mm512_mulhi_epu16(simde__m512i a, simde__m512i b) {
+    uint16_t x[32], y[32];
+    simde_mm512_storeu_si512(x, a);
+    simde_mm512_storeu_si512(y, b);
+    for (int i = 0; i < 32; i++)
+        x[i] = (uint16_t)(((uint32_t)x[i] * (uint32_t)y[i]) >> 16);
+    return simde_mm512_loadu_si512(x);
+}
+
+#undef _mm512_mulhi_epu16
+#define _mm512_mulhi_epu16(a, b) exo_hl_emu_mm512_mulhi_epu16(a, b)
+
+#endif /* !SIMDE_X86_AVX512BW_NATIVE */
 
 #endif /* EXO_HL_X86_EMULATION_IMMINTRIN_H */

@@ -570,6 +570,25 @@ def mm256_mean3_epu16(dst: [ui16][16] @ AVX2, a: [ui16][16] @ AVX2,
         dst[i] = (a[i] + b[i] + c[i]) / 3
 
 
+@instr("{dst_data} = _mm256_srli_epi16(_mm256_mulhi_epu16(_mm256_add_epi16("
+       "_mm256_add_epi16({a_data}, {b_data}), {c_data}), "
+       "_mm256_set1_epi16((short)-21845)), 1);", _INCLUDE, cpu_features=_AVX)
+def mm256_mean3_wrap_epu16(dst: [ui16][16] @ AVX2, a: [ui16][16] @ AVX2,
+                           b: [ui16][16] @ AVX2, c: [ui16][16] @ AVX2):
+    """``dst = ((a + b + c) % 65536) / 3`` lane-wise: the sum wraps modulo
+    2**16 as in 16-bit arithmetic (Halide's ``apps/blur`` stage), then is
+    divided by 3 exactly with ``mulhi(·, 43691) >> 1``. Four operations.
+
+    >>> p = p.replace(p.find_loop('xi'), mm256_mean3_wrap_epu16)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    assert stride(c, 0) == 1
+    for i in seq(0, 16):
+        dst[i] = ((a[i] + b[i] + c[i]) % 65536) / 3
+
+
 INSTRS = (mm256_loadu_ps, mm256_storeu_ps, mm256_storeu_relu_ps,
           mm256_maskload_ps,
           mm256_maskstore_ps, mm256_setzero_ps, mm256_broadcast_ss,
@@ -579,4 +598,5 @@ INSTRS = (mm256_loadu_ps, mm256_storeu_ps, mm256_storeu_relu_ps,
           mm256_add_epi16, mm256_avg_epu16, mm256_mulhi_epu16,
           mm256_srli_epi16, mm256_prefix_store_ps, mm256_prefix_add_ps,
           mm256_prefix_mul_ps, mm256_prefix_fmadd_ps,
-          mm256_prefix_fmadd_bcst_ps, mm256_mean3_epu16)
+          mm256_prefix_fmadd_bcst_ps, mm256_mean3_epu16,
+          mm256_mean3_wrap_epu16)

@@ -6,7 +6,9 @@ from .lib import (AVX512, INSTRS, mm512_add_loadu_ps, mm512_add_ps,
                   mm512_prefix_fmadd_ps, mm512_prefix_mul_ps,
                   mm512_prefix_storeu_ps,
                   mm512_reduce_storeu_ps, mm512_set1_ps, mm512_setzero_ps,
-                  mm512_storeu_ps, mm512_storeu_relu_ps)
+                  mm512_storeu_ps, mm512_storeu_relu_ps,
+                  mm512_loadu_epi16, mm512_storeu_epi16,
+                  mm512_mean3_wrap_epu16)
 
 __all__ = ["AVX512", "INSTRS", "mm512_add_loadu_ps", "mm512_add_ps",
            "mm512_fmadd_bcst_ps", "mm512_fmadd_ps", "mm512_loadu_ps",
@@ -15,4 +17,6 @@ __all__ = ["AVX512", "INSTRS", "mm512_add_loadu_ps", "mm512_add_ps",
            "mm512_prefix_fmadd_ps", "mm512_prefix_mul_ps",
            "mm512_prefix_storeu_ps",
            "mm512_reduce_storeu_ps", "mm512_set1_ps", "mm512_setzero_ps",
-           "mm512_storeu_ps", "mm512_storeu_relu_ps"]
+           "mm512_storeu_ps", "mm512_storeu_relu_ps",
+           "mm512_loadu_epi16", "mm512_storeu_epi16",
+           "mm512_mean3_wrap_epu16"]

@@ -9,21 +9,23 @@ what ``replace`` matches); its template is the intrinsic emitted in C.
 """
 from __future__ import annotations
 
-from exo_hl import DRAM, f32, instr, seq, size
+from exo_hl import DRAM, f32, instr, seq, size, ui16
 from exo_hl import stride  # noqa: F401  (used inside instruction bodies)
 from exo_hl.hw_libs.vector_registers import VectorRegisters
 
 LANES = 16  # f32 lanes of one zmm register
+LANES16 = 32  # ui16 lanes of one zmm register
 
 # Emitted once per generated .c file. Every instruction and the register
 # memory declare ``avx512f``, so the functions using them are compiled for
 # AVX-512 by their own target attribute whatever the build's flags are.
 _INCLUDE = "#include <immintrin.h>\n"
 _FEATURES = {"avx512f"}
+_FEATURES_BW = {"avx512f", "avx512bw"}   # 16-bit lanes
 
 
 class AVX512(VectorRegisters):
-    """16-float vector registers (``__m512``).
+    """16-float vector registers (``__m512``), and 32 x ui16 (``__m512i``).
 
     A buffer's last dimension must be exactly 16 and its other sizes
     constant: ``t: f32[16]`` is one register, ``t: f32[6, 4, 16]`` an array
@@ -33,7 +35,8 @@ class AVX512(VectorRegisters):
     >>> p = p.set_memory('C_reg', AVX512)      # C_reg: f32[6, 16] -> 6 registers
     """
 
-    registers = {"float": ("__m512", LANES)}
+    registers = {"float": ("__m512", LANES),
+                 "uint16_t": ("__m512i", LANES16)}
     cpu_features = frozenset(_FEATURES)
 
 
@@ -333,10 +336,60 @@ def mm512_prefix_fmadd_bcst_ps(m: size, dst: [f32][16] @ AVX512,
             dst[i] += a[0] * b[i]
 
 
+# ---------------------------------------------------------------------------
+# ui16: 32 lanes in __m512i (Halide's 16-bit blur)
+
+@instr("{dst_data} = _mm512_loadu_si512((const void *)&{src_data});",
+       _INCLUDE, cpu_features=_FEATURES)
+def mm512_loadu_epi16(dst: [ui16][32] @ AVX512, src: [ui16][32] @ DRAM):
+    """``dst = src``: 32 ui16 lanes, unaligned.
+
+    >>> p = p.replace(p.find_loop('xi'), mm512_loadu_epi16)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(src, 0) == 1
+    for i in seq(0, 32):
+        dst[i] = src[i]
+
+
+@instr("_mm512_storeu_si512((void *)&{dst_data}, {src_data});", _INCLUDE,
+       cpu_features=_FEATURES)
+def mm512_storeu_epi16(dst: [ui16][32] @ DRAM, src: [ui16][32] @ AVX512):
+    """``dst = src``: 32 ui16 lanes, unaligned.
+
+    >>> p = p.replace(p.find_loop('xi'), mm512_storeu_epi16)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(src, 0) == 1
+    for i in seq(0, 32):
+        dst[i] = src[i]
+
+
+@instr("{dst_data} = _mm512_srli_epi16(_mm512_mulhi_epu16(_mm512_add_epi16("
+       "_mm512_add_epi16({a_data}, {b_data}), {c_data}), "
+       "_mm512_set1_epi16((short)-21845)), 1);", _INCLUDE,
+       cpu_features=_FEATURES_BW)
+def mm512_mean3_wrap_epu16(dst: [ui16][32] @ AVX512, a: [ui16][32] @ AVX512,
+                           b: [ui16][32] @ AVX512, c: [ui16][32] @ AVX512):
+    """``dst = ((a + b + c) % 65536) / 3`` lane-wise: a sum wrapping modulo
+    2**16, divided by 3 exactly as ``mulhi(·, 43691) >> 1`` (the AVX-512
+    twin of ``mm256_mean3_wrap_epu16``; needs AVX-512BW).
+
+    >>> p = p.replace(p.find_loop('xi'), mm512_mean3_wrap_epu16)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    assert stride(c, 0) == 1
+    for i in seq(0, 32):
+        dst[i] = ((a[i] + b[i] + c[i]) % 65536) / 3
+
+
 INSTRS = (mm512_loadu_ps, mm512_storeu_ps, mm512_storeu_relu_ps,
           mm512_maskz_loadu_ps,
           mm512_mask_storeu_ps, mm512_setzero_ps, mm512_set1_ps,
           mm512_fmadd_ps, mm512_fmadd_bcst_ps, mm512_add_ps, mm512_mul_ps,
           mm512_add_loadu_ps, mm512_reduce_storeu_ps, mm512_prefix_storeu_ps,
           mm512_prefix_add_ps, mm512_prefix_mul_ps, mm512_prefix_fmadd_ps,
-          mm512_prefix_fmadd_bcst_ps)
+          mm512_prefix_fmadd_bcst_ps,
+          mm512_loadu_epi16, mm512_storeu_epi16, mm512_mean3_wrap_epu16)
