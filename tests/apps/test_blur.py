@@ -42,17 +42,21 @@ def data():
 
 @pytest.mark.parametrize("name", sorted(SCHEDULES))
 def test_schedule_is_bit_exact(name, data):
-    H, W, inp, want = data
-    p = SCHEDULES[name]()
+    H, W, inp, _ = data
+    _check_bit_exact(SCHEDULES[name](), name, inp, H, W, reference)
+
+
+def _check_bit_exact(p, name, inp, H, W, ref):
+    """``p`` compiled equals ``ref`` on the whole image, and interpreted on
+    a smaller one (one strip)."""
     out = np.zeros((H, W), np.uint16)
     p.compile(openmp=name.endswith("_par"))(H, W, inp, out)
-    assert np.array_equal(out, want), name
-    # the interpreter agrees on a smaller image (one strip)
+    assert np.array_equal(out, ref(inp, H, W)), name
     h, w = 32, 32
     small = inp[:h + 2, :w + 2].copy()
     out = np.zeros((h, w), np.uint16)
     p.interpret(H=h, W=w, inp=small, out=out)
-    assert np.array_equal(out, reference(small, h, w)), name
+    assert np.array_equal(out, ref(small, h, w)), name
 
 
 _ALL16 = {**SCHEDULES16, **SCHEDULES16_AVX512}
@@ -67,15 +71,7 @@ def test_halide16_schedule_is_bit_exact(name, data):
     inp = inp[:, :W + 2].copy()
     want = reference16(inp, H, W)
     assert not np.array_equal(want, reference(inp, H, W))   # sums wrapped
-    p = _ALL16[name]()
-    out = np.zeros((H, W), np.uint16)
-    p.compile(openmp=name.endswith("_par"))(H, W, inp, out)
-    assert np.array_equal(out, want), name
-    h, w = 32, 32
-    small = inp[:h + 2, :w + 2].copy()
-    out = np.zeros((h, w), np.uint16)
-    p.interpret(H=h, W=w, inp=small, out=out)
-    assert np.array_equal(out, reference16(small, h, w)), name
+    _check_bit_exact(_ALL16[name](), name, inp, H, W, reference16)
 
 
 def test_the_algorithms_agree_up_to_21845():
