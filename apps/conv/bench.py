@@ -62,15 +62,12 @@ BLAS_NOTES = configure_blas()        # before numpy is imported
 import numpy as np  # noqa: E402
 
 from apps.common.peak import PeakUnavailable, fma_peak  # noqa: E402
+from apps.common.timing import add_timing_args, best_times  # noqa: E402
 from apps.conv.api import RawKernel, choose_isa, compiled  # noqa: E402
 from apps.conv.reference import im2col_conv, reference  # noqa: E402
 from apps.conv.schedule import (HALIDE_SIZES, flops,  # noqa: E402
                                 specialized)
 
-#: ``--clock``: wall time, or the CPU time of the process divided by the
-#: thread count (leaves out other processes' time slices on a busy
-#: machine, not their cache traffic)
-CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 NAMES = ("exo_hl", "onnxruntime", "im2col_blas")
 
@@ -121,36 +118,6 @@ class OnnxConv:
 
     def __call__(self, x_nchw):
         return self.session.run(None, {"x": x_nchw})[0]
-
-
-def _sample(fn, inner, clock, div):
-    t = clock()
-    for _ in range(inner):
-        fn()
-    return (clock() - t) / inner / div
-
-
-def best_times(fns, reps, clock="wall", threads=1, min_time=0.02,
-               settle=0.0):
-    """Best seconds per call of each of ``fns``, sampled in turn, with a
-    pause of ``settle`` seconds before each sample: the thread pools of the
-    previous implementation (OpenBLAS's spin for about 0.1 s after a call,
-    ONNX Runtime's a while too) stop spinning instead of taking cores from
-    the next one; under ``--clock cpu`` their spinning would even be
-    charged to it, since they are threads of this process."""
-    c = CLOCKS[clock]
-    div = threads if clock == "cpu" else 1
-    inner = []
-    for fn in fns:
-        t0 = _sample(fn, 1, time.perf_counter, 1)
-        inner.append(max(1, min(1000, int(min_time / max(t0, 1e-7)))))
-    best = [math.inf] * len(fns)
-    for _ in range(reps):
-        for i, fn in enumerate(fns):
-            if settle > 0:
-                time.sleep(settle)
-            best[i] = min(best[i], _sample(fn, inner[i], c, div))
-    return best
 
 
 def measure(kernels, sizes, threads, reps, peak1, isa, clock, blas,
@@ -269,15 +236,7 @@ def main(argv=None):
                     help="auto (the best this CPU has), avx2 or avx512")
     ap.add_argument("--threads", type=int, nargs="+", default=[1],
                     help="thread counts (default 1)")
-    ap.add_argument("--reps", type=int, default=5,
-                    help="samples per implementation (best is kept)")
-    ap.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
-                    help="wall time, or process CPU time / threads "
-                    "(steadier on a busy machine)")
-    ap.add_argument("--settle", type=float, default=0.3, metavar="SECONDS",
-                    help="pause before each sample with more than one "
-                    "thread, so the previous implementation's thread pool "
-                    "stops spinning (default 0.3; 0 for none)")
+    add_timing_args(ap, "implementation")
     ap.add_argument("--size", type=int, nargs=5, default=None,
                     metavar=("N", "H", "W", "IC", "OC"),
                     help="layer size (output H x W; default Halide's "

@@ -54,6 +54,7 @@ BLAS_NOTES = configure_blas()        # before numpy is imported
 import numpy as np  # noqa: E402
 
 from apps.common.peak import PeakUnavailable, fma_peak  # noqa: E402
+from apps.common.timing import add_timing_args, best_times  # noqa: E402
 from apps.sgemm.api import choose_isa, compiled  # noqa: E402
 
 SQUARES = (64, 128, 256, 384, 512, 768, 1024, 1536, 2048)
@@ -78,41 +79,6 @@ def all_shapes():
         if s not in out:
             out.append(s)
     return out
-
-
-#: ``--clock``: wall time, or the CPU time of the process divided by the
-#: thread count (every thread of ours and of OpenBLAS is in this process;
-#: threads waiting at a barrier spin, so on an idle machine both agree):
-#: on a machine shared with other work it leaves out the time slices
-#: other processes take, though not their cache and memory traffic
-CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
-
-
-def _sample(fn, inner, clock, threads):
-    t = clock()
-    for _ in range(inner):
-        fn()
-    return (clock() - t) / inner / threads
-
-
-def time_pair(ours, theirs, reps, clock="wall", threads=1, min_time=0.02,
-              settle=0.0):
-    """Best seconds per call of each, sampled alternately, each sample after
-    a pause of ``settle`` seconds: OpenBLAS's threads (and OpenMP's) spin
-    for a while after a call, and would otherwise take a core from the
-    next sample (under ``--clock cpu`` they would even be charged to it,
-    being threads of this process)."""
-    c = CLOCKS[clock]
-    div = threads if clock == "cpu" else 1
-    t0 = _sample(ours, 1, time.perf_counter, 1)
-    inner = max(1, min(1000, int(min_time / max(t0, 1e-7))))
-    best = [math.inf, math.inf]
-    for _ in range(reps):
-        for i, fn in enumerate((ours, theirs)):
-            if settle > 0:
-                time.sleep(settle)
-            best[i] = min(best[i], _sample(fn, inner, c, div))
-    return best
 
 
 def check(kernel, blas, m, n, k, rng):
@@ -142,10 +108,10 @@ def measure(kernel, blas, shapes, threads, reps, peak1, isa, emulated,
             B = rng.standard_normal((k, n), dtype=np.float32)
             C1 = np.zeros((m, n), np.float32)
             C2 = np.zeros((m, n), np.float32)
-            ours, theirs = time_pair(lambda: kernel(m, n, k, A, B, C1),
-                                     lambda: blas.sgemm(A, B, C2), reps,
-                                     clock, t,
-                                     settle=settle if t > 1 else 0.0)
+            ours, theirs = best_times(
+                (lambda: kernel(m, n, k, A, B, C1),
+                 lambda: blas.sgemm(A, B, C2)), reps, clock, t,
+                settle=settle if t > 1 else 0.0)
             flops = 2.0 * m * n * k
             g1, g2 = flops / ours / 1e9, flops / theirs / 1e9
             peak = peak1 * t if peak1 else None
@@ -233,15 +199,7 @@ def main(argv=None):
                     help="auto (the best this CPU has), avx2 or avx512")
     ap.add_argument("--threads", type=int, nargs="+", default=None,
                     help="thread counts (default 1 2; --quick: 1)")
-    ap.add_argument("--reps", type=int, default=5,
-                    help="samples per kernel and shape (best is kept)")
-    ap.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
-                    help="wall time, or process CPU time / threads "
-                    "(steadier on a busy machine)")
-    ap.add_argument("--settle", type=float, default=0.3, metavar="SECONDS",
-                    help="pause before each sample with more than one "
-                    "thread, so the previous library's threads stop "
-                    "spinning (default 0.3; 0 for none)")
+    add_timing_args(ap, "kernel and shape")
     ap.add_argument("--shapes", nargs="+", default=None, metavar="MxNxK",
                     help="shapes to run instead of the default set")
     ap.add_argument("--json", metavar="FILE", help="write the rows as JSON")

@@ -1,0 +1,60 @@
+"""Interleaved best-of timing shared by the app benchmarks.
+
+Implementations are sampled in turn, so load from other processes hits
+all of them alike; the best sample of each is kept.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+#: ``--clock``: wall time, or the CPU time of the process divided by the
+#: thread count (every thread of ours and of the libraries is in this
+#: process): it leaves out other processes' time slices on a busy machine,
+#: though not their cache and memory traffic
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def _sample(fn, inner, clock, div):
+    t = clock()
+    for _ in range(inner):
+        fn()
+    return (clock() - t) / inner / div
+
+
+def best_times(fns, reps, clock="wall", threads=1, min_time=0.02,
+               settle=0.0):
+    """Best seconds per call of each of ``fns``, sampled in turn (a sample
+    repeats the call for at least ``min_time``), with a pause of
+    ``settle`` seconds before each sample: the thread pools of the
+    previous implementation (OpenBLAS's spin for about 0.1 s after a call,
+    ONNX Runtime's and OpenMP's a while too) stop spinning instead of
+    taking cores from the next one; under ``--clock cpu`` their spinning
+    would even be charged to it, since they are threads of this process."""
+    c = CLOCKS[clock]
+    div = threads if clock == "cpu" else 1
+    inner = []
+    for fn in fns:
+        t0 = _sample(fn, 1, time.perf_counter, 1)
+        inner.append(max(1, min(1000, int(min_time / max(t0, 1e-7)))))
+    best = [math.inf] * len(fns)
+    for _ in range(reps):
+        for i, fn in enumerate(fns):
+            if settle > 0:
+                time.sleep(settle)
+            best[i] = min(best[i], _sample(fn, inner[i], c, div))
+    return best
+
+
+def add_timing_args(ap, what):
+    """``--reps``, ``--clock`` and ``--settle`` on the parser ``ap``;
+    ``what`` names the things timed (e.g. ``'kernel and shape'``)."""
+    ap.add_argument("--reps", type=int, default=5,
+                    help=f"samples per {what} (best is kept)")
+    ap.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                    help="wall time, or process CPU time / threads "
+                    "(steadier on a busy machine)")
+    ap.add_argument("--settle", type=float, default=0.3, metavar="SECONDS",
+                    help="pause before each sample with more than one "
+                    "thread, so the previous implementation's threads "
+                    "stop spinning (default 0.3; 0 for none)")
