@@ -19,6 +19,7 @@ from exo_hl import proc, seq, size, ui16
 from exo_hl.stdlib import compute_at, store_at
 
 TILE = 32       # rows per tile of the tiled schedules
+PAD = 32        # pixels of padding per row of bx in the vectorized ones
 
 
 @proc
@@ -159,13 +160,20 @@ def _vec_stage(p, loop, tag, wrap=False, avx512=False):
     return p.replace(p.find(f"_ = {names[3]}[_]").parent(), store)
 
 
-def vectorized(base=sliding_tiles, algo=blur, avx512=False, **kw):
+def vectorized(base=sliding_tiles, algo=blur, avx512=False, pad=PAD, **kw):
     """``base`` with both stages' row loops vectorized by 16 ui16 lanes
     (AVX2: three loads, ``mm256_mean3_epu16`` or, for ``blur16``,
     ``mm256_mean3_wrap_epu16``, one store per 16 pixels); ``avx512`` (for
     ``blur16``): by 32 lanes with ``mm512_mean3_wrap_epu16``. The row loop
-    of the window's new ``bx`` row and that of the output row are fused."""
+    of the window's new ``bx`` row and that of the output row are fused.
+
+    ``bx``'s rows are padded by ``pad`` pixels (``resize_dim``): with
+    ``W`` a multiple of 2048, unpadded rows lie a multiple of 4 KiB apart,
+    so the loads of one row alias, in the CPU's store-forwarding check,
+    the store just made to another (4K aliasing) and stall."""
     p = base(algo=algo, **kw)
+    if pad:
+        p = p.resize_dim('bx', 1, f"W + {pad}", 0)
     for k, loop in enumerate(('xb', 'xb', 'x')):   # first rows, row, output
         p = _vec_stage(p, loop, f"v{k}", wrap=algo is blur16, avx512=avx512)
     # one pass over the columns per output row: the new row of bx and the

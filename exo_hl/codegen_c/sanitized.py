@@ -27,7 +27,7 @@ import tempfile
 import numpy as np
 
 from ..core_ir.buffers import written_buffers
-from ..core_ir.call_args import check_call_args
+from ..core_ir.call_args import CallPlan
 from ..core_ir.types import (C_TYPES, is_control, is_real_scalar, is_window)
 from ..errors import SanitizerError
 from . import build_cache
@@ -237,6 +237,7 @@ class SanitizedProcedure:
             raise TypeError(f"'{ir.name}' is an @instr: it has no C function "
                             f"of its own to compile")
         self.proc = ir
+        self._plan = CallPlan(ir)
         self.name = ir.name
         plan = FeaturePlan(ir, emulate)
         self.cpu_features = plan.needed
@@ -300,9 +301,9 @@ class SanitizedProcedure:
     # -- calling
     def __call__(self, *args, **kwargs):
         check_host(self.name, self.cpu_features, self.missing_features)
-        checked = check_call_args(self.proc, args, kwargs,
-                                  int_bits=self._int_bits,
-                                  read_config=self.get_config)
+        checked = self._plan.check(args, kwargs,
+                                   int_bits=self._int_bits,
+                                   read_config=self.get_config)
         with tempfile.TemporaryDirectory(prefix="exo_hl_san_") as tmp:
             lines = [self._scalar_text(v) for v in self._config.values()]
             staged = {}

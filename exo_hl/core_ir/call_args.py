@@ -38,15 +38,17 @@ class CheckedArgs:
     for control parameters, a numpy array for buffers and data scalars
     (a 0-d or 1-element array for the latter). ``env`` maps control
     parameter symbols to their values, ``strides`` buffer symbols to their
-    element strides.
+    element strides, ``addresses[i]`` the data address of a buffer
+    parameter's array (None for control parameters).
     """
 
-    __slots__ = ("values", "env", "strides")
+    __slots__ = ("values", "env", "strides", "addresses")
 
-    def __init__(self, values, env, strides):
+    def __init__(self, values, env, strides, addresses=None):
         self.values = values
         self.env = env
         self.strides = strides
+        self.addresses = addresses
 
 
 def _fail(pname, msg, exc=TypeError):
@@ -117,6 +119,130 @@ def _no_config(config, field):
     return 0
 
 
+def compile_control(e):
+    """``e`` as a Python function of ``(env, strides, read_config)`` with
+    the value ``eval_control`` gives: built once per procedure, so a call
+    evaluates its shapes and preconditions without walking the IR."""
+    if isinstance(e, IR.Const):
+        val = e.val
+        return lambda env, strides, rc: val
+    if isinstance(e, IR.Read):
+        name = e.name
+        return lambda env, strides, rc: env[name]
+    if isinstance(e, IR.USub):
+        f = compile_control(e.arg)
+        return lambda env, strides, rc: -f(env, strides, rc)
+    if isinstance(e, IR.Not):
+        f = compile_control(e.arg)
+        return lambda env, strides, rc: not f(env, strides, rc)
+    if isinstance(e, IR.StrideExpr):
+        name, dim = e.name, e.dim
+        return lambda env, strides, rc: strides[name][dim]
+    if isinstance(e, IR.ReadConfig):
+        cfg, field = e.config, e.field
+        return lambda env, strides, rc: rc(cfg, field)
+    if isinstance(e, IR.BinOp):
+        f, g = compile_control(e.lhs), compile_control(e.rhs)
+        if e.op == "and":
+            return lambda env, st, rc: f(env, st, rc) and g(env, st, rc)
+        if e.op == "or":
+            return lambda env, st, rc: f(env, st, rc) or g(env, st, rc)
+        op = _CONTROL_OPS[e.op]
+        return lambda env, st, rc: op(f(env, st, rc), g(env, st, rc))
+    raise TypeError(f"cannot evaluate {type(e).__name__} as a control value")
+
+
+def _reads_config(e) -> bool:
+    if isinstance(e, IR.ReadConfig):
+        return True
+    if isinstance(e, IR.BinOp):
+        return _reads_config(e.lhs) or _reads_config(e.rhs)
+    if isinstance(e, (IR.USub, IR.Not)):
+        return _reads_config(e.arg)
+    return False
+
+
+class _Param:
+    """What a call needs to know about one parameter, worked out once."""
+
+    __slots__ = ("arg", "name", "sym", "control", "written", "scalar",
+                 "window", "dtype", "tname", "dims")
+
+    def __init__(self, a, written):
+        self.arg, t = a, a.type
+        self.name, self.sym = a.name.name, a.name
+        self.control = is_control(t)
+        self.written = a.name in written
+        self.scalar = not isinstance(t, (IR.Tensor, IR.WindowType))
+        self.window = is_window(t)
+        if self.control:
+            return
+        elem = basetype(t)
+        self.dtype = np.dtype(NUMPY_DTYPES[elem])
+        self.tname = TYPE_NAMES[elem]
+        self.dims = (() if self.scalar else
+                     tuple(compile_control(h) for h in t.hi))
+
+
+class CallPlan:
+    """How to check the arguments of calls of one procedure.
+
+    Built once per compiled (or interpreted) procedure: the parameters'
+    kinds, dtypes, shapes and preconditions become plain Python data and
+    functions, so checking a call costs microseconds, not a walk of the
+    IR (a kernel of a fraction of a millisecond would otherwise spend a
+    good part of its time here).
+    """
+
+    def __init__(self, proc_ir):
+        self.proc = proc_ir
+        self.pname = proc_ir.name
+        self.names = [a.name.name for a in proc_ir.args]
+        written = written_buffers(proc_ir)
+        self.params = [_Param(a, written) for a in proc_ir.args]
+        self.preds = [(compile_control(p), p) for p in proc_ir.preds]
+        self.reads_config = any(
+            _reads_config(e) for e in list(proc_ir.preds) + [
+                h for a in proc_ir.args if not is_control(a.type)
+                and isinstance(a.type, (IR.Tensor, IR.WindowType))
+                for h in a.type.hi])
+
+    def check(self, args, kwargs, *, int_bits: int = 64,
+              read_config: Optional[Callable] = None) -> CheckedArgs:
+        """See ``check_call_args``."""
+        pname = self.pname
+        if kwargs or len(args) != len(self.params):
+            values = bind_call_args(self.proc, args, kwargs)
+        else:
+            values = args
+        env: Dict[object, object] = {}
+        out = list(values)
+        # control arguments first: shapes and preconditions are expressions
+        # over them
+        for i, (p, v) in enumerate(zip(self.params, values)):
+            if p.control:
+                out[i] = env[p.sym] = _check_control(pname, p.arg, v,
+                                                     int_bits)
+        read_config = read_config or _no_config
+        strides = {}
+        addresses = [None] * len(out)
+        for i, (p, v) in enumerate(zip(self.params, values)):
+            if not p.control:
+                arr = _check_data(pname, p, v, env, read_config)
+                out[i] = arr
+                addresses[i] = arr.ctypes.data
+                strides[p.sym] = tuple(s // arr.itemsize
+                                       for s in arr.strides)
+        for fn, pred in self.preds:
+            if not fn(env, strides, read_config):
+                from .printer import expr_to_str
+                raise _fail(pname, f"precondition 'assert "
+                            f"{expr_to_str(pred)}' does not hold for these "
+                            f"arguments", ValueError)
+        _check_overlap(pname, self.params, out, addresses)
+        return CheckedArgs(out, env, strides, addresses)
+
+
 def check_call_args(proc_ir, args, kwargs, *, int_bits: int = 64,
                     read_config: Optional[Callable] = None) -> CheckedArgs:
     """Bind and validate the arguments of a call of ``proc_ir``.
@@ -125,33 +251,11 @@ def check_call_args(proc_ir, args, kwargs, *, int_bits: int = 64,
     values must fit it). ``read_config(config, field)`` gives config values
     for preconditions that read config state. Raises ``TypeError`` (wrong
     kind or dtype of value, wrong arguments) or ``ValueError`` (wrong shape,
-    layout or value, violated precondition, overlapping arguments).
+    layout or value, violated precondition, overlapping arguments). A
+    caller that checks many calls of one procedure keeps a ``CallPlan``.
     """
-    from .printer import expr_to_str
-    pname = proc_ir.name
-    values = bind_call_args(proc_ir, args, kwargs)
-    written = written_buffers(proc_ir)
-    env: Dict[object, object] = {}
-    out = list(values)
-    # control arguments first: shapes and preconditions are expressions
-    # over them
-    for i, (a, v) in enumerate(zip(proc_ir.args, values)):
-        if is_control(a.type):
-            out[i] = env[a.name] = _check_control(pname, a, v, int_bits)
-    read_config = read_config or _no_config
-    strides = {}
-    for i, (a, v) in enumerate(zip(proc_ir.args, values)):
-        if not is_control(a.type):
-            arr = _check_data(pname, a, v, a.name in written, env,
-                              read_config)
-            out[i] = arr
-            strides[a.name] = tuple(s // arr.itemsize for s in arr.strides)
-    for pred in proc_ir.preds:
-        if not eval_control(pred, env, strides, read_config):
-            raise _fail(pname, f"precondition 'assert {expr_to_str(pred)}' "
-                        f"does not hold for these arguments", ValueError)
-    _check_overlap(pname, proc_ir, out, written)
-    return CheckedArgs(out, env, strides)
+    return CallPlan(proc_ir).check(args, kwargs, int_bits=int_bits,
+                                   read_config=read_config)
 
 
 def _check_control(pname, a, v, int_bits):
@@ -161,20 +265,27 @@ def _check_control(pname, a, v, int_bits):
             raise _fail(pname, f"argument '{n}' must be a bool, got "
                         f"{type(v).__name__}")
         return bool(v)
+    if type(v) is not int:      # (the common case skips the ABC checks)
+        v = _control_int(pname, n, t, v)
+    lim = 1 << (int_bits - 1)
+    if not -lim <= v < lim:
+        raise _fail(pname, f"argument '{n}' ({TYPE_NAMES[t]}) = {v} does "
+                    f"not fit int_fast32_t ({int_bits} bits)", ValueError)
+    if t is IR.Size and v <= 0:
+        raise _fail(pname, f"argument '{n}' (size) must be positive, got {v}",
+                    ValueError)
+    return v
+
+
+def _control_int(pname, n, t, v):
+    """An integer control value given as another type (numpy integers), or
+    the error for a value that is no integer."""
     tname = TYPE_NAMES[t]
     if isinstance(v, (bool, np.bool_)) or not isinstance(v,
                                                          numbers.Integral):
         raise _fail(pname, f"argument '{n}' ({tname}) must be an int, got "
                     f"{type(v).__name__}")
-    v = int(v)
-    lim = 1 << (int_bits - 1)
-    if not -lim <= v < lim:
-        raise _fail(pname, f"argument '{n}' ({tname}) = {v} does not fit "
-                    f"int_fast32_t ({int_bits} bits)", ValueError)
-    if t is IR.Size and v <= 0:
-        raise _fail(pname, f"argument '{n}' (size) must be positive, got {v}",
-                    ValueError)
-    return v
+    return int(v)
 
 
 def _scalar_from_number(pname, n, v, want):
@@ -209,12 +320,9 @@ def _scalar_from_number(pname, n, v, want):
         return np.array(x, dtype=want)
 
 
-def _check_data(pname, a, v, written, env, read_config=_no_config):
-    n, t = a.name.name, a.type
-    elem = basetype(t)
-    want = np.dtype(NUMPY_DTYPES[elem])
-    tname = TYPE_NAMES[elem]
-    scalar = not isinstance(t, (IR.Tensor, IR.WindowType))
+def _check_data(pname, p, v, env, read_config=_no_config):
+    n, want, tname, scalar = p.name, p.dtype, p.tname, p.scalar
+    written = p.written
     if not isinstance(v, np.ndarray):
         if scalar and not written:
             return _scalar_from_number(pname, n, v, want)
@@ -236,13 +344,13 @@ def _check_data(pname, a, v, written, env, read_config=_no_config):
             raise _fail(pname, f"argument '{n}' is a scalar: pass a 0-d or "
                         f"1-element array, got shape {v.shape}", ValueError)
         return v
-    dims = tuple(eval_control(h, env, {}, read_config) for h in t.hi)
+    dims = tuple(h(env, {}, read_config) for h in p.dims)
     if v.shape != dims:
         from .printer import expr_to_str
-        text = ", ".join(expr_to_str(h) for h in t.hi)
+        text = ", ".join(expr_to_str(h) for h in p.arg.type.hi)
         raise _fail(pname, f"argument '{n}' must have shape {dims} "
                     f"([{text}]), got {v.shape}", ValueError)
-    if not is_window(t):
+    if not p.window:
         if not v.flags.c_contiguous:
             raise _fail(pname, f"argument '{n}' is a dense tensor: pass a "
                         f"C-contiguous (row-major) array, e.g. "
@@ -255,22 +363,36 @@ def _check_data(pname, a, v, written, env, read_config=_no_config):
     return v
 
 
-def _check_overlap(pname, proc_ir, values, written):
+def _byte_span(v, lo):
+    """``[first, last]`` byte addresses an array at address ``lo`` (with
+    non-negative strides) can touch; an empty array touches none (None)."""
+    if v.size == 0:
+        return None
+    if v.flags.c_contiguous:
+        return lo, lo + v.nbytes - 1
+    return lo, lo + sum((d - 1) * s for d, s in zip(v.shape, v.strides)
+                        ) + v.itemsize - 1
+
+
+def _check_overlap(pname, params, values, addresses):
     """Buffers one of which is written must not share memory: the
     procedure was checked (and is compiled, with ``restrict``) assuming its
-    arguments do not alias."""
-    bufs = [(a, v) for a, v in zip(proc_ir.args, values)
-            if not is_control(a.type)]
-    for i, (a, x) in enumerate(bufs):
-        for b, y in bufs[i + 1:]:
-            if a.name not in written and b.name not in written:
+    arguments do not alias. Disjoint address ranges settle most pairs
+    without numpy's exact (and slower) test."""
+    bufs = [(p, v, _byte_span(v, lo))
+            for p, v, lo in zip(params, values, addresses) if not p.control]
+    for i, (a, x, sx) in enumerate(bufs):
+        for b, y, sy in bufs[i + 1:]:
+            if not (a.written or b.written):
+                continue
+            if sx is None or sy is None or sx[1] < sy[0] or sy[1] < sx[0]:
                 continue
             try:
                 overlap = np.shares_memory(x, y, max_work=10**5)
             except RuntimeError:  # numpy gave up (TooHardError)
                 overlap = False
             if overlap:
-                raise _fail(pname, f"arguments '{a.name.name}' and "
-                            f"'{b.name.name}' overlap in memory, but one of "
+                raise _fail(pname, f"arguments '{a.name}' and "
+                            f"'{b.name}' overlap in memory, but one of "
                             f"them is written (pass distinct arrays)",
                             ValueError)

@@ -118,3 +118,5 @@ def test_schedules_have_their_shape():
         assert "mm256_mean3_epu16(" in text[k]
         assert "for x in" not in text[k] and "for xb in" not in text[k]
         assert "for v2o in" not in text[k]      # fused with the bx row
+        # rows padded off a 4 KiB stride (no 4K aliasing of bx's rows)
+        assert "bx: ui16[3, W + 32]" in text[k]
