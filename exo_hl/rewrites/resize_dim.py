@@ -11,8 +11,11 @@ its own context: ``offset <= e < offset + size`` (a window slice
 ``lo:hi`` needs ``offset <= lo`` and ``hi <= offset + size``), and
 ``size >= 1``. ``size`` and ``offset`` are read where the buffer is
 allocated and may not read configuration state (they are evaluated at each
-access). The buffer may not be passed whole to a call, nor its strides
-read (here or, through a window, by a callee): the layout changes.
+access). The buffer may not be passed whole to a call, nor the strides
+it changes read (here or, through a window, by a callee): a row-major
+stride is the product of the later extents, so resizing ``dim`` changes
+the strides of the dimensions before it; a window of the buffer whose
+slices all lie at or after ``dim`` keeps its strides.
 
 ``fold=True`` makes a circular buffer (Halide's storage folding): indices
 become ``(e - offset) % size``, with a constant ``size``. Two locations
@@ -109,8 +112,23 @@ def resize_dim(proc, alloc, dim, size, offset, fold=False):
     upper = _b("+", off, sz, IR.Index)
 
     checks = []   # (use, index expr) pairs of the folded/resized dimension
+    def strides_kept(u):
+        """Does ``u`` (a stride read or a window) see only strides of
+        dimensions at or after ``dim``, which resizing ``dim`` leaves as
+        they were (a row-major stride is the product of the later
+        extents)? Only for ``buf`` itself: a window name's dimensions map
+        to the buffer's through its own slices."""
+        if u.node.name != buf.sym:
+            return False
+        if u.kind == "stride":
+            return u.node.dim >= dim
+        return all(d >= dim for d, w in enumerate(u.node.idx)
+                   if isinstance(w, IR.Interval))
+
     for u in us:
         if u.kind == "stride":
+            if strides_kept(u):
+                continue
             raise fail(f"'{expr_text(u.node)}' reads a stride, which "
                        f"resizing changes", u.stmt)
         if u.kind == "whole":
@@ -123,7 +141,7 @@ def resize_dim(proc, alloc, dim, size, offset, fold=False):
                            u.stmt)
             continue
         if u.kind == "window" and isinstance(u.stmt, IR.Call) and \
-                _reads_strides(u.stmt.f):
+                _reads_strides(u.stmt.f) and not strides_kept(u):
             raise fail(f"'{u.stmt.f.name}' reads strides of a window of "
                        f"'{buf.sym.name}', which resizing changes", u.stmt)
         if u.node.name != buf.sym:

@@ -91,6 +91,59 @@ def test_resize_dim_rejects_layout_observers():
         strides.resize_dim("t", 1, 1, 0)
 
 
+def test_resize_dim_keeps_windows_whose_strides_do_not_change(equiv):
+    """Padding the rows of a 2-d buffer (its last dimension) keeps the
+    stride of that dimension, which a callee may read; the stride of the
+    dimension before it changes, and a callee reading that is refused."""
+    @proc
+    def unit_copy(a: [f32][4], b: [f32][4]):
+        assert stride(a, 0) == 1
+        assert stride(b, 0) == 1
+        for k in seq(0, 4):
+            b[k] = a[k]
+
+    @proc
+    def rows(n: size, x: f32[n, 4], y: f32[n, 4]):
+        t: f32[2, 4]
+        for i in seq(0, n):
+            unit_copy(x[i, 0:4], t[i % 2, 0:4])
+            for j in seq(0, 4):
+                y[i, j] = t[i % 2, j]
+    q = rows.resize_dim("t", 1, 20, 0)        # rows 80 bytes apart
+    assert "t: f32[2, 20] @ DRAM" in str(q)
+    assert "unit_copy(x[i, 0:4], t[i % 2, 0:4])" in str(q)
+    equiv(rows, q, [{"n": 1}, {"n": 5}])
+
+    @proc
+    def strided(a: [f32][2], b: [f32][2]):
+        assert stride(a, 0) == 4
+        for k in seq(0, 2):
+            b[k] = a[k]
+
+    @proc
+    def cols(x: f32[2, 4], y: f32[2]):
+        t: f32[2, 4]
+        for i in seq(0, 2):
+            for j in seq(0, 4):
+                t[i, j] = x[i, j]
+        strided(t[0:2, 1], y[0:2])            # dimension 0's stride
+    with pytest.raises(SchedulingError, match="reads strides of a window"):
+        cols.resize_dim("t", 1, 20, 0)
+    # resizing dimension 0 changes no stride
+    equiv(cols, cols.resize_dim("t", 0, 3, 0), [{}])
+
+    @proc
+    def reads(x: f32[4, 8]):
+        t: f32[4, 8]
+        t[0, 0] = x[0, 0]
+        x[0, 0] = t[0, 0]
+        if stride(t, 1) == 1:
+            x[1, 0] = t[0, 0]
+    q = reads.resize_dim("t", 1, 9, 0)        # stride(t, 1) is still 1
+    assert "if stride(t, 1) == 1:" in str(q)
+    equiv(reads, q, [{}])
+
+
 def test_resize_dim_rejects_config_offset():
     @config
     class RdCfg:
