@@ -542,15 +542,21 @@ def stages(isa: Isa, p: Procedure = None):
                 break
             p = p.reorder_stmts(blk[i - 1], blk[i])
         p = p.fuse_loop(_top(p, full, 'io'), _top(p, full, 'cio'))
-        # pack B row by row (each row of B read once, in order), the rows
-        # in parallel (each writes its own row of every panel)
+        # pack B row by row (each row of B read once, in order)
         pack = _staging(p, f'B_pack{t}')[0]
         p = p.reorder(pack, list(pack.body())[0])
-        p = p.parallelize(_staging(p, f'B_pack{t}')[0])
-        p = p.parallelize(_top(p, full, 'io'))
+    # the buffers before the threads: a rewrite after ``parallelize``
+    # proves again the par loops it touches
+    packs = {full: _staging(p, f'B_pack{t}')[0]
+             for full, t in ((True, ''), (False, '_t'))}
     p = p.lift_alloc('B_pack')         # one buffer for all full k blocks
     for buf in ('B_pack', 'B_pack_t'):  # cache-line aligned panels
         p = p.set_memory(buf, DRAM_ALIGNED)
+    for full, t in ((True, ''), (False, '_t')):
+        # the packing rows in parallel (each writes its own row of every
+        # panel), and the row blocks
+        p = p.parallelize(p.forward(packs[full]))
+        p = p.parallelize(_top(p, full, 'io'))
     step("par: packing; row blocks with their column tails", p)
     return out
 

@@ -156,13 +156,23 @@ def mem_term(mode, name, idx, t, memo, free=False):
 
 
 def _pairs(L1, L2, kinds, hyps_t, extra, solver):
+    """The first pair of a location set of ``L1`` and one of ``L2`` that
+    may share a location, as a failed Result; None if there is none.
+
+    Each term is renamed apart once, not once per pair: every query is
+    its own satisfiability check, so a renamed term of ``L2`` may serve
+    all of ``L1``'s (and the collapsed formulas of its conditions stay in
+    ``memo``); a big loop body otherwise spends most of its check
+    renaming."""
     memo = {}
-    terms2 = flatten(L2)
+    terms2 = [(t2, rename_term(t2)) for t2 in flatten(L2)]
     for t1 in flatten(L1):
-        for t2 in terms2:
+        r1 = None
+        for t2, r2 in terms2:
             if t1.name != t2.name:
                 continue
-            r1, r2 = rename_term(t1), rename_term(t2)
+            if r1 is None:
+                r1 = rename_term(t1)
             if r1.idx is None or r2.idx is None:
                 goal = S.band(S.collapse_M(r1.cond, memo),
                               S.collapse_M(r2.cond, memo))
