@@ -23,6 +23,8 @@ from ..core_ir import simplify as S
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import used_syms
+from ..core_ir.windows import retype_window_names
+from ..effects.recheck import check_rewritten
 from ..errors import BoundsError, ExoTypeError
 from ..effects import api as EA
 from ..core_ir.typerules import buffer_memories, call_arg_problem
@@ -87,9 +89,13 @@ def replace(proc, block, sub_proc):
                 raise err(f"cannot prove the inferred size argument "
                           f"'{fa.name.name}' = {_e(a)} "
                           "is positive at the call")
+    # (against the procedure it came from when that one passed the checks:
+    # only what the new call can affect is proven again, not the whole
+    # procedure, which made selecting the instructions of a big kernel
+    # quadratic)
+    parent = pir if proc._checked else None
     try:
-        from ..effects.bounds import check_proc
-        check_proc(new_ir)
+        check_rewritten(retype_window_names(new_ir, parent), parent)
     except (BoundsError, ExoTypeError) as e:  # ExoTypeError: aliasing args
         raise err(f"the inferred call {_e_call(call)} is not valid here: "
                   f"{_first_line(e)}") from None
