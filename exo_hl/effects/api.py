@@ -25,6 +25,7 @@ Unknown solver answers and timeouts never count as proofs.
 """
 from __future__ import annotations
 
+from ..caches import memo
 from ..core_ir.nodes import IR
 from ..core_ir.paths import block_of, norm_path, stmt_at
 from ..core_ir.traversal import free_vars, used_syms, walk_stmts
@@ -285,8 +286,32 @@ def can_remove_loop(proc, loop_path):
 def loop_is_parallel(proc, loop_path):
     """No iteration modifies (writes or reduces) a location another iteration
     reads, writes or reduces; reads in guards and bounds count; the body must
-    not change what the loop bounds read."""
+    not change what the loop bounds read.
+
+    The verdict does not depend on the loop's own mode (its body's effects
+    and its context are the same for ``seq`` and ``par``), so it is asked
+    of the procedure with that loop ``seq`` and remembered: ``parallelize``
+    proves a loop race-free, and the re-check of its result then finds the
+    answer instead of proving it again."""
     proc = _ir(proc)
+    path = norm_path(loop_path)
+    lp = _loop_at(proc, path)
+    if lp.mode is not IR.Seq:
+        proc = proc.update(body=_with_stmt(proc.body, path,
+                                           lp.update(mode=IR.Seq)))
+    return _race_free(proc, path)
+
+
+def _with_stmt(block, path, new):
+    """``block`` with the statement at ``path`` replaced by ``new``."""
+    (field, i), rest = path[0], path[1:]
+    s = new if not rest else block[i].update(
+        **{rest[0][0]: _with_stmt(getattr(block[i], rest[0][0]), rest, new)})
+    return block[:i] + (s, ) + block[i + 1:]
+
+
+@memo(maxsize=256)
+def _race_free(proc, loop_path):
     lp = _loop_at(proc, loop_path)
     ctx = context(proc, loop_path)
     x = lp.iter
