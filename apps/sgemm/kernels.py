@@ -9,7 +9,8 @@ writes ``build/sgemm_kernels.{c,h}`` with ``sgemm_avx2``,
 the C ABI of docs/api.md (``ctxt`` may be NULL). ``c/sgemm.c`` adds the
 entry points a C program calls, ``sgemm`` and ``sgemm_alpha_beta``
 (``c/sgemm.h``), which pick the AVX-512 or the AVX2 kernel at run time.
-Building this module schedules both instruction sets (a minute or two).
+Building this module schedules both instruction sets (about half a
+minute).
 """
 from __future__ import annotations
 
