@@ -15,14 +15,16 @@ The loop's free symbols become the function's parameters, with the types
 the emitter recorded when it bound them. Buffers that cannot be passed as
 pointers (register or accelerator memories), and tensors whose sizes read
 config state (they would be re-read at the call), keep the loop inline.
+The caller's preconditions over the control values passed stay optimizer
+hints (``EXO_ASSUME``) in the outlined function.
 """
 from __future__ import annotations
 
 from ..core_ir.memory import DRAM
 from ..core_ir.nodes import IR
 from ..core_ir.state import config_reads
-from ..core_ir.traversal import free_vars
-from ..core_ir.types import is_tensor_or_window
+from ..core_ir.traversal import free_vars, walk
+from ..core_ir.types import CONTROL_TYPES, is_tensor_or_window
 
 
 def _passable(t, mem) -> bool:
@@ -62,8 +64,26 @@ def outlined_proc(emitter, loop):
                              si))
         actuals.append(IR.Read(sym, (), type=t, srcinfo=si))
     name = f"{emitter.proc.name}_par"
-    proc = IR.Proc(name, tuple(args), (), (loop, ), None, si)
+    preds = tuple(kept_preconditions(emitter.proc, set(order)))
+    proc = IR.Proc(name, tuple(args), preds, (loop, ), None, si)
     return proc, actuals
+
+
+def kept_preconditions(proc, passed):
+    """The preconditions of ``proc`` that still hold, as written, in a
+    function it calls with the symbols ``passed``: those over control
+    arguments only (their values cannot change in the caller; every one
+    of them is passed unchanged), reading no config state (a statement
+    before the loop may have changed it) and no strides (a passed view
+    has its own). They become ``EXO_ASSUME`` hints there, as in the
+    caller."""
+    control = {a.name for a in proc.args if not is_tensor_or_window(a.type)
+               and a.type in CONTROL_TYPES}
+    for pred in proc.preds:
+        syms = free_vars(pred)
+        if syms <= (control & passed) and not config_reads(pred) and \
+                not any(isinstance(n, IR.StrideExpr) for n in walk(pred)):
+            yield pred
 
 
 def window_param_type(wtype):

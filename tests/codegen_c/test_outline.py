@@ -8,7 +8,8 @@ import re
 
 import numpy as np
 
-from exo_hl import compile_procs, f32, instr, par, proc, seq, size
+from exo_hl import (compile_procs, config, f32, instr, par, proc, seq, size,
+                    stride)
 from exo_hl.codegen_c import openmp
 from exo_hl.hw_libs.avx2 import (AVX2, INSTRS, mm256_setzero_ps,
                                  mm256_storeu_ps)
@@ -139,3 +140,41 @@ def test_register_buffers_keep_the_loop_inline():
     c = regs_outside.c_code_str()
     assert "regs_outside_par" not in c
     assert "#pragma omp parallel for" in c
+
+
+@config
+class OutCfg:
+    k: size
+
+
+@proc
+def hinted(m: size, n: size, a: f32[1], x: f32[m, n], y: f32[m, n]):
+    assert n % 8 == 0
+    assert m >= 2
+    assert OutCfg.k == 4
+    assert stride(x, 0) == n
+    for r in seq(0, m):
+        for i in seq(0, n):
+            y[r, i] += a[0] * x[r, i]
+
+
+def test_outlined_function_keeps_control_preconditions(tmp_path):
+    """Preconditions over the control values passed stay optimizer hints in
+    the outlined function; one reading config state (which a statement
+    before the loop could change) or a stride (a view's own) does not, and
+    neither does one over a symbol the loop does not use."""
+    p = vectorize(hinted, 'i', 8, AVX2, INSTRS, tail="perfect")
+    p = p.parallelize(p.find_loop('r'))
+    c = _compile_everywhere(tmp_path, [p], "hinted")
+    outlined = c[c.index("static void hinted_par("):c.index("void hinted(")]
+    assert "EXO_ASSUME(n % 8 == 0);" in outlined
+    assert "EXO_ASSUME(m >= 2);" in outlined
+    assert "k == 4" not in outlined and "== n)" not in outlined
+    caller = c[c.index("void hinted("):]
+    assert "EXO_ASSUME(n % 8 == 0);" in caller and "k == 4" in caller
+    x = np.arange(16, dtype=np.float32).reshape(2, 8)
+    y = np.zeros_like(x)
+    f = p.compile()
+    f.set_config(OutCfg, "k", 4)
+    f(2, 8, np.full(1, 2, np.float32), x, y)
+    np.testing.assert_array_equal(y, 2 * x)
