@@ -682,10 +682,15 @@ def discharge(proc, base, obs, solver=None):
     # Checking only obligations not proven before would make these queries
     # differ from one version of a procedure to the next and defeat the
     # solver's canonical cache; measured slower on the rewrite tests.
+    # Grouped by the identity of the facts, not their value: the facts are
+    # tuples whose hash walks them as trees, and the values of config
+    # fields after loops that write them conditionally share subterms, so
+    # that walk is exponential in the number of such loops (equal facts
+    # in two objects just make two groups of the same formula).
     groups = {}
     for ob in obs:
-        groups.setdefault(ob.hyps, []).append(ob.neg)
-    big = S.bor(*(S.band(*h, S.bor(*negs)) for h, negs in groups.items()))
+        groups.setdefault(id(ob.hyps), (ob.hyps, []))[1].append(ob.neg)
+    big = S.bor(*(S.band(*h, S.bor(*negs)) for h, negs in groups.values()))
     res, _ = sat_under(big, base, solver)
     if res == "unsat":
         return

@@ -142,19 +142,43 @@ def bnot(a):
 
 
 def _flatten(tag, absorbing, unit, xs):
-    """An n-ary and/or: flattened, deduplicated, with constants folded."""
-    out = []
+    """An n-ary and/or: flattened, deduplicated, with constants folded.
+
+    Operands are deduplicated by identity, then by value among the small
+    ones only: terms are tuples compared as trees, and the terms of config
+    values after loops share subterms, so comparing two big ones can take
+    time exponential in their depth (a duplicate kept is only redundant)."""
+    out, ids, small = [], set(), []
     for x in xs:
         if x is absorbing:
             return absorbing
         if x is unit:
             continue
         for y in (x[1] if isinstance(x, tuple) and x[0] == tag else (x, )):
-            if y not in out:
-                out.append(y)
+            if id(y) in ids:
+                continue
+            if _is_small(y):
+                if y in small:
+                    continue
+                small.append(y)
+            ids.add(id(y))
+            out.append(y)
     if not out:
         return unit
     return out[0] if len(out) == 1 else (tag, tuple(out))
+
+
+def _is_small(t, budget=64) -> bool:
+    """Has the term at most ``budget`` nodes (walked as a tree)?"""
+    stack = [t]
+    while stack:
+        budget -= 1
+        if budget < 0:
+            return False
+        x = stack.pop()
+        if isinstance(x, tuple):
+            stack.extend(x)
+    return True
 
 
 def band(*xs):
