@@ -28,7 +28,8 @@ nests:
 * tail rows x panels: the M % MR rows in register tiles of 4, 2 and 1
   rows x NR (``row_tiles``), reading the same packed panels;
 * rows x tail columns: an MR x lanes kernel per whole register of the
-  N % NR columns, then scalar code for the last (N % NR) % lanes columns;
+  N % NR columns, then one more on masked instructions for the last
+  (N % NR) % lanes columns (``_mask_kernel``);
 * tail rows x tail columns: scalar code.
 
 The packed buffers of A (stack) and B (heap) are cache-line aligned
@@ -135,6 +136,9 @@ class Isa:
     load: Procedure        # reg[0:lanes] = mem[0:lanes]
     store: Procedure       # mem[0:lanes] = reg[0:lanes]
     fma: Procedure         # reg[0:lanes] += a[0] * reg_b[0:lanes]
+    mask_load: Procedure   # the first m lanes of mem, 0 in the others
+    mask_store: Procedure  # the first m lanes to mem (none past them)
+    mask_fma: Procedure    # fma in the first m lanes, the others kept
 
     def __post_init__(self):
         if self.nr % self.lanes:
@@ -159,7 +163,8 @@ class Isa:
     def cpu_features(self) -> frozenset:
         """CPU features of the kernel's memory and instructions."""
         out = set(self.mem.cpu_features)
-        for i in (self.load, self.store, self.fma):
+        for i in (self.load, self.store, self.fma, self.mask_load,
+                  self.mask_store, self.mask_fma):
             out |= i.cpu_features()
         return frozenset(out)
 
@@ -206,11 +211,17 @@ def k_block(nr: int, caches: dict = None) -> int:
 
 AVX512 = Isa(name="avx512", title="AVX-512", mem=_avx512.AVX512, lanes=16,
              mr=6, nr=64, kc=k_block(64), load=_avx512.mm512_loadu_ps,
-             store=_avx512.mm512_storeu_ps, fma=_avx512.mm512_fmadd_bcst_ps)
+             store=_avx512.mm512_storeu_ps, fma=_avx512.mm512_fmadd_bcst_ps,
+             mask_load=_avx512.mm512_maskz_loadu_ps,
+             mask_store=_avx512.mm512_prefix_storeu_ps,
+             mask_fma=_avx512.mm512_prefix_fmadd_bcst_ps)
 
 AVX2 = Isa(name="avx2", title="AVX2", mem=_avx2.AVX2, lanes=8, mr=6, nr=16,
            kc=k_block(16), load=_avx2.mm256_loadu_ps,
-           store=_avx2.mm256_storeu_ps, fma=_avx2.mm256_fmadd_bcst_ps)
+           store=_avx2.mm256_storeu_ps, fma=_avx2.mm256_fmadd_bcst_ps,
+           mask_load=_avx2.mm256_maskload_ps,
+           mask_store=_avx2.mm256_prefix_store_ps,
+           mask_fma=_avx2.mm256_prefix_fmadd_bcst_ps)
 
 #: best first (``--isa auto`` and the dispatcher take the first the CPU has)
 ISAS = {isa.name: isa for isa in (AVX512, AVX2)}
@@ -414,7 +425,7 @@ def _rest(mr, r):
 def _col_kernel(p, full, isa, t):
     """rows x tail columns: ``for cio: for cii: for jj: for k`` -> an
     MR x lanes register tile per whole register of the N % NR columns,
-    then scalar code for the last (N % NR) % lanes."""
+    the last (N % NR) % lanes columns are left to ``_mask_kernel``."""
     MR, NR, KC, L = isa.mr, isa.nr, isa.kc, isa.lanes
     k0 = f"{KC} * ko" if full else f"{KC} * (K / {KC})"
     root = lambda q: next(s for s in _block(q, full)
@@ -433,6 +444,41 @@ def _col_kernel(p, full, isa, t):
     return p
 
 
+def _mask_kernel(p, full, isa, t):
+    """rows x the last (N % NR) % lanes columns: ``for cii: for jl: for k``
+    -> one more MR x lanes register tile on masked instructions.
+
+    The columns are split by the lanes with a guard (``tail='guard'``: at
+    most one block, ``jm``), ``k`` moved outside the rows; the C tile and
+    the row of B a k step reads are staged as windows of a whole register
+    that run past the end of C's and B's rows (``stage_mem``'s guarded
+    copies: lanes past N are neither read nor written), and the guard of
+    the update is rewritten (proven equal) to the lane test ``jn < m``
+    that the masked FMA's specification has."""
+    MR, NR, KC, L = isa.mr, isa.nr, isa.kc, isa.lanes
+    k0 = f"{KC} * ko" if full else f"{KC} * (K / {KC})"
+    root = lambda q: next(s for s in _block(q, full)
+                          if s.is_loop() and s.name() == 'cio')
+    inner = lambda q, name: next(s for s in root(q).body()
+                                 if s.is_loop() and s.name() == name)
+    rest = lambda q: inner(q, 'cii')
+    p = p.reorder(_loop(rest(p), 'jl'), _loop(rest(p), 'k'))
+    p = p.reorder(rest(p), _loop(rest(p), 'k'))
+    rest = lambda q: inner(q, 'k')
+    p = p.split(_loop(rest(p), 'jl'), L, 'jm', 'jn', tail='guard')
+    p = p.reorder(_loop(rest(p), 'cii'), _loop(rest(p), 'jm'))
+    p = p.reorder(rest(p), _loop(rest(p), 'jm'))
+    jm = lambda q: inner(q, 'jm')
+    p = p.rewrite_expr(jm(p).find('if _: _').find('_ < _'),
+                       f'jn < N % {NR} % {L} - {L} * jm')
+    col = f'{L} * jm + {L} * (N % {NR} / {L}) + {NR} * (N / {NR})'
+    p = p.stage_mem(_loop(jm(p), 'k'), f'C[{MR} * cio:{MR} * cio + {MR}, '
+                    f'{col}:{col} + {L}]', f'W_reg{t}')
+    p = p.stage_mem(_loop(jm(p), 'cii'), f'B[{k0} + k, {col}:{col} + {L}]',
+                    f'WB_reg{t}')
+    return p
+
+
 def _instructions(p, full, isa, t):
     """Registers into the ISA's memory; every lane loop over them becomes
     one instruction; the register loops unrolled."""
@@ -440,7 +486,8 @@ def _instructions(p, full, isa, t):
     tiles = row_tiles(isa.mr)
     rbufs = [f'R{R}_reg' if R > 1 else 'R_reg' for R in tiles]
     rbbufs = [f'RB{R}_reg' if R > 1 else 'RB_reg' for R in tiles]
-    for buf in ['C_reg', 'B_reg', 'V_reg', 'VB_reg'] + rbufs + rbbufs:
+    for buf in ['C_reg', 'B_reg', 'V_reg', 'VB_reg', 'W_reg', 'WB_reg'] \
+            + rbufs + rbbufs:
         p = p.set_memory(f'{buf}{t}', isa.mem)
     main = lambda q: next(s for s in blk(q) if s.is_loop()
                           and s.name() == 'io')
@@ -467,11 +514,17 @@ def _instructions(p, full, isa, t):
     p = p.replace(_lane_loop(_staging(p, f'V_reg{t}')[1]), isa.store)
     p = p.replace(_lane_loop(_staging(p, f'VB_reg{t}')[0]), isa.load)
     p = p.replace(_loop(jv(p), 'jl'), isa.fma)
-    for root, loops in unrolls + [(jv, ('cii', ))]:
+    # the masked tile (_mask_kernel)
+    jm = lambda q: _loop(col(q), 'jm')
+    p = p.replace(_lane_loop(_staging(p, f'W_reg{t}')[0]), isa.mask_load)
+    p = p.replace(_lane_loop(_staging(p, f'W_reg{t}')[1]), isa.mask_store)
+    p = p.replace(_lane_loop(_staging(p, f'WB_reg{t}')[0]), isa.mask_load)
+    p = p.replace(_loop(jm(p), 'jn'), isa.mask_fma)
+    for root, loops in unrolls + [(jv, ('cii', )), (jm, ('cii', ))]:
         for loop in loops:
             p = p.unroll(_loop(root(p), loop))
     multi = [f'R{R}_reg' for R in tiles if R > 1]
-    for buf in ['C_reg', 'V_reg'] + multi:   # the row loops of the tiles' nests
+    for buf in ['C_reg', 'V_reg', 'W_reg'] + multi:  # the tiles' row loops
         for which in (1, 0):
             p = p.unroll(_staging(p, f'{buf}{t}')[which])
     return p
@@ -518,6 +571,7 @@ def stages(isa: Isa, p: Procedure = None):
         p = _main_kernel(p, full, isa, t)
         p = _row_kernel(p, full, isa, t)
         p = _col_kernel(p, full, isa, t)
+        p = _mask_kernel(p, full, isa, t)
     p = step("register tiles and packed B, staged in DRAM", p)
 
     # 4. into registers, instructions selected, register loops unrolled

@@ -115,15 +115,21 @@ def test_schedule_shape(chain):
     assert "R2_reg: f32[2, 2, 8] @ AVX2" in text  # 2 tail rows
     assert "R_reg: f32[2, 8] @ AVX2" in text      # a tail row
     assert "V_reg: f32[6, 8] @ AVX2" in text      # tail columns
+    assert "W_reg: f32[6, 8] @ AVX2" in text      # the last, masked ones
     assert f"if K % {kc} > 0:" in text            # the last k block
-    # the only calls are the three instructions; the FMA once per
+    # the only calls are the six instructions; the FMA once per
     # accumulator of the five kernels (6, 4, 2 and 1 rows x 16, 6 x 8),
-    # in both k blocks
+    # the masked FMA once per row of the masked 6 x 8 tile, in both k
+    # blocks
     calls = set(re.findall(r"(\w+)\(", text)) - {"seq", "par",
                                                    FAST.name()}
     assert calls == {"mm256_loadu_ps", "mm256_storeu_ps",
-                     "mm256_fmadd_bcst_ps"}
+                     "mm256_fmadd_bcst_ps", "mm256_maskload_ps",
+                     "mm256_prefix_store_ps", "mm256_prefix_fmadd_bcst_ps"}
     assert text.count("mm256_fmadd_bcst_ps(") == 2 * (12 + 8 + 4 + 2 + 6)
+    assert text.count("mm256_prefix_fmadd_bcst_ps(") == 2 * 6
+    # 6 rows of C and one row of B per k step, loaded with a mask
+    assert text.count("mm256_maskload_ps(") == 2 * (6 + 1)
     # packing and the row blocks (with their column tails) are parallel,
     # in both k blocks: two parallel regions per k block
     assert text.count("in par(") == 4
@@ -190,7 +196,8 @@ def test_descriptions():
 
 def test_every_stage_agrees_on_the_interpreter(chain):
     """Each stage computes the same, on a problem that reaches every nest
-    (both k blocks, tail rows, a register of tail columns and scalar ones)."""
+    (both k blocks, tail rows, a register of tail columns and a masked
+    one)."""
     rng = np.random.default_rng(2)
     n, k = 16 + 8 + 3, AVX2.kc + 3
     for m in (11, 9):        # tail rows in tiles of 4 + 1, then 2 + 1
@@ -281,6 +288,15 @@ def test_unsafe_steps_are_rejected(chain):
     load = staged.find_loop('cli')
     with pytest.raises(SchedulingError, match="memory AVX2"):
         staged.replace(load, AVX2.load)
+    # the masked tile of the last N % 16 % 8 columns: its update runs only
+    # in the lanes inside C (jn < m), so the plain FMA, which updates
+    # every lane, does not match it, and the lane test cannot be widened
+    masked = staged.find_loop('jn')
+    with pytest.raises(SchedulingError):
+        staged.set_memory('W_reg', AVX2.mem).set_memory(
+            'WB_reg', AVX2.mem).replace(masked, AVX2.fma)
+    with pytest.raises(SchedulingError, match="cannot prove"):
+        staged.rewrite_expr(masked.body()[0].find('_ < _'), 'jn < 8')
     # 16-lane registers cannot hold rows of 8
     with pytest.raises(SchedulingError, match="last dimension of 16"):
         staged.set_memory('C_reg', AVX512.mem)
@@ -392,6 +408,7 @@ def test_avx512_equals_numpy(chain, avx512_chain, threads, nthreads):
     text = str(fast)
     assert "C_reg: f32[6, 4, 16] @ AVX512" in text
     assert "V_reg: f32[6, 16] @ AVX512" in text
+    assert "W_reg: f32[6, 16] @ AVX512" in text   # masked: 5 columns below
     assert text.count("in par(") == 4
     ops = [op for op, _ in fast.derivation()]
     assert ops == [op for op, _ in chain.fast.derivation()]  # same schedule
