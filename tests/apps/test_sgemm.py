@@ -160,12 +160,12 @@ def test_micro_benchmark_finds_the_tile(chain):
 
 
 def test_k_block_from_the_cache_sizes():
-    assert k_block(16, {1: 32 << 10}) == 256       # 16 KiB panel of B
-    assert k_block(16, {1: 64 << 10}) == 512
-    assert k_block(16, {}) == 256                  # the default L1
-    assert k_block(64, {1: 48 << 10}) == 128       # at least 128
-    assert k_block(16, {1: 1 << 30}) == 512        # at most 512
-    assert AVX2.kc == k_block(16) and AVX512.kc == k_block(64)
+    assert k_block(6, {1: 32 << 10}) == 256        # 6 KiB block of A
+    assert k_block(6, {1: 64 << 10}) == 512
+    assert k_block(6, {}) == 256                   # the default L1
+    assert k_block(14, {1: 32 << 10}) == 128       # at least 128
+    assert k_block(6, {1: 1 << 30}) == 512         # at most 512
+    assert AVX2.kc == k_block(6) and AVX512.kc == k_block(6)
 
 
 def test_row_tiles():
