@@ -548,3 +548,18 @@ def test_run_script_without_the_isa_exits_2():
     err = r.stderr.strip()
     assert "\n" not in err and "Traceback" not in err
     assert "avx512f" in err and err.startswith("run.py:")
+
+
+def test_kernel_runs_clean_under_asan_ubsan(chain):
+    """The whole AVX2 kernel under AddressSanitizer and UBSan, on shapes
+    whose every tail is taken (rows in tiles of 4 + 1, a register of tail
+    columns and a masked one, both k blocks), with arrays of exactly
+    M x K, K x N, M x N: an access past any of them, or undefined
+    behaviour, fails the run."""
+    f = chain.fast.compile(sanitize=True)
+    rng = np.random.default_rng(9)
+    for m, n, k in [(11, 16 + 8 + 5, AVX2.kc + 3), (5, 3, 2)]:
+        A, B, C = _ints(rng, m, k), _ints(rng, k, n), _ints(rng, m, n)
+        want = C + A @ B
+        f(m, n, k, A, B, C)
+        assert np.array_equal(C, want), (m, n, k)
