@@ -30,7 +30,8 @@ nests:
 * rows x tail columns: an MR x lanes kernel per whole register of the
   N % NR columns, then one more on masked instructions for the last
   (N % NR) % lanes columns (``_mask_kernel``);
-* tail rows x tail columns: scalar code.
+* tail rows x tail columns: per row, registers of lanes on masked
+  instructions (``_corner_kernel``).
 
 The packed buffers of A (stack) and B (heap) are cache-line aligned
 (``DRAM_STATIC_ALIGNED``, ``DRAM_ALIGNED``), so no register load of a
@@ -483,6 +484,45 @@ def _mask_kernel(p, full, isa, t):
     return p
 
 
+def _corner_kernel(p, full, isa, t):
+    """tail rows x tail columns: ``for cii: for jj: for k`` (at most
+    MR - 1 rows x NR - 1 columns) -> per row, a register of lanes for each
+    whole register of the N % NR columns (``jw``), then one on masked
+    instructions for the last (N % NR) % lanes (``jy``, the steps of
+    ``_mask_kernel``: a guarded split, windows of a whole register staged
+    past the end of C's and B's rows, the guard rewritten to the lane
+    test); not scalar code."""
+    MR, NR, KC, L = isa.mr, isa.nr, isa.kc, isa.lanes
+    k0 = f"{KC} * ko" if full else f"{KC} * (K / {KC})"
+    root = lambda q: next(s for s in _block(q, full) if s.is_loop()
+                          and s.name() == 'cii')
+    row = f'cii + {MR} * (M / {MR})'
+    p = p.split(_loop(root(p), 'jj'), L, 'jw', 'jx', tail='cut')
+    whole = lambda q: _loop(root(q), 'jw')
+    rest = lambda q: next(s for s in root(q).body() if s.name() == 'jx')
+    # whole registers
+    p = p.reorder(_loop(whole(p), 'jx'), _loop(whole(p), 'k'))
+    col = f'{L} * jw + {NR} * (N / {NR})'
+    p = p.stage_mem(_loop(whole(p), 'k'), f'C[{row}, {col}:{col} + {L}]',
+                    f'X_reg{t}')
+    p = p.stage_mem(_loop(whole(p), 'jx'), f'B[{k0} + k, {col}:{col} + {L}]',
+                    f'XB_reg{t}')
+    # the last, masked register
+    p = p.reorder(rest(p), _loop(rest(p), 'k'))
+    rest = lambda q: next(s for s in root(q).body() if s.name() == 'k')
+    p = p.split(_loop(rest(p), 'jx'), L, 'jy', 'jz', tail='guard')
+    p = p.reorder(rest(p), _loop(rest(p), 'jy'))
+    jy = lambda q: _loop(root(q), 'jy')
+    p = p.rewrite_expr(jy(p).find('if _: _').find('_ < _'),
+                       f'jz < N % {NR} % {L} - {L} * jy')
+    col = f'{L} * jy + {L} * (N % {NR} / {L}) + {NR} * (N / {NR})'
+    p = p.stage_mem(_loop(jy(p), 'k'), f'C[{row}, {col}:{col} + {L}]',
+                    f'Y_reg{t}')
+    p = p.stage_mem(_loop(jy(p), 'jz'), f'B[{k0} + k, {col}:{col} + {L}]',
+                    f'YB_reg{t}')
+    return p
+
+
 def _instructions(p, full, isa, t):
     """Registers into the ISA's memory; every lane loop over them becomes
     one instruction; the register loops unrolled."""
@@ -490,8 +530,8 @@ def _instructions(p, full, isa, t):
     tiles = row_tiles(isa.mr)
     rbufs = [f'R{R}_reg' if R > 1 else 'R_reg' for R in tiles]
     rbbufs = [f'RB{R}_reg' if R > 1 else 'RB_reg' for R in tiles]
-    for buf in ['C_reg', 'B_reg', 'V_reg', 'VB_reg', 'W_reg', 'WB_reg'] \
-            + rbufs + rbbufs:
+    for buf in ['C_reg', 'B_reg', 'V_reg', 'VB_reg', 'W_reg', 'WB_reg',
+                'X_reg', 'XB_reg', 'Y_reg', 'YB_reg'] + rbufs + rbbufs:
         p = p.set_memory(f'{buf}{t}', isa.mem)
     main = lambda q: next(s for s in blk(q) if s.is_loop()
                           and s.name() == 'io')
@@ -524,6 +564,16 @@ def _instructions(p, full, isa, t):
     p = p.replace(_lane_loop(_staging(p, f'W_reg{t}')[1]), isa.mask_store)
     p = p.replace(_lane_loop(_staging(p, f'WB_reg{t}')[0]), isa.mask_load)
     p = p.replace(_loop(jm(p), 'jn'), isa.mask_fma)
+    # the corner (_corner_kernel): registers per row, the last masked
+    corner = lambda q: next(s for s in blk(q) if s.is_loop()
+                            and s.name() == 'cii')
+    for buf, ld, st in (('X', isa.load, isa.store),
+                        ('Y', isa.mask_load, isa.mask_store)):
+        p = p.replace(_lane_loop(_staging(p, f'{buf}_reg{t}')[0]), ld)
+        p = p.replace(_lane_loop(_staging(p, f'{buf}_reg{t}')[1]), st)
+        p = p.replace(_lane_loop(_staging(p, f'{buf}B_reg{t}')[0]), ld)
+    p = p.replace(_loop(corner(p), 'jx'), isa.fma)
+    p = p.replace(_loop(corner(p), 'jz'), isa.mask_fma)
     for root, loops in unrolls + [(jv, ('cii', )), (jm, ('cii', ))]:
         for loop in loops:
             p = p.unroll(_loop(root(p), loop))
@@ -576,6 +626,7 @@ def stages(isa: Isa, p: Procedure = None):
         p = _row_kernel(p, full, isa, t)
         p = _col_kernel(p, full, isa, t)
         p = _mask_kernel(p, full, isa, t)
+        p = _corner_kernel(p, full, isa, t)
     p = step("register tiles and packed B, staged in DRAM", p)
 
     # 4. into registers, instructions selected, register loops unrolled

@@ -116,20 +116,29 @@ def test_schedule_shape(chain):
     assert "R_reg: f32[2, 8] @ AVX2" in text      # a tail row
     assert "V_reg: f32[6, 8] @ AVX2" in text      # tail columns
     assert "W_reg: f32[6, 8] @ AVX2" in text      # the last, masked ones
+    assert "X_reg: f32[8] @ AVX2" in text         # tail rows x tail columns:
+    assert "Y_reg: f32[8] @ AVX2" in text         # a register, a masked one
     assert f"if K % {kc} > 0:" in text            # the last k block
     # the only calls are the six instructions; the FMA once per
-    # accumulator of the five kernels (6, 4, 2 and 1 rows x 16, 6 x 8),
-    # the masked FMA once per row of the masked 6 x 8 tile, in both k
-    # blocks
+    # accumulator of the six kernels (6, 4, 2 and 1 rows x 16, 6 x 8, and
+    # the corner's 1 x 8), the masked FMA once per row of the masked 6 x 8
+    # tile and once in the corner, in both k blocks
     calls = set(re.findall(r"(\w+)\(", text)) - {"seq", "par",
                                                    FAST.name()}
     assert calls == {"mm256_loadu_ps", "mm256_storeu_ps",
                      "mm256_fmadd_bcst_ps", "mm256_maskload_ps",
                      "mm256_prefix_store_ps", "mm256_prefix_fmadd_bcst_ps"}
-    assert text.count("mm256_fmadd_bcst_ps(") == 2 * (12 + 8 + 4 + 2 + 6)
-    assert text.count("mm256_prefix_fmadd_bcst_ps(") == 2 * 6
-    # 6 rows of C and one row of B per k step, loaded with a mask
-    assert text.count("mm256_maskload_ps(") == 2 * (6 + 1)
+    assert text.count("mm256_fmadd_bcst_ps(") == 2 * (12 + 8 + 4 + 2 + 6
+                                                      + 1)
+    assert text.count("mm256_prefix_fmadd_bcst_ps(") == 2 * (6 + 1)
+    # 6 rows of C and one row of B per k step, loaded with a mask, and
+    # in the corner one row of each
+    assert text.count("mm256_maskload_ps(") == 2 * (6 + 1 + 2)
+    # one scalar update of C is left: the last block's nest in the branch
+    # where K % KC == 0, whose k loop runs zero times
+    updates = [line for line in text.splitlines()
+               if "+=" in line and "C[" in line]
+    assert len(updates) == 1 and "C[i, j] +=" in updates[0]
     # packing and the row blocks (with their column tails) are parallel,
     # in both k blocks: two parallel regions per k block
     assert text.count("in par(") == 4
