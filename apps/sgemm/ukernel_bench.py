@@ -1,6 +1,6 @@
-"""Micro-benchmark of the generated AVX2 micro-kernel alone (not a test).
+"""Micro-benchmark of the generated micro-kernel alone (not a test).
 
-Schedules ``sgemm_avx2``, takes the C the code generator emits for one
+Schedules ``sgemm_avx2`` (or ``sgemm_avx512`` with ``--isa avx512``), takes the C the code generator emits for one
 MR x NR tile of the main kernel (the body of the column-panel loop of a
 row block: C tile loaded, KC broadcast-FMA steps, C tile stored) and
 wraps it in a C harness that runs it in three memory situations:
@@ -19,7 +19,7 @@ Prints GFLOP/s and the share of the FMA peak (``apps/common/peak.py``),
 process CPU time, best of ``2 --reps`` samples taken in ``--reps``
 interleaved passes over all the settings.
 
-    python apps/sgemm/ukernel_bench.py [--n 512 2048] [--mc 72 144]
+    python apps/sgemm/ukernel_bench.py [--isa avx2|avx512] [--n 512 2048] [--mc 72 144]
 """
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ HARNESS = r"""
 #include <stddef.h>
 #include <time.h>
 
-__attribute__((noinline, target("avx2,fma")))
+__attribute__((noinline, target("%(target)s")))
 static void tile(const float *restrict A_pack, const float *restrict B_pack,
                  float *restrict C, int_fast32_t N, int_fast32_t ko) {
     const int_fast32_t io = 0, jo = 0;
@@ -158,22 +158,24 @@ def main(argv=None):
                     help="N of the packed B block (B streamed)")
     ap.add_argument("--mc", type=int, nargs="+", default=[72, 144, 288],
                     help="MC of the packed A block (A streamed)")
+    ap.add_argument("--isa", choices=("avx2", "avx512"), default="avx2")
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--cflags", default="-O3 -march=native")
     ap.add_argument("--asm", metavar="FILE", help="also write the assembly")
     args = ap.parse_args(argv)
 
     from apps.common.peak import fma_peak
-    from apps.sgemm.schedule import AVX2, schedule
+    from apps.sgemm.schedule import ISAS, schedule
     from exo_hl import compile_procs
 
-    isa = AVX2
+    isa = ISAS[args.isa]
     with tempfile.TemporaryDirectory() as d:
         compile_procs([schedule(isa)], d, "sg")
         body = tile_body(Path(d, "sg.c").read_text(), isa.nr)
         src = Path(d, "bench.c")
-        src.write_text(HARNESS % dict(body=body, mr=isa.mr, nr=isa.nr,
-                                      kc=isa.kc))
+        src.write_text(HARNESS % dict(
+            body=body, mr=isa.mr, nr=isa.nr, kc=isa.kc,
+            target=",".join(sorted(isa.cpu_features()))))
         exe = Path(d, "bench")
         subprocess.run(["gcc", *args.cflags.split(), "-std=c11", "-o",
                         str(exe), str(src)], check=True)
@@ -196,7 +198,7 @@ def main(argv=None):
             for line in out.splitlines():
                 key, g = tuple(line.split()[:3]), float(line.split()[3])
                 best[key] = max(best.get(key, 0.0), g)
-    peak = fma_peak()
+    peak = fma_peak(isa.name)
     print(f"{isa.label} tile, KC={isa.kc}; FMA peak {peak:.1f} GFLOP/s "
           f"(process CPU time, best of {2 * args.reps}, interleaved)")
     for (mode, n, mb), g in best.items():
