@@ -454,13 +454,10 @@ def _mask_kernel(p, full, isa, t):
     -> one more MR x lanes register tile on masked instructions.
 
     The columns are split by the lanes with a guard (``tail='guard'``: at
-    most one block, ``jm``), ``k`` moved outside the rows; the C tile and
-    the row of B a k step reads are staged as windows of a whole register
-    that run past the end of C's and B's rows (``stage_mem``'s guarded
-    copies: lanes past N are neither read nor written), and the guard of
-    the update is rewritten (proven equal) to the lane test ``jn < m``
-    that the masked FMA's specification has."""
-    MR, NR, KC, L = isa.mr, isa.nr, isa.kc, isa.lanes
+    most one block, ``jm``), ``k`` moved outside the rows; then
+    ``_masked_register`` stages the C tile and the row of B a k step reads
+    past the row ends and rewrites the guard into the lane test."""
+    MR, KC, L = isa.mr, isa.kc, isa.lanes
     k0 = f"{KC} * ko" if full else f"{KC} * (K / {KC})"
     root = lambda q: next(s for s in _block(q, full)
                           if s.is_loop() and s.name() == 'cio')
@@ -473,15 +470,29 @@ def _mask_kernel(p, full, isa, t):
     p = p.split(_loop(rest(p), 'jl'), L, 'jm', 'jn', tail='guard')
     p = p.reorder(_loop(rest(p), 'cii'), _loop(rest(p), 'jm'))
     p = p.reorder(rest(p), _loop(rest(p), 'jm'))
-    jm = lambda q: inner(q, 'jm')
-    p = p.rewrite_expr(jm(p).find('if _: _').find('_ < _'),
-                       f'jn < N % {NR} % {L} - {L} * jm')
-    col = f'{L} * jm + {L} * (N % {NR} / {L}) + {NR} * (N / {NR})'
-    p = p.stage_mem(_loop(jm(p), 'k'), f'C[{MR} * cio:{MR} * cio + {MR}, '
-                    f'{col}:{col} + {L}]', f'W_reg{t}')
-    p = p.stage_mem(_loop(jm(p), 'cii'), f'B[{k0} + k, {col}:{col} + {L}]',
-                    f'WB_reg{t}')
-    return p
+    return _masked_register(p, lambda q: inner(q, 'jm'), 'jn', 'cii',
+                            f'{MR} * cio:{MR} * cio + {MR}', k0, isa,
+                            f'W_reg{t}', f'WB_reg{t}')
+
+
+def _masked_register(p, block, lane, b_around, rows, k0, isa, c_name,
+                     b_name):
+    """The last (N % NR) % lanes columns, the guarded block ``block(p)``
+    (``for v: for k: ... if L * v + lane < N % NR % L``) of a split by the
+    lanes: the guard rewritten (proven equal) to the lane test ``lane <
+    m`` of the masked FMA's specification, and the C window ``rows`` x one
+    register (around ``k``) and B's row of it (around the loop
+    ``b_around``) staged past the end of C's and B's rows (``stage_mem``'s
+    guarded copies: lanes past N are neither read nor written)."""
+    NR, L = isa.nr, isa.lanes
+    v = block(p).name()
+    p = p.rewrite_expr(block(p).find('if _: _').find('_ < _'),
+                       f'{lane} < N % {NR} % {L} - {L} * {v}')
+    col = f'{L} * {v} + {L} * (N % {NR} / {L}) + {NR} * (N / {NR})'
+    p = p.stage_mem(_loop(block(p), 'k'), f'C[{rows}, {col}:{col} + {L}]',
+                    c_name)
+    return p.stage_mem(_loop(block(p), b_around),
+                       f'B[{k0} + k, {col}:{col} + {L}]', b_name)
 
 
 def _corner_kernel(p, full, isa, t):
@@ -489,9 +500,7 @@ def _corner_kernel(p, full, isa, t):
     MR - 1 rows x NR - 1 columns) -> per row, a register of lanes for each
     whole register of the N % NR columns (``jw``), then one on masked
     instructions for the last (N % NR) % lanes (``jy``, the steps of
-    ``_mask_kernel``: a guarded split, windows of a whole register staged
-    past the end of C's and B's rows, the guard rewritten to the lane
-    test); not scalar code."""
+    ``_mask_kernel``, ``_masked_register``); not scalar code."""
     MR, NR, KC, L = isa.mr, isa.nr, isa.kc, isa.lanes
     k0 = f"{KC} * ko" if full else f"{KC} * (K / {KC})"
     root = lambda q: next(s for s in _block(q, full) if s.is_loop()
@@ -512,15 +521,8 @@ def _corner_kernel(p, full, isa, t):
     rest = lambda q: next(s for s in root(q).body() if s.name() == 'k')
     p = p.split(_loop(rest(p), 'jx'), L, 'jy', 'jz', tail='guard')
     p = p.reorder(rest(p), _loop(rest(p), 'jy'))
-    jy = lambda q: _loop(root(q), 'jy')
-    p = p.rewrite_expr(jy(p).find('if _: _').find('_ < _'),
-                       f'jz < N % {NR} % {L} - {L} * jy')
-    col = f'{L} * jy + {L} * (N % {NR} / {L}) + {NR} * (N / {NR})'
-    p = p.stage_mem(_loop(jy(p), 'k'), f'C[{row}, {col}:{col} + {L}]',
-                    f'Y_reg{t}')
-    p = p.stage_mem(_loop(jy(p), 'jz'), f'B[{k0} + k, {col}:{col} + {L}]',
-                    f'YB_reg{t}')
-    return p
+    return _masked_register(p, lambda q: _loop(root(q), 'jy'), 'jz', 'jz',
+                            row, k0, isa, f'Y_reg{t}', f'YB_reg{t}')
 
 
 def _instructions(p, full, isa, t):
