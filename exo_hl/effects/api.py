@@ -321,11 +321,16 @@ def _race_free(proc, loop_path):
     if not r:
         return Result(False, "the body changes what the loop bounds read: "
                       + r.reason, r.model)
+    # two different iterations x != x2: swapping x and x2 exchanges a and
+    # a2 and leaves these hypotheses as they are (ctx.hyps do not mention
+    # the loop's own iterator), so one direction of the check covers both
     x2 = _fresh(x)
     ren = {x: E.var(x2)}
     a2 = eff_subst(a, ren)
-    hyps = ctx.hyps + (bx, E.subst(bx, ren), E.op("<", E.var(x), E.var(x2)))
-    r = C.disjoint_mods(a, a2, hyps)
+    hyps = ctx.hyps + (bx, E.subst(bx, ren),
+                       E.op("or", E.op("<", E.var(x), E.var(x2)),
+                            E.op("<", E.var(x2), E.var(x))))
+    r = C.disjoint_mods(a, a2, hyps, symmetric=True)
     if not r:
         return Result(False, f"iterations of '{x.name}' race: " + r.reason,
                       r.model)

@@ -68,6 +68,41 @@ def test_reject_neighbour_write():
         shift.parallelize("i")
 
 
+@proc
+def shift_back(n: size, x: f32[n + 1]):
+    for i in seq(0, n):
+        x[i] = x[i + 1]
+
+
+@proc
+def write_late_read_early(n: size, x: f32[2 * n], y: f32[n]):
+    for i in seq(0, n):
+        y[i] = x[i]
+        x[n + i] = 0.0
+
+
+@proc
+def disjoint_halves(n: size, x: f32[2 * n], y: f32[n]):
+    for i in seq(0, n):
+        y[i] = x[2 * i]
+        x[2 * i + 1] = y[i]
+
+
+def test_races_in_either_direction_are_found(equiv):
+    """One iteration's write meets a later iteration's access (shift: i
+    writes x[i + 1], which i + 1 reads) or an earlier one's (shift_back:
+    i writes x[i], which i - 1 read); the check looks at both orders of
+    two iterations at once (i != i'), so each is refused."""
+    for p in (shift, shift_back):
+        with pytest.raises(SchedulingError, match="race"):
+            p.parallelize("i")
+    # i writes x[n + i] that no iteration reads (reads are x[0:n]): fine
+    q = write_late_read_early.parallelize("i")
+    equiv(write_late_read_early, q, [{"n": 4}])
+    r = disjoint_halves.parallelize("i")
+    equiv(disjoint_halves, r, [{"n": 3}])
+
+
 def test_reject_config_in_guard():
     with pytest.raises(SchedulingError, match="race-free"):
         guarded.parallelize("i")
