@@ -330,7 +330,7 @@ def _race_free(proc, loop_path):
     hyps = ctx.hyps + (bx, E.subst(bx, ren),
                        E.op("or", E.op("<", E.var(x), E.var(x2)),
                             E.op("<", E.var(x2), E.var(x))))
-    r = C.disjoint_mods(a, a2, hyps, symmetric=True)
+    r = C.iterations_disjoint(a, a2, hyps)
     if not r:
         return Result(False, f"iterations of '{x.name}' race: " + r.reason,
                       r.model)

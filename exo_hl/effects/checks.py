@@ -279,19 +279,15 @@ def prove(pred, hyps=(), solver=None):
                   f"{_fmt_model(model)}", model)
 
 
-def disjoint_mods(a1, a2, hyps=(), solver=None, symmetric=False):
-    """Race freedom: Mod(a1) ∩ All(a2) = ∅ and Mod(a2) ∩ All(a1) = ∅
-    (stricter than Commutes: concurrent reductions of one location race).
+def iterations_disjoint(a1, a2, hyps=(), solver=None):
+    """Race freedom of two iterations of one loop body: Mod(a1) ∩ All(a2) =
+    ∅ (stricter than Commutes: concurrent reductions of one location race).
 
-    ``symmetric``: the caller guarantees that swapping two variables maps
-    ``a1`` to ``a2``, ``a2`` to ``a1`` and ``hyps`` to themselves (two
-    iterations ``i != i'`` of one loop body); the second intersection is
-    then the first one renamed, and only the first is checked."""
+    The caller guarantees that swapping the two iterators maps ``a1`` to
+    ``a2``, ``a2`` to ``a1`` and ``hyps`` to themselves (``i != i'``, not
+    ``i < i'``): Mod(a2) ∩ All(a1) is then the same query renamed, so one
+    direction decides both."""
     hyps_t = hyp_terms(hyps)
-    sides = ((Mod(a1), All(a2)), ) if symmetric else \
-        ((Mod(a1), All(a2)), (Mod(a2), All(a1)))
-    for L1, L2 in sides:
-        r = _pairs(L1, L2, ("modification", "access"), hyps_t, None, solver)
-        if r is not None:
-            return r
-    return OK
+    r = _pairs(Mod(a1), All(a2), ("modification", "access"), hyps_t, None,
+               solver)
+    return OK if r is None else r
