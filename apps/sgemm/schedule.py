@@ -281,6 +281,12 @@ def _split_lanes(p, buf, L, names):
     return p
 
 
+def _k0(isa, full):
+    """The first k of a k block: ``KC * ko`` in the full blocks, ``KC * (K
+    / KC)`` in the last one."""
+    return f"{isa.kc} * ko" if full else f"{isa.kc} * (K / {isa.kc})"
+
+
 def _block(p, full):
     """The statements of a k block: the body of the ``ko`` loop (the full
     blocks) or of the ``if K % KC > 0`` after it (the last block)."""
@@ -297,7 +303,7 @@ def _main_kernel(p, full, isa, t):
     """rows x panels: ``for io: for ii: for jo: for jj: for k`` -> the
     MR x NR register tile, B packed as N / NR panels of kc x NR."""
     MR, NR, KC, L = isa.mr, isa.nr, isa.kc, isa.lanes
-    k0 = f"{KC} * ko" if full else f"{KC} * (K / {KC})"
+    k0 = _k0(isa, full)
     kc = f"{KC}" if full else f"K % {KC}"
     root = lambda q: next(s for s in _block(q, full) if s.is_loop()
                           and _loops(s, 'jj') + _loops(s, 'ji'))
@@ -431,8 +437,8 @@ def _col_kernel(p, full, isa, t):
     """rows x tail columns: ``for cio: for cii: for jj: for k`` -> an
     MR x lanes register tile per whole register of the N % NR columns,
     the last (N % NR) % lanes columns are left to ``_mask_kernel``."""
-    MR, NR, KC, L = isa.mr, isa.nr, isa.kc, isa.lanes
-    k0 = f"{KC} * ko" if full else f"{KC} * (K / {KC})"
+    MR, NR, L = isa.mr, isa.nr, isa.lanes
+    k0 = _k0(isa, full)
     root = lambda q: next(s for s in _block(q, full)
                           if s.is_loop() and s.name() == 'cio')
     p = p.split(_loop(root(p), 'jj'), L, 'jv', 'jl', tail='cut')
@@ -457,8 +463,8 @@ def _mask_kernel(p, full, isa, t):
     most one block, ``jm``), ``k`` moved outside the rows; then
     ``_masked_register`` stages the C tile and the row of B a k step reads
     past the row ends and rewrites the guard into the lane test."""
-    MR, KC, L = isa.mr, isa.kc, isa.lanes
-    k0 = f"{KC} * ko" if full else f"{KC} * (K / {KC})"
+    MR, L = isa.mr, isa.lanes
+    k0 = _k0(isa, full)
     root = lambda q: next(s for s in _block(q, full)
                           if s.is_loop() and s.name() == 'cio')
     inner = lambda q, name: next(s for s in root(q).body()
@@ -501,8 +507,8 @@ def _corner_kernel(p, full, isa, t):
     whole register of the N % NR columns (``jw``), then one on masked
     instructions for the last (N % NR) % lanes (``jy``, the steps of
     ``_mask_kernel``, ``_masked_register``); not scalar code."""
-    MR, NR, KC, L = isa.mr, isa.nr, isa.kc, isa.lanes
-    k0 = f"{KC} * ko" if full else f"{KC} * (K / {KC})"
+    MR, NR, L = isa.mr, isa.nr, isa.lanes
+    k0 = _k0(isa, full)
     root = lambda q: next(s for s in _block(q, full) if s.is_loop()
                           and s.name() == 'cii')
     row = f'cii + {MR} * (M / {MR})'
@@ -553,29 +559,23 @@ def _instructions(p, full, isa, t):
         rows = f'r{R}' if R > 1 else rows
     for root, loop, instr in replaces:
         p = p.replace(_loop(root(p), loop), instr)
-    # the column-tail kernel: lane loops are the last dimension
+    # the column tails (_col_kernel, _mask_kernel) and the corner
+    # (_corner_kernel): staged one register per row, lane loops last; each
+    # tile's C load and store, its row of B, its FMA loop
     jv = lambda q: _loop(col(q), 'jv')
-    load, store = _staging(p, f'V_reg{t}')
-    p = p.replace(_lane_loop(load), isa.load)
-    p = p.replace(_lane_loop(_staging(p, f'V_reg{t}')[1]), isa.store)
-    p = p.replace(_lane_loop(_staging(p, f'VB_reg{t}')[0]), isa.load)
-    p = p.replace(_loop(jv(p), 'jl'), isa.fma)
-    # the masked tile (_mask_kernel)
     jm = lambda q: _loop(col(q), 'jm')
-    p = p.replace(_lane_loop(_staging(p, f'W_reg{t}')[0]), isa.mask_load)
-    p = p.replace(_lane_loop(_staging(p, f'W_reg{t}')[1]), isa.mask_store)
-    p = p.replace(_lane_loop(_staging(p, f'WB_reg{t}')[0]), isa.mask_load)
-    p = p.replace(_loop(jm(p), 'jn'), isa.mask_fma)
-    # the corner (_corner_kernel): registers per row, the last masked
     corner = lambda q: next(s for s in blk(q) if s.is_loop()
                             and s.name() == 'cii')
-    for buf, ld, st in (('X', isa.load, isa.store),
-                        ('Y', isa.mask_load, isa.mask_store)):
+    plain = (isa.load, isa.store, isa.fma)
+    masked = (isa.mask_load, isa.mask_store, isa.mask_fma)
+    for buf, root, loop, (ld, st, fma) in (('V', jv, 'jl', plain),
+                                           ('W', jm, 'jn', masked),
+                                           ('X', corner, 'jx', plain),
+                                           ('Y', corner, 'jz', masked)):
         p = p.replace(_lane_loop(_staging(p, f'{buf}_reg{t}')[0]), ld)
         p = p.replace(_lane_loop(_staging(p, f'{buf}_reg{t}')[1]), st)
         p = p.replace(_lane_loop(_staging(p, f'{buf}B_reg{t}')[0]), ld)
-    p = p.replace(_loop(corner(p), 'jx'), isa.fma)
-    p = p.replace(_loop(corner(p), 'jz'), isa.mask_fma)
+        p = p.replace(_loop(root(p), loop), fma)
     for root, loops in unrolls + [(jv, ('cii', )), (jm, ('cii', ))]:
         for loop in loops:
             p = p.unroll(_loop(root(p), loop))

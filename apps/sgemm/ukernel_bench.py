@@ -1,9 +1,9 @@
 """Micro-benchmark of the generated micro-kernel alone (not a test).
 
-Schedules ``sgemm_avx2`` (or ``sgemm_avx512`` with ``--isa avx512``), takes the C the code generator emits for one
-MR x NR tile of the main kernel (the body of the column-panel loop of a
-row block: C tile loaded, KC broadcast-FMA steps, C tile stored) and
-wraps it in a C harness that runs it in three memory situations:
+Schedules ``sgemm_avx2`` (or ``sgemm_avx512`` with ``--isa avx512``),
+takes the C the code generator emits for one MR x NR tile of the main
+kernel (the body of the column-panel loop of a row block: C tile loaded,
+KC broadcast-FMA steps, C tile stored) and wraps it in a C harness that runs it in three memory situations:
 
 * ``hot``: the same packed A (MR x KC) and B (KC x NR) panels every call,
   both in L1: the kernel's ceiling;
@@ -19,7 +19,8 @@ Prints GFLOP/s and the share of the FMA peak (``apps/common/peak.py``),
 process CPU time, best of ``2 --reps`` samples taken in ``--reps``
 interleaved passes over all the settings.
 
-    python apps/sgemm/ukernel_bench.py [--isa avx2|avx512] [--n 512 2048] [--mc 72 144]
+    python apps/sgemm/ukernel_bench.py [--isa avx2|avx512] [--n 512 2048]
+        [--mc 72 144]
 """
 from __future__ import annotations
 
