@@ -41,8 +41,11 @@ static_cast const_cast dynamic_cast typeid and and_eq bitand bitor compl not
 not_eq or or_eq xor xor_eq
 """.split())
 
-#: names the backend's own C uses outside the exo_/EXO_ prefixes
-BACKEND_NAMES = frozenset({"ctxt", "main", "argc", "argv", "NULL"})
+#: names the backend's own C uses outside the exo_/EXO_ prefixes (the
+#: OpenMP functions that par loops call)
+BACKEND_NAMES = frozenset({"ctxt", "main", "argc", "argv", "NULL",
+                           "omp_get_max_threads", "omp_get_num_threads",
+                           "omp_get_thread_num"})
 
 #: the standard's reserved patterns: underscores (7.1.3), errno macros,
 #: <stdint.h>/<inttypes.h> limits, types and format macros, <signal.h>,

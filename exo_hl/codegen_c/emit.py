@@ -88,6 +88,27 @@ _FLOOR_COMMENT = """\
 #endif
 #endif"""
 #: emitted only when used (clang warns on unused static functions)
+_OMP_PROTOTYPES = """\
+#ifdef _OPENMP
+/* The OpenMP runtime functions used (declared here: <omp.h> is not always
+   installed where the compiler accepts -fopenmp). */
+int omp_get_max_threads(void);
+int omp_get_num_threads(void);
+int omp_get_thread_num(void);
+#endif
+"""
+
+_SHARE_HELPER = """\
+/* The first iteration of block t of T nearly equal consecutive blocks of
+   [lo, hi) (OpenMP's static schedule): a par loop's share for thread t. */
+static inline int_fast32_t exo_hl_share(int_fast32_t lo, int_fast32_t hi,
+                                        int_fast32_t t, int_fast32_t T) {
+    if (hi <= lo)
+        return lo;
+    return (int_fast32_t)(lo + ((int64_t)hi - lo) * t / T);
+}
+"""
+
 _FLOOR_HELPERS = {
     "exo_floor_div": """\
 EXO_CONST_FN static inline int_fast32_t exo_floor_div(int_fast32_t a, int_fast32_t b) {
@@ -309,6 +330,8 @@ class _Program:
             incs.append("#include <math.h>")
         if incs:
             out += incs + [""]
+        if any("omp_get_max_threads()" in b for b in bodies):
+            out.append(_OMP_PROTOTYPES)
         for g in self.globals:
             out.append(g)
         if self.need_assume:
@@ -317,6 +340,8 @@ class _Program:
             out.append(_FLOOR_COMMENT)
             out += [h for fn, h in _FLOOR_HELPERS.items()
                     if any(f"{fn}(" in b for b in bodies)]
+        if any("exo_hl_share(" in b for b in bodies):
+            out.append(_SHARE_HELPER)
         out += A.helper_texts(bodies)
         out += bodies
         return "\n".join(out).rstrip("\n") + "\n"

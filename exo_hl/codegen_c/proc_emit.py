@@ -72,7 +72,7 @@ class ProcEmitter(ExprEmitter):
         self.types = {}          # Sym -> (IR type, memory), for outlining
         self.views = set()       # syms of window statements
         self.outlined = []       # C bodies of loops outlined (outline.py)
-        self.worksharing = None  # the loop this function shares (omp for)
+        self.worksharing = None  # the outlined par loop this function runs
 
     # -- errors
     def _err(self, cls, msg, node):
@@ -240,8 +240,7 @@ class ProcEmitter(ExprEmitter):
                 self.block(s.orelse, depth + 1)
             self.line(depth, "}")
         elif isinstance(s, IR.For):
-            if (is_parallel(s.mode) and s is not self.worksharing
-                    and self.prog.target_prefix(self.proc)):
+            if is_parallel(s.mode) and s is not self.worksharing:
                 got = outlined_proc(self, s)
                 if got is not None:
                     self.call_outlined(s, *got, depth)
@@ -250,16 +249,15 @@ class ProcEmitter(ExprEmitter):
             # the upper bound once, at loop entry
             lo = self.expr(s.lo)
             hi = self.expr(self.once(s.hi, f"{s.iter.name}_hi", depth))
+            if s is self.worksharing:
+                lo, hi = self.share(s, lo, hi, depth)
             it = self.bind(s.iter)
             self.types[s.iter] = (IR.Index, None)
             if self.is_nonneg(s.lo):
                 self.nonneg.add(s.iter)
-            if is_parallel(s.mode):
-                shared = s is self.worksharing
-                self.lines.append("#ifdef _OPENMP")
-                self.lines.append("#pragma omp for" if shared
-                                  else "#pragma omp parallel for")
-                self.lines.append("#endif")
+            if is_parallel(s.mode) and s is not self.worksharing:
+                self.lines += ["#ifdef _OPENMP", "#pragma omp parallel for",
+                               "#endif"]
             self.line(depth, f"for (int_fast32_t {it} = {lo}; {it} < {hi}; "
                       f"{it}++) {{")
             self.block(s.body, depth + 1)
@@ -288,9 +286,24 @@ class ProcEmitter(ExprEmitter):
         self.line(depth, f"int_fast32_t {name} = {self.expr(e)};")
         return IR.Read(sym, (), type=IR.Index, srcinfo=e.srcinfo)
 
+    def share(self, loop, lo, hi, depth):
+        """C names of the bounds of this thread's block of the iterations
+        ``[lo, hi)`` of the outlined par ``loop`` (outline.py), bound to
+        new locals; the function's last two parameters say which block."""
+        thread, threads = (self.cname(a.name) for a in self.proc.args[-2:])
+        names = []
+        for part, t in (("begin", thread), ("end", f"{thread} + 1")):
+            sym = Sym(f"{loop.iter.name}_{part}")
+            name = self.bind(sym)
+            self.line(depth, f"int_fast32_t {name} = exo_hl_share({lo}, {hi}, "
+                      f"{t}, {threads});")
+            names.append(name)
+        return names
+
     def call_outlined(self, loop, sub, actuals, depth):
         """Emit the par ``loop`` as a call of the static function ``sub``
-        (outline.py) inside ``#pragma omp parallel``."""
+        (outline.py): in a ``#pragma omp parallel`` region when OpenMP
+        would run more than one thread, else directly for all iterations."""
         prog = self.prog
         name = fresh_c_name(sub.name, prog.fn_name_set | self.in_use)
         prog.fn_name_set.add(name)
@@ -313,8 +326,20 @@ class ProcEmitter(ExprEmitter):
         written = written_buffers(sub)
         args = ["ctxt"] + [self.call_arg(fa, a, fa.name not in written, loop)
                            for fa, a in zip(sub.args, actuals)]
-        self.lines += ["#ifdef _OPENMP", "#pragma omp parallel", "#endif"]
-        self.line(depth, f"{name}({', '.join(args)});")
+
+        def call(part):
+            return f"{name}({', '.join(args + part)});"
+        self.lines.append("#ifdef _OPENMP")
+        self.line(depth, "if (omp_get_max_threads() > 1) {")
+        self.lines.append("#pragma omp parallel")
+        self.line(depth + 1,
+                  call(["omp_get_thread_num()", "omp_get_num_threads()"]))
+        self.line(depth, "} else {")
+        self.line(depth + 1, call(["0", "1"]))
+        self.line(depth, "}")
+        self.lines.append("#else")
+        self.line(depth, call(["0", "1"]))
+        self.lines.append("#endif")
 
     def alloc(self, s, depth, bound, frees):
         mem = s.mem or DRAM

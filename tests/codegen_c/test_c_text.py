@@ -132,7 +132,10 @@ def test_par_loop_guarded_pragma(tmp_path, warn_compile):
             x[i] += 1.0
 
     text = c_code_str([par_add])
-    assert "#ifdef _OPENMP\n#pragma omp parallel for\n#endif\n" in text
+    # outlined (codegen_c/outline.py): a region only with several threads
+    assert "#ifdef _OPENMP\n    if (omp_get_max_threads() > 1) {\n" \
+        "#pragma omp parallel\n        par_add_par(" in text
+    assert "int_fast32_t i_begin = exo_hl_share(0, n, thread, threads);" in text
     compile_procs([par_add], tmp_path, "par_add")
     warn_compile("par_add")
     run(["gcc", "-fopenmp", "-Wall", "-Wextra", "-Werror", "-c", "par_add.c"],

@@ -1,7 +1,7 @@
-"""par loops in functions with a CPU target are outlined by hand
-(codegen_c/outline.py), so clang, whose OpenMP regions do not inherit the
-target attribute, compiles them too; they stay parallel and compute the
-same."""
+"""par loops are outlined by hand (codegen_c/outline.py): clang, whose
+OpenMP regions do not inherit the target attribute, compiles them in
+functions with a CPU target too, and one thread runs them with no parallel
+region; they stay parallel and compute the same."""
 from __future__ import annotations
 
 import re
@@ -72,18 +72,119 @@ def _compile_everywhere(tmp_path, procs, name):
 
 def test_outlined_text_and_clang_openmp_build(tmp_path):
     c = _compile_everywhere(tmp_path, [_par_rows()], "rows")
-    # the loop lives in a static function with the same target, shared by
-    # an orphaned omp for; the caller's parallel region only calls it
+    # the loop lives in a static function with the same target that runs
+    # thread `thread`'s block of the iterations; the caller's parallel
+    # region only calls it, and one thread calls it with no region
     assert re.search(r'EXO_HL_TARGET\("avx2,fma"\)\nstatic void rows_par\(',
                      c), c
-    assert "#ifdef _OPENMP\n#pragma omp for\n#endif\n" \
-        "    for (int_fast32_t r = 0; r < m; r++) {" in c
-    assert "#ifdef _OPENMP\n#pragma omp parallel\n#endif\n" \
-        "    rows_par(ctxt, m, n, a, x, y);" in c
-    assert "#pragma omp parallel for" not in c
+    assert "int_fast32_t thread,\n" in c and "int_fast32_t threads)" in c
+    assert "    int_fast32_t r_begin = exo_hl_share(0, m, thread, threads);\n" \
+        "    int_fast32_t r_end = exo_hl_share(0, m, thread + 1, threads);\n" \
+        "    for (int_fast32_t r = r_begin; r < r_end; r++) {" in c
+    assert "#ifdef _OPENMP\n    if (omp_get_max_threads() > 1) {\n" \
+        "#pragma omp parallel\n" \
+        "        rows_par(ctxt, m, n, a, x, y, omp_get_thread_num(), " \
+        "omp_get_num_threads());\n" \
+        "    } else {\n        rows_par(ctxt, m, n, a, x, y, 0, 1);\n    }\n" \
+        "#else\n    rows_par(ctxt, m, n, a, x, y, 0, 1);\n#endif\n" in c
+    assert "#pragma omp for" not in c and "omp parallel for" not in c
     # the outlined function comes first (it is static) and keeps restrict
     assert c.index("static void rows_par(") < c.index("\nvoid rows(")
-    assert "float *restrict y)" in c
+    assert "float *restrict y," in c
+
+
+def test_plain_functions_outline_par_loops_too():
+    c = _par_rows_plain().c_code_str()
+    assert "static void rows_plain_par(" in c
+    assert "omp parallel for" not in c
+
+
+def _par_rows_plain():
+    return rows_plain.parallelize(rows_plain.find_loop('r'))
+
+
+@proc
+def rows_plain(m: size, n: size, x: f32[m, n], y: f32[m, n]):
+    for r in seq(0, m):
+        for i in seq(0, n):
+            y[r, i] += 2.0 * x[r, i]
+
+
+_SHARE_CHECK = """\
+#include <stdint.h>
+#include <stdio.h>
+%s
+int main(void) {
+    /* blocks of [lo, hi) for T threads: consecutive, covering, sizes
+       differing by at most one; empty ranges give empty blocks */
+    int bad = 0;
+    for (int lo = -5; lo <= 5; lo++)
+        for (int hi = -5; hi <= 40; hi++)
+            for (int T = 1; T <= 9; T++) {
+                int_fast32_t n = hi > lo ? hi - lo : 0, lo_t = lo;
+                if (exo_hl_share(lo, hi, 0, T) != lo) bad++;
+                for (int t = 0; t < T; t++) {
+                    int_fast32_t a = exo_hl_share(lo, hi, t, T);
+                    int_fast32_t b = exo_hl_share(lo, hi, t + 1, T);
+                    if (a != lo_t || b < a || b - a < n / T ||
+                        b - a > n / T + 1) bad++;
+                    lo_t = b;
+                }
+                if (lo_t != lo + n) bad++;
+            }
+    /* no overflow near the int32 range */
+    if (exo_hl_share(0, 2147483647, 1, 2) != 1073741823) bad++;
+    if (exo_hl_share(-2147483647, 2147483647, 1, 2) != 0) bad++;
+    printf("%%d\\n", bad);
+    return bad != 0;
+}
+"""
+
+
+def test_share_splits_iterations_into_consecutive_blocks(tmp_path):
+    from exo_hl.codegen_c.emit import _SHARE_HELPER
+    (tmp_path / "share.c").write_text(_SHARE_CHECK % _SHARE_HELPER)
+    cc = c_compilers(float16=False)[0]
+    run([cc, *WARN_FLAGS, "-fsanitize=undefined",
+         "-fno-sanitize-recover=all", "share.c", "-o", "share"], tmp_path)
+    run(["./share"], tmp_path)
+
+
+_LEVELS_RUN = """\
+import ctypes, sys
+import numpy as np
+lib = ctypes.CDLL(sys.argv[1])
+fn = lib.levels
+n = 6
+y = np.full((n, 1), -7.0, np.float32)
+lib.exo_hl_sizeof_fast32.restype = ctypes.c_size_t
+fast = ctypes.c_int64 if lib.exo_hl_sizeof_fast32() == 8 else ctypes.c_int32
+fn.argtypes = [ctypes.c_void_p, fast, ctypes.c_void_p]
+fn(None, n, y.ctypes.data)
+print(" ".join(str(int(v)) for v in y[:, 0]))
+"""
+
+
+def test_parallel_region_only_with_more_than_one_thread(tmp_path,
+                                                        monkeypatch):
+    """The loop body runs at OpenMP level 1 (in a parallel region) with two
+    threads, at level 0 (no region: the function is called directly) with
+    one; every iteration runs either way."""
+    import os
+    import subprocess
+    import sys
+    monkeypatch.setenv("EXO_HL_CACHE", str(tmp_path))
+    monkeypatch.setenv("CC", "gcc")
+    assert openmp.openmp_supported("gcc")
+    lib = levels.compile().library_path
+    got = {}
+    for threads in ("1", "2"):
+        env = dict(os.environ, OMP_NUM_THREADS=threads)
+        r = subprocess.run([sys.executable, "-c", _LEVELS_RUN, lib],
+                           env=env, capture_output=True, text=True,
+                           check=True)
+        got[threads] = r.stdout.split()
+    assert got == {"1": ["0"] * 6, "2": ["1"] * 6}
 
 
 def test_outlined_loop_runs_in_parallel_and_agrees(tmp_path, monkeypatch):
@@ -91,19 +192,21 @@ def test_outlined_loop_runs_in_parallel_and_agrees(tmp_path, monkeypatch):
     monkeypatch.setenv("CC", "gcc")
     assert openmp.openmp_supported("gcc")
     assert "levels_par(" in levels.c_code_str()
-    y = np.zeros((6, 1), np.float32)
-    levels.compile()(6, y)
-    np.testing.assert_array_equal(y[:, 0], 1.0)   # inside the region
-    p = _par_rows()
-    rng = np.random.default_rng(3)
-    for m, n in ((1, 8), (5, 24), (13, 16)):
-        a = rng.integers(-3, 4, (1, )).astype(np.float32)
-        x = rng.integers(-8, 9, (m, n)).astype(np.float32)
-        y0 = rng.integers(-8, 9, (m, n)).astype(np.float32)
-        want, got = y0.copy(), y0.copy()
-        rows.interpret(m=m, n=n, a=a, x=x, y=want)
-        p.compile()(m, n, a, x, got)
-        np.testing.assert_array_equal(got, want)
+    for p, ref, vec in ((_par_rows(), rows, True),
+                        (_par_rows_plain(), rows_plain, False)):
+        rng = np.random.default_rng(3)
+        for m, n in ((1, 8), (5, 24), (13, 16), (2, 8)):
+            x = rng.integers(-8, 9, (m, n)).astype(np.float32)
+            y0 = rng.integers(-8, 9, (m, n)).astype(np.float32)
+            want, got = y0.copy(), y0.copy()
+            if vec:
+                a = rng.integers(-3, 4, (1, )).astype(np.float32)
+                ref.interpret(m=m, n=n, a=a, x=x, y=want)
+                p.compile()(m, n, a, x, got)
+            else:
+                ref.interpret(m=m, n=n, x=x, y=want)
+                p.compile()(m, n, x, got)
+            np.testing.assert_array_equal(got, want)
 
 
 @proc
