@@ -87,7 +87,8 @@ _FLOOR_COMMENT = """\
 #define EXO_CONST_FN
 #endif
 #endif"""
-#: emitted only when used (clang warns on unused static functions)
+
+#: emitted only when a par loop is outlined (outline.py)
 _OMP_PROTOTYPES = """\
 #ifdef _OPENMP
 /* The OpenMP runtime functions used (declared here: <omp.h> is not always
@@ -98,6 +99,7 @@ int omp_get_thread_num(void);
 #endif
 """
 
+#: emitted only when a par loop is outlined (outline.py)
 _SHARE_HELPER = """\
 /* The first iteration of block t of T nearly equal consecutive blocks of
    [lo, hi) (OpenMP's static schedule): a par loop's share for thread t. */
@@ -109,6 +111,7 @@ static inline int_fast32_t exo_hl_share(int_fast32_t lo, int_fast32_t hi,
 }
 """
 
+#: emitted only when used (clang warns on unused static functions)
 _FLOOR_HELPERS = {
     "exo_floor_div": """\
 EXO_CONST_FN static inline int_fast32_t exo_floor_div(int_fast32_t a, int_fast32_t b) {
