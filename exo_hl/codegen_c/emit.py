@@ -333,7 +333,8 @@ class _Program:
             incs.append("#include <math.h>")
         if incs:
             out += incs + [""]
-        if any("omp_get_max_threads()" in b for b in bodies):
+        outlined = any("exo_hl_share(" in b for b in bodies)
+        if outlined:
             out.append(_OMP_PROTOTYPES)
         for g in self.globals:
             out.append(g)
@@ -343,7 +344,7 @@ class _Program:
             out.append(_FLOOR_COMMENT)
             out += [h for fn, h in _FLOOR_HELPERS.items()
                     if any(f"{fn}(" in b for b in bodies)]
-        if any("exo_hl_share(" in b for b in bodies):
+        if outlined:
             out.append(_SHARE_HELPER)
         out += A.helper_texts(bodies)
         out += bodies

@@ -240,7 +240,9 @@ class ProcEmitter(ExprEmitter):
                 self.block(s.orelse, depth + 1)
             self.line(depth, "}")
         elif isinstance(s, IR.For):
-            if is_parallel(s.mode) and s is not self.worksharing:
+            # a par loop other than the one this outlined function runs
+            spawns = is_parallel(s.mode) and s is not self.worksharing
+            if spawns:
                 got = outlined_proc(self, s)
                 if got is not None:
                     self.call_outlined(s, *got, depth)
@@ -255,7 +257,7 @@ class ProcEmitter(ExprEmitter):
             self.types[s.iter] = (IR.Index, None)
             if self.is_nonneg(s.lo):
                 self.nonneg.add(s.iter)
-            if is_parallel(s.mode) and s is not self.worksharing:
+            if spawns:
                 self.lines += ["#ifdef _OPENMP", "#pragma omp parallel for",
                                "#endif"]
             self.line(depth, f"for (int_fast32_t {it} = {lo}; {it} < {hi}; "
