@@ -32,15 +32,31 @@ def _calls_per_sample(fn, min_time):
     return max(1, min(10000, int(min_time / max(t0, 1e-7))))
 
 
+def _warm(fn, seconds):
+    """Call ``fn`` untimed for ``seconds``."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        fn()
+
+
 def best_times(fns, reps, clock="wall", threads=1, min_time=0.02,
-               settle=0.0):
+               settle=0.0, warmup=0.01):
     """Best seconds per call of each of ``fns``, sampled in turn (a sample
     repeats the call for at least ``min_time``), with a pause of
     ``settle`` seconds before each sample: the thread pools of the
     previous implementation (OpenBLAS's spin for about 0.1 s after a call,
     ONNX Runtime's and OpenMP's a while too) stop spinning instead of
     taking cores from the next one; under ``--clock cpu`` their spinning
-    would even be charged to it, since they are threads of this process."""
+    would even be charged to it, since they are threads of this process.
+
+    After a pause, the implementation runs untimed for ``warmup`` seconds
+    before its sample: its threads went to sleep in the pause, and on a
+    virtual machine the idle virtual CPU they wake on can take
+    milliseconds to run at full speed again (measured on the 2-core
+    development VM: with a 9 ms sample right after a 0.3 s pause, most
+    two-thread samples of a 256^3 SGEMM ran at half speed, both in C and
+    from Python; after 5-20 ms of warm-up they did not). That is the cost
+    of waking a pool, which the sample is not meant to measure."""
     c = CLOCKS[clock]
     div = threads if clock == "cpu" else 1
     inner = []
@@ -51,6 +67,7 @@ def best_times(fns, reps, clock="wall", threads=1, min_time=0.02,
         for i, fn in enumerate(fns):
             if settle > 0:
                 time.sleep(settle)
+                _warm(fn, warmup)
             best[i] = min(best[i], _sample(fn, inner[i], c, div))
     return best
 
@@ -67,3 +84,7 @@ def add_timing_args(ap, what):
                     help="pause before each sample with more than one "
                     "thread, so the previous implementation's threads "
                     "stop spinning (default 0.3; 0 for none)")
+    ap.add_argument("--warmup", type=float, default=0.01, metavar="SECONDS",
+                    help="after that pause, run the implementation untimed "
+                    "this long, so its sleeping threads are awake when the "
+                    "sample starts (default 0.01)")

@@ -2,6 +2,7 @@
 
     python apps/conv/bench.py [--isa auto|avx2|avx512] [--threads 1 2]
                               [--reps 5] [--clock wall|cpu] [--settle 0.3]
+                              [--warmup 0.01]
                               [--size N H W IC OC]
                               [--json FILE] [--plot FILE.png]
 
@@ -11,7 +12,8 @@ it times, interleaved (load from other processes hits all three alike),
 best of ``--reps`` samples (a sample repeats the call for at least 20 ms;
 with more than one thread each sample follows a pause of ``--settle``
 seconds, so the thread pool of the implementation timed before it has
-stopped spinning):
+stopped spinning, and ``--warmup`` seconds of untimed calls, so its own
+threads are awake again):
 
 1. **exo_hl**: the scheduled kernel (``schedule.py``), NHWC; for the
    default size the size-specialized kernel (``specialized``), the
@@ -121,7 +123,7 @@ class OnnxConv:
 
 
 def measure(kernels, sizes, threads, reps, peak1, isa, clock, blas,
-            settle=0.3):
+            settle=0.3, warmup=0.01):
     """One row per thread count (see the module docstring)."""
     N, H, W, IC, OC = sizes
     rng = np.random.default_rng(0)
@@ -155,7 +157,7 @@ def measure(kernels, sizes, threads, reps, peak1, isa, clock, blas,
         check("ONNX Runtime", y, want, IC)
         check("im2col + BLAS", out_blas.reshape(N, H, W, OC), want, IC)
         secs = best_times(fns, reps, clock, t,
-                          settle=settle if t > 1 else 0.0)
+                          settle=settle if t > 1 else 0.0, warmup=warmup)
         g = [fl / s / 1e9 for s in secs]
         labels = list(kernels)
         ours = dict(zip(labels, g))
@@ -302,7 +304,7 @@ def main(argv=None):
           f"{' (EMULATED)' if emulated else ''}")
     print_head()
     rows = measure(kernels, sizes, args.threads, args.reps, peak1, isa,
-                   args.clock, blas, args.settle)
+                   args.clock, blas, args.settle, args.warmup)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -2,7 +2,8 @@
 
     python apps/sgemm/bench.py [--quick] [--isa auto|avx2|avx512]
                                [--threads 1 2] [--reps 5] [--clock wall|cpu]
-                               [--settle 0.3] [--json FILE] [--plot FILE.png]
+                               [--settle 0.3] [--warmup 0.01]
+                               [--json FILE] [--plot FILE.png]
 
 For every shape and thread count it times ``C += A @ B`` (row-major f32)
 with the exo_hl kernel and with numpy's OpenBLAS called directly
@@ -12,7 +13,8 @@ samples of each (a sample repeats the call until it lasts at least
 20 ms), by wall time or (``--clock cpu``) the process's CPU time divided
 by the thread count; with more than one thread each sample follows a pause
 of ``--settle`` seconds, so the threads of the library timed before it
-have stopped spinning. Both run on the same thread count: OpenMP's for exo_hl,
+have stopped spinning, and ``--warmup`` seconds of untimed calls, so its
+own threads, asleep through the pause, are awake again. Both run on the same thread count: OpenMP's for exo_hl,
 OpenBLAS's own for it (``OPENBLAS_CORETYPE`` is unset before numpy loads
 OpenBLAS, so it picks its kernels for this CPU). Before timing, each
 shape's result is checked against OpenBLAS's.
@@ -96,7 +98,7 @@ def check(kernel, blas, m, n, k, rng):
 
 
 def measure(kernel, blas, shapes, threads, reps, peak1, isa, emulated,
-            clock="wall", settle=0.3):
+            clock="wall", settle=0.3, warmup=0.01):
     rows = []
     rng = np.random.default_rng(0)
     for t in threads:
@@ -111,7 +113,7 @@ def measure(kernel, blas, shapes, threads, reps, peak1, isa, emulated,
             ours, theirs = best_times(
                 (lambda: kernel(m, n, k, A, B, C1),
                  lambda: blas.sgemm(A, B, C2)), reps, clock, t,
-                settle=settle if t > 1 else 0.0)
+                settle=settle if t > 1 else 0.0, warmup=warmup)
             flops = 2.0 * m * n * k
             g1, g2 = flops / ours / 1e9, flops / theirs / 1e9
             peak = peak1 * t if peak1 else None
@@ -254,7 +256,7 @@ def main(argv=None):
           f"{args.clock} clock; ratio = exo_hl / OpenBLAS")
     print_head()
     rows = measure(kernel, blas, shapes, threads, args.reps, peak1, isa,
-                   emulated, args.clock, args.settle)
+                   emulated, args.clock, args.settle, args.warmup)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
