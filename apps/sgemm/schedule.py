@@ -7,7 +7,7 @@ NR / lanes registers per row), the k block KC, and the instructions the
 kernels are made of (register load, register store, broadcast-FMA).
 Two descriptions ship:
 
-* ``AVX512``: 6x64 tile, 24 zmm accumulators (4 registers of 16 per row);
+* ``AVX512``: 6x32 tile, 12 zmm accumulators (2 registers of 16 per row);
 * ``AVX2``: 6x16 tile, 12 ymm accumulators (2 registers of 8 per row).
 
 KC comes from the L1 data cache size the machine reports (``k_block``:
@@ -205,8 +205,9 @@ def k_block(mr: int, caches: dict = None) -> int:
     block, takes at most a quarter of L1 (the panels of B stream from L2
     through the rest), a power of two in [128, 512].
 
-    (Measured on Zen 4, AVX-512 6x64: KC = 256 is 3-5% faster than 128 at
-    512-2048, where a rule sizing B's kc x NR panel for L1 gave 128.)"""
+    (Measured on Zen 4: with an AVX-512 6x64 tile, KC = 256 was 3-5%
+    faster than 128 at 512-2048, where a rule sizing B's kc x NR panel for
+    L1 gave 128; with the 6x32 tile, 128, 256 and 512 are within 2%.)"""
     caches = cache_sizes() if caches is None else caches
     l1 = caches.get(1, DEFAULT_L1)
     kc = 128
@@ -216,7 +217,7 @@ def k_block(mr: int, caches: dict = None) -> int:
 
 
 AVX512 = Isa(name="avx512", title="AVX-512", mem=_avx512.AVX512, lanes=16,
-             mr=6, nr=64, kc=k_block(6), load=_avx512.mm512_loadu_ps,
+             mr=6, nr=32, kc=k_block(6), load=_avx512.mm512_loadu_ps,
              store=_avx512.mm512_storeu_ps, fma=_avx512.mm512_fmadd_bcst_ps,
              mask_load=_avx512.mm512_maskz_loadu_ps,
              mask_store=_avx512.mm512_prefix_storeu_ps,
