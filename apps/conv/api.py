@@ -24,9 +24,8 @@ from apps.common import isa_choice as _common_isa
 from apps.conv.schedule import ISAS, schedule
 
 
-def choose_isa(name: str = "auto"):
-    """(isa, emulated, note) or (None, None, one-line error)."""
-    return _common_isa.choose_isa(ISAS, name)
+#: (isa, emulated, note) or (None, None, one-line error), for a name
+choose_isa = _common_isa.chooser(ISAS)
 
 
 @functools.lru_cache(maxsize=None)

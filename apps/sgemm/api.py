@@ -28,9 +28,8 @@ def missing_features(isa) -> frozenset:
     return _common_isa.missing_features(isa)
 
 
-def choose_isa(name: str = "auto"):
-    """(isa, emulated, note) or (None, None, one-line error)."""
-    return _common_isa.choose_isa(ISAS, name)
+#: (isa, emulated, note) or (None, None, one-line error), for a name
+choose_isa = _common_isa.chooser(ISAS)
 
 
 @functools.lru_cache(maxsize=None)

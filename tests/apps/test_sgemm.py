@@ -391,6 +391,28 @@ def test_auto_picks_the_best_isa_the_host_has(monkeypatch):
     assert api.choose_isa("avx512")[:2] == (AVX512, True)
 
 
+def test_isa_choice_is_remembered_per_environment(monkeypatch):
+    """The entry point chooses on every call: the answer is worked out
+    once per name and environment, and a changed environment is seen."""
+    from apps.common import isa_choice
+    calls = []
+    real = isa_choice.choose_isa
+    monkeypatch.setattr(isa_choice, "choose_isa", lambda isas, name:
+                        calls.append(name) or real(isas, name))
+    choose = isa_choice.chooser(ISAS)
+    monkeypatch.setenv("EXO_HL_EMULATE", "0")
+    monkeypatch.setenv("EXO_HL_HOST_CPU", "avx2,fma")
+    assert choose()[0] is AVX2 and choose("auto")[0] is AVX2
+    assert calls == ["auto"]
+    assert choose("avx512")[0] is None
+    monkeypatch.setenv("EXO_HL_HOST_CPU", "avx2,fma,avx512f")
+    assert choose()[0] is AVX512 and choose("avx512")[0] is AVX512
+    monkeypatch.setenv("EXO_HL_HOST_CPU", "avx2,fma")
+    monkeypatch.setenv("EXO_HL_EMULATE", "1")
+    assert choose("avx512")[:2] == (AVX512, True)
+    assert calls == ["auto", "avx512", "auto", "avx512", "avx512"]
+
+
 def test_peak_probe():
     src = probe_source("avx2")
     assert src.count("_mm256_fmadd_ps(") == CHAINS
