@@ -70,7 +70,6 @@ class ProcEmitter(ExprEmitter):
         self.read_names = set()  # C names read (for unused-variable hygiene)
         self.hoisted = set()     # C names of locals made by once()
         self.types = {}          # Sym -> (IR type, memory), for outlining
-        self.views = set()       # syms of window statements
         self.outlined = []       # C bodies of loops outlined (outline.py)
         self.worksharing = None  # the outlined par loop this function runs
 
@@ -312,14 +311,17 @@ class ProcEmitter(ExprEmitter):
         self.in_use.add(name)
         prog.fn_names[sub] = name
         prog.features[sub] = prog.features[self.proc]
-        # restrict as in this function; none when a window statement's view
-        # of another parameter is passed
-        ptrs = {a.name for a in sub.args if is_tensor_or_window(a.type)
-                or is_real_scalar(a.type)}
-        if ptrs & self.views:
-            prog.aliased[sub] = ptrs
-        else:
-            prog.aliased[sub] = ptrs & set(prog.aliased.get(self.proc, ()))
+        # no restrict on its pointers (as in the OpenMP-outlined region
+        # bodies the C compiler made before): GCC 12 (-march=native on Zen
+        # 4) used the no-alias promise to hoist a register tile's
+        # loop-invariant loads out of the loops around it and then spilled
+        # the tile's registers, every FMA reading the stack: the AVX-512
+        # conv layer ran at 60 GFLOP/s instead of 112. The outlined
+        # function is static and called only here, so nothing else is lost
+        # (the SGEMM kernels run at the same speed either way).
+        prog.aliased[sub] = {a.name for a in sub.args
+                             if is_tensor_or_window(a.type)
+                             or is_real_scalar(a.type)}
         inner = ProcEmitter(prog, sub)
         inner.worksharing = loop
         inner.nonneg |= {a.name for a in sub.args if a.name in self.nonneg}
@@ -377,7 +379,6 @@ class ProcEmitter(ExprEmitter):
         name = self.bind(s.name)
         bound.append(s.name)
         self.types[s.name] = (window_param_type(s.rhs.type), src.mem)
-        self.views.add(s.name)
         self.line(depth, f"{struct} {name} = {{ &{data}, "
                   f"{{ {', '.join(strides)} }} }};")
         self.bufs[s.name] = _Buf(name, "window", src.elem, src.mem, dims,

@@ -88,9 +88,14 @@ def test_outlined_text_and_clang_openmp_build(tmp_path):
         "    } else {\n        rows_par(ctxt, m, n, a, x, y, 0, 1);\n    }\n" \
         "#else\n    rows_par(ctxt, m, n, a, x, y, 0, 1);\n#endif\n" in c
     assert "#pragma omp for" not in c and "omp parallel for" not in c
-    # the outlined function comes first (it is static) and keeps restrict
+    # the outlined function comes first (it is static); its pointers are
+    # not restrict (GCC spilled register tiles when they were), the
+    # entry point's are
     assert c.index("static void rows_par(") < c.index("\nvoid rows(")
-    assert "float *restrict y," in c
+    head = c[c.index("static void rows_par("):]
+    assert "restrict" not in head[:head.index(")")]
+    entry = c[c.index("\nvoid rows("):]
+    assert "float *restrict y" in entry[:entry.index(")")]
 
 
 def test_plain_functions_outline_par_loops_too():
