@@ -14,9 +14,10 @@ attributes.
 """
 from __future__ import annotations
 
-import functools
 import os
 from typing import FrozenSet, Iterable
+
+from exo_hl.caches import memo
 
 #: GCC feature names whose /proc/cpuinfo flag is spelt differently
 _CPUINFO_NAMES = {
@@ -29,7 +30,7 @@ _CPUINFO_NAMES = {
 _EMULATION_DIR = os.path.join(os.path.dirname(__file__), "x86_emulation")
 
 
-@functools.lru_cache(maxsize=1)
+@memo(maxsize=1)
 def _cpuinfo_flags() -> FrozenSet[str]:
     """The host's CPU flags, read once: they do not change while a process
     runs, and reading /proc/cpuinfo costs about 50 us."""
