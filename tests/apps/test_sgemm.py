@@ -594,3 +594,12 @@ def test_kernel_runs_clean_under_asan_ubsan(chain):
         want = C + A @ B
         f(m, n, k, A, B, C)
         assert np.array_equal(C, want), (m, n, k)
+
+
+def test_register_tiles_do_not_spill(tmp_path, chain, avx512_chain):
+    """No FMA of either kernel reads an operand from the stack (GCC 12,
+    -O3; see tests/asm_checks.py)."""
+    from asm_checks import fma_stack_operands
+    for p in (chain.fast, avx512_chain[-1][1]):
+        spilled, fmas = fma_stack_operands(p, tmp_path)
+        assert fmas > 0 and spilled == 0, (p.name(), spilled, fmas)
