@@ -14,10 +14,11 @@ samples of each (a sample repeats the call until it lasts at least
 by the thread count; with more than one thread each sample follows a pause
 of ``--settle`` seconds, so the threads of the library timed before it
 have stopped spinning, and ``--warmup`` seconds of untimed calls, so its
-own threads, asleep through the pause, are awake again. Both run on the same thread count: OpenMP's for exo_hl,
-OpenBLAS's own for it (``OPENBLAS_CORETYPE`` is unset before numpy loads
-OpenBLAS, so it picks its kernels for this CPU). Before timing, each
-shape's result is checked against OpenBLAS's.
+own threads, asleep through the pause, are awake again. Both run on the
+same thread count: OpenMP's for exo_hl, OpenBLAS's own for it
+(``OPENBLAS_CORETYPE`` is unset before numpy loads OpenBLAS, so it picks
+its kernels for this CPU). Before timing, each shape's result is checked
+against OpenBLAS's.
 
 One row per shape: shape, threads, exo_hl GFLOP/s, OpenBLAS GFLOP/s,
 their ratio, and each as a percentage of the measured FMA peak (the
