@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import subprocess
 
+from exo_hl import compile_procs
+
 
 def fma_stack_operands(proc, tmp_path, flags=("-O3", "-mtune=znver3")):
     """(FMAs with an operand on the stack, all FMAs) in ``gcc -S`` of the
     procedure's C, built with OpenMP. ``-mtune=znver3`` is the tuning
     that GCC 12's ``-march=native`` picks on Zen 3 and Zen 4, where the
     spills were seen; it gives the same code on any machine."""
-    text = proc.c_code_str()
     name = proc.name()
-    cut = text.index(f'#include "{name}.h"')
-    (tmp_path / f"{name}.h").write_text(text[:cut])
-    (tmp_path / f"{name}.c").write_text(text[cut:])
+    compile_procs([proc], str(tmp_path), name)
     asm = tmp_path / f"{name}.s"
     subprocess.run(["gcc", *flags, "-fopenmp", "-S", "-o", str(asm),
                     str(tmp_path / f"{name}.c"), f"-I{tmp_path}"],

@@ -3,7 +3,8 @@
 Schedules ``sgemm_avx2`` (or ``sgemm_avx512`` with ``--isa avx512``),
 takes the C the code generator emits for one MR x NR tile of the main
 kernel (the body of the column-panel loop of a row block: C tile loaded,
-KC broadcast-FMA steps, C tile stored) and wraps it in a C harness that runs it in three memory situations:
+KC broadcast-FMA steps, C tile stored) and wraps it in a C harness that
+runs it in three memory situations:
 
 * ``hot``: the same packed A (MR x KC) and B (KC x NR) panels every call,
   both in L1: the kernel's ceiling;
