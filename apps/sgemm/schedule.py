@@ -41,9 +41,10 @@ The row-block loop, which also does each row block's tail columns, is
 ``par`` (``parallelize`` proves it race-free: each iteration writes its
 own rows of C, and reads A, B or the packed panels, which no iteration
 writes), as is the packing loop (each iteration writes its own row of
-every panel): two parallel regions per k block. OpenMP runs them on all
-cores by default; with one thread the generated C calls the loops
-directly, with no region (docs/api.md section 6).
+every panel): two par loops per k block, one after the other, which the
+generated C runs in one parallel region with a barrier between them.
+OpenMP runs them on all cores by default; with one thread the generated C
+calls the loops directly, with no region (docs/api.md section 6).
 
 Every step is a checked rewrite. ``stages(isa)`` returns the procedure
 after each group of steps (``run.py --steps`` prints them).

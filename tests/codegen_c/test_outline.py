@@ -286,3 +286,74 @@ def test_outlined_function_keeps_control_preconditions(tmp_path):
     f.set_config(OutCfg, "k", 4)
     f(2, 8, np.full(1, 2, np.float32), x, y)
     np.testing.assert_array_equal(y, 2 * x)
+
+
+@proc
+def two_phase(n: size, x: f32[n], y: f32[n], z: f32[n]):
+    assert n >= 1
+    for i in par(0, n):
+        y[i] = 2.0 * x[i]
+    for i in par(0, n):
+        z[i] = y[n - 1 - i]             # what another thread wrote
+
+
+_TWO_PHASE_RUN = """\
+import ctypes, sys
+import numpy as np
+lib = ctypes.CDLL(sys.argv[1])
+fn = lib.two_phase
+lib.exo_hl_sizeof_fast32.restype = ctypes.c_size_t
+fast = ctypes.c_int64 if lib.exo_hl_sizeof_fast32() == 8 else ctypes.c_int32
+fn.argtypes = [ctypes.c_void_p, fast] + [ctypes.c_void_p] * 3
+bad = 0
+for n in (1, 2, 3, 7, 4096, 1 << 18):
+    x = np.arange(n, dtype=np.float32) % 1000
+    for _ in range(20 if n > 7 else 1):
+        y = np.zeros(n, np.float32)
+        z = np.zeros(n, np.float32)
+        fn(None, n, x.ctypes.data, y.ctypes.data, z.ctypes.data)
+        bad += not np.array_equal(z, 2 * x[::-1])
+print(bad)
+"""
+
+
+def test_consecutive_par_loops_share_one_region(tmp_path, monkeypatch):
+    """Two par loops in a row: one parallel region, a barrier between them
+    (the second reads what other threads wrote in the first), each loop a
+    call per thread; one thread calls both directly. Run on two threads
+    and one, the result is the serial one."""
+    import os
+    import subprocess
+    import sys
+    c = _compile_everywhere(tmp_path, [two_phase], "two_phase")
+    call = "two_phase_par{}(ctxt, n, {}, omp_get_thread_num(), " \
+        "omp_get_num_threads());"
+    assert ("#pragma omp parallel\n        {\n            "
+            + call.format("", "x, y") + "\n#pragma omp barrier\n            "
+            + call.format("_1", "y, z") + "\n        }\n    } else {\n"
+            "        two_phase_par(ctxt, n, x, y, 0, 1);\n"
+            "        two_phase_par_1(ctxt, n, y, z, 0, 1);\n    }\n") in c, c
+    assert c.count("#pragma omp parallel") == 1
+    monkeypatch.setenv("EXO_HL_CACHE", str(tmp_path))
+    monkeypatch.setenv("CC", "gcc")
+    assert openmp.openmp_supported("gcc")
+    lib = two_phase.compile().library_path
+    for threads in ("2", "1"):
+        env = dict(os.environ, OMP_NUM_THREADS=threads)
+        r = subprocess.run([sys.executable, "-c", _TWO_PHASE_RUN, lib],
+                           env=env, capture_output=True, text=True,
+                           check=True)
+        assert r.stdout.split() == ["0"], (threads, r.stdout)
+
+
+def test_a_statement_between_par_loops_splits_the_region():
+    @proc
+    def apart(n: size, x: f32[n], y: f32[n], s: f32[1]):
+        for i in par(0, n):
+            y[i] = x[i]
+        s[0] = 1.0
+        for i in par(0, n):
+            x[i] = y[i] + 1.0
+    c = apart.c_code_str()
+    assert c.count("#pragma omp parallel\n") == 2
+    assert "omp barrier" not in c
