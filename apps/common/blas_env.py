@@ -148,10 +148,19 @@ class OpenBlas:
         return True
 
     def sgemm(self, A, B, C, alpha=1.0, beta=1.0):
+        self.bound_sgemm(A, B, C, alpha, beta)()
+
+    def bound_sgemm(self, A, B, C, alpha=1.0, beta=1.0):
+        """``sgemm(A, B, C, alpha, beta)`` as a callable with no arguments,
+        the arrays' addresses looked up once (see the kernels' ``bound``)."""
         M, K = A.shape
         N = B.shape[1]
-        self._sgemm(101, 111, 111, M, N, K, alpha, A.ctypes.data, K,
-                    B.ctypes.data, N, beta, C.ctypes.data, N)
+        fn, a, b, c = (self._sgemm, A.ctypes.data, B.ctypes.data,
+                       C.ctypes.data)
+
+        def call(_keep=(A, B, C)):
+            fn(101, 111, 111, M, N, K, alpha, a, K, b, N, beta, c, N)
+        return call
 
 
 def set_openmp_threads(n: int) -> bool:

@@ -17,8 +17,12 @@ have stopped spinning, and ``--warmup`` seconds of untimed calls, so its
 own threads, asleep through the pause, are awake again. Both run on the
 same thread count: OpenMP's for exo_hl, OpenBLAS's own for it
 (``OPENBLAS_CORETYPE`` is unset before numpy loads OpenBLAS, so it picks
-its kernels for this CPU). Before timing, each shape's result is checked
-against OpenBLAS's.
+its kernels for this CPU). Both are called through ctypes with the
+arrays' addresses looked up once per shape (numpy takes about a
+microsecond per array, which at 64^3 would be a third of the time
+measured), so a call costs the kernel and about a microsecond of ctypes,
+alike for both. Before timing, each shape's result is checked against
+OpenBLAS's.
 
 One row per shape: shape, threads, exo_hl GFLOP/s, OpenBLAS GFLOP/s,
 their ratio, and each as a percentage of the measured FMA peak (the
@@ -112,8 +116,8 @@ def measure(kernel, blas, shapes, threads, reps, peak1, isa, emulated,
             C1 = np.zeros((m, n), np.float32)
             C2 = np.zeros((m, n), np.float32)
             ours, theirs = best_times(
-                (lambda: kernel(m, n, k, A, B, C1),
-                 lambda: blas.sgemm(A, B, C2)), reps, clock, t,
+                (kernel.bound(m, n, k, A, B, C1),
+                 blas.bound_sgemm(A, B, C2)), reps, clock, t,
                 settle=settle if t > 1 else 0.0, warmup=warmup)
             flops = 2.0 * m * n * k
             g1, g2 = flops / ours / 1e9, flops / theirs / 1e9

@@ -376,6 +376,25 @@ def test_python_entry_point(chain, monkeypatch):
     api.compiled.cache_clear()
 
 
+def test_bound_calls_for_the_benchmark(chain):
+    """``RawKernel.bound`` and ``OpenBlas.bound_sgemm`` (what bench.py
+    times) compute C += A @ B on the arrays they were given, every call."""
+    from apps.common.blas_env import OpenBlas
+    kernel = api.RawKernel(chain.fast.compile())
+    rng = np.random.default_rng(9)
+    A, B, C = _ints(rng, 13, 300), _ints(rng, 300, 37), _ints(rng, 13, 37)
+    want = C + 2 * (A @ B)
+    call = kernel.bound(13, 37, 300, A, B, C)
+    call()
+    call()
+    assert np.array_equal(C, want)
+    blas = OpenBlas.load()
+    if blas is not None:        # numpy built on OpenBLAS (the bench's case)
+        C2 = want.copy()
+        blas.bound_sgemm(A, B, C2)()
+        assert np.array_equal(C2, want + A @ B)
+
+
 def test_auto_picks_the_best_isa_the_host_has(monkeypatch):
     monkeypatch.setenv("EXO_HL_EMULATE", "0")
     monkeypatch.setenv("EXO_HL_HOST_CPU", "avx2,fma")
