@@ -20,7 +20,7 @@ same thread count: OpenMP's for exo_hl, OpenBLAS's own for it
 its kernels for this CPU). Both are called through ctypes with the
 arrays' addresses looked up once per shape (numpy takes about a
 microsecond per array, which at 64^3 would be a third of the time
-measured), so a call costs the kernel and about a microsecond of ctypes,
+measured, half of it the kernel's), so a call costs the kernel and about a microsecond of ctypes,
 alike for both. Before timing, each shape's result is checked against
 OpenBLAS's.
 
