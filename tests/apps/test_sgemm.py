@@ -355,7 +355,13 @@ def test_python_entry_point(chain, monkeypatch):
     api.compiled.cache_clear()
     rng = np.random.default_rng(5)
     A, B, C = _ints(rng, 13, 300), _ints(rng, 300, 37), _ints(rng, 13, 37)
-    assert np.array_equal(api.sgemm(A, B), A @ B)
+    new = api.sgemm(A, B)
+    assert np.array_equal(new, A @ B)
+    assert new.ctypes.data % 64 == 0 and new.flags.c_contiguous
+    for shape in ((1, 1), (3, 5), (1000, 1000)):
+        z = api.aligned_zeros(shape)
+        assert z.shape == shape and z.dtype == np.float32
+        assert z.ctypes.data % 64 == 0 and not z.any()
     want = C + A @ B
     out = api.sgemm(A, B, C)
     assert out is C and np.array_equal(C, want)
