@@ -33,8 +33,9 @@ def _calls_per_sample(fn, min_time):
 
 
 def _warm(fn, seconds):
-    """Call ``fn`` untimed for ``seconds``."""
+    """Call ``fn`` untimed for ``seconds``, at least once."""
     end = time.perf_counter() + seconds
+    fn()
     while time.perf_counter() < end:
         fn()
 
@@ -49,14 +50,18 @@ def best_times(fns, reps, clock="wall", threads=1, min_time=0.02,
     taking cores from the next one; under ``--clock cpu`` their spinning
     would even be charged to it, since they are threads of this process.
 
-    After a pause, the implementation runs untimed for ``warmup`` seconds
-    before its sample: its threads went to sleep in the pause, and on a
-    virtual machine the idle virtual CPU they wake on can take
-    milliseconds to run at full speed again (measured on the 2-core
-    development VM: with a 9 ms sample right after a 0.3 s pause, most
-    two-thread samples of a 256^3 SGEMM ran at half speed, both in C and
-    from Python; after 5-20 ms of warm-up they did not). That is the cost
-    of waking a pool, which the sample is not meant to measure."""
+    Before each sample (after the pause, if any) the implementation runs
+    untimed for ``warmup`` seconds (at least one call). Its threads went
+    to sleep in the pause, and on a virtual machine the idle virtual CPU
+    they wake on can take milliseconds to run at full speed again
+    (measured on the 2-core development VM: with a 9 ms sample right after
+    a 0.3 s pause, most two-thread samples of a 256^3 SGEMM ran at half
+    speed, both in C and from Python; after 5-20 ms of warm-up they did
+    not). And the implementation sampled before it left its own data in
+    the caches: a sample of two or three calls (512^3-2048^3 SGEMMs) then
+    starts with one partly cold call (on one thread, 1-3% slower samples
+    for the kernel, measured alternately with and without the warm-up).
+    Neither is what the sample is meant to measure."""
     c = CLOCKS[clock]
     div = threads if clock == "cpu" else 1
     inner = []
@@ -67,6 +72,7 @@ def best_times(fns, reps, clock="wall", threads=1, min_time=0.02,
         for i, fn in enumerate(fns):
             if settle > 0:
                 time.sleep(settle)
+            if warmup > 0:
                 _warm(fn, warmup)
             best[i] = min(best[i], _sample(fn, inner[i], c, div))
     return best
@@ -85,6 +91,7 @@ def add_timing_args(ap, what):
                     "thread, so the previous implementation's threads "
                     "stop spinning (default 0.3; 0 for none)")
     ap.add_argument("--warmup", type=float, default=0.01, metavar="SECONDS",
-                    help="after that pause, run the implementation untimed "
-                    "this long, so its sleeping threads are awake when the "
-                    "sample starts (default 0.01)")
+                    help="before each sample (after that pause) run the "
+                    "implementation untimed this long, at least one call, "
+                    "so its threads are awake and its data in the caches "
+                    "when the sample starts (default 0.01; 0 for none)")

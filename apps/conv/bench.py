@@ -12,8 +12,9 @@ it times, interleaved (load from other processes hits all three alike),
 best of ``--reps`` samples (a sample repeats the call for at least 20 ms;
 with more than one thread each sample follows a pause of ``--settle``
 seconds, so the thread pool of the implementation timed before it has
-stopped spinning, and ``--warmup`` seconds of untimed calls, so its own
-threads are awake again):
+stopped spinning; every sample follows ``--warmup`` seconds of untimed
+calls, at least one, so its own threads are awake again and its data
+back in the caches):
 
 1. **exo_hl**: the scheduled kernel (``schedule.py``), NHWC; for the
    default size the size-specialized kernel (``specialized``), the

@@ -13,8 +13,10 @@ samples of each (a sample repeats the call until it lasts at least
 20 ms), by wall time or (``--clock cpu``) the process's CPU time divided
 by the thread count; with more than one thread each sample follows a pause
 of ``--settle`` seconds, so the threads of the library timed before it
-have stopped spinning, and ``--warmup`` seconds of untimed calls, so its
-own threads, asleep through the pause, are awake again. Both run on the
+have stopped spinning; every sample follows ``--warmup`` seconds of
+untimed calls (at least one), so the library's threads, asleep through
+the pause, are awake again and its data, pushed out by the other
+library's sample, is back in the caches. Both run on the
 same thread count: OpenMP's for exo_hl, OpenBLAS's own for it
 (``OPENBLAS_CORETYPE`` is unset before numpy loads OpenBLAS, so it picks
 its kernels for this CPU). Both are called through ctypes with the
