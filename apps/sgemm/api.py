@@ -66,7 +66,8 @@ class RawKernel:
         """A call of the kernel on these arrays with no arguments: their
         addresses are looked up once, here (numpy takes about a microsecond
         per array: for three, half the time of a 64^3 SGEMM), for
-        benchmarks that time the kernel and not its caller. The callable keeps the arrays alive."""
+        benchmarks that time the kernel and not its caller. The callable
+        keeps the arrays alive."""
         fn, ptrs = self._fn, tuple(a.ctypes.data for a in arrays)
 
         def call(_keep=arrays):
