@@ -247,13 +247,9 @@ class ProcEmitter(ExprEmitter):
                 self.block(s.orelse, depth + 1)
             self.line(depth, "}")
         elif isinstance(s, IR.For):
-            # a par loop other than the one this outlined function runs
+            # a par loop reaching here is one ``block`` could not outline
+            # (``outlined_run``): it stays inline, under omp parallel for
             spawns = self.spawns(s)
-            if spawns:
-                got = outlined_proc(self, s)
-                if got is not None:
-                    self.call_outlined([(s, *got)], depth)
-                    return
             # C tests the condition before every iteration; the IR evaluates
             # the upper bound once, at loop entry
             lo = self.expr(s.lo)
