@@ -267,10 +267,16 @@ def _check_control(pname, a, v, int_bits):
         return bool(v)
     if type(v) is not int:      # (the common case skips the ABC checks)
         v = _control_int(pname, n, t, v)
-    lim = 1 << (int_bits - 1)
+    # control values are 32-bit whatever the width of int_fast32_t: where
+    # it has 64 bits (x86-64 Linux), the control arithmetic of the C on
+    # such values (sums, constant multiples) cannot overflow, as the
+    # interpreter's exact integers do not
+    bits = min(int_bits, 32)
+    lim = 1 << (bits - 1)
     if not -lim <= v < lim:
         raise _fail(pname, f"argument '{n}' ({TYPE_NAMES[t]}) = {v} does "
-                    f"not fit int_fast32_t ({int_bits} bits)", ValueError)
+                    f"not fit int_fast32_t (control values are {bits}-bit: "
+                    f"{-lim} .. {lim - 1})", ValueError)
     if t is IR.Size and v <= 0:
         raise _fail(pname, f"argument '{n}' (size) must be positive, got {v}",
                     ValueError)

@@ -66,12 +66,20 @@ def _is_float(c_type):
     return c_type in ("float", "double", "_Float16")
 
 
-def _fmath(fn):
+def _fmath(fn, exact=False):
+    """C text of a libm function. ``exact`` (``sqrt``, ``fabs``): IEEE
+    rounds the result correctly in every precision, so ``sqrtf`` is used on
+    floats. The others (``sin``, ``cos``, ``exp``) are not correctly rounded
+    by every libm, and ``sinf`` need not round like ``sin``: they compute in
+    ``double`` (C's ``sin``, the function ``math.sin`` calls in the
+    interpreter) and round once to the result type, so C and ``interpret()``
+    agree bit for bit."""
     def emit(args, c_type):
-        if c_type == "float":
-            return f"{fn}f({args[0]})"
         if c_type == "double":
             return f"{fn}({args[0]})"
+        if c_type == "float":
+            return (f"{fn}f({args[0]})" if exact
+                    else f"(float){fn}((double)({args[0]}))")
         if c_type == "_Float16":
             return f"(_Float16){fn}((double)({args[0]}))"
         # integer data compute in 32 bits: back with the float -> int
@@ -81,12 +89,34 @@ def _fmath(fn):
     return emit
 
 
-def _minmax(fn, op):
+def _libm(fn):
+    """The interpreter's side of a non-exact ``_fmath`` function: the C
+    library's ``double`` function (``math``), then rounded to the
+    expression's type by the caller; Python raises where C returns an
+    infinity (overflow) or a NaN (domain error)."""
+    def f(x):
+        try:
+            return fn(float(x))
+        except OverflowError:
+            return math.inf
+        except ValueError:
+            return math.nan
+    return f
+
+
+def _minmax(op):
+    """``fmin`` (``op`` '<') or ``fmax`` ('>'). On floats a NaN argument is
+    ignored (the other is the result, as C's ``fmin``) and of two zeros
+    ``fmin`` gives -0 and ``fmax`` +0, in either order (C's ``fminf`` may
+    return either zero, depending on the code around it): one expression,
+    the same for every float type, that the interpreter follows exactly."""
     def emit(args, c_type):
         a, b = args
-        if _is_float(c_type) and c_type != "_Float16":
-            return f"{fn}{'f' if c_type == 'float' else ''}({a}, {b})"
-        return f"(({a}) {op} ({b}) ? ({a}) : ({b}))"
+        if not _is_float(c_type):
+            return f"(({a}) {op} ({b}) ? ({a}) : ({b}))"
+        neg = "" if op == "<" else "!"
+        return (f"(({b}) != ({b}) || ({a}) {op} ({b}) || (({a}) == ({b}) "
+                f"&& {neg}signbit({a})) ? ({a}) : ({b}))")
     return emit
 
 
@@ -98,28 +128,32 @@ relu = Extern(
     "relu", 1, lambda a, t: f"(({a[0]}) > 0 ? ({a[0]}) : 0)",
     # C's ``x > 0 ? x : 0``: -0.0 and NaN give +0 of x's type
     lambda x: x if x > 0 else type(x)(0))
-sin = Extern("sin", 1, _fmath("sin"), lambda x: np.sin(x))
-cos = Extern("cos", 1, _fmath("cos"), lambda x: np.cos(x))
-sqrt = Extern("sqrt", 1, _fmath("sqrt"), lambda x: np.sqrt(x))
-fabs = Extern("fabs", 1, _fmath("fabs"), lambda x: np.fabs(x))
-exp = Extern("exp", 1, _fmath("exp"), lambda x: np.exp(x))
+sin = Extern("sin", 1, _fmath("sin"), _libm(math.sin))
+cos = Extern("cos", 1, _fmath("cos"), _libm(math.cos))
+sqrt = Extern("sqrt", 1, _fmath("sqrt", exact=True),
+              lambda x: np.sqrt(x))
+fabs = Extern("fabs", 1, _fmath("fabs", exact=True),
+              lambda x: np.fabs(x))
+exp = Extern("exp", 1, _fmath("exp"), _libm(math.exp))
 
 
-def _nan_ignoring(pick):
-    """C's ``fmin``/``fmax``: a NaN argument is ignored (the other one is
-    the result), unlike Python's ``min``/``max``, which depend on the order."""
+def _min_max(smaller):
+    """The interpreter's ``fmin`` (``smaller`` True) or ``fmax``: the rule
+    ``_minmax`` prints (a NaN ignored, -0 below +0), unlike Python's
+    ``min``/``max``, which depend on the argument order."""
     def f(x, y):
-        if x != x:
-            return y
         if y != y:
             return x
-        return pick(x, y)
+        if x != x:
+            return y
+        if x != y:
+            return x if (x < y) == smaller else y
+        return x if bool(np.signbit(x)) == smaller else y
     return f
 
 
-fmin = Extern("fmin", 2, _minmax("fmin", "<"), _nan_ignoring(min))
-fmax = Extern("fmax", 2, _minmax("fmax", ">"), _nan_ignoring(max))
+fmin = Extern("fmin", 2, _minmax("<"), _min_max(True))
+fmax = Extern("fmax", 2, _minmax(">"), _min_max(False))
 
 BUILTIN_EXTERNS = {e.name(): e for e in
                    (select, relu, sin, cos, sqrt, fabs, exp, fmin, fmax)}
-del math

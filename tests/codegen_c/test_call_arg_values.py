@@ -101,3 +101,29 @@ def test_read_only_written_array_rejected_before_any_write(compiled):
                                 "written by the procedure but the array is "
                                 "read-only")
         assert not args["x"].any()
+
+
+@proc
+def control_sum(k: int, j: int, B: f32[1]):
+    if k + j < 0:
+        B[0] = 1.0
+
+
+def test_control_values_are_32_bit_so_their_sums_cannot_overflow(tmp_path):
+    """A control argument is a 32-bit value whatever the width of
+    int_fast32_t: k = j = 2**62 were accepted where int_fast32_t has 64
+    bits, and ``k + j`` overflowed in C (undefined behaviour; C took the
+    branch, interpret() did not). The extreme 32-bit values still agree,
+    under the sanitizers too."""
+    from cg_helpers import sanitized_run
+    for run in (control_sum.interpret, control_sum.compile()):
+        with pytest.raises(ValueError, match="control values are 32-bit"):
+            run(k=2 ** 62, j=2 ** 62, B=np.zeros(1, np.float32))
+        for k in (2 ** 31 - 1, -2 ** 31):
+            B = np.zeros(1, np.float32)
+            run(k=k, j=k, B=B)
+            assert B[0] == (1.0 if k < 0 else 0.0)
+    got = sanitized_run(tmp_path, control_sum,
+                        dict(k=2 ** 31 - 1, j=2 ** 31 - 1,
+                             B=np.zeros(1, np.float32)))
+    assert got["B"] == [0.0]

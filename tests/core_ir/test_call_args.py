@@ -77,6 +77,7 @@ def test_read_only_data_scalars_accept_numbers_in_both(compiled, a, k):
     ((True, 2.5, x4, 3, out4), TypeError, "'n' (size) must be an int"),
     ((0, 2.5, x4, 3, out4), ValueError, "'n' (size) must be positive"),
     ((2**70, 2.5, x4, 3, out4), ValueError, "does not fit int_fast32_t"),
+    ((2**31, 2.5, x4, 3, out4), ValueError, "control values are 32-bit"),
     ((4, "2.5", x4, 3, out4), TypeError, "'a' must be a number"),
     ((4, True, x4, 3, out4), TypeError, "'a' must be a number"),
     ((4, 2.5, x4, 3.5, out4), TypeError, "'k' must be an integer"),
