@@ -253,7 +253,9 @@ class Procedure(Derived):
 
     @_records_step
     def set_precision(self, buffer, typ):
-        """Change a buffer's data type (``'f64'`` or ``f64``).
+        """Change a buffer's data type (``'f64'`` or ``f64``). This changes
+        what the procedure computes: the result is not ``is_eq`` to it, and
+        ``call_eqv`` will not swap one for the other.
 
         >>> p = p.set_precision('acc', 'f64')
         """

@@ -49,8 +49,11 @@ class Derived:
         object.__setattr__(self, "_parent", parent)
         object.__setattr__(self, "_op", op)
         # config fields (Config, field) modulo which this procedure is only
-        # equivalent to its parent; empty when fully equivalent
-        object.__setattr__(self, "_equiv_mod", frozenset(equiv_mod))
+        # equivalent to its parent; empty when fully equivalent; None when
+        # the rewrite changed what it computes (set_precision): derived,
+        # but not equivalent
+        object.__setattr__(self, "_equiv_mod", None if equiv_mod is None
+                           else frozenset(equiv_mod))
         # True once this procedure is known to pass the well-formedness
         # checks: rewrites of it are then re-checked incrementally
         object.__setattr__(self, "_checked", False)
@@ -96,7 +99,8 @@ def derive(proc: Derived, new_ir, op: str, equiv_mod=frozenset(),
     rewrite ``op``, re-checked like fresh code.
 
     ``equiv_mod``: the (Config, field) pairs modulo which the result is
-    equivalent to ``proc`` (empty: fully equivalent). ``forward``: maps a
+    equivalent to ``proc`` (empty: fully equivalent; None: not equivalent,
+    a change of meaning the user asked for). ``forward``: maps a
     statement path of ``proc`` onto the result (None: paths are kept).
     When ``proc`` passed the checks itself, only what the rewrite changed
     (and what that can affect) is re-checked (``effects.recheck``).
@@ -123,14 +127,31 @@ def _same(p, q) -> bool:
 
 
 def ancestry(p):
-    """[(procedure, fields modulo which p ≅ it)] from p up to its root."""
+    """[(procedure, fields modulo which p ≅ it)] from p up to its root, or
+    up to the first rewrite that changed what it computes."""
     out = []
     acc = frozenset()
     while p is not None:
         out.append((p, acc))
+        if p._equiv_mod is None:
+            break
         acc = acc | p._equiv_mod
         p = p._parent
     return out
+
+
+def meaning_change(proc_ir, p):
+    """The rewrite (``op`` name) that changed what ``p`` computes since the
+    procedure whose IR is ``proc_ir``, when that one is in ``p``'s
+    derivation chain beyond such a rewrite; else None."""
+    change = None
+    while p is not None:
+        if change is not None and (p._ir is proc_ir or p._ir == proc_ir):
+            return change
+        if p._equiv_mod is None and change is None:
+            change = p._op
+        p = p._parent
+    return None
 
 
 def equivalence_modulo(p, q):

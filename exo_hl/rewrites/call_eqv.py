@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..effects import api as EA
-from ..provenance import Derived, derive, derived_from
+from ..provenance import Derived, derive, derived_from, meaning_change
 from ..provenance import equivalence_modulo, is_eq  # noqa: F401 (re-export)
 from . import _common as C
 
@@ -64,6 +64,11 @@ def call_eqv(proc, call, new_proc):
         raise fail(f"expected a Procedure to call, got {new_proc!r}")
     old_f, new_f = s.f, new_proc.ir()
     mod = derived_from(old_f, new_proc)
+    changed = meaning_change(old_f, new_proc) if mod is None else None
+    if changed:
+        raise fail(f"'{new_f.name}' is derived from '{old_f.name}', but "
+                   f"through {changed}, which changes what it computes: "
+                   f"the two are not equivalent")
     if mod is None:
         raise fail(f"'{new_f.name}' is not derived from '{old_f.name}' by "
                    f"scheduling, so it is not known to be equivalent (only "

@@ -14,9 +14,13 @@ in context by ``effects.can_fission``: the loop bounds commute with ``s1``,
 and ``s1`` of a later iteration commutes with ``s2`` of an earlier one, or
 only overwrites what ``s2`` read with the value already there (a
 loop-invariant first part, ``effects.equal_writes``). Per
-``if`` level: ``s1`` may not write a configuration field the condition reads
-(the condition is evaluated again after ``s1``). In both cases ``s2`` may not
-use an allocation or window made in ``s1`` (it would go out of scope).
+``if`` level: the condition is evaluated again by the second ``if``, so
+what runs before it may not change what the condition reads (configuration
+fields, through callees too), each proven in its branch's context: ``s1``
+for a cut in the then-branch; for a cut in the else branch both ``s1`` and
+the whole then-body ``T`` (the first ``if`` keeps ``T``). In both cases
+``s2`` may not use an allocation or window made in ``s1`` (it would go out
+of scope).
 """
 from __future__ import annotations
 
@@ -72,7 +76,16 @@ def fission_after(proc, stmt, n_lifts=1):
             second = parent.update(iter=it, body=tuple(
                 subst(st, {parent.iter: it}) for st in post))
         elif isinstance(parent, IR.If):
-            _check_cond_stable(parent.cond, pre, lambda m: err(m, parent))
+            def cond_err(m, parent=parent):
+                return err(m, parent)
+            # the second 'if' evaluates the condition again, after whatever
+            # the first one ran: 'pre' (condition true) for a cut in the
+            # then-branch; the whole then-body (true) or 'pre' (false) for
+            # a cut in the else branch
+            if field == "orelse":
+                _check_cond_stable(ir, parent_path, "body", parent.body,
+                                   cond_err)
+            _check_cond_stable(ir, parent_path, field, pre, cond_err)
             if field == "body":
                 first = parent.update(body=pre, orelse=())
                 second = parent.update(body=post)
@@ -106,12 +119,26 @@ def _check_scope(pre, post, err):
                   f"it; lift the allocation first")
 
 
-def _check_cond_stable(cond, pre, err):
-    """Commutes(Eff cond, Eff pre): the condition is re-evaluated after
-    ``pre``, so ``pre`` may not write state it reads (config fields)."""
+def _check_cond_stable(ir, if_path, field, stmts, err):
+    """Commutes(Eff cond, Eff stmts) in the context of the ``field`` branch
+    of the ``if`` at ``if_path`` (its guard, the config values and windows
+    in scope there): the condition is evaluated again after ``stmts`` ran
+    in that branch, so they may not change what it reads (config fields,
+    buffers, also through callees and windows)."""
+    if not stmts:
+        return
     from ..effects.checks import commutes
-    from ..effects.effects import eff_block, eff_expr
-    r = commutes(eff_expr(cond), eff_block(pre))
+    from ..effects.effects import eff_expr, eff_subst
+    cond = C.get_stmt(ir, if_path).cond
+    ctx = EA.context(ir, tuple(if_path) + ((field, 0), ))
+    a = eff_expr(cond)
+    if ctx.sub:
+        a = eff_subst(a, None, ctx.sub)
+    if ctx.env:
+        a = eff_subst(a, ctx.env)
+    r = commutes(a, ctx.eff(stmts), ctx.hyps)
     if not r:
-        raise err(f"the condition would be re-evaluated after the cut, but "
-                  f"the statements before it may change it ({r.reason})")
+        which = "then-branch" if field == "body" else "else branch"
+        raise err(f"the condition would be evaluated again after the cut, "
+                  f"but statements of the {which} that run before it may "
+                  f"change it ({r.reason})")

@@ -1,8 +1,11 @@
 """``set_precision(buffer, typ)``: ``a : T0`` becomes ``a : T``.
 
-Changing an element type is a change of representation the user asks for
-(like a cast at every access), so there is no equivalence to prove; what
-must hold is that the program stays well-typed. Every access, window and
+Changing an element type is a change of meaning the user asks for (like a
+cast at every access: i8 wraps where f32 did not, f64 rounds differently),
+so there is no equivalence to prove, and the result is recorded as derived
+from the procedure but NOT equivalent to it (``is_eq`` is False and
+``call_eqv`` refuses to swap one for the other); what must hold is that
+the program stays well-typed. Every access, window and
 window statement of the buffer is re-typed, data arithmetic types are
 recomputed with the frontend's rule, and every call that receives the buffer
 is re-checked against its callee (element types must match unless the
@@ -107,4 +110,13 @@ def set_precision(proc, buffer, typ):
                         proc, s, f"{op}: after changing '{buf.sym}' to "
                         f"{T.TYPE_NAMES[new]}, the call to '{s.f.name}' is "
                         f"ill-typed: {why}")
-    return derive(proc, new_ir, op)
+    same = new == _element_type(buf.node.type)
+    return derive(proc, new_ir, op, equiv_mod=frozenset() if same else None)
+
+
+def _element_type(t):
+    if isinstance(t, IR.Tensor):
+        return t.type
+    if isinstance(t, IR.WindowType):
+        return _element_type(t.as_tensor)
+    return t

@@ -36,6 +36,9 @@ Safety (each failure is a ``SchedulingError`` naming the check):
 * nothing in the block reaches the buffer through another name (a window
   statement made before the block, the viewed buffer of a window), which
   would bypass the staged copy;
+* a window statement at the top level of the block that views the buffer
+  (and so views the staged copy after the rewrite) is not used after the
+  block;
 * ``accum=True``: the block neither reads nor overwrites the buffer.
 Calls receiving the buffer (or a window of it) are analysed through their
 callee's body: what it reads, writes or reduces decides load and store.
@@ -52,7 +55,7 @@ from ..core_ir.paths import walk_with_paths
 from ..core_ir.windows import make_window
 from ..core_ir.simplify import env_at, simplify_expr
 from ..core_ir.syms import Sym
-from ..core_ir.traversal import walk, walk_stmts
+from ..core_ir.traversal import used_syms, walk, walk_stmts
 from ..core_ir.visitors import map_accesses
 from ..core_ir.printer import expr_to_str
 from ..effects.api import prove_at
@@ -266,6 +269,23 @@ def _survey(proc, blk, w: Window, window, fail, guards) -> Survey:
     return Survey(kinds, top_kinds, derived)
 
 
+def _check_windows_not_used_after(ir, blk, derived, fail):
+    """A window statement at the top level of the block binds its name for
+    the rest of the enclosing block; one viewing the buffer is re-pointed
+    at the staged copy, so it may not be used after the block (the copy is
+    stored back and dead there). The check of ``replace``: names the block
+    binds, used by the statements after it."""
+    bound = {s.name: s for s in blk.stmts
+             if isinstance(s, IR.WindowStmt) and s.name in derived}
+    if not bound:
+        return
+    later = used_syms(tuple(C.get_list(ir, blk.parent, blk.field)[blk.hi:]))
+    for n in sorted(set(bound) & later, key=lambda x: x.id):
+        raise fail(bound[n], f"the window '{n.name}' is bound in the block "
+                   f"and used after it; staging would leave it viewing the "
+                   f"staged copy (include its uses in the block)")
+
+
 # ----------------------------------------------------------------------
 # 3. build
 def _restage_body(blk, w: Window, new, new_type, derived, env0):
@@ -347,6 +367,7 @@ def stage_mem(proc, block, window, new_name, accum=False):
     _check_new_name(proc, blk, new_name, fail)
     guards = _check_in_bounds(proc, first_path, w, window, fail, s0)
     survey = _survey(proc, blk, w, window, fail, guards)
+    _check_windows_not_used_after(ir, blk, survey.derived, fail)
     kinds = survey.kinds
     if not kinds:
         raise fail(s0, f"the block does not access '{buf}'")

@@ -1,6 +1,7 @@
 """call_eqv: swap a callee for a procedure derived from it by scheduling."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from exo_hl import SchedulingError, config, f32, proc, seq, size, stride
@@ -94,6 +95,41 @@ def test_call_eqv_modulo_config_checked_in_context(equiv):
 
 
 def test_call_eqv_rejects_changed_signature():
-    narrowed = scale.set_precision("x", "f64")
-    with pytest.raises(SchedulingError, match="changed type"):
-        caller.call_eqv("scale(_)", narrowed)
+    renamed = scale.rename("scale2")
+    assert caller.call_eqv("scale(_)", renamed).is_eq(caller)
+    widened = scale.set_precision("x", "f64")
+    with pytest.raises(SchedulingError, match="set_precision"):
+        caller.call_eqv("scale(_)", widened)
+
+
+@proc
+def halve(x: f32[1], y: f32[1]):
+    t: f32
+    t = x[0] * 0.5
+    y[0] = t
+
+
+@proc
+def calls_halve(A: f32[1], B: f32[1]):
+    halve(A, B)
+
+
+def test_set_precision_is_not_an_equivalence():
+    """set_precision changes what a procedure computes (here t: i8 drops
+    the .5 of 3 * 0.5): the result is derived from the procedure but not
+    equivalent to it, so call_eqv must not swap one for the other (it did,
+    and B became 1.0 instead of 1.5)."""
+    narrowed = halve.set_precision("t", "i8")
+    assert not narrowed.is_eq(halve) and not halve.is_eq(narrowed)
+    with pytest.raises(SchedulingError, match="set_precision, which "
+                       "changes what it computes"):
+        calls_halve.call_eqv("halve(_)", narrowed)
+    # rewrites after it are equivalences again, to the narrowed procedure
+    later = narrowed.rename("halve_i8")
+    assert later.is_eq(narrowed) and not later.is_eq(halve)
+    # an unchanged type is no change
+    same = halve.set_precision("t", "f32")
+    assert same.is_eq(halve)
+    A, B = np.array([3.0], np.float32), np.zeros(1, np.float32)
+    calls_halve.call_eqv("halve(_)", same).interpret(A=A, B=B)
+    assert B[0] == 1.5

@@ -119,6 +119,110 @@ def test_fission_rejects_if_condition_changed_by_first_part():
         cfg_cond.fission_after("Flag.on = _")
 
 
+
+def _run_cfg(p, field, start, x):
+    """Run ``p`` from config value ``start`` of ``field``: (x, config)."""
+    from exo_hl.core_ir.interpret import ConfigState
+    x = x.copy()
+    st = ConfigState({field: start})
+    p.interpret(x, config_state=st)
+    return x, dict(st)
+
+
+def test_fission_in_else_rejects_then_branch_changing_condition():
+    """A cut in the else branch: the second 'if' (on 'not c') is evaluated
+    after the then-body too, which may not change the condition."""
+    import numpy as np
+
+    @config
+    class Sel:
+        x: size
+
+    @proc
+    def then_writes(x: f32[4]):
+        if Sel.x == 0:
+            Sel.x = 1
+        else:
+            x[0] = 1.0
+            x[1] = 2.0
+    with pytest.raises(SchedulingError, match="statements of the then-branch"
+                       ".*may change it"):
+        then_writes.fission_after("x[0] = _")
+
+    # the same through a callee
+    @proc
+    def set_sel(v: size):
+        Sel.x = v
+
+    @proc
+    def then_calls(x: f32[4]):
+        if Sel.x == 0:
+            set_sel(2)
+        else:
+            x[0] = 1.0
+            x[1] = 2.0
+    with pytest.raises(SchedulingError, match="then-branch.*may change it"):
+        then_calls.fission_after("x[0] = _")
+
+    # the then-body writes only the value the condition already implies:
+    # the condition is unchanged, the split is accepted and equivalent
+    @proc
+    def then_keeps(x: f32[4]):
+        if Sel.x == 0:
+            Sel.x = 0
+            x[3] = 3.0
+        else:
+            x[0] = 1.0
+            x[1] = 2.0
+    q = then_keeps.fission_after("x[0] = _")
+    assert str(q).splitlines()[1:] == [
+        "    if Sel.x == 0:", "        Sel.x = 0", "        x[3] = 3.0",
+        "    else:", "        x[0] = 1.0", "    if not Sel.x == 0:",
+        "        x[1] = 2.0"]
+    x = np.array([1, -2, 3, -4], np.float32)
+    for start in (0, 1, 5):
+        want, got = (_run_cfg(p, Sel.x, start, x) for p in (then_keeps, q))
+        np.testing.assert_array_equal(got[0], want[0])
+        assert got[1] == want[1]
+
+
+def test_fission_in_then_checks_only_what_runs_before_the_condition():
+    """A cut in the then-branch: only the statements before the cut run
+    before the condition is evaluated again; the else body does not (it
+    may change the condition)."""
+    import numpy as np
+
+    @config
+    class Sel:
+        x: size
+
+    @proc
+    def else_writes(x: f32[4]):
+        if Sel.x == 0:
+            x[0] = 1.0
+            x[1] = 2.0
+        else:
+            Sel.x = 0
+    q = else_writes.fission_after("x[0] = _")
+    assert str(q).splitlines()[1:] == [
+        "    if Sel.x == 0:", "        x[0] = 1.0", "    if Sel.x == 0:",
+        "        x[1] = 2.0", "    else:", "        Sel.x = 0"]
+    x = np.array([1, -2, 3, -4], np.float32)
+    for start in (0, 1):
+        want, got = (_run_cfg(p, Sel.x, start, x) for p in (else_writes, q))
+        np.testing.assert_array_equal(got[0], want[0])
+        assert got[1] == want[1]
+
+    @proc
+    def pre_writes(x: f32[4]):
+        if Sel.x == 0:
+            x[0] = 1.0
+            Sel.x = 1
+            x[1] = 2.0
+    with pytest.raises(SchedulingError, match="then-branch.*may change it"):
+        pre_writes.fission_after("Sel.x = _")
+
+
 def test_fission_rejects_use_of_alloc_after_cut():
     @proc
     def tmp(n: size, x: f32[n]):

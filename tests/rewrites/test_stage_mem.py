@@ -367,3 +367,50 @@ def test_staged_integers_keep_their_values():
             got = x.copy()
             run(got, y)
             np.testing.assert_array_equal(got, want)
+
+
+# ----------------------------------------------------------------------
+# a window made in the block views the staged copy: not usable after it
+@proc
+def win_in_block(A: f32[8], y: f32[8]):
+    w = A[2:6]
+    w[0] = y[0]
+    w[1] = w[0] + y[1]
+    y[2] = A[3]
+
+
+@proc
+def win_chain(A: f32[8], y: f32[8]):
+    w = A[2:6]
+    v = w[1:3]
+    v[0] = y[0]
+    y[1] = v[1]
+
+
+def test_window_bound_in_block_used_after_it_rejected():
+    p = win_in_block
+    # 'w' would view the staged copy, stored back and dead after the block
+    with pytest.raises(SchedulingError, match="window 'w' is bound in the "
+                       "block and used after it"):
+        p.stage_mem((p.find("w = _"), p.find("w[_] = _ #0")), "A[2:6]", "As")
+    # also through a window of that window
+    q = win_chain
+    with pytest.raises(SchedulingError, match="window 'v' is bound in the "
+                       "block and used after it"):
+        q.stage_mem((q.find("w = _"), q.find("v[_] = _")), "A[2:6]", "As")
+
+
+def test_window_bound_in_block_with_all_uses_inside(equiv):
+    p = win_in_block
+    q = p.stage_mem((p.find("w = _"), p.find("w[_] = _ #1")), "A[2:6]", "As")
+    assert str(q).splitlines()[1:] == """\
+    As: f32[4] @ DRAM
+    for i0 in seq(0, 4):
+        As[i0] = A[i0 + 2]
+    w = As[0:4]
+    w[0] = y[0]
+    w[1] = w[0] + y[1]
+    for i0 in seq(0, 4):
+        A[i0 + 2] = As[i0]
+    y[2] = A[3]""".splitlines()
+    equiv(p, q, [{}])
