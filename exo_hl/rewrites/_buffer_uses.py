@@ -120,3 +120,53 @@ def aliases(proc_ir, sym) -> set:
         if isinstance(s, IR.WindowStmt) and s.rhs.name in names:
             names.add(s.name)
     return names
+
+
+def reads_strides(f, _seen=None) -> bool:
+    """Whether the procedure ``f`` reads any stride (``stride(...)``) in its
+    body or preconditions, or in a procedure it calls: the safe, coarse
+    answer to "may ``f`` observe the strides of a window passed to it"."""
+    seen = set() if _seen is None else _seen
+    if id(f) in seen:
+        return False
+    seen.add(id(f))
+    for s in walk_stmts(f.body):
+        for _, _, e in stmt_expr_fields(s):
+            if any(isinstance(n, IR.StrideExpr) for n in walk(e)):
+                return True
+        if isinstance(s, IR.Call) and reads_strides(s.f, seen):
+            return True
+    return any(isinstance(n, IR.StrideExpr) for p in f.preds for n in walk(p))
+
+
+def window_dims(proc_ir, sym, rank) -> dict:
+    """``{name: dims}`` for ``sym`` (of ``rank`` dimensions) and each window
+    name viewing it (transitively): dimension ``k`` of the name runs along
+    dimension ``dims[k]`` of ``sym``, so its stride is that one's."""
+    out = {sym: tuple(range(rank))}
+    for s in walk_stmts(proc_ir.body):
+        if isinstance(s, IR.WindowStmt) and s.rhs.name in out:
+            src = out[s.rhs.name]
+            out[s.name] = tuple(src[j] for j, w in enumerate(s.rhs.idx)
+                                if isinstance(w, IR.Interval))
+    return out
+
+
+def stride_reads(us, dims) -> Iterator[tuple]:
+    """The uses among ``us`` (of ``sym`` and the window names of
+    ``dims = window_dims(..., sym, ...)``) that can observe strides of
+    ``sym``, each with the dimensions of ``sym`` whose strides it sees:
+    ``stride(x, k)``, and a window or window name passed to a callee that
+    reads strides (``reads_strides``), or passed whole to one (all its
+    dimensions)."""
+    for u in us:
+        n = u.node
+        if u.kind == "stride":
+            yield u, (dims[n.name][n.dim], )
+        elif u.kind in ("window", "whole") and isinstance(u.stmt, IR.Call) \
+                and reads_strides(u.stmt.f):
+            if u.kind == "window":
+                yield u, tuple(dims[n.name][j] for j, w in enumerate(n.idx)
+                               if isinstance(w, IR.Interval))
+            else:
+                yield u, dims[n.name]

@@ -24,7 +24,9 @@ afterwards):
   reduced, windowed or passed to a call);
 - ``e`` does not read ``t``, and none of the statements after the nest
   writes, windows or passes on any buffer ``e`` reads: ``e`` keeps its
-  value;
+  value. Window names count as the buffer they view, wherever they are
+  bound (also before the nest): a write through ``w = x[...]``, or a call
+  passed ``w``, touches ``x``, and ``e`` reading ``w`` reads ``x``;
 - each read ``t[f]`` is proven to lie in the range the nest assigns
   (``lo_x + r <= f < hi_x + r`` in each dimension, in the read's
   context): it reads the value of iteration ``x = f - r``, which is ``e``
@@ -114,14 +116,25 @@ def inline_loop(proc, loop):
     for u in uses(rest, parent, field, k + 1, {t}):
         if u.kind != "read":
             raise fail(f"after the nest, '{t.name}' may only be read", u.stmt)
-    read_by_e = {n.name for n in walk(e) if isinstance(n, IR.Read)}
+    # buffers are compared by their root: a window name (bound anywhere,
+    # also before the nest) stands for the buffer it views, so a write
+    # through ``w = x[...]`` is a write of ``x``, and a read of ``w`` in
+    # ``e`` a read of ``x``; a call is refused whenever it is passed any
+    # view of those buffers, so writes by callees through windows count too
+    root = _window_roots(ir)
+    read_by_e = {root.get(n.name, n.name) for n in walk(e)
+                 if isinstance(n, IR.Read)}
     for st in walk_stmts(rest):
-        if isinstance(st, (IR.Assign, IR.Reduce)) and st.name in read_by_e:
-            raise fail(f"'{st.name.name}', which '{expr_text(e)}' reads, "
+        if isinstance(st, (IR.Assign, IR.Reduce)) and \
+                root.get(st.name, st.name) in read_by_e:
+            via = st.name if st.name not in root else root[st.name]
+            what = f"'{via.name}'" if via is st.name else \
+                f"'{st.name.name}' (a window of '{via.name}')"
+            raise fail(f"{what}, which '{expr_text(e)}' reads, "
                        f"is written after the nest", st)
         if isinstance(st, (IR.Call, IR.WindowStmt)) and any(
                 isinstance(n, (IR.Read, IR.WindowExpr)) and
-                n.name in read_by_e for n in walk(st)):
+                root.get(n.name, n.name) in read_by_e for n in walk(st)):
             raise fail(f"a buffer '{expr_text(e)}' reads is windowed or "
                        f"passed on after the nest", st)
 
@@ -174,6 +187,16 @@ def inline_loop(proc, loop):
         raise fail(f"no read of '{t.name}' follows the nest")
     new_ir = C.replace_block_at(ir, parent, field, k + 1, len(block), out)
     return proc._derive(new_ir, OP)
+
+
+def _window_roots(ir) -> dict:
+    """Each window statement name of the procedure mapped to the buffer
+    (allocation or argument) it views, through windows of windows."""
+    root = {}
+    for st in walk_stmts(ir.body):
+        if isinstance(st, IR.WindowStmt):
+            root[st.name] = root.get(st.rhs.name, st.rhs.name)
+    return root
 
 
 def _simplify_idx(n):

@@ -15,18 +15,30 @@ as every use of the buffer can be re-indexed. That is the whole check:
   permutation changes (the window's own shape would be transposed);
   a window whose slices keep their order views the same elements, and
   each callee's stride preconditions are re-proven on the result;
+* no stride that the permutation changes is read: by ``stride(t, d)``,
+  by ``stride(w, k)`` of a window name ``w`` of ``t``, or by a callee that
+  reads strides (``stride`` in its body or preconditions, or in its own
+  callees) and receives a window of ``t``. Old dimension ``d`` keeps its
+  row-major stride (the product of the extents after it) when the new
+  dimensions after its new place have the same product: always when
+  they are the old dimensions after ``d``, else if proven; a window sees
+  the strides of the dimensions it slices;
 * the buffer's memory can hold the new shape (e.g. a vector register's
   last dimension must stay one register).
 """
 from __future__ import annotations
 
+from ..core_ir import build as B
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.windows import make_window
 from ..core_ir.traversal import walk_stmts
 from ..core_ir.visitors import map_accesses
+from ..effects import api as EA
 from ..provenance import derive
 from . import _common as C
+from ._buffer_uses import stride_reads, uses, window_dims
+from ._expr_at import expr_text
 from .set_memory import _check_allocatable
 
 OP = "rearrange_dim"
@@ -78,6 +90,7 @@ def rearrange_dim(proc, buffer, permute_vector):
                     raise fail(s, f"'{a.name}' is passed whole to "
                                f"'{s.f.name}'; permuting its dimensions "
                                f"would change the callee's view of it")
+    _check_strides(ir, buf, perm, scope, fail)
 
     def permute(idx):
         return tuple(idx[k] for k in perm)
@@ -109,6 +122,47 @@ def rearrange_dim(proc, buffer, permute_vector):
                                 index + 1 + len(scope), (new_a, ) + tuple(out))
     # 4. record
     return derive(proc, new_ir, OP)
+
+
+def _check_strides(ir, buf, perm, scope, fail):
+    """No read of a stride the permutation changes (module docstring)."""
+    a = buf.node
+    shape = T.shape(a.type)
+    rank = len(shape)
+    *parent, (field, index) = buf.loc
+    dims = window_dims(ir, a.name, rank)
+    us = uses(scope, tuple(parent), field, index + 1, set(dims))
+    known = {}
+
+    def prod(ks):
+        e = B.const(1)
+        for k in ks:
+            e = B.mul(e, shape[k])
+        return e
+
+    def kept(d):
+        if d not in known:
+            after = perm[perm.index(d) + 1:]
+            known[d] = sorted(after) == list(range(d + 1, rank)) or \
+                bool(EA.prove_at(ir, buf.loc, B.cmp(
+                    "==", prod(after), prod(range(d + 1, rank)))))
+        return known[d]
+
+    for u, ds in stride_reads(us, dims):
+        bad = [d for d in ds if not kept(d)]
+        if not bad:
+            continue
+        s = "s" if len(bad) > 1 else ""
+        dim_text = (f"dimension{s} {', '.join(str(d) for d in bad)} of "
+                    f"'{a.name}'")
+        if u.kind == "stride":
+            raise fail(u.stmt, f"'{expr_text(u.node)}' reads the stride of "
+                       f"{dim_text}, which the permutation {list(perm)} "
+                       f"changes")
+        raise fail(u.stmt, f"'{u.stmt.f.name}' reads strides of its "
+                   f"argument '{expr_text(u.node)}', a window along "
+                   f"{dim_text}, whose stride{s} the permutation "
+                   f"{list(perm)} changes")
 
 
 class _Transposed(Exception):

@@ -28,8 +28,14 @@ and ``B`` (``e_B`` in iteration ``y_B``, another or the same one):
 end (in an earlier iteration) before any use of a location ``size`` or
 more above it begins, so each slot holds one location's value at a time
 and every read sees the value the unfolded program read (a read of a
-location before its first write saw an uninitialised value there too). A
-folded dimension may not be sliced by a window, each index must be proven
+location before its first write saw an uninitialised value there too).
+The accesses include those through window names (``w = t[e, ...]``;
+windows of windows too) and a callee's through a window name passed to
+it: each counts where it executes (the statement using ``w`` or the call,
+in the iteration it runs in), not where ``w`` was bound, with the index
+``e`` the window fixes in the folded dimension (the window statement
+itself counts too). A folded dimension may not be sliced by a window, each
+index must be proven
 ``>= offset``, and the indices, ``L``'s bounds and the guards between
 ``L`` and an access may not read configuration state. Accesses in
 statements of the buffer's scope before ``L`` (a sliding window's first
@@ -47,7 +53,7 @@ from ..effects import api as EA
 from ..effects import checks as CH
 from ..effects import eexpr as E
 from . import _common as C
-from ._buffer_uses import aliases, uses
+from ._buffer_uses import aliases, reads_strides, uses
 from ._expr_at import config_scope, expr_text, reads_config
 
 OP = "resize_dim"
@@ -55,20 +61,6 @@ OP = "resize_dim"
 
 def _b(op, a, b, typ=IR.Bool):
     return IR.BinOp(op, a, b, type=typ)
-
-
-def _reads_strides(f, seen=None) -> bool:
-    seen = set() if seen is None else seen
-    if id(f) in seen:
-        return False
-    seen.add(id(f))
-    for s in walk_stmts(f.body):
-        for n in walk(s):
-            if isinstance(n, IR.StrideExpr):
-                return True
-        if isinstance(s, IR.Call) and _reads_strides(s.f, seen):
-            return True
-    return any(isinstance(n, IR.StrideExpr) for p in f.preds for n in walk(p))
 
 
 def resize_dim(proc, alloc, dim, size, offset, fold=False):
@@ -112,6 +104,7 @@ def resize_dim(proc, alloc, dim, size, offset, fold=False):
     upper = _b("+", off, sz, IR.Index)
 
     checks = []   # (use, index expr) pairs of the folded/resized dimension
+    fold_pt = _window_points(ir, buf.sym, dim) if fold else {}
     def strides_kept(u):
         """Does ``u`` (a stride read or a window) see only strides of
         dimensions at or after ``dim``, which resizing ``dim`` leaves as
@@ -135,17 +128,28 @@ def resize_dim(proc, alloc, dim, size, offset, fold=False):
             if u.node.name == buf.sym:
                 raise fail(f"'{buf.sym.name}' is passed whole to a call; its "
                            f"shape would change under it", u.stmt)
-            if isinstance(u.stmt, IR.Call) and _reads_strides(u.stmt.f):
+            if isinstance(u.stmt, IR.Call) and reads_strides(u.stmt.f):
                 raise fail(f"'{u.stmt.f.name}' reads strides of a window of "
                            f"'{buf.sym.name}', which resizing changes",
                            u.stmt)
+            if fold and u.node.name in fold_pt:
+                # a window name passed to a call: the callee's accesses
+                # happen at the call, at the window's point in ``dim``
+                checks.append((u, fold_pt[u.node.name]))
             continue
         if u.kind == "window" and isinstance(u.stmt, IR.Call) and \
-                _reads_strides(u.stmt.f) and not strides_kept(u):
+                reads_strides(u.stmt.f) and not strides_kept(u):
             raise fail(f"'{u.stmt.f.name}' reads strides of a window of "
                        f"'{buf.sym.name}', which resizing changes", u.stmt)
         if u.node.name != buf.sym:
-            continue      # through a window name: relative to the window
+            # through a window name: relative to the window, whose own
+            # statement was checked. Folding: the access (or the callee's,
+            # for a window passed to a call) happens here, not where the
+            # window was bound; it reads or writes the buffer at the
+            # window's point in ``dim`` (folded dimensions are not sliced)
+            if fold and u.node.name in fold_pt:
+                checks.append((u, fold_pt[u.node.name]))
+            continue
         if u.kind == "window":
             w = u.node.idx[dim]
             if isinstance(w, IR.Interval):
@@ -203,6 +207,24 @@ def resize_dim(proc, alloc, dim, size, offset, fold=False):
     new_ir = C.replace_block_at(ir, parent, field, k, len(block),
                                 (a.update(type=new_type), ) + new_scope)
     return proc._derive(new_ir, OP)
+
+
+def _window_points(ir, sym, dim) -> dict:
+    """Each window name viewing ``sym`` (directly or through windows of
+    windows) mapped to the index it fixes in dimension ``dim`` of ``sym``:
+    every access through the name is at that index there. Windows slicing
+    ``dim`` are left out (folding refuses them at their own statement)."""
+    out = {}
+    for s in walk_stmts(ir.body):
+        if not isinstance(s, IR.WindowStmt):
+            continue
+        if s.rhs.name == sym:
+            w = s.rhs.idx[dim]
+            if not isinstance(w, IR.Interval):
+                out[s.name] = w.pt
+        elif s.rhs.name in out:
+            out[s.name] = out[s.rhs.name]
+    return out
 
 
 def _check_fold(proc, ir, buf, parent, field, k, checks, n, fail):

@@ -8,8 +8,13 @@ constant (after simplification with the ranges known at the use, e.g. after
 ``unroll``); then each use denotes exactly one of the new buffers and reads
 or writes the same element there. Anything else is rejected: a non-constant
 index, a slice of that dimension in a window, the whole buffer passed to a
-call, or ``stride(t, d)`` for a dimension at or before ``dim`` (its value
-changes).
+call, or a read of the stride of a dimension at or before ``dim`` (its
+value changes: the new buffers lack dimension ``dim``): by
+``stride(t, d)``, by ``stride(w, k)`` of a window name ``w`` of ``t``, or
+by a callee that reads strides (``stride`` in its body or preconditions,
+or in its own callees) and receives a window of ``t`` (``t[0:4, 1]`` has
+the stride of dimension 0, which becomes 1 in ``t_1[0:4]``). A window
+whose slices all lie after ``dim`` keeps its strides.
 """
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ from ..core_ir.traversal import walk_stmts
 from ..core_ir.visitors import map_accesses
 from ..provenance import derive
 from . import _common as C
+from ._buffer_uses import stride_reads, uses, window_dims
 
 OP = "unroll_buffer"
 
@@ -42,6 +48,7 @@ def unroll_buffer(proc, buffer, dim):
     *parent, (field, index) = buf.loc
     parent = tuple(parent)
     scope = C.get_list(ir, parent, field)[index + 1:]
+    _check_strides(ir, a, dim, parent, field, index, scope, fail)
     rest = shape[:dim] + shape[dim + 1:]
     elem = T.basetype(a.type)
     new_t = IR.Tensor(rest, False, elem) if rest else elem
@@ -96,11 +103,14 @@ def unroll_buffer(proc, buffer, dim):
         out = []
         for s in stmts:
             try:
-                if isinstance(s, IR.For):
-                    s = s.update(body=go(s.body, with_loop(env, s.iter, s.lo,
+                if isinstance(s, IR.For):   # (bounds may read a stride)
+                    s = s.update(lo=fix_expr(s.lo, env),
+                                 hi=fix_expr(s.hi, env),
+                                 body=go(s.body, with_loop(env, s.iter, s.lo,
                                                            s.hi)))
-                elif isinstance(s, IR.If):
-                    s = s.update(body=go(s.body, env),
+                elif isinstance(s, IR.If):  # (so may the condition)
+                    s = s.update(cond=fix_expr(s.cond, env),
+                                 body=go(s.body, env),
                                  orelse=go(s.orelse, env))
                 else:
                     if isinstance(s, (IR.Assign, IR.Reduce)) and \
@@ -125,6 +135,28 @@ def unroll_buffer(proc, buffer, dim):
                                 index + 1 + len(scope), allocs + new_scope)
     return derive(proc, new_ir, OP,
                   forward=C.forward_replace(buf.loc, len(allocs)))
+
+
+def _check_strides(ir, a, dim, parent, field, index, scope, fail):
+    """No read of the stride of a dimension at or before ``dim`` (module
+    docstring)."""
+    dims = window_dims(ir, a.name, len(T.shape(a.type)))
+    us = uses(scope, parent, field, index + 1, set(dims))
+    for u, ds in stride_reads(us, dims):
+        bad = [d for d in ds if d <= dim]
+        if not bad:
+            continue
+        s = "s" if len(bad) > 1 else ""
+        dim_text = (f"dimension{s} {', '.join(str(d) for d in bad)} of "
+                    f"'{a.name}'")
+        if u.kind == "stride":
+            raise fail(u.stmt, f"'{_txt(u.node)}' reads the stride of "
+                       f"{dim_text}, which changes when dimension {dim} is "
+                       f"unrolled; cannot unroll it")
+        raise fail(u.stmt, f"'{u.stmt.f.name}' reads strides of its "
+                   f"argument '{_txt(u.node)}', a window along {dim_text}, "
+                   f"whose stride{s} change{'' if s else 's'} when dimension "
+                   f"{dim} is unrolled; cannot unroll it")
 
 
 def _txt(e):

@@ -152,3 +152,81 @@ def test_inline_loop_rejects_a_buffer_that_wraps_the_value():
             y[j] = t[j] / 2
     with pytest.raises(SchedulingError, match="exact value"):
         wrap.inline_loop('i')
+
+
+@proc
+def _set0(v: [f32][4]):
+    v[0] = 7.0
+
+
+def test_inline_loop_rejects_an_input_changed_through_a_window():
+    # a window bound before the nest writes the producer's input after it
+    @proc
+    def via_window(x: f32[4], y: f32[4]):
+        t: f32[4]
+        w = x[0:4]
+        for i in seq(0, 4):
+            t[i] = x[i] * 2.0
+        w[0] = 5.0
+        for j in seq(0, 4):
+            y[j] = t[j]
+    with pytest.raises(SchedulingError,
+                       match=r"'w' \(a window of 'x'\), which 'x\[i\] \* 2.0' "
+                             r"reads, is written after the nest"):
+        via_window.inline_loop('i')
+
+    # the producer reads through the window; the buffer is written directly
+    @proc
+    def reads_window(x: f32[4], y: f32[4]):
+        t: f32[4]
+        w = x[0:4]
+        for i in seq(0, 4):
+            t[i] = w[i] * 2.0
+        x[0] = 5.0
+        for j in seq(0, 4):
+            y[j] = t[j]
+    with pytest.raises(SchedulingError, match="is written after the nest"):
+        reads_window.inline_loop('i')
+
+    # a window of a window, reduced into after the nest
+    @proc
+    def nested(x: f32[2, 4], y: f32[4]):
+        t: f32[4]
+        w = x[0:2, 0:4]
+        v = w[1, 0:4]
+        for i in seq(0, 4):
+            t[i] = x[1, i]
+        v[2] += 1.0
+        for j in seq(0, 4):
+            y[j] = t[j]
+    with pytest.raises(SchedulingError, match="is written after the nest"):
+        nested.inline_loop('i')
+
+    # a callee given the window writes the input
+    @proc
+    def callee(x: f32[4], y: f32[4]):
+        t: f32[4]
+        w = x[0:4]
+        for i in seq(0, 4):
+            t[i] = x[i] * 2.0
+        _set0(w)
+        for j in seq(0, 4):
+            y[j] = t[j]
+    with pytest.raises(SchedulingError, match="passed on after the nest"):
+        callee.inline_loop('i')
+
+
+def test_inline_loop_keeps_windows_of_other_buffers(equiv):
+    @proc
+    def other(x: f32[4], z: f32[4], y: f32[4]):
+        t: f32[4]
+        w = z[0:4]
+        for i in seq(0, 4):
+            t[i] = x[i] * 2.0
+        w[0] = 5.0
+        _set0(w)
+        for j in seq(0, 4):
+            y[j] = t[j] + z[j]
+    q = other.inline_loop('i')
+    assert "y[j] = x[j] * 2.0 + z[j]" in str(q)
+    equiv(other, q, [{}])

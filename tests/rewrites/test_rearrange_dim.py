@@ -1,6 +1,8 @@
 """rearrange_dim: permute an allocation's dimensions (Exo's name)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from exo_hl import DRAM, SchedulingError, f32, proc, seq, size, stride
@@ -168,3 +170,158 @@ def test_every_permutation_is_equivalent(equiv):
         shape = [["2", "4", "3"][k] for k in perm]
         assert f"t: f32[{', '.join(shape)}] @ DRAM" in str(p)
         equiv(tiles, p, SIZES, compiled=perm == (1, 2, 0))
+
+
+# strides: a permutation changes the row-major stride of a dimension unless
+# the new dimensions after it have the extents the old ones had; a read of
+# a changed stride (directly, through a window name, or by a callee given a
+# window) is refused, a read of a kept one is re-indexed
+
+@proc
+def branch_on_stride(v: [f32][4], o: f32[1]):
+    if stride(v, 0) == 1:
+        o[0] = v[0]
+    else:
+        o[0] = v[1]
+
+
+@proc
+def passes_on(v: [f32][4], o: f32[1]):
+    branch_on_stride(v, o)
+
+
+@proc
+def stride_direct(x: f32[4, 4], o: f32[1]):
+    t: f32[4, 4] @ DRAM
+    for i in seq(0, 4):
+        for j in seq(0, 4):
+            t[i, j] = x[i, j]
+    if stride(t, 0) == 4:
+        o[0] = t[1, 1]
+
+
+@proc
+def stride_callee(x: f32[4, 4], o: f32[1]):
+    t: f32[4, 4] @ DRAM
+    for i in seq(0, 4):
+        for j in seq(0, 4):
+            t[i, j] = x[i, j]
+    branch_on_stride(t[1, 0:4], o)
+
+
+@proc
+def stride_nested_callee(x: f32[4, 4], o: f32[1]):
+    t: f32[4, 4] @ DRAM
+    for i in seq(0, 4):
+        for j in seq(0, 4):
+            t[i, j] = x[i, j]
+    passes_on(t[1, 0:4], o)
+
+
+@proc
+def stride_window_name(x: f32[4, 4], o: f32[1]):
+    t: f32[4, 4] @ DRAM
+    for i in seq(0, 4):
+        for j in seq(0, 4):
+            t[i, j] = x[i, j]
+    w = t[1, 0:4]
+    if stride(w, 0) == 1:
+        o[0] = w[2]
+
+
+@proc
+def stride_window_name_callee(x: f32[4, 4], o: f32[1]):
+    t: f32[4, 4] @ DRAM
+    for i in seq(0, 4):
+        for j in seq(0, 4):
+            t[i, j] = x[i, j]
+    w = t[1, 0:4]
+    branch_on_stride(w, o)
+
+
+def test_rejects_a_stride_read_the_permutation_changes():
+    with pytest.raises(SchedulingError, match=r"'stride\(t, 0\)' reads the "
+                       r"stride of dimension 0 of 't', which the permutation"
+                       r" \[1, 0\] changes") as e:
+        stride_direct.rearrange_dim('t', [1, 0])
+    assert "if stride(t, 0) == 4:" in str(e.value)
+    with pytest.raises(SchedulingError, match=r"'stride\(w, 0\)' reads the "
+                       r"stride of dimension 1 of 't'") as e:
+        stride_window_name.rearrange_dim('t', [1, 0])
+    assert "if stride(w, 0) == 1:" in str(e.value)
+
+
+@pytest.mark.parametrize("p, arg", [
+    (stride_callee, "t[1, 0:4]"), (stride_nested_callee, "t[1, 0:4]"),
+    (stride_window_name_callee, "w")],
+    ids=["callee", "callee_of_callee", "window_name"])
+def test_rejects_a_callee_reading_a_stride_the_permutation_changes(p, arg):
+    with pytest.raises(SchedulingError, match=(
+            rf"reads strides of its argument '{re.escape(arg)}', a window "
+            rf"along dimension 1 of 't', whose stride the permutation "
+            rf"\[1, 0\] changes")) as e:
+        p.rearrange_dim('t', [1, 0])
+    assert f"({arg}, o)" in str(e.value)      # the call, as it reads
+
+
+@proc
+def branch_on_stride8(v: [f32][8], o: [f32][1]):
+    if stride(v, 0) == 1:
+        o[0] = v[0]
+    else:
+        o[0] = v[1]
+
+
+@proc
+def kept_strides(x: f32[2, 4, 8], o: f32[2]):
+    t: f32[2, 4, 8] @ DRAM
+    for i in seq(0, 2):
+        for j in seq(0, 4):
+            for k in seq(0, 8):
+                t[i, j, k] = x[i, j, k]
+    branch_on_stride8(t[1, 2, 0:8], o[0:1])
+    w = t[0, 3, 0:8]
+    if stride(w, 0) == 1:
+        o[1] = w[5]
+    if stride(t, 2) == 1:
+        o[1] = o[1] + t[1, 0, 0]
+
+
+@proc
+def kept_by_unit_extent(x: f32[1, 8], o: f32[1]):
+    t: f32[1, 8] @ DRAM
+    for j in seq(0, 8):
+        t[0, j] = x[0, j]
+    if stride(t, 1) == 1:
+        o[0] = t[0, 3]
+    branch_on_stride8(t[0, 0:8], o)
+
+
+def test_accepts_reads_of_strides_the_permutation_keeps(equiv):
+    """The last dimension stays last: its stride (1) is kept, for the
+    callee, the window name and ``stride(t, 2)`` alike."""
+    p = kept_strides.rearrange_dim('t', [1, 0, 2])
+    assert str(p) == """\
+def kept_strides(x: f32[2, 4, 8] @ DRAM, o: f32[2] @ DRAM):
+    t: f32[4, 2, 8] @ DRAM
+    for i in seq(0, 2):
+        for j in seq(0, 4):
+            for k in seq(0, 8):
+                t[j, i, k] = x[i, j, k]
+    branch_on_stride8(t[2, 1, 0:8], o[0:1])
+    w = t[3, 0, 0:8]
+    if stride(w, 0) == 1:
+        o[1] = w[5]
+    if stride(t, 2) == 1:
+        o[1] = o[1] + t[0, 1, 0]"""
+    equiv(kept_strides, p, [{}])
+    # moving the last dimension first changes its stride: refused
+    with pytest.raises(SchedulingError, match="branch_on_stride8' reads "
+                       "strides of its argument"):
+        kept_strides.rearrange_dim('t', [2, 0, 1])
+    # f32[1, 8] -> f32[8, 1]: dimension 1 has stride 1 both times (the
+    # extent after it is 1), proven; the window along it keeps it too
+    q = kept_by_unit_extent.rearrange_dim('t', [1, 0])
+    assert "if stride(t, 0) == 1:" in str(q)
+    assert "branch_on_stride8(t[0:8, 0], o)" in str(q)
+    equiv(kept_by_unit_extent, q, [{}])

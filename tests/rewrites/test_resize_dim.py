@@ -297,3 +297,121 @@ def test_resize_dim_fold_rejects_a_prologue_reaching_too_far():
         y[H] = t[0]
     with pytest.raises(SchedulingError, match="one sequential loop"):
         late.resize_dim("t", 0, 2, 0, fold=True)
+
+
+# accesses through window names, and by callees given a window, happen where
+# they execute (not where the window was bound)
+@proc
+def _row_sum(v: [f32][4], s: [f32][1]):
+    s[0] = v[0] + v[3]
+
+
+def test_resize_dim_fold_rejects_reads_through_an_early_window():
+    @proc
+    def fw(x: f32[4, 4], y: f32[4]):
+        t: f32[4, 4]
+        for j in seq(0, 4):
+            t[0, j] = x[0, j]
+        w = t[0, 0:4]
+        for i in seq(1, 4):
+            for j in seq(0, 4):
+                t[i, j] = x[i, j] * 2.0
+            y[i] = w[0] + t[i, 1]
+    # w[0] is t[0, 0], read in every iteration: row 2 would overwrite it
+    with pytest.raises(SchedulingError, match="folding by 2 is not proven"):
+        fw.resize_dim("t", 0, 2, 0, fold=True)
+    with pytest.raises(SchedulingError, match="folding by 3 is not proven"):
+        fw.resize_dim("t", 0, 3, 0, fold=True)
+
+
+def test_resize_dim_fold_rejects_writes_through_an_early_window():
+    @proc
+    def ww(x: f32[4, 4], y: f32[4]):
+        t: f32[4, 4]
+        w = t[0, 0:4]
+        for j in seq(0, 4):
+            t[0, j] = x[0, j]
+        for i in seq(1, 4):
+            for j in seq(0, 4):
+                t[i, j] = x[i, j]
+            w[1] = x[0, 1]          # rewrites t[0, 1] in every iteration
+            y[i] = t[i, 1]
+    with pytest.raises(SchedulingError, match="folding by 2 is not proven"):
+        ww.resize_dim("t", 0, 2, 0, fold=True)
+
+
+def test_resize_dim_fold_rejects_a_callee_reading_an_early_window():
+    @proc
+    def fc(x: f32[4, 4], y: f32[4, 1]):
+        t: f32[4, 4]
+        for j in seq(0, 4):
+            t[0, j] = x[0, j]
+        w = t[0, 0:4]
+        for i in seq(1, 4):
+            for j in seq(0, 4):
+                t[i, j] = x[i, j]
+            _row_sum(w, y[i, 0:1])
+    with pytest.raises(SchedulingError, match="folding by 2 is not proven"):
+        fc.resize_dim("t", 0, 2, 0, fold=True)
+
+    @proc
+    def fc2(x: f32[4, 4], y: f32[4, 1]):
+        t: f32[4, 4]
+        for j in seq(0, 4):
+            t[0, j] = x[0, j]
+        w = t[0:4, 0:4]
+        for i in seq(1, 4):
+            for j in seq(0, 4):
+                t[i, j] = x[i, j]
+            _row_sum(w[0, 0:4], y[i, 0:1])   # a window of the window
+    with pytest.raises(SchedulingError, match="slices the folded"):
+        fc2.resize_dim("t", 0, 2, 0, fold=True)
+
+    @proc
+    def fc3(x: f32[4, 4], y: f32[4, 1]):
+        t: f32[4, 4]
+        for j in seq(0, 4):
+            t[0, j] = x[0, j]
+        w = t[0, 0:4]
+        for i in seq(1, 4):
+            for j in seq(0, 4):
+                t[i, j] = x[i, j]
+            _row_sum(w[0:4], y[i, 0:1])      # a window of the window
+    with pytest.raises(SchedulingError, match="folding by 2 is not proven"):
+        fc3.resize_dim("t", 0, 2, 0, fold=True)
+
+
+def test_resize_dim_fold_keeps_windows_used_safely(equiv):
+    @proc
+    def keep(x: f32[4, 4], y: f32[4]):
+        t: f32[4, 4]
+        for j in seq(0, 4):
+            t[0, j] = x[0, j]
+        w = t[0, 0:4]
+        for i in seq(1, 4):
+            for j in seq(0, 4):
+                t[i, j] = x[i, j] * 2.0
+            y[i] = w[0] + t[i, 1]
+    # rows 1..3 never share row 0's slot when folding by 4
+    q = keep.resize_dim("t", 0, 4, 0, fold=True)
+    assert "w = t[0, 0:4]" in str(q)
+    equiv(keep, q, [{}])
+
+    @proc
+    def per_row(H: size, x: f32[H + 2, 4], y: f32[H, 1]):
+        t: f32[H + 2, 4]
+        for r in seq(0, 2):
+            for c in seq(0, 4):
+                t[r, c] = x[r, c]
+        for r in seq(0, H):
+            for c in seq(0, 4):
+                t[r + 2, c] = x[r + 2, c]
+            w = t[r, 0:4]
+            _row_sum(w, y[r, 0:1])
+            _row_sum(t[r + 2, 0:4], y[r, 0:1])
+    q = per_row.resize_dim("t", 0, 3, 0, fold=True)
+    assert "w = t[r % 3, 0:4]" in str(q)
+    assert "_row_sum(t[(r + 2) % 3, 0:4], y[r, 0:1])" in str(q)
+    equiv(per_row, q, [{"H": 1}, {"H": 5}])
+    with pytest.raises(SchedulingError, match="folding by 2 is not proven"):
+        per_row.resize_dim("t", 0, 2, 0, fold=True)
