@@ -94,6 +94,9 @@ def parse(text: str) -> Pattern:
         mod = ast.parse(src, mode="exec")
     except SyntaxError as e:
         raise PatternError(f"cannot parse pattern {text!r}: {e.msg}") from None
+    except (RecursionError, MemoryError):
+        raise PatternError(f"pattern nested too deeply to parse: "
+                           f"{src[:60]!r}...") from None
     if len(mod.body) != 1:
         raise PatternError(f"pattern {text!r} must be a single statement "
                            "or expression")

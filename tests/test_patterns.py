@@ -199,3 +199,27 @@ def test_bare_name_matches_indexed_writes():
     # a bare name in an expression still means the unindexed read only
     assert texts("_ * s") == ["A[i, j] * s"]
     assert no_match("_ * C")
+
+
+@proc
+def _shifted(n: size, x: f32[n + 8], y: f32[n + 8]):
+    for i in seq(0, n):
+        y[i] = x[i + 1] * 2.0
+
+
+@pytest.mark.parametrize("call", [
+    lambda p, s: p.find(s),
+    lambda p, s: p.cut_loop("i", s),
+    lambda p, s: p.rewrite_expr("n", s),
+    lambda p, s: p.specialize(p.find_loop("i"), [s + " > 0"]),
+    lambda p, s: p.shift_loop("i", s),
+    lambda p, s: p.add_guard(p.find_loop("i"), s + " > 0"),
+])
+def test_expressions_too_deep_for_python_are_scheduling_errors(call):
+    """Python's parser raises RecursionError on an expression of a few
+    thousand terms; a pattern or an expression argument that deep is a
+    SchedulingError, quoted shortly."""
+    text = "+".join(["n"] * 5000)
+    with pytest.raises(SchedulingError) as e:
+        call(_shifted, text)
+    assert len(str(e.value)) < 1000

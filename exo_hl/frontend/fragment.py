@@ -48,8 +48,20 @@ def names_at(proc_ir, parent, field: str, index: int) -> dict:
 
 
 def parse_text(text: str):
-    """The Python expression node of ``text`` (raises ``SyntaxError``)."""
-    return ast.parse(text.strip(), mode="eval").body
+    """The Python expression node of ``text`` (raises ``SyntaxError``, also
+    for an expression nested too deeply for Python's parser, which raises
+    ``RecursionError`` or ``MemoryError`` on those)."""
+    try:
+        return ast.parse(text.strip(), mode="eval").body
+    except (RecursionError, MemoryError):
+        raise SyntaxError(f"expression nested too deeply to parse: "
+                          f"{excerpt(text)}") from None
+
+
+def excerpt(text: str, n: int = 60) -> str:
+    """``text`` on one line, cut after ``n`` characters: for messages."""
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[:n] + "..."
 
 
 def _parser(proc_ir, text: str, scope, filename: str, lineno: int):
@@ -73,10 +85,14 @@ def parse_expr(proc_ir, text: str, names: dict, scope: Optional[dict] = None,
         node = parse_text(text)
     parser = _parser(proc_ir, text, scope, filename, lineno)
     env = _env(names)
-    if allow_window and isinstance(node, ast.Subscript) \
-            and parser.is_window_expr(node):
-        return parser.window_expr(node, env)
-    return parser.expr(node, env)
+    try:
+        if allow_window and isinstance(node, ast.Subscript) \
+                and parser.is_window_expr(node):
+            return parser.window_expr(node, env)
+        return parser.expr(node, env)
+    except RecursionError:
+        raise SyntaxError(f"expression nested too deeply: "
+                          f"{excerpt(text)}") from None
 
 
 def parse_condition(proc_ir, text: str, names: dict, what: str,

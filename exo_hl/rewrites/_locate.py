@@ -244,9 +244,9 @@ def parse_expr_at(proc, text, parent: Path, field: str, index: int,
                           f"string, got {text!r}")
     try:
         node = fragment.parse_text(text)
-    except SyntaxError:
-        raise _proc_error(proc, f"{_prefix(op)}cannot parse {text!r}") \
-            from None
+    except SyntaxError as e:
+        raise _proc_error(proc, f"{_prefix(op)}cannot parse "
+                          f"{fragment.excerpt(text)!r}: {e.msg}") from None
     ir = proc.ir()
     try:
         return fragment.parse_expr(
@@ -254,8 +254,8 @@ def parse_expr_at(proc, text, parent: Path, field: str, index: int,
             allow_window=allow_window, filename=f"<{op or 'argument'}>",
             node=node)
     except (SyntaxError, TypeError, ValueError) as e:
-        raise _proc_error(proc, f"{_prefix(op)}cannot use {text!r} here: "
-                          f"{e}") from None
+        raise _proc_error(proc, f"{_prefix(op)}cannot use "
+                          f"{fragment.excerpt(text)!r} here: {e}") from None
 
 
 def resolve_alloc_dim(proc, buffer, dim, op: str, verb: str):

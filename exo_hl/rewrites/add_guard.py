@@ -58,7 +58,8 @@ def _parse_cond(proc, text, names, s, err):
     try:
         node = F.parse_text(text)
     except SyntaxError as e:
-        raise err(f"cannot parse the condition {text!r}: {e.msg}") from None
+        raise err(f"cannot parse the condition {F.excerpt(text)!r}: "
+                  f"{e.msg}") from None
     si = s.srcinfo
     try:
         return F.parse_condition(

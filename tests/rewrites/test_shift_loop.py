@@ -24,7 +24,8 @@ def off(n: size, x: f32[n + 2] @ DRAM, y: f32[n + 2] @ DRAM):
     equiv(off, q, [{"n": 1}, {"n": 4}])
 
 
-@pytest.mark.parametrize("bad", [-1, 1.5, None, True, "-1", "n - 2"])
+@pytest.mark.parametrize("bad", [-1, 1.5, None, True, "-1", "n - 2",
+                                 2**31, 2**70, "n + 4294967296"])
 def test_reject_bad_new_lo(bad):
     with pytest.raises(SchedulingError, match="new_lo"):
         off.shift_loop("i", bad)
@@ -59,3 +60,17 @@ def test_expression_new_lo_proven_non_negative_from_precondition(equiv):
 def test_reject_unusable_expression(bad):
     with pytest.raises(SchedulingError, match="shift_loop"):
         off.shift_loop("i", bad)
+
+
+def test_largest_new_lo_keeps_the_c_exact(equiv):
+    """new_lo = 2**63 - 2 was accepted and the compiled loop's upper bound
+    overflowed (undefined behaviour; wrong results); new_lo is now a 32-bit
+    value, whose shifted bounds fit the 64-bit int_fast32_t."""
+    p = off.shift_loop("i", 2**31 - 1)
+    assert "for i in seq(2147483647, n + 2147483647):" in str(p)
+    equiv(off, p, [{"n": 1}, {"n": 4}])
+
+
+def test_deeply_nested_new_lo_is_a_scheduling_error():
+    with pytest.raises(SchedulingError, match="nested too deeply"):
+        off.shift_loop("i", "+".join(["n"] * 5000))
