@@ -29,6 +29,10 @@ def tile(p, i, j, ti, tj, tail="guard"):
     jo = p.find_loop(f"{j}o")
     if jo.parent().is_if():          # tail='guard': move i's guard inward
         p = p.lift_scope(jo)
+    elif len(list(jo.parent().body())) > 1:
+        # tail='cut': j's remainder follows jo in the loop over ii; split
+        # it off
+        p = p.fission_after(jo)
     return p.reorder(f"{i}i", f"{j}o")
 
 
