@@ -170,3 +170,26 @@ def stride_reads(us, dims) -> Iterator[tuple]:
                                if isinstance(w, IR.Interval))
             else:
                 yield u, dims[n.name]
+
+
+def refuse_changed_stride_reads(ir, sym, rank, scope_at, changed, clause,
+                                fail):
+    """Raise ``fail(stmt, message)`` at the first use in the scope
+    ``scope_at = (stmts, parent, field, index)`` that reads a stride of
+    ``sym`` (``stride_reads``) along a dimension ``d`` with ``changed(d)``.
+    ``clause(plural)`` ends the message: what changes those strides."""
+    from ._expr_at import expr_text
+    dims = window_dims(ir, sym, rank)
+    for u, ds in stride_reads(uses(*scope_at, set(dims)), dims):
+        bad = [d for d in ds if changed(d)]
+        if not bad:
+            continue
+        s = "s" if len(bad) > 1 else ""
+        dim_text = (f"dimension{s} {', '.join(str(d) for d in bad)} of "
+                    f"'{sym.name}'")
+        if u.kind == "stride":
+            raise fail(u.stmt, f"'{expr_text(u.node)}' reads the stride of "
+                       f"{dim_text}, which {clause(False)}")
+        raise fail(u.stmt, f"'{u.stmt.f.name}' reads strides of its "
+                   f"argument '{expr_text(u.node)}', a window along "
+                   f"{dim_text}, whose stride{s} {clause(bool(s))}")

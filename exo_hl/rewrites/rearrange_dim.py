@@ -37,8 +37,7 @@ from ..core_ir.visitors import map_accesses
 from ..effects import api as EA
 from ..provenance import derive
 from . import _common as C
-from ._buffer_uses import stride_reads, uses, window_dims
-from ._expr_at import expr_text
+from ._buffer_uses import refuse_changed_stride_reads
 from .set_memory import _check_allocatable
 
 OP = "rearrange_dim"
@@ -130,8 +129,6 @@ def _check_strides(ir, buf, perm, scope, fail):
     shape = T.shape(a.type)
     rank = len(shape)
     *parent, (field, index) = buf.loc
-    dims = window_dims(ir, a.name, rank)
-    us = uses(scope, tuple(parent), field, index + 1, set(dims))
     known = {}
 
     def prod(ks):
@@ -148,21 +145,10 @@ def _check_strides(ir, buf, perm, scope, fail):
                     "==", prod(after), prod(range(d + 1, rank)))))
         return known[d]
 
-    for u, ds in stride_reads(us, dims):
-        bad = [d for d in ds if not kept(d)]
-        if not bad:
-            continue
-        s = "s" if len(bad) > 1 else ""
-        dim_text = (f"dimension{s} {', '.join(str(d) for d in bad)} of "
-                    f"'{a.name}'")
-        if u.kind == "stride":
-            raise fail(u.stmt, f"'{expr_text(u.node)}' reads the stride of "
-                       f"{dim_text}, which the permutation {list(perm)} "
-                       f"changes")
-        raise fail(u.stmt, f"'{u.stmt.f.name}' reads strides of its "
-                   f"argument '{expr_text(u.node)}', a window along "
-                   f"{dim_text}, whose stride{s} the permutation "
-                   f"{list(perm)} changes")
+    refuse_changed_stride_reads(
+        ir, a.name, rank, (scope, tuple(parent), field, index + 1),
+        lambda d: not kept(d),
+        lambda plural: f"the permutation {list(perm)} changes", fail)
 
 
 class _Transposed(Exception):

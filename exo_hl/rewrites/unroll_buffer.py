@@ -26,7 +26,7 @@ from ..core_ir.traversal import walk_stmts
 from ..core_ir.visitors import map_accesses
 from ..provenance import derive
 from . import _common as C
-from ._buffer_uses import stride_reads, uses, window_dims
+from ._buffer_uses import refuse_changed_stride_reads
 
 OP = "unroll_buffer"
 
@@ -140,23 +140,11 @@ def unroll_buffer(proc, buffer, dim):
 def _check_strides(ir, a, dim, parent, field, index, scope, fail):
     """No read of the stride of a dimension at or before ``dim`` (module
     docstring)."""
-    dims = window_dims(ir, a.name, len(T.shape(a.type)))
-    us = uses(scope, parent, field, index + 1, set(dims))
-    for u, ds in stride_reads(us, dims):
-        bad = [d for d in ds if d <= dim]
-        if not bad:
-            continue
-        s = "s" if len(bad) > 1 else ""
-        dim_text = (f"dimension{s} {', '.join(str(d) for d in bad)} of "
-                    f"'{a.name}'")
-        if u.kind == "stride":
-            raise fail(u.stmt, f"'{_txt(u.node)}' reads the stride of "
-                       f"{dim_text}, which changes when dimension {dim} is "
-                       f"unrolled; cannot unroll it")
-        raise fail(u.stmt, f"'{u.stmt.f.name}' reads strides of its "
-                   f"argument '{_txt(u.node)}', a window along {dim_text}, "
-                   f"whose stride{s} change{'' if s else 's'} when dimension "
-                   f"{dim} is unrolled; cannot unroll it")
+    refuse_changed_stride_reads(
+        ir, a.name, len(T.shape(a.type)), (scope, parent, field, index + 1),
+        lambda d: d <= dim,
+        lambda plural: f"change{'' if plural else 's'} when dimension {dim} "
+        f"is unrolled; cannot unroll it", fail)
 
 
 def _txt(e):

@@ -306,17 +306,20 @@ def _row_sum(v: [f32][4], s: [f32][1]):
     s[0] = v[0] + v[3]
 
 
-def test_resize_dim_fold_rejects_reads_through_an_early_window():
-    @proc
-    def fw(x: f32[4, 4], y: f32[4]):
-        t: f32[4, 4]
+@proc
+def early_window(x: f32[4, 4], y: f32[4]):
+    t: f32[4, 4]
+    for j in seq(0, 4):
+        t[0, j] = x[0, j]
+    w = t[0, 0:4]
+    for i in seq(1, 4):
         for j in seq(0, 4):
-            t[0, j] = x[0, j]
-        w = t[0, 0:4]
-        for i in seq(1, 4):
-            for j in seq(0, 4):
-                t[i, j] = x[i, j] * 2.0
-            y[i] = w[0] + t[i, 1]
+            t[i, j] = x[i, j] * 2.0
+        y[i] = w[0] + t[i, 1]
+
+
+def test_resize_dim_fold_rejects_reads_through_an_early_window():
+    fw = early_window
     # w[0] is t[0, 0], read in every iteration: row 2 would overwrite it
     with pytest.raises(SchedulingError, match="folding by 2 is not proven"):
         fw.resize_dim("t", 0, 2, 0, fold=True)
@@ -382,16 +385,7 @@ def test_resize_dim_fold_rejects_a_callee_reading_an_early_window():
 
 
 def test_resize_dim_fold_keeps_windows_used_safely(equiv):
-    @proc
-    def keep(x: f32[4, 4], y: f32[4]):
-        t: f32[4, 4]
-        for j in seq(0, 4):
-            t[0, j] = x[0, j]
-        w = t[0, 0:4]
-        for i in seq(1, 4):
-            for j in seq(0, 4):
-                t[i, j] = x[i, j] * 2.0
-            y[i] = w[0] + t[i, 1]
+    keep = early_window
     # rows 1..3 never share row 0's slot when folding by 4
     q = keep.resize_dim("t", 0, 4, 0, fold=True)
     assert "w = t[0, 0:4]" in str(q)
