@@ -28,6 +28,9 @@ def pack(p, buffer, block, layout="row", name=None, memory=None):
     """
     if layout not in ("row", "transposed"):
         raise SchedulingError(f"pack: unknown layout {layout!r}")
+    if not isinstance(buffer, str) or "[" not in buffer:
+        raise SchedulingError(f"pack: the panel must be a window string such "
+                              f"as 'B[0:K, 0:16]', got {buffer!r}")
     if name is None:
         name = buffer[:buffer.index("[")].strip() + "_pack"
     p = p.stage_mem(block, buffer, name)

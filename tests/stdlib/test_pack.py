@@ -75,3 +75,13 @@ def test_pack_rejects_an_unknown_layout():
     p = _panels()
     with pytest.raises(SchedulingError, match="layout"):
         pack(p, 'B[0:K, 4 * jo:4 * jo + 4]', p.find_loop('i'), 'diagonal')
+
+
+@pytest.mark.parametrize("panel", ["B", 3, None])
+def test_pack_rejects_a_panel_that_is_no_window_string(panel):
+    """A bare name, a number or None raised ValueError/AttributeError."""
+    p = _panels()
+    with pytest.raises(SchedulingError, match="window string"):
+        pack(p, panel, p.find_loop('i'))
+    with pytest.raises(SchedulingError, match="window string"):
+        pack(p, p.find('B[_]'), p.find_loop('i'))
