@@ -1014,13 +1014,22 @@ def check_instr_template(proc: IR.Proc, template: str):
     names |= {a.name.name + "_data" for a in proc.args
               if not T.is_control(a.type)}
     try:
-        fields = [f for _, f, _, _ in string.Formatter().parse(template)
-                  if f is not None]
+        fields = [(f, spec, conv) for _, f, spec, conv
+                  in string.Formatter().parse(template) if f is not None]
     except ValueError as e:
         raise ExoTypeError(located(f"bad instr template {template!r}: {e}",
                                    proc.srcinfo, proc.name)) from None
-    for f in fields:
+    for f, spec, conv in fields:
         base = f.split(".")[0].split("[")[0]
+        if base in names and (f != base or spec or conv):
+            # each placeholder becomes C text (a string): an attribute,
+            # index, conversion or format spec would fail when the code is
+            # generated, or paste Python text into the C
+            raise ExoTypeError(located(
+                f"instr template placeholder '{{{f}{'!' + conv if conv else ''}"
+                f"{':' + spec if spec else ''}}}' must be a bare "
+                f"'{{{base}}}': write C after it ('{{{base}}}.data', "
+                f"'{{{base}}}.strides[0]')", proc.srcinfo, proc.name))
         if base not in names:
             raise ExoTypeError(located(
                 f"instr template placeholder '{{{f}}}' names no argument "

@@ -202,7 +202,10 @@ class Matcher:
                     f"allocation '{c.name.name}' is in memory "
                     f"{c.mem.__name__}, the block's '{k.name.name}' in "
                     f"{k.mem.__name__}"))
-            self.type_(c.type, k.type, loc, f"allocation '{c.name.name}'")
+            # an R parameter takes the precision of the buffer passed, an R
+            # allocation does not: it is f32 (docs/semantics.md)
+            self.type_(c.type, k.type, loc, f"allocation '{c.name.name}'",
+                       local=True)
             self.ren[c.name] = k.name
         elif isinstance(c, IR.Call):
             if c.f is not k.f and c.f != k.f:
@@ -215,26 +218,32 @@ class Matcher:
         else:  # pragma: no cover - grammar is closed
             raise self.mismatch(loc, c, k)
 
-    def type_(self, ct, kt, loc, what):
+    def type_(self, ct, kt, loc, what, local=False):
         if isinstance(ct, IR.Tensor) != isinstance(kt, IR.Tensor):
             raise UnifyError(f"{loc}: {what} has a different type")
         if isinstance(ct, IR.Tensor):
             if len(ct.hi) != len(kt.hi):
                 raise UnifyError(f"{loc}: {what} has {len(ct.hi)} "
                                  f"dimensions, the block's {len(kt.hi)}")
-            self.elem_type(ct.type, kt.type, loc, what)
+            self.elem_type(ct.type, kt.type, loc, what, local)
             for d, (a, b) in enumerate(zip(ct.hi, kt.hi)):
                 self.int_eq(a, b, loc, f"size {d} of {what}")
         else:
-            self.elem_type(ct, kt, loc, what)
+            self.elem_type(ct, kt, loc, what, local)
 
-    def elem_type(self, ct, kt, loc, what):
+    def elem_type(self, ct, kt, loc, what, local=False):
+        """``local``: the types of an allocation of the sub_proc, where
+        ``R`` means f32 and matches only f32 (elsewhere it matches any
+        data type: it takes the precision of the buffer passed)."""
         ct, kt = T.basetype(ct), T.basetype(kt)
+        name = T.type_name(ct)
+        if ct is IR.Num and local:
+            ct, name = IR.F32, "R (f32 in an allocation)"
         if ct is IR.Num or ct == kt:
             return
         raise UnifyError(
             f"{loc}: element types differ for {what}: the sub_proc has "
-            f"{T.type_name(ct)}, the block {T.type_name(kt)}")
+            f"{name}, the block {T.type_name(kt)}")
 
     # -- names -----------------------------------------------------------
     def bind(self, param, ksym, loc):

@@ -390,6 +390,11 @@ def test_instr_template_unknown_placeholder():
         def ld(src: [f32][4]):  # ERR
             pass
     _check(e, "ld", "nosuch", "placeholder")
+    with pytest.raises(ExoTypeError) as e:
+        @instr("ld({src.data});")
+        def ld2(src: [f32][4]):  # ERR
+            pass
+    _check(e, "ld2", "must be a bare '{src}'")
 
 
 def test_allocating_control_type():

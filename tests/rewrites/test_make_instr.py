@@ -63,3 +63,10 @@ def test_make_instr_rejects_bad_templates():
         add1.make_instr("foo({x")
     with pytest.raises(SchedulingError):
         add1.make_instr(42)
+    # only bare placeholders: these were accepted, then failed (or pasted
+    # Python text) when the C was generated
+    for t in ("foo({x.data});", "foo({n:d});", "foo({x!r});",
+              "foo({x[0]});"):
+        with pytest.raises(SchedulingError, match="must be a bare '{x}'"
+                           if "n:" not in t else "must be a bare '{n}'"):
+            add1.make_instr(t)

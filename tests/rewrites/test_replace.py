@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from exo_hl import (DRAM, SchedulingError, config, f32, f64, instr, par,
-                    proc, seq, size, stride)
+from exo_hl import (DRAM, R, SchedulingError, config, f16, f32, f64, instr,
+                    par, proc, seq, size, stride)
 
 
 class SCRATCH(DRAM):
@@ -347,6 +347,41 @@ def test_replace_rejects_element_types():
         f64_rows.replace("c", axpy)
     assert "element types differ" in str(e.value)
     assert "f32" in str(e.value) and "f64" in str(e.value)
+
+
+@proc
+def r_temp(x: [f32][1], y: [f32][1]):
+    t: R
+    t = x[0] + 1.0
+    y[0] = t
+
+
+@proc
+def f16_temp(x: f32[1], y: f32[1]):
+    t: f16
+    t = x[0] + 1.0
+    y[0] = t
+
+
+@proc
+def f32_temp(x: f32[1], y: f32[1]):
+    t: f32
+    t = x[0] + 1.0
+    y[0] = t
+
+
+def test_replace_r_allocation_is_f32(equiv):
+    """An R parameter takes the precision of the buffer passed, an R
+    allocation is f32: it matched the block's f16 temporary, and the call
+    rounded 2048 + 1 to 2049 where the block gave 2048."""
+    with pytest.raises(SchedulingError, match=r"the sub_proc has R \(f32 in "
+                       r"an allocation\), the block f16"):
+        f16_temp.replace((f16_temp.find("t : _"), f16_temp.find("y[_] = _")),
+                         r_temp)
+    p = f32_temp.replace((f32_temp.find("t : _"), f32_temp.find("y[_] = _")),
+                         r_temp)
+    assert str(p).endswith("r_temp(x[0:1], y[0:1])")
+    equiv(f32_temp, p, [{}])
 
 
 @proc
