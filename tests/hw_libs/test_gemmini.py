@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from exo_hl import (DRAM, BoundsError, MemGenError, SchedulingError, f32, i8,
-                    i32, proc, seq, stride)
+                    i32, par, proc, seq, stride)
 from exo_hl import size
 from exo_hl.hw_libs.gemmini import (GEMM_ACCUM, GEMM_SCRATCH, ConfigLoad,
                                     ConfigLoadAcc, config_count, config_ld,
@@ -314,3 +314,39 @@ def test_onchip_memories_are_not_readable_from_c():
         pass
     with pytest.raises((MemGenError, SchedulingError)):
         wrong_elem.c_code_str()
+
+
+def test_onchip_windows_must_have_contiguous_rows():
+    """The model takes an on-chip window's row stride only (its columns are
+    contiguous): a column window of a 3-D scratchpad buffer (strides 256,
+    16) was accepted and its rows landed in the wrong places."""
+    with pytest.raises(BoundsError, match=r"stride\(dst, 1\) == 1"):
+        @proc
+        def strided(A: i8[16, 16] @ DRAM):
+            s: i8[16, 16, 16] @ GEMM_SCRATCH
+            config_ld(stride(A, 0))
+            ld_i8(16, 16, A, s[0:16, 0:16, 0])
+
+
+@proc
+def copy_tiles(n: size, A: i8[n, 16, 16] @ DRAM, B: i8[n, 16, 16] @ DRAM):
+    config_ld(stride(A, 1))
+    config_st(stride(B, 1), False)
+    for t in par(0, n):
+        s: i8[16, 16] @ GEMM_SCRATCH
+        ld_i8(16, 16, A[t, 0:16, 0:16], s)
+        st_i8(16, 16, s, B[t, 0:16, 0:16])
+
+
+def test_instruction_count_is_exact_in_par_loops():
+    """The threads of a par loop issue instructions concurrently: the
+    counters are atomic (a plain ++ lost half the counts on 2 threads)."""
+    n = 20000
+    A = np.random.default_rng(0).integers(-128, 128, (n, 16, 16)).astype(
+        np.int8)
+    B = np.zeros_like(A)
+    f = copy_tiles.compile()
+    reset_instr_count(f)
+    f(n=n, A=A, B=B)
+    assert np.array_equal(A, B)
+    assert instr_count(f) == 2 * n + 2 and config_count(f) == 2

@@ -55,12 +55,13 @@ def _piece(name, text):
 _COUNT = _piece("count", """
 #include <stdint.h>
 #include <stdbool.h>
-/* instructions issued (non-static so a host can read it through dlsym) */
-extern uint64_t gemmini_sim_instr_count;
-uint64_t gemmini_sim_instr_count = 0;
+/* instructions issued (non-static so a host can read it through dlsym);
+   atomic: the threads of a par loop issue instructions concurrently */
+extern _Atomic uint64_t gemmini_sim_instr_count;
+_Atomic uint64_t gemmini_sim_instr_count = 0;
 /* of which configuration writes (config_ld*, config_st) */
-extern uint64_t gemmini_sim_config_count;
-uint64_t gemmini_sim_config_count = 0;
+extern _Atomic uint64_t gemmini_sim_config_count;
+_Atomic uint64_t gemmini_sim_config_count = 0;
 """)
 
 # configuration registers
@@ -457,6 +458,7 @@ def ld_i8(n: size, m: size, src: [i8][n, m] @ DRAM,
 
     >>> p = p.replace(p.find_loop('i0'), ld_i8)
     """
+    assert stride(dst, 1) == 1
     assert n <= 16 and m <= 16
     assert stride(src, 1) == 1
     assert ConfigLoad.src_stride == stride(src, 0)
@@ -474,6 +476,7 @@ def ld_i8_id1(n: size, m: size, src: [i8][n, m] @ DRAM,
 
     >>> p = p.replace(p.find_loop('i2'), ld_i8_id1)
     """
+    assert stride(dst, 1) == 1
     assert n <= 16 and m <= 16
     assert stride(src, 1) == 1
     assert ConfigLoadId1.src_stride == stride(src, 0)
@@ -490,6 +493,7 @@ def ld_acc_i32(n: size, m: size, src: [i32][n, m] @ DRAM,
 
     >>> p = p.replace(p.find_loop('i1'), ld_acc_i32)
     """
+    assert stride(dst, 1) == 1
     assert n <= 16 and m <= 16
     assert stride(src, 1) == 1
     assert ConfigLoadAcc.src_stride == stride(src, 0)
@@ -510,6 +514,7 @@ def ld_acc_i32_bcast(n: size, m: size, src: [i32][m] @ DRAM,
     ...                      '0', before=True)
     >>> p = p.replace(p.find_loop('i1'), ld_acc_i32_bcast)
     """
+    assert stride(dst, 1) == 1
     assert n <= 16 and m <= 16
     assert stride(src, 0) == 1
     assert ConfigLoadAcc.src_stride == 0
@@ -524,6 +529,7 @@ def zero_acc_i32(n: size, m: size, dst: [i32][n, 16] @ GEMM_ACCUM):
 
     >>> p = p.replace(p.find_loop('ii'), zero_acc_i32)
     """
+    assert stride(dst, 1) == 1
     assert n <= 16 and m <= 16
     for i in seq(0, n):
         for j in seq(0, m):
@@ -538,6 +544,7 @@ def matmul_i8(a: [i8][16, 16] @ GEMM_SCRATCH, b: [i8][16, 16] @ GEMM_SCRATCH,
 
     >>> p = p.replace(p.find_loop('ii'), matmul_i8)
     """
+    assert stride(a, 1) == 1 and stride(b, 1) == 1 and stride(c, 1) == 1
     for i in seq(0, 16):
         for j in seq(0, 16):
             for k in seq(0, 16):
@@ -556,6 +563,7 @@ def matmul_i8_sized(n: size, m: size, k: size,
 
     >>> p = p.replace(p.find_loop('bi #1'), matmul_i8_sized)
     """
+    assert stride(a, 1) == 1 and stride(b, 1) == 1 and stride(c, 1) == 1
     assert n <= 16 and m <= 16 and k <= 16
     for i in seq(0, n):
         for j in seq(0, m):
@@ -572,6 +580,7 @@ def st_acc_i8(n: size, m: size, scale: f32,
 
     >>> p = p.replace(p.find_loop('ii'), st_acc_i8)
     """
+    assert stride(src, 1) == 1
     assert n <= 16 and m <= 16
     assert stride(dst, 1) == 1
     assert ConfigStore.dst_stride == stride(dst, 0)
@@ -590,6 +599,7 @@ def st_acc_i8_relu(n: size, m: size, scale: f32,
 
     >>> p = p.replace(p.find_loop('ii'), st_acc_i8_relu)
     """
+    assert stride(src, 1) == 1
     assert n <= 16 and m <= 16
     assert stride(dst, 1) == 1
     assert ConfigStore.dst_stride == stride(dst, 0)
@@ -607,6 +617,7 @@ def st_acc_i32(n: size, m: size, src: [i32][n, 16] @ GEMM_ACCUM,
 
     >>> p = p.replace(p.find_loop('ii'), st_acc_i32)
     """
+    assert stride(src, 1) == 1
     assert n <= 16 and m <= 16
     assert stride(dst, 1) == 1
     assert ConfigStore.dst_stride == stride(dst, 0)
@@ -623,6 +634,7 @@ def st_i8(n: size, m: size, src: [i8][n, 16] @ GEMM_SCRATCH,
 
     >>> p = p.replace(p.find_loop('ii'), st_i8)
     """
+    assert stride(src, 1) == 1
     assert n <= 16 and m <= 16
     assert stride(dst, 1) == 1
     assert ConfigStore.dst_stride == stride(dst, 0)
