@@ -260,7 +260,14 @@ class ProcEmitter(ExprEmitter):
             self.types[s.iter] = (IR.Index, None)
             if self.is_nonneg(s.lo):
                 self.nonneg.add(s.iter)
-            if spawns:
+            if spawns and self.prog.target_prefix(self.proc):
+                # clang does not give the region it makes of the loop the
+                # function's target attribute (outline.py), and then
+                # refuses its vector code: serial under clang
+                self.lines += [
+                    "#if defined(_OPENMP) && !defined(__clang__)",
+                    "#pragma omp parallel for", "#endif"]
+            elif spawns:
                 self.lines += ["#ifdef _OPENMP", "#pragma omp parallel for",
                                "#endif"]
             self.line(depth, f"for (int_fast32_t {it} = {lo}; {it} < {hi}; "
