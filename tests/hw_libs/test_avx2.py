@@ -405,6 +405,24 @@ def test_arithmetic_instructions():
     assert np.array_equal(outs[1]["y"], want)
 
 
+def test_fma_rounds_once_where_its_body_rounds_twice():
+    """The documented exception (docs/semantics.md): with x2 = 1 + 2**-23,
+    x0 = 1 - 2**-24 and t = x0 * x1 = -1, the body's x2 * x0 rounds to 1
+    and t becomes 0; the FMA gives the exact 2**-24 - 2**-47."""
+    x = np.ones((3, 8), np.float32)
+    x[0] = 1 - 2.0**-24
+    x[1] = -1 / x[0].astype(np.float64)   # x0 * x1 rounds to -1
+    x[2] = 1 + 2.0**-23
+    a = np.zeros(4, np.float32)
+    outs = _both(w_arith, x=x, a=a, y=np.zeros((5, 8), np.float32))
+    t0 = outs[1]["y"][0]
+    assert (t0 == -1).all() and (outs[0]["y"][0] == -1).all()
+    assert (outs[0]["y"][1] == 0).all()                   # interpret: twice
+    fused = np.float32(np.float64(x[2, 0]) * np.float64(x[0, 0]) - 1)
+    assert fused == np.float32(2.0**-24 - 2.0**-47)
+    assert (outs[1]["y"][1] == fused).all()               # C: once
+
+
 def test_max_is_vmaxps_on_nan_and_signed_zeros():
     """vmaxps returns its second operand unless the first is greater: on
     equal values (+0/-0) and when either is NaN. The body says the same."""
