@@ -80,6 +80,7 @@ from .api import loop_is_parallel
 from .checks import hyp_terms
 from .context import proc_hyps
 from .lift import BufSub, valg
+from .overflow import check_control_ranges
 from .wellformed import par_loops, run_static_checks
 
 __all__ = ["check_rewritten", "check_full", "full_recheck_forced",
@@ -143,6 +144,7 @@ def check_rewritten(new_ir, parent_ir=None) -> None:
         _compare(new_ir, parent_ir)
         return
     try:
+        check_control_ranges(new_ir)    # a whole-procedure walk, no proofs
         _Recheck(parent_ir, new_ir).run()
     except (BoundsError, ExoTypeError) as e:
         # the whole-procedure check names the first failure in its order

@@ -1,7 +1,9 @@
 """Static checks run on every freshly parsed procedure (after typing), and
 again on every rewrite's result (``provenance.derive``).
 
-Two checks, both discharged by the effect analysis:
+First, control arithmetic cannot overflow the C's 64 bits
+(``exo_hl.effects.overflow``, interval arithmetic, ``BoundsError``). Then
+two checks, both discharged by the effect analysis:
 - bounds and call preconditions (``exo_hl.effects.bounds.check_proc``),
   raising ``BoundsError``; the same pass proves that views of one buffer
   passed to a call (one of them written) are disjoint, else ``ExoTypeError``;
@@ -19,6 +21,7 @@ from ..core_ir.paths import walk_with_paths
 from ..core_ir.printer import stmt_to_str
 from ..errors import ExoTypeError, located
 from .api import loop_is_parallel
+from .overflow import check_control_ranges
 
 
 def run_static_checks(proc_ir) -> None:
@@ -26,6 +29,7 @@ def run_static_checks(proc_ir) -> None:
 
     The bounds checker is looked up when called (``sys.modules``), so that
     it can be replaced, e.g. by a test hook."""
+    check_control_ranges(proc_ir)   # before any proof relies on them
     try:
         bounds = importlib.import_module("exo_hl.effects.bounds")
     except ModuleNotFoundError as e:

@@ -1,0 +1,130 @@
+"""Control arithmetic stays inside the 64 bits of the generated C.
+
+The effect analysis reasons on unbounded integers; the C computes control
+expressions in ``int_fast32_t`` (64 bits on x86-64), where an intermediate
+value outside that range is signed overflow: undefined behaviour, in
+practice a wrapped index (``A[(i * 3074457345618258603) % 4]`` was proven
+in bounds and wrote ``A[-3]``). Every control expression is bounded by
+interval arithmetic before any proof relies on it:
+
+- control arguments are 32-bit values (checked at every call,
+  ``core_ir.call_args``), sizes at least 1; so are config fields and the
+  values of ``stride``;
+- a loop iterator lies between the extremes of its bounds;
+- ``+ - *`` (by constants: control expressions are quasi-affine), floor
+  ``/`` and ``%`` by positive constants, comparisons and boolean operators
+  follow their operands' intervals.
+
+An expression whose interval may leave the 64-bit range is a
+``BoundsError`` naming it, at decoration time and after every rewrite.
+"""
+from __future__ import annotations
+
+from ..core_ir import types as T
+from ..core_ir.nodes import IR
+from ..core_ir.printer import expr_to_str
+from ..core_ir.traversal import walk
+from ..errors import BoundsError, located
+
+I64 = (-2**63, 2**63 - 1)
+I32 = (-2**31, 2**31 - 1)
+SIZE = (1, 2**31 - 1)
+BOOL = (0, 1)
+
+
+def check_control_ranges(proc_ir) -> None:
+    """Raise ``BoundsError`` at the first control expression of
+    ``proc_ir`` that may overflow 64 bits."""
+    env = {}
+    for a in proc_ir.args:
+        if a.type is IR.Size:
+            env[a.name] = SIZE
+        elif a.type is IR.Bool:
+            env[a.name] = BOOL
+        elif T.is_control(a.type):
+            env[a.name] = I32
+    r = _Ranges(proc_ir, env)
+    for a in proc_ir.args:
+        r.type_(a.type, a.srcinfo)
+    for p in proc_ir.preds:
+        r.tree(p, None)
+    r.stmts(proc_ir.body)
+
+
+class _Ranges:
+    def __init__(self, proc_ir, env):
+        self.proc = proc_ir
+        self.env = env
+
+    def stmts(self, body):
+        for s in body:
+            if isinstance(s, IR.For):
+                lo = self.tree(s.lo, s)
+                hi = self.tree(s.hi, s)
+                self.env[s.iter] = (lo[0], max(lo[0], hi[1] - 1))
+                self.stmts(s.body)
+            elif isinstance(s, IR.If):
+                self.tree(s.cond, s)
+                self.stmts(s.body)
+                self.stmts(s.orelse)
+            else:
+                if isinstance(s, IR.Alloc):
+                    self.type_(s.type, s.srcinfo)
+                for n in walk(s):
+                    if isinstance(n, IR.expr) and T.is_control(n.type):
+                        self.tree(n, s)
+
+    def type_(self, t, srcinfo):
+        for h in getattr(t, "hi", ()):
+            self.tree(h, None, srcinfo)
+
+    def tree(self, e, stmt, srcinfo=None):
+        self.where = (stmt, srcinfo)
+        return self.rng(e)
+
+    def rng(self, e):
+        if isinstance(e, IR.Const):
+            v = int(e.val)
+            return self.fit(e, (v, v))
+        if isinstance(e, IR.Read):
+            return self.env.get(e.name, I32)
+        if isinstance(e, IR.ReadConfig):
+            return BOOL if e.type is IR.Bool else I32
+        if isinstance(e, IR.StrideExpr):
+            return (0, I32[1])
+        if isinstance(e, IR.Not):
+            self.rng(e.arg)
+            return BOOL
+        if isinstance(e, IR.USub):
+            lo, hi = self.rng(e.arg)
+            return self.fit(e, (-hi, -lo))
+        if isinstance(e, IR.BinOp):
+            a, b = self.rng(e.lhs), self.rng(e.rhs)
+            op = e.op
+            if op == "+":
+                return self.fit(e, (a[0] + b[0], a[1] + b[1]))
+            if op == "-":
+                return self.fit(e, (a[0] - b[1], a[1] - b[0]))
+            if op == "*":
+                ps = [x * y for x in a for y in b]
+                return self.fit(e, (min(ps), max(ps)))
+            if op in ("/", "%"):
+                if b[0] <= 0:       # the frontend allows positive constants
+                    return I64
+                if op == "%":
+                    return (0, b[1] - 1)
+                return (min(a[0] // b[0], a[0] // b[1]),
+                        max(a[1] // b[0], a[1] // b[1]))
+            return BOOL             # comparisons, and, or
+        return I64                  # (no other control expressions)
+
+    def fit(self, e, r):
+        if I64[0] <= r[0] and r[1] <= I64[1]:
+            return r
+        stmt, srcinfo = self.where
+        where = getattr(stmt, "srcinfo", None) or srcinfo or e.srcinfo
+        raise BoundsError(located(
+            f"the control expression '{expr_to_str(e)}' may overflow the "
+            f"64-bit integers of the generated C (its value may reach "
+            f"{r[0] if r[0] < I64[0] else r[1]}; control arguments are "
+            f"32-bit values)", where, self.proc.name))

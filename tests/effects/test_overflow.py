@@ -1,0 +1,49 @@
+"""Control arithmetic that may overflow the C's 64 bits is refused
+(exo_hl/effects/overflow.py): the proofs reason on unbounded integers, the
+C would wrap (undefined behaviour) and index out of bounds."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from exo_hl import BoundsError, SchedulingError, f32, proc, seq, size
+
+
+def test_a_huge_constant_multiple_is_refused_at_decoration():
+    """Proven in bounds on unbounded integers, (i * K) % 4 wrapped to -3 in
+    C at i = 3 and wrote A[-3]."""
+    with pytest.raises(BoundsError, match=r"'i \* 3074457345618258603' may "
+                       r"overflow the 64-bit integers"):
+        @proc
+        def wraps(n: size, A: f32[4]):
+            assert n <= 4
+            for i in seq(0, n):
+                A[(i * 3074457345618258603) % 4] = 1.0
+
+
+def test_a_chain_of_small_constants_is_refused_too():
+    with pytest.raises(BoundsError, match="may overflow"):
+        @proc
+        def chain(n: size, A: f32[4]):
+            for i in seq(0, n):
+                if i * 100000 * 100000 * 100000 * 3074457 > 0:
+                    A[0] = 1.0
+
+
+@proc
+def fine(n: size, A: f32[n]):
+    assert n < 9223372036854775807
+    for i in seq(0, n):
+        if i * 1000000 + n * 4 > 20:
+            A[i] = 1.0
+
+
+def test_32_bit_values_times_32_bit_constants_are_fine():
+    A = np.zeros(5, np.float32)
+    fine.compile()(n=5, A=A)
+    assert A.tolist() == [0, 1, 1, 1, 1]
+
+
+def test_a_rewrite_that_would_overflow_is_refused():
+    with pytest.raises(SchedulingError, match="may overflow"):
+        fine.add_guard(fine.find_loop('i'), "n * 4611686018427387904 > 0")
