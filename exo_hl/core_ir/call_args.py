@@ -5,11 +5,12 @@ exactly the same argument forms and reject everything else with the same
 message, because both go through ``check_call_args``:
 
 - control arguments (``size index int stride``): a Python or numpy integer
-  (not a bool) that fits the C ``int_fast32_t``; ``size`` must be positive;
+  (not a bool) of 32 bits; ``size`` must be positive;
   ``bool``: a Python or numpy bool;
 - tensors and windows: a numpy array of the element's dtype and of the shape
-  the signature gives (tensors dense row-major; windows any non-negative
-  whole-element strides); written arguments must be writeable;
+  the signature gives (tensors dense row-major, seen with their dense
+  strides even where numpy's differ, in size-1 dimensions; windows any
+  positive whole-element strides); written arguments must be writeable;
 - data scalars (``x: f32``): a 0-d or 1-element numpy array of the dtype
   (updated in place), or, when the procedure never writes it, a Python or
   numpy number converted to the dtype;
@@ -362,11 +363,28 @@ def _check_data(pname, p, v, env, read_config=_no_config):
                         f"C-contiguous (row-major) array, e.g. "
                         f"np.ascontiguousarray(...), or declare a window "
                         f"parameter", ValueError)
-    elif any(s % v.itemsize or s < 0 for s in v.strides):
+        dense = _dense_strides(v)
+        if v.strides != dense:
+            # numpy calls an array with a size-1 dimension of any stride
+            # (x[None, :] has 0) C-contiguous; the procedure sees the dense
+            # row-major strides, as the C does
+            v = np.lib.stride_tricks.as_strided(
+                v, v.shape, dense, writeable=v.flags.writeable)
+    elif any(s % v.itemsize or s <= 0 for s in v.strides):
         raise _fail(pname, f"argument '{n}' (a window) has strides "
-                    f"{v.strides}: they must be non-negative multiples of "
-                    f"the element size", ValueError)
+                    f"{v.strides}: they must be positive multiples of the "
+                    f"element size (the procedure was checked assuming "
+                    f"so; a broadcast or np.newaxis view has stride 0: pass "
+                    f"np.ascontiguousarray(...))", ValueError)
     return v
+
+
+def _dense_strides(v):
+    out, step = [], v.itemsize
+    for d in reversed(v.shape):
+        out.append(step)
+        step *= max(d, 1)
+    return tuple(reversed(out))
 
 
 def _byte_span(v, lo):

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from exo_hl import f32, f64, i8, proc, ui8
+from exo_hl import f32, f64, i8, proc, size, stride, ui8
 
 
 @proc
@@ -127,3 +127,31 @@ def test_control_values_are_32_bit_so_their_sums_cannot_overflow(tmp_path):
                         dict(k=2 ** 31 - 1, j=2 ** 31 - 1,
                              B=np.zeros(1, np.float32)))
     assert got["B"] == [0.0]
+
+
+@proc
+def stride_branch(n: size, w: [f32][n, 4], A: f32[n, 4], B: f32[8]):
+    if stride(w, 0) >= 1:
+        w[0, 0] = 1.0
+    if stride(A, 0) == 4:
+        A[0, 0] = 1.0
+    else:
+        B[n + 7] = 3.0          # proven dead: strides are positive
+
+
+def test_strides_are_the_positive_ones_the_checks_assumed():
+    """The static checks assume positive strides. A window with stride 0
+    (np.newaxis) took the branch they proved dead (a write past B in C, an
+    IndexError in interpret()): it is refused. A dense tensor numpy calls
+    C-contiguous with a size-1 dimension of stride 0 is seen with its dense
+    strides, in both."""
+    row = np.zeros(4, np.float32)
+    for run in (stride_branch.interpret, stride_branch.compile()):
+        with pytest.raises(ValueError, match="must be positive multiples"):
+            run(n=1, w=row[None, :], A=np.zeros((1, 4), np.float32),
+                B=np.zeros(8, np.float32))
+        A = np.zeros(4, np.float32)[None, :]
+        assert A.strides[0] == 0 and A.flags.c_contiguous
+        w, B = np.zeros((1, 4), np.float32), np.zeros(8, np.float32)
+        run(n=1, w=w, A=A, B=B)
+        assert A[0, 0] == 1.0 and w[0, 0] == 1.0 and not B.any()
