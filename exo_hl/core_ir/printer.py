@@ -51,6 +51,9 @@ def _const_str(v) -> str:
     if isinstance(v, bool):
         return "True" if v else "False"
     if isinstance(v, float):
+        if v in (float("inf"), float("-inf")):
+            # a literal beyond every float (1e400) reparses as infinity
+            return "1e400" if v > 0 else "-1e400"
         return repr(v)
     return str(v)
 

@@ -18,6 +18,8 @@ fragments in ``fragment.py``).
 """
 from __future__ import annotations
 
+import math
+
 import ast
 import builtins
 import numbers
@@ -576,7 +578,11 @@ class ProcParser:
         """``e`` as a data expression: integer literals become ``R``
         literals; any other control value is an error."""
         if isinstance(e, IR.Const) and type(e.val) in (int, float):
-            return IR.Const(float(e.val), type=IR.Num, srcinfo=e.srcinfo)
+            try:
+                v = float(e.val)
+            except OverflowError:   # beyond every float: the nearest is inf
+                v = math.inf if e.val > 0 else -math.inf
+            return IR.Const(v, type=IR.Num, srcinfo=e.srcinfo)
         if isinstance(e, IR.USub) and isinstance(e.arg, IR.Const):
             return self.to_data(IR.Const(-e.arg.val, type=e.arg.type,
                                          srcinfo=e.srcinfo), node, what)
