@@ -18,6 +18,8 @@ from __future__ import annotations
 import ctypes
 import functools
 
+import numbers
+
 import numpy as np
 
 from apps.sgemm.schedule import ISAS, alpha_beta, schedule
@@ -102,6 +104,17 @@ def _matrix(x, name):
     return x
 
 
+def _scalar(v, name):
+    """A real number (Python or numpy scalar, or a 0-d array) as a float."""
+    if isinstance(v, (bool, np.bool_)) or not (
+            isinstance(v, numbers.Real) or
+            (isinstance(v, np.ndarray) and v.ndim == 0
+             and v.dtype.kind in "iuf")):
+        raise TypeError(f"sgemm: {name} must be a real number, got "
+                        f"{type(v).__name__}")
+    return float(v)
+
+
 def sgemm(A, B, C=None, *, alpha=None, beta=None, isa="auto"):
     """``C += A @ B`` (or, with ``alpha``/``beta``, ``C = alpha * A @ B +
     beta * C``) in place and returns C; without C, returns a new
@@ -115,6 +128,8 @@ def sgemm(A, B, C=None, *, alpha=None, beta=None, isa="auto"):
             raise ValueError("sgemm: alpha and beta need a C")
         C = aligned_zeros((M, N))
     C = _matrix(C, "C")
+    if not C.flags.writeable:
+        raise ValueError("sgemm: C is read-only")
     if C.shape != (M, N):
         raise ValueError(f"sgemm: C is {C.shape[0]}x{C.shape[1]}, "
                          f"A @ B is {M}x{N}")
@@ -127,7 +142,8 @@ def sgemm(A, B, C=None, *, alpha=None, beta=None, isa="auto"):
     if alpha is None and beta is None:
         plain(M, N, K, A, B, C)
     else:
-        a = np.array([1.0 if alpha is None else alpha], np.float32)
-        b = np.array([1.0 if beta is None else beta], np.float32)
+        a, b = (np.array([_scalar(1.0 if v is None else v, name)],
+                         np.float32)
+                for v, name in ((alpha, "alpha"), (beta, "beta")))
         scaled(M, N, K, a, b, A, B, C)
     return C

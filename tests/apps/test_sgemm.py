@@ -379,6 +379,19 @@ def test_python_entry_point(chain, monkeypatch):
         api.sgemm(X, Y, X)
     with pytest.raises(ValueError, match="need a C"):
         api.sgemm(X, Y, alpha=2.0)
+    # a read-only C was written (a read-only mapping crashed the process),
+    # an array alpha silently lost all but its first element
+    R = np.zeros((4, 4), np.float32)
+    R.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        api.sgemm(X, Y, R)
+    assert not R.any()
+    Z = np.zeros((4, 4), np.float32)
+    for bad in (np.array([3.0, 100.0]), "2", True, 1j):
+        with pytest.raises(TypeError, match="alpha must be a real number"):
+            api.sgemm(X, Y, Z, alpha=bad)
+    api.sgemm(X, Y, Z, alpha=np.float64(0.5), beta=np.array(2.0))
+    assert (Z == 2.0).all()
     api.compiled.cache_clear()
 
 
