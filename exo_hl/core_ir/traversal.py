@@ -86,14 +86,18 @@ def map_node(node: Node, fn: Callable[[Node], Node | None]) -> Node:
 
 
 def map_types_in_node(node: Node, fn) -> Node:
-    """Apply ``fn`` (expr -> expr) to the size expressions in type fields."""
+    """Apply ``fn`` (expr -> expr) to the size expressions in type fields,
+    and to each window type itself (so a renaming reaches the buffer it
+    records as viewed, ``src_buf``)."""
     def fix_type(t):
         if isinstance(t, IR.Tensor):
             return t.update(hi=tuple(map_node(h, fn) for h in t.hi))
         if isinstance(t, IR.WindowType):
-            return t.update(src_type=fix_type(t.src_type),
-                            as_tensor=fix_type(t.as_tensor),
-                            idx=tuple(map_node(w, fn) for w in t.idx))
+            t = t.update(src_type=fix_type(t.src_type),
+                         as_tensor=fix_type(t.as_tensor),
+                         idx=tuple(map_node(w, fn) for w in t.idx))
+            r = fn(t)           # the type's own fields (``src_buf``)
+            return t if r is None else r
         return t
 
     def visit(n):
