@@ -12,6 +12,13 @@ import hashlib
 import os
 
 
+def cached_file(directory, name, key, ext) -> str:
+    """The cache path of a build of ``name`` with hash ``key``: the name is
+    cut to 48 characters (the hash tells builds apart), so that a long
+    procedure name stays inside the file systems' 255-byte limit."""
+    return os.path.join(directory, f"{name[:48]}_{key}{ext}")
+
+
 def _digest(path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:

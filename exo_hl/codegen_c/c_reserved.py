@@ -49,11 +49,26 @@ BACKEND_NAMES = frozenset({"ctxt", "main", "argc", "argv", "NULL",
 
 #: the standard's reserved patterns: underscores (7.1.3), errno macros,
 #: <stdint.h>/<inttypes.h> limits, types and format macros, <signal.h>,
-#: <locale.h>, <fenv.h> and <math.h> classification macros (7.31)
+#: <locale.h>, <fenv.h> and <math.h> classification macros (7.31); the
+#: limits of <limits.h>, <float.h> and <wchar.h>, the names of
+#: <stdatomic.h> and <threads.h>, which a program may include before the
+#: generated header; and the OpenMP runtimes' entry points (a function
+#: named GOMP_parallel would replace libgomp's)
 _PATTERN = re.compile(
     r"_|exo_|EXO_|E[0-9A-Z]|U?INT\w*_(MAX|MIN|C)$|u?int\w*_t$|"
     r"(PRI|SCN)[a-zX]|SIG_?[A-Z]|LC_[A-Z]|FE_[A-Z]|FP_[A-Z]|ATOMIC_[A-Z]|"
-    r"TIME_[A-Z]")
+    r"TIME_[A-Z]|(U|S)?CHAR_(MAX|MIN|BIT)$|U?SHRT_(MAX|MIN)$|"
+    r"U?L?LONG_(MAX|MIN)$|(FLT|DBL|LDBL)_[A-Z0-9]|W(CHAR|INT)_(MAX|MIN)$|"
+    r"atomic_|memory_order_|(thrd|mtx|cnd|tss)_|GOMP_|omp_|kmp_")
+
+#: object-like macros of other standard headers a program may include
+#: before the generated one (<errno.h>, <complex.h>, <time.h>, <wchar.h>,
+#: <limits.h>, <stdnoreturn.h>, <threads.h>)
+OTHER_HEADER_NAMES = frozenset("""
+errno I complex imaginary noreturn MB_LEN_MAX CLOCKS_PER_SEC WEOF
+DECIMAL_DIG ONCE_FLAG_INIT TSS_DTOR_ITERATIONS PATH_MAX NAME_MAX
+jmp_buf sig_atomic_t once_flag
+""".split())
 
 #: file-scope names and macros of the headers generated C includes
 HEADER_NAMES = frozenset("""
@@ -153,7 +168,8 @@ def program_names(basename: str) -> frozenset:
 def is_reserved(name: str, extra=frozenset()) -> bool:
     """Whether a user name must not be printed as is in C."""
     return (name in KEYWORDS or name in BACKEND_NAMES or name in HEADER_NAMES
-            or name in extra or _PATTERN.match(name) is not None)
+            or name in OTHER_HEADER_NAMES or name in extra
+            or _PATTERN.match(name) is not None)
 
 
 def reserved_pattern(name: str) -> bool:
@@ -171,6 +187,10 @@ def reserved_why(name: str, extra=frozenset()) -> str:
         return "the backend's own C uses it"
     if name in HEADER_NAMES:
         return "a macro or name of a header the C includes"
+    if name in OTHER_HEADER_NAMES:
+        return "a macro of a standard header a program may include with it"
+    if re.match(r"GOMP_|omp_|kmp_", name):
+        return "the OpenMP runtime uses it"
     return "the C standard reserves it for the implementation"
 
 

@@ -52,7 +52,11 @@ def c_code_str(procs, basename=None) -> str:
     """Header then source, as one string (what ``compile_procs`` writes)."""
     irs = [as_ir(p) for p in procs]
     if basename is None:
-        basename = irs[0].name if irs else "exo_out"
+        # the first procedure's name, as compile() uses it, when it can
+        # name files too (not 'café': C accepts it, file stems here not)
+        name = irs[0].name if irs else ""
+        basename = name if re.fullmatch(r"[A-Za-z_]\w*", name, re.ASCII) \
+            else "exo_out"
     header, source = generate(irs, basename)
     return header + "\n" + source
 

@@ -101,7 +101,7 @@ def build_shared(header, source, basename, cc=None, cflags=None,
             [header, source, probe, cc, " ".join(flag_list),
              " ".join(link_flags)]).encode()).hexdigest()[:24]
         d = cache_dir()
-        lib = os.path.join(d, f"{basename}_{key}.so")
+        lib = build_cache.cached_file(d, basename, key, ".so")
         if not rebuild and build_cache.is_valid(lib):
             return lib
         with tempfile.TemporaryDirectory(dir=d, prefix="build_") as tmp:

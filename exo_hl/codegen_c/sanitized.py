@@ -193,7 +193,7 @@ def _build_executable(files: dict, basename, cc, cflags, extra, name,
             [*(f"{k}\0{v}" for k, v in sorted(files.items())), cc,
              " ".join(flag_list)]).encode()).hexdigest()[:24]
         d = cache_dir()
-        exe = os.path.join(d, f"{name}_{key}.san")
+        exe = build_cache.cached_file(d, name, key, ".san")
         if not rebuild and build_cache.is_valid(exe):
             return exe
         with tempfile.TemporaryDirectory(dir=d, prefix="build_") as tmp:

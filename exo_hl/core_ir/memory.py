@@ -129,8 +129,18 @@ class DRAM(Memory):
         return f"free({new_name});" if shape else ""
 
 
+#: bytes: the largest DRAM_STATIC array. A thread's stack is a few MiB
+#: (8 on Linux's main thread, less on OpenMP's workers by default), and an
+#: array past it kills the process with no message
+STACK_BUDGET = 1 << 20
+
+_C_SIZES = {"float": 4, "double": 8, "_Float16": 2, "int8_t": 1,
+            "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4}
+
+
 class DRAM_STATIC(DRAM):
-    """C stack arrays (sizes must be compile-time constants).
+    """C stack arrays (sizes must be compile-time constants, at most
+    ``STACK_BUDGET`` = 1 MiB per array: use DRAM beyond).
 
     >>> p = p.set_memory('C_reg', DRAM_STATIC)  # float C_reg[64]; on the stack
     """
@@ -151,6 +161,13 @@ class DRAM_STATIC(DRAM):
         total = 1
         for s in sizes:
             total *= s
+        nbytes = total * _C_SIZES.get(prim_type, 8)
+        if nbytes > STACK_BUDGET:
+            raise MemGenError(
+                f"{srcinfo}: DRAM_STATIC buffer '{new_name}' takes {nbytes} "
+                f"bytes of stack, more than the {STACK_BUDGET} a "
+                f"DRAM_STATIC array may (a thread's stack is a few MiB, and "
+                f"overflowing it kills the process): use DRAM")
         return f"{prim_type} {new_name}[{total}];"
 
     @classmethod

@@ -79,7 +79,8 @@ def test_reserved_names_as_arguments_and_locals(tmp_path, warn_compile,
 
 REFUSED = ["lib_Context", "LIB_H", "EXO_ASSUME", "EXO_HL_TARGET", "main",
            "INT32_MAX", "EOF", "sin", "exo_floor_div", "exo_win_1f32",
-           "_Bool", "__x", "int", "argv"]
+           "_Bool", "__x", "int", "argv", "GOMP_parallel", "GOMP_barrier",
+           "omp_set_num_threads", "LONG_MAX", "errno"]
 
 
 @pytest.mark.parametrize("name", REFUSED)
@@ -166,3 +167,58 @@ def twin(x: f32[2]):
     msg = str(e.value)
     assert msg.startswith(f"{path_b}:7: in procedure 'twin': ")
     assert "two different public procedures are named 'twin'" in msg
+
+
+#: object-like macros of standard headers the generated C does not
+#: include, which a program may include before the generated header
+OTHER_MACROS = ["I", "complex", "CHAR_BIT", "LONG_MAX", "FLT_EPSILON",
+                "CLOCKS_PER_SEC", "WEOF", "errno", "DBL_MAX", "SHRT_MIN",
+                "ULLONG_MAX"]
+
+
+def test_macros_of_other_standard_headers_are_renamed(tmp_path):
+    """A parameter named LONG_MAX broke the generated header in a program
+    that includes <limits.h> first (errno quietly changed the prototype):
+    such names are renamed in C like the generated C's own headers'."""
+    mod, _ = _import_source(tmp_path, "others",
+                            _HEAD + _kernel_using(OTHER_MACROS, 9))
+    p = mod.names_9
+    compile_procs([p], tmp_path, "lib")
+    includes = "".join(f"#include <{h}>\n" for h in (
+        "limits.h", "float.h", "complex.h", "errno.h", "time.h", "wchar.h"))
+    (tmp_path / "user.c").write_text(
+        includes + '#include "lib.h"\nint main(void) { return 0; }\n')
+    import subprocess
+    for cc in ("gcc", "clang"):
+        r = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror",
+                            "-c", "user.c", "-o", f"user_{cc}.o"],
+                           cwd=tmp_path, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    x = np.zeros(len(OTHER_MACROS), np.float32)
+    y = np.zeros(len(OTHER_MACROS), np.float32)
+    p.compile()(x, y, **{n: 1 for n in OTHER_MACROS})
+    assert (x == 1).all() and (y == 2).all()
+
+
+def test_long_and_unicode_procedure_names(tmp_path):
+    """A 240-character name overflowed the 255-byte file name of the build
+    cache (OSError); c_code_str() refused a name C accepts ('café') as its
+    file stem (ValueError). Both run now, as compile() always did."""
+    long_name = "k" * 240
+    mod, _ = _import_source(tmp_path, "long_names", _HEAD + f"""
+@proc
+def {long_name}(n: size, x: f32[n]):
+    for i in seq(0, n):
+        x[i] = 1.0
+
+@proc
+def café(n: size, x: f32[n]):
+    for i in seq(0, n):
+        x[i] = 2.0
+""")
+    for p, want in ((getattr(mod, long_name), 1.0), (mod.café, 2.0)):
+        x = np.zeros(3, np.float32)
+        p.compile()(3, x)
+        assert (x == want).all()
+        assert p.name() in p.c_code_str()
+    assert "#ifndef EXO_OUT_H" in mod.café.c_code_str()

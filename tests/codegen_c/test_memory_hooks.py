@@ -107,3 +107,29 @@ def test_register_memories_read_values_not_text():
                       "here") == "__m256 v[2];"
     with pytest.raises(MemGenError, match="constant sizes"):
         AVX2.alloc("v", "float", [CExpr("n"), CExpr.constant(8)], "here")
+
+
+@proc
+def big_static(x: f32[4]):
+    t: f32[262145] @ DRAM_STATIC
+    for i in seq(0, 4):
+        t[i] = x[i]
+        x[i] = t[i] + 1.0
+
+
+@proc
+def largest_static(x: f32[4]):
+    t: f32[262144] @ DRAM_STATIC
+    for i in seq(0, 4):
+        t[i] = x[i]
+        x[i] = t[i] + 1.0
+
+
+def test_dram_static_arrays_are_at_most_a_mebibyte():
+    """f32[4000000] @ DRAM_STATIC (16 MB on the stack) was accepted and the
+    compiled call killed the process; past 1 MiB it is a MemGenError."""
+    with pytest.raises(MemGenError, match="1048580 bytes of stack"):
+        big_static.c_code_str()
+    x = np.zeros(4, np.float32)
+    largest_static.compile()(x)
+    assert (x == 1).all()
