@@ -209,6 +209,15 @@ class StmtCursor(Cursor):
         """
         return isinstance(self.node(), IR.Call)
 
+    def is_write(self) -> bool:
+        """True for an assignment ``x[...] = e`` or a reduction
+        ``x[...] += e`` (statements with ``idx()`` and ``rhs()``).
+
+        >>> p.find('C[_] += _').is_write()
+        True
+        """
+        return isinstance(self.node(), (IR.Assign, IR.Reduce))
+
     # -- navigation ----------------------------------------------------
     def _loc(self):
         *parent, (field, i) = self._path

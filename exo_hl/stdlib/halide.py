@@ -94,14 +94,18 @@ def _read_stride(p, c, prod):
     tiled read ``t[4 * io + ii + 1]`` gives 4). None when the reads do not
     agree on one positive constant."""
     w = _written(prod)
+    if not w.is_write():
+        return None     # a call, allocation, if, config write: no stride
     dims = [d for d, i in enumerate(w.idx()) if mentions(text(i), prod.name())]
-    if w.is_loop() or len(dims) != 1:
+    if len(dims) != 1:
         return None
     pat = f"{w.name()}[{', '.join('_' * len(w.idx()))}]"
     try:
         reads = c.find(pat, many=True)
     except SchedulingError:
         return None
+    if any(len(r.args()) != len(w.idx()) for r in reads):
+        return None     # a window of the buffer: no single index to read
     got = {_affine_coeff(text(r.args()[dims[0]]), c.name()) for r in reads}
     if len(got) != 1:
         return None

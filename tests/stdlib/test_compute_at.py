@@ -72,3 +72,44 @@ def blur1d(n: size, x: f32[n + 2] @ DRAM, y: f32[n] @ DRAM):
     equiv(blur1d, q, [{"n": 4}, {"n": 8}])
     with pytest.raises(SchedulingError):
         compute_at(blur1d, 'i', 'j', width=2)
+
+
+@proc
+def _scale_row(n: size, v: [f32][n]):
+    for i in seq(0, n):
+        v[i] = v[i] * 3.0
+
+
+@proc
+def call_producer(N: size, x: f32[N, 4], y: f32[N]):
+    for i in seq(0, N):
+        _scale_row(4, x[i, 0:4])
+    for i in seq(0, N):
+        y[i] = x[i, 0]
+
+
+@proc
+def _acc_row(n: size, src: [f32][n], dst: [f32][n]):
+    for i in seq(0, n):
+        dst[i] += src[i]
+
+
+@proc
+def window_consumer(M: size, N: size, A: f32[M, N], B: f32[M, N]):
+    for i in seq(0, M):
+        for j in seq(0, N):
+            B[i, j] = A[i, j] * 2.0
+    for i in seq(0, M):
+        _acc_row(N, B[i, 0:N], A[i, 0:N])
+
+
+def test_compute_at_with_a_call_producer_or_a_window_consumer(equiv):
+    """A producer starting with a call raised AttributeError, a consumer
+    reading the buffer through a window IndexError (looking for the read
+    stride); now the first is a SchedulingError and the second is done."""
+    with pytest.raises(SchedulingError):
+        compute_at(call_producer, call_producer.find_loop('i'),
+                   call_producer.find_loop('i #1'))
+    p = compute_at(window_consumer, window_consumer.find_loop('i'),
+                   window_consumer.find_loop('i #1'))
+    equiv(window_consumer, p, [{"M": 1, "N": 1}, {"M": 3, "N": 5}])
