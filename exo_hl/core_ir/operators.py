@@ -154,3 +154,23 @@ def loop_kind_name(mode) -> str:
 def is_parallel(mode) -> bool:
     """Whether iterations of a loop of kind ``mode`` may run concurrently."""
     return _kind(mode).parallel
+
+
+def const_int(e) -> Optional[int]:
+    """The value of an integer constant expression (literals and
+    arithmetic on them), else None: the constant operand quasi-affine
+    control arithmetic needs (``*`` by one, ``/`` and ``%`` by a positive
+    one)."""
+    if isinstance(e, IR.Const):
+        return e.val if type(e.val) is int else None
+    if isinstance(e, IR.USub):
+        v = const_int(e.arg)
+        return None if v is None else -v
+    if isinstance(e, IR.BinOp) and e.op in ARITH_OPS:
+        a, b = const_int(e.lhs), const_int(e.rhs)
+        if a is None or b is None:
+            return None
+        if e.op in "/%" and b == 0:
+            return None
+        return CONTROL_EVAL[e.op](a, b)
+    return None

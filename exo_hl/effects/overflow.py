@@ -16,7 +16,9 @@ interval arithmetic before any proof relies on it:
   follow their operands' intervals.
 
 An expression whose interval may leave the 64-bit range is a
-``BoundsError`` naming it, at decoration time and after every rewrite.
+``BoundsError`` naming it, at decoration time and after every rewrite. The
+same walk keeps rewrites' results quasi-affine, as the frontend keeps
+written code (``ExoTypeError``).
 """
 from __future__ import annotations
 
@@ -24,7 +26,8 @@ from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.printer import expr_to_str
 from ..core_ir.traversal import walk
-from ..errors import BoundsError, located
+from ..core_ir.operators import const_int
+from ..errors import BoundsError, ExoTypeError, located
 
 I64 = (-2**63, 2**63 - 1)
 I32 = (-2**31, 2**31 - 1)
@@ -101,6 +104,7 @@ class _Ranges:
         if isinstance(e, IR.BinOp):
             a, b = self.rng(e.lhs), self.rng(e.rhs)
             op = e.op
+            self.quasi_affine(e)
             if op == "+":
                 return self.fit(e, (a[0] + b[0], a[1] + b[1]))
             if op == "-":
@@ -117,6 +121,25 @@ class _Ranges:
                         max(a[1] // b[0], a[1] // b[1]))
             return BOOL             # comparisons, and, or
         return I64                  # (no other control expressions)
+
+    def quasi_affine(self, e):
+        """The frontend's rule for control arithmetic (``*`` by a constant,
+        ``/`` and ``%`` by a positive one), for what a rewrite built: a
+        replaced operand (``rewrite_expr``, ``bind_config``) could break
+        it, and the printed procedure would not parse back."""
+        op = e.op
+        if op == "*" and const_int(e.lhs) is None \
+                and const_int(e.rhs) is None:
+            why = "'*' needs a constant operand"
+        elif op in ("/", "%") and (const_int(e.rhs) or 0) <= 0:
+            why = f"'{op}' needs a positive constant divisor"
+        else:
+            return
+        stmt, srcinfo = self.where
+        where = getattr(stmt, "srcinfo", None) or srcinfo or e.srcinfo
+        raise ExoTypeError(located(
+            f"control expression '{expr_to_str(e)}' is not quasi-affine: "
+            f"{why}", where, self.proc.name))
 
     def fit(self, e, r):
         if I64[0] <= r[0] and r[1] <= I64[1]:

@@ -34,7 +34,7 @@ from ..core_ir.config import Config
 from ..core_ir.extern import BUILTIN_EXTERNS, Extern
 from ..core_ir.memory import DRAM, Memory
 from ..core_ir.nodes import IR
-from ..core_ir.operators import (ARITH_OPS, CONTROL_EVAL, PY_ARITH,
+from ..core_ir.operators import (ARITH_OPS, CONTROL_EVAL, PY_ARITH, const_int,
                                   PY_BOOL, PY_CMP)
 from ..core_ir.srcinfo import SrcInfo
 from ..core_ir.syms import Sym
@@ -876,14 +876,14 @@ class ProcParser:
         # control arithmetic: quasi-affine only
         stride = lhs.type is IR.Stride or rhs.type is IR.Stride
         if op == "*":
-            if _const_int(lhs) is None and _const_int(rhs) is None:
+            if const_int(lhs) is None and const_int(rhs) is None:
                 raise self.type_error(
                     f"control expression '{_dotted_text(node)}' is not "
                     f"quasi-affine: '*' needs a constant operand", node)
         elif op in "/%":
             if stride:
                 raise self.type_error(f"'{op}' on a stride", node)
-            c = _const_int(rhs)
+            c = const_int(rhs)
             if c is None or c <= 0:
                 raise self.type_error(
                     f"control expression is not quasi-affine: '{op}' needs "
@@ -994,23 +994,6 @@ def _is_literal(e) -> bool:
     if isinstance(e, IR.BinOp):
         return _is_literal(e.lhs) and _is_literal(e.rhs)
     return False
-
-
-def _const_int(e) -> Optional[int]:
-    """The value of an integer constant expression, else None."""
-    if isinstance(e, IR.Const):
-        return e.val if type(e.val) is int else None
-    if isinstance(e, IR.USub):
-        v = _const_int(e.arg)
-        return None if v is None else -v
-    if isinstance(e, IR.BinOp) and e.op in ARITH_OPS:
-        a, b = _const_int(e.lhs), _const_int(e.rhs)
-        if a is None or b is None:
-            return None
-        if e.op in "/%" and b == 0:
-            return None
-        return CONTROL_EVAL[e.op](a, b)
-    return None
 
 
 def check_instr_template(proc: IR.Proc, template: str):

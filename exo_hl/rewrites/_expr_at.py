@@ -14,7 +14,9 @@ from ..cursors import InvalidCursorError
 
 def replace_expr_at(node, epath, new):
     """``node`` (a statement or expression) with the expression at
-    ``epath`` replaced by ``new``."""
+    ``epath`` replaced by ``new``, and the types of the expressions around
+    it recomputed as the frontend types them (``rejoin_type``)."""
+    from ._precision import rejoin_type
     if not epath:
         return new
     (field, i), rest = epath[0], epath[1:]
@@ -22,11 +24,14 @@ def replace_expr_at(node, epath, new):
         raise InvalidCursorError(f"invalid expression path {epath!r}")
     v = getattr(node, field)
     if i is None:
-        return node.update(**{field: replace_expr_at(v, rest, new)})
-    if not isinstance(v, tuple) or not 0 <= i < len(v):
-        raise InvalidCursorError(f"invalid expression path {epath!r}")
-    child = replace_expr_at(v[i], rest, new)
-    return node.update(**{field: v[:i] + (child, ) + v[i + 1:]})
+        out = node.update(**{field: replace_expr_at(v, rest, new)})
+    else:
+        if not isinstance(v, tuple) or not 0 <= i < len(v):
+            raise InvalidCursorError(f"invalid expression path {epath!r}")
+        child = replace_expr_at(v[i], rest, new)
+        out = node.update(**{field: v[:i] + (child, ) + v[i + 1:]})
+    retyped = rejoin_type(out) if isinstance(out, IR.expr) else None
+    return out if retyped is None else retyped
 
 
 def reads_config(e) -> bool:

@@ -153,3 +153,28 @@ def test_bind_config_literal_stored_whole(equiv):
 def set_two_half(n: size, x: f32[n]):
     for i in seq(0, n):
         x[i] = 2.5
+
+
+@proc
+def strided_read(N: size, x: f32[2 * N + 2], y: f32[N]):
+    for j in seq(0, N):
+        y[j] = x[2 * j]
+
+
+@proc
+def offset_add(x: f32[4]):
+    x[2 + 1 - 1] += 1.0
+
+
+def test_bind_config_keeps_index_arithmetic_quasi_affine_and_typed(
+        assert_roundtrip, equiv):
+    """The factor of 2 * j bound to a config field gave Cfg.k * j, which
+    is not quasi-affine (the result did not parse back); binding a literal
+    of 2 + 1 left the sum typed as literal-on-literal."""
+    with pytest.raises(SchedulingError, match="not quasi-affine"):
+        strided_read.bind_config(strided_read.find('2 * j').lhs(), Cfg, 'k')
+    e = offset_add.find('x[_] += _').idx()[0]
+    p = offset_add.bind_config(e.lhs().rhs(), Cfg, 'k')
+    assert "x[2 + Cfg.k - Cfg.k] += 1.0" in str(p)     # both 1s
+    assert_roundtrip(p)
+    equiv(offset_add, p, [{}])

@@ -65,3 +65,33 @@ def test_expression_cursors_navigate_and_target():
     # a cursor of the receiver's ancestor is forwarded
     q2 = q.commute_expr(c)
     assert "y[i] = y[i] + 2.0 * x[i]" in str(q2)
+
+
+@proc
+def scaled_read(N: size, x: f32[2 * N + 2], y: f32[N]):
+    for j in seq(0, N):
+        y[j] = x[2 * j]
+
+
+def test_rewrite_keeps_control_arithmetic_quasi_affine():
+    """'2' of '2 * j' rewritten to the equal '2 + N - N' gave x[(2 + N -
+    N) * j], which the frontend refuses: the result did not parse back."""
+    with pytest.raises(SchedulingError, match="not quasi-affine"):
+        scaled_read.rewrite_expr(scaled_read.find('2 * j').lhs(),
+                                 '2 + N - N')
+
+
+@proc
+def short_loop(N: size, x: f32[N + 4]):
+    for i in seq(0, 4):
+        x[i] = 1.0
+
+
+def test_rewritten_sub_expressions_are_typed_as_parsed(assert_roundtrip):
+    """'(4) % 1000' then its '4' -> '2 * 2': the '%' kept the int type of
+    literal-on-literal where the parser types 2 * 2 % 1000 an index, and
+    the reparsed procedure was not equal."""
+    p = short_loop.rewrite_expr(short_loop.find_loop('i').hi(), '(4) % 1000')
+    p = p.rewrite_expr(p.find_loop('i').hi().lhs(), '2 * 2')
+    assert "for i in seq(0, 2 * 2 % 1000):" in str(p)
+    assert_roundtrip(p)
