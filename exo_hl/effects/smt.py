@@ -579,6 +579,18 @@ class _Backend:
 _BACKEND = _Backend()
 
 
+#: sub-terms ``to_pysmt`` translates at most per query. A shared sub-term
+#: is translated once per quantifier scope it is used in, so quantifiers
+#: nested around shared terms can need exponentially many (a configwrite_at
+#: on a tiled, parallelized nest did not return in ten minutes); past the
+#: budget the query is 'unknown', which proves nothing
+TRANSLATE_BUDGET = 50_000
+
+
+class FormulaTooLarge(Exception):
+    """Raised by ``to_pysmt`` past ``TRANSLATE_BUDGET``."""
+
+
 def to_pysmt(t):
     """Build the pysmt formula of a canonical term (div/mod made exact).
 
@@ -608,6 +620,7 @@ def to_pysmt(t):
     # formula made in an enclosing scope stays valid inside (its q, r are
     # declared there); one made inside a quantifier is not reused outside.
     scopes = [([], {}, [], {})]
+    work = [0]
 
     def memo(fn):
         def go(x):
@@ -616,6 +629,9 @@ def to_pysmt(t):
                 hit = sc[3].get(k)
                 if hit is not None and hit[0] is x:
                     return hit[1]
+            work[0] += 1
+            if work[0] > TRANSLATE_BUDGET:
+                raise FormulaTooLarge()
             r = fn(x)
             scopes[-1][3][k] = (x, r)
             return r
@@ -773,7 +789,11 @@ class Solver:
         self.stats.solver_calls += 1
         t0 = time.perf_counter()
         try:
-            f, names = to_pysmt(ct)
+            try:
+                f, names = to_pysmt(ct)
+            except (FormulaTooLarge, RecursionError):
+                self.stats.unknown += 1
+                return "unknown", None
             zf = _BACKEND.converter().convert(f)
             s = z3.Solver(ctx=zf.ctx)
             s.set("timeout", int(self.timeout_ms))

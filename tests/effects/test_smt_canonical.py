@@ -79,3 +79,18 @@ def test_solver_and_free_keys_on_a_shared_term():
     assert s.check(("and", (_dag(60), _lt("n", "i"))))[0] == "sat"
     assert s.stats.cache_hits == 1
     assert time.time() - t0 < 10.0
+
+
+def test_a_formula_too_large_to_translate_is_unknown(monkeypatch):
+    """A shared sub-term is translated once per quantifier scope it is used
+    in: quantifiers nested around shared terms can need exponentially many
+    translations (a configwrite_at on a tiled, parallelized nest did not
+    return in ten minutes). Past TRANSLATE_BUDGET the query is 'unknown',
+    which proves nothing; here with a budget of 5."""
+    from exo_hl.effects import smt
+    t = ("and", (_dag(8), _lt("n", "i")))
+    assert smt.Solver().check(t)[0] == "sat"
+    monkeypatch.setattr(smt, "TRANSLATE_BUDGET", 5)
+    s = smt.Solver()
+    res, model = s.check(t)
+    assert res == "unknown" and model is None and s.stats.unknown == 1
