@@ -40,6 +40,24 @@ def data_join(a, b):
     return a if _RANK[a] >= _RANK[b] else b
 
 
+def control_arith_type(lhs, rhs):
+    """The type of integer control arithmetic ``lhs op rhs``, as the
+    frontend gives it and rewrites must keep it (the printed procedure
+    parses back to the same types): stride arithmetic is a stride, literal
+    on literal an int, anything else an index."""
+    if IR.Stride in (lhs.type, rhs.type):
+        return IR.Stride
+    if isinstance(lhs, IR.Const) and isinstance(rhs, IR.Const):
+        return IR.Int
+    return IR.Index
+
+
+def control_neg_type(arg):
+    """The type of ``-arg`` for a control ``arg`` (frontend rule)."""
+    return IR.Index if T.is_int_control(arg.type) and \
+        not isinstance(arg, IR.Const) else arg.type
+
+
 def elem_compatible(param_t, arg_t) -> bool:
     return param_t is IR.Num or arg_t is IR.Num or param_t == arg_t
 

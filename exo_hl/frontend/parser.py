@@ -42,7 +42,8 @@ from ..core_ir.traversal import children, walk, walk_stmts
 from ..core_ir.windows import make_window
 from ..errors import ExoSyntaxError, ExoTypeError, located
 from . import surface
-from ..core_ir.typerules import call_arg_problem, data_join, describe_type
+from ..core_ir.typerules import (call_arg_problem, control_arith_type,
+                                 control_neg_type, data_join, describe_type)
 
 _FnArg = IR.FnArg
 #: the largest magnitude of a control integer literal (C's long long)
@@ -675,9 +676,7 @@ class ProcParser:
                 if a.type is IR.Bool or T.is_tensor_or_window(a.type):
                     raise self.type_error(f"cannot negate a "
                                           f"{describe_type(a.type)}", node)
-                t = IR.Index if T.is_int_control(a.type) and \
-                    not isinstance(a, IR.Const) else a.type
-                return IR.USub(a, type=t, srcinfo=si)
+                return IR.USub(a, type=control_neg_type(a), srcinfo=si)
             if isinstance(node.op, ast.Not):
                 a = self.expr(node.operand, env)
                 if a.type is not IR.Bool:
@@ -888,10 +887,8 @@ class ProcParser:
                 raise self.type_error(
                     f"control expression is not quasi-affine: '{op}' needs "
                     f"a positive constant divisor", rnode)
-        t = IR.Stride if stride else IR.Index
-        if isinstance(lhs, IR.Const) and isinstance(rhs, IR.Const):
-            t = IR.Int
-        return IR.BinOp(op, lhs, rhs, type=t, srcinfo=si)
+        return IR.BinOp(op, lhs, rhs, type=control_arith_type(lhs, rhs),
+                        srcinfo=si)
 
     def call_expr(self, node, env):
         si = self.src(node)

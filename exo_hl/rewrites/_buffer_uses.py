@@ -193,3 +193,13 @@ def refuse_changed_stride_reads(ir, sym, rank, scope_at, changed, clause,
         raise fail(u.stmt, f"'{u.stmt.f.name}' reads strides of its "
                    f"argument '{expr_text(u.node)}', a window along "
                    f"{dim_text}, whose stride{s} {clause(bool(s))}")
+
+
+def window_roots(ir) -> dict:
+    """Each window statement name of the procedure mapped to the buffer
+    (allocation or argument) it views, through windows of windows."""
+    root = {}
+    for st in walk_stmts(ir.body):
+        if isinstance(st, IR.WindowStmt):
+            root[st.name] = root.get(st.rhs.name, st.rhs.name)
+    return root

@@ -404,17 +404,13 @@ def rejoin_type(n):
     as the frontend types it (None when unchanged): after an operand
     changes, e.g. is replaced by a read of another precision, or a literal
     by a config read (``2 + 1`` is an int, ``2 + Cf.k`` an index)."""
-    from ..core_ir.typerules import data_join
+    from ..core_ir.typerules import (control_arith_type, control_neg_type,
+                                     data_join)
     if isinstance(n, IR.BinOp) and n.type in _INT_CONTROL:
-        # the frontend's rule: stride arithmetic is a stride, literal on
-        # literal an int, anything else an index
-        t = IR.Stride if IR.Stride in (n.lhs.type, n.rhs.type) else (
-            IR.Int if isinstance(n.lhs, IR.Const)
-            and isinstance(n.rhs, IR.Const) else IR.Index)
+        t = control_arith_type(n.lhs, n.rhs)
         return None if t == n.type else n.update(type=t)
     if isinstance(n, IR.USub) and n.type in _INT_CONTROL:
-        t = IR.Index if n.arg.type in _INT_CONTROL + (IR.Size, ) and \
-            not isinstance(n.arg, IR.Const) else n.arg.type
+        t = control_neg_type(n.arg)
         return None if t == n.type else n.update(type=t)
     if isinstance(n, IR.BinOp) and T.is_real_scalar(n.type):
         t = data_join(n.lhs.type, n.rhs.type)

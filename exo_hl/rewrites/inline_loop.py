@@ -45,7 +45,7 @@ from ..core_ir.traversal import map_node, subst, walk, walk_stmts
 from ..effects import api as EA
 from ..patterns import stmt_expr_fields
 from . import _common as C
-from ._buffer_uses import uses
+from ._buffer_uses import uses, window_roots
 from ._expr_at import expr_text, reads_config
 from ._precision import holder_problem, rejoin_type
 
@@ -121,7 +121,7 @@ def inline_loop(proc, loop):
     # through ``w = x[...]`` is a write of ``x``, and a read of ``w`` in
     # ``e`` a read of ``x``; a call is refused whenever it is passed any
     # view of those buffers, so writes by callees through windows count too
-    root = _window_roots(ir)
+    root = window_roots(ir)
     read_by_e = {root.get(n.name, n.name) for n in walk(e)
                  if isinstance(n, IR.Read)}
     for st in walk_stmts(rest):
@@ -187,16 +187,6 @@ def inline_loop(proc, loop):
         raise fail(f"no read of '{t.name}' follows the nest")
     new_ir = C.replace_block_at(ir, parent, field, k + 1, len(block), out)
     return proc._derive(new_ir, OP)
-
-
-def _window_roots(ir) -> dict:
-    """Each window statement name of the procedure mapped to the buffer
-    (allocation or argument) it views, through windows of windows."""
-    root = {}
-    for st in walk_stmts(ir.body):
-        if isinstance(st, IR.WindowStmt):
-            root[st.name] = root.get(st.rhs.name, st.rhs.name)
-    return root
 
 
 def _simplify_idx(n):
