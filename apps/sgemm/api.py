@@ -94,6 +94,10 @@ def aligned_zeros(shape, align=64):
     return raw[skip:skip + n].reshape(shape)
 
 
+#: the largest size a kernel takes (its sizes are 32-bit values)
+MAX_DIM = 2**31 - 1
+
+
 def _matrix(x, name):
     if not isinstance(x, np.ndarray) or x.dtype != np.float32 or \
             x.ndim != 2 or not x.flags.c_contiguous:
@@ -101,6 +105,10 @@ def _matrix(x, name):
                         f"numpy array")
     if 0 in x.shape:
         raise ValueError(f"sgemm: {name} is empty ({x.shape})")
+    if max(x.shape) > MAX_DIM:
+        # the kernels' sizes are 32-bit values (docs/api.md section 5)
+        raise ValueError(f"sgemm: {name} is {x.shape[0]}x{x.shape[1]}; "
+                         f"sizes above {MAX_DIM} are not supported")
     return x
 
 

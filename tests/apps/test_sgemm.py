@@ -392,6 +392,12 @@ def test_python_entry_point(chain, monkeypatch):
             api.sgemm(X, Y, Z, alpha=bad)
     api.sgemm(X, Y, Z, alpha=np.float64(0.5), beta=np.array(2.0))
     assert (Z == 2.0).all()
+    # a size past 32 bits went to the kernel unchecked (a view: no memory)
+    tall = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32),
+                                           shape=(2**31, 1), strides=(4, 4))
+    assert tall.flags.c_contiguous
+    with pytest.raises(ValueError, match="sizes above 2147483647"):
+        api.sgemm(tall, np.ones((1, 1), np.float32))
     api.compiled.cache_clear()
 
 
