@@ -36,8 +36,10 @@ Shapes: squares 64 ... 2048; K = 512 with M / N in {1/16, 1/4, 1, 4, 16}
 
 ``--json FILE`` writes the rows as a list of objects {"shape": [M, N, K],
 "threads", "isa", "exo_hl_gflops", "openblas_gflops", "ratio",
-"peak_pct"} (peak_pct: exo_hl's). ``--plot FILE.png`` draws GFLOP/s
-against size (needs matplotlib: ``pip install exo_hl[bench]``).
+"peak_pct"} (peak_pct: exo_hl's; a row on more than one thread also has
+"scaling" and "openblas_scaling": its GFLOP/s over the same library's on
+one thread, printed as a table at the end too). ``--plot FILE.png`` draws
+GFLOP/s against size (needs matplotlib: ``pip install exo_hl[bench]``).
 
 A benchmark, not a test: on a machine shared with other work the figures
 are noisy (best-of-N helps, interleaving makes the load hit both alike).
@@ -133,6 +135,34 @@ def measure(kernel, blas, shapes, threads, reps, peak1, isa, emulated,
             rows.append(row)
             print_row(row, emulated)
     return rows
+
+
+def add_scaling(rows):
+    """Each row on more than one thread gets ``scaling`` (exo_hl's GFLOP/s
+    over its one-thread GFLOP/s on the same shape) and
+    ``openblas_scaling``, when that shape also ran on one thread."""
+    one = {tuple(r["shape"]): r for r in rows if r["threads"] == 1}
+    for r in rows:
+        base = one.get(tuple(r["shape"]))
+        if r["threads"] > 1 and base is not None:
+            r["scaling"] = r["exo_hl_gflops"] / base["exo_hl_gflops"]
+            r["openblas_scaling"] = (r["openblas_gflops"]
+                                     / base["openblas_gflops"])
+    return rows
+
+
+def print_scaling(rows):
+    """A table of ``add_scaling``'s figures (nothing when no row has
+    them)."""
+    rows = [r for r in rows if "scaling" in r]
+    if not rows:
+        return
+    print("\nScaling: GFLOP/s on t threads / GFLOP/s on one thread")
+    print("| shape | threads | exo_hl | OpenBLAS |")
+    print("|------:|--------:|-------:|---------:|")
+    for r in rows:
+        print(f"| {'x'.join(map(str, r['shape']))} | {r['threads']} | "
+              f"{r['scaling']:.2f} | {r['openblas_scaling']:.2f} |")
 
 
 HEAD = ("shape", "threads", "exo_hl GFLOP/s", "OpenBLAS GFLOP/s", "ratio",
@@ -264,6 +294,7 @@ def main(argv=None):
     print_head()
     rows = measure(kernel, blas, shapes, threads, args.reps, peak1, isa,
                    emulated, args.clock, args.settle, args.warmup)
+    print_scaling(add_scaling(rows))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

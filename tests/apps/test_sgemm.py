@@ -599,7 +599,14 @@ def test_bench_script(tmp_path):
             row["exo_hl_gflops"] / row["openblas_gflops"], rel=0.02)
         assert row["peak_pct"] > 0
     table = [ln for ln in r.stdout.splitlines() if ln.startswith("| 7x9x11")]
-    assert len(table) == 2
+    assert len(table) == 3              # 1 and 2 threads, and the scaling
+    for one, two in zip(rows[:2], rows[2:]):
+        assert "scaling" not in one
+        assert two["scaling"] == pytest.approx(
+            two["exo_hl_gflops"] / one["exo_hl_gflops"])
+        assert two["openblas_scaling"] == pytest.approx(
+            two["openblas_gflops"] / one["openblas_gflops"])
+    assert "Scaling: GFLOP/s on t threads" in r.stdout
     if plot is not None:
         assert plot.read_bytes()[:4] == b"\x89PNG"
 
