@@ -145,23 +145,33 @@ def _build(isa: str, workdir: str) -> str:
 
 
 def fma_peak(isa: str = "avx2", runs: int = 200,
-             seconds: float = 0.002) -> float:
-    """Single-core FP32 FMA peak of ``isa`` in GFLOP/s (best of ``runs``
-    runs of about ``seconds`` each). Raises ``PeakUnavailable``."""
+             seconds: float = 0.002, copies: int = 1) -> float:
+    """FP32 FMA peak of ``isa`` in GFLOP/s (best of ``runs`` runs of about
+    ``seconds`` each): of one core, or with ``copies`` > 1 the sum of that
+    many probes run at once, one per core (on some machines all cores busy
+    run at a lower clock than one). Raises ``PeakUnavailable``."""
     if isa not in PROBE_ISAS:
         raise ValueError(f"unknown ISA {isa!r} (one of "
                          f"{', '.join(PROBE_ISAS)})")
+    if copies < 1:
+        raise ValueError(f"copies must be at least 1, not {copies}")
     with tempfile.TemporaryDirectory(prefix="fma_peak_") as d:
         exe = _build(isa, d)
 
-        def run(iters, n):
-            r = subprocess.run([exe, str(iters), str(n), "1.0"],
-                               capture_output=True, text=True)
-            if r.returncode != 0:
-                raise PeakUnavailable(r.stderr.strip() or
-                                      f"FMA probe failed ({r.returncode})")
-            gflops, t, _ = r.stdout.split()
-            return float(gflops), float(t)
+        def run(iters, n, copies=1):
+            procs = [subprocess.Popen([exe, str(iters), str(n), "1.0"],
+                                      stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True)
+                     for _ in range(copies)]
+            gflops = []
+            for pr in procs:
+                out, err = pr.communicate()
+                if pr.returncode != 0:
+                    raise PeakUnavailable(err.strip() or f"FMA probe "
+                                          f"failed ({pr.returncode})")
+                g, t, _ = out.split()
+                gflops.append(float(g))
+            return sum(gflops), float(t)
 
         iters = 1 << 16               # calibrate: find ~`seconds` per run
         while True:
@@ -170,7 +180,24 @@ def fma_peak(isa: str = "avx2", runs: int = 200,
                 break
             iters *= 4
         iters = max(1, int(iters * seconds / t))
-        return run(iters, runs)[0]
+        return run(iters, runs, copies)[0]
+
+
+def thread_peaks(isa: str, threads) -> dict:
+    """{t: FMA peak on t cores} for each thread count, measured with t
+    probes at once, each printed as it is measured; {} (and a printed
+    reason) when the probe cannot run. For the benchmarks' "% of peak"."""
+    peaks = {}
+    try:
+        for t in sorted(set(threads)):
+            peaks[t] = fma_peak(isa, copies=t)
+            print(f"{isa} FMA peak, {t} core{'s' if t > 1 else ''} "
+                  f"(measured{', probes at once' if t > 1 else ''}): "
+                  f"{peaks[t]:.1f} GFLOP/s")
+    except PeakUnavailable as e:
+        print(f"FMA peak: not measured ({e})")
+        return {}
+    return peaks
 
 
 def best_fma_peak(runs: int = 200):

@@ -34,7 +34,7 @@ back in the caches):
 Every result is checked against a float64 reference before timing. One
 row per thread count: GFLOP/s of each (2 x N H W OC 9 IC flops), exo_hl /
 ONNX Runtime, and each as a percentage of the FMA peak measured by
-``apps/common/peak.py`` (the single-core peak times t).
+``apps/common/peak.py`` for t threads (t probes run at once).
 
 ``--json FILE`` writes one object per thread count: {"threads", "isa",
 "exo_hl_gflops", "onnxruntime_gflops", "im2col_blas_gflops", "peak_pct"}
@@ -64,7 +64,7 @@ BLAS_NOTES = configure_blas()        # before numpy is imported
 
 import numpy as np  # noqa: E402
 
-from apps.common.peak import PeakUnavailable, fma_peak  # noqa: E402
+from apps.common.peak import thread_peaks  # noqa: E402
 from apps.common.timing import add_timing_args, best_times  # noqa: E402
 from apps.conv.api import RawKernel, choose_isa, compiled  # noqa: E402
 from apps.conv.reference import im2col_conv, reference  # noqa: E402
@@ -123,7 +123,7 @@ class OnnxConv:
         return self.session.run(None, {"x": x_nchw})[0]
 
 
-def measure(kernels, sizes, threads, reps, peak1, isa, clock, blas,
+def measure(kernels, sizes, threads, reps, peaks, isa, clock, blas,
             settle=0.3, warmup=0.01):
     """One row per thread count (see the module docstring)."""
     N, H, W, IC, OC = sizes
@@ -162,7 +162,7 @@ def measure(kernels, sizes, threads, reps, peak1, isa, clock, blas,
         g = [fl / s / 1e9 for s in secs]
         labels = list(kernels)
         ours = dict(zip(labels, g))
-        peak = peak1 * t if peak1 else None
+        peak = peaks.get(t)
         best_label = labels[0]
         row = {"threads": t, "isa": isa.name, "clock": clock,
                "size": list(sizes),
@@ -291,20 +291,13 @@ def main(argv=None):
     kernels["general"] = compiled(isa.name)
     print(f"scheduled and compiled in {time.perf_counter() - t0:.1f} s "
           f"({', '.join(kernels)} kernel{'s' if len(kernels) > 1 else ''})")
-    peak1 = None
-    if not emulated:
-        try:
-            peak1 = fma_peak(isa.name)
-            print(f"{isa.name} FMA peak, 1 core (measured): {peak1:.1f} "
-                  f"GFLOP/s; t threads: t times that")
-        except PeakUnavailable as e:
-            print(f"FMA peak: not measured ({e})")
+    peaks = {} if emulated else thread_peaks(isa.name, args.threads)
     N, H, W, IC, OC = sizes
     print(f"\nconv 3x3 + bias + ReLU, N={N}, output {H}x{W}, IC={IC}, "
           f"OC={OC}, f32; best of {args.reps}, {args.clock} clock"
           f"{' (EMULATED)' if emulated else ''}")
     print_head()
-    rows = measure(kernels, sizes, args.threads, args.reps, peak1, isa,
+    rows = measure(kernels, sizes, args.threads, args.reps, peaks, isa,
                    args.clock, blas, args.settle, args.warmup)
     if args.json:
         with open(args.json, "w") as f:

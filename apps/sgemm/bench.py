@@ -27,8 +27,8 @@ alike for both. Before timing, each shape's result is checked against
 OpenBLAS's.
 
 One row per shape: shape, threads, exo_hl GFLOP/s, OpenBLAS GFLOP/s,
-their ratio, and each as a percentage of the measured FMA peak (the
-single-core peak of ``apps/common/peak.py`` times the thread count).
+their ratio, and each as a percentage of the FMA peak measured for that
+thread count (``apps/common/peak.py``: one probe per thread, run at once).
 
 Shapes: squares 64 ... 2048; K = 512 with M / N in {1/16, 1/4, 1, 4, 16}
 (M N = 512^2); odd sizes M in {127, 1000, 4099} with N = 64, K = 300.
@@ -64,7 +64,7 @@ BLAS_NOTES = configure_blas()        # before numpy is imported
 
 import numpy as np  # noqa: E402
 
-from apps.common.peak import PeakUnavailable, fma_peak  # noqa: E402
+from apps.common.peak import thread_peaks  # noqa: E402
 from apps.common.timing import add_timing_args, best_times  # noqa: E402
 from apps.sgemm.api import choose_isa, compiled  # noqa: E402
 
@@ -106,7 +106,7 @@ def check(kernel, blas, m, n, k, rng):
                          f"OpenBLAS (max error {err:.1e} of the scale)")
 
 
-def measure(kernel, blas, shapes, threads, reps, peak1, isa, emulated,
+def measure(kernel, blas, shapes, threads, reps, peaks, isa, emulated,
             clock="wall", settle=0.3, warmup=0.01):
     rows = []
     rng = np.random.default_rng(0)
@@ -125,7 +125,7 @@ def measure(kernel, blas, shapes, threads, reps, peak1, isa, emulated,
                 settle=settle if t > 1 else 0.0, warmup=warmup)
             flops = 2.0 * m * n * k
             g1, g2 = flops / ours / 1e9, flops / theirs / 1e9
-            peak = peak1 * t if peak1 else None
+            peak = peaks.get(t)
             row = {"shape": [m, n, k], "threads": t, "isa": isa.name,
                    "clock": clock,
                    "exo_hl_gflops": g1, "openblas_gflops": g2,
@@ -185,7 +185,7 @@ def print_row(r, emulated=False):
           + " |" + (" (emulated)" if emulated else ""), flush=True)
 
 
-def plot(rows, peak1, path, title):
+def plot(rows, peaks, path, title):
     """GFLOP/s against size: squares (by n) and the other shapes (by
     M x N x K label), one panel per thread count."""
     import matplotlib
@@ -209,9 +209,9 @@ def plot(rows, peak1, path, title):
                     label="exo_hl")
             ax.plot(xs, [r["openblas_gflops"] for r in sel], "s-",
                     label="OpenBLAS")
-            if peak1:
-                ax.axhline(peak1 * t, linestyle="--", color="gray",
-                           label=f"FMA peak ({peak1 * t:.0f})")
+            if peaks.get(t):
+                ax.axhline(peaks[t], linestyle="--", color="gray",
+                           label=f"FMA peak ({peaks[t]:.0f})")
             ax.set_ylabel("GFLOP/s")
             ax.set_ylim(bottom=0)
             ax.grid(alpha=0.3)
@@ -281,18 +281,11 @@ def main(argv=None):
     t0 = time.perf_counter()
     kernel = compiled(isa.name)[0]      # called without per-call checks
     print(f"scheduled and compiled in {time.perf_counter() - t0:.1f} s")
-    peak1 = None
-    if not emulated:
-        try:
-            peak1 = fma_peak(isa.name)
-            print(f"{isa.name} FMA peak, 1 core (measured): {peak1:.1f} "
-                  f"GFLOP/s; n threads: n times that")
-        except PeakUnavailable as e:
-            print(f"FMA peak: not measured ({e})")
+    peaks = {} if emulated else thread_peaks(isa.name, threads)
     print(f"\nSGEMM C += A @ B (row-major f32), best of {args.reps}, "
           f"{args.clock} clock; ratio = exo_hl / OpenBLAS")
     print_head()
-    rows = measure(kernel, blas, shapes, threads, args.reps, peak1, isa,
+    rows = measure(kernel, blas, shapes, threads, args.reps, peaks, isa,
                    emulated, args.clock, args.settle, args.warmup)
     print_scaling(add_scaling(rows))
     if args.json:
@@ -300,7 +293,7 @@ def main(argv=None):
             json.dump(rows, f, indent=1)
         print(f"wrote {args.json}")
     if args.plot:
-        plot(rows, peak1, args.plot,
+        plot(rows, peaks, args.plot,
              f"SGEMM, exo_hl ({isa.label}) vs OpenBLAS")
         print(f"wrote {args.plot}")
     return 0

@@ -464,6 +464,10 @@ def test_peak_probe():
     assert src.count("_mm256_fmadd_ps(") == CHAINS
     assert '__attribute__((target("avx2,fma")' in src
     assert fma_peak("avx2", runs=3) > 0
+    # two probes at once: the sum of both (each at most a core's peak)
+    assert fma_peak("avx2", runs=3, copies=2) > 0
+    with pytest.raises(ValueError, match="copies"):
+        fma_peak("avx2", copies=0)
     if not _host_has("avx512f"):
         with pytest.raises(PeakUnavailable, match="avx512f"):
             fma_peak("avx512", runs=1)
@@ -607,6 +611,7 @@ def test_bench_script(tmp_path):
         assert two["openblas_scaling"] == pytest.approx(
             two["openblas_gflops"] / one["openblas_gflops"])
     assert "Scaling: GFLOP/s on t threads" in r.stdout
+    assert "FMA peak, 2 cores (measured, probes at once)" in r.stdout
     if plot is not None:
         assert plot.read_bytes()[:4] == b"\x89PNG"
 
