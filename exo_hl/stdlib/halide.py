@@ -253,6 +253,7 @@ def store_at(p, buffer, loop=None, fold=False, dim=0, size=None, offset=0):
         # t: f32[3, W], indexed t[(r + 2) % 3, c]: a sliding window
     """
     alloc = f"{buffer} : _"
+    _check_dim(p, alloc, dim, size, offset)
     if loop is not None:
         name = loop_cursor(p, loop).name()
         while name not in [l.name() for l in enclosing_loops(p.find(alloc))]:
@@ -262,6 +263,21 @@ def store_at(p, buffer, loop=None, fold=False, dim=0, size=None, offset=0):
     elif fold:
         raise SchedulingError("store_at: fold=True needs the fold size")
     return p
+
+
+def _check_dim(p, alloc, dim, size, offset):
+    """``dim`` (and ``offset``) are checked even when no ``size`` uses them:
+    a wrong argument is a mistake to report, not to ignore."""
+    rank = len(getattr(p.find(alloc).node().type, "hi", ()))
+    ok = isinstance(dim, int) and not isinstance(dim, bool) and \
+        (0 <= dim < rank or (dim == 0 and size is None))
+    if not ok:
+        raise SchedulingError(
+            f"store_at: dim must be a dimension index of '{alloc[:-4]}' "
+            f"(0..{rank - 1}), got {dim!r}")
+    if size is None and not (isinstance(offset, int) and offset == 0):
+        raise SchedulingError("store_at: an offset needs the size it "
+                              "applies to")
 
 
 def compute_root(p, producer):

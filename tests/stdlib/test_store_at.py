@@ -118,3 +118,14 @@ def blur1d(n: size, x: f32[n + 2] @ DRAM, y: f32[n] @ DRAM):
     # a tile of 5 does not hold what the tile reads
     with pytest.raises(SchedulingError):
         store_at(p, 't', 'jo', size=5, offset='4 * jo')
+
+
+def test_store_at_checks_dim_without_a_size():
+    # dim is unused when no size is given, but still has to be a dimension
+    with pytest.raises(SchedulingError, match="dim must be"):
+        store_at(rows, 't', 'r', dim=5)
+    with pytest.raises(SchedulingError, match="dim must be"):
+        store_at(rows, 't', None, dim=-1)
+    with pytest.raises(SchedulingError, match="offset needs"):
+        store_at(rows, 't', 'r', offset=2)
+    assert str(store_at(rows, 't', None, dim=0)) == str(rows)
