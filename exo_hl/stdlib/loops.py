@@ -75,10 +75,12 @@ def unroll_and_jam(p, loop, factor):
         raise SchedulingError(
             f"unroll_and_jam: loop {i!r} must directly contain exactly one "
             f"loop")
-    j = body[0].name()
-    p = p.split(i, factor, f"{i}o", f"{i}i", tail="perfect")
-    p = p.reorder(f"{i}i", j)
-    return p.unroll(f"{i}i")
+    # each step is addressed by cursor, not by name: another loop named
+    # i (or io, ii, j) elsewhere in p must not be the one transformed
+    p = p.split(c, factor, f"{i}o", f"{i}i", tail="perfect")
+    outer = p.forward(c)                            # for io: for ii: ...
+    p = p.reorder(outer.body()[0])
+    return p.unroll(p.forward(outer).body()[0].body()[0])
 
 
 def parallel_outer(p, loop):

@@ -49,3 +49,30 @@ def test_unroll_and_jam_rejects_a_carried_dependence():
 def test_unroll_and_jam_needs_a_directly_nested_loop():
     with pytest.raises(SchedulingError, match="exactly one loop"):
         unroll_and_jam(mv, 'j', 2)
+
+
+@proc
+def twice(M: size, N: size, A: f32[M, N], y: f32[M], z: f32[M]):
+    assert M % 2 == 0
+    for ii in seq(0, M):
+        y[ii] = 0.0
+    for i in seq(0, M):
+        for j in seq(0, N):
+            y[i] += A[i, j]
+    for i in seq(0, M):
+        for j in seq(0, N):
+            z[i] += A[i, j]
+
+
+def test_unroll_and_jam_transforms_the_loop_it_is_given(equiv):
+    # the second loop named i (by cursor) is the one unrolled and jammed,
+    # and the unrolled loop is not confused with the other loop named ii
+    p = unroll_and_jam(twice, twice.find_loop('i #1'), 2)
+    text = str(p)
+    assert "y[i] += A[i, j]" in text and "for ii in seq(0, M):" in text
+    assert "z[2 * io + 1] += A[2 * io + 1, j]" in text
+    equiv(twice, p, [{"M": 2, "N": 3}, {"M": 4, "N": 1}])
+    q = unroll_and_jam(twice, 'i', 2)
+    assert "y[2 * io + 1] += A[2 * io + 1, j]" in str(q)
+    assert "z[i] += A[i, j]" in str(q)
+    equiv(twice, q, [{"M": 2, "N": 3}])
