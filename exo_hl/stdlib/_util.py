@@ -7,12 +7,24 @@ from exo_hl import SchedulingError
 
 
 def loop_cursor(p, loop):
-    """The loop ``loop`` (a pattern or a cursor) of ``p`` as a cursor."""
+    """The loop ``loop`` (a pattern or a cursor) of ``p`` as a cursor; any
+    other argument is a ``SchedulingError``, as for the primitives."""
+    check_target(p, loop, "a loop")
     c = p.find_loop(loop) if isinstance(loop, str) and " " not in loop \
         else (p.find(loop) if isinstance(loop, str) else loop)
     if not c.is_loop():
         raise SchedulingError(f"{p.name()}: {loop!r} is not a loop")
     return c
+
+
+def check_target(p, target, what="a statement"):
+    """Raise ``SchedulingError`` unless ``target`` is a pattern string or a
+    statement cursor: a scheduling call fails with nothing else, so a
+    wrong argument must not surface as an ``AttributeError`` later."""
+    if not isinstance(target, str) and not callable(
+            getattr(target, "is_loop", None)):
+        raise SchedulingError(f"{p.name()}: expected {what} (a cursor or a "
+                              f"pattern string), got {target!r}")
 
 
 def loop_name(p, loop) -> str:

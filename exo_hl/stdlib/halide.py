@@ -13,7 +13,8 @@ import ast
 
 from exo_hl import SchedulingError
 
-from ._util import enclosing_loops, loop_cursor, mentions, text
+from ._util import (check_target, enclosing_loops, loop_cursor, mentions,
+                    text)
 
 
 def _const(cursor):
@@ -27,6 +28,7 @@ def _producer_loop(p, producer):
     """The producer's loop nest: ``producer`` names the loop, or a
     statement inside it (Exo passes the producer's assignment): then its
     outermost enclosing loop."""
+    check_target(p, producer, "a producer")
     if isinstance(producer, str):
         c = p.find_loop(producer) if " " not in producer.replace(" #", "#") \
             else p.find(producer)
@@ -290,6 +292,7 @@ def compute_root(p, producer):
 
         p = compute_root(p, 't[_] = _')    # undoes a fused producer
     """
+    check_target(p, producer, "a producer")
     c = p.find(producer) if isinstance(producer, str) else producer
     depth = len(enclosing_loops(c))
     if depth == 0:
@@ -327,6 +330,7 @@ def inline_producer(p, producer):
         p = inline_producer(p, 't = _')
         p = inline_producer(blur1d, 'i')      # the loop computing t
     """
+    check_target(p, producer, "a producer")
     if isinstance(producer, str) and " " not in producer.replace(" #", "#"):
         c = p.find_loop(producer)
     else:

@@ -37,3 +37,9 @@ def scan(n: size, x: f32[n + 1], y: f32[n]):
 def test_compute_root_rejects_a_dependence_the_fission_breaks():
     with pytest.raises(SchedulingError):
         compute_root(scan, 'y[_] = _')   # later y[i] read the new x[i]
+
+
+def test_compute_root_rejects_a_producer_that_is_no_cursor_or_pattern():
+    # returned the procedure unchanged before
+    with pytest.raises(SchedulingError, match="expected a producer"):
+        compute_root(fused, 5)

@@ -69,3 +69,8 @@ def partial(n: size, x: f32[n + 2], y: f32[n]):
 def test_inline_producer_of_a_loop_rejects_a_read_it_does_not_produce():
     with pytest.raises(SchedulingError, match="lies in the range"):
         inline_producer(partial, 'i')
+
+
+def test_inline_producer_rejects_a_producer_that_is_no_cursor_or_pattern():
+    with pytest.raises(SchedulingError, match="expected a producer"):
+        inline_producer(sc, None)

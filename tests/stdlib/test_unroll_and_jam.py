@@ -76,3 +76,9 @@ def test_unroll_and_jam_transforms_the_loop_it_is_given(equiv):
     assert "y[2 * io + 1] += A[2 * io + 1, j]" in str(q)
     assert "z[i] += A[i, j]" in str(q)
     equiv(twice, q, [{"M": 2, "N": 3}])
+
+
+def test_unroll_and_jam_rejects_a_loop_that_is_no_cursor_or_pattern():
+    for bad in (5, None):
+        with pytest.raises(SchedulingError, match="expected a loop"):
+            unroll_and_jam(mv, bad, 2)
