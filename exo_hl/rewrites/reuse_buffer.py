@@ -20,7 +20,11 @@ Checked:
   body again, before ``buf``'s allocation too: a value ``other`` kept
   across iterations would be overwritten by ``buf``'s);
 - no ``par`` loop lies between the two allocations (its iterations each had
-  a private ``buf`` and would share ``other``).
+  a private ``buf`` and would share ``other``);
+- a local scalar ``buf`` starts at zero (docs/semantics.md), so the first
+  statement after its allocation that mentions it must overwrite it
+  (``buf = e``, ``e`` not reading ``buf``): in ``other`` it would start
+  with ``other``'s last value.
 """
 from __future__ import annotations
 
@@ -70,6 +74,15 @@ def reuse_buffer(proc, buf, other):
                        f"have the same shape")
 
     pb, po = tuple(b.loc), tuple(o.loc)
+    if T.is_real_scalar(ab.type):
+        *bp, (bf, bk) = pb
+        first = _first_use(C.get_list(ir, tuple(bp), bf)[bk + 1:], b.sym)
+        if first is not None and not _sets(first, b.sym):
+            raise fail(f"'{ab.name.name}' is a local scalar, which starts "
+                       f"at zero, and may be read before it is written "
+                       f"(here); in '{ao.name.name}''s storage it would "
+                       f"start with the value '{ao.name.name}' last held",
+                       first)
     n = len(po) - 1
     if not (len(pb) > n and pb[:n] == po[:n] and pb[n][0] == po[n][0]
             and pb[n][1] > po[n][1]):
@@ -108,3 +121,15 @@ def reuse_buffer(proc, buf, other):
     fwd = (C.forward_delete(parent, field, k, k + 1) if len(new) == len(rest)
            else C.forward_replace(pb, 1))
     return proc._derive(new_ir, OP, forward=fwd)
+
+
+def _first_use(stmts, sym):
+    """The first of ``stmts`` that mentions ``sym`` (``None`` if none)."""
+    return next((s for s in stmts if sym in used_syms(s)), None)
+
+
+def _sets(s, sym) -> bool:
+    """Whether ``s`` is ``sym = e`` with ``e`` not reading ``sym``: a plain
+    overwrite, so the zero a local scalar starts with is never read."""
+    return isinstance(s, IR.Assign) and s.name == sym and \
+        sym not in used_syms(s.rhs)

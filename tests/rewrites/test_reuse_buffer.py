@@ -116,3 +116,33 @@ def test_reuse_buffer_rejects_type_shape_and_scope():
         two_tmps.reuse_buffer("a", "b")
     with pytest.raises(SchedulingError, match="not an allocation"):
         two_tmps.reuse_buffer("b", "x")
+
+
+def test_reuse_buffer_rejects_a_scalar_read_before_it_is_written(equiv):
+    # a local scalar starts at zero (docs/semantics.md); in 'a' it would
+    # start with a's last value
+    @proc
+    def zero_start(n: size, x: f32[n], y: f32[n]):
+        a: f32
+        a = x[0]
+        y[0] = a
+        for i in seq(0, n):
+            b: f32
+            b += x[i]
+            y[i] += b
+    with pytest.raises(SchedulingError, match="starts at zero"):
+        zero_start.reuse_buffer("b", "a")
+
+    @proc
+    def set_first(n: size, x: f32[n], y: f32[n]):
+        a: f32
+        a = x[0]
+        y[0] = a
+        for i in seq(0, n):
+            b: f32
+            y[i] += 1.0
+            b = x[i]
+            b += x[i]
+            y[i] += b
+    q = set_first.reuse_buffer("b", "a")
+    equiv(set_first, q, [{"n": 3}])
