@@ -203,3 +203,43 @@ def window_roots(ir) -> dict:
         if isinstance(st, IR.WindowStmt):
             root[st.name] = root.get(st.rhs.name, st.rhs.name)
     return root
+
+
+def zero_start_read(stmts, sym):
+    """The statement of ``stmts`` (the rest of the block after ``sym``'s
+    allocation) that may read the zero a local scalar starts with
+    (docs/semantics.md), or ``None`` when every path overwrites ``sym``
+    (``sym = e``, ``e`` not reading it) before reading it: then no rewrite
+    that moves or shares the storage changes what ``sym`` is read as.
+    A loop or ``if`` is looked into; one whose body overwrites ``sym`` first
+    counts as not overwriting it for what follows (it may run zero times,
+    the branch may not be taken), which is conservative."""
+    return _zero_read(stmts, sym)[1]
+
+
+def _zero_read(stmts, sym):
+    """``(overwritten, reader)`` for ``zero_start_read``: whether every
+    path through ``stmts`` overwrites ``sym`` before reading it, and the
+    first statement that may read it before (``None``)."""
+    from ..core_ir.traversal import used_syms
+    for s in stmts:
+        if sym not in used_syms(s):
+            continue
+        if isinstance(s, IR.Assign) and s.name == sym and \
+                sym not in used_syms(s.rhs):
+            return True, None
+        if isinstance(s, IR.For) and sym not in used_syms((s.lo, s.hi)):
+            _, reader = _zero_read(s.body, sym)
+            if reader is not None:
+                return False, reader
+            continue
+        if isinstance(s, IR.If) and sym not in used_syms(s.cond):
+            set1, r1 = _zero_read(s.body, sym)
+            set2, r2 = _zero_read(s.orelse, sym)
+            if r1 is not None or r2 is not None:
+                return False, r1 if r1 is not None else r2
+            if set1 and set2:
+                return True, None
+            continue
+        return False, s
+    return False, None

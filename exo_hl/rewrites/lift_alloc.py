@@ -8,7 +8,10 @@ Semantics (following Exo): a fresh allocation is *uninitialized*. Lifting it
 out of a loop makes every iteration share one buffer, so a value could only
 flow from one iteration to the next if an iteration read the buffer before
 writing it, which reads an uninitialized value and is already meaningless in
-the original. Hence no dataflow check is needed. What must hold:
+the original. Hence no dataflow check is needed, except for a local scalar:
+it starts at zero (docs/semantics.md), so one lifted out of a loop must be
+overwritten before it is read in its block (``zero_start_read``). What must
+hold:
 
 - the buffer's size may not mention a symbol bound inside what it leaves
   (the iterators of the lifted loops);
@@ -19,9 +22,11 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..core_ir.operators import is_parallel
+from ..core_ir.types import is_real_scalar
 from ..core_ir.traversal import free_vars
 from ..provenance import derive
 from . import _common as C
+from ._buffer_uses import zero_start_read
 
 
 def lift_alloc(proc, alloc, n_lifts=1):
@@ -49,6 +54,16 @@ def lift_alloc(proc, alloc, n_lifts=1):
             if parent.iter in size_vars:
                 raise err(f"its size depends on the iterator "
                           f"'{parent.iter.name}' of the loop it would leave")
+            f, k = cur[-1]
+            zero_read = zero_start_read(getattr(parent, f)[k + 1:], s.name) \
+                if is_real_scalar(s.type) else None
+            if zero_read is not None:
+                raise err(f"'{s.name.name}' is a local scalar, which starts "
+                          f"at zero in each iteration of the loop "
+                          f"'{parent.iter.name}', and may be read before it "
+                          f"is written (here): shared by the iterations, it "
+                          f"would hold the previous iteration's value",
+                          zero_read)
             if is_parallel(parent.mode):
                 raise err(f"cannot lift out of the parallel loop "
                           f"'{parent.iter.name}': its iterations would share "

@@ -34,7 +34,7 @@ from ..core_ir.operators import is_parallel
 from ..core_ir.traversal import subst, used_syms
 from ..effects.api import prove_at
 from . import _common as C
-from ._buffer_uses import aliases
+from ._buffer_uses import aliases, zero_start_read
 from ._expr_at import reads_config
 
 OP = "reuse_buffer"
@@ -76,8 +76,9 @@ def reuse_buffer(proc, buf, other):
     pb, po = tuple(b.loc), tuple(o.loc)
     if T.is_real_scalar(ab.type):
         *bp, (bf, bk) = pb
-        first = _first_use(C.get_list(ir, tuple(bp), bf)[bk + 1:], b.sym)
-        if first is not None and not _sets(first, b.sym):
+        first = zero_start_read(C.get_list(ir, tuple(bp), bf)[bk + 1:],
+                                b.sym)
+        if first is not None:
             raise fail(f"'{ab.name.name}' is a local scalar, which starts "
                        f"at zero, and may be read before it is written "
                        f"(here); in '{ao.name.name}''s storage it would "
@@ -122,14 +123,3 @@ def reuse_buffer(proc, buf, other):
            else C.forward_replace(pb, 1))
     return proc._derive(new_ir, OP, forward=fwd)
 
-
-def _first_use(stmts, sym):
-    """The first of ``stmts`` that mentions ``sym`` (``None`` if none)."""
-    return next((s for s in stmts if sym in used_syms(s)), None)
-
-
-def _sets(s, sym) -> bool:
-    """Whether ``s`` is ``sym = e`` with ``e`` not reading ``sym``: a plain
-    overwrite, so the zero a local scalar starts with is never read."""
-    return isinstance(s, IR.Assign) and s.name == sym and \
-        sym not in used_syms(s.rhs)

@@ -103,3 +103,48 @@ def test_cursors_follow_the_lifted_allocation_and_the_loop():
     assert text(cw) == "y[i] = t"
     assert text(cl).startswith("for i in seq(0, n):")
     assert q.forward(ca).next() == q.forward(cl)
+
+
+def test_lift_alloc_rejects_a_scalar_read_before_it_is_written(equiv):
+    # a local scalar starts at zero in each iteration (docs/semantics.md);
+    # lifted, the second iteration would add to the first one's sum
+    @proc
+    def zero_start(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            b: f32
+            b += x[i]
+            y[i] = b
+    with pytest.raises(SchedulingError, match="starts at zero"):
+        zero_start.lift_alloc("b")
+
+    @proc
+    def set_first(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            b: f32
+            b = x[i]
+            b += x[i]
+            y[i] = b
+    q = set_first.lift_alloc("b")
+    equiv(set_first, q, [{"n": 3}])
+
+
+def test_lift_alloc_scalar_overwritten_in_an_inner_loop_or_branch(equiv):
+    @proc
+    def inner(n: size, x: f32[n, n], y: f32[n, n]):
+        for i in seq(0, n):
+            b: f32
+            for j in seq(0, n):
+                b = x[i, j]
+                y[i, j] = b
+    q = inner.lift_alloc("b")
+    equiv(inner, q, [{"n": 3}])
+
+    @proc
+    def one_branch(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            b: f32
+            if i > 0:
+                b = x[i]
+            y[i] = b         # 0 when i == 0; the last x[i] if shared
+    with pytest.raises(SchedulingError, match="starts at zero"):
+        one_branch.lift_alloc("b")
