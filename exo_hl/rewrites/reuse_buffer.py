@@ -122,4 +122,3 @@ def reuse_buffer(proc, buf, other):
     fwd = (C.forward_delete(parent, field, k, k + 1) if len(new) == len(rest)
            else C.forward_replace(pb, 1))
     return proc._derive(new_ir, OP, forward=fwd)
-
