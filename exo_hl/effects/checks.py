@@ -40,6 +40,11 @@ class Result:
 
 OK = Result(True)
 
+#: longest spelling of an expression in a failure reason: the predicates
+#: about config values after loop nests share sub-expressions, and spelled
+#: out in full they can run to millions of characters
+MESSAGE_LIMIT = 500
+
 
 def hyp_terms(hyps):
     """M-collapse of each hypothesis conjunct (M distributes over ∧)."""
@@ -272,11 +277,10 @@ def prove(pred, hyps=(), solver=None):
     res, model = sat_under(goal, hyps_t, solver)
     if res == "unsat":
         return OK
+    text = E.to_str(pred, MESSAGE_LIMIT)
     if res == "unknown":
-        return Result(False, f"could not prove {E.to_str(pred)} "
-                      "(solver gave up)")
-    return Result(False, f"{E.to_str(pred)} may be false"
-                  f"{_fmt_model(model)}", model)
+        return Result(False, f"could not prove {text} (solver gave up)")
+    return Result(False, f"{text} may be false{_fmt_model(model)}", model)
 
 
 def iterations_disjoint(a1, a2, hyps=(), solver=None):

@@ -288,22 +288,54 @@ def _free_keys(e, seen):
 
 
 def subst(e, env: Dict):
-    """Replace free variables by effect expressions (rebuilding with folding)."""
+    """Replace free variables by effect expressions (rebuilding with folding).
+
+    Expressions share sub-expressions: a config value after a loop nest
+    names the value before it several times, so substituting the values of
+    the enclosing levels into each other gives DAGs of a few hundred nodes
+    whose tree size is in the millions. The walk visits each shared node
+    once (per binder scope), and a node none of whose operands changed is
+    kept, so the result shares as much as its input."""
     if not env:
         return e
+    return _subst(e, env, {})
+
+
+def _subst(e, env, seen):
+    """``subst`` with ``seen`` (id(node) -> result) for the nodes already
+    rewritten under ``env``. The ids are those of sub-expressions of the
+    expression being rewritten, which the caller holds: none is freed (and
+    its id reused) while the walk runs."""
     tag = e[0]
     if tag == "var":
         return env.get(e[1], e)
     if tag in ("const", "bot"):
         return e
+    hit = seen.get(id(e))
+    if hit is not None:
+        return hit
     if tag in ("forall", "exists"):
-        inner = {k: v for k, v in env.items() if k != e[1]}
-        b = subst(e[2], inner)
-        return forall(e[1], b) if tag == "forall" else exists(e[1], b)
-    if tag == "ite":
-        return ite(subst(e[1], env), subst(e[2], env), subst(e[3], env))
-    args = [subst(x, env) for x in e[2:]]
-    return op(e[1], *args)
+        if e[1] in env:
+            inner = {k: v for k, v in env.items() if k != e[1]}
+            b = _subst(e[2], inner, {}) if inner else e[2]
+        else:
+            b = _subst(e[2], env, seen)
+        if b is e[2]:
+            out = e
+        else:
+            out = forall(e[1], b) if tag == "forall" else exists(e[1], b)
+    elif tag == "ite":
+        c, t, f = (_subst(e[1], env, seen), _subst(e[2], env, seen),
+                   _subst(e[3], env, seen))
+        out = e if (c is e[1] and t is e[2] and f is e[3]) else ite(c, t, f)
+    elif len(e) == 3:
+        a = _subst(e[2], env, seen)
+        out = e if a is e[2] else op(e[1], a)
+    else:
+        a, b = _subst(e[2], env, seen), _subst(e[3], env, seen)
+        out = e if (a is e[2] and b is e[3]) else op(e[1], a, b)
+    seen[id(e)] = out
+    return out
 
 
 def rename_keys(e, ren: Dict):
@@ -383,22 +415,63 @@ def M(v):
     return v is not False
 
 
-def to_str(e) -> str:
+def to_str(e, limit=None) -> str:
+    """``e`` as text; with ``limit``, at most about that many characters
+    (then ending in '...'): a shared sub-expression is spelled out at every
+    use, so the text of a config value after a loop nest can be longer than
+    any message should be (and take minutes to build)."""
+    out = []
+    try:
+        _emit(e, out, [limit if limit is not None else -1])
+    except _TooLong:
+        return "".join(out)[:limit] + "..."
+    return "".join(out)
+
+
+class _TooLong(Exception):
+    """``to_str`` went past its limit."""
+
+
+def _put(out, left, text):
+    out.append(text)
+    if left[0] >= 0:
+        left[0] -= len(text)
+        if left[0] < 0:
+            raise _TooLong
+
+
+def _emit(e, out, left):
     tag = e[0]
     if tag == "var":
         k = e[1]
-        return str(k) if not hasattr(k, "name") or isinstance(k, (GVar, StrideVar)) else k.name
-    if tag == "const":
-        return str(e[1])
-    if tag == "bot":
-        return "⊥"
-    if tag == "ite":
-        return f"({to_str(e[2])} if {to_str(e[1])} else {to_str(e[3])})"
-    if tag in ("forall", "exists"):
+        _put(out, left, str(k) if not hasattr(k, "name") or
+             isinstance(k, (GVar, StrideVar)) else k.name)
+    elif tag == "const":
+        _put(out, left, str(e[1]))
+    elif tag == "bot":
+        _put(out, left, "⊥")
+    elif tag == "ite":
+        _put(out, left, "(")
+        _emit(e[2], out, left)
+        _put(out, left, " if ")
+        _emit(e[1], out, left)
+        _put(out, left, " else ")
+        _emit(e[3], out, left)
+        _put(out, left, ")")
+    elif tag in ("forall", "exists"):
         k = e[1]
-        return f"({tag} {getattr(k, 'name', k)}. {to_str(e[2])})"
-    if e[1] == "not":
-        return f"not {to_str(e[2])}"
-    if e[1] == "neg":
-        return f"-{to_str(e[2])}"
-    return f"({to_str(e[2])} {e[1]} {to_str(e[3])})"
+        _put(out, left, f"({tag} {getattr(k, 'name', k)}. ")
+        _emit(e[2], out, left)
+        _put(out, left, ")")
+    elif e[1] == "not":
+        _put(out, left, "not ")
+        _emit(e[2], out, left)
+    elif e[1] == "neg":
+        _put(out, left, "-")
+        _emit(e[2], out, left)
+    else:
+        _put(out, left, "(")
+        _emit(e[2], out, left)
+        _put(out, left, f" {e[1]} ")
+        _emit(e[3], out, left)
+        _put(out, left, ")")

@@ -522,6 +522,10 @@ def is_empty(l, fresh):
 # flattening into terms (what the checks query)
 
 
+#: longest spelling of one index in a failure reason (``E.to_str``)
+_INDEX_TEXT_LIMIT = 200
+
+
 class Term:
     """⋃_{bvars} filter(cond, {name, idx}) - minus...  (minus: location sets
     whose free variables may include bvars)."""
@@ -536,7 +540,8 @@ class Term:
         self.minus = minus
 
     def __repr__(self):
-        ix = "" if not self.idx else "[" + ", ".join(E.to_str(i) for i in self.idx) + "]"
+        ix = "" if not self.idx else "[" + ", ".join(
+            E.to_str(i, _INDEX_TEXT_LIMIT) for i in self.idx) + "]"
         return f"{getattr(self.name, 'name', self.name)}{ix}"
 
 

@@ -64,14 +64,60 @@ def lvar(key):
 
 
 def ladd(a, b, sb=1):
-    """a + sb*b"""
+    """a + sb*b
+
+    Like atoms are merged (``i - i`` cancels): small atoms by value, big
+    ones by identity (``_atom_key``)."""
     if not b[2]:
         return ("lin", a[1] + sb * b[1], a[2])
-    items = dict(a[2])
+    if _plain_atoms(a[2]) and _plain_atoms(b[2]):
+        items = dict(a[2])
+        for at, c in b[2]:
+            items[at] = items.get(at, 0) + sb * c
+        return ("lin", a[1] + sb * b[1],
+                tuple((at, c) for at, c in items.items() if c != 0))
+    items = {_atom_key(at): [at, c] for at, c in a[2]}
     for at, c in b[2]:
-        items[at] = items.get(at, 0) + sb * c
+        k = _atom_key(at)
+        hit = items.get(k)
+        if hit is None:
+            items[k] = [at, sb * c]
+        else:
+            hit[1] += sb * c
     return ("lin", a[1] + sb * b[1],
-            tuple((at, c) for at, c in items.items() if c != 0))
+            tuple((at, c) for at, c in items.values() if c != 0))
+
+
+def _plain_atoms(items) -> bool:
+    """Are all atoms of these linear-form items plain (``_plain_atom``)?"""
+    for at, _ in items:
+        if at[0] != "iv" and not _plain_atom(at):
+            return False
+    return True
+
+
+def _atom_key(at):
+    """The key merging like atoms of a linear form: the atom itself when it
+    is small, its identity otherwise. Atoms (an ``ite`` or ``div`` over a
+    config value after a loop nest) share sub-terms, and a tuple hashes as
+    a tree, in time exponential in their depth; two equal big atoms that
+    are not the same object stay apart, which is only redundant (the
+    solver sees a + -a instead of 0)."""
+    if _plain_atom(at) or _is_small(at):
+        return at
+    return ("big", id(at))
+
+
+def _plain_atom(at, depth=3) -> bool:
+    """A variable, or ``/`` and ``%`` by constants over a few levels of
+    them: the common atoms, small (no sharing under a bounded depth)
+    without counting their nodes."""
+    tag = at[0]
+    if tag == "iv":
+        return True
+    if tag in ("div", "mod") and depth:
+        return all(_plain_atom(a, depth - 1) for a, _ in at[1][2])
+    return False
 
 
 def lscale(a, k):
@@ -316,16 +362,54 @@ def term_keys(t) -> dict:
     return out
 
 
-def bforall(keys, body):
-    fk = term_keys(body)
+_NO_KEYS = frozenset()
+
+
+def key_set(t, cache) -> frozenset:
+    """The free variable keys of a term (``term_keys`` without sorts or
+    order). ``cache`` (a dict the caller keeps, e.g. an ``encode`` memo)
+    remembers them for every composite sub-term under ``('keys', id)``, with
+    the term (so no id is reused while it lives): the encoding of nested
+    quantifiers asks about bodies each containing the one before, and
+    then walks only the new part."""
+    if t is True or t is False:
+        return _NO_KEYS
+    tag = t[0]
+    if tag in ("iv", "bv"):
+        return frozenset((t[1], ))
+    mark = ("keys", id(t))
+    hit = cache.get(mark)
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    if tag == "lin":
+        parts = [key_set(a, cache) for a, _ in t[2]]
+    elif tag in ("div", "mod", "not", "le0", "eq0"):
+        parts = [key_set(t[1], cache)]
+    elif tag in ("ite", "mul"):
+        parts = [key_set(x, cache) for x in t[1:]]
+    elif tag in ("and", "or"):
+        parts = [key_set(x, cache) for x in t[1]]
+    elif tag in ("forall", "exists"):
+        parts = [key_set(t[2], cache) - {k for k, _ in t[1]}]
+    else:
+        raise ValueError(tag)
+    out = parts[0] if len(parts) == 1 else _NO_KEYS.union(*parts)
+    cache[mark] = (t, out)
+    return out
+
+
+def bforall(keys, body, cache=None):
+    """∀keys. body, over the keys free in body (``cache``: see ``key_set``)."""
+    fk = key_set(body, {} if cache is None else cache)
     keys = tuple((k, s) for k, s in keys if k in fk)
     if not keys or body is True or body is False:
         return body
     return ("forall", keys, body)
 
 
-def bexists(keys, body):
-    fk = term_keys(body)
+def bexists(keys, body, cache=None):
+    """∃keys. body, over the keys free in body (``cache``: see ``key_set``)."""
+    fk = key_set(body, {} if cache is None else cache)
     keys = tuple((k, s) for k, s in keys if k in fk)
     if not keys or body is True or body is False:
         return body
@@ -337,28 +421,68 @@ def bexists(keys, body):
 
 
 def encode(e, memo=None):
-    """(value, defined) terms for a ternary effect expression."""
+    """(value, defined) terms for a ternary effect expression.
+
+    Effect expressions share sub-expressions, and a tuple hashes as a tree:
+    as a dict key, a config value after a loop nest costs time exponential
+    in its depth. So ``memo`` holds a leaf under itself (small), and an
+    inner node under its identity (the memo keeps the node, under the key
+    None, so no id is reused while it lives) and under its operator and
+    the identities of its operands' results. That last key makes
+    structurally equal expressions share one result, as a key of the whole
+    tree would, at constant cost per node: equal operands get the very
+    same result, by induction from the leaves. (Operands of different
+    sorts never share a result: an int is a linear form, a bool is not.)"""
     if memo is None:
         memo = {}
-    r = memo.get(e)
+    tag = e[0]
+    if tag in _LEAVES:
+        r = memo.get(e)
+        if r is None:
+            r = memo[e] = _encode_leaf(e)
+        return r
+    hit = memo.get(id(e))
+    if hit is not None:
+        return hit
+    if tag == "ite":
+        rs = (encode(e[1], memo), encode(e[2], memo), encode(e[3], memo))
+        key = ("ite", None, id(rs[0][0]), id(rs[0][1]), id(rs[1][0]),
+               id(rs[1][1]), id(rs[2][0]), id(rs[2][1]))
+    elif len(e) == 4:
+        rs = (encode(e[2], memo), encode(e[3], memo))
+        key = (tag, e[1], id(rs[0][0]), id(rs[0][1]), id(rs[1][0]),
+               id(rs[1][1]))
+    else:
+        rs = (encode(e[2], memo), )
+        key = (tag, e[1], id(rs[0][0]), id(rs[0][1]))
+    r = memo.get(key)
     if r is None:
-        r = _encode(e, memo)
-        memo[e] = r
+        r = memo[key] = _encode(e, rs, memo)
+    memo[id(e)] = r
+    keep = memo.get(None)
+    if keep is None:
+        keep = memo[None] = []
+    keep.append(e)   # the memo holds e: its id is not reused while it lives
     return r
 
 
-def _encode(e, memo):
+_LEAVES = frozenset(("var", "const", "bot"))
+
+
+def _encode_leaf(e):
     tag = e[0]
     if tag == "var":
         return (lvar(e[1]) if e[2] == E.INT else ("bv", e[1])), True
     if tag == "const":
         return (e[1] if e[2] == E.BOOL else lconst(e[1])), True
-    if tag == "bot":
-        return (False if e[1] == E.BOOL else lconst(0)), False
+    return (False if e[1] == E.BOOL else lconst(0)), False   # bot
+
+
+def _encode(e, rs, memo):
+    """The pair of an inner node from the pairs ``rs`` of its operands."""
+    tag = e[0]
     if tag == "ite":
-        c, dc = encode(e[1], memo)
-        x, dx = encode(e[2], memo)
-        y, dy = encode(e[3], memo)
+        (c, dc), (x, dx), (y, dy) = rs
         if E.sort_of(e[2]) == E.INT:
             v = lite(c, x, y)
         else:
@@ -366,23 +490,21 @@ def _encode(e, memo):
         return v, band(dc, bite(c, dx, dy))
     if tag in ("forall", "exists"):
         k = e[1]
-        body = e[2] if tag == "forall" else E.not_(e[2])
-        x, d = encode(body, memo)
+        x, d = rs[0] if tag == "forall" else encode(E.not_(e[2]), memo)
         ks = ((k, E.INT), )
-        v = bforall(ks, x)
-        dd = bor(bforall(ks, d), bexists(ks, band(bnot(x), d)))
+        v = bforall(ks, x, memo)
+        dd = bor(bforall(ks, d, memo), bexists(ks, band(bnot(x), d), memo))
         if tag == "exists":
             v = bnot(v)
         return v, dd
     o = e[1]
     if o == "not":
-        x, d = encode(e[2], memo)
+        x, d = rs[0]
         return bnot(x), d
     if o == "neg":
-        x, d = encode(e[2], memo)
+        x, d = rs[0]
         return lscale(x, -1), d
-    x1, d1 = encode(e[2], memo)
-    x2, d2 = encode(e[3], memo)
+    (x1, d1), (x2, d2) = rs
     if o == "and":
         return band(x1, x2), bor(band(d1, d2), band(bnot(x1), d1),
                                  band(bnot(x2), d2))

@@ -59,3 +59,86 @@ def test_fission_of_config_writing_call_out_of_split_nest_finishes(tmp_path):
         pytest.fail("fission_after did not finish in 15 s")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "done"
+
+
+# ---------------------------------------------------------------------------
+# Shared effect expressions. A config value after a loop nest names the
+# value before it several times, so nested levels give DAGs whose tree size
+# is exponential in their depth (a configwrite_at in a tiled, parallelized
+# nest once took minutes). Each walk below must cost in proportion to the
+# DAG: counted by the nodes built and the keys hashed, not by the clock.
+
+_DEPTH = 12     # tree size 3**12 = 531441 per chain; DAG size 3 * 12
+
+
+class _CountedKey:
+    """A variable key that counts how often it is hashed."""
+
+    hashes = 0
+
+    def __init__(self, name):
+        self.name = name
+
+    def __hash__(self):
+        _CountedKey.hashes += 1
+        return hash(self.name)
+
+    def __eq__(self, other):
+        return self is other
+
+
+def _chain(x, depth=_DEPTH):
+    """x_{k+1} = (x_k < 5) ? x_k + 1 : x_k -- each level names x_k thrice."""
+    from exo_hl.effects import eexpr as E
+    for _ in range(depth):
+        x = E.ite(E.op("<", x, E.const(5)), E.op("+", x, E.const(1)), x)
+    return x
+
+
+def test_subst_rebuilds_each_shared_node_once(monkeypatch):
+    from exo_hl.core_ir.syms import Sym
+    from exo_hl.effects import eexpr as E
+    n, m = Sym("n"), Sym("m")
+    e = _chain(E.var(n))
+    built = [0]
+    op, ite = E.op, E.ite
+
+    def count(fn):
+        def wrapped(*args):
+            built[0] += 1
+            return fn(*args)
+        return wrapped
+    monkeypatch.setattr(E, "op", count(op))
+    monkeypatch.setattr(E, "ite", count(ite))
+    r = E.subst(e, {n: E.var(m)})
+    assert built[0] <= 3 * _DEPTH
+    # the same shape over m; an unrelated substitution keeps the node
+    assert E.free_keys(r) == {m}
+    assert r[1][2] is r[2][2] is r[3]
+    assert E.subst(e, {m: E.const(0)}) is e
+
+
+def test_smt_encoding_of_a_shared_expression_hashes_little():
+    from exo_hl.effects import eexpr as E
+    from exo_hl.effects import smt as S
+    k = _CountedKey("k")
+    e = E.eq(_chain(E.var(k)), E.const(7))
+    _CountedKey.hashes = 0
+    S.collapse_D(e)
+    S.collapse_M(E.forall(k, E.op("<", _chain(E.var(k)), E.const(9))))
+    assert _CountedKey.hashes < 100 * _DEPTH
+
+
+def test_text_of_a_shared_expression_is_cut_short():
+    from exo_hl.core_ir.syms import Sym
+    from exo_hl.effects import checks as CK
+    from exo_hl.effects import eexpr as E
+    n = Sym("n")
+    e = _chain(E.var(n), depth=40)   # 3**40 leaves: never spelled out
+    s = E.to_str(e, 200)
+    assert len(s) == 203 and s.endswith("...")
+    small = E.op("+", E.var(n), E.const(1))
+    assert E.to_str(small, 200) == E.to_str(small) == "(n + 1)"
+    r = CK.prove(E.eq(_chain(E.var(n), depth=8), E.const(7)))
+    assert not r and len(r.reason) < 2 * CK.MESSAGE_LIMIT
+    assert r.reason.startswith("(((")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from exo_hl import (SchedulingError, config, f32, index, proc, seq, size,
+from exo_hl import (SchedulingError, config, f32, index, par, proc, seq, size,
                     stride)
 from exo_hl.rewrites.call_eqv import equivalence_modulo
 
@@ -16,6 +16,12 @@ class ConfigLoad:
 
 @config
 class Lim:
+    k: index
+
+
+@config
+class Deep:
+    n: index
     k: index
 
 
@@ -99,3 +105,41 @@ def test_configwrite_at_bad_arguments():
     with pytest.raises(SchedulingError, match="type mismatch"):
         ld_data.configwrite_at("for i in _: _", ConfigLoad, "src_stride",
                                "src[0, 0]")
+
+
+@proc
+def tiled_par_nest(N: size, x: f32[N, 4], z: f32[32]):
+    # the shape stdlib.tile and parallelize give (a fuzzer's find)
+    for a in par(0, 2):
+        for b in seq(0, (N + 4) / 32):
+            for c in par(0, 2):
+                for d in seq(0, 4):
+                    for h in par(0, 2):
+                        for e in seq(0, 2):
+                            if e + 8 * b + 2 * d < N / 4:
+                                for f in par(0, 4):
+                                    z[f + 4 * c + 8 * a + 16 * h] += x[
+                                        e + 4 * d, f]
+
+
+def test_configwrite_at_deep_in_a_parallel_nest_is_refused_quickly(
+        monkeypatch):
+    """Deep.n's value at the write names its value one level up several
+    times per loop level: the effect analysis walks that shared structure
+    once per node (it walked it as a tree, 160k effect nodes built here and
+    minutes with one more level). The write races in the par loops."""
+    from exo_hl.effects import eexpr as E
+    built = [0]
+    op = E.op
+
+    def counted(*args):
+        built[0] += 1
+        return op(*args)
+    monkeypatch.setattr(E, "op", counted)
+    with pytest.raises(SchedulingError) as ei:
+        tiled_par_nest.configwrite_at(tiled_par_nest.find_loop("f"), Deep,
+                                      "n", "Deep.k")
+    msg = str(ei.value)
+    assert "would not be well formed" in msg
+    assert "iterations of 'a' race: modification of Deep.n" in msg
+    assert built[0] < 20_000
