@@ -15,6 +15,9 @@ access's context), and ``indexing_expr`` has one value throughout the
 buffer's scope (it reads no config field the scope may write). Whole-buffer uses (call arguments) become a window
 ``t[indexing_expr, :, ...]``, which only window parameters accept; a data
 scalar passed to a call cannot gain a dimension, so that is rejected.
+A local scalar starts at zero, a fresh array does not (docs/semantics.md):
+a scalar that may be read before it is written (``zero_start_read``) is
+rejected, as its expansion would read an uninitialised element.
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ from ..core_ir.visitors import map_accesses
 from ..effects.api import prove_at
 from ..provenance import derive
 from . import _common as C
+from ._buffer_uses import zero_start_read
 
 OP = "expand_dim"
 
@@ -73,6 +77,13 @@ def expand_dim(proc, buffer, alloc_dim, indexing_expr):
     # every access evaluates the new index: it must be the same everywhere
     C.check_unchanged_by(proc, a, (idx, ), scope, OP, "indexing_expr",
                          f"the statements in the scope of '{a.name}'")
+    if T.is_real_scalar(a.type):
+        first = zero_start_read(scope, a.name)
+        if first is not None:
+            raise fail(first, f"'{a.name}' is a local scalar, which starts "
+                       f"at zero, and may be read before it is written "
+                       f"(here); as an array it would start uninitialised "
+                       f"(set it to zero first to keep that)")
     for p, s in _accesses(scope, parent, field, index + 1, a.name):
         if isinstance(s, IR.Call) and any(
                 isinstance(x, IR.Read) and x.name == a.name and not x.idx

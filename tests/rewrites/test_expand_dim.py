@@ -56,3 +56,27 @@ def test_expand_bad_arguments():
         foo.expand_dim("t", "n", "j")  # j is bound after the allocation
     with pytest.raises(SchedulingError, match="allocation"):
         foo.expand_dim("x", "n", "0")
+
+
+def test_expand_rejects_a_scalar_read_before_it_is_written(equiv):
+    # a local scalar starts at zero (docs/semantics.md), an array does not:
+    # expanded, 't += x[i]' would add to an uninitialised element
+    @proc
+    def zero_start(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            t: f32
+            t += x[i]
+            y[i] = t
+    with pytest.raises(SchedulingError, match="(?s)starts at zero.*t \\+= x"):
+        zero_start.expand_dim("t", "n", "i")
+    with pytest.raises(SchedulingError, match="starts at zero"):
+        zero_start.autolift_alloc("t")
+
+    @proc
+    def set_first(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            t: f32
+            t = 0.0
+            t += x[i]
+            y[i] = t
+    equiv(set_first, set_first.expand_dim("t", "n", "i"), [{"n": 3}])
