@@ -19,7 +19,7 @@ from ..core_ir.types import (C_TYPES, basetype, is_control, is_data,
                              shape as type_shape)
 from ..errors import MemGenError, located
 from ..core_ir.traversal import walk
-from ..core_ir.buffers import written_buffers
+from ..core_ir.buffers import written_buffers, zero_start_read
 from ..core_ir.state import config_reads, config_writes
 from ..core_ir.syms import Sym
 from ..core_ir import datasem as D
@@ -169,6 +169,8 @@ class ProcEmitter(ExprEmitter):
                 k += len(group)
                 continue
             s = stmts[k]
+            if isinstance(s, IR.Alloc):
+                self.check_zero_start(s, stmts[k + 1:])
             self.stmt(s, depth, bound, frees)
             if isinstance(s, (IR.Alloc, IR.WindowStmt)):
                 decls.append((s, k, self.names[s.name], len(self.lines)))
@@ -420,6 +422,22 @@ class ProcEmitter(ExprEmitter):
             frees.append(free)
         kind = "tensor" if dims else "scalar"
         self.bufs[s.name] = _Buf(name, kind, elem, mem, dims, False)
+
+    def check_zero_start(self, s, rest):
+        """A local scalar starts at zero (docs/semantics.md): ``alloc``
+        sets it, in a memory C may write. In another, only an instruction
+        can set it, so the zero must never be read: every path through
+        ``rest`` (the statements after it) must overwrite it first."""
+        mem = s.mem or DRAM
+        if not is_real_scalar(s.type) or mem.can_read():
+            return
+        reader = zero_start_read(rest, s.name)
+        if reader is not None:
+            self._err(MemGenError,
+                      f"'{s.name.name}' is a local scalar, which starts at "
+                      f"zero, and may be read before it is written (here); "
+                      f"its memory {mem.name()} is not writable from C, so "
+                      f"the C code cannot set it to zero", reader)
 
     def window_stmt(self, s, depth, bound):
         src = self.bufs.get(s.rhs.name)

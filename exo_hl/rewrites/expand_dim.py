@@ -30,10 +30,10 @@ from ..core_ir.printer import expr_to_str
 from ..core_ir.simplify import env_at, simplify_expr
 from ..core_ir.traversal import walk, walk_stmts
 from ..core_ir.visitors import map_accesses
+from ..core_ir.buffers import zero_start_read
 from ..effects.api import prove_at
 from ..provenance import derive
 from . import _common as C
-from ._buffer_uses import zero_start_read
 
 OP = "expand_dim"
 

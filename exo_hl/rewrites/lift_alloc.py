@@ -24,9 +24,9 @@ from ..core_ir.nodes import IR
 from ..core_ir.operators import is_parallel
 from ..core_ir.types import is_real_scalar
 from ..core_ir.traversal import free_vars
+from ..core_ir.buffers import zero_start_read
 from ..provenance import derive
 from . import _common as C
-from ._buffer_uses import zero_start_read
 
 
 def lift_alloc(proc, alloc, n_lifts=1):

@@ -32,9 +32,10 @@ from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.operators import is_parallel
 from ..core_ir.traversal import subst, used_syms
+from ..core_ir.buffers import zero_start_read
 from ..effects.api import prove_at
 from . import _common as C
-from ._buffer_uses import aliases, zero_start_read
+from ._buffer_uses import aliases
 from ._expr_at import reads_config
 
 OP = "reuse_buffer"

@@ -148,3 +148,33 @@ def test_lift_alloc_scalar_overwritten_in_an_inner_loop_or_branch(equiv):
             y[i] = b         # 0 when i == 0; the last x[i] if shared
     with pytest.raises(SchedulingError, match="starts at zero"):
         one_branch.lift_alloc("b")
+
+
+def test_lift_alloc_scalar_set_or_read_first_by_a_call(equiv):
+    # a call whose callee overwrites the scalar parameter before reading it
+    # sets the scalar; one that reads it first reads the zero it starts with
+    @proc
+    def load(dst: f32, src: [f32][1]):
+        dst = src[0]
+
+    @proc
+    def add(dst: f32, src: [f32][1]):
+        dst += src[0]
+
+    @proc
+    def set_by_call(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            b: f32
+            load(b, x[i:i + 1])
+            b += x[i]
+            y[i] = b
+    equiv(set_by_call, set_by_call.lift_alloc("b"), [{"n": 3}])
+
+    @proc
+    def read_by_call(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            b: f32
+            add(b, x[i:i + 1])
+            y[i] = b
+    with pytest.raises(SchedulingError, match="(?s)starts at zero.*add\\(b"):
+        read_by_call.lift_alloc("b")
