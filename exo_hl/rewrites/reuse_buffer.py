@@ -21,9 +21,10 @@ Checked:
   across iterations would be overwritten by ``buf``'s);
 - no ``par`` loop lies between the two allocations (its iterations each had
   a private ``buf`` and would share ``other``);
-- a local scalar ``buf`` starts at zero (docs/semantics.md), so the first
-  statement after its allocation that mentions it must overwrite it
-  (``buf = e``, ``e`` not reading ``buf``): in ``other`` it would start
+- a local scalar ``buf`` starts at zero (docs/semantics.md), so every
+  path after its allocation must overwrite it before reading it
+  (``zero_start_read``: ``buf = e`` with ``e`` not reading ``buf``, or a
+  call whose callee overwrites it first): in ``other`` it would start
   with ``other``'s last value.
 """
 from __future__ import annotations
