@@ -4,8 +4,11 @@ uninitialised local (-Wuninitialized / -Wmaybe-uninitialized)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from exo_hl import compile_procs, f32, f64, i8, proc, seq, size
+from exo_hl import (DRAM, MemGenError, compile_procs, f32, f64, i8, instr,
+                    proc, seq, size)
+from exo_hl.codegen_c.emit import c_code_str
 
 
 @proc
@@ -37,3 +40,47 @@ def test_scalar_read_before_write_is_zero(tmp_path, warn_compile):
         x = np.full(2, 7, np.float32)
         run(3, x, k, d)
         assert list(x) == [0.0, 5.0] and k[0] == 3
+
+
+class NOREAD(DRAM):
+    @classmethod
+    def can_read(cls):
+        return False
+
+
+def test_scalar_in_unreadable_memory_must_be_set_before_it_is_read():
+    # a local scalar starts at zero (docs/semantics.md); C sets it only in a
+    # memory it can write, so in NOREAD an instruction reading it first
+    # would read an uninitialised C variable where interpret() reads 0
+    @instr("{dst_data} = {src};")
+    def rd(dst: [f32][1] @ DRAM, src: f32 @ NOREAD):
+        dst[0] = src
+
+    @instr("{dst} = {src_data};")
+    def ld(dst: f32 @ NOREAD, src: [f32][1] @ DRAM):
+        dst = src[0]
+
+    @proc
+    def reads_zero(n: size, y: f32[n]):
+        for i in seq(0, n):
+            t: f32 @ NOREAD
+            rd(y[i:i + 1], t)
+
+    with pytest.raises(MemGenError, match="(?s)'t' is a local scalar.*"
+                       "NOREAD is not writable from C.*rd\\(y"):
+        c_code_str([reads_zero])
+
+    @proc
+    def loads_first(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            t: f32 @ NOREAD
+            ld(t, x[i:i + 1])
+            rd(y[i:i + 1], t)
+
+    text = c_code_str([loads_first])
+    assert "t = x[i];" in text and "y[i] = t;" in text
+    x = np.arange(3, dtype=np.float32) + 1
+    for run in (loads_first.interpret, loads_first.compile()):
+        y = np.zeros(3, np.float32)
+        run(3, x, y)
+        assert list(y) == [1.0, 2.0, 3.0]

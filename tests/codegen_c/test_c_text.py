@@ -161,41 +161,6 @@ def test_memgen_error_for_unreadable_memory():
     assert re.search(r"test_c_text\.py:\d+", msg)
 
 
-def test_scalar_in_unreadable_memory_must_be_set_before_it_is_read():
-    # a local scalar starts at zero (docs/semantics.md); C sets it only in a
-    # memory it can write, so in NOREAD an instruction reading it first
-    # would read an uninitialised C variable where interpret() reads 0
-    from exo_hl import instr
-
-    @instr("{dst_data} = {src};")
-    def rd(dst: [f32][1] @ DRAM, src: f32 @ NOREAD):
-        dst[0] = src
-
-    @instr("{dst} = {src_data};")
-    def ld(dst: f32 @ NOREAD, src: [f32][1] @ DRAM):
-        dst = src[0]
-
-    @proc
-    def reads_zero(n: size, y: f32[n]):
-        for i in seq(0, n):
-            t: f32 @ NOREAD
-            rd(y[i:i + 1], t)
-
-    with pytest.raises(MemGenError, match="(?s)'t' is a local scalar.*"
-                       "NOREAD is not writable from C.*rd\\(y"):
-        c_code_str([reads_zero])
-
-    @proc
-    def loads_first(n: size, x: f32[n], y: f32[n]):
-        for i in seq(0, n):
-            t: f32 @ NOREAD
-            ld(t, x[i:i + 1])
-            rd(y[i:i + 1], t)
-
-    text = c_code_str([loads_first])
-    assert "t = x[i];" in text and "y[i] = t;" in text
-
-
 def test_precision_mismatch_is_an_error():
     @proc
     def mixed(x: f32[4], y: f64[4], z: f64[4]):
