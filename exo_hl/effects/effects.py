@@ -174,6 +174,20 @@ def _eff_expr(e):
     return EMPTY
 
 
+def ring_reduce(s) -> bool:
+    """``s`` (a reduction) adds in a way reductions of one location may be
+    reordered: into a float location (re-association rounds differently,
+    which reordering reductions is allowed to do), or integer arithmetic
+    wrapped into an integer location (exact modulo 2**bits). A float value
+    added into an integer location is truncated and saturated after every
+    step (docs/semantics.md, Reductions): reordering changes the result."""
+    from ..core_ir import datasem as D
+    t = T.basetype(s.type)
+    if not D.is_int(t):
+        return True
+    return not D.is_float(D.own_type(s.rhs))
+
+
 def eff_stmt(s):
     """Eff of one statement (raw names; see ``eff_block`` for scoping)."""
     return _eff_stmt(s)
@@ -183,8 +197,14 @@ def eff_stmt(s):
 def _eff_stmt(s):
     if isinstance(s, (IR.Assign, IR.Reduce)):
         rd = seq(_eff_expr(s.rhs), *(_eff_expr(i) for i in s.idx))
+        idx = tuple(lift(i) for i in s.idx)
+        if isinstance(s, IR.Reduce) and not ring_reduce(s):
+            # ``x += f`` of a float into an integer location truncates and
+            # saturates at each step: not a reduction that commutes with
+            # others, but a read of x followed by a write of it
+            return seq(rd, ("read", s.name, idx), ("write", s.name, idx))
         kind = "write" if isinstance(s, IR.Assign) else "reduce"
-        return seq(rd, (kind, s.name, tuple(lift(i) for i in s.idx)))
+        return seq(rd, (kind, s.name, idx))
     if isinstance(s, IR.WriteConfig):
         return seq(_eff_expr(s.rhs), _gwrite_leaf(s))
     if isinstance(s, IR.If):

@@ -16,6 +16,7 @@ from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.paths import walk_with_paths
 from ..core_ir.traversal import walk, walk_stmts
+from ..effects.effects import ring_reduce
 from ..patterns import stmt_expr_fields
 
 
@@ -36,7 +37,10 @@ def param_uses(callee, k, _seen=None) -> frozenset:
         if isinstance(s, IR.Assign) and s.name in names:
             kinds.add("write")
         elif isinstance(s, IR.Reduce) and s.name in names:
-            kinds.add("reduce")
+            # a float reduced into an integer truncates at each step: a
+            # read then a write, not a reduction (effects.ring_reduce)
+            kinds.update(("reduce", ) if ring_reduce(s) else
+                         ("read", "write"))
         elif isinstance(s, IR.Call):
             for j, a in enumerate(s.args):
                 if isinstance(a, (IR.Read, IR.WindowExpr)) and a.name in names:

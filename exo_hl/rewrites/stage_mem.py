@@ -59,6 +59,7 @@ from ..core_ir.traversal import used_syms, walk, walk_stmts
 from ..core_ir.visitors import map_accesses
 from ..core_ir.printer import expr_to_str
 from ..effects.api import prove_at
+from ..effects.effects import ring_reduce
 from ..provenance import derive
 from . import _common as C
 from ._build import retype_window_reads
@@ -231,7 +232,12 @@ def _survey(proc, blk, w: Window, window, fail, guards) -> Survey:
         if isinstance(s, (IR.Assign, IR.Reduce)):
             alias_check(s, s.name)
             if s.name in staged:
-                note("write" if isinstance(s, IR.Assign) else "reduce")
+                if isinstance(s, IR.Assign):
+                    note("write")
+                elif ring_reduce(s):
+                    note("reduce")
+                else:   # truncating/saturating: reads, then writes
+                    note("read", "write")
                 if s.name == buf:
                     cover(path, s, [Point(i) for i in s.idx])
         if isinstance(s, IR.Call):
@@ -371,6 +377,17 @@ def stage_mem(proc, block, window, new_name, accum=False):
     kinds = survey.kinds
     if not kinds:
         raise fail(s0, f"the block does not access '{buf}'")
+    if accum:
+        staged = {buf} | survey.derived
+        for s in walk_stmts(blk.stmts):
+            if isinstance(s, IR.Reduce) and s.name in staged and \
+                    not ring_reduce(s):
+                raise fail(s, f"accum=True: '{expr_to_str(s.rhs)}' is a "
+                           f"floating-point value reduced into '{buf}' "
+                           f"({T.type_name(elem)}), which truncates and "
+                           f"saturates at each step; accumulating it in a "
+                           f"zero-initialised copy and adding that back "
+                           f"would change the result")
     if accum and kinds - {"reduce"}:
         bad = " and ".join(sorted(kinds - {"reduce"}))
         raise fail(s0, f"accum=True requires the block to only reduce (+=) "

@@ -300,3 +300,17 @@ def test_cursors_follow_the_statements_they_pointed_to():
     cy = nest.find('y[_] = _')
     r = nest.fission_after('x[_] = _', n_lifts=2)
     assert stmt_to_str(r.forward(cy).node()).strip() == "y[i, j] = 2.0"
+
+
+def test_fission_refuses_reordering_saturating_reductions():
+    """Two float reductions into one i8 location (truncated and saturated
+    at each step) may not be reordered across iterations by the split."""
+    from exo_hl import i8
+
+    @proc
+    def sat(n: size, F: f32[n], G: f32[n], x: i8[1]):
+        for i in seq(0, n):
+            x[0] += F[i]
+            x[0] += G[i]
+    with pytest.raises(SchedulingError, match="do not commute"):
+        sat.fission_after("x[_] += F[_]")

@@ -218,3 +218,34 @@ def test_reorder_random_nests_after_cut_and_fission(equiv):
             tried += 1
             equiv(init_mm, q, sizes, compiled=False)
     assert tried >= 10
+
+
+def test_reorder_refuses_saturating_reduction_into_integer():
+    """``x += f`` of a float into an i8 truncates and saturates at each
+    step, so the order of the additions matters (200 then -100 gives 27,
+    -100 then 200 gives 100): not a reduction reorder may permute. Integer
+    reductions into i8 wrap modulo 2^8 and still reorder exactly."""
+    import numpy as np
+    from exo_hl import i8
+
+    @proc
+    def sat(n: size, F: f32[n, 2], x: i8[1]):
+        for i in seq(0, n):
+            for j in seq(0, 2):
+                x[0] += F[i, j]
+    with pytest.raises(SchedulingError, match="do not commute"):
+        sat.reorder("i", "j")
+
+    @proc
+    def wrap(n: size, A: i8[n, 2], x: i8[1]):
+        for i in seq(0, n):
+            for j in seq(0, 2):
+                x[0] += A[i, j] * A[i, j]
+    q = wrap.reorder("i", "j")
+    A = np.array([[127, -128], [-127, 100], [99, -1]], dtype=np.int8)
+    outs = []
+    for p in (wrap, q):
+        x = np.array([120], dtype=np.int8)
+        p.interpret(3, A, x)
+        outs.append(x[0])
+    assert outs[0] == outs[1]

@@ -414,3 +414,25 @@ def test_window_bound_in_block_with_all_uses_inside(equiv):
         A[i0 + 2] = As[i0]
     y[2] = A[3]""".splitlines()
     equiv(p, q, [{}])
+
+
+def test_stage_mem_accum_refuses_saturating_reduction():
+    """accum=True sums into a zero-initialised copy and adds it back: for
+    ``x += f`` (a float into an i8, truncated and saturated at each step)
+    that changes the result (x = 38, F = [640422.6, 10.49, -0.54]: 126 in
+    the original, -92 staged)."""
+    @proc
+    def sat(n: size, F: f32[n], x: i8[1]):
+        for i in seq(0, n):
+            x[0] += F[i]
+    with pytest.raises(SchedulingError, match="truncates and saturates"):
+        sat.stage_mem(sat.find_loop("i"), "x[0:1]", "xs", accum=True)
+    # without accum the staged copy is loaded and stored back: exact
+    q = sat.stage_mem(sat.find_loop("i"), "x[0:1]", "xs")
+    F = np.array([640422.6, 10.49, -0.54], dtype=np.float32)
+    outs = []
+    for p in (sat, q):
+        x = np.array([38], dtype=np.int8)
+        p.interpret(3, F, x)
+        outs.append(x[0])
+    assert outs == [126, 126]
