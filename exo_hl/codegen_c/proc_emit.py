@@ -19,7 +19,8 @@ from ..core_ir.types import (C_TYPES, basetype, is_control, is_data,
                              shape as type_shape)
 from ..errors import MemGenError, located
 from ..core_ir.traversal import walk
-from ..core_ir.buffers import written_buffers, zero_start_read
+from ..core_ir.buffers import (written_buffers, zero_start_read,
+                               zero_start_refusal)
 from ..core_ir.state import config_reads, config_writes
 from ..core_ir.syms import Sym
 from ..core_ir import datasem as D
@@ -433,11 +434,9 @@ class ProcEmitter(ExprEmitter):
             return
         reader = zero_start_read(rest, s.name)
         if reader is not None:
-            self._err(MemGenError,
-                      f"'{s.name.name}' is a local scalar, which starts at "
-                      f"zero, and may be read before it is written (here); "
-                      f"its memory {mem.name()} is not writable from C, so "
-                      f"the C code cannot set it to zero", reader)
+            self._err(MemGenError, zero_start_refusal(
+                s.name.name, f"its memory {mem.name()} is not writable "
+                f"from C, so the C code cannot set it to zero"), reader)
 
     def window_stmt(self, s, depth, bound):
         src = self.bufs.get(s.rhs.name)

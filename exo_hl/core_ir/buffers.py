@@ -74,6 +74,14 @@ def aliasing_call_args(call, alias: dict):
     return bad
 
 
+def zero_start_refusal(name, consequence, when="") -> str:
+    """The message of a refusal because the zero a local scalar starts with
+    (``when``: e.g. in each iteration) may be read (``zero_start_read``),
+    ending in what the refused change would make of it."""
+    return (f"'{name}' is a local scalar, which starts at zero{when}, and "
+            f"may be read before it is written (here); {consequence}")
+
+
 def zero_start_read(stmts, sym):
     """The statement of ``stmts`` (the rest of the block after ``sym``'s
     allocation) that may read the zero a local scalar starts with

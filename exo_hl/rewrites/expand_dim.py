@@ -30,7 +30,7 @@ from ..core_ir.printer import expr_to_str
 from ..core_ir.simplify import env_at, simplify_expr
 from ..core_ir.traversal import walk, walk_stmts
 from ..core_ir.visitors import map_accesses
-from ..core_ir.buffers import zero_start_read
+from ..core_ir.buffers import zero_start_read, zero_start_refusal
 from ..effects.api import prove_at
 from ..provenance import derive
 from . import _common as C
@@ -80,10 +80,9 @@ def expand_dim(proc, buffer, alloc_dim, indexing_expr):
     if T.is_real_scalar(a.type):
         first = zero_start_read(scope, a.name)
         if first is not None:
-            raise fail(first, f"'{a.name}' is a local scalar, which starts "
-                       f"at zero, and may be read before it is written "
-                       f"(here); as an array it would start uninitialised "
-                       f"(set it to zero first to keep that)")
+            raise fail(first, zero_start_refusal(
+                a.name, "as an array it would start uninitialised (set it "
+                "to zero first to keep that)"))
     for p, s in _accesses(scope, parent, field, index + 1, a.name):
         if isinstance(s, IR.Call) and any(
                 isinstance(x, IR.Read) and x.name == a.name and not x.idx

@@ -24,7 +24,7 @@ from ..core_ir.nodes import IR
 from ..core_ir.operators import is_parallel
 from ..core_ir.types import is_real_scalar
 from ..core_ir.traversal import free_vars
-from ..core_ir.buffers import zero_start_read
+from ..core_ir.buffers import zero_start_read, zero_start_refusal
 from ..provenance import derive
 from . import _common as C
 
@@ -58,12 +58,11 @@ def lift_alloc(proc, alloc, n_lifts=1):
             zero_read = zero_start_read(getattr(parent, f)[k + 1:], s.name) \
                 if is_real_scalar(s.type) else None
             if zero_read is not None:
-                raise err(f"'{s.name.name}' is a local scalar, which starts "
-                          f"at zero in each iteration of the loop "
-                          f"'{parent.iter.name}', and may be read before it "
-                          f"is written (here): shared by the iterations, it "
-                          f"would hold the previous iteration's value",
-                          zero_read)
+                raise err(zero_start_refusal(
+                    s.name.name, "shared by the iterations, it would hold "
+                    "the previous iteration's value",
+                    f" in each iteration of the loop '{parent.iter.name}'"),
+                    zero_read)
             if is_parallel(parent.mode):
                 raise err(f"cannot lift out of the parallel loop "
                           f"'{parent.iter.name}': its iterations would share "

@@ -33,7 +33,7 @@ from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.operators import is_parallel
 from ..core_ir.traversal import subst, used_syms
-from ..core_ir.buffers import zero_start_read
+from ..core_ir.buffers import zero_start_read, zero_start_refusal
 from ..effects.api import prove_at
 from . import _common as C
 from ._buffer_uses import aliases
@@ -81,11 +81,9 @@ def reuse_buffer(proc, buf, other):
         first = zero_start_read(C.get_list(ir, tuple(bp), bf)[bk + 1:],
                                 b.sym)
         if first is not None:
-            raise fail(f"'{ab.name.name}' is a local scalar, which starts "
-                       f"at zero, and may be read before it is written "
-                       f"(here); in '{ao.name.name}''s storage it would "
-                       f"start with the value '{ao.name.name}' last held",
-                       first)
+            raise fail(zero_start_refusal(
+                ab.name.name, f"in '{ao.name.name}''s storage it would "
+                f"start with the value '{ao.name.name}' last held"), first)
     n = len(po) - 1
     if not (len(pb) > n and pb[:n] == po[:n] and pb[n][0] == po[n][0]
             and pb[n][1] > po[n][1]):
