@@ -736,21 +736,38 @@ def to_pysmt(t):
         counter[0] += 1
         return S.Symbol(f"_q{counter[0]}", PI)
 
-    # (defs, atom->(q, r), fresh syms, id -> (term, formula)). Terms share
-    # sub-terms; each scope memoises what it translated, so a shared
-    # sub-term is translated once per scope instead of once per path. A
-    # formula made in an enclosing scope stays valid inside (its q, r are
-    # declared there); one made inside a quantifier is not reused outside.
-    scopes = [([], {}, [], {})]
+    # (defs, atom->(q, r), fresh syms, id -> (term, formula), keys bound
+    # by the quantifier opening the scope). Terms share sub-terms; each
+    # scope memoises what it translated, so a shared sub-term is translated
+    # once per scope instead of once per path. A formula made in an
+    # enclosing scope stays valid inside (its q, r are declared there)
+    # unless a quantifier in between binds one of its variables: canonical
+    # renaming keeps a key free outside and bound inside as one variable,
+    # and a q, r made outside would stand for the free one. One made inside
+    # a quantifier is not reused outside.
+    scopes = [([], {}, [], {}, _NO_KEYS)]
     work = [0]
+    key_cache = {}
+
+    def outer(x, look):
+        """The first ``look(scope)`` hit from the innermost scope out, if
+        no quantifier in between binds a variable of ``x``."""
+        bound = _NO_KEYS
+        for sc in reversed(scopes):
+            hit = look(sc)
+            if hit is not None:
+                if bound and not bound.isdisjoint(key_set(x, key_cache)):
+                    return None
+                return hit
+            bound = bound | sc[4]
+        return None
 
     def memo(fn):
         def go(x):
             k = id(x)
-            for sc in reversed(scopes):
-                hit = sc[3].get(k)
-                if hit is not None and hit[0] is x:
-                    return hit[1]
+            hit = outer(x, lambda sc: sc[3].get(k))
+            if hit is not None and hit[0] is x:
+                return hit[1]
             work[0] += 1
             if work[0] > TRANSLATE_BUDGET:
                 raise FormulaTooLarge()
@@ -760,15 +777,11 @@ def to_pysmt(t):
         return go
 
     def divmod_of(lin, c):
-        defs, table, fresh_syms, _ = scopes[-1]
+        defs, table, fresh_syms, _, _ = scopes[-1]
         # canonical terms are hash-consed (``canonical_term``): identity is
         # structural equality, and does not hash the tree under ``lin``
         key = (id(lin), c)
-        r = None
-        for sc in reversed(scopes):
-            if key in sc[1]:
-                r = sc[1][key]
-                break
+        r = outer(lin, lambda sc: sc[1].get(key))
         if r is None:
             x = go_int(lin)
             q, rr = fresh(), fresh()
@@ -828,9 +841,9 @@ def to_pysmt(t):
             return S.Equals(go_int(b[1]), S.Int(0))
         if tag in ("forall", "exists"):
             vs = [sym(k, s) for k, s in b[1]]
-            scopes.append(([], {}, [], {}))
+            scopes.append(([], {}, [], {}, frozenset(k for k, _ in b[1])))
             body = go_bool(b[2])
-            defs, _, fs, _ = scopes.pop()
+            defs, _, fs, _, _ = scopes.pop()
             if tag == "forall":
                 inner = S.Implies(S.And(defs), body) if defs else body
                 return S.ForAll(vs + fs, inner)
