@@ -240,11 +240,14 @@ def eq(a, b):
 
 
 def _may_be_bot(e) -> bool:
+    """Whether ``e`` has a ⊥ leaf: in an operand, a quantifier's body, or an
+    ``ite``'s condition or branches (an ``ite`` is ⊥ when its condition is)."""
     if e[0] == "bot":
         return True
     if e[0] in ("var", "const"):
         return False
-    return any(_may_be_bot(x) for x in e[2:] if isinstance(x, tuple))
+    parts = e[1:] if e[0] == "ite" else e[2:]
+    return any(_may_be_bot(x) for x in parts if isinstance(x, tuple))
 
 
 may_be_bot = _may_be_bot

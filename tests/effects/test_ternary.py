@@ -159,3 +159,20 @@ def test_linear_normalisation_decides_trivia():
     assert S.collapse_M(E.op("==", E.op("*", E.const(2), I),
                              E.op("+", E.op("*", E.const(2), I),
                                   E.const(1)))) is False
+
+
+def test_ite_of_equal_branches_keeps_a_condition_that_may_be_bot():
+    """``ite(c, t, t)`` is ⊥ when ``c`` is, so it folds to ``t`` only when
+    ``c`` cannot be ⊥; a ⊥ reaching ``c`` through the condition of an inner
+    ``ite`` was missed (``_may_be_bot`` looked at its branches only)."""
+    b, bd, bx = tern_input(E.BOOL)          # may be ⊥
+    p, q, t = Sym("p"), Sym("q"), Sym("t")
+    c = ("ite", b, E.var(p, E.BOOL), E.var(q, E.BOOL))
+    T = E.var(t)
+    assert E.may_be_bot(c)
+    built, raw = E.ite(c, T, T), ("ite", c, T, T)
+    for env, _ in assignments([(E.BOOL, bd, bx)]):
+        for pv, qv, tv in itertools.product(BOOLS, BOOLS, INTS):
+            env.update({p: pv, q: qv, t: tv})
+            assert E.eval3(built, env) == E.eval3(raw, env)
+            assert decode(S.encode(built), env) == E.eval3(raw, env)
