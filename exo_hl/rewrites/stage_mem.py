@@ -377,17 +377,15 @@ def stage_mem(proc, block, window, new_name, accum=False):
     kinds = survey.kinds
     if not kinds:
         raise fail(s0, f"the block does not access '{buf}'")
-    if accum:
-        staged = {buf} | survey.derived
-        for s in walk_stmts(blk.stmts):
-            if isinstance(s, IR.Reduce) and s.name in staged and \
-                    not ring_reduce(s):
-                raise fail(s, f"accum=True: '{expr_to_str(s.rhs)}' is a "
-                           f"floating-point value reduced into '{buf}' "
-                           f"({T.type_name(elem)}), which truncates and "
-                           f"saturates at each step; accumulating it in a "
-                           f"zero-initialised copy and adding that back "
-                           f"would change the result")
+    trunc = accum and next((s for s in walk_stmts(blk.stmts) if isinstance(
+        s, IR.Reduce) and s.name in {buf} | survey.derived
+        and not ring_reduce(s)), None)
+    if trunc:
+        raise fail(trunc, f"accum=True: '{expr_to_str(trunc.rhs)}' is a "
+                   f"floating-point value reduced into '{buf}' "
+                   f"({T.type_name(elem)}), which truncates and saturates at "
+                   f"each step; accumulating it in a zero-initialised copy "
+                   f"and adding that back would change the result")
     if accum and kinds - {"reduce"}:
         bad = " and ".join(sorted(kinds - {"reduce"}))
         raise fail(s0, f"accum=True requires the block to only reduce (+=) "
