@@ -240,12 +240,17 @@ def eq(a, b):
 
 
 def _may_be_bot(e) -> bool:
-    """Whether ``e`` has a ⊥ leaf: in an operand, a quantifier's body, or an
-    ``ite``'s condition or branches (an ``ite`` is ⊥ when its condition is)."""
+    """Whether ``e`` may evaluate to ⊥: it has a ⊥ leaf (in an operand, a
+    quantifier's body, or an ``ite``'s condition or branches: an ``ite`` is
+    ⊥ when its condition is), or a ``/`` or ``%`` whose divisor is not a
+    nonzero constant (division by zero is ⊥)."""
     if e[0] == "bot":
         return True
     if e[0] in ("var", "const"):
         return False
+    if e[0] == "op" and e[1] in ("/", "%") and not (
+            e[3][0] == "const" and e[3][1] != 0):
+        return True
     parts = e[1:] if e[0] == "ite" else e[2:]
     return any(_may_be_bot(x) for x in parts if isinstance(x, tuple))
 
