@@ -1032,6 +1032,32 @@ def solve_for(key, diff):
     return lscale(r, -coeff)  # c*k + r = 0  ->  k = -r/c
 
 
+def _bound_keys(t, out, seen):
+    """Add to ``out`` the keys bound by the quantifiers in ``t`` (``seen``:
+    ids of the composite sub-terms already walked)."""
+    if t is True or t is False or t[0] in ("iv", "bv"):
+        return out
+    if id(t) in seen:
+        return out
+    seen.add(id(t))
+    tag = t[0]
+    if tag == "lin":
+        for a, _ in t[2]:
+            _bound_keys(a, out, seen)
+    elif tag in ("forall", "exists"):
+        out.update(k for k, _ in t[1])
+        _bound_keys(t[2], out, seen)
+    elif tag in ("and", "or"):
+        for x in t[1]:
+            _bound_keys(x, out, seen)
+    elif tag in ("div", "mod", "not", "le0", "eq0"):
+        _bound_keys(t[1], out, seen)
+    else:   # ite, mul
+        for x in t[1:]:
+            _bound_keys(x, out, seen)
+    return out
+
+
 def exists_elim(keys, body, diffs):
     """∃keys. body, where ``diffs`` are lins known (from ``body``) to be 0.
 
@@ -1041,10 +1067,18 @@ def exists_elim(keys, body, diffs):
     """
     remaining = []
     diffs = list(diffs)
+    # ``tsubst`` does not rename bound variables apart: a solution naming a
+    # key that a quantifier in the body binds would be captured there
+    bound = _bound_keys(body, set(), set())
+    for d in diffs:
+        _bound_keys(d, bound, set())
     for k in keys:
         sol = None
         for d in diffs:
             sol = solve_for(k, d)
+            if sol is not None and bound and not bound.isdisjoint(
+                    term_keys(sol)):
+                sol = None
             if sol is not None:
                 break
         if sol is None:
