@@ -243,6 +243,12 @@ class ExprEmitter:
                                ctx)
             lhs = self.wrap(e.lhs, _PREC_ADD, sub_ctx)
             rhs = self.wrap(e.rhs, _PREC_ADD, sub_ctx)
+            if control and lhs == rhs:
+                # a control value compared with itself (integers: no NaN)
+                # has a known result, and C compilers warn about it
+                # (-Wtautological-compare, in -Wall)
+                return ("true" if op in ("==", "<=", ">=") else "false",
+                        _PREC_ATOM)
             return f"{lhs} {_C_OP[op]} {rhs}", p
         lhs = self.wrap(e.lhs, p, ctx)
         rhs = self.wrap(e.rhs, p + 1, ctx)

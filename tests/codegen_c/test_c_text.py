@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from exo_hl import (DRAM, DRAM_STATIC, ExoTypeError, MemGenError, R,
-                    compile_procs, f32, f64, par, proc, seq, size)
+                    compile_procs, f32, f64, index, par, proc, seq, size)
 from exo_hl.codegen_c.emit import c_code_str
 
 import cg_kernels as K
@@ -123,6 +123,30 @@ def test_instr_window_placeholder(tmp_path, warn_compile):
     assert "{ &B[6], { 4 } }" in text           # column window: stride 4
     compile_procs([use_pick], tmp_path, "usepick")
     warn_compile("usepick")
+
+
+def test_control_self_comparison_is_its_value(tmp_path, warn_compile):
+    """A control value compared with itself compiled to the comparison,
+    which gcc's -Wall (-Wtautological-compare) warns about; its value is
+    known (integers have no NaN), so the C has the constant."""
+    import numpy as np
+
+    @proc
+    def selfcmp(n: size, o: index, y: f32[2]):
+        assert o < n
+        if o + 2 - o == o + 2 - o:
+            y[0] = 1.0
+        if o + 2 - o < o + 2 - o:
+            y[1] = 1.0
+
+    text = c_code_str([selfcmp])
+    assert "if (true)" in text and "if (false)" in text
+    compile_procs([selfcmp], tmp_path, "selfcmp")
+    warn_compile("selfcmp")
+    ys = [np.zeros(2, np.float32) for _ in range(2)]
+    selfcmp.interpret(n=3, o=1, y=ys[0])
+    selfcmp.compile()(3, 1, ys[1])
+    assert ys[0].tolist() == ys[1].tolist() == [1.0, 0.0]
 
 
 def test_par_loop_guarded_pragma(tmp_path, warn_compile):
