@@ -87,6 +87,12 @@ def inline_loop(proc, loop):
                        f"'{t.name}'")
         lp = iters[x]
         r = B.sub(ix, xs[0])
+        if any({n.name for n in walk(v) if isinstance(n, IR.Read)}
+               & set(iters) for v in terms if v is not xs[0]):
+            # e.g. i + i % 2: the offset moves with the loop variable
+            raise fail(f"index {expr_text(ix)} of '{t.name}' must be one "
+                       f"loop variable of the nest plus an offset that "
+                       f"does not depend on the nest's loops")
         ranges.append((x, B.add(lp.lo, r), B.add(lp.hi, r), r))
     if len(ranges) != len(loops):
         raise fail(f"every loop of the nest must index its own dimension of "

@@ -141,6 +141,20 @@ def test_inline_loop_rejects_a_producer_that_is_not_one_value_per_location():
     with pytest.raises(SchedulingError):
         recur.inline_loop('i')
 
+    # an offset that moves with the loop writes t[1] twice (i = 0, 1): it
+    # was refused only by the final well-formedness check, vaguely
+    @proc
+    def moving(n: size, x: f32[n], y: f32[n]):
+        assert n % 2 == 0
+        t: f32[n + 1]
+        for i in seq(0, n):
+            t[i + i % 2] = x[i]
+        for j in seq(0, n):
+            y[j] = t[j]
+    with pytest.raises(SchedulingError, match="does not depend on the "
+                       "nest's loops"):
+        moving.inline_loop('i')
+
 
 def test_inline_loop_rejects_a_buffer_that_wraps_the_value():
     @proc
