@@ -207,3 +207,20 @@ def window_roots(ir) -> dict:
         if isinstance(st, IR.WindowStmt):
             root[st.name] = root.get(st.rhs.name, st.rhs.name)
     return root
+
+
+def truncating_note(stmts) -> str:
+    """A note for a "do not commute" refusal when ``stmts`` hold a ``+=`` of
+    a floating-point value into an integer location (``ring_reduce``
+    false), which the effect analysis counts as a read and a write: the
+    generic reason would not say why two additions do not commute."""
+    from ..core_ir.printer import expr_to_str
+    s = next((s for s in walk_stmts(stmts) if isinstance(s, IR.Reduce)
+              and not ring_reduce(s)), None)
+    if s is None:
+        return ""
+    idx = f"[{', '.join(expr_to_str(i) for i in s.idx)}]" if s.idx else ""
+    return (f"; note: '{s.name.name}{idx} += {expr_to_str(s.rhs)}' adds a "
+            f"floating-point value into an integer location, which "
+            f"truncates and saturates at each step, so such additions do "
+            f"not commute")

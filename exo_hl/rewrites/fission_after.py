@@ -29,6 +29,7 @@ from ..core_ir.traversal import free_vars, subst
 from ..effects import api as EA
 from ..provenance import derive
 from . import _common as C
+from ._buffer_uses import truncating_note
 
 
 def fission_after(proc, stmt, n_lifts=1):
@@ -70,7 +71,8 @@ def fission_after(proc, stmt, n_lifts=1):
                     f"the loop '{parent.iter.name}' cannot be split here: "
                     f"the statements before the cut do not commute with the "
                     f"statements after it across iterations (or with the "
-                    f"loop bounds): {r.reason}", parent)
+                    f"loop bounds): {r.reason}{truncating_note((parent, ))}",
+                    parent)
             it = parent.iter.copy()
             first = parent.update(body=pre)
             second = parent.update(iter=it, body=tuple(

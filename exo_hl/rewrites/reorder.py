@@ -21,6 +21,7 @@ from ..core_ir.traversal import free_vars
 from ..effects import api as E
 from ..provenance import derive
 from . import _common as C
+from ._buffer_uses import truncating_note
 
 
 def _perfect(p1, s1, p2, s2) -> bool:
@@ -53,7 +54,8 @@ def reorder(proc, outer_loop, inner_loop=None):
     r = E.can_reorder_loops(proc.ir(), path)
     if not r:
         raise err(outer, "the loop iterations do not commute, so the loops "
-                  f"cannot be interchanged ({r.reason})")
+                  f"cannot be interchanged ({r.reason})"
+                  f"{truncating_note((outer, ))}")
     new_outer = inner.update(body=(outer.update(body=inner.body), ))
     new_ir = C.replace_stmts_at(proc.ir(), path, (new_outer, ))
     # each loop's cursor follows that loop; the body stays where it was

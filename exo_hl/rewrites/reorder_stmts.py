@@ -15,6 +15,7 @@ from ..core_ir.traversal import free_vars
 from ..effects import api as EA
 from ..provenance import derive
 from . import _common as C
+from ._buffer_uses import truncating_note
 
 
 def reorder_stmts(proc, s1, s2=None):
@@ -47,7 +48,8 @@ def reorder_stmts(proc, s1, s2=None):
     r = EA.commutes(st1, st2, EA.context(proc.ir(), tuple(path1)))
     if not r:
         raise err("the statements do not commute: one may write a location "
-                  f"the other reads, writes or reduces ({r.reason})")
+                  f"the other reads, writes or reduces ({r.reason})"
+                  f"{truncating_note((st1, st2))}")
     new_ir = C.replace_block_at(proc.ir(), parent_path, field, k, k + 2,
                                 (st2, st1))
     swap = {tuple(path1): parent_path + ((field, k + 1), ),
