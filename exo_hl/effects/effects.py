@@ -188,6 +188,26 @@ def ring_reduce(s) -> bool:
     return not D.is_float(D.own_type(s.rhs))
 
 
+def write_kinds(s) -> tuple:
+    """How an assignment or reduction ``s`` uses its location, as the
+    effect analysis sees it: ``("write",)``, ``("reduce",)``, or for a
+    reduction that truncates (``ring_reduce`` false) ``("read", "write")``:
+    such steps do not commute with each other."""
+    if isinstance(s, IR.Assign):
+        return ("write", )
+    return ("reduce", ) if ring_reduce(s) else ("read", "write")
+
+
+def truncating_reduce(stmts, names=None):
+    """The first reduction in ``stmts`` (nested ones included) that
+    truncates (``ring_reduce`` false), into one of ``names`` if given;
+    ``None`` if there is none."""
+    from ..core_ir.traversal import walk_stmts
+    return next((s for s in walk_stmts(stmts) if isinstance(s, IR.Reduce)
+                 and (names is None or s.name in names)
+                 and not ring_reduce(s)), None)
+
+
 def eff_stmt(s):
     """Eff of one statement (raw names; see ``eff_block`` for scoping)."""
     return _eff_stmt(s)
@@ -198,13 +218,8 @@ def _eff_stmt(s):
     if isinstance(s, (IR.Assign, IR.Reduce)):
         rd = seq(_eff_expr(s.rhs), *(_eff_expr(i) for i in s.idx))
         idx = tuple(lift(i) for i in s.idx)
-        if isinstance(s, IR.Reduce) and not ring_reduce(s):
-            # ``x += f`` of a float into an integer location truncates and
-            # saturates at each step: not a reduction that commutes with
-            # others, but a read of x followed by a write of it
-            return seq(rd, ("read", s.name, idx), ("write", s.name, idx))
-        kind = "write" if isinstance(s, IR.Assign) else "reduce"
-        return seq(rd, (kind, s.name, idx))
+        # a truncating ``x += f`` is a read of x then a write (write_kinds)
+        return seq(rd, *((k, s.name, idx) for k in write_kinds(s)))
     if isinstance(s, IR.WriteConfig):
         return seq(_eff_expr(s.rhs), _gwrite_leaf(s))
     if isinstance(s, IR.If):

@@ -16,7 +16,7 @@ from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.paths import walk_with_paths
 from ..core_ir.traversal import walk, walk_stmts
-from ..effects.effects import ring_reduce
+from ..effects.effects import truncating_reduce, write_kinds
 from ..patterns import stmt_expr_fields
 
 
@@ -34,13 +34,8 @@ def param_uses(callee, k, _seen=None) -> frozenset:
             names.add(s.name)
     kinds = set()
     for s in walk_stmts(callee.body):
-        if isinstance(s, IR.Assign) and s.name in names:
-            kinds.add("write")
-        elif isinstance(s, IR.Reduce) and s.name in names:
-            # a float reduced into an integer truncates at each step: a
-            # read then a write, not a reduction (effects.ring_reduce)
-            kinds.update(("reduce", ) if ring_reduce(s) else
-                         ("read", "write"))
+        if isinstance(s, (IR.Assign, IR.Reduce)) and s.name in names:
+            kinds.update(write_kinds(s))
         elif isinstance(s, IR.Call):
             for j, a in enumerate(s.args):
                 if isinstance(a, (IR.Read, IR.WindowExpr)) and a.name in names:
@@ -211,16 +206,15 @@ def window_roots(ir) -> dict:
 
 def truncating_note(stmts) -> str:
     """A note for a "do not commute" refusal when ``stmts`` hold a ``+=`` of
-    a floating-point value into an integer location (``ring_reduce``
-    false), which the effect analysis counts as a read and a write: the
-    generic reason would not say why two additions do not commute."""
-    from ..core_ir.printer import expr_to_str
-    s = next((s for s in walk_stmts(stmts) if isinstance(s, IR.Reduce)
-              and not ring_reduce(s)), None)
+    a floating-point value into an integer location
+    (``effects.truncating_reduce``), which the effect analysis counts as a
+    read and a write: the generic reason would not say why two additions
+    do not commute."""
+    from ..core_ir.printer import stmt_to_str
+    s = truncating_reduce(stmts)
     if s is None:
         return ""
-    idx = f"[{', '.join(expr_to_str(i) for i in s.idx)}]" if s.idx else ""
-    return (f"; note: '{s.name.name}{idx} += {expr_to_str(s.rhs)}' adds a "
+    return (f"; note: '{stmt_to_str(s).strip()}' adds a "
             f"floating-point value into an integer location, which "
             f"truncates and saturates at each step, so such additions do "
             f"not commute")

@@ -59,7 +59,7 @@ from ..core_ir.traversal import used_syms, walk, walk_stmts
 from ..core_ir.visitors import map_accesses
 from ..core_ir.printer import expr_to_str
 from ..effects.api import prove_at
-from ..effects.effects import ring_reduce
+from ..effects.effects import truncating_reduce, write_kinds
 from ..provenance import derive
 from . import _common as C
 from ._build import retype_window_reads
@@ -232,12 +232,7 @@ def _survey(proc, blk, w: Window, window, fail, guards) -> Survey:
         if isinstance(s, (IR.Assign, IR.Reduce)):
             alias_check(s, s.name)
             if s.name in staged:
-                if isinstance(s, IR.Assign):
-                    note("write")
-                elif ring_reduce(s):
-                    note("reduce")
-                else:   # truncating/saturating: reads, then writes
-                    note("read", "write")
+                note(*write_kinds(s))
                 if s.name == buf:
                     cover(path, s, [Point(i) for i in s.idx])
         if isinstance(s, IR.Call):
@@ -377,9 +372,7 @@ def stage_mem(proc, block, window, new_name, accum=False):
     kinds = survey.kinds
     if not kinds:
         raise fail(s0, f"the block does not access '{buf}'")
-    trunc = accum and next((s for s in walk_stmts(blk.stmts) if isinstance(
-        s, IR.Reduce) and s.name in {buf} | survey.derived
-        and not ring_reduce(s)), None)
+    trunc = accum and truncating_reduce(blk.stmts, {buf} | survey.derived)
     if trunc:
         raise fail(trunc, f"accum=True: '{expr_to_str(trunc.rhs)}' is a "
                    f"floating-point value reduced into '{buf}' "
