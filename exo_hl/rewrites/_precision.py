@@ -1,25 +1,29 @@
 """Which precision can hold a data expression in place of the expression.
 
-Rewrites that name a data expression ``e`` (``bind_expr``'s temporary,
-``bind_config``'s field) write ``e`` to a location of some type ``T`` and
-read that location where ``e`` was. That is only right when the statements
-consuming the value compute with what they read exactly what they computed
-with ``e``. How a statement computes (the interpreter and the C backend
-agree on it):
+Rewrites that move a data expression ``e`` into a location of some type
+``T`` and read that location where ``e`` was (``bind_expr``'s temporary,
+``bind_config``'s field; ``inline_assign``, ``inline_loop`` and
+``merge_writes`` go the other way, from the location back to ``e``) are
+only right when the statements consuming the value compute with what they
+read exactly what they computed with ``e``. How a statement computes (the
+interpreter and the C backend agree on it, ``core_ir/datasem.py``):
 
 * floating-point data is computed in its own precision (``f32 * f32`` in
-  ``f32``), and a literal takes the precision of the expression around it;
+  ``f32``), and a literal takes the type of its context (the operation
+  around it, else the location it is stored into);
 * integer data is computed exactly (C promotes every integer type to
   ``int``), and converted (wrapped) only when it is stored.
 
 So ``e``'s *value* is what must survive the round trip through ``T``:
 
 * ``e`` of a floating-point type: ``T`` is that type;
-* ``e`` made of literals only (type ``R``): ``T`` is the precision the
-  consuming expression gives to literals (its other leaves, else the type
-  it is stored to); an integer ``T`` needs an integral value it holds.
-  When ``e`` is the whole value stored, any ``T`` holding it exactly will
-  do;
+* ``e`` made of literals only: stored into ``T`` it is computed in ``T``
+  (``2.5 + 2.5`` is 4 in an ``i32``, 5 in an ``f32``), where it stood it
+  was computed in its context. Both are computed exactly, as the
+  interpreter does (``_literal_problem``): every operation around ``e``
+  must keep its evaluation type (a typed read in place of literals can
+  change it) and each occurrence must give the same value, bit for bit
+  (``-0.0`` stored into an ``i32`` reads back as ``+0.0``);
 * ``e`` of an integer type: ``T`` is an integer type whose range contains
   the range of ``e`` (interval arithmetic over the types of its leaves, in
   ``i32`` as the statement computes it: ``A[i] / 6.0`` divides by the
@@ -38,6 +42,7 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
+from ..core_ir import datasem as D
 from ..core_ir import types as T
 from ..core_ir import operators as OPS
 from ..core_ir.nodes import IR
@@ -177,29 +182,6 @@ def _as_computed(r):
     return r if lo <= r[0] and r[1] <= hi else (lo, hi)
 
 
-def const_value(e):
-    """The value of an expression made of data literals only (computed as
-    the interpreter does), or None."""
-    if isinstance(e, IR.Const):
-        v = e.val
-        return None if isinstance(v, bool) else float(v)
-    if isinstance(e, IR.USub):
-        v = const_value(e.arg)
-        return None if v is None else -v
-    if isinstance(e, IR.BinOp) and e.op in _RING + ("/", ):
-        a, b = const_value(e.lhs), const_value(e.rhs)
-        if a is None or b is None:
-            return None
-        if e.op == "+":
-            return a + b
-        if e.op == "-":
-            return a - b
-        if e.op == "*":
-            return a * b
-        return None if b == 0 else a / b
-    return None
-
-
 def _leaf_types(e, skip):
     """Precisions of the data leaves of ``e``, not looking inside the
     occurrences of ``skip``: (floats, ints, has_R) as sets/bool."""
@@ -315,53 +297,179 @@ def _in_consumer(e, t, s, chain) -> Optional[str]:
         return (f"its exact value (range {span}) may not fit in "
                 f"{_name(t)}, and the statement uses more than its value "
                 f"modulo 2^{INT_BITS[t]}")
-    # literals only: the precision the consumer gives literals
-    v = const_value(e) if et is IR.Num else None
-    if et is not IR.Num or v is None or any(
-            isinstance(n, (IR.Read, IR.ReadConfig, IR.Extern))
-            for n in walk(e)):
-        if t != et:
-            return (f"it has type {_name(et)}; a {_name(t)} location would "
-                    f"change its value")
-        return None
-    if not chain and _holds_exactly(t, v):
-        return None  # the whole value stored, and t holds it exactly
-    floats, ints, has_r = _leaf_types(r, e)
-    if len(floats) > 1:
-        return "the statement mixes precisions"
-    if floats:
-        ctx = next(iter(floats))
-    elif ints:
-        ctx = "int"
-    elif has_r:
-        ctx = IR.Num
-    elif w in INT_RANGE:
-        ctx = "int"
-    else:
-        ctx = w
-    if ctx == "int":
-        if t not in INT_RANGE or not v.is_integer() or not (
-                INT_RANGE[t][0] <= v <= INT_RANGE[t][1]):
-            return (f"the statement computes in integers and {v!r} is not "
-                    f"an integer that {_name(t)} holds")
-        return None
-    if t != ctx:
-        return (f"the statement computes it in {_name(ctx)}, not "
-                f"{_name(t)}")
+    # literals only: holder_problem checks them by their exact values
+    # (_literal_problem) before this is reached
+    if t != et:
+        return (f"it has type {_name(et)}; a {_name(t)} location would "
+                f"change its value")
     return None
+
+
+# ----------------------------------------------------------------------
+# expressions of literals only: evaluated, in both places, exactly
+def _location_type(t):
+    """The data type a location of type ``t`` holds (``R`` is f32)."""
+    return IR.F32 if t is IR.Num else t
+
+
+def _evaluated(s):
+    """(the expression the data statement ``s`` evaluates, the type it
+    stores to, the path of ``s.rhs`` in it): ``x += e`` evaluates ``x +
+    e``, as the interpreter does."""
+    if isinstance(s, IR.WriteConfig):
+        return s.rhs, _location_type(s.config.lookup_type(s.field)), ()
+    w = _location_type(T.basetype(s.type))
+    if isinstance(s, IR.Reduce):
+        cur = IR.Read(s.name, s.idx, type=s.type, srcinfo=s.srcinfo)
+        return IR.BinOp("+", cur, s.rhs, type=s.type), w, (1, )
+    return s.rhs, w, ()
+
+
+def _children(e):
+    if isinstance(e, IR.USub):
+        return (e.arg, )
+    if isinstance(e, IR.BinOp):
+        return (e.lhs, e.rhs)
+    if isinstance(e, IR.Extern):
+        return tuple(e.args)
+    return ()
+
+
+def _contexts(e, ctx, path=(), out=None):
+    """``{path: (context, evaluation type, node)}`` of every data node of
+    ``e`` evaluated in context ``ctx``, as ``interpret()`` gives them
+    (``core_ir.datasem``): the context of an operand is the evaluation
+    type of its operation, of an argument of an extern with its own type
+    rule its own (``ext_arg_context``)."""
+    out = {} if out is None else out
+    t = D.eval_type(e, ctx)
+    out[path] = (ctx, t, e)
+    own_args = isinstance(e, IR.Extern) and e.f.own_arg_types
+    for i, c in enumerate(_children(e)):
+        _contexts(c, D.ext_arg_context(c) if own_args else t, path + (i, ),
+                  out)
+    return out
+
+
+def _paths_of(e, target, path=()):
+    """Paths (as in ``_contexts``) of the occurrences of ``target``."""
+    if e == target:
+        return [path]
+    out = []
+    for i, c in enumerate(_children(e)):
+        out += _paths_of(c, target, path + (i, ))
+    return out
+
+
+def _replace_at(e, paths, new, path=()):
+    if path in paths:
+        return new
+    cs = _children(e)
+    if not cs or not any(p[:len(path)] == path for p in paths):
+        return e
+    new_cs = [_replace_at(c, paths, new, path + (i, ))
+              for i, c in enumerate(cs)]
+    if isinstance(e, IR.USub):
+        return e.update(arg=new_cs[0])
+    if isinstance(e, IR.BinOp):
+        return e.update(lhs=new_cs[0], rhs=new_cs[1])
+    return e.update(args=tuple(new_cs))
+
+
+def _a(t) -> str:
+    """``t``'s name with its indefinite article ("an i32", "a f32")."""
+    n = _name(t)
+    return ("an " if n[0] in "aeiou" else "a ") + n
+
+
+def _show(v, t) -> str:
+    if D.is_int(t):
+        return str(int(v))
+    return f"{float(v)!r}"
+
+
+def _literal_problem(e, t, s) -> Optional[str]:
+    """Why a location of type ``t`` holding the literal-only ``e`` cannot
+    replace ``e`` in the data statement ``s`` (None: it can).
+
+    A literal takes the type of its context (docs/semantics.md): ``e``
+    stored into the location is computed in ``t``, where it stood in the
+    context ``s`` gives it. So compare, exactly (bits), what ``s`` computes
+    with ``e`` and with the location: every operation around ``e`` keeps
+    its evaluation type, and each occurrence contributes the same value."""
+    from ..core_ir.syms import Sym
+    root, w, _ = _evaluated(s)
+    paths = _paths_of(root, e)
+    if not paths:
+        return None
+    ht = _location_type(t)
+    if not D.is_int(ht) and not D.is_float(ht):
+        return f"a {_name(t)} location does not hold data"
+    hd = D.domain(ht)
+    raw = D.const_eval(e, hd)
+    if raw is None:
+        return None  # not literal-only
+    held = D.convert(raw, hd, ht)
+    holder = IR.Read(Sym("holder"), (), type=ht, srcinfo=e.srcinfo)
+    ctx0 = D.domain(w)
+    old = _contexts(root, ctx0)
+    new = _contexts(_replace_at(root, set(paths), holder), ctx0)
+    txt = _expr_text(e)
+    for p, (c, te, node) in old.items():
+        if any(p[:len(q)] == q and p != q for q in paths):
+            continue    # inside an occurrence
+        c2, te2, _ = new[p]
+        if p in paths:
+            if c != c2:
+                return (f"'{txt}' is an argument computed in {_name(c)} "
+                        f"there, {_a(t)} location is passed as "
+                        f"{_name(c2)}")
+            continue
+        if (c, te) != (c2, te2):
+            return (f"the statement would compute '{_expr_text(node)}' in "
+                    f"{_name(te2)} instead of {_name(te)} (a literal takes "
+                    f"the type of its context)")
+    for p in paths:
+        c = old[p][0]
+        final = w if p == () else c
+        want = D.convert(D.const_eval(e, c), c, final)
+        got = D.convert(held, hd, final)
+        if not D.same_value(want, got):
+            there = _show(got, final)
+            return (f"'{txt}' is {_show(want, final)} where it is used "
+                    f"(computed in {_name(c)}), but {_a(t)} location "
+                    f"holds {_show(held, ht)}"
+                    + (f", which is {there} there"
+                       if there != _show(held, ht) else ""))
+    return None
+
+
+def _expr_text(e) -> str:
+    try:
+        from ..core_ir.printer import expr_to_str
+        return expr_to_str(e)
+    except Exception:  # never let the printer hide the real reason
+        return repr(e)
 
 
 def holder_problem(e, t, stmts: Iterable) -> Optional[str]:
     """Why a location of type ``t`` cannot stand for the data expression
     ``e`` in ``stmts`` (every occurrence of ``e`` in them, nested statements
     included, is replaced by a read of it); None when it can."""
+    literal = T.is_real_scalar(e.type) and D.is_literal_only(e)
     for s in walk_stmts(tuple(stmts)):
         data_rhs = isinstance(s, (IR.Assign, IR.Reduce)) or (
             isinstance(s, IR.WriteConfig)
             and T.is_real_scalar(s.config.lookup_type(s.field)))
+        if data_rhs and literal:
+            why = _literal_problem(e, t, s)
+            if why:
+                return why
         for x in _stmt_exprs(s):
             for chain in _occurrences(x, e):
                 if data_rhs and x is s.rhs:
+                    if literal:
+                        continue  # checked exactly above
                     why = _in_consumer(e, t, s, chain)
                 elif t != e.type:
                     why = (f"it is used where its type ({_name(e.type)}) "
@@ -431,5 +539,5 @@ def replace_expr(node, e, new):
                     else rejoin_type(n))
 
 
-__all__ = ["holder_problem", "choose_holder", "int_range", "const_value",
+__all__ = ["holder_problem", "choose_holder", "int_range",
            "rejoin_type", "replace_expr"]
