@@ -426,9 +426,10 @@ def _literal_problem(e, t, s) -> Optional[str]:
                         f"{_name(c2)}")
             continue
         if (c, te) != (c2, te2):
-            return (f"the statement would compute '{_expr_text(node)}' in "
-                    f"{_name(te2)} instead of {_name(te)} (a literal takes "
-                    f"the type of its context)")
+            return (f"'{_expr_text(node)}' is computed in {_name(te)} with "
+                    f"'{txt}' in it, in {_name(te2)} with {_a(t)} location "
+                    f"in its place (a literal takes the type of its "
+                    f"context)")
     for p in paths:
         c = old[p][0]
         final = w if p == () else c
