@@ -14,7 +14,7 @@ import struct
 import numpy as np
 import pytest
 
-from exo_hl import SchedulingError, f32, instr, proc, seq
+from exo_hl import SchedulingError, f32, f64, instr, proc, seq
 from exo_hl.core_ir import nodes as N
 from exo_hl.core_ir.nodes import IR
 
@@ -134,3 +134,24 @@ def test_patterns_tell_the_zeros_apart():
     pos = both.find("y[_] = 0.0").node().rhs.val
     assert math.copysign(1.0, neg) == -1.0 and math.copysign(1.0, pos) == 1.0
     assert len(both.find("y[_] = 0.0", many=True)) == 1
+
+
+
+def test_c_keeps_the_sign_of_zero_and_nan_literals():
+    @proc
+    def lits(y: f32[2], z: f64[2]):
+        y[0] = -0.0
+        y[1] = 0.0
+        z[0] = -0.0
+        z[1] = 0.0
+    args = (np.ones(2, np.float32), np.ones(2))
+    a = _run(lits, y=args[0], z=args[1])
+    y, z = args[0].copy(), args[1].copy()
+    lits.compile()(y, z)
+    assert np.array_equal(_bits(y), _bits(a["y"])) and np.signbit(y[0])
+    assert np.array_equal(_bits(z), _bits(a["z"])) and np.signbit(z[0])
+    # a NaN literal (a Python constant of the defining scope) keeps its sign
+    from exo_hl.codegen_c import arith as A
+    nan = float("nan")
+    assert A.literal(-nan, IR.F32) == "-NAN" and A.literal(nan, IR.F32) == "NAN"
+    assert A.literal(-nan, IR.F64) == "(double)-NAN"
