@@ -389,6 +389,12 @@ def _show(v, t) -> str:
 
 
 def _literal_problem(e, t, s) -> Optional[str]:
+    import numpy as np
+    with np.errstate(all="ignore"):    # out of range: inf, as stored
+        return _literal_problem_(e, t, s)
+
+
+def _literal_problem_(e, t, s) -> Optional[str]:
     """Why a location of type ``t`` holding the literal-only ``e`` cannot
     replace ``e`` in the data statement ``s`` (None: it can).
 
