@@ -155,3 +155,17 @@ def test_c_keeps_the_sign_of_zero_and_nan_literals():
     nan = float("nan")
     assert A.literal(-nan, IR.F32) == "-NAN" and A.literal(nan, IR.F32) == "NAN"
     assert A.literal(-nan, IR.F64) == "(double)-NAN"
+
+
+def test_alpha_equality_tells_the_zeros_apart():
+    from exo_hl.core_ir.printer import alpha_equal
+
+    @proc
+    def pz(y: f32[1]):
+        y[0] = 0.0
+
+    @proc
+    def nz(y: f32[1]):
+        y[0] = -0.0
+    assert not alpha_equal(pz.ir(), nz.ir().update(name="pz"))
+    assert alpha_equal(nz.ir(), nz.ir())
