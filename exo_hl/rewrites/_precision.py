@@ -412,7 +412,10 @@ def _literal_problem_(e, t, s) -> Optional[str]:
     if not D.is_int(ht) and not D.is_float(ht):
         return f"a {_name(t)} location does not hold data"
     hd = D.domain(ht)
-    raw = D.const_eval(e, hd)
+    try:
+        raw = D.const_eval(e, hd)
+    except Exception as x:   # an extern refusing its arguments
+        return f"'{_expr_text(e)}' cannot be evaluated ({x})"
     if raw is None:
         return None  # not literal-only
     held = D.convert(raw, hd, ht)
@@ -439,7 +442,10 @@ def _literal_problem_(e, t, s) -> Optional[str]:
     for p in paths:
         c = old[p][0]
         final = w if p == () else c
-        want = D.convert(D.const_eval(e, c), c, final)
+        try:
+            want = D.convert(D.const_eval(e, c), c, final)
+        except Exception as x:   # an extern refusing its arguments
+            return f"'{txt}' cannot be evaluated ({x})"
         got = D.convert(held, hd, final)
         if not D.same_value(want, got):
             there = _show(got, final)
