@@ -245,3 +245,30 @@ def test_merge_writes_judges_the_first_value_by_the_holder_rule(equiv):
     q = fits.merge_writes(("x[_] = _", "x[_] += _"))
     assert str(q).rstrip().splitlines()[-1] == "        x[i] = 100.0 + a[i]"
     equiv(fits, q, [{"n": 4}])
+
+
+# ---------------------------------------------------------------------------
+# a negated literal stays a negation (found by the literal fuzzer: inlining
+# t = -128.5 into -t printed '--128.5', which parsed back as 128.5)
+
+def test_negation_of_a_negative_literal_is_kept(equiv, assert_roundtrip):
+    @proc
+    def neg(y: i8[2]):
+        t: i32
+        t = -128.5
+        y[0] = t
+        y[1] = -t
+    q = neg.inline_assign("t = _")
+    assert str(q).rstrip().splitlines()[-1] == "    y[1] = --128.5"
+    assert_roundtrip(q)
+    equiv(neg, q, [{}])
+
+    @proc
+    def sat(y: i32[2]):
+        y[0] = -(-2147483648.5)    # -2147483648 (saturated), negated: wraps
+        y[1] = -(-(0.0))           # -(-0.0): +0.0
+    out = _run(sat, y=np.zeros(2, np.int32))["y"]
+    assert list(out) == [-2147483648, 0]
+    assert "--2147483648.5" in str(sat)
+    assert_roundtrip(sat)
+    equiv(sat, sat, [{}])
