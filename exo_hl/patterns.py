@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
 
 from .caches import memo
-from .core_ir.nodes import IR
+from .core_ir.nodes import IR, same_constant
 from .core_ir.operators import LOOP_KINDS, PY_ARITH, PY_BOOL, PY_CMP
 from .core_ir.paths import walk_with_paths
 from .core_ir.types import TYPE_NAMES
@@ -396,10 +396,10 @@ def _match_expr(p, e) -> bool:
         return isinstance(e, IR.Read) and not e.idx and e.name.name == p.id
     if isinstance(p, ast.Constant):
         return (isinstance(e, IR.Const) and type(e.val) is type(p.value)
-                and e.val == p.value) or (
+                and same_constant(e.val, p.value)) or (
             isinstance(e, IR.Const) and isinstance(p.value, (int, float))
             and not isinstance(p.value, bool) and not isinstance(e.val, bool)
-            and e.val == p.value)
+            and same_constant(e.val, p.value))
     if isinstance(p, ast.Subscript):
         if not isinstance(p.value, ast.Name):
             return False
@@ -431,7 +431,7 @@ def _match_expr(p, e) -> bool:
                 return _match_expr(p.operand, e.arg)
             return (isinstance(p.operand, ast.Constant)
                     and isinstance(e, IR.Const) and not isinstance(e.val, bool)
-                    and e.val == -p.operand.value)
+                    and same_constant(e.val, -p.operand.value))
         if isinstance(p.op, ast.Not):
             return isinstance(e, IR.Not) and _match_expr(p.operand, e.arg)
         return False

@@ -118,7 +118,10 @@ def literal(v, t) -> str:
         return "INT32_MIN" if x == I32_MIN else str(x)
     ct = C_TYPES[t]
     if np.isnan(x) or np.isinf(x):
-        r = "NAN" if np.isnan(x) else ("INFINITY" if x > 0 else "-INFINITY")
+        if np.isnan(x):   # the literal's sign is kept (-NAN: sign bit set)
+            r = "-NAN" if np.signbit(x) else "NAN"
+        else:
+            r = "INFINITY" if x > 0 else "-INFINITY"
         return r if ct == "float" else f"({ct}){r}"
     # the shortest decimal that reads back as this value of type t
     if x == 0 or 1e-5 <= abs(float(x)) < 1e16:

@@ -37,7 +37,8 @@ from .nodes import IR
 __all__ = ["INT_TYPES", "FLOAT_TYPES", "is_int", "is_float", "int_range",
            "join", "domain", "default_leaf", "own_type", "eval_type",
            "ext_arg_context", "wrap", "float_to_int", "literal", "convert",
-           "from_extern", "binop", "neg"]
+           "from_extern", "binop", "neg", "is_literal_only", "const_eval",
+           "same_value"]
 
 INT_TYPES = (IR.I8, IR.UI8, IR.I16, IR.UI16, IR.I32)
 FLOAT_TYPES = (IR.F16, IR.F32, IR.F64)
@@ -228,3 +229,61 @@ def binop(op, a, b, t):
 
 def neg(a, t):
     return wrap(-a, IR.I32) if is_int(t) else -a
+
+
+# ----------------------------------------------------------------------------
+# expressions of literals only: their value depends on their context
+
+
+def is_literal_only(e, leaf=default_leaf) -> bool:
+    """``e`` is a data expression made of literals (and externs of them)
+    only: it has no evaluation type of its own and takes its context's."""
+    return own_type(e, leaf) is None
+
+
+def const_eval(e, t, leaf=default_leaf):
+    """The value of the literal-only data expression ``e`` computed in
+    context ``t`` (an evaluation type), exactly as ``interpret()`` computes
+    it: ``2.5 + 2.5`` is 4 in ``i32`` and 5 in ``f32``, ``16777217.0 -
+    1.0`` is 16777215 in ``f32`` and 16777216 in ``f64``. None when ``e``
+    is not made of literals only."""
+    if not is_literal_only(e, leaf):
+        return None
+    with np.errstate(all="ignore"):
+        return _const_eval(e, t, leaf)
+
+
+def _const_eval(e, ctx, leaf):
+    t = eval_type(e, ctx, leaf)
+    if isinstance(e, IR.Const):
+        return literal(e.val, t)
+    if isinstance(e, IR.USub):
+        return neg(_operand(e.arg, t, leaf), t)
+    if isinstance(e, IR.BinOp):
+        return binop(e.op, _operand(e.lhs, t, leaf), _operand(e.rhs, t, leaf),
+                     t)
+    if isinstance(e, IR.Extern):
+        if e.f.own_arg_types:
+            args = [_const_eval(a, ext_arg_context(a, leaf), leaf)
+                    for a in e.args]
+        else:
+            args = [_operand(a, t, leaf) for a in e.args]
+        return from_extern(e.f.interpret(args), t)
+    raise ValueError(f"not a literal-only data expression: {e!r}")
+
+
+def _operand(e, t, leaf):
+    te = eval_type(e, t, leaf)
+    v = _const_eval(e, t, leaf)
+    return v if te is t else convert(v, te, t)
+
+
+def same_value(a, b) -> bool:
+    """Two values of evaluation or data types are the same value: equal
+    integers, or floats of one precision with equal bits (``-0.0`` is not
+    ``0.0``; a NaN is itself, with its payload)."""
+    if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)):
+        return int(a) == int(b)
+    if not (isinstance(a, np.floating) and isinstance(b, np.floating)):
+        return False
+    return a.dtype == b.dtype and a.tobytes() == b.tobytes()

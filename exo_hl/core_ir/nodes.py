@@ -4,11 +4,17 @@ The grammar file is the single source of truth for the IR's shape; this module
 only turns it into Python classes. Every generated node is immutable, hashable
 (the hash is cached) and compares structurally. Source locations (``srcinfo``)
 never take part in equality or hashing, so a reparsed procedure compares equal
-to the original.
+to the original. Literals compare by their bits where Python's ``==``
+would not tell values apart or not tell a value from itself: ``-0.0`` is
+not ``0.0`` and a NaN is itself (``constant_identity``;
+docs/semantics.md, "constants are identified by their bits").
 """
 from __future__ import annotations
 
+import math
+import numbers
 import operator
+import struct
 import tokenize as _std_tokenize
 from pathlib import Path
 from types import SimpleNamespace
@@ -33,6 +39,32 @@ def _parse_grammar(text: str):
 
 #: fields whose value is irrelevant to a node's meaning
 _NON_SEMANTIC = frozenset({"srcinfo"})
+
+
+def constant_identity(v):
+    """What a literal value is compared and hashed by: the value itself,
+    except a float zero with its sign bit set and a NaN, which are their
+    bits. Python's ``==`` takes ``-0.0`` for ``0.0`` (they differ:
+    ``1 / -0.0`` is ``-inf``) and a NaN for no value at all (not even
+    itself); an integer and a float of equal value stay one value (a data
+    literal ``2`` means the number 2.0)."""
+    if isinstance(v, numbers.Real) and not isinstance(v, numbers.Integral):
+        f = float(v)
+        if f != f:
+            return ("nan", struct.pack("<d", f))
+        if f == 0.0 and math.copysign(1.0, f) < 0:
+            return ("-0.0", )
+    return v
+
+
+def same_constant(a, b) -> bool:
+    """Whether two literal values are the same value (by their bits:
+    ``constant_identity``)."""
+    return constant_identity(a) == constant_identity(b)
+
+
+#: per constructor, fields whose value is compared through a function
+_IDENTITY = {"Const": {"val": constant_identity}}
 
 
 class Node:
@@ -181,7 +213,12 @@ def _make_class(name, base, fields, attributes):
     names = tuple(f.name for f in fields)
     attrs = tuple(f.name for f in attributes)
     key = tuple(n for n in names + attrs if n not in _NON_SEMANTIC)
-    if len(key) >= 2:
+    ident = _IDENTITY.get(name)
+    if ident:
+        def key_of(node, key=key, ident=ident):
+            return tuple(ident[k](getattr(node, k)) if k in ident
+                         else getattr(node, k) for k in key)
+    elif len(key) >= 2:
         key_of = operator.attrgetter(*key)
     elif key:
         one = operator.attrgetter(key[0])

@@ -16,7 +16,7 @@ import json
 from typing import Dict, Optional
 
 from .line_break import COLUMN_LIMIT, break_line
-from .nodes import IR, Node
+from .nodes import IR, Node, same_constant
 from . import operators as OPS
 from .operators import loop_kind_name
 from .syms import Sym
@@ -379,6 +379,8 @@ class _Alpha:
                     and all(self.eq(x, y) for x, y in zip(a, b)))
         if type(a) is not type(b):
             return False
-        if isinstance(a, (int, float, str, bool)) or a is None:
+        if isinstance(a, float):
+            return same_constant(a, b)    # -0.0 is not 0.0, a NaN is itself
+        if isinstance(a, (int, str, bool)) or a is None:
             return a == b
         return a is b or a == b

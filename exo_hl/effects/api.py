@@ -18,6 +18,7 @@ message) and ``.model`` may hold a counterexample.
     can_remove_loop(proc, loop_path)
     loop_is_parallel(proc, loop_path)
     equiv_modulo(proc, path, fields)     # context extension (§3.6.2)
+    never_same_location(proc, scope, (path_a, idx_a), (path_b, idx_b))
 
 Bounds checking (the frontend's) is ``prove_at(proc, path, 0 <= i < n)`` for
 each access: build the predicate with ``eexpr`` (or as IR) and prove it.
@@ -28,7 +29,7 @@ from __future__ import annotations
 from ..caches import memo
 from ..core_ir.nodes import IR
 from ..core_ir.paths import block_of, norm_path, stmt_at
-from ..core_ir.traversal import free_vars, used_syms, walk_stmts
+from ..core_ir.traversal import free_vars, used_syms, walk, walk_stmts
 from . import checks as C
 from . import eexpr as E
 from .checks import Result, OK
@@ -42,7 +43,7 @@ __all__ = [
     "Result", "Ctx", "context", "stmt_at", "block_of", "norm_path", "prove",
     "counterexample", "prove_at", "commutes", "shadows", "can_reorder_loops",
     "can_fission", "can_remove_loop", "loop_is_parallel", "equiv_modulo",
-    "stats", "clear_cache",
+    "never_same_location", "stats", "clear_cache",
 ]
 
 
@@ -382,3 +383,31 @@ def equiv_modulo(proc, path, fields, include_stmt=False):
         if res != "unsat":
             out.add(g)
     return OK, frozenset(out)
+
+
+@logged_check
+def never_same_location(proc, scope, a, b):
+    """Whether no run of the statement at ``a[0]`` indexing one buffer with
+    ``a[1]`` and no run of the one at ``b[0]`` indexing it with ``b[1]``
+    name the same element, in one run of the block holding the statement
+    at ``scope`` (an allocation's lifetime): the loops enclosing both inside
+    that block run independently (any iteration of one against any of the
+    other); those around the block are shared. Indices must not read
+    configuration state (refused: their values would be compared at two
+    points)."""
+    from .equal_writes import _renaming
+    proc = _ir(proc)
+    (pa, ia), (pb, ib) = a, b
+    ia, ib = tuple(ia), tuple(ib)
+    if len(ia) != len(ib):
+        return Result(False, "the accesses differ in rank")
+    if any(isinstance(n, IR.ReadConfig) for e in ia + ib
+           for n in walk(e)):
+        return Result(False, "an index reads configuration state")
+    ca, cb = context(proc, pa), context(proc, pb)
+    ren = _renaming(proc, norm_path(scope), norm_path(pb))
+    hyps = tuple(ca.hyps) + tuple(E.subst(h, ren) for h in cb.hyps)
+    same = E.ands([E.eq(ca.lift(x), E.subst(cb.lift(y), ren))
+                   for x, y in zip(ia, ib)])
+    return C.prove(E.not_(same), hyps)
+

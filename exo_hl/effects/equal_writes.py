@@ -41,7 +41,7 @@ module cannot establish is a rejection.
 from __future__ import annotations
 
 from ..core_ir import types as T
-from ..core_ir.nodes import IR
+from ..core_ir.nodes import IR, same_constant
 from ..core_ir.state import config_writes
 from ..core_ir.traversal import walk, walk_stmts
 from . import checks as C
@@ -162,7 +162,8 @@ def _match(e1, e2, pairs) -> bool:
         pairs.append((e1, e2))
         return True
     if isinstance(e1, IR.Const):
-        return e1.val == e2.val
+        # by their bits: 0.0 and -0.0 are two values (1 / x tells them apart)
+        return same_constant(e1.val, e2.val)
     if isinstance(e1, IR.Read):
         if e1.name is not e2.name or len(e1.idx) != len(e2.idx):
             return False

@@ -584,9 +584,13 @@ class ProcParser:
             except OverflowError:   # beyond every float: the nearest is inf
                 v = math.inf if e.val > 0 else -math.inf
             return IR.Const(v, type=IR.Num, srcinfo=e.srcinfo)
-        if isinstance(e, IR.USub) and isinstance(e.arg, IR.Const):
-            return self.to_data(IR.Const(-e.arg.val, type=e.arg.type,
-                                         srcinfo=e.srcinfo), node, what)
+        if isinstance(e, IR.USub) and _is_literal(e.arg):
+            # a negation stays one (``-(-2.5)``): folding it into the
+            # literal ``2.5`` would change the value where the literal
+            # saturates (``-(-2147483648.5)`` in an i32 context wraps), and
+            # the printed text would not parse back to the same program
+            return e.update(arg=self.to_data(e.arg, node, what),
+                            type=IR.Num)
         if isinstance(e, IR.BinOp) and T.is_control(e.type) and \
                 _is_literal(e) and e.op in ARITH_OPS:
             lhs = self.to_data(e.lhs, node, what)

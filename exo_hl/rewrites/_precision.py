@@ -1,25 +1,29 @@
 """Which precision can hold a data expression in place of the expression.
 
-Rewrites that name a data expression ``e`` (``bind_expr``'s temporary,
-``bind_config``'s field) write ``e`` to a location of some type ``T`` and
-read that location where ``e`` was. That is only right when the statements
-consuming the value compute with what they read exactly what they computed
-with ``e``. How a statement computes (the interpreter and the C backend
-agree on it):
+Rewrites that move a data expression ``e`` into a location of some type
+``T`` and read that location where ``e`` was (``bind_expr``'s temporary,
+``bind_config``'s field; ``inline_assign``, ``inline_loop`` and
+``merge_writes`` go the other way, from the location back to ``e``) are
+only right when the statements consuming the value compute with what they
+read exactly what they computed with ``e``. How a statement computes (the
+interpreter and the C backend agree on it, ``core_ir/datasem.py``):
 
 * floating-point data is computed in its own precision (``f32 * f32`` in
-  ``f32``), and a literal takes the precision of the expression around it;
+  ``f32``), and a literal takes the type of its context (the operation
+  around it, else the location it is stored into);
 * integer data is computed exactly (C promotes every integer type to
   ``int``), and converted (wrapped) only when it is stored.
 
 So ``e``'s *value* is what must survive the round trip through ``T``:
 
 * ``e`` of a floating-point type: ``T`` is that type;
-* ``e`` made of literals only (type ``R``): ``T`` is the precision the
-  consuming expression gives to literals (its other leaves, else the type
-  it is stored to); an integer ``T`` needs an integral value it holds.
-  When ``e`` is the whole value stored, any ``T`` holding it exactly will
-  do;
+* ``e`` made of literals only: stored into ``T`` it is computed in ``T``
+  (``2.5 + 2.5`` is 4 in an ``i32``, 5 in an ``f32``), where it stood it
+  was computed in its context. Both are computed exactly, as the
+  interpreter does (``core_ir.literal_values``): every operation around ``e``
+  must keep its evaluation type (a typed read in place of literals can
+  change it) and each occurrence must give the same value, bit for bit
+  (``-0.0`` stored into an ``i32`` reads back as ``+0.0``);
 * ``e`` of an integer type: ``T`` is an integer type whose range contains
   the range of ``e`` (interval arithmetic over the types of its leaves, in
   ``i32`` as the statement computes it: ``A[i] / 6.0`` divides by the
@@ -38,8 +42,10 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
+from ..core_ir import datasem as D
 from ..core_ir import types as T
 from ..core_ir import operators as OPS
+from ..core_ir.literal_values import literal_holder_problem
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import walk, walk_stmts
 
@@ -177,29 +183,6 @@ def _as_computed(r):
     return r if lo <= r[0] and r[1] <= hi else (lo, hi)
 
 
-def const_value(e):
-    """The value of an expression made of data literals only (computed as
-    the interpreter does), or None."""
-    if isinstance(e, IR.Const):
-        v = e.val
-        return None if isinstance(v, bool) else float(v)
-    if isinstance(e, IR.USub):
-        v = const_value(e.arg)
-        return None if v is None else -v
-    if isinstance(e, IR.BinOp) and e.op in _RING + ("/", ):
-        a, b = const_value(e.lhs), const_value(e.rhs)
-        if a is None or b is None:
-            return None
-        if e.op == "+":
-            return a + b
-        if e.op == "-":
-            return a - b
-        if e.op == "*":
-            return a * b
-        return None if b == 0 else a / b
-    return None
-
-
 def _leaf_types(e, skip):
     """Precisions of the data leaves of ``e``, not looking inside the
     occurrences of ``skip``: (floats, ints, has_R) as sets/bool."""
@@ -315,39 +298,11 @@ def _in_consumer(e, t, s, chain) -> Optional[str]:
         return (f"its exact value (range {span}) may not fit in "
                 f"{_name(t)}, and the statement uses more than its value "
                 f"modulo 2^{INT_BITS[t]}")
-    # literals only: the precision the consumer gives literals
-    v = const_value(e) if et is IR.Num else None
-    if et is not IR.Num or v is None or any(
-            isinstance(n, (IR.Read, IR.ReadConfig, IR.Extern))
-            for n in walk(e)):
-        if t != et:
-            return (f"it has type {_name(et)}; a {_name(t)} location would "
-                    f"change its value")
-        return None
-    if not chain and _holds_exactly(t, v):
-        return None  # the whole value stored, and t holds it exactly
-    floats, ints, has_r = _leaf_types(r, e)
-    if len(floats) > 1:
-        return "the statement mixes precisions"
-    if floats:
-        ctx = next(iter(floats))
-    elif ints:
-        ctx = "int"
-    elif has_r:
-        ctx = IR.Num
-    elif w in INT_RANGE:
-        ctx = "int"
-    else:
-        ctx = w
-    if ctx == "int":
-        if t not in INT_RANGE or not v.is_integer() or not (
-                INT_RANGE[t][0] <= v <= INT_RANGE[t][1]):
-            return (f"the statement computes in integers and {v!r} is not "
-                    f"an integer that {_name(t)} holds")
-        return None
-    if t != ctx:
-        return (f"the statement computes it in {_name(ctx)}, not "
-                f"{_name(t)}")
+    # literals only: holder_problem checks them by their exact values
+    # (_literal_problem) before this is reached
+    if t != et:
+        return (f"it has type {_name(et)}; a {_name(t)} location would "
+                f"change its value")
     return None
 
 
@@ -355,13 +310,20 @@ def holder_problem(e, t, stmts: Iterable) -> Optional[str]:
     """Why a location of type ``t`` cannot stand for the data expression
     ``e`` in ``stmts`` (every occurrence of ``e`` in them, nested statements
     included, is replaced by a read of it); None when it can."""
+    literal = T.is_real_scalar(e.type) and D.is_literal_only(e)
     for s in walk_stmts(tuple(stmts)):
         data_rhs = isinstance(s, (IR.Assign, IR.Reduce)) or (
             isinstance(s, IR.WriteConfig)
             and T.is_real_scalar(s.config.lookup_type(s.field)))
+        if data_rhs and literal:
+            why = literal_holder_problem(e, t, s)
+            if why:
+                return why
         for x in _stmt_exprs(s):
             for chain in _occurrences(x, e):
                 if data_rhs and x is s.rhs:
+                    if literal:
+                        continue  # checked exactly above
                     why = _in_consumer(e, t, s, chain)
                 elif t != e.type:
                     why = (f"it is used where its type ({_name(e.type)}) "
@@ -431,5 +393,5 @@ def replace_expr(node, e, new):
                     else rejoin_type(n))
 
 
-__all__ = ["holder_problem", "choose_holder", "int_range", "const_value",
+__all__ = ["holder_problem", "choose_holder", "int_range",
            "rejoin_type", "replace_expr"]

@@ -10,8 +10,10 @@ evaluated before ``s`` changes anything, so they all see the same value).
 A control field's type must match ``e``'s type; a data field must hold
 ``e``'s exact value as ``s`` uses it (``rewrites/_precision.py``): its own
 precision for floating-point data, a type holding its range for integers,
-and for a literal the precision ``s`` computes it in (``2.0`` fits an
-``f32`` field in an ``f32`` statement).
+and for literals only a field type in which they compute, bit for bit,
+what ``s`` computed with them (``2.0`` fits an ``f32`` field in an ``f32``
+statement; ``2.5 + 2.5`` stored into an ``i32`` is 4, so an ``f32`` field,
+which holds 5, cannot stand for it there).
 
 Locally the result is equivalent modulo ``{Config.field}`` (Def. 3.2). In
 the procedure that is acceptable only if nothing observes the changed field

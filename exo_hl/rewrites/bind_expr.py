@@ -8,7 +8,10 @@
 see it (``rewrites/_precision.py``): a floating-point expression keeps its
 own precision, an integer one gets the narrowest integer type that provably
 holds it (``i8 + i8`` read in an ``i32`` statement: ``i32``, never the
-wrapping ``i8``), literals the precision of the expression around them.
+wrapping ``i8``), an expression of literals only a type in which it
+computes, bit for bit, what the statements computed with it where it stood
+(a literal takes its context's type: ``2.5 + 2.5`` is 4 stored into an
+``i32``, 5 into an ``f32``, so one temporary cannot serve both).
 When no type can be proven to hold it, the binding is rejected. Within ``s``
 every occurrence of ``e`` is replaced: a statement evaluates its right-hand
 side before it writes, so all occurrences there see the same value.

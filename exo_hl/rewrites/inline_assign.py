@@ -16,21 +16,26 @@ assignment's indices may not read configuration state, and ``x``'s type
 must hold ``e``'s exact value where the reads are
 (``_precision.holder_problem``, as for ``bind_expr``).
 
-The assignment is dropped when ``x`` is an allocation (not an argument:
-the caller sees arguments) that, after the rewrite, nothing reads any more
-(no read, reduction, window or call argument of it is left anywhere).
+The assignment is dropped when it is dead after the rewrite, as Exo's
+``inline_assign`` drops it: ``x`` is an allocation (not an argument: the
+caller sees arguments) and no use of ``x`` left in its lifetime may read an
+element the assignment writes, in any iteration (effect analysis: a
+read or reduction at indices proven different in every pair of iterations;
+a scalar read, a window or a call argument of ``x`` may read it). So with
+``t[0] = a; t[1] = b; y = t[0] + t[1]``, inlining ``t[1] = b`` drops it
+while ``t[0]`` is still read, and ``t[0] = a`` can be inlined next.
 """
 from __future__ import annotations
 
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
-from ..core_ir.paths import map_with_paths
+from ..core_ir.paths import map_with_paths, walk_with_paths
 from ..core_ir.syms import Sym
-from ..core_ir.traversal import map_node, walk_stmts
+from ..core_ir.traversal import map_node
 from ..effects import api as EA
 from ..patterns import stmt_expr_fields
 from . import _common as C
-from ._buffer_uses import uses
+from ._buffer_uses import aliases, uses
 from ._expr_at import expr_text, reads_config
 from ._precision import holder_problem, rejoin_type
 
@@ -128,7 +133,7 @@ def inline_assign(proc, assign):
     new_ir = C.replace_block_at(ir, parent, field, k + 1, k + 1 + len(out),
                                 tuple(out))
     fwd = None
-    if _is_alloc(ir, x) and not _still_read(new_ir, x):
+    if _dead(new_ir, path, x, idx):
         new_ir = C.replace_stmts_at(new_ir, path, ())
         if not C.get_list(new_ir, parent, field):
             new_ir = C.replace_block_at(new_ir, parent, field, 0, 0,
@@ -139,11 +144,28 @@ def inline_assign(proc, assign):
     return proc._derive(new_ir, OP, forward=fwd)
 
 
-def _is_alloc(ir, x) -> bool:
-    return any(isinstance(s, IR.Alloc) and s.name == x
-               for s in walk_stmts(ir.body))
-
-
-def _still_read(ir, x) -> bool:
-    return any(u.kind != "write" and u.kind != "stride"
-               for u in uses(ir.body, (), "body", 0, {x}))
+def _dead(ir, path, x, idx) -> bool:
+    """Whether the assignment at ``path`` (of ``x[idx]``) is a dead store
+    in ``ir``: ``x`` is an allocation (the caller sees arguments), and no
+    use of ``x`` left in its lifetime may read an element the assignment
+    writes, in any iteration (``EA.never_same_location``). Other elements
+    may still be read: after ``t[1] = e`` is inlined, ``t[0]`` is."""
+    alloc = next((p for p, s in walk_with_paths(ir.body, (), "body", 0)
+                  if isinstance(s, IR.Alloc) and s.name == x), None)
+    if alloc is None:
+        return False
+    *parent, (field, k) = alloc
+    names = aliases(ir, x)
+    block = C.get_list(ir, tuple(parent), field)
+    for u in uses(block[k + 1:], tuple(parent), field, k + 1, names):
+        if u.kind in ("write", "stride"):
+            continue
+        if u.kind == "reduce" and u.node.name == x:
+            at = u.node.idx
+        elif u.kind == "read" and u.node.name == x and u.node.idx:
+            at = u.node.idx
+        else:
+            return False  # a scalar read, a window, a call: may read it
+        if not EA.never_same_location(ir, alloc, (path, idx), (u.path, at)):
+            return False
+    return True

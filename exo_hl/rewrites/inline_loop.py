@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from ..core_ir import build as B
 from ..core_ir import types as T
-from ..core_ir.nodes import IR
+from ..core_ir.nodes import IR, same_constant
 from ..core_ir.paths import map_with_paths
 from ..core_ir.simplify import affine_form, simplify_expr
 from ..core_ir.traversal import map_node, subst, walk, walk_stmts
@@ -231,5 +231,5 @@ def _is_instance_of(n, e) -> bool:
     if isinstance(e, IR.Read):
         return n.name == e.name
     if isinstance(e, IR.Const):
-        return n.val == e.val
+        return same_constant(n.val, e.val)
     return True

@@ -9,10 +9,14 @@ Checked:
   equal (nothing runs between them that could change a control value);
 - when the second one is a ``+=``: ``b`` does not read what the first one
   writes (the effects of ``tmp = b`` and the first write commute), and the
-  value is unchanged by merging: ``a`` and ``b`` have ``x``'s own data type
-  (or are literals it holds exactly), so storing ``a`` into ``x`` first
-  rounds nothing. ``+=; +=`` re-associates the sum, as reordering
-  reductions does (reductions are treated as commutative and associative);
+  value is unchanged by merging: ``a`` and ``b`` have ``x``'s own data
+  type (or are literals it holds exactly; the sum then needs no second
+  precision, which C would refuse), and after ``x[i] = a`` the location
+  holds ``a`` for ``x[i] + b`` exactly as ``a + b`` uses it
+  (``_precision.holder_problem``, the rule of ``inline_assign``: a literal
+  is computed in ``x``'s type first, in the sum's type after merging).
+  ``+=; +=`` re-associates the sum, as reordering reductions does
+  (reductions are treated as commutative and associative);
 - when the second one is ``=``: the first write is dead (its effect is
   shadowed by the second, which does not read it).
 """
@@ -25,7 +29,7 @@ from ..effects import api as EA
 from . import _common as C
 from ._expr_at import expr_text
 from ..frontend.typecheck import data_join
-from ._precision import _holds_exactly
+from ._precision import _holds_exactly, holder_problem
 
 OP = "merge_writes"
 
@@ -83,15 +87,23 @@ def merge_writes(proc, block):
             raise fail(f"'{expr_text(s2.rhs)}' may read the location the "
                        f"first statement writes ({r.reason})")
         t = T.basetype(s1.type)
+        rhs = IR.BinOp("+", s1.rhs, s2.rhs,
+                       type=data_join(s1.rhs.type, s2.rhs.type),
+                       srcinfo=s2.rhs.srcinfo)
+        new = s1.update(rhs=rhs)
         for e in (s1.rhs, s2.rhs):
             if not _fits(e, t):
                 raise fail(f"'{expr_text(e)}' ({T.type_name(e.type)}) would "
                            f"not keep its value through the {T.type_name(t)} "
                            f"location, so merging may round differently")
-        rhs = IR.BinOp("+", s1.rhs, s2.rhs,
-                       type=data_join(s1.rhs.type, s2.rhs.type),
-                       srcinfo=s2.rhs.srcinfo)
-        new = s1.update(rhs=rhs)
+        if isinstance(s1, IR.Assign):
+            # x = a; x += b is x = a; x = x + b: the location x holds a for
+            # the second statement, exactly the shared holder rule
+            why = holder_problem(s1.rhs, t, (new, ))
+            if why:
+                raise fail(f"'{expr_text(s1.rhs)}' would not keep its value "
+                           f"through the {T.type_name(t)} location, so "
+                           f"merging may round differently: {why}")
     new_ir = C.replace_block_at(ir, blk.parent, blk.field, blk.lo, blk.hi,
                                 (new, ))
     return proc._derive(new_ir, OP, forward=C.forward_replace_block(

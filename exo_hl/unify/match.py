@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Tuple
 
 from ..core_ir import types as T
-from ..core_ir.nodes import IR
+from ..core_ir.nodes import IR, same_constant
 from ..core_ir.printer import expr_to_str, stmt_to_str
 from ..core_ir.simplify import affine_form
 from ..core_ir.syms import Sym
@@ -309,7 +309,7 @@ class Matcher:
         if isinstance(c, IR.Read):
             self.access(c.name, c.idx, k.name, k.idx, loc, c, k)
         elif isinstance(c, IR.Const):
-            if c.val != k.val:
+            if not same_constant(c.val, k.val):
                 raise UnifyError(f"{loc}: constant {_e(c)} vs {_e(k)}")
         elif isinstance(c, IR.USub):
             self.expr(c.arg, k.arg, loc)
@@ -343,7 +343,7 @@ class Matcher:
             raise UnifyError(f"{loc}: expected a condition like '{_e(c)}', "
                              f"found '{_e(k)}'")
         if isinstance(c, IR.Const):
-            if c.val != k.val:
+            if not same_constant(c.val, k.val):
                 raise UnifyError(f"{loc}: '{_e(c)}' vs '{_e(k)}'")
         elif isinstance(c, IR.BinOp):
             if c.op != k.op:

@@ -107,7 +107,7 @@ def test_bind_config_literal_into_data_field(equiv):
         "        CfgP.scale = 2.0", "        x[i] = CfgP.scale * x[i]"]
     equiv(scale2, p, [{"n": 5}])
     # the statement computes 2.0 in f32: an f64 field would change that
-    with pytest.raises(SchedulingError, match="computes it in f32"):
+    with pytest.raises(SchedulingError, match="computed in f32 .* in f64 with a f64 location"):
         scale2.bind_config("2.0", CfgP, "wide")
 
 

@@ -54,17 +54,16 @@ def unroll_all(p, name):
 
 
 def inline_all(p, buf):
-    """``inline_assign`` each write of ``buf`` in order, then remove the
-    writes left behind, now dead stores (``eliminate_dead_code``)."""
+    """Exo's schedule: ``inline_assign`` the statement just before the
+    consumer, once per write of ``buf``; each write is dropped as soon as
+    no read of what it wrote is left, so the next ``consumer.prev()`` is
+    the next write."""
     n = len(p.find(f"{buf}[_] = _", many=True))
-    for k in range(n):
-        p = p.inline_assign(p.find(f"{buf}[_] = _", many=True)[k])
-    while True:
-        try:
-            c = p.find(f"{buf}[_] = _")
-        except SchedulingError:
-            return p
-        p = p.eliminate_dead_code(c)
+    for _ in range(n):
+        p = p.inline_assign(p.find("consumer[_] = _").prev())
+    with pytest.raises(SchedulingError):
+        p.find(f"{buf}[_] = _")        # every write is gone
+    return p
 
 
 def test_schedule_blur1d(equiv, same_text):
