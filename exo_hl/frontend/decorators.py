@@ -23,6 +23,7 @@ from ..core_ir import types as T
 from ..core_ir.config import Config
 from ..core_ir.cpu_features import normalize_features
 from ..core_ir.extern import Extern
+from ..core_ir.names import respell
 from ..core_ir.nodes import IR
 from ..core_ir.srcinfo import SrcInfo
 from ..errors import ExoError, ExoSyntaxError, ExoTypeError, \
@@ -133,7 +134,7 @@ def _build(fdef, scope, srcmap, instr: Optional[IR.Instr]):
             check_instr_template(ir, instr.c_template)
         check_arg_dims(ir)
         run_static_checks(ir)
-        return Procedure(ir)
+        return Procedure(respell(ir))
     return _guard(fdef.name, srcmap(fdef), go)
 
 
