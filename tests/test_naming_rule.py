@@ -187,3 +187,36 @@ def test_schedules_keep_names_agreeing():
     # the first inlined nest binds i and j inside the caller's j and i
     assert p.find_loop("i_1").body()[0].name() == "j_1"
     check_equiv(outer3, p, [{"n": 3}])
+
+
+@proc
+def addrow(n: size, x: [f32][n], y: [f32][n], z: [f32][n]):
+    for i in seq(0, n):
+        z[i] = x[i] + y[i]
+
+
+@proc
+def caller8(m: size, n: size, x: f32[m, n], y: f32[m, n], z: f32[m, n]):
+    assert n % 8 == 0
+    for i in seq(0, m):
+        addrow(n, x[i, 0:n], y[i, 0:n], z[i, 0:n])
+
+
+def test_vectorize_an_inlined_loop_builds_the_right_windows():
+    # vectorize writes its windows from accesses' .text(): with the old
+    # 'y[i, i]' text it would have staged the diagonal
+    from exo_hl.hw_libs.avx2 import AVX2, INSTRS
+    from exo_hl.stdlib import vectorize
+    p = caller8.inline("addrow(_)")
+    q = vectorize(p, "i_1", 8, AVX2, INSTRS)
+    assert "x[i, 8 * i_1o:8 * i_1o + 8]" in str(q), str(q)
+    check_equiv(caller8, q, [{"m": 3, "n": 16}])
+
+
+def test_globals_used_covers_what_the_printer_reserves():
+    from exo_hl.core_ir.names import globals_used
+    from exo_hl.core_ir.printer import _names_in
+    from exo_hl.hw_libs.avx2 import INSTRS as AVX
+    from exo_hl.hw_libs.gemmini import INSTRS as GEM
+    for p in (caller, calls_sub, loops_and_sub, outer3, *AVX, *GEM):
+        assert globals_used(p.ir()) >= _names_in(p.ir())[0], p.name()

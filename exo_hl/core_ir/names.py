@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from typing import Dict
 
+from ..caches import memo
 from .nodes import IR
+from .operators import loop_kind_name
+from .printer import mem_name
 from .syms import Sym
 
 
@@ -33,9 +36,59 @@ def fresh_name(base: str, taken) -> str:
 def globals_used(proc_ir) -> set:
     """The names of the non-local things ``proc_ir`` mentions (called
     procedures, configs, externs, memories, loop kinds, ``stride``): a
-    binding of one of these names would read as the global."""
-    from .printer import _names_in
-    return _names_in(proc_ir)[0]
+    binding of one of these names would read as the global. Memoised per
+    statement: a rewrite shares the statements it did not change."""
+    out = set()
+    for a in proc_ir.args:
+        if a.mem is not None:
+            out.add(mem_name(a.mem))
+    for e in proc_ir.preds:
+        out |= _expr_globals(e)
+    for s in proc_ir.body:
+        out |= _stmt_globals(s)
+    return out
+
+
+def _expr_globals(e) -> frozenset:
+    from .traversal import walk
+    out = set()
+    for n in walk(e):
+        cls = type(n)
+        if cls is IR.Extern:
+            out.add(n.f.name())
+        elif cls is IR.ReadConfig:
+            out.add(n.config.name())
+        elif cls is IR.StrideExpr:
+            out.add("stride")
+    return frozenset(out)
+
+
+@memo(maxsize=16384)
+def _stmt_globals(s) -> frozenset:
+    """The globals a statement (with the statements in it) mentions."""
+    cls = type(s)
+    out = set()
+    if cls is IR.For:
+        out.add(loop_kind_name(s.mode))
+    elif cls is IR.Alloc:
+        out.add(mem_name(s.mem))
+    elif cls is IR.Call:
+        out.add(s.f.name)
+    elif cls is IR.WriteConfig:
+        out.add(s.config.name())
+    for field in s._fields:
+        if cls is IR.Call and field == "f":
+            continue
+        v = getattr(s, field)
+        for x in (v if isinstance(v, tuple) else (v, )):
+            if isinstance(x, IR.stmt):
+                out |= _stmt_globals(x)
+            elif isinstance(x, IR.expr):
+                out |= _expr_globals(x)
+            elif isinstance(x, IR.Tensor):
+                for h in x.hi:
+                    out |= _expr_globals(h)
+    return frozenset(out)
 
 
 def respell(proc_ir):
@@ -45,20 +98,24 @@ def respell(proc_ir):
     The same object when nothing needs it (the common case)."""
     from .printer import _names_in
     from .traversal import subst
-    reserved, spellings = _names_in(proc_ir)
-    taken = set(reserved) | set(spellings)
+    reserved = globals_used(proc_ir)
+    taken = None            # every spelling, computed at the first clash
     decided: Dict[Sym, str] = {}
     env: Dict[Sym, Sym] = {}
 
     def bind(sym, scope):
+        nonlocal taken
         nm = decided.get(sym)
         if nm is None:
             nm = sym.name
             other = scope.get(nm)
             if (other is not None and other is not sym) or nm in reserved:
+                if taken is None:
+                    taken = set(reserved) | _names_in(proc_ir)[1]
                 nm = fresh_name(sym.name, taken)
                 env[sym] = Sym(nm)
-            taken.add(nm)
+            if taken is not None:
+                taken.add(nm)
             decided[sym] = nm
         scope[nm] = sym
 

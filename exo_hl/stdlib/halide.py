@@ -343,9 +343,11 @@ def _check_dim(a, dim, size, offset):
 
 def compute_root(p, producer):
     """Compute the producer statement (or nest) fully before the rest of
-    the loops enclosing it (Halide's ``compute_root``): fission every loop
-    around it after it (``fission_after``, proven), and lift the producer's
-    storage out with it when it is allocated inside (``lift_alloc``).
+    the loops enclosing it (Halide's ``compute_root``): fission every level
+    around it after it, up to its outermost loop (``fission_after``,
+    proven; an enclosing ``if`` is a level, as for ``fission_after``), and
+    lift the producer's storage out of those levels with it when it is
+    allocated inside (``lift_alloc``).
 
     Example::
 

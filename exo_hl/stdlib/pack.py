@@ -14,8 +14,11 @@ def pack(p, buffer, block, layout="row", name=None, memory=None):
     around ``block`` (a loop, statement or block): a copy-in before it
     (only if the block reads the panel), the block re-indexed into the
     packed buffer, a copy-out after it (only if the block writes it).
-    ``name`` defaults to the buffer's name + ``'_pack'``; ``memory``, if
-    given, is the packed buffer's memory (``set_memory``).
+    ``name`` defaults to the buffer's name + ``'_pack'`` (``_1``, ``_2``...
+    when the procedure already spells it: a second pack of ``B`` makes
+    ``B_pack_1``); ``memory``, if given, is the packed buffer's memory
+    (``set_memory``). The layout and memory apply to the allocation this
+    call made, found at the block, never to another of the same name.
 
     ``layout``: ``'row'`` keeps the panel's dimension order;
     ``'transposed'`` reverses it (``rearrange_dim``): a ``K x 16`` panel
