@@ -74,8 +74,10 @@ def alloc_of(c, name):
             if prev.is_alloc() and prev.name() == name:
                 return prev
             k += 1
-        parents = ancestors(s)
-        s = parents[0] if parents else None
+        try:
+            s = s.parent()
+        except SchedulingError:         # the top level: an argument
+            return None
     return None
 
 
