@@ -220,3 +220,70 @@ def test_globals_used_covers_what_the_printer_reserves():
     from exo_hl.hw_libs.gemmini import INSTRS as GEM
     for p in (caller, calls_sub, loops_and_sub, outer3, *AVX, *GEM):
         assert globals_used(p.ir()) >= _names_in(p.ir())[0], p.name()
+
+
+@proc
+def cal2(n: size, x: [f32][n, n], y: [f32][n, n]):
+    for j in seq(0, n):
+        for i in seq(0, n):
+            t: f32
+            t = x[j, i] * 2.0
+            y[i, j] = t + 1.0
+
+
+@proc
+def top2(n: size, x: f32[n, n, n], y: f32[n, n, n]):
+    for i in seq(0, n):
+        for j in seq(0, n):
+            t: f32
+            t = x[i, j, 0]
+            y[i, j, 0] = t
+        cal2(n, x[i, 0:n, 0:n], y[i, 0:n, 0:n])
+    for t in seq(0, n):
+        cal2(n, x[t, 0:n, 0:n], y[t, 0:n, 0:n])
+
+
+def _random_step(p, rng):
+    """One rewrite that binds names (inline, split, unroll, bind_expr,
+    lift_alloc, fission_after) at a random place."""
+    loops = _all_stmts(p)
+    kind = rng.choice(["inline", "split", "unroll", "bind", "lift",
+                       "fission"])
+    pick = loops[rng.integers(len(loops))]
+    names = ["i", "j", "t", "x", "t_1", "i_1", "cal2", "seq", "w"]
+    if kind == "inline":
+        return p.inline("cal2(_)")
+    if kind == "split" and pick.is_loop():
+        return p.split(pick, 2, rng.choice(names), rng.choice(names),
+                       tail="cut")
+    if kind == "unroll" and pick.is_loop():
+        return p.unroll_loop(pick, 2)
+    if kind == "bind" and pick.is_write():
+        return p.bind_expr(pick.rhs(), rng.choice(names))
+    if kind == "lift" and pick.is_alloc():
+        return p.lift_alloc(pick)
+    if kind == "fission" and pick.is_write():
+        return p.fission_after(pick)
+    return p
+
+
+def test_random_schedules_keep_names_agreeing():
+    """Random rewrites that bind names, over code whose callee reuses the
+    caller's names: every procedure reached keeps printing, patterns and
+    ``.text()`` in agreement, and a refused step is a SchedulingError."""
+    import numpy as np
+    rng = np.random.default_rng(7)
+    reached = 0
+    for trial in range(5):
+        p = top2
+        for _ in range(5):
+            try:
+                q = _random_step(p, rng)
+            except SchedulingError:
+                continue
+            if q is not p:
+                assert_names_agree(q)
+                reached += 1
+            p = q
+        check_equiv(top2, p, [{"n": 2}], compiled=False)
+    assert reached >= 8
