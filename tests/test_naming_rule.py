@@ -28,7 +28,9 @@ check_equiv = _mod.check_equiv
 def assert_names_agree(p):
     """Every loop is found by its printed name, and every statement's and
     expression's ``.text()`` is what the printer prints for it."""
-    printed = [ln.strip() for ln in str(p).splitlines()]
+    from exo_hl.core_ir.printer import proc_to_raw_str
+    # one line per statement (before the printer breaks long lines)
+    printed = [ln.strip() for ln in proc_to_raw_str(p.ir()).splitlines()]
     for c in _all_stmts(p):
         first = c.text().splitlines()[0].strip()
         assert first in printed, (first, str(p))
