@@ -172,7 +172,10 @@ def _idx_of(expr_cursor):
 def vectorize(p, loop, width, memory, instrs, tail="perfect"):
     """Vectorize ``loop`` by ``width`` lanes: split it (``{i}o``/``{i}i``),
     stage each vector access of the inner loop into a ``width``-element
-    buffer in ``memory``, then ``replace_all`` with ``instrs``.
+    buffer in ``memory``, then ``replace_all`` with ``instrs`` inside the
+    loop it split (and its masked last block), nowhere else. ``loop`` is a
+    pattern (``'i #1'``) or a cursor; every later step finds what the
+    previous one built by its place or by cursor, never by name.
 
     ``tail``: ``'perfect'`` (the trip count is proven divisible by
     ``width``), ``'cut'`` (the remainder stays a scalar loop after the
