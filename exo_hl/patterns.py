@@ -3,13 +3,16 @@
 A pattern is parsed with Python's own ``ast`` and matched structurally
 against the IR, comparing names by spelling (``Sym.name``). ``_`` is a
 wildcard for a name, an expression, an index list, an argument list or a
-body. A trailing ``#k`` picks the k-th match (0-based) in program order.
+body. A trailing ``#k`` picks the k-th match (0-based) in program order;
+``k`` is written in digits, and any other ``#`` (``'i #-1'``, ``'i #x'``,
+``'i #1 #2'``) is refused rather than read as a Python comment.
 
 Kinds of patterns:
 
 * a bare name ``'i'``: a loop over ``i``, an allocation/window named ``i``,
   or (when no statement matches) the argument ``i``;
-* a statement: ``'for i in _: _'``, ``'if _: _'``, ``'t : _'``,
+* a statement: ``'for i in _: _'``, ``'if _: _'``, ``'t : _'`` (an
+  allocation, or when none matches the argument ``t``),
   ``'C[_] += _'``, ``'C[i, j] = _'``, ``'t = _'``, ``'Cfg.field = _'``,
   ``'foo(_)'`` (a call), ``'pass'``; a bare buffer name on the left
   (``'t = _'``, ``'C += _'``) matches its indexed writes too, as in Exo;
@@ -37,7 +40,7 @@ from .core_ir.paths import walk_with_paths
 from .core_ir.types import TYPE_NAMES
 from .errors import SchedulingError
 
-_INDEX_RE = re.compile(r"^(?P<body>.*?)\s*#\s*(?P<k>\d+)\s*$", re.S)
+_INDEX_RE = re.compile(r"^(?P<body>.*?)\s*#\s*(?P<k>[0-9]+)\s*$", re.S)
 
 # the operators a procedure can contain (core_ir.operators)
 _BINOPS = PY_ARITH
@@ -83,6 +86,12 @@ def parse(text: str) -> Pattern:
     body = text
     if m:
         body, k = m.group("body"), int(m.group("k"))
+    if "#" in body:
+        # Python would read the rest as a comment: 'i #-1' or 'i #1 #2'
+        # must not silently mean 'i' or 'i #1'
+        raise PatternError(f"bad selector in pattern {text!r}: a pattern "
+                           f"ends with at most one '#k', k a non-negative "
+                           f"integer written in digits")
     src = body.strip()
     if not src:
         raise PatternError(f"empty pattern {text!r}")
@@ -209,6 +218,15 @@ def match(pattern, proc, want: Optional[str] = None) -> list:
                 if want == "buffer" and not isinstance(s, (IR.Alloc, IR.WindowStmt)):
                     continue
                 out.append(("stmt", path))
+        if not out and want in (None, "buffer") \
+                and isinstance(pat.node, ast.AnnAssign):
+            # 't : _' names a buffer: an allocation, else an argument (as a
+            # bare name does)
+            ann = pat.node
+            out = [("arg", i) for i, a in enumerate(proc.args)
+                   if isinstance(ann.target, ast.Name)
+                   and _name_ok(ann.target.id, a.name)
+                   and _match_type(ann.annotation, a.type, a.mem)]
         return out
     # expression patterns ('foo(_)' may also be a call statement)
     is_call = isinstance(pat.node, ast.Call)

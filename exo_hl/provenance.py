@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .core_ir.names import respell
 from .core_ir.nodes import IR
 from .core_ir.windows import retype_window_names
 from .effects.recheck import check_rewritten
@@ -106,6 +107,9 @@ def derive(proc: Derived, new_ir, op: str, equiv_mod=frozenset(),
     (and what that can affect) is re-checked (``effects.recheck``).
     """
     checked = proc._checked
+    # the naming rule: a name a rewrite brought into a scope where it is
+    # visible for another symbol (an inlined callee's loop) is respelled
+    new_ir = respell(new_ir)
     if not same_ir(new_ir, proc._ir):
         parent = proc._ir if checked else None
         new_ir = retype_window_names(new_ir, parent)

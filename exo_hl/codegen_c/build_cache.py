@@ -19,6 +19,16 @@ def cached_file(directory, name, key, ext) -> str:
     return os.path.join(directory, f"{name[:48]}_{key}{ext}")
 
 
+def build_stem(name: str) -> str:
+    """The stem of the files a build of procedure ``name`` writes (``.h``,
+    ``.c``, the C context type): the name itself when short, else its first
+    32 characters and a hash of the whole, so that a long (valid) procedure
+    name never exceeds the file systems' 255-byte limit."""
+    if len(name) <= 48:
+        return name
+    return f"{name[:32]}_{hashlib.sha256(name.encode()).hexdigest()[:15]}"
+
+
 def _digest(path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:

@@ -145,7 +145,8 @@ class CompiledProcedure:
         self.cpu_features = plan.needed
         self.emulated = plan.emulated
         self.missing_features = plan.missing
-        prog = _Program([ir], ir.name, emulated=self.emulated)
+        stem = build_cache.build_stem(ir.name)   # names the build's files
+        prog = _Program([ir], stem, emulated=self.emulated)
         # on a terminal, a large procedure shows a bar: its statements as
         # C is generated, then a share for the C compiler
         stmts = sum(statement_count(p) for p in prog.order)
@@ -169,7 +170,7 @@ class CompiledProcedure:
                                 f"{', '.join(sorted(opts))}")
             self.library_path, self._lib = load_shared(
                 lambda rebuild: build_shared(self.header, self.source,
-                                             ir.name, cc=cc, cflags=cflags,
+                                             stem, cc=cc, cflags=cflags,
                                              extra_flags=extra,
                                              rebuild=rebuild),
                 ir.name)

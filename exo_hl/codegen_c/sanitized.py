@@ -243,9 +243,10 @@ class SanitizedProcedure:
         self.cpu_features = plan.needed
         self.emulated = plan.emulated
         self.missing_features = plan.missing
-        prog = _Program([ir], ir.name, emulated=self.emulated)
+        stem = build_cache.build_stem(ir.name)   # names the build's files
+        prog = _Program([ir], stem, emulated=self.emulated)
         self.header, self.source = prog.emit()
-        self.driver = driver_source(ir, prog, ir.name)
+        self.driver = driver_source(ir, prog, stem)
         self.configs = prog.configs
         self._config = {(cfg, f): 0 for cfg in self.configs
                         for f, _ in cfg.fields()}
@@ -256,7 +257,7 @@ class SanitizedProcedure:
                  "-fno-omit-frame-pointer", "-g"]
         extra += openmp_flags(ir, cc, openmp)
         extra += plan.flags()
-        files = {ir.name + ".h": self.header, ir.name + ".c": self.source,
+        files = {stem + ".h": self.header, stem + ".c": self.source,
                  "exo_hl_driver.c": self.driver}
         self.executable_path = _build_executable(files, ir.name, cc, cflags,
                                                  extra, ir.name)

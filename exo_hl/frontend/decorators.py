@@ -23,6 +23,7 @@ from ..core_ir import types as T
 from ..core_ir.config import Config
 from ..core_ir.cpu_features import normalize_features
 from ..core_ir.extern import Extern
+from ..core_ir.names import respell
 from ..core_ir.nodes import IR
 from ..core_ir.srcinfo import SrcInfo
 from ..errors import ExoError, ExoSyntaxError, ExoTypeError, \
@@ -133,7 +134,7 @@ def _build(fdef, scope, srcmap, instr: Optional[IR.Instr]):
             check_instr_template(ir, instr.c_template)
         check_arg_dims(ir)
         run_static_checks(ir)
-        return Procedure(ir)
+        return Procedure(respell(ir))
     return _guard(fdef.name, srcmap(fdef), go)
 
 
@@ -247,19 +248,62 @@ def config(cls):
     """
     if not inspect.isclass(cls):
         raise TypeError("@config decorates a class")
-    scope = defining_scope(cls, sys._getframe(1))
+    frame = sys._getframe(1)
+    scope = defining_scope(cls, frame)
     try:
-        return _config_from_class(cls, scope)
+        return _config_from_class(cls, scope, frame)
     except ExoTypeError as e:
         __tracebackhide__ = not debug_tracebacks()  # noqa: F841
         raise for_user(e)  # exo_hl's frames: set EXO_HL_DEBUG=1
 
 
-def _config_from_class(cls, scope):
+def _class_source_in_frame(cls, frame):
+    """(dedented source, SourceMap) of the class ``cls`` being defined by
+    the code of ``frame``, read from that code's file. ``inspect`` finds a
+    class's file through ``sys.modules``, which a module loaded by
+    ``spec_from_file_location`` + ``exec_module`` is not in; the defining
+    frame knows its file. Of the classes of that name in the file, the
+    one whose lines hold the frame's line (else the last before it)."""
+    import linecache
+    filename = frame.f_code.co_filename
+    lines = linecache.getlines(filename, frame.f_globals)
+    if not lines:
+        raise ExoSyntaxError(f"cannot read the source of '{cls.__name__}'")
+    try:
+        tree = ast.parse("".join(lines))
+    except SyntaxError:
+        raise ExoSyntaxError(
+            f"cannot read the source of '{cls.__name__}'") from None
+    here = frame.f_lineno
+    best = None
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ClassDef) and n.name == cls.__name__:
+            start = min([n.lineno] + [d.lineno for d in n.decorator_list])
+            if start <= here <= n.end_lineno:
+                best = (n, start)
+                break
+            if start <= here and (best is None or start > best[1]):
+                best = (n, start)
+    if best is None:
+        raise ExoSyntaxError(f"cannot read the source of '{cls.__name__}'")
+    n, start = best
+    raw = "".join(lines[start - 1:n.end_lineno])
+    src = textwrap.dedent(raw)
+    first_line = raw.splitlines()[0] if raw else ""
+    shift = len(first_line) - len(src.splitlines()[0]) if src else 0
+    return src, SourceMap(filename, raw.splitlines(), start, shift)
+
+
+def _config_from_class(cls, scope, frame=None):
     name = cls.__name__
     field_si = {}
     try:
-        src, srcmap = _source_of(cls)
+        try:
+            src, srcmap = _source_of(cls)
+        except ExoSyntaxError:
+            if frame is None:
+                raise
+            src, srcmap = _class_source_in_frame(cls, frame)
         cdef = _find_def(ast.parse(src), (ast.ClassDef, ), name)
         si = srcmap(cdef) if cdef is not None else srcmap(ast.parse("x"))
         for n in (cdef.body if cdef is not None else ()):

@@ -48,12 +48,14 @@ def is_count(value, least: int = 1) -> bool:
 
 def names_in_use(proc, path, node, body) -> set:
     """The names a new loop iterator at ``path`` must not spell, so that the
-    printed program reads back unambiguously: the arguments, the names
+    printed program reads back unambiguously: the arguments, the globals
+    the procedure uses (called procedures, configs...), the names
     ``node`` uses freely, every iterator and buffer bound in ``body``, and
     the iterators of the loops enclosing ``path``."""
     from ..core_ir.nodes import IR
     from ..core_ir.traversal import bound_syms, free_vars
-    taken = {a.name.name for a in proc.ir().args}
+    from ..core_ir.names import globals_used
+    taken = {a.name.name for a in proc.ir().args} | globals_used(proc.ir())
     taken |= {x.name for x in free_vars(node)}
     taken |= {x.name for x in bound_syms(body)}
     enclosing = proc.ir()

@@ -227,6 +227,13 @@ def check_identifier(proc, name, op: str = "", what: str = "name") -> str:
             or keyword.iskeyword(name):
         raise _proc_error(proc, f"{_prefix(op)}{name!r} is not a valid "
                           f"{what} (expected a Python identifier)")
+    from ..core_ir.names import globals_used
+    if name in globals_used(proc.ir()):
+        # the naming rule (docs/api.md §4): the new name would read as the
+        # procedure, config, function or memory of that name
+        raise _proc_error(proc, f"{_prefix(op)}{name!r} names something "
+                          f"the procedure uses (a called procedure, config,"
+                          f" function or memory); choose another {what}")
     return name
 
 

@@ -51,6 +51,12 @@ def _locate(proc, buffer):
 
 def _check_permutation(proc, a, perm):
     rank = len(T.shape(a.type))
+    if rank == 0:
+        # the empty permutation would pass the check below; a scalar has
+        # no dimensions to rearrange
+        raise C.scheduling_error(
+            proc, a, f"{OP}: '{a.name}' is a scalar; it has no dimensions "
+            f"to rearrange")
     ok = (isinstance(perm, (list, tuple))
           and all(isinstance(k, int) and not isinstance(k, bool)
                   for k in perm)

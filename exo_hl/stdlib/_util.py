@@ -7,14 +7,89 @@ from exo_hl import SchedulingError
 
 
 def loop_cursor(p, loop):
-    """The loop ``loop`` (a pattern or a cursor) of ``p`` as a cursor; any
-    other argument is a ``SchedulingError``, as for the primitives."""
+    """The loop ``loop`` (a pattern or a cursor, of ``p`` or an ancestor)
+    of ``p`` as a cursor; any other argument is a ``SchedulingError``, as
+    for the primitives."""
     check_target(p, loop, "a loop")
-    c = p.find_loop(loop) if isinstance(loop, str) and " " not in loop \
-        else (p.find(loop) if isinstance(loop, str) else loop)
+    c = p.find_loop(loop) if isinstance(loop, str) else p.forward(loop)
     if not c.is_loop():
         raise SchedulingError(f"{p.name()}: {loop!r} is not a loop")
     return c
+
+
+def stmt_cursor(p, target, what="a statement"):
+    """The statement ``target`` (a pattern or a statement cursor, of ``p``
+    or an ancestor) of ``p`` as a cursor."""
+    check_target(p, target, what)
+    c = p.find(target) if isinstance(target, str) else p.forward(target)
+    if not callable(getattr(c, "is_loop", None)):
+        raise SchedulingError(f"{p.name()}: {target!r} is not {what}")
+    return c
+
+
+def at_path(p, path):
+    """The statement of ``p`` at ``path`` (a cursor's ``.path()``): how a
+    composition finds what one of its own steps built where it knows the
+    shape of the result (the divided loop stands where the loop stood),
+    rather than by a name another nest may share."""
+    (_, k), *rest = path
+    c = p.body()[k]
+    for field, k in rest:
+        c = (c.body() if field == "body" else c.orelse())[k]
+    return c
+
+
+def sibling_path(path, delta):
+    """The path of the statement ``delta`` places after ``path``."""
+    *parent, (field, k) = path
+    return tuple(parent) + ((field, k + delta), )
+
+
+def ancestors(c):
+    """The statements enclosing the statement cursor ``c`` (loops and
+    ifs), innermost first."""
+    out = []
+    while True:
+        try:
+            c = c.parent()
+        except SchedulingError:
+            return out
+        if c is None or not callable(getattr(c, "is_loop", None)):
+            return out
+        out.append(c)
+
+
+def alloc_of(c, name):
+    """The allocation of ``name`` visible at the statement cursor ``c`` (the
+    one its reads and writes of ``name`` denote: names are unambiguous
+    where visible, docs/api.md §4), or None for an argument."""
+    s = c
+    while s is not None:
+        k = 1
+        while True:
+            try:
+                prev = s.prev(k)
+            except SchedulingError:
+                break
+            if prev.is_alloc() and prev.name() == name:
+                return prev
+            k += 1
+        try:
+            s = s.parent()
+        except SchedulingError:         # the top level: an argument
+            return None
+    return None
+
+
+def fresh_name(p, base):
+    """``base``, or ``base_1``, ``base_2``... if ``p`` already spells it."""
+    text = str(p)
+    if not mentions(text, base):
+        return base
+    k = 1
+    while mentions(text, f"{base}_{k}"):
+        k += 1
+    return f"{base}_{k}"
 
 
 def check_target(p, target, what="a statement"):
@@ -62,7 +137,7 @@ def enclosing_loops(c):
     while True:
         try:
             c = c.parent()
-        except Exception:
+        except SchedulingError:
             return out
         if c is None:
             return out

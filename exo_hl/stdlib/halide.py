@@ -13,8 +13,9 @@ import ast
 
 from exo_hl import SchedulingError
 
-from ._util import (check_target, enclosing_loops, loop_cursor, mentions,
-                    text)
+from ._util import (alloc_of, ancestors, at_path, check_target,
+                    enclosing_loops, loop_cursor, mentions, sibling_path,
+                    stmt_cursor, text)
 
 
 def _const(cursor):
@@ -24,16 +25,21 @@ def _const(cursor):
         return None
 
 
+def _target(p, target, what):
+    """A statement cursor for ``target``: a bare name (``'i'``, ``'i
+    #1'``) is a loop, as for ``find_loop``; any other pattern or a
+    cursor is the statement it denotes."""
+    check_target(p, target, what)
+    if isinstance(target, str) and " " not in target.replace(" #", "#"):
+        return p.find_loop(target)
+    return stmt_cursor(p, target, what)
+
+
 def _producer_loop(p, producer):
     """The producer's loop nest: ``producer`` names the loop, or a
     statement inside it (Exo passes the producer's assignment): then its
     outermost enclosing loop."""
-    check_target(p, producer, "a producer")
-    if isinstance(producer, str):
-        c = p.find_loop(producer) if " " not in producer.replace(" #", "#") \
-            else p.find(producer)
-    else:
-        c = producer
+    c = _target(p, producer, "a producer")
     if c.is_loop():
         return c
     loops = enclosing_loops(c)
@@ -130,14 +136,16 @@ def _allocs_above(p, prod, c):
     consumer loop above the producer (``reorder_stmts``), so that the two
     loops are adjacent for ``fuse_loop``."""
     while True:
-        prod, c = p.forward(prod), p.forward(c)
         try:
             nxt = prod.next()
-        except Exception:
+        except SchedulingError:
             return p, prod, c
         if nxt.path() == c.path() or not nxt.is_alloc():
             return p, prod, c
+        where = prod.path()
         p = p.reorder_stmts(prod, nxt)
+        prod = at_path(p, sibling_path(where, 1))   # swapped with nxt
+        c = p.forward(c)
 
 
 def compute_at(p, producer, consumer_loop, width=None, with_prologue=False):
@@ -179,8 +187,14 @@ def compute_at(p, producer, consumer_loop, width=None, with_prologue=False):
     if with_prologue:
         return _compute_at_with_prologue(p, producer, consumer_loop, width)
     c = loop_cursor(p, consumer_loop)
-    outer = c.name()
     prod = _producer_loop(p, producer)
+    return _compute_at(p, prod, c, width)[0]
+
+
+def _compute_at(p, prod, c, width):
+    """``compute_at`` of the loop cursor ``prod`` into the loop cursor
+    ``c``; the result and the path of the fused loop."""
+    outer = c.name()
     stride = _read_stride(p, c, prod)
     if stride is None:
         body = list(c.body())
@@ -191,14 +205,15 @@ def compute_at(p, producer, consumer_loop, width=None, with_prologue=False):
     p, prod, c = _allocs_above(p, prod, c)
     pname = prod.name()
     inner = _block_loop_name(p, pname)
+    # the divided producer stands where it stood, the fused loop too: found
+    # by place and cursor, never by name (another pipeline may have a loop
+    # of the consumer's name)
+    where = prod.path()
     p = p.divide_with_recompute(prod, text(c.hi()), stride, [outer, inner])
-    loops = p.find(f"for {outer} in _: _", many=True)
-    if len(loops) < 2:
-        raise SchedulingError(f"compute_at: consumer loop {outer!r} lost")
-    p = p.fuse_loop(loops[0], loops[1])
+    p = p.fuse_loop(at_path(p, where), p.forward(c))
     if width is not None:
-        p = p.rewrite_expr(p.find_loop(inner).hi(), str(width))
-    return p
+        p = p.rewrite_expr(at_path(p, where).body()[0].hi(), str(width))
+    return p, where
 
 
 def _compute_at_with_prologue(p, producer, consumer_loop, width):
@@ -220,20 +235,19 @@ def _compute_at_with_prologue(p, producer, consumer_loop, width):
     if lo_c is None or lo_c < 0:
         raise SchedulingError(f"{op}: the consumer loop {c.name()!r} must "
                               f"start at a constant")
-    inner = _block_loop_name(p, prod.name())
-    p = compute_at(p, prod, around[0], width=width)
+    p, fused = _compute_at(p, prod, around[0], width)
     c = p.forward(c)
-    blk = c.parent().find(f"for {inner} in _: _")
+    blk = at_path(p, fused).body()[0]      # the producer's block loop
+    where = blk.path()
     p = p.reorder(blk, blk.body()[0])
+    px = at_path(p, where)                 # its inner loop, now outside
     c = p.forward(c)
-    px = c.parent().find(f"for {inner} in _: _").parent()
     ext_c = f"({text(c.hi())}) - ({text(c.lo())})"
     p = p.cut_loop(px, f"({text(px.hi())}) - ({ext_c})")
-    first = p.forward(px)
-    p = p.shift_loop(first.next(), lo_c)
-    first = p.forward(first)
-    p = p.fuse_loop(first.next(), p.forward(c))
-    first = p.forward(first)
+    second = sibling_path(where, 1)        # the cut's second part
+    p = p.shift_loop(at_path(p, second), lo_c)
+    p = p.fuse_loop(at_path(p, second), p.forward(c))
+    first = at_path(p, where)
     if _const(first.hi()) is not None and _const(first.lo()) is not None:
         p = p.unroll_loop(first)
     return p
@@ -254,28 +268,73 @@ def store_at(p, buffer, loop=None, fold=False, dim=0, size=None, offset=0):
         p = store_at(blur, 't', None, fold=True, dim=0, size=3)
         # t: f32[3, W], indexed t[(r + 2) % 3, c]: a sliding window
     """
-    alloc = f"{buffer} : _"
-    _check_dim(p, alloc, dim, size, offset)
-    if loop is not None:
-        name = loop_cursor(p, loop).name()
-        while name not in [l.name() for l in enclosing_loops(p.find(alloc))]:
-            p = p.sink_alloc(alloc)
+    lc = loop_cursor(p, loop) if loop is not None else None
+    a = _buffer_alloc(p, buffer, lc)
+    _check_dim(a, dim, size, offset)
+    if lc is not None:
+        # sink by cursor until the loop (by cursor) encloses the allocation
+        while not _inside(a, lc):
+            try:
+                nxt = a.next()
+            except SchedulingError:
+                nxt = None
+            if nxt is None or not (nxt.path() == lc.path()
+                                   or _inside(lc, nxt)):
+                raise SchedulingError(
+                    f"store_at: the loop {lc.name()!r} is not inside the "
+                    f"statement that follows the allocation of "
+                    f"{a.name()!r}; only sinking into that one is possible")
+            where = a.path()
+            p = p.sink_alloc(a)
+            a = at_path(p, where + (("body", 0), ))
+            lc = p.forward(lc)
     if size is not None:
-        p = p.resize_dim(alloc, dim, size, offset, fold=fold)
+        p = p.resize_dim(a, dim, size, offset, fold=fold)
     elif fold:
         raise SchedulingError("store_at: fold=True needs the fold size")
     return p
 
 
-def _check_dim(p, alloc, dim, size, offset):
+def _inside(c, outer) -> bool:
+    """Whether the statement cursor ``c`` is (strictly) inside ``outer``."""
+    n = len(outer.path())
+    return len(c.path()) > n and c.path()[:n] == outer.path()
+
+
+def _buffer_alloc(p, buffer, at=None):
+    """The allocation ``buffer`` denotes: a cursor, a pattern (``'t : _'``,
+    ``'t #1'``), or a bare name; given the loop ``at``, a bare name is
+    the allocation visible in its body (the one its code uses), else the
+    first of that name."""
+    if isinstance(buffer, str) and buffer.isidentifier():
+        if at is not None:
+            # already stored at the loop, or visible from it
+            a = next((s for s in at.body()
+                      if s.is_alloc() and s.name() == buffer), None) \
+                or alloc_of(at, buffer)
+            if a is not None:
+                return a
+            raise SchedulingError(
+                f"{p.name()}: no allocation of {buffer!r} encloses "
+                f"{at.name()!r} or comes before it")
+        buffer = f"{buffer} : _"
+    check_target(p, buffer, "an allocation")
+    a = p.find(buffer) if isinstance(buffer, str) else p.forward(buffer)
+    if not (callable(getattr(a, "is_alloc", None)) and a.is_alloc()):
+        raise SchedulingError(f"{p.name()}: {buffer!r} is not an "
+                              f"allocation")
+    return a
+
+
+def _check_dim(a, dim, size, offset):
     """``dim`` (and ``offset``) are checked even when no ``size`` uses them:
     a wrong argument is a mistake to report, not to ignore."""
-    rank = len(getattr(p.find(alloc).node().type, "hi", ()))
+    rank = len(getattr(a.node().type, "hi", ()))
     ok = isinstance(dim, int) and not isinstance(dim, bool) and \
         (0 <= dim < rank or (dim == 0 and size is None))
     if not ok:
         raise SchedulingError(
-            f"store_at: dim must be a dimension index of '{alloc[:-4]}' "
+            f"store_at: dim must be a dimension index of '{a.name()}' "
             f"(0..{rank - 1}), got {dim!r}")
     if size is None and not (isinstance(offset, int) and offset == 0):
         raise SchedulingError("store_at: an offset needs the size it "
@@ -284,30 +343,34 @@ def _check_dim(p, alloc, dim, size, offset):
 
 def compute_root(p, producer):
     """Compute the producer statement (or nest) fully before the rest of
-    the loops enclosing it (Halide's ``compute_root``): fission every loop
-    around it after it (``fission_after``, proven), and lift the producer's
-    storage out with it when it is allocated inside (``lift_alloc``).
+    the loops enclosing it (Halide's ``compute_root``): fission every level
+    around it after it, up to its outermost loop (``fission_after``,
+    proven; an enclosing ``if`` is a level, as for ``fission_after``), and
+    lift the producer's storage out of those levels with it when it is
+    allocated inside (``lift_alloc``).
 
     Example::
 
         p = compute_root(p, 't[_] = _')    # undoes a fused producer
     """
-    check_target(p, producer, "a producer")
-    c = p.find(producer) if isinstance(producer, str) else producer
-    depth = len(enclosing_loops(c))
-    if depth == 0:
+    c = stmt_cursor(p, producer, "a producer")
+    # the levels fission_after splits: every enclosing loop and if (an if
+    # is a level to it) up to the outermost loop
+    around = ancestors(c)
+    loops = [k for k, s in enumerate(around) if s.is_loop()]
+    if not loops:
         return p
-    buf = c.name() if not c.is_loop() else None
-    if buf is not None:
-        try:
-            a = p.find(f"{buf} : _")
-            n = len(enclosing_loops(a))
-        except SchedulingError:
-            n = 0
+    levels = around[:loops[-1] + 1]
+    depth = len(levels)
+    buf = c.name() if c.is_write() else None
+    a = alloc_of(c, buf) if buf is not None else None
+    if a is not None:
+        # lift the storage out of the levels it is inside, counted alike
+        n = len([s for s in ancestors(a)
+                 if s.path() in {x.path() for x in levels}])
         if n:
-            p = p.lift_alloc(f"{buf} : _", n_lifts=n)
-            c = p.find(producer) if isinstance(producer, str) else \
-                p.forward(c)
+            p = p.lift_alloc(a, n_lifts=n)
+            c = p.forward(c)
     return p.fission_after(c, n_lifts=depth)
 
 
@@ -330,23 +393,20 @@ def inline_producer(p, producer):
         p = inline_producer(p, 't = _')
         p = inline_producer(blur1d, 'i')      # the loop computing t
     """
-    check_target(p, producer, "a producer")
-    if isinstance(producer, str) and " " not in producer.replace(" #", "#"):
-        c = p.find_loop(producer)
-    else:
-        c = p.find(producer) if isinstance(producer, str) else producer
+    c = _target(p, producer, "a producer")
     if c.is_loop():
         a = c
         while a.is_loop():
             a = a.body()[0]
-        name = a.name()
+        alloc = alloc_of(c, a.name()) if a.is_write() else None
         p = p.inline_loop(c)
         p = p.eliminate_dead_code(p.forward(c))
     else:
-        name = c.name()
+        alloc = alloc_of(c, c.name()) if c.is_write() else None
         p = p.inline_assign(c)
-    try:
-        p = p.delete_buffer(f"{name} : _")
-    except SchedulingError:
-        pass
+    if alloc is not None:
+        try:
+            p = p.delete_buffer(p.forward(alloc))
+        except SchedulingError:
+            pass
     return p

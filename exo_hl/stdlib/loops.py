@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from exo_hl import SchedulingError
 
-from ._util import enclosing_loops, loop_cursor, loop_name
+from ._util import at_path, loop_cursor
 
 
 def tile(p, i, j, ti, tj, tail="guard"):
@@ -24,16 +24,24 @@ def tile(p, i, j, ti, tj, tail="guard"):
     """
     ic, jc = loop_cursor(p, i), loop_cursor(p, j)   # 'i #1' names one
     i, j = ic.name(), jc.name()
-    p2 = p.split(ic, ti, f"{i}o", f"{i}i", tail=tail)
-    p = p2.split(p2.forward(jc), tj, f"{j}o", f"{j}i", tail=tail)
-    jo = p.find_loop(f"{j}o")
+    # every step addresses what the previous one built by cursor or by
+    # its place, never by name: another nest may use the same names
+    p = p.split(ic, ti, f"{i}o", f"{i}i", tail=tail)
+    jc = p.forward(jc)
+    where = jc.path()
+    p = p.split(jc, tj, f"{j}o", f"{j}i", tail=tail)
+    jo = at_path(p, where)             # the outer loop stands where j stood
     if jo.parent().is_if():          # tail='guard': move i's guard inward
+        guard = jo.parent().path()
         p = p.lift_scope(jo)
+        jo = at_path(p, guard)         # the loop stands where the if stood
     elif len(list(jo.parent().body())) > 1:
         # tail='cut': j's remainder follows jo in the loop over ii; split
-        # it off
+        # it off (jo stays first in the first part)
+        where = jo.path()
         p = p.fission_after(jo)
-    return p.reorder(f"{i}i", f"{j}o")
+        jo = at_path(p, where)
+    return p.reorder(jo.parent())
 
 
 def repeat(op):
@@ -77,10 +85,11 @@ def unroll_and_jam(p, loop, factor):
             f"loop")
     # each step is addressed by cursor, not by name: another loop named
     # i (or io, ii, j) elsewhere in p must not be the one transformed
+    where = c.path()
     p = p.split(c, factor, f"{i}o", f"{i}i", tail="perfect")
-    outer = p.forward(c)                            # for io: for ii: ...
+    outer = at_path(p, where)                       # for io: for ii: ...
     p = p.reorder(outer.body()[0])
-    return p.unroll(p.forward(outer).body()[0].body()[0])
+    return p.unroll(at_path(p, where).body()[0].body()[0])
 
 
 def parallel_outer(p, loop):
@@ -92,13 +101,18 @@ def parallel_outer(p, loop):
 
         p = parallel_outer(gemm, 'i')         # for i in par(0, M): ...
     """
-    name = loop_name(p, loop)
+    c = loop_cursor(p, loop)
     while True:
-        outer = enclosing_loops(loop_cursor(p, name))
-        if not outer:
-            break
         try:
-            p = p.reorder(outer[0].name(), name)
+            outer = c.parent()
         except SchedulingError:
             break
-    return p.parallelize(name)
+        if not outer.is_loop():
+            break
+        where = outer.path()
+        try:
+            p = p.reorder(outer, c)
+        except SchedulingError:
+            break
+        c = at_path(p, where)          # the loop now stands outside
+    return p.parallelize(c)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from exo_hl import SchedulingError
 
+from ._util import alloc_of, fresh_name, stmt_cursor
+
 
 def pack(p, buffer, block, layout="row", name=None, memory=None):
     """Stage the panel ``buffer`` (a window such as
@@ -12,8 +14,11 @@ def pack(p, buffer, block, layout="row", name=None, memory=None):
     around ``block`` (a loop, statement or block): a copy-in before it
     (only if the block reads the panel), the block re-indexed into the
     packed buffer, a copy-out after it (only if the block writes it).
-    ``name`` defaults to the buffer's name + ``'_pack'``; ``memory``, if
-    given, is the packed buffer's memory (``set_memory``).
+    ``name`` defaults to the buffer's name + ``'_pack'`` (``_1``, ``_2``...
+    when the procedure already spells it: a second pack of ``B`` makes
+    ``B_pack_1``); ``memory``, if given, is the packed buffer's memory
+    (``set_memory``). The layout and memory apply to the allocation this
+    call made, found at the block, never to another of the same name.
 
     ``layout``: ``'row'`` keeps the panel's dimension order;
     ``'transposed'`` reverses it (``rearrange_dim``): a ``K x 16`` panel
@@ -32,12 +37,32 @@ def pack(p, buffer, block, layout="row", name=None, memory=None):
         raise SchedulingError(f"pack: the panel must be a window string such "
                               f"as 'B[0:K, 0:16]', got {buffer!r}")
     if name is None:
-        name = buffer[:buffer.index("[")].strip() + "_pack"
+        # a fresh name: a second pack of B must not name (and then find)
+        # the first one's B_pack
+        name = fresh_name(p, buffer[:buffer.index("[")].strip() + "_pack")
+    anchor = _first_stmt(p, block)
     p = p.stage_mem(block, buffer, name)
+    # the new allocation: the one of that name visible at the block
+    alloc = alloc_of(p.forward(anchor), name)
+    if alloc is None:
+        raise SchedulingError(f"pack: stage_mem made no allocation "
+                              f"{name!r} before the block")
     if layout == "transposed":
-        rank = len(getattr(p.find(f"{name} : _").node().type, "hi", ()))
+        rank = len(getattr(alloc.node().type, "hi", ()))
         if rank > 1:
-            p = p.rearrange_dim(f"{name} : _", list(reversed(range(rank))))
+            p = p.rearrange_dim(alloc, list(reversed(range(rank))))
+            alloc = p.forward(alloc)
     if memory is not None:
-        p = p.set_memory(name, memory)
+        p = p.set_memory(alloc, memory)
     return p
+
+
+def _first_stmt(p, block):
+    """A cursor on the first statement of ``block`` (a pattern, a
+    statement or block cursor, or a pair of them)."""
+    if isinstance(block, tuple) and block:
+        block = block[0]
+    if not isinstance(block, str) and callable(getattr(block, "first",
+                                                       None)):
+        return p.forward(block.first())
+    return stmt_cursor(p, block, "a block")

@@ -9,38 +9,96 @@ from __future__ import annotations
 
 from exo_hl import Procedure, SchedulingError
 
-from ._util import all_loops, loop_cursor, mentions, subst_var, text
+from ._util import (at_path, loop_cursor, mentions, sibling_path,
+                    subst_var, text)
 
 
 def replace_all(p, instrs):
-    """Replace every loop (and statement) that one of ``instrs`` (a list, or
-    one instruction as in Exo) matches by a call to it, innermost statements
-    last, until nothing more matches.
-    Each replacement is ``replace``'s unification and checks; a statement
-    no instruction matches stays as it is.
+    """Replace every loop and statement that one of ``instrs`` (a list, or
+    one instruction as in Exo) matches by a call to it, outer statements
+    first (a loop before the statements in it), until nothing more
+    matches: loops of vector arithmetic, and single statements such as
+    Gemmini's config writes (``ConfigLoad.src_stride = s`` ->
+    ``config_ld(s)``). Each replacement is ``replace``'s unification and
+    checks; a statement no instruction matches stays as it is. ``instrs``
+    must be procedures (``@instr``s): anything else, a name given as a
+    string included, is a ``SchedulingError``.
 
     Example::
 
         from exo_hl.hw_libs.avx2 import INSTRS
         p = replace_all(p, INSTRS)
     """
-    instrs = [instrs] if isinstance(instrs, Procedure) else list(instrs)
+    return _replace_within(p, _instr_list(instrs), None)
+
+
+def _instr_list(instrs):
+    """``instrs`` as a list of procedures, or ``SchedulingError``."""
+    if isinstance(instrs, Procedure):
+        return [instrs]
+    if isinstance(instrs, (str, bytes)) or not isinstance(
+            instrs, (list, tuple, set, frozenset)):
+        raise SchedulingError(
+            f"replace_all: expected an instruction or a list of "
+            f"instructions (procedures, e.g. a library's INSTRS), got "
+            f"{instrs!r}")
+    out = list(instrs)
+    for ins in out:
+        if not isinstance(ins, Procedure):
+            hint = (" (instructions are passed as the procedures, not by "
+                    "name)" if isinstance(ins, str) else "")
+            raise SchedulingError(f"replace_all: {ins!r} is not an "
+                                  f"instruction procedure{hint}")
+    return out
+
+
+def _statements(block, out):
+    """The statements of ``block`` and of the blocks in them, pre-order."""
+    for s in block:
+        out.append(s)
+        if s.is_loop():
+            _statements(s.body(), out)
+        elif s.is_if():
+            _statements(s.body(), out)
+            if _has_else(s):
+                _statements(s.orelse(), out)
+    return out
+
+
+def _candidates(p, roots):
+    """The statements ``replace`` may try: all of ``p``'s, or (``roots``:
+    paths) those inside the statements at those paths, not the roots."""
+    if roots is None:
+        stmts = _statements(p.body(), [])
+    else:
+        stmts = []
+        for r in roots:
+            _statements(at_path(p, r).body(), stmts)
+    return [s for s in stmts if not (s.is_alloc() or s.is_call()
+                                     or s.is_if())]
+
+
+def _replace_within(p, instrs, roots):
+    """``replace_all`` restricted to the statements inside ``roots`` (paths
+    of statements that keep their place), or everywhere for None."""
     changed = True
     while changed:
-        changed = False
-        for k in range(len(all_loops(p))):
-            loops = all_loops(p)
-            if k >= len(loops):
+        changed, k = False, 0
+        while True:
+            stmts = _candidates(p, roots)
+            if k >= len(stmts):
                 break
             for ins in instrs:
                 try:
-                    p = p.replace(loops[k], ins)
+                    p = p.replace(stmts[k], ins)
                 except SchedulingError:
                     continue
                 changed = True
                 break
-            if changed:
-                break
+            else:
+                k += 1
+            # a replaced statement is a call now (not a candidate): the
+            # scan goes on after it; once done, again until nothing matches
     return p
 
 
@@ -89,7 +147,10 @@ def _windows(p, inner, width, loop=None):
 
 def _has_else(if_cursor) -> bool:
     """Whether the ``if`` statement has an ``else`` branch."""
-    return "\nelse:" in text(if_cursor)
+    try:
+        return len(if_cursor.orelse()) > 0
+    except SchedulingError:       # an empty else branch
+        return False
 
 
 def _idx_of(expr_cursor):
@@ -111,7 +172,10 @@ def _idx_of(expr_cursor):
 def vectorize(p, loop, width, memory, instrs, tail="perfect"):
     """Vectorize ``loop`` by ``width`` lanes: split it (``{i}o``/``{i}i``),
     stage each vector access of the inner loop into a ``width``-element
-    buffer in ``memory``, then ``replace_all`` with ``instrs``.
+    buffer in ``memory``, then ``replace_all`` with ``instrs`` inside the
+    loop it split (and its masked last block), nowhere else. ``loop`` is a
+    pattern (``'i #1'``) or a cursor; every later step finds what the
+    previous one built by its place or by cursor, never by name.
 
     ``tail``: ``'perfect'`` (the trip count is proven divisible by
     ``width``), ``'cut'`` (the remainder stays a scalar loop after the
@@ -141,34 +205,38 @@ def vectorize(p, loop, width, memory, instrs, tail="perfect"):
     """
     if tail not in ("perfect", "cut", "mask"):
         raise SchedulingError(f"vectorize: unknown tail {tail!r}")
+    instrs = _instr_list(instrs)
     c = loop_cursor(p, loop)
     i = c.name()
     o, inner = f"{i}o", f"{i}i"
+    # each step finds what the previous one built by its place (the split
+    # loop stands where the loop stood, the cut's second part after it)
+    # or by cursor, never by name: another nest may have the same names
+    where = c.path()
     if tail != "mask":
-        p = p.split(i, width, o, inner, tail=tail)
-        p, staged = _stage(p, loop_cursor(p, inner), inner, width, memory,
-                           "_vec")
-        return _select(p, instrs, staged)
+        p = p.split(c, width, o, inner, tail=tail)
+        p, staged, _ = _stage(p, at_path(p, where).body()[0], inner, width,
+                              memory, "_vec")
+        return _select(p, instrs, staged, [where])
     lo, hi = text(c.lo()), text(c.hi())
     trips = hi if lo == "0" else f"({hi}) - ({lo})"
-    p = p.split(i, width, o, inner, tail="guard")
-    p = p.cut_loop(p.find_loop(o), f"({trips}) / {width}")
-    whole, part = p.find(f"for {o} in _: _", many=True)[:2]
-    p = p.eliminate_dead_code(_guard_of(whole.body()[0]))
-    p, staged = _stage(p, p.forward(whole).body()[0], inner, width, memory,
-                       "_vec")
-    part = p.forward(part)
+    p = p.split(c, width, o, inner, tail="guard")
+    p = p.cut_loop(at_path(p, where), f"({trips}) / {width}")
+    nxt = sibling_path(where, 1)
+    p = p.eliminate_dead_code(_guard_of(at_path(p, where).body()[0]))
+    p, staged, _ = _stage(p, at_path(p, where).body()[0], inner, width,
+                          memory, "_vec")
     try:   # no partial block (the trip count is a multiple of the width)
-        return _select(p.eliminate_dead_code(part), instrs, staged)
+        return _select(p.eliminate_dead_code(at_path(p, nxt)), instrs,
+                       staged, [where])
     except SchedulingError:
         pass
-    p, staged_tail = _stage(p, _inner_of(part, inner), inner, width, memory,
-                            "_tail")
-    part = p.forward(part)
-    m = _mask_bound(part, inner)
-    guard = _guard_of(_inner_of(part, inner))
+    p, staged_tail, inner_loop = _stage(p, at_path(p, nxt).body()[0], inner,
+                                        width, memory, "_tail")
+    m = _mask_bound(at_path(p, nxt), inner_loop)
+    guard = _guard_of(inner_loop)
     p = p.rewrite_expr(guard.find("_ < _"), f"{inner} < {m}")
-    return _select(p, instrs, staged + staged_tail)
+    return _select(p, instrs, staged + staged_tail, [where, nxt])
 
 
 def _guard_of(inner_loop):
@@ -181,20 +249,11 @@ def _guard_of(inner_loop):
     return body[0]
 
 
-def _inner_of(outer, inner):
-    """The loop over ``inner`` directly in the body of ``outer``."""
-    for s in outer.body():
-        if s.is_loop() and s.name() == inner:
-            return s
-    raise SchedulingError(f"vectorize: no loop {inner!r} in "
-                          f"'for {outer.name()}'")
-
-
-def _mask_bound(part, inner):
+def _mask_bound(part, inner_loop):
     """The bound ``m`` of the guarded copies in the tail block (``i0 <
     m``): the number of lanes inside the buffers."""
     for s in part.body():
-        if s.is_loop() and s.name() != inner:
+        if s.is_loop() and s.path() != inner_loop.path():
             try:
                 return text(s.find("_ < _").rhs())
             except SchedulingError:
@@ -205,7 +264,10 @@ def _mask_bound(part, inner):
 
 def _stage(p, inner_loop, inner, width, memory, suffix):
     """Stage every vector window of the loop ``inner_loop`` (over
-    ``inner``) into a buffer in ``memory``; the new names."""
+    ``inner``) into a buffer in ``memory``; the new names, and the loop in
+    the result. Windows are written from the accesses' ``.text()``, which
+    means the same accesses where the block stands (names are unambiguous
+    where visible, docs/api.md §4)."""
     staged = []
     for win in _windows(p, inner, width, inner_loop):
         base = win[:win.index('[')]
@@ -213,15 +275,32 @@ def _stage(p, inner_loop, inner, width, memory, suffix):
         while mentions(str(p), name):
             name += "_"
         p = p.stage_mem(p.forward(inner_loop), win, name)
-        p = p.set_memory(name, memory)
+        inner_loop = p.forward(inner_loop)
+        alloc = _staged_alloc(inner_loop, name)
+        p = p.set_memory(alloc, memory)
+        inner_loop = p.forward(inner_loop)
         staged.append(name)
-    return p, staged
+    return p, staged, inner_loop
 
 
-def _select(p, instrs, staged):
-    """``replace_all``, then refuse a loop left touching a staged buffer."""
-    p = replace_all(p, instrs)
-    for lp in all_loops(p):
+def _staged_alloc(loop, name):
+    """The allocation ``stage_mem`` put before ``loop``."""
+    k = 1
+    while True:
+        s = loop.prev(k)
+        if s.is_alloc() and s.name() == name:
+            return s
+        k += 1
+
+
+def _select(p, instrs, staged, roots):
+    """``replace_all`` inside the statements at the paths ``roots`` (the
+    vectorized loop and, with a masked tail, its last block), then refuse
+    a loop there left touching a staged buffer."""
+    p = _replace_within(p, instrs, roots)
+    for lp in _candidates(p, roots):
+        if not lp.is_loop():
+            continue
         body = " ".join(text(b) for b in lp.body()
                         if not (b.is_call() or b.is_alloc() or b.is_loop()))
         if any(mentions(body, name) for name in staged):

@@ -325,3 +325,20 @@ def kept_strides(x: f32[2, 4, 8] @ DRAM, o: f32[2] @ DRAM):
     assert "if stride(t, 0) == 1:" in str(q)
     assert "branch_on_stride8(t[0:8, 0], o)" in str(q)
     equiv(kept_by_unit_extent, q, [{}])
+
+
+@proc
+def scalar_tmp(x: f32[4]):
+    t: f32
+    t = x[1]
+    x[0] = t
+
+
+@pytest.mark.parametrize("target", ["t : _", "t"])
+def test_rejects_a_scalar_with_a_located_error(target):
+    # the empty permutation passed the rank-0 check and the rewrite then
+    # failed with TypeError 'F32 has no fields' (issue 32, item 17)
+    with pytest.raises(SchedulingError,
+                       match=r"test_rearrange_dim\.py:\d+:.*scalar") as ei:
+        scalar_tmp.rearrange_dim(target, [])
+    assert "t: f32" in str(ei.value)

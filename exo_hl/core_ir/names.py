@@ -1,0 +1,144 @@
+"""The naming rule (docs/api.md §4): where a name is visible, it denotes one
+symbol, and no binding spells a global the procedure uses.
+
+Symbols are ``Sym`` objects, so the IR itself never confuses two variables
+of one spelling; people and patterns do. The printer would respell such a
+binding (``i_1``), patterns match spellings, and a cursor's ``.text()``
+prints a fragment without context: a callee's loop ``i`` inlined into a
+caller's loop ``i`` printed ``for i_1``, yet ``find_loop('i_1')`` failed
+and ``.text()`` gave ``y[i, i]``. So the IR carries the spelling the printer
+would choose: every procedure (parsed, or made by a rewrite, ``derive``)
+passes ``respell``, and names a rewrite makes up come from ``fresh_name``.
+Printing, patterns and ``.text()`` then agree.
+"""
+from __future__ import annotations
+
+from typing import Dict
+
+from ..caches import memo
+from .nodes import IR
+from .operators import loop_kind_name
+from .printer import mem_name
+from .syms import Sym
+
+
+def fresh_name(base: str, taken) -> str:
+    """``base`` if no name in ``taken`` spells it, else the first of
+    ``base_1``, ``base_2``, ... that none does."""
+    if base not in taken:
+        return base
+    k = 1
+    while f"{base}_{k}" in taken:
+        k += 1
+    return f"{base}_{k}"
+
+
+def globals_used(proc_ir) -> set:
+    """The names of the non-local things ``proc_ir`` mentions (called
+    procedures, configs, externs, memories, loop kinds, ``stride``): a
+    binding of one of these names would read as the global. Memoised per
+    statement: a rewrite shares the statements it did not change."""
+    out = set()
+    for a in proc_ir.args:
+        if a.mem is not None:
+            out.add(mem_name(a.mem))
+    for e in proc_ir.preds:
+        out |= _expr_globals(e)
+    for s in proc_ir.body:
+        out |= _stmt_globals(s)
+    return out
+
+
+def _expr_globals(e) -> frozenset:
+    from .traversal import walk
+    out = set()
+    for n in walk(e):
+        cls = type(n)
+        if cls is IR.Extern:
+            out.add(n.f.name())
+        elif cls is IR.ReadConfig:
+            out.add(n.config.name())
+        elif cls is IR.StrideExpr:
+            out.add("stride")
+    return frozenset(out)
+
+
+@memo(maxsize=16384)
+def _stmt_globals(s) -> frozenset:
+    """The globals a statement (with the statements in it) mentions."""
+    cls = type(s)
+    out = set()
+    if cls is IR.For:
+        out.add(loop_kind_name(s.mode))
+    elif cls is IR.Alloc:
+        out.add(mem_name(s.mem))
+    elif cls is IR.Call:
+        out.add(s.f.name)
+    elif cls is IR.WriteConfig:
+        out.add(s.config.name())
+    for field in s._fields:
+        if cls is IR.Call and field == "f":
+            continue
+        v = getattr(s, field)
+        for x in (v if isinstance(v, tuple) else (v, )):
+            if isinstance(x, IR.stmt):
+                out |= _stmt_globals(x)
+            elif isinstance(x, IR.expr):
+                out |= _expr_globals(x)
+            elif isinstance(x, IR.Tensor):
+                for h in x.hi:
+                    out |= _expr_globals(h)
+    return frozenset(out)
+
+
+def respell(proc_ir):
+    """``proc_ir`` with every binding the printer would respell renamed (a
+    fresh ``Sym`` of the printer's spelling): a loop, allocation or window
+    whose name is visible bound to another symbol, or names a global.
+    The same object when nothing needs it (the common case)."""
+    from .printer import _names_in
+    from .traversal import subst
+    reserved = globals_used(proc_ir)
+    taken = None            # every spelling, computed at the first clash
+    decided: Dict[Sym, str] = {}
+    env: Dict[Sym, Sym] = {}
+
+    def bind(sym, scope):
+        nonlocal taken
+        nm = decided.get(sym)
+        if nm is None:
+            nm = sym.name
+            other = scope.get(nm)
+            if (other is not None and other is not sym) or nm in reserved:
+                if taken is None:
+                    taken = set(reserved) | _names_in(proc_ir)[1]
+                nm = fresh_name(sym.name, taken)
+                env[sym] = Sym(nm)
+            if taken is not None:
+                taken.add(nm)
+            decided[sym] = nm
+        scope[nm] = sym
+
+    def block(stmts, scope):
+        for s in stmts:
+            cls = type(s)
+            if cls is IR.If:
+                block(s.body, dict(scope))
+                block(s.orelse, dict(scope))
+            elif cls is IR.For:
+                inner = dict(scope)
+                bind(s.iter, inner)
+                block(s.body, inner)
+            elif cls is IR.Alloc or cls is IR.WindowStmt:
+                bind(s.name, scope)
+
+    scope: Dict[str, Sym] = {}
+    for a in proc_ir.args:
+        scope[a.name.name] = a.name
+    block(proc_ir.body, scope)
+    if not env:
+        return proc_ir
+    return proc_ir.update(body=tuple(subst(s, env) for s in proc_ir.body))
+
+
+__all__ = ["fresh_name", "globals_used", "respell"]

@@ -1,0 +1,56 @@
+"""Pattern selectors and buffer patterns (issue 33, items 10 and 12).
+
+A ``#`` that is not one trailing ``#<digits>`` was read as a Python comment,
+so ``'i #-1'`` silently meant the first ``i`` loop and ``'i #1 #2'`` the
+second; ``'x : _'`` matched allocations only, not arguments."""
+from __future__ import annotations
+
+import pytest
+
+from exo_hl import SchedulingError, f32, proc, seq, size
+from exo_hl.cursors import ArgCursor
+
+
+@proc
+def three(n: size, x: f32[n], y: f32[n]):
+    for i in seq(0, n):
+        y[i] = x[i]
+    for i in seq(0, n):
+        y[i] += x[i]
+    for i in seq(0, n):
+        y[i] += 1.0
+
+
+@pytest.mark.parametrize("bad", ["i #-1", "i #x", "i #1.0", "i #+1",
+                                 "i #1 #2", "i # 1 2", "i #", "#1",
+                                 "for i in _: _ # first", "i #\u0661"])
+def test_bad_selectors_are_refused(bad):
+    with pytest.raises(SchedulingError, match="selector|pattern"):
+        three.find(bad)
+    with pytest.raises(SchedulingError):
+        three.parallelize(bad)
+
+
+@pytest.mark.parametrize("good,k", [("i", 0), ("i #0", 0), ("i #1", 1),
+                                    ("i#2", 2), ("i # 2", 2),
+                                    ("for i in _: _ #1", 1)])
+def test_digit_selectors_pick_the_kth(good, k):
+    assert three.find(good).path() == (("body", k), )
+
+
+def test_selector_past_the_matches_is_refused():
+    with pytest.raises(SchedulingError, match="no code matches"):
+        three.find("i #3")
+
+
+def test_typed_buffer_pattern_matches_an_argument():
+    c = three.find("x : _")
+    assert isinstance(c, ArgCursor) and c.name() == "x"
+    assert three.find("x : f32[_]").name() == "x"
+    with pytest.raises(SchedulingError):
+        three.find("x : i8[_]")      # the type must still match
+
+
+def test_typed_buffer_pattern_names_an_argument_for_a_rewrite():
+    p = three.set_precision("x : _", "f64")
+    assert "x: f64[n]" in str(p)
