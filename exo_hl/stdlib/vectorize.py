@@ -152,6 +152,12 @@ def vectorize(p, loop, width, memory, instrs, tail="perfect"):
     lo, hi = text(c.lo()), text(c.hi())
     trips = hi if lo == "0" else f"({hi}) - ({lo})"
     p = p.split(i, width, o, inner, tail="guard")
+    if not p.find_loop(inner).body()[0].is_if():
+        # split proved the trip count a multiple of the width (a literal or
+        # the preconditions): no partial block, nothing to mask
+        p, staged = _stage(p, p.find_loop(inner), inner, width, memory,
+                           "_vec")
+        return _select(p, instrs, staged)
     p = p.cut_loop(p.find_loop(o), f"({trips}) / {width}")
     whole, part = p.find(f"for {o} in _: _", many=True)[:2]
     p = p.eliminate_dead_code(_guard_of(whole.body()[0]))
