@@ -13,7 +13,8 @@ Which procedures: those FILE.py defines or schedules (its ``__all__`` when
 it has one), not those it only imports; ``--proc NAME`` names any.
 ``exo-hl show FILE.py [--proc NAME]`` prints the procedures;
 ``exo-hl compile FILE.py --cpu-features`` prints the CPU features each
-public procedure needs.
+public procedure needs. ``exo-hl --cmake-dir`` prints where the CMake
+module (``exo_hl_add_kernels``) is.
 """
 from __future__ import annotations
 
@@ -330,6 +331,18 @@ def _version():
         return __version__
 
 
+def cmake_dir() -> str:
+    """The directory holding ``ExoHL.cmake`` (``exo_hl_add_kernels``) and
+    ``ExoHLConfig.cmake`` (for ``find_package(ExoHL)``)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "cmake")
+
+
+class _PrintCMakeDir(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(cmake_dir())
+        parser.exit()
+
+
 def build_parser():
     # --debug is accepted before or after the command
     common = argparse.ArgumentParser(add_help=False)
@@ -343,6 +356,10 @@ def build_parser():
         "exo-hl compile FILE.py -o OUT_DIR; print them: exo-hl show FILE.py")
     ap.add_argument("--version", action="version",
                     version=f"exo-hl {_version()}")
+    ap.add_argument("--cmake-dir", action=_PrintCMakeDir, nargs=0,
+                    help="print the directory of the CMake module "
+                    "(ExoHL.cmake, ExoHLConfig.cmake: "
+                    "-DExoHL_DIR=\"$(exo-hl --cmake-dir)\") and exit")
     sub = ap.add_subparsers(dest="command", required=True)
     c = sub.add_parser("compile", parents=[common],
                        help="compile the @procs of a Python file "

@@ -133,7 +133,9 @@ def test_hardware_and_c_pages(site):
                    "_Alignas(32) float t[16];", "@config"):
         assert needle in hw, needle
     c = _text(_page(site, "using_c"))
-    for needle in ("add_custom_command", "-include build/kernels.d",
+    for needle in ("exo_hl_add_kernels(kernels SOURCE kernels.py)",
+                   "find_package(ExoHL REQUIRED)", "--cmake-dir",
+                   "-include build/kernels.d",
                    "void scale_rows(kernels_Context *ctxt",
                    "struct exo_win_1f32 row_sums", "extern \"C\""):
         assert needle in c, needle
