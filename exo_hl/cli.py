@@ -220,17 +220,20 @@ def public_procs(module, wanted=None):
     ``wanted``, among every module-level one; else those in ``__all__``
     when the module defines it; else the public ones it defines or
     schedules itself (not those it only imports)."""
-    found = []
-    for var, obj in vars(module).items():
-        if isinstance(obj, Procedure) and not obj.is_instr() and \
-                not var.startswith("_") and \
-                all(obj is not p for _, p in found):
-            found.append((var, obj))
+    found = [(var, obj) for var, obj in vars(module).items()
+             if isinstance(obj, Procedure) and not obj.is_instr() and
+             not var.startswith("_")]
     if not wanted:
         names = getattr(module, "__all__", None)
         if names is not None:
-            return [p for var, p in found if var in set(names)]
-        return [p for var, p in found if not _imported(module, var, p)]
+            keep = [p for var, p in found if var in set(names)]
+        else:
+            keep = [p for var, p in found if not _imported(module, var, p)]
+        out = []
+        for p in keep:          # one procedure bound to two names: once
+            if all(p is not q for q in out):
+                out.append(p)
+        return out
     out = []
     for w in wanted:
         hits = [p for var, p in found if var == w or p.name() == w]
