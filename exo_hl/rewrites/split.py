@@ -70,8 +70,8 @@ def split(proc, loop, factor, outer, inner, tail="guard"):
     else:
         # a trip count the preconditions make a multiple of the factor
         # (``assert N % 16 == 0``) needs no guard and no remainder loop
-        exact = tail == "perfect" or (factor > 1 and
-                                      E.prove_at(pir, path, divisible))
+        exact = tail == "perfect" or factor == 1 or \
+            E.prove_at(pir, path, divisible)
     if tail == "cut" and not exact and not E.prove_at(
             pir, path, B.cmp("<=", s.lo, s.hi, si)):
         # with floor semantics a negative trip count n has n % c > 0: the
