@@ -115,8 +115,11 @@ def _holders(name, obj):
     """(module name, module file) of every loaded module whose global
     ``name`` is ``obj``."""
     import sys
+    main = sys.modules.get("__main__")
     out = []
     for mname, m in list(sys.modules.items()):
+        if m is main and mname != "__main__":
+            continue        # an alias of __main__ (multiprocessing's)
         try:
             if m is not None and vars(m).get(name) is obj:
                 out.append((mname, getattr(m, "__file__", None)))
