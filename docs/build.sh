@@ -1,6 +1,22 @@
 #!/usr/bin/env bash
-# Build the HTML documentation into docs/_build/html (warnings are errors).
-# Needs the docs extras: pip install -e ".[docs]"
+# Build the HTML documentation (warnings are errors).
+#
+#   docs/build.sh [OUT_DIR] [sphinx-build options...]
+#
+# OUT_DIR (default docs/_build) receives the site in OUT_DIR/html and
+# Sphinx's cache in OUT_DIR/doctrees; nothing else is written into the
+# source tree (no bytecode either). Needs the docs extras, which the test
+# extras include: pip install -e ".[docs]" (or ".[test]").
 set -euo pipefail
-cd "$(dirname "$0")/.."
-exec sphinx-build -W --keep-going -b html docs docs/_build/html "$@"
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+out="$repo/docs/_build"
+if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
+    out="$1"
+    shift
+fi
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+cd "$repo"
+export PYTHONDONTWRITEBYTECODE=1
+exec "${PYTHON:-python3}" -m sphinx -W --keep-going -b html \
+    -d "$out/doctrees" docs "$out/html" "$@"

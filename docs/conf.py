@@ -1,7 +1,8 @@
 """Sphinx configuration for the exo_hl documentation.
 
-Build: ``docs/build.sh`` (``sphinx-build -W --keep-going -b html docs
-docs/_build/html``); needs ``pip install -e ".[docs]"``.
+Build: ``docs/build.sh [OUT_DIR]`` (the site in ``OUT_DIR/html``, default
+``docs/_build/html``); needs ``pip install -e ".[docs]"`` (``[test]``
+includes it).
 """
 from __future__ import annotations
 

@@ -30,10 +30,11 @@ def _records_step(method):
     def wrapper(self, *args, **kwargs):
         result = method(self, *args, **kwargs)
         if isinstance(result, Procedure) and result is not self:
-            from .display import step_text
+            from .display import named_objects, step_text
             object.__setattr__(result, "_step",
                                (self, step_text(method.__name__, args,
-                                                kwargs)))
+                                                kwargs),
+                                named_objects(args, kwargs)))
         return result
     return user_facing(wrapper)
 
@@ -130,25 +131,31 @@ class Procedure(Derived):
 
     def history(self) -> str:
         """The scheduling calls that produced this procedure from its
-        ``@proc``, as a Python snippet that re-runs them.
+        ``@proc``, as a Python snippet that re-runs them: first the imports
+        of the procedures, instructions, memories and configs it names, so
+        ``exec(p.history())`` rebuilds ``p`` in a fresh namespace.
 
         >>> print(fast.history())
+        from __main__ import sgemm
         p = sgemm
         p = p.split('i', 4, 'io', 'ii', tail='perfect')
         ...
         """
-        steps, p = [], self
+        from .display import import_lines
+        steps, named, p = [], [], self
         while p is not None:
             if p._step is not None:
-                receiver, text = p._step
+                receiver, text, objs = p._step
                 steps.append(text)
+                named[:0] = objs
                 p = receiver
             else:
                 if p._parent is None:
                     break
                 p = p._parent
         root = p if p is not None else self
-        return "\n".join([f"p = {root.name()}"] +
+        imports = import_lines([(root.name(), root)] + named)
+        return "\n".join(imports + [f"p = {root.name()}"] +
                          [f"p = {t}" for t in reversed(steps)])
 
     # ------------------------------------------------------------------

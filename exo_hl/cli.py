@@ -9,9 +9,12 @@ in procedures, Python syntax errors, missing files) are reported as one
 ``file:line: message`` line on stderr with exit status 1, never as a
 traceback (``--debug`` prints the whole message and the traceback).
 
+Which procedures: those FILE.py defines or schedules (its ``__all__`` when
+it has one), not those it only imports; ``--proc NAME`` names any.
 ``exo-hl show FILE.py [--proc NAME]`` prints the procedures;
 ``exo-hl compile FILE.py --cpu-features`` prints the CPU features each
-public procedure needs.
+public procedure needs. ``exo-hl --cmake-dir`` prints where the CMake
+module (``exo_hl_add_kernels``) is.
 """
 from __future__ import annotations
 
@@ -193,15 +196,44 @@ def dependency_files(procs):
                    if _library_file(f, pkg_dir, stdlib)})
 
 
+def _imported(module, var, obj):
+    """Is the global ``var`` of ``module`` a procedure it only imported: one
+    another loaded module holds too, written in another file?"""
+    here = os.path.realpath(getattr(module, "__file__", "") or "")
+    si = obj.ir().srcinfo
+    if si is not None and si.filename and \
+            os.path.realpath(si.filename) == here:
+        return False
+    for name, m in list(sys.modules.items()):
+        if m is module or m is None:
+            continue
+        try:
+            if vars(m).get(var) is obj:
+                return True
+        except TypeError:
+            continue
+    return False
+
+
 def public_procs(module, wanted=None):
-    """Module-level public procedures (not instrs), or those named."""
-    found = []
-    for var, obj in vars(module).items():
-        if isinstance(obj, Procedure) and not obj.is_instr() and \
-                not var.startswith("_") and obj not in found:
-            found.append((var, obj))
+    """The procedures (not instrs) to compile or show: those named in
+    ``wanted``, among every module-level one; else those in ``__all__``
+    when the module defines it; else the public ones it defines or
+    schedules itself (not those it only imports)."""
+    found = [(var, obj) for var, obj in vars(module).items()
+             if isinstance(obj, Procedure) and not obj.is_instr() and
+             not var.startswith("_")]
     if not wanted:
-        return [p for _, p in found]
+        names = getattr(module, "__all__", None)
+        if names is not None:
+            keep = [p for var, p in found if var in set(names)]
+        else:
+            keep = [p for var, p in found if not _imported(module, var, p)]
+        out = []
+        for p in keep:          # one procedure bound to two names: once
+            if all(p is not q for q in out):
+                out.append(p)
+        return out
     out = []
     for w in wanted:
         hits = [p for var, p in found if var == w or p.name() == w]
@@ -302,6 +334,18 @@ def _version():
         return __version__
 
 
+def cmake_dir() -> str:
+    """The directory holding ``ExoHL.cmake`` (``exo_hl_add_kernels``) and
+    ``ExoHLConfig.cmake`` (for ``find_package(ExoHL)``)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "cmake")
+
+
+class _PrintCMakeDir(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(cmake_dir())
+        parser.exit()
+
+
 def build_parser():
     # --debug is accepted before or after the command
     common = argparse.ArgumentParser(add_help=False)
@@ -315,6 +359,10 @@ def build_parser():
         "exo-hl compile FILE.py -o OUT_DIR; print them: exo-hl show FILE.py")
     ap.add_argument("--version", action="version",
                     version=f"exo-hl {_version()}")
+    ap.add_argument("--cmake-dir", action=_PrintCMakeDir, nargs=0,
+                    help="print the directory of the CMake module "
+                    "(ExoHL.cmake, ExoHLConfig.cmake: "
+                    "-DExoHL_DIR=\"$(exo-hl --cmake-dir)\") and exit")
     sub = ap.add_subparsers(dest="command", required=True)
     c = sub.add_parser("compile", parents=[common],
                        help="compile the @procs of a Python file "
@@ -352,6 +400,17 @@ def _report(e, debug):
     print(f"exo-hl: error: {first}", file=sys.stderr)
 
 
+def _silence_stdout():
+    """Point stdout at /dev/null so the interpreter's final flush of the
+    unread output raises no second BrokenPipeError."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass   # a stdout without a descriptor (captured): nothing to flush
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -364,9 +423,18 @@ def main(argv=None) -> int:
         os.environ["EXO_HL_DEBUG"] = "1"  # keep exo_hl's own frames
     try:
         if args.command == "compile":
-            return compile_command(args)
-        if args.command == "show":
-            return show_command(args)
+            status = compile_command(args)
+        elif args.command == "show":
+            status = show_command(args)
+        else:  # pragma: no cover - argparse requires a command
+            return 2
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # the reader stopped (``exo-hl show FILE | head``): stop quietly,
+        # with the status of a process that SIGPIPE ended, as cat does
+        _silence_stdout()
+        return 128 + 13
     except (UserError, OSError) as e:
         _report(e, debug)
         return 1
@@ -378,7 +446,6 @@ def main(argv=None) -> int:
               + ("" if debug else " (run with --debug for the traceback)"),
               file=sys.stderr)
         return 1
-    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

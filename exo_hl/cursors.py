@@ -912,6 +912,25 @@ _WHAT = {None: "code", "loop": "loop", "stmt": "statement",
          "expr": "expression", "buffer": "buffer"}
 
 
+def _what_there_is(ir, want):
+    """For a failed loop search, the loops the procedure has (as patterns
+    that find them), so the user can pick one."""
+    if want != "loop":
+        return ""
+    from .core_ir.traversal import walk_stmts
+    pats, seen = [], {}
+    for s in walk_stmts(ir.body):
+        if isinstance(s, IR.For):
+            name = s.iter.name
+            k = seen.get(name, 0)
+            seen[name] = k + 1
+            pats.append(repr(name if k == 0 else f"{name} #{k}"))
+    if not pats:
+        return " (it has no loops)"
+    more = f", ... ({len(pats)} in all)" if len(pats) > 12 else ""
+    return f" (its loops: {', '.join(pats[:12])}{more})"
+
+
 def _find(proc, pattern, many, want, within=None):
     from . import patterns as P
     if not isinstance(pattern, str):
@@ -926,7 +945,7 @@ def _find(proc, pattern, many, want, within=None):
         ir = proc.ir()
         raise SchedulingError(located(
             f"no {_WHAT[want]} matches the pattern {pattern!r} in procedure "
-            f"'{proc.name()}'", ir.srcinfo, None))
+            f"'{proc.name()}'{_what_there_is(ir, want)}", ir.srcinfo, None))
     cursors = [_to_cursor(proc, l) for l in locs]
     return cursors if many else cursors[0]
 

@@ -73,6 +73,107 @@ def _arg_text(a, var: str) -> str:
     return repr(a)
 
 
+def named_objects(args, kwargs) -> tuple:
+    """The objects a step's text names by bare name (procedures and
+    instructions, memories, configs): ``history()`` imports them."""
+    out = []
+
+    def visit(a):
+        from .core_ir.memory import Memory
+        from .cursors import Cursor
+        if isinstance(a, Cursor):
+            return
+        if isinstance(a, type) and issubclass(a, Memory):
+            out.append((a.__name__, a))
+            return
+        name = getattr(a, "name", None)
+        if callable(name) and (hasattr(a, "ir") or hasattr(a, "fields")):
+            out.append((name(), a))
+        elif isinstance(a, (tuple, list)):
+            for x in a:
+                visit(x)
+
+    try:
+        for a in list(args) + list(kwargs.values()):
+            visit(a)
+    except Exception:  # noqa: BLE001 - a description, not semantics
+        return ()
+    return tuple(out)
+
+
+def _defining_file(obj):
+    """The source file that defines ``obj`` (a procedure or config), else
+    None."""
+    import os
+    ir = getattr(obj, "ir", None)
+    si = ir().srcinfo if callable(ir) else getattr(obj, "srcinfo", None)
+    f = getattr(si, "filename", None)
+    return os.path.realpath(f) if f else None
+
+
+def _holders(name, obj):
+    """(module name, module file) of every loaded module whose global
+    ``name`` is ``obj``."""
+    import sys
+    main = sys.modules.get("__main__")
+    out = []
+    for mname, m in list(sys.modules.items()):
+        if m is main and mname != "__main__":
+            continue        # an alias of __main__ (multiprocessing's)
+        try:
+            if m is not None and vars(m).get(name) is obj:
+                out.append((mname, getattr(m, "__file__", None)))
+        except Exception:  # noqa: BLE001 - odd module objects
+            continue
+    return out
+
+
+def _import_from(name, obj):
+    """The module to import ``name`` from, else None: the module defining
+    ``obj`` or, better, the shortest package above it that re-exports the
+    same object; ``__main__`` only when nothing else holds it."""
+    import os
+    holders = _holders(name, obj)
+    if not holders:
+        return None
+    home = obj.__module__ if isinstance(obj, type) else None
+    if home is None:
+        file = _defining_file(obj)
+        home = next((m for m, f in holders if file is not None and
+                     f is not None and os.path.realpath(f) == file), None)
+    cands = [m for m, _ in holders]
+    if home is not None:
+        above = [m for m in cands if m == home or home.startswith(m + ".")]
+        cands = above or cands
+
+    def rank(m):
+        private = any(x.startswith("_") for x in m.split(".")
+                      if x != "__main__")
+        return (m == "__main__", private, m.count("."), m)
+    return min(cands, key=rank)
+
+
+def import_lines(objs) -> list:
+    """``from MODULE import NAME`` lines for the ``(name, obj)`` pairs (see
+    ``_import_from``); a name no loaded module holds gets a comment that
+    says to define it."""
+    by_module, missing, seen = {}, [], set()
+    for name, obj in objs:
+        if name in seen:
+            continue
+        seen.add(name)
+        m = _import_from(name, obj)
+        if m is None:
+            missing.append(name)
+        else:
+            by_module.setdefault(m, []).append(name)
+    lines = [f"from {m} import {', '.join(names)}"
+             for m, names in by_module.items()]
+    lines += [f"# {n}: not a global of any imported module; define it "
+              f"before running this" for n in missing]
+    return lines
+
+
 def _cursor_text(c, var: str) -> str:
     from .core_ir.nodes import IR
     from .core_ir.printer import stmt_to_str

@@ -59,8 +59,10 @@ def test_compile_public_procs_with_dep_file(tmp_path):
     h = (tmp_path / "out" / "kern.h").read_text()
     assert "void axpy(kern_Context *ctxt" in h
     assert "void twice(kern_Context *ctxt" in h
-    # helpers' scale is imported, hence module-level and public too
-    assert "void scale(kern_Context *ctxt" in h
+    # helpers' scale is only imported: not one of kern.py's procedures
+    # (issue 34 item 10); twice's C calls it as a static helper
+    assert "void scale(kern_Context *ctxt" not in h
+    assert "scale(" in (tmp_path / "out" / "kern.c").read_text()
     assert "_private" not in h
     assert (tmp_path / "out" / "kern.c").exists()
     dep = (tmp_path / "out" / "kern.d").read_text().split()
@@ -172,13 +174,13 @@ def test_show_prints_every_public_proc(tmp_path):
     out = r.stdout
     assert "def axpy(n: size, x: f32[n] @ DRAM, y: f32[n] @ DRAM):" in out
     assert "        y[i] += 2.0 * x[i]" in out
-    assert "def twice(" in out and "def scale(" in out
+    assert "def twice(" in out and "def scale(" not in out
     assert "_private" not in out
     assert "\x1b[" not in out  # no colours when not printing to a terminal
     # one block per procedure, separated by a blank line
     heads = sorted(b.splitlines()[0].split("(")[0]
                    for b in out.strip().split("\n\n"))
-    assert heads == ["def axpy", "def scale", "def twice"]
+    assert heads == ["def axpy", "def twice"]
 
 
 def test_show_one_proc_and_colours(tmp_path):
@@ -486,3 +488,71 @@ def test_backend_refusals_are_one_located_line(tmp_path):
         "named 'a'" in lines[0] and "twins.py:12:" in lines[0], r.stderr
     r = cli("compile", "twins.py", "-o", "out", "--debug", cwd=tmp_path)
     assert r.returncode == 1 and "Traceback" in r.stderr
+
+
+# ---------------------------------------------------------------------------
+# issue 34 item 10: imported procedures, __all__, --proc, a closed pipe
+
+def test_compile_honours_all_and_proc_names_an_imported_one(tmp_path):
+    (tmp_path / "kern.py").write_text(
+        KERNELS.replace("from helpers import scale\n",
+                        "from helpers import scale\n"
+                        "__all__ = ['twice']\n"))
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    r = cli("compile", "kern.py", "-o", "out", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    h = (tmp_path / "out" / "kern.h").read_text()
+    assert "void twice(kern_Context *ctxt" in h
+    assert "void axpy(" not in h and "void scale(kern_Context" not in h
+    # --proc may name any module-level procedure, imported ones too
+    r = cli("compile", "kern.py", "-o", "out2", "--proc", "scale",
+            "--proc", "axpy", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    h = (tmp_path / "out2" / "kern.h").read_text()
+    assert "void scale(kern_Context *ctxt" in h
+    assert "void axpy(kern_Context *ctxt" in h and "twice" not in h
+
+
+def test_a_scheduled_import_is_the_files_own(tmp_path):
+    """A procedure the file schedules from an imported one is its own."""
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    (tmp_path / "fast.py").write_text(textwrap.dedent('''\
+        from __future__ import annotations
+        from helpers import scale
+
+        scale_2 = scale.split('i', 2, 'io', 'ii').rename('scale_2')
+        '''))
+    r = cli("show", "fast.py", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("def scale_2(") and "def scale(" not in r.stdout
+
+
+def test_show_into_a_closed_pipe_ends_quietly(tmp_path):
+    """``exo-hl show FILE | head`` ended with "[Errno 32] Broken pipe" on
+    stderr and status 1: now no message, and the status of a process
+    SIGPIPE ended (141), as ``cat`` has."""
+    # more than a pipe buffer (64 KiB) of output, so writing blocks
+    body = "\n".join(f"    x[{k % 8}] = {k}.0 * x[{(k + 1) % 8}] + {k}.5"
+                     for k in range(100))
+    src = ["from __future__ import annotations",
+           "from exo_hl import f32, proc", ""]
+    for n in range(30):
+        src += ["@proc", f"def p{n}(x: f32[8]):", body, ""]
+    (tmp_path / "many.py").write_text("\n".join(src))
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-m", "exo_hl", "show",
+                             "many.py"], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    proc.stdout.close()           # the reader goes away, as head does
+    err = proc.stderr.read().decode()
+    status = proc.wait(timeout=120)
+    assert first.startswith(b"def p0(")
+    assert err == "", err
+    assert status == 141
+    # the shell pipeline itself
+    r = subprocess.run(f"{sys.executable} -m exo_hl show many.py | head -2",
+                       shell=True, cwd=tmp_path, env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert len(r.stdout.splitlines()) == 2

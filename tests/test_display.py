@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 
-from exo_hl import DRAM_STATIC, Procedure, f32, proc, seq, size
+from exo_hl import DRAM, DRAM_STATIC, Procedure, f32, proc, seq, size
 from exo_hl.core_ir.printer import alpha_equal
 
 
@@ -28,7 +28,7 @@ def _scheduled():
 def test_history_reruns_to_the_same_procedure():
     p = _scheduled()
     text = p.history()
-    lines = text.splitlines()
+    lines = [ln for ln in text.splitlines() if not ln.startswith("from ")]
     assert lines[0] == "p = gemm"
     assert lines[1] == "p = p.split('i', 4, 'io', 'ii', tail='perfect')"
     assert "p = p.stage_mem(p.find_loop('k'), " in text
@@ -39,7 +39,7 @@ def test_history_reruns_to_the_same_procedure():
 
 
 def test_history_of_an_unscheduled_procedure():
-    assert gemm.history() == "p = gemm"
+    assert gemm.history() == f"from {__name__} import gemm\np = gemm"
 
 
 def test_diff_shows_changed_lines_only():
@@ -84,9 +84,73 @@ def test_history_shows_gap_and_block_cursors():
     p = two_writes.reorder_stmts(two_writes.find('x[_] = _').expand(0, 1))
     p = p.fission(p.find('y[_] = _').after())
     text = p.history()
-    assert text.splitlines()[1:] == [
+    assert text.splitlines()[2:] == [
         "p = p.reorder_stmts(p.find('x[i] = 1.0').expand(0, 1))",
         "p = p.fission(p.find('y[i] = 2.0').after())"]
     scope = {"two_writes": two_writes}
     exec(text, scope)
     assert alpha_equal(scope["p"].ir(), p.ir())
+
+
+# ---------------------------------------------------------------------------
+# exec(p.history()) in a fresh namespace rebuilds p (issue 34 item 8: the
+# snippet named the procedure, memories and instructions without importing
+# them, so exec raised NameError)
+
+def _reruns(p):
+    text = p.history()
+    scope = {}
+    exec(text, scope)
+    assert str(scope["p"]) == str(p), text
+    assert alpha_equal(scope["p"].ir(), p.ir())
+    return text
+
+
+@proc
+def axpy8(n: size, a: f32[n] @ DRAM, x: f32[n, 8] @ DRAM, y: f32[8] @ DRAM):
+    for k in seq(0, n):
+        for i in seq(0, 8):
+            y[i] += a[k] * x[k, i]
+
+
+def test_history_imports_what_it_names():
+    text = _reruns(_scheduled())
+    assert f"from {__name__} import gemm" in text
+    assert "from exo_hl import DRAM_STATIC" in text
+    _reruns(gemm)
+    _reruns(two_writes.fission(two_writes.find('y[_] = _').before()))
+
+
+def test_history_with_avx2_instructions_and_set_memory_reruns():
+    from exo_hl.hw_libs.avx2 import (AVX2, mm256_fmadd_bcst_ps,
+                                     mm256_loadu_ps, mm256_storeu_ps)
+    p = axpy8.stage_mem(axpy8.find_loop('k'), 'y[0:8]', 'yr')
+    p = p.stage_mem(p.find_loop('i'), 'x[k, 0:8]', 'xr')
+    p = p.set_memory('yr', AVX2).set_memory('xr', AVX2)
+    p = p.replace(p.find_loop('i0'), mm256_loadu_ps)
+    p = p.replace(p.find_loop('i1'), mm256_loadu_ps)
+    p = p.replace(p.find_loop('i'), mm256_fmadd_bcst_ps)
+    p = p.replace(p.find_loop('i0'), mm256_storeu_ps)
+    text = _reruns(p)
+    assert ("from exo_hl.hw_libs.avx2 import AVX2, mm256_loadu_ps, "
+            "mm256_fmadd_bcst_ps, mm256_storeu_ps") in text
+
+
+def test_history_with_configs_and_an_unimportable_name():
+    from exo_hl.hw_libs.gemmini import ConfigLoad
+    from exo_hl import i8
+
+    @proc
+    def load(A: i8[16, 16] @ DRAM, B: i8[16, 16] @ DRAM):
+        for i in seq(0, 16):
+            for j in seq(0, 16):
+                B[i, j] = A[i, j]
+    p = load.configwrite_at(load.find_loop('i'), ConfigLoad, 'src_stride',
+                            'stride(A, 0)', before=True)
+    text = p.history()
+    assert "from exo_hl.hw_libs.gemmini import ConfigLoad" in text
+    # a procedure local to this function: no module holds it
+    assert "# load: not a global of any imported module" in text
+    scope = {"load": load}
+    exec(text, scope)
+    assert str(scope["p"]) == str(p)

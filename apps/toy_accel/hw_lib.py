@@ -10,7 +10,10 @@ pieces below) so the scheduled kernels run on this machine. The
 simulation is faithful where it matters for scheduling: the load engine reads
 its source row stride from a configuration register set by ``config_ld``, not
 from the instruction, so a kernel that forgets (or wrongly hoists) the config
-write computes garbage, exactly as it would on the device.
+write computes garbage, exactly as it would on the device. That register is
+the ``ConfigLoad.src_stride`` field itself (templates name it
+``{ConfigLoad.src_stride}``): a plain write of the field configures the
+engine as ``config_ld`` does, with no second copy to diverge.
 """
 from __future__ import annotations
 
@@ -33,23 +36,24 @@ def _piece(name, text):
     return f"#ifndef {guard}\n#define {guard}\n{text.strip()}\n#endif\n"
 
 
-_REG = _piece("reg", """
+_CONFIG_LD = _piece("config_ld", """
 #include <stdint.h>
-/* the load engine's stride register (ConfigLoad.src_stride) */
-static int_fast32_t toy_cfg_src_stride;
+/* write the load engine's stride register (ConfigLoad.src_stride) */
+static inline void toy_config_ld(int_fast32_t *reg, int_fast32_t s) {
+    *reg = s;
+}
 """)
 
-_CONFIG_LD = _REG + _piece("config_ld", """
-static inline void toy_config_ld(int_fast32_t s) { toy_cfg_src_stride = s; }
-""")
-
-_MVIN = _REG + _piece("mvin", """
-/* mvin: DRAM rows (stride from the config register) -> scratchpad rows */
-static inline void toy_mvin(const float *src, float *dst, int_fast32_t dst_rs,
-                            int_fast32_t n, int_fast32_t m) {
+_MVIN = _piece("mvin", """
+#include <stdint.h>
+/* mvin: DRAM rows (stride `src_rs` from the config register) ->
+   scratchpad rows */
+static inline void toy_mvin(int_fast32_t src_rs, const float *src, float *dst,
+                            int_fast32_t dst_rs, int_fast32_t n,
+                            int_fast32_t m) {
     for (int_fast32_t i = 0; i < n; i++)
         for (int_fast32_t j = 0; j < m; j++)
-            dst[i * dst_rs + j] = src[i * toy_cfg_src_stride + j];
+            dst[i * dst_rs + j] = src[i * src_rs + j];
 }
 """)
 
@@ -160,13 +164,13 @@ class ConfigLoad:
 # ---------------------------------------------------------------------------
 # instructions
 
-@instr("toy_config_ld({s});", _CONFIG_LD)
+@instr("toy_config_ld(&{ConfigLoad.src_stride}, {s});", _CONFIG_LD)
 def config_ld(s: stride):
     ConfigLoad.src_stride = s
 
 
-@instr("toy_mvin(&{src_data}, &{dst_data}, {dst}.strides[0], {n}, {m});",
-       _MVIN)
+@instr("toy_mvin({ConfigLoad.src_stride}, &{src_data}, &{dst_data}, "
+       "{dst}.strides[0], {n}, {m});", _MVIN)
 def ld_data(n: size, m: size, src: [f32][n, m] @ DRAM,
             dst: [f32][n, 16] @ SCRATCH):
     assert n <= 16 and m <= 16
@@ -227,13 +231,15 @@ def st_acc(n: size, m: size, src: [f32][n, 16] @ ACCUM,
 # ---------------------------------------------------------------------------
 # the self-configuring load of §3.2.3, and its split form (§3.2.4)
 
-@instr("toy_config_ld({src}.strides[0]);\n"
-       "toy_mvin(&{src_data}, &{dst_data}, {dst}.strides[0], {n}, {m});",
-       _CONFIG_LD + _MVIN)
+@instr("toy_mvin({src}.strides[0], &{src_data}, &{dst_data}, "
+       "{dst}.strides[0], {n}, {m});", _MVIN)
 def ld_data_cfg(n: size, m: size, src: [f32][n, m] @ DRAM,
                 dst: [f32][n, 16] @ SCRATCH):
     """Load that sets the stride register itself: always correct, but it
-    flushes the pipeline on every call."""
+    flushes the pipeline on every call. (Its body, the meaning, leaves
+    ``ConfigLoad.src_stride`` alone, so the model loads with the source's
+    own stride and leaves that field alone too; ``split_config`` is
+    equivalent to it only modulo the field.)"""
     assert n <= 16 and m <= 16
     for i in seq(0, n):
         for j in seq(0, m):

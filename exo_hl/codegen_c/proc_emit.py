@@ -21,7 +21,8 @@ from ..errors import MemGenError, located
 from ..core_ir.traversal import walk
 from ..core_ir.buffers import (written_buffers, zero_start_read,
                                zero_start_refusal)
-from ..core_ir.state import config_reads, config_writes
+from ..core_ir.state import (config_reads, config_writes,
+                              instr_config_fields)
 from ..core_ir.syms import Sym
 from ..core_ir import datasem as D
 from .checks import (check_arg_precision, check_readable,
@@ -35,6 +36,20 @@ def _uses_default_window(mem) -> bool:
     """Memories that keep the flat-array window() get our readable indexing."""
     return getattr(mem.window, "__func__", None) is getattr(
         Memory.window, "__func__", None)
+
+
+class _ConfigLvalues:
+    """``{Cfg.field}`` in an instr template: the C lvalue of the field in
+    the context struct (``str.format`` resolves the attribute)."""
+
+    def __init__(self, members):
+        self._members = members
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["_members"][name]
+        except KeyError:
+            raise AttributeError(name) from None
 
 
 # ----------------------------------------------------------------------------
@@ -570,9 +585,17 @@ class ProcEmitter(ExprEmitter):
                 self.read_names.add(buf.cname)
             else:
                 kw[nm] = self.wrap(a, _PREC_ATOM)
+        cfgs = {}
+        for key, (cfg, field) in instr_config_fields(f).items():
+            c, fname = key.split(".")
+            if c not in kw:
+                member = self.prog.config_fields[cfg, field]
+                cfgs.setdefault(c, {})[fname] = f"ctxt->{member}"
+        for c, members in cfgs.items():
+            kw[c] = _ConfigLvalues(members)
         try:
             return f.instr.c_template.format(**kw)
-        except (KeyError, IndexError) as e:
+        except (KeyError, IndexError, AttributeError) as e:
             self._err(MemGenError, f"instruction '{f.name}' template uses "
                       f"unknown placeholder {e}", s)
 

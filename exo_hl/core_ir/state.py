@@ -17,7 +17,8 @@ from ..caches import memo
 from .nodes import IR, Node
 from .traversal import walk, walk_stmts
 
-__all__ = ["config_reads", "config_writes", "reads_written_state"]
+__all__ = ["config_reads", "config_writes", "instr_config_fields",
+           "reads_written_state"]
 
 
 def _exprs_of_type(t):
@@ -77,3 +78,23 @@ def reads_written_state(exprs, stmts) -> frozenset:
     if not read:
         return frozenset()
     return read & config_writes(stmts)
+
+
+def instr_config_fields(proc) -> dict:
+    """``{"Cfg.field": (config, field)}`` for the config fields an ``@instr``
+    states it touches -- read by its preconditions or body, or written by its
+    body -- the ones its C template may name as ``{Cfg.field}``. The template
+    then acts on the very state the body describes (one copy of the config,
+    not a model's private registers). A name two distinct configs share is
+    left out (``{Cfg.field}`` would be ambiguous)."""
+    touched = config_reads(tuple(proc.preds) + tuple(proc.body)) | \
+        config_writes(proc.body)
+    out, clash = {}, set()
+    for cfg, f in touched:
+        key = f"{cfg.name()}.{f}"
+        if key in out and out[key][0] is not cfg:
+            clash.add(key)
+        out[key] = (cfg, f)
+    for key in clash:
+        del out[key]
+    return out

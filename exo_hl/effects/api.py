@@ -328,10 +328,11 @@ def _race_free(proc, loop_path):
     x2 = _fresh(x)
     ren = {x: E.var(x2)}
     a2 = eff_subst(a, ren)
-    hyps = ctx.hyps + (bx, E.subst(bx, ren),
-                       E.op("or", E.op("<", E.var(x), E.var(x2)),
-                            E.op("<", E.var(x2), E.var(x))))
-    r = C.iterations_disjoint(a, a2, hyps)
+    differ = E.op("or", E.op("<", E.var(x), E.var(x2)),
+                  E.op("<", E.var(x2), E.var(x)))
+    hyps = ctx.hyps + (bx, E.subst(bx, ren), differ)
+    r = C.iterations_disjoint(a, a2, hyps,
+                              witness=(bx, E.subst(bx, ren), differ))
     if not r:
         return Result(False, f"iterations of '{x.name}' race: " + r.reason,
                       r.model)

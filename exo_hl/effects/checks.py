@@ -283,15 +283,29 @@ def prove(pred, hyps=(), solver=None):
     return Result(False, f"{text} may be false{_fmt_model(model)}", model)
 
 
-def iterations_disjoint(a1, a2, hyps=(), solver=None):
+def iterations_disjoint(a1, a2, hyps=(), solver=None, witness=()):
     """Race freedom of two iterations of one loop body: Mod(a1) ∩ All(a2) =
     ∅ (stricter than Commutes: concurrent reductions of one location race).
 
     The caller guarantees that swapping the two iterators maps ``a1`` to
     ``a2``, ``a2`` to ``a1`` and ``hyps`` to themselves (``i != i'``, not
     ``i < i'``): Mod(a2) ∩ All(a1) is then the same query renamed, so one
-    direction decides both."""
+    direction decides both.
+
+    ``witness``: hypotheses (among ``hyps``) the counterexample must show
+    even when the overlapping locations do not mention their variables --
+    the two different iterations that race. The proof leaves them out of
+    each query when unrelated (``sat_under``); a failed query is asked
+    again with them in the goal, so its model names the iterations."""
     hyps_t = hyp_terms(hyps)
     r = _pairs(Mod(a1), All(a2), ("modification", "access"), hyps_t, None,
                solver)
-    return OK if r is None else r
+    if r is None:
+        return OK
+    extra = S.band(*hyp_terms(witness)) if witness else None
+    if extra is not None and extra is not True:
+        shown = _pairs(Mod(a1), All(a2), ("modification", "access"), hyps_t,
+                       extra, solver)
+        if shown is not None:
+            return shown
+    return r

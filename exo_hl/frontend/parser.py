@@ -37,6 +37,7 @@ from ..core_ir.nodes import IR
 from ..core_ir.operators import (ARITH_OPS, CONTROL_EVAL, PY_ARITH, const_int,
                                   PY_BOOL, PY_CMP)
 from ..core_ir.srcinfo import SrcInfo
+from ..core_ir.state import instr_config_fields
 from ..core_ir.syms import Sym
 from ..core_ir.traversal import children, walk, walk_stmts
 from ..core_ir.windows import make_window
@@ -999,7 +1000,8 @@ def _is_literal(e) -> bool:
 
 def check_instr_template(proc: IR.Proc, template: str):
     """Every ``{placeholder}`` of an instr template must name an argument
-    (or ``arg_data`` for a buffer argument)."""
+    (or ``arg_data`` for a buffer argument), or be ``{Cfg.field}`` for a
+    config field the instruction reads or writes."""
     names = {a.name.name for a in proc.args}
     names |= {a.name.name + "_data" for a in proc.args
               if not T.is_control(a.type)}
@@ -1009,8 +1011,11 @@ def check_instr_template(proc: IR.Proc, template: str):
     except ValueError as e:
         raise ExoTypeError(located(f"bad instr template {template!r}: {e}",
                                    proc.srcinfo, proc.name)) from None
+    cfg_fields = instr_config_fields(proc)
     for f, spec, conv in fields:
         base = f.split(".")[0].split("[")[0]
+        if base not in names and f in cfg_fields and not (spec or conv):
+            continue    # {Cfg.field}: the field's C lvalue
         if base in names and (f != base or spec or conv):
             # each placeholder becomes C text (a string): an attribute,
             # index, conversion or format spec would fail when the code is
@@ -1021,7 +1026,11 @@ def check_instr_template(proc: IR.Proc, template: str):
                 f"'{{{base}}}': write C after it ('{{{base}}}.data', "
                 f"'{{{base}}}.strides[0]')", proc.srcinfo, proc.name))
         if base not in names:
+            known = sorted(names) + sorted(
+                "{" + k + "}" for k in cfg_fields if k.split(".")[0]
+                not in names)
             raise ExoTypeError(located(
                 f"instr template placeholder '{{{f}}}' names no argument "
-                f"(arguments: {', '.join(sorted(names))})",
+                f"and no config field the instruction reads or writes "
+                f"(it may name: {', '.join(known)})",
                 proc.srcinfo, proc.name))

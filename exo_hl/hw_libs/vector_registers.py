@@ -49,7 +49,7 @@ class VectorRegisters(Memory):
         reg, lanes = cls._lanes(prim_type, new_name, srcinfo)
         if not shape or const_value(shape[-1]) != lanes:
             raise MemGenError(
-                f"{srcinfo}: a {cls.__name__} buffer of {prim_type} needs a "
+                f"{srcinfo}: {cls.__name__} buffers of {prim_type} need a "
                 f"last dimension of {lanes} (one register), '{new_name}' has "
                 f"shape [{', '.join(map(str, shape))}]")
         regs = 1

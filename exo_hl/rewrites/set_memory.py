@@ -72,9 +72,15 @@ def _check_allocatable(proc, alloc, mem, op):
         mem.alloc(alloc.name.name, C_TYPES[basetype(alloc.type)], dims,
                   alloc.srcinfo)
     except MemGenError as e:
+        # the error shows the allocation already: drop a memory's own
+        # "file:line: " prefix naming the same place
+        why = str(e)
+        where = f"{alloc.srcinfo}: "
+        if alloc.srcinfo is not None and why.startswith(where):
+            why = why[len(where):]
         raise C.scheduling_error(
             proc, alloc, f"{op}: {mem.__name__} cannot hold this buffer: "
-            f"{e}") from None
+            f"{why}") from None
 
 
 def set_memory(proc, buffer, mem):

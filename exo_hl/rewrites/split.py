@@ -5,10 +5,13 @@ inner + lo]`` (``c`` = factor). The trip count ``n = hi - lo`` need not be a
 multiple of ``c``; ``tail`` says how the remainder is handled:
 
 * ``'guard'``: the outer loop runs ``(n + c - 1) / c`` times and the body is
-  guarded by ``if c*outer + inner < n`` (the guard is left out when ``n`` is a
-  literal multiple of ``c``);
+  guarded by ``if c*outer + inner < n``;
 * ``'cut'``: the main nest runs ``n / c`` times, then a remainder loop
   ``for inner in seq(0, n % c)`` (a fresh copy of the body) finishes;
+
+  for both, when ``n`` is provably a multiple of ``c`` (a literal, or from
+  the preconditions and context, e.g. ``assert n % 16 == 0``) the split is
+  the perfect one: no guard, no remainder loop;
 * ``'perfect'``: ``n % c == 0`` must be provable from the preconditions and
   the enclosing context (SMT, via ``effects.prove``), else SchedulingError.
 
@@ -55,15 +58,20 @@ def split(proc, loop, factor, outer, inner, tail="guard"):
     n_const = S.const_value(n, env)
     o_sym, i_sym = Sym(outer), Sym(inner)
 
+    divisible = B.cmp("==", B.binop("%", n, B.const(factor, si),
+                                    srcinfo=si), B.const(0, si), si)
     if tail == "perfect":
-        divisible = B.cmp("==", B.binop("%", n, B.const(factor, si),
-                                        srcinfo=si), B.const(0, si), si)
         if not E.prove_at(pir, path, divisible):
             raise err(f"perfect split requires the trip count "
                       f"{expr_to_str(n)} to be divisible by {factor}, which "
                       f"cannot be proven from the preconditions")
-    exact = tail == "perfect" or (n_const is not None
-                                   and n_const % factor == 0)
+    if n_const is not None:
+        exact = tail == "perfect" or n_const % factor == 0
+    else:
+        # a trip count the preconditions make a multiple of the factor
+        # (``assert N % 16 == 0``) needs no guard and no remainder loop
+        exact = tail == "perfect" or factor == 1 or \
+            E.prove_at(pir, path, divisible)
     if tail == "cut" and not exact and not E.prove_at(
             pir, path, B.cmp("<=", s.lo, s.hi, si)):
         # with floor semantics a negative trip count n has n % c > 0: the

@@ -26,9 +26,17 @@ def pack(p, buffer, block, layout="row", name=None, memory=None):
 
     Example::
 
-        p = pack(gemm, 'B[0:K, 0:16]', p.find_loop('i'), 'row')
+        @proc
+        def gemm(M: size, K: size, A: f32[M, K], B: f32[K, 16],
+                 C: f32[M, 16]):
+            for i in seq(0, M):
+                for j in seq(0, 16):
+                    for k in seq(0, K):
+                        C[i, j] += A[i, k] * B[k, j]
+
+        p = pack(gemm, 'B[0:K, 0:16]', gemm.find_loop('i'), 'row')
         # B_pack: f32[K, 16]; for i0: for i1: B_pack[i0, i1] = B[i0, i1]; ...
-        p = pack(gemm, 'B[0:K, 0:16]', p.find_loop('i'), 'transposed')
+        q = pack(gemm, 'B[0:K, 0:16]', gemm.find_loop('i'), 'transposed')
         # B_pack: f32[16, K]; ... B_pack[i1, i0] = B[i0, i1]; ... B_pack[j, k]
     """
     if layout not in ("row", "transposed"):

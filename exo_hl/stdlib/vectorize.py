@@ -221,6 +221,12 @@ def vectorize(p, loop, width, memory, instrs, tail="perfect"):
     lo, hi = text(c.lo()), text(c.hi())
     trips = hi if lo == "0" else f"({hi}) - ({lo})"
     p = p.split(c, width, o, inner, tail="guard")
+    if not at_path(p, where).body()[0].body()[0].is_if():
+        # split proved the trip count a multiple of the width (a literal or
+        # the preconditions): no partial block, nothing to mask
+        p, staged, _ = _stage(p, at_path(p, where).body()[0], inner, width,
+                              memory, "_vec")
+        return _select(p, instrs, staged, [where])
     p = p.cut_loop(at_path(p, where), f"({trips}) / {width}")
     nxt = sibling_path(where, 1)
     p = p.eliminate_dead_code(_guard_of(at_path(p, where).body()[0]))

@@ -120,7 +120,8 @@ def _kernel_c(p):
 def test_c_uses_instruction_templates(sched):
     c = _kernel_c(sched)
     assert c.count("toy_config_ld(") == 1
-    assert c.index("toy_config_ld(K);") < c.index("for (")
+    assert c.index("toy_config_ld(&ctxt->ConfigLoad_src_stride, K);") < \
+        c.index("for (")
     for fn in ("toy_zero_acc(", "toy_mvin(", "toy_mvin_str(", "toy_matmul(",
                "toy_mvout("):
         assert c.count(fn) == 1, fn
@@ -256,4 +257,37 @@ def test_run_script():
     assert r.returncode == 0, r.stderr
     assert ("M=32, N=48, K=64: interpret: equal to numpy; compiled C: "
             "equal to numpy") in r.stdout
-    assert "toy_config_ld(K);" in r.stdout
+    assert "toy_config_ld(&ctxt->ConfigLoad_src_stride, K);" in r.stdout
+
+
+# ---------------------------------------------------------------------------
+# one copy of the config (issue 33 item 13): the simulator's stride register
+# is the ConfigLoad.src_stride field, so plain writes configure the engine
+
+@proc
+def toy_plain_config(A: f32[20, 24] @ DRAM, I: f32[16, 16] @ DRAM,
+                     B: f32[20, 24] @ DRAM):
+    t: f32[16, 16] @ SCRATCH
+    e: f32[16, 16] @ SCRATCH
+    acc: f32[16, 16] @ ACCUM
+    ConfigLoad.src_stride = stride(A, 0)
+    ld_data(16, 16, A[2:18, 3:19], t)
+    H.ld_data_str(16, 16, I, e)
+    H.zero_acc(16, 16, acc)
+    H.matmul(t, e, acc)
+    H.st_acc(16, 16, acc, B[4:20, 8:24])
+    config_ld(5)
+    if ConfigLoad.src_stride == 5:
+        B[0, 0] = 1.0
+
+
+def test_plain_config_write_configures_the_simulated_engine():
+    A = np.random.default_rng(0).integers(-9, 9, (20, 24)).astype(np.float32)
+    I = np.eye(16, dtype=np.float32)
+    want = np.zeros((20, 24), np.float32)
+    want[4:20, 8:24] = A[2:18, 3:19]
+    want[0, 0] = 1.0
+    for run in (toy_plain_config.interpret, toy_plain_config.compile()):
+        B = np.zeros((20, 24), np.float32)
+        run(A=A, I=I, B=B)
+        assert np.array_equal(B, want)

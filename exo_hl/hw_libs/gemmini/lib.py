@@ -13,9 +13,15 @@ The device does not exist on this machine, so every instruction's C template
 calls a *functional model* of it in plain C (``c_global`` pieces below). The
 model is faithful where scheduling matters:
 
-- the load and store engines take their DRAM row stride from configuration
-  registers written by ``config_ld*`` / ``config_st``, never from the
-  instruction, so a missing or wrongly hoisted config write computes garbage;
+- the configuration registers *are* the ``@config`` fields below: each
+  template names them as ``{ConfigLoad.src_stride}`` (the field in the
+  compiled callable's context struct), so ``config_*`` instructions, plain
+  field writes (``configwrite_at``, ``bind_config``, an inlined
+  ``config_ld``) and plain field reads all see one state, in ``interpret()``
+  and in ``compile()`` alike;
+- the load and store engines take their DRAM row stride from those
+  registers, never from the instruction, so a missing or wrongly hoisted
+  config write computes garbage;
 - ``mvout`` writes DRAM with the store engine's stride register and applies
   ReLU when the activation register says so (the scale is an operand);
 - arithmetic is integer-exact and identical to the instruction bodies, so
@@ -27,7 +33,9 @@ mode; ``numpy.rint`` in the interpreter), saturated to the i32 range (NaN
 gives 0); ``clamp_i8`` then saturates to [-128, 127].
 
 The model counts issued instructions in the C global
-``gemmini_sim_instr_count`` (read it with ``instr_count(compiled)``).
+``gemmini_sim_instr_count`` (read it with ``instr_count(compiled)``). The
+counters are weak definitions, so several generated files link into one
+program and share them (one simulated device).
 """
 from __future__ import annotations
 
@@ -56,22 +64,18 @@ _COUNT = _piece("count", """
 #include <stdint.h>
 #include <stdbool.h>
 /* instructions issued (non-static so a host can read it through dlsym);
-   atomic: the threads of a par loop issue instructions concurrently */
+   atomic: the threads of a par loop issue instructions concurrently.
+   Weak: every generated file defines them, a program holds one pair. */
+#if defined(__GNUC__) || defined(__clang__)
+#define GEMMINI_SIM_SHARED __attribute__((weak))
+#else
+#define GEMMINI_SIM_SHARED
+#endif
 extern _Atomic uint64_t gemmini_sim_instr_count;
-_Atomic uint64_t gemmini_sim_instr_count = 0;
+GEMMINI_SIM_SHARED _Atomic uint64_t gemmini_sim_instr_count = 0;
 /* of which configuration writes (config_ld*, config_st) */
 extern _Atomic uint64_t gemmini_sim_config_count;
-_Atomic uint64_t gemmini_sim_config_count = 0;
-""")
-
-# configuration registers
-_LD_REGS = _COUNT + _piece("ld_regs", """
-static int_fast32_t gemm_cfg_ld_stride[3];   /* load engines 0, 1, 2 */
-""")
-
-_ST_REGS = _COUNT + _piece("st_regs", """
-static int_fast32_t gemm_cfg_st_stride;
-static bool gemm_cfg_st_act;
+GEMMINI_SIM_SHARED _Atomic uint64_t gemmini_sim_config_count = 0;
 """)
 
 _SCALE = _piece("scale", """
@@ -94,44 +98,51 @@ static inline int32_t gemm_clamp_i8(int32_t v) {
 }
 """)
 
-_CONFIG_LD = _LD_REGS + _piece("config_ld", """
-static inline void gemm_config_ld(int id, int_fast32_t stride) {
+_CONFIG_LD = _COUNT + _piece("config_ld", """
+/* write a load engine's source-stride register */
+static inline void gemm_config_ld(int_fast32_t *reg, int_fast32_t stride) {
     gemmini_sim_instr_count++;
     gemmini_sim_config_count++;
-    gemm_cfg_ld_stride[id] = stride;
+    *reg = stride;
 }
 """)
 
-_CONFIG_ST = _ST_REGS + _piece("config_st", """
-static inline void gemm_config_st(int_fast32_t stride, bool act) {
+_CONFIG_ST = _COUNT + _piece("config_st", """
+/* write the store engine's stride and activation registers */
+static inline void gemm_config_st(int_fast32_t *stride_reg, bool *act_reg,
+                                  int_fast32_t stride, bool act) {
     gemmini_sim_instr_count++;
     gemmini_sim_config_count++;
-    gemm_cfg_st_stride = stride;
-    gemm_cfg_st_act = act;
+    *stride_reg = stride;
+    *act_reg = act;
 }
 """)
 
-_MVIN_I8 = _LD_REGS + _piece("mvin_i8", """
-/* DRAM rows (stride from load engine `id`) -> n x m scratchpad rows */
-static inline void gemm_mvin_i8(int id, const int8_t *src, int8_t *dst,
+_MVIN_I8 = _COUNT + _piece("mvin_i8", """
+/* DRAM rows (`src_rs`: the load engine's stride register) -> n x m
+   scratchpad rows */
+static inline void gemm_mvin_i8(int_fast32_t src_rs, const int8_t *src,
+                                int8_t *dst,
                                 int_fast32_t dst_rs, int_fast32_t n,
                                 int_fast32_t m) {
     gemmini_sim_instr_count++;
     for (int_fast32_t i = 0; i < n; i++)
         for (int_fast32_t j = 0; j < m; j++)
-            dst[i * dst_rs + j] = src[i * gemm_cfg_ld_stride[id] + j];
+            dst[i * dst_rs + j] = src[i * src_rs + j];
 }
 """)
 
-_MVIN_I32 = _LD_REGS + _piece("mvin_i32", """
-/* DRAM i32 rows (stride from load engine `id`) -> accumulator rows */
-static inline void gemm_mvin_i32(int id, const int32_t *src, int32_t *dst,
+_MVIN_I32 = _COUNT + _piece("mvin_i32", """
+/* DRAM i32 rows (`src_rs`: the load engine's stride register) ->
+   accumulator rows */
+static inline void gemm_mvin_i32(int_fast32_t src_rs, const int32_t *src,
+                                 int32_t *dst,
                                  int_fast32_t dst_rs, int_fast32_t n,
                                  int_fast32_t m) {
     gemmini_sim_instr_count++;
     for (int_fast32_t i = 0; i < n; i++)
         for (int_fast32_t j = 0; j < m; j++)
-            dst[i * dst_rs + j] = src[i * gemm_cfg_ld_stride[id] + j];
+            dst[i * dst_rs + j] = src[i * src_rs + j];
 }
 """)
 
@@ -181,42 +192,48 @@ static inline void gemm_matmul_sized(const int8_t *a, int_fast32_t a_rs,
 }
 """)
 
-_MVOUT_ACC_I8 = _ST_REGS + _SCALE + _CLAMP + _piece("mvout_acc_i8", """
-/* accumulator rows -> DRAM i8 rows: scale, ReLU if configured, saturate */
-static inline void gemm_mvout_acc_i8(const int32_t *src, int_fast32_t src_rs,
+_MVOUT_ACC_I8 = _COUNT + _SCALE + _CLAMP + _piece("mvout_acc_i8", """
+/* accumulator rows -> DRAM i8 rows (`dst_rs`, `act`: the store engine's
+   registers): scale, ReLU if configured, saturate */
+static inline void gemm_mvout_acc_i8(int_fast32_t dst_rs, bool act,
+                                     const int32_t *src, int_fast32_t src_rs,
                                      int8_t *dst, int_fast32_t n,
                                      int_fast32_t m, float scale) {
     gemmini_sim_instr_count++;
     for (int_fast32_t i = 0; i < n; i++)
         for (int_fast32_t j = 0; j < m; j++) {
             int32_t v = gemm_acc_scale(src[i * src_rs + j], scale);
-            if (gemm_cfg_st_act && v < 0) v = 0;
-            dst[i * gemm_cfg_st_stride + j] = (int8_t)gemm_clamp_i8(v);
+            if (act && v < 0) v = 0;
+            dst[i * dst_rs + j] = (int8_t)gemm_clamp_i8(v);
         }
 }
 """)
 
-_MVOUT_ACC_I32 = _ST_REGS + _piece("mvout_acc_i32", """
-/* accumulator rows -> DRAM i32 rows, unscaled (full-width output) */
-static inline void gemm_mvout_acc_i32(const int32_t *src, int_fast32_t src_rs,
+_MVOUT_ACC_I32 = _COUNT + _piece("mvout_acc_i32", """
+/* accumulator rows -> DRAM i32 rows (`dst_rs`: the store engine's stride
+   register), unscaled (full-width output) */
+static inline void gemm_mvout_acc_i32(int_fast32_t dst_rs,
+                                      const int32_t *src, int_fast32_t src_rs,
                                       int32_t *dst, int_fast32_t n,
                                       int_fast32_t m) {
     gemmini_sim_instr_count++;
     for (int_fast32_t i = 0; i < n; i++)
         for (int_fast32_t j = 0; j < m; j++)
-            dst[i * gemm_cfg_st_stride + j] = src[i * src_rs + j];
+            dst[i * dst_rs + j] = src[i * src_rs + j];
 }
 """)
 
-_MVOUT_SPAD = _ST_REGS + _piece("mvout_spad", """
-/* scratchpad rows -> DRAM i8 rows */
-static inline void gemm_mvout_spad(const int8_t *src, int_fast32_t src_rs,
+_MVOUT_SPAD = _COUNT + _piece("mvout_spad", """
+/* scratchpad rows -> DRAM i8 rows (`dst_rs`: the store engine's stride
+   register) */
+static inline void gemm_mvout_spad(int_fast32_t dst_rs,
+                                   const int8_t *src, int_fast32_t src_rs,
                                    int8_t *dst, int_fast32_t n,
                                    int_fast32_t m) {
     gemmini_sim_instr_count++;
     for (int_fast32_t i = 0; i < n; i++)
         for (int_fast32_t j = 0; j < m; j++)
-            dst[i * gemm_cfg_st_stride + j] = src[i * src_rs + j];
+            dst[i * dst_rs + j] = src[i * src_rs + j];
 }
 """)
 
@@ -408,7 +425,8 @@ class ConfigStore:
 # ---------------------------------------------------------------------------
 # configuration instructions
 
-@instr("gemm_config_ld(0, {src_stride});", _CONFIG_LD)
+@instr("gemm_config_ld(&{ConfigLoad.src_stride}, {src_stride});",
+       _CONFIG_LD)
 def config_ld(src_stride: stride):
     """Set load engine 0's source stride (``ConfigLoad.src_stride``).
 
@@ -417,7 +435,8 @@ def config_ld(src_stride: stride):
     ConfigLoad.src_stride = src_stride
 
 
-@instr("gemm_config_ld(1, {src_stride});", _CONFIG_LD)
+@instr("gemm_config_ld(&{ConfigLoadId1.src_stride}, {src_stride});",
+       _CONFIG_LD)
 def config_ld_id1(src_stride: stride):
     """Set load engine 1's source stride (``ConfigLoadId1.src_stride``).
 
@@ -426,7 +445,8 @@ def config_ld_id1(src_stride: stride):
     ConfigLoadId1.src_stride = src_stride
 
 
-@instr("gemm_config_ld(2, {src_stride});", _CONFIG_LD)
+@instr("gemm_config_ld(&{ConfigLoadAcc.src_stride}, {src_stride});",
+       _CONFIG_LD)
 def config_ld_acc(src_stride: stride):
     """Set load engine 2's source stride (``ConfigLoadAcc.src_stride``).
 
@@ -435,7 +455,8 @@ def config_ld_acc(src_stride: stride):
     ConfigLoadAcc.src_stride = src_stride
 
 
-@instr("gemm_config_st({dst_stride}, {act});", _CONFIG_ST)
+@instr("gemm_config_st(&{ConfigStore.dst_stride}, &{ConfigStore.act}, "
+       "{dst_stride}, {act});", _CONFIG_ST)
 def config_st(dst_stride: stride, act: bool):
     """Set the store engine's DRAM stride and activation together.
 
@@ -449,8 +470,8 @@ def config_st(dst_stride: stride, act: bool):
 # ---------------------------------------------------------------------------
 # data movement
 
-@instr("gemm_mvin_i8(0, &{src_data}, &{dst_data}, {dst}.strides[0], "
-       "{n}, {m});", _MVIN_I8)
+@instr("gemm_mvin_i8({ConfigLoad.src_stride}, &{src_data}, &{dst_data}, "
+       "{dst}.strides[0], {n}, {m});", _MVIN_I8)
 def ld_i8(n: size, m: size, src: [i8][n, m] @ DRAM,
           dst: [i8][n, 16] @ GEMM_SCRATCH):
     """mvin on load engine 0: up to 16 x 16 int8 DRAM elements into
@@ -467,8 +488,8 @@ def ld_i8(n: size, m: size, src: [i8][n, m] @ DRAM,
             dst[i, j] = src[i, j]
 
 
-@instr("gemm_mvin_i8(1, &{src_data}, &{dst_data}, {dst}.strides[0], "
-       "{n}, {m});", _MVIN_I8)
+@instr("gemm_mvin_i8({ConfigLoadId1.src_stride}, &{src_data}, &{dst_data}, "
+       "{dst}.strides[0], {n}, {m});", _MVIN_I8)
 def ld_i8_id1(n: size, m: size, src: [i8][n, m] @ DRAM,
               dst: [i8][n, 16] @ GEMM_SCRATCH):
     """mvin on load engine 1 (a second operand stream); its stride is
@@ -485,8 +506,8 @@ def ld_i8_id1(n: size, m: size, src: [i8][n, m] @ DRAM,
             dst[i, j] = src[i, j]
 
 
-@instr("gemm_mvin_i32(2, &{src_data}, &{dst_data}, {dst}.strides[0], "
-       "{n}, {m});", _MVIN_I32)
+@instr("gemm_mvin_i32({ConfigLoadAcc.src_stride}, &{src_data}, &{dst_data}, "
+       "{dst}.strides[0], {n}, {m});", _MVIN_I32)
 def ld_acc_i32(n: size, m: size, src: [i32][n, m] @ DRAM,
                dst: [i32][n, 16] @ GEMM_ACCUM):
     """Bias load: DRAM i32 rows into the accumulator (load engine 2).
@@ -502,8 +523,8 @@ def ld_acc_i32(n: size, m: size, src: [i32][n, m] @ DRAM,
             dst[i, j] = src[i, j]
 
 
-@instr("gemm_mvin_i32(2, &{src_data}, &{dst_data}, {dst}.strides[0], "
-       "{n}, {m});", _MVIN_I32)
+@instr("gemm_mvin_i32({ConfigLoadAcc.src_stride}, &{src_data}, &{dst_data}, "
+       "{dst}.strides[0], {n}, {m});", _MVIN_I32)
 def ld_acc_i32_bcast(n: size, m: size, src: [i32][m] @ DRAM,
                      dst: [i32][n, 16] @ GEMM_ACCUM):
     """Broadcast bias load: one DRAM i32 row into ``n`` accumulator rows.
@@ -571,7 +592,8 @@ def matmul_i8_sized(n: size, m: size, k: size,
                 c[i, j] += a[i, l] * b[l, j]
 
 
-@instr("gemm_mvout_acc_i8(&{src_data}, {src}.strides[0], &{dst_data}, "
+@instr("gemm_mvout_acc_i8({ConfigStore.dst_stride}, {ConfigStore.act}, "
+       "&{src_data}, {src}.strides[0], &{dst_data}, "
        "{n}, {m}, {scale});", _MVOUT_ACC_I8)
 def st_acc_i8(n: size, m: size, scale: f32,
               src: [i32][n, 16] @ GEMM_ACCUM,
@@ -590,7 +612,8 @@ def st_acc_i8(n: size, m: size, scale: f32,
             dst[i, j] = clamp_i8(acc_scale(src[i, j], scale))
 
 
-@instr("gemm_mvout_acc_i8(&{src_data}, {src}.strides[0], &{dst_data}, "
+@instr("gemm_mvout_acc_i8({ConfigStore.dst_stride}, {ConfigStore.act}, "
+       "&{src_data}, {src}.strides[0], &{dst_data}, "
        "{n}, {m}, {scale});", _MVOUT_ACC_I8)
 def st_acc_i8_relu(n: size, m: size, scale: f32,
               src: [i32][n, 16] @ GEMM_ACCUM,
@@ -609,8 +632,8 @@ def st_acc_i8_relu(n: size, m: size, scale: f32,
             dst[i, j] = clamp_i8(relu(acc_scale(src[i, j], scale)))
 
 
-@instr("gemm_mvout_acc_i32(&{src_data}, {src}.strides[0], &{dst_data}, "
-       "{n}, {m});", _MVOUT_ACC_I32)
+@instr("gemm_mvout_acc_i32({ConfigStore.dst_stride}, &{src_data}, "
+       "{src}.strides[0], &{dst_data}, {n}, {m});", _MVOUT_ACC_I32)
 def st_acc_i32(n: size, m: size, src: [i32][n, 16] @ GEMM_ACCUM,
                dst: [i32][n, m] @ DRAM):
     """Full-width mvout: raw i32 partial sums (no scale, no activation).
@@ -626,8 +649,8 @@ def st_acc_i32(n: size, m: size, src: [i32][n, 16] @ GEMM_ACCUM,
             dst[i, j] = src[i, j]
 
 
-@instr("gemm_mvout_spad(&{src_data}, {src}.strides[0], &{dst_data}, "
-       "{n}, {m});", _MVOUT_SPAD)
+@instr("gemm_mvout_spad({ConfigStore.dst_stride}, &{src_data}, "
+       "{src}.strides[0], &{dst_data}, {n}, {m});", _MVOUT_SPAD)
 def st_i8(n: size, m: size, src: [i8][n, 16] @ GEMM_SCRATCH,
           dst: [i8][n, m] @ DRAM):
     """Scratchpad rows back to DRAM (no scaling).
