@@ -4,6 +4,12 @@ A forward function maps a statement path of the old procedure to the new
 one, and raises ``InvalidCursorError`` for statements that no longer exist.
 The helpers cover the usual shapes (insert, delete, replace, wrap, unwrap,
 move, fission, hoist) and compose with ``forward_compose``.
+
+Forwarding is exact or refused (docs/api.md §4): a forward function names
+the *image* of a statement, never a neighbour that happens to sit at the
+old place. ``cursors.py`` derives blocks, gaps and arguments from it, and
+keeps an expression's path only when its statement's own expressions are
+unchanged or when the rewrite states where it went (``forward_exprs``).
 """
 from __future__ import annotations
 
@@ -205,6 +211,36 @@ def forward_table(table: dict, default: Optional[Forward] = None) -> Forward:
                 return tuple(img) + p[n:]
         return default(p) if default else p
     return fwd
+
+
+def forward_exprs(fwd: Forward, stmt_path: Path, moves=None,
+                  replaced=()) -> Forward:
+    """``fwd``, plus where the expressions of the one statement the rewrite
+    changed (at ``stmt_path`` before it) went: the subtree at an old
+    expression path ``a`` is now at ``moves[a]``; an expression path in
+    ``replaced`` holds the expression that replaced the old one there (its
+    image), and what was below the old one is gone; every other expression
+    of that statement keeps its path."""
+    stmt_path = tuple(stmt_path)
+    moves = {tuple(a): tuple(b) for a, b in (moves or {}).items()}
+    replaced = [tuple(a) for a in replaced]
+
+    def expr(sp, ep):
+        if tuple(sp) != stmt_path:
+            return None
+        for a in replaced:
+            if len(ep) > len(a) and ep[:len(a)] == a:
+                raise InvalidCursorError(
+                    f"the expression at {ep!r} was part of one replaced")
+        for a, b in moves.items():
+            if ep[:len(a)] == a:
+                return b + ep[len(a):]
+        return ep
+
+    def out(p):
+        return fwd(p)
+    out.expr = expr
+    return out
 
 
 def forward_compose(*fns) -> Forward:
