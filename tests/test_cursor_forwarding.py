@@ -512,3 +512,187 @@ def test_forwarding_denotes_the_image_or_is_invalid(name):
     new = rewrite(old)
     failures = forwarding_failures(old, new)
     assert not failures, "\n".join(failures[:10])
+
+
+# ----------------------------------------------------------------------
+# regressions (issue 33, part A): each denoted another node before
+def _invalid(p, c):
+    with pytest.raises(InvalidCursorError, match="no longer denotes"):
+        p.forward(c)
+
+
+@proc
+def mul(n: size, x: f32[n], y: f32[n]):
+    for i in seq(0, n):
+        y[i] = x[i] * y[i]
+
+
+def test_expression_cursor_follows_commute_expr():
+    e = mul.find("x[_]")
+    p = mul.commute_expr("_ * _")
+    assert p.forward(e).node() == e.node()          # x[i], now the rhs
+    assert p.forward(e).expr_path() == (("rhs", None), ("rhs", None))
+    q = p.bind_expr(e, "xv")
+    assert "xv = x[i]" in str(q) and "y[i] = y[i] * xv" in str(q)
+
+
+@proc
+def st(n: size, x: f32[n, 8], y: f32[n, 8]):
+    for i in seq(0, n):
+        for j in seq(0, 8):
+            y[i, j] = x[i, j]
+
+
+@proc
+def perm(x: f32[4, 4], y: f32[4, 4]):
+    t: f32[4, 4]
+    for i in seq(0, 4):
+        for j in seq(0, 4):
+            t[i, j] = x[i, j]
+    for i in seq(0, 4):
+        for j in seq(0, 4):
+            y[i, j] = t[i, j]
+    y[0, 0] = x[1, 1]
+
+
+@proc
+def simp(n: size, x: f32[2 * n, n], y: f32[n, n]):
+    for i in seq(0, n):
+        for j in seq(0, n):
+            y[i, j] = x[j + (i - j + j), j]
+
+
+@proc
+def expd(n: size, x: f32[n, 4], y: f32[n, 4]):
+    for i in seq(0, n):
+        t: f32[4]
+        for j in seq(0, 4):
+            t[j] = x[i, j]
+        for j in seq(0, 4):
+            y[i, j] = t[j]
+
+
+def test_expression_cursor_is_invalid_where_its_statement_was_rewritten():
+    # stage_mem: the i of x[i, j] was forwarded to the j of xs[j]
+    i_of_x = st.find("x[_]").args()[0]
+    _invalid(st.stage_mem(st.find_loop("j"), "x[i, 0:8]", "xs"), i_of_x)
+    # rearrange_dim: the i of t[i, j] was forwarded to the j of t[j, i]
+    i_of_t = perm.find("t[_] = _").idx()[0]
+    _invalid(perm.rearrange_dim("t : _", [1, 0]), i_of_t)
+    # simplify: the j of x[j + (i - j + j), j] was forwarded to the i of
+    # x[i + j, j]
+    j_of_x = simp.find("x[_]").args()[0].lhs()
+    assert j_of_x.name() == "j"
+    _invalid(simp.simplify(), j_of_x)
+    # expand_dim: the j of t[j] was forwarded to the i of t[i, j]
+    j_of_t = expd.find("t[_] = _").idx()[0]
+    _invalid(expd.expand_dim("t", "n", "i"), j_of_t)
+    # an expression of a statement the rewrite left alone still forwards
+    q = perm.rearrange_dim("t : _", [1, 0])
+    x11 = perm.find("x[1, 1]")
+    assert q.forward(x11).node() == x11.node()
+    _invalid(q, perm.find("t[_]"))
+
+
+@proc
+def unr(x: f32[4], y: f32[4]):
+    for j in seq(0, 4):
+        x[j] = 1.0
+    y[0] = 2.0
+
+
+@proc
+def rs(x: f32[4], y: f32[4]):
+    x[0] = 1.0
+    y[0] = 2.0
+    x[1] = 3.0
+
+
+def test_block_cursor_is_all_images_or_invalid():
+    # unroll: the block (loop j; y[0] = 2.0) became just y[0] = 2.0
+    _invalid(unr.unroll("j"), unr.find_loop("j").expand(0, 1))
+    # reorder_stmts: the block (x[0] = 1.0; y[0] = 2.0) took in x[1] = 3.0
+    blk = rs.find("x[0] = _").expand(0, 1)
+    p = rs.reorder_stmts("y[0] = _")
+    _invalid(p, blk)
+    with pytest.raises(InvalidCursorError):
+        p.specialize(blk, "1 < 2")
+    # a block whose statements were reordered among themselves is still
+    # that block
+    both = rs.find("y[0] = _").expand(0, 1)
+    assert p.forward(both).range() == (1, 3)
+
+
+@proc
+def pe(n: size, x: f32[n], y: f32[n]):
+    for i in seq(0, n):
+        x[i] = y[i]
+        pass
+
+
+def test_argument_cursor_follows_its_symbol():
+    x = pe.args()[1]
+    p = pe.partial_eval(n=8)
+    assert p.forward(x).name() == "x"
+    _invalid(p, pe.args()[0])                     # n is gone
+    q = p.set_precision(x, "f64")
+    assert "x: f64[8]" in str(q) and "y: f32[8]" in str(q)
+    # delete_pass keeps every argument
+    d = pe.delete_pass()
+    assert [d.forward(a).name() for a in pe.args()] == ["n", "x", "y"]
+
+
+@config
+class Cg:
+    v: f32
+
+
+@proc
+def gp(x: f32[4]):
+    x[0] = 1.0
+    x[1] = 2.0
+
+
+def test_gap_cursor_stays_between_its_neighbours():
+    gap = gp.find("x[0] = _").after()
+    for p in (gp.add_guard("x[1] = _", "1 < 2"),
+              gp.specialize("x[1] = _", "1 < 2")):
+        g = p.forward(gap)
+        assert g.location() == ((), "body", 1)       # not inside the if
+        q = p.write_config(gap, Cg, "v", "2.0")
+        assert str(q).splitlines()[1:4] == ["    x[0] = 1.0",
+                                            "    Cg.v = 2.0",
+                                            "    if 1 < 2:"]
+    # a gap at the end of a list whose last statement got wrapped stays at
+    # the end of that list, outside the wrapper
+    end = gp.find("x[1] = _").after()
+    assert gp.add_guard("x[1] = _", "1 < 2").forward(end).location() == \
+        ((), "body", 2)
+
+
+@proc
+def one_dead(x: f32[4]):
+    x[0] = 1.0
+    for i in seq(0, 4):
+        if i > 10:
+            x[i] = 2.0
+
+
+@proc
+def one_unused(x: f32[4]):
+    for i in seq(0, 4):
+        t: f32
+    x[0] = 1.0
+
+
+def test_deleted_statement_does_not_forward_to_pass():
+    dead = one_dead.find("if _: _")
+    p = one_dead.eliminate_dead_code(dead)
+    assert "pass" in str(p)
+    _invalid(p, dead)
+    with pytest.raises(InvalidCursorError):
+        p.add_guard(dead, "1 < 2")
+    t = one_unused.find("t : _")
+    q = one_unused.delete_buffer(t)
+    assert "pass" in str(q)
+    _invalid(q, t)
