@@ -20,10 +20,17 @@ Path conventions (shared with rewrites and effects):
 * an **argument** is denoted, for forwarding, by the path ``(('args', i), )``.
 
 Forwarding: each ``Procedure`` made by a rewrite carries ``_forward``, a
-function from a parent's path to its own path that raises
-``InvalidCursorError`` when the statement no longer exists (None means the
-statement structure is unchanged). ``forward(p, c)`` composes those
-functions along the derivation chain from ``c.proc()`` down to ``p``.
+function from a parent's statement path to the path of that statement's
+image, raising ``InvalidCursorError`` when it has none (None means the
+statement structure is unchanged). ``forward(p, c)`` applies them along the
+derivation chain from ``c.proc()`` down to ``p``. Forwarding is exact or
+fails (docs/api.md §4): the other cursor kinds are derived from statement
+images here, structurally, so no rewrite can make a block, gap, expression
+or argument cursor denote a neighbour: a block needs an image for each of
+its statements forming one run of siblings, a gap the images of its two
+neighbours on either side of it, an expression an unchanged statement head
+or an image the rewrite states (``fwd.expr``, ``rewrites._forward.
+forward_exprs``), an argument its symbol.
 
 Why one module of this size: the five cursor kinds and their navigation
 form one user-facing API whose methods refer to one another; path

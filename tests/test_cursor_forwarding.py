@@ -640,6 +640,10 @@ def test_argument_cursor_follows_its_symbol():
     # delete_pass keeps every argument
     d = pe.delete_pass()
     assert [d.forward(a).name() for a in pe.args()] == ["n", "x", "y"]
+    # ... and the statements it did not remove (it used to drop them all)
+    w = pe.find("x[_] = _")
+    assert d.forward(w).node() == w.node()
+    _invalid(d, pe.find_loop("i").body())       # lost its pass
 
 
 @config
