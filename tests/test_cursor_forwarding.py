@@ -509,6 +509,27 @@ def deep(n: size, x: f32[n, 4, 4], y: f32[n, 4, 4]):
 
 
 @proc
+def wrap_sub(n: size, x: f32[n]):
+    sub(n, x)
+
+
+@proc
+def caller3(n: size, x: f32[n], y: f32[4]):
+    y[0] = 1.0
+    wrap_sub(n, x)
+    y[1] = 2.0
+
+
+@proc
+def once(x: f32[4, 4]):
+    x[0, 0] = 1.0
+    for j in seq(0, 1):
+        for k in seq(0, 4):
+            x[j, k] = 2.0
+    x[0, 1] = 3.0
+
+
+@proc
 def dead_else(x: f32[4], y: f32[4]):
     x[0] = 1.0
     if 1 > 2:
@@ -541,6 +562,9 @@ CASES.update({
                                     p.eliminate_dead_code("if _: _")),
     "unroll:nested": (deep, lambda p: p.unroll("k")),
     "reorder:three": (deep, lambda p: p.reorder("j", "k")),
+    # one statement replaced by one of the same kind that is not its image
+    "inline:call_of_a_call": (caller3, lambda p: p.inline("wrap_sub(_)")),
+    "unroll:one_iteration": (once, lambda p: p.unroll("j")),
 })
 
 

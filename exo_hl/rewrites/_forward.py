@@ -55,8 +55,10 @@ def forward_replace(path: Path, n_new: int, keep_inside: bool = False
     """The statement at ``path`` replaced by ``n_new`` statements.
 
     With ``n_new == 1`` a cursor to the statement itself follows it to its
-    replacement; ``keep_inside=True`` also keeps cursors into its body
-    (for rewrites that only change the statement's own fields)."""
+    replacement, which must be its image (the statement rebuilt); when it
+    is not, use ``forward_replace_by_new``. ``keep_inside=True`` also keeps
+    cursors into its body (for rewrites that only change the statement's
+    own fields)."""
     *parent, (field, j) = path
     parent = tuple(parent)
 
@@ -71,6 +73,15 @@ def forward_replace(path: Path, n_new: int, keep_inside: bool = False
             _gone(p, "replaced")
         return parent + ((field, i + n_new - 1), ) + rest
     return fwd
+
+
+def forward_replace_by_new(path: Path, n_new: int) -> Forward:
+    """The statement at ``path`` replaced by ``n_new`` statements none of
+    which is its image (an inlined call's body, a loop's unrolled copies,
+    even when there is only one): cursors to it and into it become
+    invalid, later siblings shift."""
+    *parent, (field, j) = path
+    return forward_replace_block(tuple(parent), field, j, j + 1, n_new)
 
 
 def forward_fission(stmt_path: Path, field: str, k: int,
