@@ -22,7 +22,7 @@ import pytest
 from exo_hl import DRAM, DRAM_STATIC, config, f32, instr, proc, seq, size
 from exo_hl.api import Procedure
 from exo_hl.core_ir.nodes import IR
-from exo_hl.core_ir.paths import get_expr, get_list, get_stmt, walk_with_paths
+from exo_hl.core_ir.paths import get_list, get_stmt, walk_with_paths
 from exo_hl.core_ir.srcinfo import SrcInfo
 from exo_hl.cursors import (ArgCursor, BlockCursor, ExprCursor, GapCursor,
                             InvalidCursorError, StmtCursor)
@@ -747,10 +747,11 @@ def test_gap_cursor_stays_between_its_neighbours():
               gp.specialize("x[1] = _", "1 < 2")):
         g = p.forward(gap)
         assert g.location() == ((), "body", 1)       # not inside the if
-        q = p.write_config(gap, Cg, "v", "2.0")
-        assert str(q).splitlines()[1:4] == ["    x[0] = 1.0",
-                                            "    Cg.v = 2.0",
-                                            "    if 1 < 2:"]
+        for q in (p.configwrite_at(gap, Cg, "v", "2.0"),
+                  p.write_config(gap, Cg, "v", "2.0")):
+            assert str(q).splitlines()[1:4] == ["    x[0] = 1.0",
+                                                "    Cg.v = 2.0",
+                                                "    if 1 < 2:"]
     # a gap at the end of a list whose last statement got wrapped stays at
     # the end of that list, outside the wrapper
     end = gp.find("x[1] = _").after()
