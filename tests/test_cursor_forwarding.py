@@ -530,6 +530,19 @@ def once(x: f32[4, 4]):
 
 
 @proc
+def branches(n: size, x: f32[n], y: f32[n], z: f32[4]):
+    z[0] = 1.0
+    if n > 4:
+        for i in seq(0, n):
+            x[i] = 1.0
+    else:
+        for j in seq(0, n):
+            y[j] = 2.0
+            x[j] = y[j]
+    z[1] = 2.0
+
+
+@proc
 def dead_else(x: f32[4], y: f32[4]):
     x[0] = 1.0
     if 1 > 2:
@@ -565,6 +578,9 @@ CASES.update({
     # one statement replaced by one of the same kind that is not its image
     "inline:call_of_a_call": (caller3, lambda p: p.inline("wrap_sub(_)")),
     "unroll:one_iteration": (once, lambda p: p.unroll("j")),
+    # the else branch's loop merges into the lifted one
+    "lift_scope:loops_in_both_branches": (branches, lambda p: p.lift_scope(
+        "i")),
 })
 
 
