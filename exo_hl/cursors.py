@@ -17,7 +17,8 @@ Path conventions (shared with rewrites and effects):
   a statement into its expressions, e.g. ``(('rhs', None), ('lhs', None))``
   or ``(('idx', 1), )``; window accesses are steps too (``('idx', 0),
   ('lo', None)``).
-* an **argument** is denoted, for forwarding, by the path ``(('args', i), )``.
+* an **argument** is denoted by its index (``path()`` gives
+  ``(('args', i), )``); it forwards by its symbol, not by that path.
 
 Forwarding: each ``Procedure`` made by a rewrite carries ``_forward``, a
 function from a parent's statement path to the path of that statement's
