@@ -17,13 +17,21 @@ Path conventions (shared with rewrites and effects):
   a statement into its expressions, e.g. ``(('rhs', None), ('lhs', None))``
   or ``(('idx', 1), )``; window accesses are steps too (``('idx', 0),
   ('lo', None)``).
-* an **argument** is denoted, for forwarding, by the path ``(('args', i), )``.
+* an **argument** is denoted by its index (``path()`` gives
+  ``(('args', i), )``); it forwards by its symbol, not by that path.
 
 Forwarding: each ``Procedure`` made by a rewrite carries ``_forward``, a
-function from a parent's path to its own path that raises
-``InvalidCursorError`` when the statement no longer exists (None means the
-statement structure is unchanged). ``forward(p, c)`` composes those
-functions along the derivation chain from ``c.proc()`` down to ``p``.
+function from a parent's statement path to the path of that statement's
+image, raising ``InvalidCursorError`` when it has none (None means the
+statement structure is unchanged). ``forward(p, c)`` applies them along the
+derivation chain from ``c.proc()`` down to ``p``. Forwarding is exact or
+fails (docs/api.md §4): the other cursor kinds are derived from statement
+images here, structurally, so no rewrite can make a block, gap, expression
+or argument cursor denote a neighbour: a block needs an image for each of
+its statements forming one run of siblings, a gap the images of its two
+neighbours on either side of it, an expression an unchanged statement head
+or an image the rewrite states (``fwd.expr``, ``rewrites._forward.
+forward_exprs``), an argument its symbol.
 
 Why one module of this size: the five cursor kinds and their navigation
 form one user-facing API whose methods refer to one another; path
@@ -386,7 +394,7 @@ class StmtCursor(Cursor):
 
     # -- forwarding ------------------------------------------------------
     def _forward_one(self, q, fwd):
-        return StmtCursor(q, fwd(self._path))
+        return StmtCursor(q, _stmt_image(self._proc, q, fwd, self._path))
 
     def __repr__(self):
         return (f"<StmtCursor {self._proc.name()}:{_fmt_path(self._path)}: "
@@ -536,21 +544,22 @@ class BlockCursor(Cursor):
         return GapCursor(self._proc, self._parent, self._field, self._hi)
 
     def _forward_one(self, q, fwd):
-        new = []
-        for p in self.paths():
-            try:
-                new.append(fwd(p))
-            except InvalidCursorError:
-                continue
-        if not new:
-            raise InvalidCursorError("every statement of the block was removed")
+        # every statement must have an image, and the images must be
+        # exactly a run of siblings (in any order): never a block that
+        # lost a statement or took in one that was not in it
+        new = [_stmt_image(self._proc, q, fwd, p) for p in self.paths()]
         parents = {(p[:-1], p[-1][0]) for p in new}
         if len(parents) != 1:
             raise InvalidCursorError(
                 "the block's statements no longer are siblings")
         (parent, field), = parents
-        idx = [p[-1][1] for p in new]
-        return BlockCursor(q, parent, field, min(idx), max(idx) + 1)
+        idx = sorted(p[-1][1] for p in new)
+        if idx != list(range(idx[0], idx[0] + len(idx))):
+            raise InvalidCursorError(
+                "the images of the block's statements are not one run of "
+                "siblings (other statements came between them, or two "
+                "became one)")
+        return BlockCursor(q, parent, field, idx[0], idx[-1] + 1)
 
     def text(self) -> str:
         """The block's statements as the printer prints them, one after
@@ -600,20 +609,35 @@ class GapCursor(Cursor):
         return self._parent, self._field, self._index
 
     def _forward_one(self, q, fwd):
-        n = len(get_list(_ir(self._proc), self._parent, self._field))
-        if self._index < n:
-            try:
-                p = fwd(self._parent + ((self._field, self._index), ))
-                return GapCursor(q, p[:-1], p[-1][0], p[-1][1])
-            except InvalidCursorError:
-                pass
-        if self._index > 0:
-            try:
-                p = fwd(self._parent + ((self._field, self._index - 1), ))
-                return GapCursor(q, p[:-1], p[-1][0], p[-1][1] + 1)
-            except InvalidCursorError:
-                pass
-        raise InvalidCursorError("the statements around the gap were removed")
+        # the image is the position between the images of the two
+        # neighbours (a list end counts as a neighbour); a neighbour's image
+        # may sit inside a statement adjacent to the gap (the `if` that
+        # add_guard puts around it), never the other way round
+        P, f, i = self._parent, self._field, self._index
+        n = len(get_list(_ir(self._proc), P, f))
+        prev = (_stmt_image(self._proc, q, fwd, P + ((f, i - 1), ))
+                if i > 0 else None)
+        nxt = (_stmt_image(self._proc, q, fwd, P + ((f, i), ))
+               if i < n else None)
+        if prev is not None and nxt is not None:
+            lists = [(prev[:-1], prev[-1][0]), (nxt[:-1], nxt[-1][0])]
+        else:
+            # at an end of its list: the gap stays at that end of the
+            # image of the list
+            lists = [(_stmt_image(self._proc, q, fwd, P) if P else (), f)]
+        for Q, g in lists:
+            j_prev = 0 if prev is None else _pos_in(prev, Q, g)
+            j_next = (len(get_list(_ir(q), Q, g)) if nxt is None
+                      else _pos_in(nxt, Q, g))
+            if j_prev is None or j_next is None:
+                continue
+            if prev is not None:
+                j_prev += 1
+            if j_prev == j_next:
+                return GapCursor(q, Q, g, j_next)
+        raise InvalidCursorError(
+            "the statements around the gap are no longer next to each "
+            "other (or were removed)")
 
     def __repr__(self):
         return (f"<GapCursor {self._proc.name()}:"
@@ -744,12 +768,20 @@ class ExprCursor(Cursor):
         return []
 
     def _forward_one(self, q, fwd):
-        # the statement moves with ``fwd``; the expression path inside it is
-        # kept, and must still lead to the same kind of expression
-        c = ExprCursor(q, fwd(self._stmt), self._epath)
-        if type(c.node()) is not type(self.node()):
-            raise InvalidCursorError("the expression was rewritten")
-        return c
+        # the statement moves with ``fwd``; inside it, the expression keeps
+        # its path only where the rewrite says where it went
+        # (``rewrites._forward.forward_exprs``) or when the statement's own
+        # expressions are unchanged; else no image is known
+        sp = _stmt_image(self._proc, q, fwd, self._stmt)
+        stated = getattr(fwd, "expr", None)
+        ep = stated(self._stmt, self._epath) if stated is not None else None
+        if ep is None:
+            old = get_stmt(_ir(self._proc), self._stmt)
+            if _head(old) != _head(get_stmt(_ir(q), sp)):
+                raise InvalidCursorError(
+                    "the statement's expressions were rewritten")
+            ep = self._epath
+        return ExprCursor(q, sp, ep)
 
     def text(self) -> str:
         """The expression's source text as the printer prints it.
@@ -843,8 +875,13 @@ class ArgCursor(Cursor):
         return isinstance(self.node().type, IR.Tensor)
 
     def _forward_one(self, q, fwd):
-        p = fwd(self.path())
-        return ArgCursor(q, p[0][1])
+        # an argument is its symbol: rewrites that change its type or
+        # memory keep it, ones that remove it (partial_eval) drop it
+        sym = self.node().name
+        for i, a in enumerate(_ir(q).args):
+            if a.name is sym:
+                return ArgCursor(q, i)
+        raise InvalidCursorError("the argument was removed")
 
     def __repr__(self):
         return f"<ArgCursor {self._proc.name()}:{self.name()}>"
@@ -854,6 +891,43 @@ class ArgCursor(Cursor):
 # the Procedure entry points (api.py forwards here)
 def _identity(path):
     return path
+
+
+def _stmt_image(proc, q, fwd, path):
+    """The path in ``q`` of the image of ``proc``'s statement at ``path``:
+    what the rewrite's forward function says, provided it is the same kind
+    of statement. A statement whose place a ``pass`` now holds was deleted
+    (rewrites leave a ``pass`` where a body would otherwise be empty); a
+    call replaced by the inlined loop is not that loop."""
+    new = fwd(path)
+    s, old = get_stmt(_ir(q), new), get_stmt(_ir(proc), path)
+    if type(s) is not type(old):
+        if isinstance(s, IR.Pass):
+            raise InvalidCursorError(
+                f"the statement at {path!r} was deleted (a `pass` holds "
+                f"its place)")
+        raise InvalidCursorError(
+            f"the statement at {path!r} was replaced by a different kind "
+            f"of statement")
+    return new
+
+
+def _head(s):
+    """A statement without its bodies: what its expressions belong to."""
+    if isinstance(s, IR.For):
+        return (IR.For, s.iter, s.lo, s.hi, s.mode)
+    if isinstance(s, IR.If):
+        return (IR.If, s.cond)
+    return s
+
+
+def _pos_in(path, parent, field):
+    """The index in the list ``field`` of the statement at ``parent`` of the
+    statement at ``path`` or of the one enclosing it; None if neither."""
+    n = len(parent)
+    if len(path) > n and path[:n] == parent and path[n][0] == field:
+        return path[n][1]
+    return None
 
 
 def forward(proc, cursor):

@@ -42,8 +42,10 @@ from ._check import (bounds_depend_on, check_unchanged_by,
                      config_fields_written, is_count,
                      names_in_use)
 from ._forward import (Forward, forward_compose, forward_delete,
+                       forward_exprs,
                        forward_fission, forward_hoist, forward_insert,
                        forward_move, forward_replace, forward_replace_block,
+                       forward_replace_by_new,
                        forward_table, forward_unwrap, forward_wrap)
 from ._locate import (Block, Buffer, check_identifier, directly_after,
                       directly_inside, parse_expr_at, resolve_alloc_dim,
@@ -64,6 +66,7 @@ __all__ = [
     "forward_replace_block", "forward_replace", "forward_fission",
     "forward_hoist", "forward_insert", "forward_delete", "forward_wrap",
     "forward_unwrap", "forward_move", "forward_table", "forward_compose",
+    "forward_exprs", "forward_replace_by_new",
     "config_fields_written", "check_unchanged_by", "bounds_depend_on",
     "is_count", "InvalidCursorError", "get_stmt", "get_list", "get_expr",
     "GapCursor", "_prefix", "_proc_error",

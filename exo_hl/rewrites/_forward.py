@@ -4,6 +4,12 @@ A forward function maps a statement path of the old procedure to the new
 one, and raises ``InvalidCursorError`` for statements that no longer exist.
 The helpers cover the usual shapes (insert, delete, replace, wrap, unwrap,
 move, fission, hoist) and compose with ``forward_compose``.
+
+Forwarding is exact or refused (docs/api.md §4): a forward function names
+the *image* of a statement, never a neighbour that happens to sit at the
+old place. ``cursors.py`` derives blocks, gaps and arguments from it, and
+keeps an expression's path only when its statement's own expressions are
+unchanged or when the rewrite states where it went (``forward_exprs``).
 """
 from __future__ import annotations
 
@@ -49,8 +55,10 @@ def forward_replace(path: Path, n_new: int, keep_inside: bool = False
     """The statement at ``path`` replaced by ``n_new`` statements.
 
     With ``n_new == 1`` a cursor to the statement itself follows it to its
-    replacement; ``keep_inside=True`` also keeps cursors into its body
-    (for rewrites that only change the statement's own fields)."""
+    replacement, which must be its image (the statement rebuilt); when it
+    is not, use ``forward_replace_by_new``. ``keep_inside=True`` also keeps
+    cursors into its body (for rewrites that only change the statement's
+    own fields)."""
     *parent, (field, j) = path
     parent = tuple(parent)
 
@@ -65,6 +73,15 @@ def forward_replace(path: Path, n_new: int, keep_inside: bool = False
             _gone(p, "replaced")
         return parent + ((field, i + n_new - 1), ) + rest
     return fwd
+
+
+def forward_replace_by_new(path: Path, n_new: int) -> Forward:
+    """The statement at ``path`` replaced by ``n_new`` statements none of
+    which is its image (an inlined call's body, a loop's unrolled copies,
+    even when there is only one): cursors to it and into it become
+    invalid, later siblings shift."""
+    *parent, (field, j) = path
+    return forward_replace_block(tuple(parent), field, j, j + 1, n_new)
 
 
 def forward_fission(stmt_path: Path, field: str, k: int,
@@ -205,6 +222,36 @@ def forward_table(table: dict, default: Optional[Forward] = None) -> Forward:
                 return tuple(img) + p[n:]
         return default(p) if default else p
     return fwd
+
+
+def forward_exprs(fwd: Forward, stmt_path: Path, moves=None,
+                  replaced=()) -> Forward:
+    """``fwd``, plus where the expressions of the one statement the rewrite
+    changed (at ``stmt_path`` before it) went: the subtree at an old
+    expression path ``a`` is now at ``moves[a]``; an expression path in
+    ``replaced`` holds the expression that replaced the old one there (its
+    image), and what was below the old one is gone; every other expression
+    of that statement keeps its path."""
+    stmt_path = tuple(stmt_path)
+    moves = {tuple(a): tuple(b) for a, b in (moves or {}).items()}
+    replaced = [tuple(a) for a in replaced]
+
+    def expr(sp, ep):
+        if tuple(sp) != stmt_path:
+            return None
+        for a in replaced:
+            if len(ep) > len(a) and ep[:len(a)] == a:
+                raise InvalidCursorError(
+                    f"the expression at {ep!r} was part of one replaced")
+        for a, b in moves.items():
+            if ep[:len(a)] == a:
+                return b + ep[len(a):]
+        return ep
+
+    def out(p):
+        return fwd(p)
+    out.expr = expr
+    return out
 
 
 def forward_compose(*fns) -> Forward:

@@ -29,5 +29,7 @@ def commute_expr(proc, expr):
                                  f"'{expr_text(e)}' is not commutative")
     new_s = replace_expr_at(s, epath, e.update(lhs=e.rhs, rhs=e.lhs))
     new_ir = C.replace_stmts_at(ir, spath, new_s)
-    return proc._derive(new_ir, OP,
-                        forward=C.forward_replace(spath, 1, keep_inside=True))
+    lhs, rhs = epath + (("lhs", None), ), epath + (("rhs", None), )
+    return proc._derive(new_ir, OP, forward=C.forward_exprs(
+        C.forward_replace(spath, 1, keep_inside=True), spath,
+        moves={lhs: rhs, rhs: lhs}))

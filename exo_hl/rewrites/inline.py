@@ -50,7 +50,7 @@ def inline(proc, call):
     new_body = S.simplify_stmts(new_body, S.env_at(proc.ir(), path))
     new_ir = C.replace_stmts_at(proc.ir(), path, new_body)
     return derive(proc, new_ir, "inline",
-                  forward=C.forward_replace(path, len(new_body)))
+                  forward=C.forward_replace_by_new(path, len(new_body)))
 
 
 class _InlineError(Exception):

@@ -81,6 +81,13 @@ def lift_scope(proc, stmt):
     table = {parent_path: path, path: parent_path}
     table.update({path + (("body", k), ): path + (("body", k), )
                   for k in range(len(s.body))})
+    if other is not None:
+        # the else loop merged into the lifted one: it has no image of its
+        # own, its body is now the else branch
+        other_path = parent_path + (("orelse", 0), )
+        table[other_path] = None
+        table.update({other_path + (("body", k), ): path + (("orelse", k), )
+                      for k in range(len(other.body))})
     return proc._derive(new_ir, "lift_scope", forward=C.forward_table(table))
 
 

@@ -53,5 +53,6 @@ def rewrite_expr(proc, expr, new_expr):
                    f"here{why}")
     new_s = replace_expr_at(s, epath, new.update(srcinfo=e.srcinfo))
     new_ir = C.replace_stmts_at(ir, spath, new_s)
-    return proc._derive(new_ir, OP,
-                        forward=C.forward_replace(spath, 1, keep_inside=True))
+    return proc._derive(new_ir, OP, forward=C.forward_exprs(
+        C.forward_replace(spath, 1, keep_inside=True), spath,
+        replaced=[epath]))

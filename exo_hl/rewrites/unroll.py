@@ -48,6 +48,6 @@ def unroll(proc, loop):
         out = [IR.Pass(srcinfo=s.srcinfo)]
     new_ir = C.replace_stmts_at(proc.ir(), path, tuple(out))
     return derive(proc, new_ir, "unroll",
-                  forward=C.forward_replace(path, len(out)))
+                  forward=C.forward_replace_by_new(path, len(out)))
 
 

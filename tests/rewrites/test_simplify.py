@@ -80,8 +80,12 @@ def test_simplify_forwards_cursors():
     for gone in (dead_loop, dead_if, messy.find("if n + 1 > 0: _")):
         with pytest.raises(SchedulingError, match="no longer denotes"):
             p.forward(gone)
-    # a block keeps its statements that survive (the removed ifs drop out)
-    assert p.forward(messy.body()).range() == (0, 1)
+    # a block forwards only when every statement of it has an image
+    # (docs/api.md §4): the removed ifs make the whole body invalid, the
+    # surviving loop alone forwards
+    with pytest.raises(SchedulingError, match="no longer denotes"):
+        p.forward(messy.body())
+    assert p.forward(messy.find_loop("io").as_block()).range() == (0, 1)
 
 
 @proc
