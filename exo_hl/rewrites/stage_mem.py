@@ -39,7 +39,11 @@ Safety (each failure is a ``SchedulingError`` naming the check):
 * a window statement at the top level of the block that views the buffer
   (and so views the staged copy after the rewrite) is not used after the
   block;
-* ``accum=True``: the block neither reads nor overwrites the buffer.
+* ``accum=True``: the block neither reads nor overwrites the buffer;
+* no stride of the buffer that the block reads changes (``stride(buf,
+  d)``, of a window name viewing it, or a callee reading strides that is
+  passed a window of it): the staged buffer is dense over the window's
+  slices (``_check_strides``).
 Calls receiving the buffer (or a window of it) are analysed through their
 callee's body: what it reads, writes or reduces decides load and store.
 """
@@ -63,7 +67,8 @@ from ..effects.effects import truncating_reduce, write_kinds
 from ..provenance import derive
 from . import _common as C
 from ._build import retype_window_reads
-from ._buffer_uses import param_uses, stmt_exprs
+from ._buffer_uses import (param_uses, refuse_changed_stride_reads,
+                           stmt_exprs)
 from ._window_cover import (Point, Slice, Window, coords as _coords,
                             overwrites_window)
 
@@ -264,10 +269,49 @@ def _survey(proc, blk, w: Window, window, fail, guards) -> Survey:
                         cover(path, s, _coords(n.idx))
                 elif isinstance(n, IR.StrideExpr):
                     alias_check(s, n.name)
-                    if n.name == buf and isinstance(dims[n.dim], Point):
-                        raise fail(s, f"stride({buf}, {n.dim}) names a "
-                                   f"dimension the window fixes to a point")
     return Survey(kinds, top_kinds, derived)
+
+
+def _check_strides(proc, blk, w: Window, env0, fail):
+    """No stride of the buffer that the block reads changes: the block's
+    ``stride(buf, d)``, ``stride(v, k)`` of a window name ``v`` of it, and
+    a callee that reads strides (``reads_strides``) passed a window of it
+    see the staged buffer's strides after the rewrite. The staged buffer
+    is dense over the window's slices, so a stride is kept exactly when it
+    provably equals the product of the extents of the later slices (a
+    dimension the window fixes to a point has no stride there)."""
+    ir = proc.ir()
+    shape = T.shape(w.type)
+    ivl = w.slices()
+    first = blk.paths()[0]
+    known = {}
+
+    def prod(es):
+        out = B.const(1)
+        for e in es:
+            out = B.mul(out, e)
+        return out
+
+    def changed(d):
+        if d not in known:
+            if d not in ivl:
+                known[d] = True
+            else:
+                later = [B.sub(w.dims[k].hi, w.dims[k].lo)
+                         for k in ivl[ivl.index(d) + 1:]]
+                if isinstance(w.type, IR.Tensor) and not w.type.is_window:
+                    old = prod(shape[d + 1:])   # dense: row-major
+                else:
+                    old = IR.StrideExpr(w.buf, d, type=IR.Stride)
+                known[d] = not prove_at(proc, first, B.cmp(
+                    "==", simplify_expr(old, env0),
+                    simplify_expr(prod(later), env0)))
+        return known[d]
+
+    refuse_changed_stride_reads(
+        ir, w.buf, len(shape), (blk.stmts, blk.parent, blk.field, blk.lo),
+        changed, lambda plural: f"differ{'' if plural else 's'} in the "
+        f"staged buffer; cannot stage it", fail)
 
 
 def _check_windows_not_used_after(ir, blk, derived, fail):
@@ -366,8 +410,16 @@ def stage_mem(proc, block, window, new_name, accum=False):
     first_path = blk.paths()[0]
     env0 = env_at(ir, first_path)
     _check_new_name(proc, blk, new_name, fail)
+    # the window's offsets and extents are evaluated before the block (the
+    # allocation, the load), at every access in it (the shifted indices)
+    # and after it (the store)
+    C.check_moved(proc, OP, [C.Moved(
+        "window offsets", s0, tuple(e for d in w.dims for e in (
+            (d.lo, d.hi) if isinstance(d, Slice) else (d.pt, ))),
+        blk.stmts, f"the window {window!r}", "the block")])
     guards = _check_in_bounds(proc, first_path, w, window, fail, s0)
     survey = _survey(proc, blk, w, window, fail, guards)
+    _check_strides(proc, blk, w, env0, fail)
     _check_windows_not_used_after(ir, blk, survey.derived, fail)
     kinds = survey.kinds
     if not kinds:
