@@ -28,11 +28,15 @@ elements inside the buffer.
 Safety (each failure is a ``SchedulingError`` naming the check):
 * the window's points lie in bounds of the buffer at the block, and each
   slice has ``lo <= hi``;
-* the window covers every access of the block to the buffer, proven per
-  access under its control context (enclosing loops, guards,
-  preconditions); for a guarded window, each access is also proven inside
-  the buffer on the guarded sides (so the block uses only staged elements
-  that were loaded, and only those are stored back);
+* each access of the block to the buffer is covered by the window or
+  lies wholly apart from it, proven per access under its control context
+  (enclosing loops, guards, preconditions); an access apart from it keeps
+  using the buffer (as Exo allows: the block may read ``y[4 * io]`` while
+  ``y[2 + 4 * io:6 + 4 * io]`` is staged), one that may partially overlap
+  it is refused. A window statement's view and a whole buffer passed to a
+  call must be covered. For a guarded window, each covered access is also
+  proven inside the buffer on the guarded sides (so the block uses only
+  staged elements that were loaded, and only those are stored back);
 * nothing in the block reaches the buffer through another name (a window
   statement made before the block, the viewed buffer of a window), which
   would bypass the staged copy;
@@ -84,6 +88,7 @@ class Survey(NamedTuple):
     kinds: set
     top_kinds: list
     derived: set
+    outside: frozenset   # keys of the accesses kept on the buffer
 
 
 # ----------------------------------------------------------------------
@@ -195,9 +200,9 @@ def _survey(proc, blk, w: Window, window, fail, guards) -> Survey:
 
     shape = T.shape(w.type)
 
-    def cover(path, s, coords):
-        """Prove each coordinate of an access is inside the window, and
-        inside the buffer on the guarded sides of the window."""
+    def inside(coords):
+        """The predicate that an access lies inside the window (and inside
+        the buffer on the guarded sides of the window)."""
         conds = []
         for k, (d, acc) in enumerate(zip(dims, coords)):
             if isinstance(d, Slice):
@@ -218,58 +223,118 @@ def _survey(proc, blk, w: Window, window, fail, guards) -> Survey:
                         conds.append(B.cmp("<", acc.pt, shape[k]))
             else:
                 if isinstance(acc, Slice):
-                    raise fail(s, f"the block takes a slice of dimension "
-                               f"{k} of '{buf}' which the window "
-                               f"fixes to a point")
+                    return None     # a slice where the window has a point
                 conds.append(B.cmp("==", acc.pt, d.pt))
-        pred = B.conj(conds)
-        if not prove_at(proc, path, pred):
+        return B.conj(conds)
+
+    def apart(coords):
+        """The predicate that an access lies wholly outside the window: in
+        some dimension its point or slice misses the window's."""
+        alts = []
+        for d, acc in zip(dims, coords):
+            lo, hi = ((d.lo, d.hi) if isinstance(d, Slice)
+                      else (d.pt, B.add(d.pt, B.const(1))))
+            if isinstance(acc, Slice):
+                alts += [B.cmp("<=", acc.hi, lo), B.cmp("<=", hi, acc.lo)]
+            else:
+                alts += [B.cmp("<", acc.pt, lo), B.cmp("<=", hi, acc.pt)]
+        pred = alts[0]
+        for a in alts[1:]:
+            pred = IR.BinOp("or", pred, a, type=IR.Bool)
+        return pred
+
+    def cover(path, s, coords, key=None):
+        """Is an access inside the window (True) or, when ``key`` is given
+        (an access the block may keep on the buffer), provably apart from
+        it (False, and ``key`` is recorded)? Anything else may partially
+        overlap the window and is refused."""
+        pred = inside(coords)
+        if pred is not None and prove_at(proc, path, pred):
+            verdict = True
+        elif key is not None and prove_at(proc, path, apart(coords)):
+            verdict = False
+        elif pred is None:
+            raise fail(s, f"the block takes a slice of a dimension of "
+                       f"'{buf}' which the window fixes to a point")
+        else:
             what = ("does not cover this access to" if not guards else
                     "(guarded: it runs past the buffer) does not cover, "
                     "inside the buffer, this access to")
-            raise fail(s, f"the window {window!r} {what} '{buf}' (cannot "
-                       f"prove {expr_to_str(pred)})")
+            apart_note = (", nor provably lies apart from it"
+                          if key is not None else "")
+            raise fail(s, f"the window {window!r} {what} '{buf}'"
+                       f"{apart_note} (cannot prove {expr_to_str(pred)})")
+        if key is not None:
+            # the rewrite tells the two apart by their indices
+            at = f"{buf}[{', '.join(_idx_text(i) for i in key[1])}]"
+            if seen.setdefault(key, verdict) != verdict:
+                raise fail(s, f"the access {at} lies inside the window in "
+                           f"one place and apart from it in another")
+            if not verdict:
+                if any(isinstance(n, IR.StrideExpr) for i in key[1]
+                       for n in walk(i)):
+                    raise fail(s, f"the access {at}, apart from the "
+                               f"window, reads a stride in its indices")
+                outside.add(key)
+        return verdict
 
+    seen = {}
+    outside = set()   # accesses kept on the buffer (apart from the window)
     whole = [Slice(B.const(0), h) for h in T.shape(w.type)]
     for path, s in walk_with_paths(blk.stmts, tuple(blk.parent), blk.field,
                                    blk.lo):
         top = path[depth][1] - blk.lo
         if isinstance(s, (IR.Assign, IR.Reduce)):
             alias_check(s, s.name)
-            if s.name in staged:
+            if s.name in staged and (s.name != buf or cover(
+                    path, s, [Point(i) for i in s.idx], ("p", s.idx))):
                 note(*write_kinds(s))
-                if s.name == buf:
-                    cover(path, s, [Point(i) for i in s.idx])
         if isinstance(s, IR.Call):
             for k, a in enumerate(s.args):
                 if isinstance(a, IR.WindowExpr) or (
                         isinstance(a, IR.Read) and not a.idx
                         and T.is_tensor_or_window(a.type)):
                     alias_check(s, a.name)
-                    if a.name in staged:
-                        note(*param_uses(s.f, k))
-                        if a.name == buf and isinstance(a, IR.Read):
+                    if a.name not in staged:
+                        continue
+                    if a.name == buf:
+                        if isinstance(a, IR.Read):
                             cover(path, s, whole)
+                        elif not cover(path, s, _coords(a.idx),
+                                       ("w", a.idx)):
+                            continue
+                    note(*param_uses(s.f, k))
         if isinstance(s, IR.WindowStmt):
             alias_check(s, s.rhs.name)
+        call_windows = tuple(a for a in getattr(s, "args", ())
+                             if isinstance(s, IR.Call)
+                             and isinstance(a, IR.WindowExpr))
         for e in stmt_exprs(s) + ((s.rhs, ) if isinstance(s, IR.WindowStmt)
-                                   else ()) + tuple(
-                a for a in getattr(s, "args", ()) if isinstance(s, IR.Call)
-                and isinstance(a, IR.WindowExpr)):
+                                   else ()) + call_windows:
             for n in walk(e):
                 if isinstance(n, IR.Read) and n.idx:
                     alias_check(s, n.name)
-                    if n.name in staged:
+                    if n.name in staged and (n.name != buf or cover(
+                            path, s, [Point(i) for i in n.idx],
+                            ("p", n.idx))):
                         note("read")
-                        if n.name == buf:
-                            cover(path, s, [Point(i) for i in n.idx])
                 elif isinstance(n, IR.WindowExpr):
                     alias_check(s, n.name)
                     if n.name == buf:
-                        cover(path, s, _coords(n.idx))
+                        # a window statement's name is re-pointed at the
+                        # staged buffer: it must lie inside the window
+                        cover(path, s, _coords(n.idx),
+                              None if isinstance(s, IR.WindowStmt)
+                              else ("w", n.idx))
                 elif isinstance(n, IR.StrideExpr):
                     alias_check(s, n.name)
-    return Survey(kinds, top_kinds, derived)
+    return Survey(kinds, top_kinds, derived, frozenset(outside))
+
+
+def _idx_text(i):
+    if isinstance(i, IR.Interval):
+        return f"{expr_to_str(i.lo)}:{expr_to_str(i.hi)}"
+    return expr_to_str(i.pt if isinstance(i, IR.Point) else i)
 
 
 def _check_strides(proc, blk, w: Window, env0, fail):
@@ -333,9 +398,11 @@ def _check_windows_not_used_after(ir, blk, derived, fail):
 
 # ----------------------------------------------------------------------
 # 3. build
-def _restage_body(blk, w: Window, new, new_type, derived, env0):
+def _restage_body(blk, w: Window, new, new_type, derived, env0,
+                  outside=frozenset()):
     """The block with every access to the buffer moved to the new buffer
-    (indices shifted by the window's lower bounds)."""
+    (indices shifted by the window's lower bounds), except the accesses
+    ``outside`` (keys of ``_survey``) that lie apart from the window."""
     buf, dims, ivl = w.buf, w.dims, w.slices()
 
     def shift(k, e):
@@ -347,14 +414,20 @@ def _restage_body(blk, w: Window, new, new_type, derived, env0):
         return tuple(shift(k, idx[k]) for k in ivl)
 
     def write(n):
+        if ("p", n.idx) in outside:
+            return None
         return n.update(name=new, idx=re_idx(n.idx))
 
     def read(n):
         if n.idx:
+            if ("p", n.idx) in outside:
+                return None
             return n.update(name=new, idx=re_idx(n.idx))
         return n.update(name=new, type=new_type)  # whole buffer
 
     def window(n):
+        if ("w", n.idx) in outside:
+            return None
         acc = []
         for k in ivl:
             a = n.idx[k]
@@ -443,7 +516,8 @@ def stage_mem(proc, block, window, new_name, accum=False):
     new = Sym(new_name)
     new_type = IR.Tensor(extents, False, elem) if ivl else elem
     alloc = IR.Alloc(new, new_type, DRAM, srcinfo=si)
-    body = _restage_body(blk, w, new, new_type, survey.derived, env0)
+    body = _restage_body(blk, w, new, new_type, survey.derived, env0,
+                         survey.outside)
 
     used = {x.name for x in _all_syms(ir)} | {new_name}
     names = [_fresh("i", used).name for _ in ivl]
