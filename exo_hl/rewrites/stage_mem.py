@@ -555,7 +555,8 @@ def stage_mem(proc, block, window, new_name, accum=False):
         # load unless the block overwrites the whole window before it
         # reads any of it (then neither it nor the store sees old values)
         if (reads and not writes) or (writes and not _overwritten_first(
-                proc, blk, w, survey.top_kinds)):
+                proc, blk, w, survey.top_kinds, survey.outside, env0,
+                survey.derived)):
             before.append(nest(guarded(lambda ni, bi: IR.Assign(
                 new, elem, ni, rd(buf, bi), srcinfo=si), zero=True)))
         if writes:
@@ -602,13 +603,27 @@ def _all_syms(ir):
     return out
 
 
-def _overwritten_first(proc, blk, w: Window, top_kinds) -> bool:
+def _overwritten_first(proc, blk, w: Window, top_kinds, outside=frozenset(),
+                       env0=None, derived=frozenset()) -> bool:
     """True when the block provably assigns every location of the window
     before it reads any of them (so the old values need not be loaded):
     some top-level statement of the block overwrites the whole window
     (``_overwrites_window``) and neither it nor any statement before it
-    reads, reduces into or passes the buffer for reading."""
+    reads, reduces into or passes the buffer for reading; or, for a small
+    window of constant extents, top-level assignments to its elements at
+    constant offsets write all of them, each statement reading only
+    elements written before it (Exo's recursive staging:
+    ``y_tmp[0] = ...; y_tmp[1] = y_tmp[0] + ...``)."""
+    elems = _const_elements(w, env0)
+    written = set()
     for k, s in enumerate(blk.stmts):
+        if elems and isinstance(s, IR.Assign) and top_kinds[k]:
+            got = _assign_elements(s, w, outside, env0, derived)
+            if got is not None and got[0] <= written:
+                written |= got[1]
+                if written >= elems:
+                    return True
+                continue
         if top_kinds[k] - {"write"}:
             return False  # reads old values (or we cannot tell)
         if top_kinds[k] and overwrites_window(
@@ -616,3 +631,72 @@ def _overwritten_first(proc, blk, w: Window, top_kinds) -> bool:
                 w):
             return True
     return False
+
+
+#: the most elements ``_overwritten_first`` counts one by one
+_MAX_ELEMENTS = 64
+
+
+def _offset(e, lo, env0):
+    """``e - lo`` as an int when it simplifies to a constant, else None."""
+    d = simplify_expr(B.sub(e, lo), env0)
+    return d.val if isinstance(d, IR.Const) and isinstance(d.val, int) \
+        and not isinstance(d.val, bool) else None
+
+
+def _const_elements(w: Window, env0):
+    """The window's elements as offset tuples (one per slice), when its
+    extents are small constants; else None."""
+    import itertools
+    ext = []
+    for k in w.slices():
+        n = _offset(w.dims[k].hi, w.dims[k].lo, env0)
+        if n is None or n < 0:
+            return None
+        ext.append(n)
+    total = 1
+    for n in ext:
+        total *= n
+    if total > _MAX_ELEMENTS:
+        return None
+    return set(itertools.product(*(range(n) for n in ext)))
+
+
+def _element(idx, w: Window, env0):
+    """The window element an access names (offsets from the window's
+    lower bounds), or None when it is not a constant one."""
+    out = []
+    for k in w.slices():
+        d = _offset(idx[k], w.dims[k].lo, env0)
+        if d is None:
+            return None
+        out.append(d)
+    return tuple(out)
+
+
+def _assign_elements(s, w: Window, outside, env0, derived):
+    """(elements of the window ``s`` reads, elements it writes) for a
+    top-level assignment, or None when some access to the window is not
+    at a constant element (or goes through a window name)."""
+    reads = set()
+    if s.name in derived:
+        return None
+    for e in tuple(s.idx) + (s.rhs, ):
+        for n in walk(e):
+            if getattr(n, "name", None) in derived:
+                return None
+            if isinstance(n, IR.WindowExpr) and n.name == w.buf:
+                return None
+            if isinstance(n, IR.Read) and n.name == w.buf and n.idx \
+                    and ("p", n.idx) not in outside:
+                el = _element(n.idx, w, env0)
+                if el is None:
+                    return None
+                reads.add(el)
+    writes = set()
+    if s.name == w.buf and ("p", s.idx) not in outside:
+        el = _element(s.idx, w, env0)
+        if el is None:
+            return None
+        writes.add(el)
+    return reads, writes

@@ -32,6 +32,8 @@ def test_reads_apart_from_the_window_keep_the_buffer(equiv):
     assert "y_tmp[1] = y_tmp[0] + y[4 * io + 1] + x[4 * io + 1]" in body
     assert "y_tmp[3] = y_tmp[2] + y_tmp[1] + x[4 * io + 3]" in body
     assert "y[4 * io + i0 + 2] = y_tmp[i0]" in body      # the store
+    # each element is assigned before it is read: nothing to load (Exo)
+    assert not any(ln.startswith("y_tmp[i0] = y[") for ln in body)
     equiv(recursive, q, [{"n": 6}, {"n": 10}, {"n": 18}])
     # random float data too (not only small integers), bit for bit
     rng = np.random.default_rng(7)
@@ -55,6 +57,32 @@ def test_a_write_apart_from_the_window_keeps_the_buffer(equiv):
     assert "y[4 * io + 2] = y[4 * io + 1] + y[4 * io] + x[4 * io]" in text
     assert "y_hi[0] = y[4 * io + 3] + y[4 * io + 2] + x[4 * io + 2]" in text
     equiv(recursive, q, [{"n": 6}, {"n": 10}])
+
+
+@proc
+def reads_ahead(y: f32[8], x: f32[8]):
+    y[3] = y[2] + x[0]
+    y[2] = y[1] + x[1]
+    y[4] = y[2] + x[2]
+    y[5] = y[4] + y[3]
+
+
+def test_elements_read_before_they_are_assigned_are_loaded(equiv):
+    # y[2] is read before it is assigned: the window is loaded first
+    q = reads_ahead.stage_mem(reads_ahead.find("y[3] = _").expand(0, 3),
+                              "y[2:6]", "t")
+    body = [ln.strip() for ln in str(q).splitlines()]
+    assert "t[i0] = y[i0 + 2]" in body
+    assert "t[1] = t[0] + x[0]" in body and "t[0] = y[1] + x[1]" in body
+    equiv(reads_ahead, q, [{}])
+    # y[4] and y[5] are assigned before any read of them: no load
+    r = reads_ahead.stage_mem(reads_ahead.find("y[2] = _").expand(0, 2),
+                              "y[4:6]", "t")
+    body = [ln.strip() for ln in str(r).splitlines()]
+    assert not any(ln.startswith("t[i0] = y[") for ln in body)
+    assert "y[2] = y[1] + x[1]" in body           # apart: kept on y
+    assert "t[1] = t[0] + y[3]" in body
+    equiv(reads_ahead, r, [{}])
 
 
 def test_a_partially_overlapping_access_is_refused():
