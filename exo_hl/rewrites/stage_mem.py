@@ -64,6 +64,7 @@ from ..core_ir.windows import make_window
 from ..core_ir.simplify import env_at, simplify_expr
 from ..core_ir.syms import Sym
 from ..core_ir.traversal import used_syms, walk, walk_stmts
+from ..core_ir.typerules import control_arith_type
 from ..core_ir.visitors import map_accesses
 from ..core_ir.printer import expr_to_str
 from ..effects.api import prove_at
@@ -406,9 +407,11 @@ def _restage_body(blk, w: Window, new, new_type, derived, env0,
     buf, dims, ivl = w.buf, w.dims, w.slices()
 
     def shift(k, e):
-        return simplify_expr(B.binop("-", e, dims[k].lo, e.type
-                                     if T.is_int_control(e.type)
-                                     else IR.Index, e.srcinfo), env0)
+        # typed as the frontend types ``e - lo`` (a literal minus an index
+        # is an index), so that the result reads back the same
+        lo = dims[k].lo
+        return simplify_expr(B.binop("-", e, lo, control_arith_type(e, lo),
+                                     e.srcinfo), env0)
 
     def re_idx(idx):
         return tuple(shift(k, idx[k]) for k in ivl)

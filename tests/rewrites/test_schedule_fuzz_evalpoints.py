@@ -197,7 +197,7 @@ def _run(assert_roundtrip, name, seconds, n_seqs, seed, compile_final,
                  compile_final=compile_final,
                  progress=200 if seconds > 60 else None)
     F._report(name, res, time.time() - t0)
-    print(f"    failures: {len(failures)}")
+    print(f"    seed {seed}, failures: {len(failures)}")
     assert not failures, "\n\n".join(msg for _, msg in failures[:3])
     return res
 

@@ -107,3 +107,18 @@ def test_one_index_inside_and_apart_under_two_guards_is_refused():
     with pytest.raises(SchedulingError, match="inside the window in one "
                        "place and apart from it in another"):
         guarded_reads.stage_mem(guarded_reads.find_loop("i"), "x[0:2]", "xs")
+
+
+@proc
+def never_runs(A: f32[4, 4], y: f32[8]):
+    for i in seq(0, 0):
+        y[i] += A[i, 0] + A[i, 1]
+
+
+def test_shifted_literal_index_reads_back(assert_roundtrip):
+    # found by the evaluation-point fuzzer: A[i, 0] staged into S[0 - i]
+    # was typed as the literal (int); the frontend reads '-i' as an index
+    q = never_runs.stage_mem(never_runs.find("y[_] += _"), "A[i, i:i + 1]",
+                             "S")
+    assert "y[i] += S[-i] + S[1 - i]" in str(q)   # (vacuously covered)
+    assert_roundtrip(q)
