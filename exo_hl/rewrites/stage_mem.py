@@ -53,43 +53,28 @@ callee's body: what it reads, writes or reduces decides load and store.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from ..core_ir import build as B
 from ..core_ir import types as T
 from ..core_ir.memory import DRAM
 from ..core_ir.nodes import IR
-from ..core_ir.paths import walk_with_paths
 from ..core_ir.windows import make_window
 from ..core_ir.simplify import env_at, simplify_expr
 from ..core_ir.syms import Sym
-from ..core_ir.traversal import used_syms, walk, walk_stmts
+from ..core_ir.traversal import used_syms, walk_stmts
 from ..core_ir.typerules import control_arith_type
 from ..core_ir.visitors import map_accesses
 from ..core_ir.printer import expr_to_str
 from ..effects.api import prove_at
-from ..effects.effects import truncating_reduce, write_kinds
+from ..effects.effects import truncating_reduce
 from ..provenance import derive
 from . import _common as C
 from ._build import retype_window_reads
-from ._buffer_uses import (param_uses, refuse_changed_stride_reads,
-                           stmt_exprs)
+from ._buffer_uses import refuse_changed_stride_reads
+from ._stage_survey import survey_block
 from ._window_cover import (Point, Slice, Window, coords as _coords,
-                            overwrites_window)
+                            overwritten_first)
 
 OP = "stage_mem"
-
-
-# ----------------------------------------------------------------------
-# the window, and the coordinates of an access, one per buffer dimension
-class Survey(NamedTuple):
-    """What the block does to the buffer: every kind of access ('read',
-    'write', 'reduce'), the kinds per top-level statement, and the window
-    statements inside the block that view the buffer."""
-    kinds: set
-    top_kinds: list
-    derived: set
-    outside: frozenset   # keys of the accesses kept on the buffer
 
 
 # ----------------------------------------------------------------------
@@ -106,15 +91,6 @@ def _parse_window(proc, blk, window) -> Window:
     raise C.reject(proc, blk.stmts[0],
                    f"{OP}: the window {window!r} must index a "
                    f"buffer, e.g. 'C[i0:i0+4, j]'")
-
-
-def _roots(proc_ir):
-    """Window-statement name -> the buffer it (transitively) views."""
-    root = {}
-    for s in walk_stmts(proc_ir.body):
-        if isinstance(s, IR.WindowStmt):
-            root[s.name] = root.get(s.rhs.name, s.rhs.name)
-    return root
 
 
 def _fresh(base, used):
@@ -166,176 +142,6 @@ def _check_in_bounds(proc, path, w: Window, window, fail, s0):
                 raise fail(s0, f"the window {window!r} may be out of bounds "
                            f"of '{w.buf}' (cannot prove {expr_to_str(pred)})")
     return guards
-
-
-def _survey(proc, blk, w: Window, window, fail, guards) -> Survey:
-    """Every access of the block to the buffer: its kind, proven covered
-    by the window under its own context (and, for a guarded dimension,
-    inside the buffer: the guarded copies hold only those elements); any
-    access to the buffer through another name is refused (aliasing)."""
-    buf, dims = w.buf, w.dims
-    root = _roots(proc.ir())
-    my_root = root.get(buf, buf)
-    derived = set()   # window statements inside the block viewing buf
-    for s in walk_stmts(blk.stmts):
-        if isinstance(s, IR.WindowStmt) and (s.rhs.name == buf
-                                             or s.rhs.name in derived):
-            derived.add(s.name)
-    staged = {buf} | derived
-    kinds = set()
-    # what each top-level statement of the block does to the buffer
-    top_kinds = [set() for _ in blk.stmts]
-    depth = len(blk.parent)
-    top = 0
-
-    def note(*ks):
-        kinds.update(ks)
-        top_kinds[top].update(ks)
-
-    def alias_check(s, name):
-        if name in staged:
-            return
-        if root.get(name, name) == my_root:
-            raise fail(s, f"the block accesses '{buf}' through another name "
-                       f"'{name}' (aliasing); staging would bypass it")
-
-    shape = T.shape(w.type)
-
-    def inside(coords):
-        """The predicate that an access lies inside the window (and inside
-        the buffer on the guarded sides of the window)."""
-        conds = []
-        for k, (d, acc) in enumerate(zip(dims, coords)):
-            if isinstance(d, Slice):
-                sides = guards.get(k, ())
-                if isinstance(acc, Slice):
-                    conds += [B.cmp("<=", d.lo, acc.lo),
-                              B.cmp("<=", acc.hi, d.hi)]
-                    if "lo" in sides:
-                        conds.append(B.cmp("<=", B.const(0), acc.lo))
-                    if "hi" in sides:
-                        conds.append(B.cmp("<=", acc.hi, shape[k]))
-                else:
-                    conds += [B.cmp("<=", d.lo, acc.pt),
-                              B.cmp("<", acc.pt, d.hi)]
-                    if "lo" in sides:
-                        conds.append(B.cmp("<=", B.const(0), acc.pt))
-                    if "hi" in sides:
-                        conds.append(B.cmp("<", acc.pt, shape[k]))
-            else:
-                if isinstance(acc, Slice):
-                    return None     # a slice where the window has a point
-                conds.append(B.cmp("==", acc.pt, d.pt))
-        return B.conj(conds)
-
-    def apart(coords):
-        """The predicate that an access lies wholly outside the window: in
-        some dimension its point or slice misses the window's."""
-        alts = []
-        for d, acc in zip(dims, coords):
-            lo, hi = ((d.lo, d.hi) if isinstance(d, Slice)
-                      else (d.pt, B.add(d.pt, B.const(1))))
-            if isinstance(acc, Slice):
-                alts += [B.cmp("<=", acc.hi, lo), B.cmp("<=", hi, acc.lo)]
-            else:
-                alts += [B.cmp("<", acc.pt, lo), B.cmp("<=", hi, acc.pt)]
-        pred = alts[0]
-        for a in alts[1:]:
-            pred = IR.BinOp("or", pred, a, type=IR.Bool)
-        return pred
-
-    def cover(path, s, coords, key=None):
-        """Is an access inside the window (True) or, when ``key`` is given
-        (an access the block may keep on the buffer), provably apart from
-        it (False, and ``key`` is recorded)? Anything else may partially
-        overlap the window and is refused."""
-        pred = inside(coords)
-        if pred is not None and prove_at(proc, path, pred):
-            verdict = True
-        elif key is not None and prove_at(proc, path, apart(coords)):
-            verdict = False
-        elif pred is None:
-            raise fail(s, f"the block takes a slice of a dimension of "
-                       f"'{buf}' which the window fixes to a point")
-        else:
-            what = ("does not cover this access to" if not guards else
-                    "(guarded: it runs past the buffer) does not cover, "
-                    "inside the buffer, this access to")
-            apart_note = (", nor provably lies apart from it"
-                          if key is not None else "")
-            raise fail(s, f"the window {window!r} {what} '{buf}'"
-                       f"{apart_note} (cannot prove {expr_to_str(pred)})")
-        if key is not None:
-            # the rewrite tells the two apart by their indices
-            at = f"{buf}[{', '.join(_idx_text(i) for i in key[1])}]"
-            if seen.setdefault(key, verdict) != verdict:
-                raise fail(s, f"the access {at} lies inside the window in "
-                           f"one place and apart from it in another")
-            if not verdict:
-                if any(isinstance(n, IR.StrideExpr) for i in key[1]
-                       for n in walk(i)):
-                    raise fail(s, f"the access {at}, apart from the "
-                               f"window, reads a stride in its indices")
-                outside.add(key)
-        return verdict
-
-    seen = {}
-    outside = set()   # accesses kept on the buffer (apart from the window)
-    whole = [Slice(B.const(0), h) for h in T.shape(w.type)]
-    for path, s in walk_with_paths(blk.stmts, tuple(blk.parent), blk.field,
-                                   blk.lo):
-        top = path[depth][1] - blk.lo
-        if isinstance(s, (IR.Assign, IR.Reduce)):
-            alias_check(s, s.name)
-            if s.name in staged and (s.name != buf or cover(
-                    path, s, [Point(i) for i in s.idx], ("p", s.idx))):
-                note(*write_kinds(s))
-        if isinstance(s, IR.Call):
-            for k, a in enumerate(s.args):
-                if isinstance(a, IR.WindowExpr) or (
-                        isinstance(a, IR.Read) and not a.idx
-                        and T.is_tensor_or_window(a.type)):
-                    alias_check(s, a.name)
-                    if a.name not in staged:
-                        continue
-                    if a.name == buf:
-                        if isinstance(a, IR.Read):
-                            cover(path, s, whole)
-                        elif not cover(path, s, _coords(a.idx),
-                                       ("w", a.idx)):
-                            continue
-                    note(*param_uses(s.f, k))
-        if isinstance(s, IR.WindowStmt):
-            alias_check(s, s.rhs.name)
-        call_windows = tuple(a for a in getattr(s, "args", ())
-                             if isinstance(s, IR.Call)
-                             and isinstance(a, IR.WindowExpr))
-        for e in stmt_exprs(s) + ((s.rhs, ) if isinstance(s, IR.WindowStmt)
-                                   else ()) + call_windows:
-            for n in walk(e):
-                if isinstance(n, IR.Read) and n.idx:
-                    alias_check(s, n.name)
-                    if n.name in staged and (n.name != buf or cover(
-                            path, s, [Point(i) for i in n.idx],
-                            ("p", n.idx))):
-                        note("read")
-                elif isinstance(n, IR.WindowExpr):
-                    alias_check(s, n.name)
-                    if n.name == buf:
-                        # a window statement's name is re-pointed at the
-                        # staged buffer: it must lie inside the window
-                        cover(path, s, _coords(n.idx),
-                              None if isinstance(s, IR.WindowStmt)
-                              else ("w", n.idx))
-                elif isinstance(n, IR.StrideExpr):
-                    alias_check(s, n.name)
-    return Survey(kinds, top_kinds, derived, frozenset(outside))
-
-
-def _idx_text(i):
-    if isinstance(i, IR.Interval):
-        return f"{expr_to_str(i.lo)}:{expr_to_str(i.hi)}"
-    return expr_to_str(i.pt if isinstance(i, IR.Point) else i)
 
 
 def _check_strides(proc, blk, w: Window, env0, fail):
@@ -403,7 +209,7 @@ def _restage_body(blk, w: Window, new, new_type, derived, env0,
                   outside=frozenset()):
     """The block with every access to the buffer moved to the new buffer
     (indices shifted by the window's lower bounds), except the accesses
-    ``outside`` (keys of ``_survey``) that lie apart from the window."""
+    ``outside`` (keys of ``survey_block``) that lie apart from the window."""
     buf, dims, ivl = w.buf, w.dims, w.slices()
 
     def shift(k, e):
@@ -494,7 +300,7 @@ def stage_mem(proc, block, window, new_name, accum=False):
             (d.lo, d.hi) if isinstance(d, Slice) else (d.pt, ))),
         blk.stmts, f"the window {window!r}", "the block")])
     guards = _check_in_bounds(proc, first_path, w, window, fail, s0)
-    survey = _survey(proc, blk, w, window, fail, guards)
+    survey = survey_block(proc, blk, w, window, fail, guards)
     _check_strides(proc, blk, w, env0, fail)
     _check_windows_not_used_after(ir, blk, survey.derived, fail)
     kinds = survey.kinds
@@ -557,7 +363,7 @@ def stage_mem(proc, block, window, new_name, accum=False):
     else:
         # load unless the block overwrites the whole window before it
         # reads any of it (then neither it nor the store sees old values)
-        if (reads and not writes) or (writes and not _overwritten_first(
+        if (reads and not writes) or (writes and not overwritten_first(
                 proc, blk, w, survey.top_kinds, survey.outside, env0,
                 survey.derived)):
             before.append(nest(guarded(lambda ni, bi: IR.Assign(
@@ -604,102 +410,3 @@ def _all_syms(ir):
             if isinstance(v, Sym):
                 out.add(v)
     return out
-
-
-def _overwritten_first(proc, blk, w: Window, top_kinds, outside=frozenset(),
-                       env0=None, derived=frozenset()) -> bool:
-    """True when the block provably assigns every location of the window
-    before it reads any of them (so the old values need not be loaded):
-    some top-level statement of the block overwrites the whole window
-    (``_overwrites_window``) and neither it nor any statement before it
-    reads, reduces into or passes the buffer for reading; or, for a small
-    window of constant extents, top-level assignments to its elements at
-    constant offsets write all of them, each statement reading only
-    elements written before it (Exo's recursive staging:
-    ``y_tmp[0] = ...; y_tmp[1] = y_tmp[0] + ...``)."""
-    elems = _const_elements(w, env0)
-    written = set()
-    for k, s in enumerate(blk.stmts):
-        if elems and isinstance(s, IR.Assign) and top_kinds[k]:
-            got = _assign_elements(s, w, outside, env0, derived)
-            if got is not None and got[0] <= written:
-                written |= got[1]
-                if written >= elems:
-                    return True
-                continue
-        if top_kinds[k] - {"write"}:
-            return False  # reads old values (or we cannot tell)
-        if top_kinds[k] and overwrites_window(
-                proc, blk.parent + ((blk.field, blk.lo + k), ), s, blk.stmts,
-                w):
-            return True
-    return False
-
-
-#: the most elements ``_overwritten_first`` counts one by one
-_MAX_ELEMENTS = 64
-
-
-def _offset(e, lo, env0):
-    """``e - lo`` as an int when it simplifies to a constant, else None."""
-    d = simplify_expr(B.sub(e, lo), env0)
-    return d.val if isinstance(d, IR.Const) and isinstance(d.val, int) \
-        and not isinstance(d.val, bool) else None
-
-
-def _const_elements(w: Window, env0):
-    """The window's elements as offset tuples (one per slice), when its
-    extents are small constants; else None."""
-    import itertools
-    ext = []
-    for k in w.slices():
-        n = _offset(w.dims[k].hi, w.dims[k].lo, env0)
-        if n is None or n < 0:
-            return None
-        ext.append(n)
-    total = 1
-    for n in ext:
-        total *= n
-    if total > _MAX_ELEMENTS:
-        return None
-    return set(itertools.product(*(range(n) for n in ext)))
-
-
-def _element(idx, w: Window, env0):
-    """The window element an access names (offsets from the window's
-    lower bounds), or None when it is not a constant one."""
-    out = []
-    for k in w.slices():
-        d = _offset(idx[k], w.dims[k].lo, env0)
-        if d is None:
-            return None
-        out.append(d)
-    return tuple(out)
-
-
-def _assign_elements(s, w: Window, outside, env0, derived):
-    """(elements of the window ``s`` reads, elements it writes) for a
-    top-level assignment, or None when some access to the window is not
-    at a constant element (or goes through a window name)."""
-    reads = set()
-    if s.name in derived:
-        return None
-    for e in tuple(s.idx) + (s.rhs, ):
-        for n in walk(e):
-            if getattr(n, "name", None) in derived:
-                return None
-            if isinstance(n, IR.WindowExpr) and n.name == w.buf:
-                return None
-            if isinstance(n, IR.Read) and n.name == w.buf and n.idx \
-                    and ("p", n.idx) not in outside:
-                el = _element(n.idx, w, env0)
-                if el is None:
-                    return None
-                reads.add(el)
-    writes = set()
-    if s.name == w.buf and ("p", s.idx) not in outside:
-        el = _element(s.idx, w, env0)
-        if el is None:
-            return None
-        writes.add(el)
-    return reads, writes
