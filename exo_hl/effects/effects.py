@@ -236,7 +236,10 @@ def _eff_stmt(s):
         return seq(_eff_expr(s.lo), _eff_expr(s.hi),
                    loop(s.iter, guard(bds, body)))
     if isinstance(s, IR.Alloc):
-        return ("alloc", s.name)
+        # the sizes are evaluated here, once (the strides keep their
+        # values): what they read is read by the allocation
+        sizes = s.type.hi if isinstance(s.type, IR.Tensor) else ()
+        return seq(*(_eff_expr(h) for h in sizes), ("alloc", s.name))
     if isinstance(s, IR.Call):
         return eff_call(s)
     if isinstance(s, IR.WindowStmt):

@@ -3,6 +3,8 @@ evaluation point, and plain argument checks.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ..core_ir.state import config_writes, reads_written_state
 from ._reject import scheduling_error
 
@@ -32,6 +34,61 @@ def check_unchanged_by(proc, stmt, exprs, region, op: str, what: str,
             proc, stmt, f"{op}: configuration state read by {what} "
             f"({fields}) may be written by {where}, so evaluated where the "
             f"rewrite would evaluate it, it could have another value")
+
+
+class Moved(NamedTuple):
+    """Control expressions a rewrite evaluates at another point than the
+    original program: ``kind`` (one of ``KINDS``) at ``stmt``, the
+    expressions, the statements ``region`` that may run between the old
+    and the new point of evaluation, and texts naming both in a refusal."""
+    kind: str
+    stmt: object
+    exprs: tuple
+    region: tuple
+    what: str
+    where: str
+
+
+#: what a control expression evaluated once, where it stands, can be
+KINDS = ("loop bounds", "if conditions", "allocation sizes",
+         "window offsets", "call arguments", "indices")
+
+#: Every rewrite that moves the evaluation point of control expressions
+#: and checks it syntactically (``check_moved``), with the kinds it moves.
+#: docs/semantics.md lists the same (tests/rewrites/test_moved_exprs.py
+#: checks both ways). Rewrites that move whole statements (``reorder``,
+#: ``reorder_stmts``, ``fission_after``, ``fuse_loop``'s bodies,
+#: ``configwrite_at``...) prove it with the effect analysis instead, in
+#: which every statement reads what its expressions read (an allocation
+#: its sizes, a loop its bounds, an ``if`` its condition, a call or a
+#: window statement its arguments and offsets).
+MOVES = {
+    "split": ("loop bounds", ),
+    "partition_loop": ("loop bounds", ),
+    "shift_loop": ("loop bounds", ),
+    "mult_loops": ("loop bounds", ),
+    "join_loops": ("loop bounds", ),
+    "fuse_loop": ("loop bounds", ),
+    "divide_with_recompute": ("loop bounds", ),
+    "lift_if": ("if conditions", ),
+    "lift_scope": ("if conditions", ),
+    "inline": ("call arguments", ),
+    "expand_dim": ("indices", ),
+    "lift_alloc": ("allocation sizes", ),
+    "sink_alloc": ("allocation sizes", ),
+    "stage_mem": ("window offsets", ),
+}
+
+
+def check_moved(proc, op: str, moved) -> None:
+    """The one check of the ``Moved`` list a rewrite declares: raise
+    ``SchedulingError`` unless each entry's expressions read no state its
+    region may write (``check_unchanged_by``). ``op`` must be listed in
+    ``MOVES`` with each entry's kind (a programming error otherwise)."""
+    for m in moved:
+        assert m.kind in MOVES.get(op, ()), (op, m.kind)
+        check_unchanged_by(proc, m.stmt, m.exprs, m.region, op, m.what,
+                           m.where)
 
 
 def bounds_depend_on(exprs, stmts) -> bool:

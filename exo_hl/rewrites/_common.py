@@ -38,8 +38,8 @@ from ..cursors import (GapCursor, InvalidCursorError, get_expr, get_list,
 from ..frontend.fragment import names_at
 from ._build import (insert_stmts_at, ranges_at, replace_block_at,
                      replace_stmts_at, simplify_at)
-from ._check import (bounds_depend_on, check_unchanged_by,
-                     config_fields_written, is_count,
+from ._check import (MOVES, Moved, bounds_depend_on, check_moved,
+                     check_unchanged_by, config_fields_written, is_count,
                      names_in_use)
 from ._forward import (Forward, forward_compose, forward_delete,
                        forward_exprs,
@@ -68,6 +68,7 @@ __all__ = [
     "forward_unwrap", "forward_move", "forward_table", "forward_compose",
     "forward_exprs", "forward_replace_by_new",
     "config_fields_written", "check_unchanged_by", "bounds_depend_on",
+    "Moved", "MOVES", "check_moved",
     "is_count", "InvalidCursorError", "get_stmt", "get_list", "get_expr",
     "GapCursor", "_prefix", "_proc_error",
 ]

@@ -1,4 +1,5 @@
-"""A window of a buffer, and whether a statement provably writes all of it.
+"""A window of a buffer, and whether a statement (or a block, before it
+reads the window) provably writes all of it.
 
 ``stage_mem`` needs this to skip loading values the staged block overwrites
 before reading them; ``sink_alloc`` needs it to know that each iteration of
@@ -10,6 +11,7 @@ from typing import NamedTuple
 
 from ..core_ir import build as B
 from ..core_ir.nodes import IR
+from ..core_ir.simplify import simplify_expr
 from ..core_ir.syms import Sym
 from ..core_ir.traversal import walk
 from ..effects.api import prove_at
@@ -177,3 +179,102 @@ def inside_window(proc, path, idx, w: Window) -> bool:
         else:
             preds += [B.cmp("<=", d.lo, e), B.cmp("<", e, d.hi)]
     return bool(prove_at(proc, path, B.conj(preds)))
+
+
+def overwritten_first(proc, blk, w: Window, top_kinds, outside=frozenset(),
+                       env0=None, derived=frozenset()) -> bool:
+    """True when the block provably assigns every location of the window
+    before it reads any of them (so the old values need not be loaded):
+    some top-level statement of the block overwrites the whole window
+    (``_overwrites_window``) and neither it nor any statement before it
+    reads, reduces into or passes the buffer for reading; or, for a small
+    window of constant extents, top-level assignments to its elements at
+    constant offsets write all of them, each statement reading only
+    elements written before it (Exo's recursive staging:
+    ``y_tmp[0] = ...; y_tmp[1] = y_tmp[0] + ...``)."""
+    elems = _const_elements(w, env0)
+    written = set()
+    for k, s in enumerate(blk.stmts):
+        if elems and isinstance(s, IR.Assign) and top_kinds[k]:
+            got = _assign_elements(s, w, outside, env0, derived)
+            if got is not None and got[0] <= written:
+                written |= got[1]
+                if written >= elems:
+                    return True
+                continue
+        if top_kinds[k] - {"write"}:
+            return False  # reads old values (or we cannot tell)
+        if top_kinds[k] and overwrites_window(
+                proc, blk.parent + ((blk.field, blk.lo + k), ), s, blk.stmts,
+                w):
+            return True
+    return False
+
+
+#: the most elements ``overwritten_first`` counts one by one
+_MAX_ELEMENTS = 64
+
+
+def _offset(e, lo, env0):
+    """``e - lo`` as an int when it simplifies to a constant, else None."""
+    d = simplify_expr(B.sub(e, lo), env0)
+    return d.val if isinstance(d, IR.Const) and isinstance(d.val, int) \
+        and not isinstance(d.val, bool) else None
+
+
+def _const_elements(w: Window, env0):
+    """The window's elements as offset tuples (one per slice), when its
+    extents are small constants; else None."""
+    import itertools
+    ext = []
+    for k in w.slices():
+        n = _offset(w.dims[k].hi, w.dims[k].lo, env0)
+        if n is None or n < 0:
+            return None
+        ext.append(n)
+    total = 1
+    for n in ext:
+        total *= n
+    if total > _MAX_ELEMENTS:
+        return None
+    return set(itertools.product(*(range(n) for n in ext)))
+
+
+def _element(idx, w: Window, env0):
+    """The window element an access names (offsets from the window's
+    lower bounds), or None when it is not a constant one."""
+    out = []
+    for k in w.slices():
+        d = _offset(idx[k], w.dims[k].lo, env0)
+        if d is None:
+            return None
+        out.append(d)
+    return tuple(out)
+
+
+def _assign_elements(s, w: Window, outside, env0, derived):
+    """(elements of the window ``s`` reads, elements it writes) for a
+    top-level assignment, or None when some access to the window is not
+    at a constant element (or goes through a window name)."""
+    reads = set()
+    if s.name in derived:
+        return None
+    for e in tuple(s.idx) + (s.rhs, ):
+        for n in walk(e):
+            if getattr(n, "name", None) in derived:
+                return None
+            if isinstance(n, IR.WindowExpr) and n.name == w.buf:
+                return None
+            if isinstance(n, IR.Read) and n.name == w.buf and n.idx \
+                    and ("p", n.idx) not in outside:
+                el = _element(n.idx, w, env0)
+                if el is None:
+                    return None
+                reads.add(el)
+    writes = set()
+    if s.name == w.buf and ("p", s.idx) not in outside:
+        el = _element(s.idx, w, env0)
+        if el is None:
+            return None
+        writes.add(el)
+    return reads, writes

@@ -65,9 +65,10 @@ def divide_with_recompute(proc, loop, outer_hi, outer_stride, new_iters):
     env = S.env_at(proc.ir(), path)
     si = s.srcinfo
     oh = S.simplify_expr(oh.update(srcinfo=si), env)
-    C.check_unchanged_by(proc, s, (s.lo, s.hi, oh), s.body,
-                         "divide_with_recompute",
-                         "the loop bounds and outer_hi", "the loop body")
+    C.check_moved(proc, "divide_with_recompute", [C.Moved(
+        "loop bounds", s, (s.lo, s.hi, oh), s.body,
+        "the loop bounds and outer_hi",
+        "the loop body")])
 
     def bop(op, a, b, typ=IR.Index):
         return IR.BinOp(op, a, b, type=typ, srcinfo=si)

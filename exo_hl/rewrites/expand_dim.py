@@ -75,8 +75,10 @@ def expand_dim(proc, buffer, alloc_dim, indexing_expr):
     in_range = B.conj([B.cmp("<=", B.const(0), idx), B.cmp("<", idx, dim)])
     scope = C.get_list(ir, parent, field)[index + 1:]
     # every access evaluates the new index: it must be the same everywhere
-    C.check_unchanged_by(proc, a, (idx, ), scope, OP, "indexing_expr",
-                         f"the statements in the scope of '{a.name}'")
+    C.check_moved(proc, OP, [C.Moved(
+        "indices", a, (idx, ), scope,
+        "indexing_expr",
+        f"the statements in the scope of '{a.name}'")])
     if T.is_real_scalar(a.type):
         first = zero_start_read(scope, a.name)
         if first is not None:

@@ -51,8 +51,10 @@ def fuse_loop(proc, loop1, loop2=None):
         raise err(l2, "cannot fuse a seq loop with a par loop")
 
     # the fused loop evaluates the second loop's bounds before the first
-    C.check_unchanged_by(proc, l2, (l2.lo, l2.hi), l1.body, "fuse_loop",
-                         "the second loop's bounds", "the first loop")
+    C.check_moved(proc, "fuse_loop", [C.Moved(
+        "loop bounds", l2, (l2.lo, l2.hi), l1.body,
+        "the second loop's bounds",
+        "the first loop")])
     si = l1.srcinfo
     for a, b, what in ((l1.lo, l2.lo, "lower"), (l1.hi, l2.hi, "upper")):
         if a == b:

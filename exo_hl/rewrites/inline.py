@@ -39,8 +39,10 @@ def inline(proc, call):
             proc, stmt, "inline: expected a call statement")
     # the call evaluates its arguments once; inlined, they are re-evaluated
     # at every use inside the body
-    C.check_unchanged_by(proc, stmt, stmt.args, stmt.f.body, "inline",
-                         "the call's arguments", f"'{stmt.f.name}'")
+    C.check_moved(proc, "inline", [C.Moved(
+        "call arguments", stmt, stmt.args, stmt.f.body,
+        "the call's arguments",
+        f"'{stmt.f.name}'")])
     try:
         new_body = inline_call(stmt)
     except _InlineError as e:

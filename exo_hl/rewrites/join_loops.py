@@ -36,8 +36,10 @@ def join_loops(proc, loop1, loop2):
         raise err(l2, "cannot join a seq loop with a par loop")
     if not same_body(l1, l2):
         raise err(l2, "the two loop bodies are not the same program")
-    C.check_unchanged_by(proc, l2, (l2.lo, l2.hi), l1.body, "join_loops",
-                         "the second loop's bounds", "the first loop")
+    C.check_moved(proc, "join_loops", [C.Moved(
+        "loop bounds", l2, (l2.lo, l2.hi), l1.body,
+        "the second loop's bounds",
+        "the first loop")])
     si = l1.srcinfo
     path1 = tuple(path1)
     for a, op, b in ((l1.hi, "==", l2.lo), (l1.lo, "<=", l1.hi),

@@ -14,7 +14,10 @@ overwritten before it is read in its block (``zero_start_read``). What must
 hold:
 
 - the buffer's size may not mention a symbol bound inside what it leaves
-  (the iterators of the lifted loops);
+  (the iterators of the lifted loops), nor read a configuration field
+  that may be written between its old and new point of evaluation (the
+  whole body of a loop it leaves, the statements before it in an ``if``):
+  its sizes are evaluated once, where the allocation stands;
 - it cannot leave a ``par`` loop: the iterations would then share one buffer
   and race (each parallel iteration owned a private copy before).
 """
@@ -71,6 +74,15 @@ def lift_alloc(proc, alloc, n_lifts=1):
             raise err("the allocation is not inside a loop or if")
         field, k = cur[-1]
         block = getattr(parent, field)
+        # lifted, the sizes are evaluated once before the statement: not
+        # after the statements before the allocation, nor (out of a loop)
+        # after the earlier iterations
+        C.check_moved(proc, "lift_alloc", [C.Moved(
+            "allocation sizes", s, _sizes(s.type),
+            parent.body if isinstance(parent, IR.For) else block[:k],
+            f"the sizes of '{s.name.name}'",
+            f"the loop '{parent.iter.name}'" if isinstance(parent, IR.For)
+            else "the statements before it in the if")])
         rest = block[:k] + block[k + 1:]
         if not rest:
             rest = (IR.Pass(srcinfo=s.srcinfo), )

@@ -51,8 +51,10 @@ def lift_if(proc, if_stmt, n_lifts=1):
                 raise err(f"the condition depends on the loop iterator "
                           f"'{parent.iter.name}'", inner)
             # lifted, the condition is evaluated once, before the loop
-            C.check_unchanged_by(proc, inner, (inner.cond, ), parent.body,
-                                 "lift_if", "the condition", "the loop body")
+            C.check_moved(proc, "lift_if", [C.Moved(
+                "if conditions", inner, (inner.cond, ), parent.body,
+                "the condition",
+                "the loop body")])
             new = _out_of_loop(parent, inner)
         elif isinstance(parent, IR.If):
             if field == "orelse":

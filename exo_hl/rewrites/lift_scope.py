@@ -68,10 +68,11 @@ def lift_scope(proc, stmt):
             if a != b and not E.prove_at(proc.ir(), parent_path, eq):
                 raise err("the loops of the two branches cannot be proven "
                           "to have equal bounds", parent)
-    C.check_unchanged_by(proc, parent, (parent.cond, ),
-                         s.body + (other.body if other else ()),
-                         "lift_scope", "the condition (evaluated in every "
-                         "iteration once lifted)", "the loop body")
+    C.check_moved(proc, "lift_scope", [C.Moved(
+        "if conditions", parent, (parent.cond, ),
+        s.body + (other.body if other else ()),
+        "the condition (evaluated in every iteration once lifted)",
+        "the loop body")])
     orelse = ()
     if other is not None:
         it = IR.Read(s.iter, (), type=IR.Index, srcinfo=s.srcinfo)

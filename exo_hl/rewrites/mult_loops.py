@@ -52,9 +52,10 @@ def mult_loops(proc, outer, inner, new_name):
         raise err(li, f"the inner loop's extent {expr_to_str(li.hi)} - "
                   f"{expr_to_str(li.lo)} is not a positive constant")
     _check_name(proc, path, lo, li, new_name, lambda m: err(lo, m))
-    C.check_unchanged_by(proc, lo, (lo.lo, li.lo), li.body, "mult_loops",
-                         "the loop lower bounds (substituted into the body)",
-                         "the loop body")
+    C.check_moved(proc, "mult_loops", [C.Moved(
+        "loop bounds", lo, (lo.lo, li.lo), li.body,
+        "the loop lower bounds (substituted into the body)",
+        "the loop body")])
     k = Sym(new_name)
     kr = IR.Read(k, (), type=IR.Index, srcinfo=si)
     wc = IR.Const(w, type=IR.Int, srcinfo=si)

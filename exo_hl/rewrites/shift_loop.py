@@ -58,9 +58,10 @@ def shift_loop(proc, loop, new_lo):
     k = k.update(srcinfo=s.srcinfo)
     # the body reads ``lo`` and ``new_lo`` where it used to read ``i``: at
     # every iteration
-    C.check_unchanged_by(proc, s, (s.lo, k), s.body, "shift_loop",
-                         "the lower bound and new_lo (substituted into the "
-                         "body)", "the loop body")
+    C.check_moved(proc, "shift_loop", [C.Moved(
+        "loop bounds", s, (s.lo, k), s.body,
+        "the lower bound and new_lo (substituted into the body)",
+        "the loop body")])
     nonneg = B.cmp("<=", B.const(0, s.srcinfo), k, s.srcinfo)
     if not isinstance(new_lo, int) and not E.prove_at(proc.ir(), path,
                                                       nonneg):

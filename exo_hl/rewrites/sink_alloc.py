@@ -12,6 +12,8 @@ the rewrite is right exactly when nothing observes the buffer's contents
 across the boundary it now has:
 
 - the buffer is not used after the loop/if (it would be out of scope);
+- into a loop, its sizes read no configuration field the loop body may
+  write (they are evaluated in every iteration);
 - for a loop, no iteration reads a value an earlier iteration left in the
   buffer. Proven per read: each read (a ``+=`` into it counts as a read) in
   an iteration must read a location the same iteration has already
@@ -69,6 +71,12 @@ def sink_alloc(proc, alloc):
     scope_path = parent + ((field, k + 1), )
     si = s.srcinfo
     if isinstance(scope, IR.For):
+        # the sizes are evaluated at every iteration, after the earlier
+        # ones (an if evaluates only its condition before its branch)
+        C.check_moved(proc, OP, [C.Moved(
+            "allocation sizes", s, tuple(T.shape(s.type)), scope.body,
+            f"the sizes of '{s.name.name}' (evaluated in every iteration "
+            f"once sunk)", f"the body of the loop '{scope.iter.name}'")])
         _check_no_carried_values(proc, scope_path, scope, s, fail)
         new_scope = scope.update(body=(s, ) + tuple(scope.body))
         shift = {"body": 1}

@@ -48,8 +48,10 @@ def split(proc, loop, factor, outer, inner, tail="guard"):
                   f"got {tail!r}")
     _check_names(proc, path, s, outer, inner, err)
     # the guard / remainder loop re-evaluate the bounds inside / after it
-    C.check_unchanged_by(proc, s, (s.lo, s.hi), s.body, "split",
-                         "the loop bounds", "the loop body")
+    C.check_moved(proc, "split", [C.Moved(
+        "loop bounds", s, (s.lo, s.hi), s.body,
+        "the loop bounds",
+        "the loop body")])
 
     pir = proc.ir()
     env = S.env_at(pir, path)

@@ -28,57 +28,53 @@ elements inside the buffer.
 Safety (each failure is a ``SchedulingError`` naming the check):
 * the window's points lie in bounds of the buffer at the block, and each
   slice has ``lo <= hi``;
-* the window covers every access of the block to the buffer, proven per
-  access under its control context (enclosing loops, guards,
-  preconditions); for a guarded window, each access is also proven inside
-  the buffer on the guarded sides (so the block uses only staged elements
-  that were loaded, and only those are stored back);
+* each access of the block to the buffer is covered by the window or
+  lies wholly apart from it, proven per access under its control context
+  (enclosing loops, guards, preconditions); an access apart from it keeps
+  using the buffer (as Exo allows: the block may read ``y[4 * io]`` while
+  ``y[2 + 4 * io:6 + 4 * io]`` is staged), one that may partially overlap
+  it is refused. A window statement's view and a whole buffer passed to a
+  call must be covered. For a guarded window, each covered access is also
+  proven inside the buffer on the guarded sides (so the block uses only
+  staged elements that were loaded, and only those are stored back);
 * nothing in the block reaches the buffer through another name (a window
   statement made before the block, the viewed buffer of a window), which
   would bypass the staged copy;
 * a window statement at the top level of the block that views the buffer
   (and so views the staged copy after the rewrite) is not used after the
   block;
-* ``accum=True``: the block neither reads nor overwrites the buffer.
+* ``accum=True``: the block neither reads nor overwrites the buffer;
+* no stride of the buffer that the block reads changes (``stride(buf,
+  d)``, of a window name viewing it, or a callee reading strides that is
+  passed a window of it): the staged buffer is dense over the window's
+  slices (``_check_strides``).
 Calls receiving the buffer (or a window of it) are analysed through their
 callee's body: what it reads, writes or reduces decides load and store.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from ..core_ir import build as B
 from ..core_ir import types as T
 from ..core_ir.memory import DRAM
 from ..core_ir.nodes import IR
-from ..core_ir.paths import walk_with_paths
 from ..core_ir.windows import make_window
 from ..core_ir.simplify import env_at, simplify_expr
 from ..core_ir.syms import Sym
-from ..core_ir.traversal import used_syms, walk, walk_stmts
+from ..core_ir.traversal import used_syms, walk_stmts
+from ..core_ir.typerules import control_arith_type
 from ..core_ir.visitors import map_accesses
 from ..core_ir.printer import expr_to_str
 from ..effects.api import prove_at
-from ..effects.effects import truncating_reduce, write_kinds
+from ..effects.effects import truncating_reduce
 from ..provenance import derive
 from . import _common as C
 from ._build import retype_window_reads
-from ._buffer_uses import param_uses, stmt_exprs
+from ._buffer_uses import refuse_changed_stride_reads
+from ._stage_survey import survey_block
 from ._window_cover import (Point, Slice, Window, coords as _coords,
-                            overwrites_window)
+                            overwritten_first)
 
 OP = "stage_mem"
-
-
-# ----------------------------------------------------------------------
-# the window, and the coordinates of an access, one per buffer dimension
-class Survey(NamedTuple):
-    """What the block does to the buffer: every kind of access ('read',
-    'write', 'reduce'), the kinds per top-level statement, and the window
-    statements inside the block that view the buffer."""
-    kinds: set
-    top_kinds: list
-    derived: set
 
 
 # ----------------------------------------------------------------------
@@ -95,15 +91,6 @@ def _parse_window(proc, blk, window) -> Window:
     raise C.reject(proc, blk.stmts[0],
                    f"{OP}: the window {window!r} must index a "
                    f"buffer, e.g. 'C[i0:i0+4, j]'")
-
-
-def _roots(proc_ir):
-    """Window-statement name -> the buffer it (transitively) views."""
-    root = {}
-    for s in walk_stmts(proc_ir.body):
-        if isinstance(s, IR.WindowStmt):
-            root[s.name] = root.get(s.rhs.name, s.rhs.name)
-    return root
 
 
 def _fresh(base, used):
@@ -157,117 +144,46 @@ def _check_in_bounds(proc, path, w: Window, window, fail, s0):
     return guards
 
 
-def _survey(proc, blk, w: Window, window, fail, guards) -> Survey:
-    """Every access of the block to the buffer: its kind, proven covered
-    by the window under its own context (and, for a guarded dimension,
-    inside the buffer: the guarded copies hold only those elements); any
-    access to the buffer through another name is refused (aliasing)."""
-    buf, dims = w.buf, w.dims
-    root = _roots(proc.ir())
-    my_root = root.get(buf, buf)
-    derived = set()   # window statements inside the block viewing buf
-    for s in walk_stmts(blk.stmts):
-        if isinstance(s, IR.WindowStmt) and (s.rhs.name == buf
-                                             or s.rhs.name in derived):
-            derived.add(s.name)
-    staged = {buf} | derived
-    kinds = set()
-    # what each top-level statement of the block does to the buffer
-    top_kinds = [set() for _ in blk.stmts]
-    depth = len(blk.parent)
-    top = 0
-
-    def note(*ks):
-        kinds.update(ks)
-        top_kinds[top].update(ks)
-
-    def alias_check(s, name):
-        if name in staged:
-            return
-        if root.get(name, name) == my_root:
-            raise fail(s, f"the block accesses '{buf}' through another name "
-                       f"'{name}' (aliasing); staging would bypass it")
-
+def _check_strides(proc, blk, w: Window, env0, fail):
+    """No stride of the buffer that the block reads changes: the block's
+    ``stride(buf, d)``, ``stride(v, k)`` of a window name ``v`` of it, and
+    a callee that reads strides (``reads_strides``) passed a window of it
+    see the staged buffer's strides after the rewrite. The staged buffer
+    is dense over the window's slices, so a stride is kept exactly when it
+    provably equals the product of the extents of the later slices (a
+    dimension the window fixes to a point has no stride there)."""
+    ir = proc.ir()
     shape = T.shape(w.type)
+    ivl = w.slices()
+    first = blk.paths()[0]
+    known = {}
 
-    def cover(path, s, coords):
-        """Prove each coordinate of an access is inside the window, and
-        inside the buffer on the guarded sides of the window."""
-        conds = []
-        for k, (d, acc) in enumerate(zip(dims, coords)):
-            if isinstance(d, Slice):
-                sides = guards.get(k, ())
-                if isinstance(acc, Slice):
-                    conds += [B.cmp("<=", d.lo, acc.lo),
-                              B.cmp("<=", acc.hi, d.hi)]
-                    if "lo" in sides:
-                        conds.append(B.cmp("<=", B.const(0), acc.lo))
-                    if "hi" in sides:
-                        conds.append(B.cmp("<=", acc.hi, shape[k]))
-                else:
-                    conds += [B.cmp("<=", d.lo, acc.pt),
-                              B.cmp("<", acc.pt, d.hi)]
-                    if "lo" in sides:
-                        conds.append(B.cmp("<=", B.const(0), acc.pt))
-                    if "hi" in sides:
-                        conds.append(B.cmp("<", acc.pt, shape[k]))
+    def prod(es):
+        out = B.const(1)
+        for e in es:
+            out = B.mul(out, e)
+        return out
+
+    def changed(d):
+        if d not in known:
+            if d not in ivl:
+                known[d] = True
             else:
-                if isinstance(acc, Slice):
-                    raise fail(s, f"the block takes a slice of dimension "
-                               f"{k} of '{buf}' which the window "
-                               f"fixes to a point")
-                conds.append(B.cmp("==", acc.pt, d.pt))
-        pred = B.conj(conds)
-        if not prove_at(proc, path, pred):
-            what = ("does not cover this access to" if not guards else
-                    "(guarded: it runs past the buffer) does not cover, "
-                    "inside the buffer, this access to")
-            raise fail(s, f"the window {window!r} {what} '{buf}' (cannot "
-                       f"prove {expr_to_str(pred)})")
+                later = [B.sub(w.dims[k].hi, w.dims[k].lo)
+                         for k in ivl[ivl.index(d) + 1:]]
+                if isinstance(w.type, IR.Tensor) and not w.type.is_window:
+                    old = prod(shape[d + 1:])   # dense: row-major
+                else:
+                    old = IR.StrideExpr(w.buf, d, type=IR.Stride)
+                known[d] = not prove_at(proc, first, B.cmp(
+                    "==", simplify_expr(old, env0),
+                    simplify_expr(prod(later), env0)))
+        return known[d]
 
-    whole = [Slice(B.const(0), h) for h in T.shape(w.type)]
-    for path, s in walk_with_paths(blk.stmts, tuple(blk.parent), blk.field,
-                                   blk.lo):
-        top = path[depth][1] - blk.lo
-        if isinstance(s, (IR.Assign, IR.Reduce)):
-            alias_check(s, s.name)
-            if s.name in staged:
-                note(*write_kinds(s))
-                if s.name == buf:
-                    cover(path, s, [Point(i) for i in s.idx])
-        if isinstance(s, IR.Call):
-            for k, a in enumerate(s.args):
-                if isinstance(a, IR.WindowExpr) or (
-                        isinstance(a, IR.Read) and not a.idx
-                        and T.is_tensor_or_window(a.type)):
-                    alias_check(s, a.name)
-                    if a.name in staged:
-                        note(*param_uses(s.f, k))
-                        if a.name == buf and isinstance(a, IR.Read):
-                            cover(path, s, whole)
-        if isinstance(s, IR.WindowStmt):
-            alias_check(s, s.rhs.name)
-        for e in stmt_exprs(s) + ((s.rhs, ) if isinstance(s, IR.WindowStmt)
-                                   else ()) + tuple(
-                a for a in getattr(s, "args", ()) if isinstance(s, IR.Call)
-                and isinstance(a, IR.WindowExpr)):
-            for n in walk(e):
-                if isinstance(n, IR.Read) and n.idx:
-                    alias_check(s, n.name)
-                    if n.name in staged:
-                        note("read")
-                        if n.name == buf:
-                            cover(path, s, [Point(i) for i in n.idx])
-                elif isinstance(n, IR.WindowExpr):
-                    alias_check(s, n.name)
-                    if n.name == buf:
-                        cover(path, s, _coords(n.idx))
-                elif isinstance(n, IR.StrideExpr):
-                    alias_check(s, n.name)
-                    if n.name == buf and isinstance(dims[n.dim], Point):
-                        raise fail(s, f"stride({buf}, {n.dim}) names a "
-                                   f"dimension the window fixes to a point")
-    return Survey(kinds, top_kinds, derived)
+    refuse_changed_stride_reads(
+        ir, w.buf, len(shape), (blk.stmts, blk.parent, blk.field, blk.lo),
+        changed, lambda plural: f"differ{'' if plural else 's'} in the "
+        f"staged buffer; cannot stage it", fail)
 
 
 def _check_windows_not_used_after(ir, blk, derived, fail):
@@ -289,28 +205,38 @@ def _check_windows_not_used_after(ir, blk, derived, fail):
 
 # ----------------------------------------------------------------------
 # 3. build
-def _restage_body(blk, w: Window, new, new_type, derived, env0):
+def _restage_body(blk, w: Window, new, new_type, derived, env0,
+                  outside=frozenset()):
     """The block with every access to the buffer moved to the new buffer
-    (indices shifted by the window's lower bounds)."""
+    (indices shifted by the window's lower bounds), except the accesses
+    ``outside`` (keys of ``survey_block``) that lie apart from the window."""
     buf, dims, ivl = w.buf, w.dims, w.slices()
 
     def shift(k, e):
-        return simplify_expr(B.binop("-", e, dims[k].lo, e.type
-                                     if T.is_int_control(e.type)
-                                     else IR.Index, e.srcinfo), env0)
+        # typed as the frontend types ``e - lo`` (a literal minus an index
+        # is an index), so that the result reads back the same
+        lo = dims[k].lo
+        return simplify_expr(B.binop("-", e, lo, control_arith_type(e, lo),
+                                     e.srcinfo), env0)
 
     def re_idx(idx):
         return tuple(shift(k, idx[k]) for k in ivl)
 
     def write(n):
+        if ("p", n.idx) in outside:
+            return None
         return n.update(name=new, idx=re_idx(n.idx))
 
     def read(n):
         if n.idx:
+            if ("p", n.idx) in outside:
+                return None
             return n.update(name=new, idx=re_idx(n.idx))
         return n.update(name=new, type=new_type)  # whole buffer
 
     def window(n):
+        if ("w", n.idx) in outside:
+            return None
         acc = []
         for k in ivl:
             a = n.idx[k]
@@ -366,8 +292,16 @@ def stage_mem(proc, block, window, new_name, accum=False):
     first_path = blk.paths()[0]
     env0 = env_at(ir, first_path)
     _check_new_name(proc, blk, new_name, fail)
+    # the window's offsets and extents are evaluated before the block (the
+    # allocation, the load), at every access in it (the shifted indices)
+    # and after it (the store)
+    C.check_moved(proc, OP, [C.Moved(
+        "window offsets", s0, tuple(e for d in w.dims for e in (
+            (d.lo, d.hi) if isinstance(d, Slice) else (d.pt, ))),
+        blk.stmts, f"the window {window!r}", "the block")])
     guards = _check_in_bounds(proc, first_path, w, window, fail, s0)
-    survey = _survey(proc, blk, w, window, fail, guards)
+    survey = survey_block(proc, blk, w, window, fail, guards)
+    _check_strides(proc, blk, w, env0, fail)
     _check_windows_not_used_after(ir, blk, survey.derived, fail)
     kinds = survey.kinds
     if not kinds:
@@ -391,7 +325,8 @@ def stage_mem(proc, block, window, new_name, accum=False):
     new = Sym(new_name)
     new_type = IR.Tensor(extents, False, elem) if ivl else elem
     alloc = IR.Alloc(new, new_type, DRAM, srcinfo=si)
-    body = _restage_body(blk, w, new, new_type, survey.derived, env0)
+    body = _restage_body(blk, w, new, new_type, survey.derived, env0,
+                         survey.outside)
 
     used = {x.name for x in _all_syms(ir)} | {new_name}
     names = [_fresh("i", used).name for _ in ivl]
@@ -428,8 +363,9 @@ def stage_mem(proc, block, window, new_name, accum=False):
     else:
         # load unless the block overwrites the whole window before it
         # reads any of it (then neither it nor the store sees old values)
-        if (reads and not writes) or (writes and not _overwritten_first(
-                proc, blk, w, survey.top_kinds)):
+        if (reads and not writes) or (writes and not overwritten_first(
+                proc, blk, w, survey.top_kinds, survey.outside, env0,
+                survey.derived)):
             before.append(nest(guarded(lambda ni, bi: IR.Assign(
                 new, elem, ni, rd(buf, bi), srcinfo=si), zero=True)))
         if writes:
@@ -474,19 +410,3 @@ def _all_syms(ir):
             if isinstance(v, Sym):
                 out.add(v)
     return out
-
-
-def _overwritten_first(proc, blk, w: Window, top_kinds) -> bool:
-    """True when the block provably assigns every location of the window
-    before it reads any of them (so the old values need not be loaded):
-    some top-level statement of the block overwrites the whole window
-    (``_overwrites_window``) and neither it nor any statement before it
-    reads, reduces into or passes the buffer for reading."""
-    for k, s in enumerate(blk.stmts):
-        if top_kinds[k] - {"write"}:
-            return False  # reads old values (or we cannot tell)
-        if top_kinds[k] and overwrites_window(
-                proc, blk.parent + ((blk.field, blk.lo + k), ), s, blk.stmts,
-                w):
-            return True
-    return False
