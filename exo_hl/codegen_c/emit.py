@@ -157,6 +157,22 @@ _TARGET_MACRO = """\
 """
 
 
+#: first in every source file: a*b + c is two roundings, as interpret()
+#: computes it (docs/semantics.md, "Contraction"). gcc ignores (and warns
+#: about) the standard pragma, and fuses by default in its GNU modes, so it
+#: gets its own; fused multiply-adds remain where an instruction asks.
+_NO_CONTRACT = """\
+/* No floating-point contraction: a*b + c rounds twice, as exo_hl computes it. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#else
+#pragma STDC FP_CONTRACT OFF
+#endif
+"""
+
+
 def _too_deep(p):
     """(the frontend keeps expressions shallow; IR built by hand or by a
     rewrite may not be)"""
@@ -327,7 +343,7 @@ class _Program:
                 "   CPUs that have these features. */"]
 
     def _source(self, bodies):
-        out = [f'#include "{self.basename}.h"', ""]
+        out = [_NO_CONTRACT, f'#include "{self.basename}.h"', ""]
         if any(self.target_prefix(p) for p in self.order):
             out.append(_TARGET_MACRO)
         incs = []

@@ -24,6 +24,7 @@ from ..core_ir.buffers import (written_buffers, zero_start_read,
 from ..core_ir.state import config_reads, config_writes
 from ..core_ir.syms import Sym
 from ..core_ir import datasem as D
+from . import arith as A
 from .checks import (check_arg_precision, check_readable,
                      fresh_c_name, fresh_c_name_k)
 from .outline import outlined_proc, window_param_type
@@ -220,9 +221,22 @@ class ProcEmitter(ExprEmitter):
             elif not D.is_int(buf.elem):
                 # C's ``x += e`` is ``x = x + e`` with C's conversions,
                 # which are the IR's for a float x (docs/semantics.md)
+                # -- once e is converted to the evaluation type of x and e
+                # together: an integer e added into an f16 x is rounded to
+                # f16 first (C would convert it to the float it keeps the
+                # sum in, one rounding too few)
                 tgt = _c_data_type(buf.elem)
                 t = D.eval_type(s.rhs, tgt, D.default_leaf)
-                self.line(depth, f"{lhs} += {self.dexpr(s.rhs, t)[0]};")
+                cur = IR.Read(s.name, s.idx, type=s.type, srcinfo=s.srcinfo)
+                t_all = D.eval_type(IR.BinOp("+", cur, s.rhs, type=s.type,
+                                             srcinfo=s.srcinfo),
+                                    tgt, D.default_leaf)
+                text, prec, rng = self.dexpr(s.rhs, t)
+                if t is not t_all:
+                    conv = A.convert(text, prec >= _PREC_UNARY, t, t_all,
+                                     rng or A.FULL)
+                    text = text if conv is None else conv
+                self.line(depth, f"{lhs} += {text};")
                 return
             else:
                 # integer x: the addition is an operation like any other
