@@ -18,6 +18,8 @@ import shlex
 import subprocess
 import tempfile
 
+import numpy as np
+
 from ..core_ir.buffers import written_buffers
 from ..core_ir.call_args import CallPlan
 from ..core_ir.nodes import IR
@@ -205,9 +207,15 @@ class CompiledProcedure:
 
     # -- config state
     def get_config(self, config, field):
-        return getattr(self.context, self._fields[config, field])
+        v = getattr(self.context, self._fields[config, field])
+        if config.lookup_type(field) is IR.F16:
+            # ctypes has no half type: the member holds the bits
+            return float(np.array(v, np.uint16).view(np.float16))
+        return v
 
     def set_config(self, config, field, value):
+        if config.lookup_type(field) is IR.F16:
+            value = int(np.array(value, np.float16).view(np.uint16))
         setattr(self.context, self._fields[config, field], value)
 
     # -- ctypes plumbing
