@@ -1,0 +1,109 @@
+"""Limits of the generated C: its size is linear in the expression (a
+nested ``fmax`` repeated its first argument: a 3x3 max pool was 2 MB of
+C), the stack a procedure's ``DRAM_STATIC`` arrays take together, and heap
+allocation sizes that overflow ``size_t``."""
+from __future__ import annotations
+
+import random
+import time
+
+import numpy as np
+import pytest
+
+import exo_hl
+from exo_hl.frontend.decorators import parse_proc_source
+
+from test_c_bits import assert_bits_equal
+
+_SCOPE = {n: getattr(exo_hl, n) for n in exo_hl.__all__}
+
+
+def _nested(fn, leaves, rng):
+    """``fn`` applied to the leaves as one random binary tree."""
+    if len(leaves) == 1:
+        return leaves[0]
+    k = rng.randint(1, len(leaves) - 1)
+    return f"{fn}({_nested(fn, leaves[:k], rng)}, " \
+           f"{_nested(fn, leaves[k:], rng)})"
+
+
+def _pool_source(fn, t, k, rng, wrap=""):
+    leaves = [f"a[i + {d}]" for d in range(k)]
+    if rng is None:     # the left-deep chain max(max(max(a0, a1), a2), ..)
+        e = leaves[0]
+        for x in leaves[1:]:
+            e = f"{fn}({e}, {x})"
+    else:
+        e = _nested(fn, leaves, rng)
+    if wrap:
+        e = f"{wrap}({e})"
+    return (f"def pool(n: size, a: {t}[n + {k}], o: {t}[n]):\n"
+            f"    for i in seq(0, n):\n        o[i] = {e}\n")
+
+
+def _c_size(src):
+    p = parse_proc_source(src, _SCOPE)
+    return len(p.c_code_str()), p
+
+
+@pytest.mark.parametrize("fn,t", [("fmax", "f32"), ("fmin", "ui8")])
+def test_c_size_is_linear_in_nested_min_max(fn, t):
+    """Left-deep and random trees of 3, 6, 9, 12 values: each step adds
+    about as much C as the one before (the text doubled per level). (The
+    sizes stay small: the printer, which the test suite's audit runs on
+    every procedure, is slow on one line of a dozen nested calls.)"""
+    rng = random.Random(7)
+    for shape in (None, rng):
+        sizes = [_c_size(_pool_source(fn, t, k, shape))[0]
+                 for k in (3, 6, 9, 12)]
+        steps = [b - a for a, b in zip(sizes, sizes[1:])]
+        assert max(steps) <= 1.5 * min(steps), (shape, sizes)
+        assert sizes[-1] < 4_000, sizes
+
+
+def test_relu_of_nested_relu_is_linear():
+    e = "a[i]"
+    sizes = []
+    for depth in range(1, 10):
+        e = f"relu({e} + a[i + 1])"
+        sizes.append(len(parse_proc_source(
+            f"def r(n: size, a: f32[n + 1], o: f32[n]):\n"
+            f"    for i in seq(0, n):\n        o[i] = {e}\n",
+            _SCOPE).c_code_str()))
+    assert sizes[-1] - sizes[4] <= 1.5 * (sizes[4] - sizes[0]), sizes
+
+
+POOL_VALUES = np.array([0.0, -0.0, 1.0, -1.0, np.nan, np.inf, -np.inf,
+                        1e-45, -1e-45, 3.5, -3.5, 2.0])
+
+
+@pytest.mark.parametrize("t,dt", [("f32", np.float32), ("f64", np.float64)])
+def test_3x3_max_pool_compiles_fast_and_keeps_nan_and_zero_rules(t, dt):
+    """A max of 9 values (a 3x3 max pool, rows flattened): 2 MB of C and
+    gcc did not finish in 300 s. Inputs full of NaN, +-0 and infinities:
+    fmax ignores a NaN and prefers +0 to -0 (docs/semantics.md)."""
+    rows = [f"a[i + {r * 4 + c}]" for r in range(3) for c in range(3)]
+    e = rows[0]
+    for x in rows[1:]:
+        e = f"fmax({e}, {x})"
+    src = (f"def maxpool(n: size, a: {t}[n + 11], o: {t}[n]):\n"
+           f"    for i in seq(0, n):\n        o[i] = {e}\n")
+    p = parse_proc_source(src, _SCOPE)
+    assert len(p.c_code_str()) < 5000
+    t0 = time.monotonic()
+    f = p.compile(cc="gcc")
+    assert time.monotonic() - t0 < 30
+    rng = np.random.default_rng(3)
+    n = 4096
+    a = rng.choice(POOL_VALUES, n + 11).astype(dt)
+    want, got = np.zeros(n, dt), np.zeros(n, dt)
+    p.interpret(n, a, want)
+    f(n, a, got)
+    assert_bits_equal(got, want)
+    # the rule itself, on one window: NaN ignored, +0 above -0
+    a = np.full(n + 11, np.nan, dt)
+    a[[0, 4]] = [-0.0, 0.0]
+    p.interpret(n, a, want)
+    f(n, a, got)
+    assert want[0] == 0 and not np.signbit(want[0])
+    assert_bits_equal(got, want)
