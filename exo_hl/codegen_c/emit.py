@@ -30,6 +30,7 @@ from .checks import (check_basename, fresh_c_name, param_c_names,
                      public_fn_names)
 from .openmp import OPENMP_FLAG, has_par_loops
 from .proc_emit import ProcEmitter as _ProcEmitter
+from .stack import check_stack
 
 # ----------------------------------------------------------------------------
 # public entry points
@@ -276,6 +277,7 @@ class _Program:
         advance by each procedure's statement count (else one of its own:
         a bar on a terminal when the procedures are large)."""
         from ..progress import Progress, statement_count
+        check_stack(self.publics)
         sizes = [statement_count(p) for p in self.order]
         bar = progress or Progress(sum(sizes), f"exo_hl: C for {self.basename}")
         bodies = []

@@ -107,3 +107,96 @@ def test_3x3_max_pool_compiles_fast_and_keeps_nan_and_zero_rules(t, dt):
     f(n, a, got)
     assert want[0] == 0 and not np.signbit(want[0])
     assert_bits_equal(got, want)
+
+
+# -- 10. the stack budget -----------------------------------------------------
+
+from exo_hl import MemGenError  # noqa: E402
+from exo_hl.core_ir.memory import STACK_BUDGET, STACK_TOTAL_BUDGET  # noqa
+
+_MiB_F32 = STACK_BUDGET // 4       # f32 elements of a 1 MiB array
+
+
+def _arrays_src(name, n_arrays, elems=_MiB_F32):
+    allocs = "".join(f"    t{k}: f32[{elems}] @ DRAM_STATIC\n"
+                     for k in range(n_arrays))
+    uses = "".join(f"        t{k}[i] = x[i]\n        x[i] = t{k}[i]\n"
+                   for k in range(n_arrays))
+    return (f"def {name}(x: f32[8]):\n{allocs}"
+            f"    for i in seq(0, 8):\n{uses}")
+
+
+def test_arrays_live_at_once_share_one_budget():
+    """Nine live 1 MiB arrays compiled, and the call died with SIGSEGV;
+    each array alone was under the limit."""
+    ok = parse_proc_source(_arrays_src("two", 2), _SCOPE)
+    ok.c_code_str()
+    bad = parse_proc_source(_arrays_src("nine", 9), _SCOPE)
+    with pytest.raises(MemGenError, match=r"take \d+ bytes of stack") as e:
+        bad.c_code_str()
+    # located at the first array past the budget
+    assert "t2: f32" in str(e.value) and "'nine'" in str(e.value)
+    with pytest.raises(MemGenError):
+        bad.compile()
+
+
+def test_arrays_of_disjoint_blocks_do_not_add_up_and_callees_do():
+    seq_blocks = parse_proc_source(
+        "def blocks(x: f32[8]):\n" + "".join(
+            f"    for j{k} in seq(0, 1):\n"
+            f"        t{k}: f32[{_MiB_F32}] @ DRAM_STATIC\n"
+            f"        for i in seq(0, 8):\n"
+            f"            t{k}[i] = x[i]\n            x[i] = t{k}[i]\n"
+            for k in range(4)), _SCOPE)
+    seq_blocks.c_code_str()      # one live at a time
+    x = np.arange(8, dtype=np.float32)
+    seq_blocks.compile()(x)
+    assert list(x) == list(range(8))
+    callee = parse_proc_source(_arrays_src("callee", 2), _SCOPE)
+    scope = dict(_SCOPE, callee=callee)
+    caller = parse_proc_source(
+        f"def caller(x: f32[8]):\n    u: f32[16] @ DRAM_STATIC\n"
+        f"    for i in seq(0, 8):\n        u[i] = x[i]\n        x[i] = u[i]\n"
+        f"    callee(x)\n", scope)
+    with pytest.raises(MemGenError, match="stack") as e:
+        caller.c_code_str()
+    assert "callee(x)" in str(e.value)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_nests_are_refused_exactly_past_the_budget(seed):
+    """Random blocks, loops, branches and arrays of random sizes: refused
+    exactly when the arrays live at once (a block's so far, plus the
+    deepest of a nested block) exceed the budget."""
+    rng = random.Random(seed)
+    lines, k = [], [0]
+
+    def block(depth, live):
+        most = live
+        for _ in range(rng.randint(1, 3)):
+            r = rng.random()
+            ind = "    " * depth
+            if r < 0.5 or depth >= 4:
+                kb = rng.choice([64, 256, 512, 1024]) * 1024
+                n = kb // 4
+                k[0] += 1
+                lines.append(f"{ind}t{k[0]}: f32[{n}] @ DRAM_STATIC")
+                lines.append(f"{ind}t{k[0]}[0] = x[0]")
+                lines.append(f"{ind}x[0] = t{k[0]}[0]")
+                live += kb
+                most = max(most, live)
+            else:
+                k[0] += 1
+                head = (f"for j{k[0]} in seq(0, 2):" if r < 0.75
+                        else f"if n > {k[0]}:")
+                lines.append(ind + head)
+                most = max(most, block(depth + 1, live))
+        return most
+    need = block(1, 0)
+    p = parse_proc_source("def nest(n: size, x: f32[1]):\n"
+                          + "\n".join(lines) + "\n", _SCOPE)
+    if need > STACK_TOTAL_BUDGET:
+        with pytest.raises(MemGenError, match="stack"):
+            p.c_code_str()
+    else:
+        p.c_code_str()
