@@ -21,6 +21,10 @@ from ..core_ir.cpu_features import proc_features, target_attribute_text
 from ..core_ir.types import (C_TYPES, TYPE_NAMES, basetype, is_real_scalar,
                              is_tensor_or_window, is_window)
 from ..core_ir.buffers import written_buffers
+from ..core_ir.memory import DRAM
+from ..core_ir.nodes import IR
+from ..core_ir.traversal import walk_stmts
+from ..core_ir.types import shape as type_shape
 from ..errors import MemGenError, located
 from . import arith as A
 from .analysis import (aliased_params, as_ir, configs_used,
@@ -174,6 +178,35 @@ _NO_CONTRACT = """\
 """
 
 
+#: emitted when a heap allocation uses it (DRAM.alloc)
+_HEAP_HELPER = """\
+/* n = dims[0] * ... * dims[k-1] elements of elem bytes on the heap, or NULL
+   with *status |= 1 when the byte count overflows size_t, |= 2 when malloc
+   fails (the caller frees what it holds and returns *status). */
+static inline void *exo_hl_malloc(int *status, size_t elem, int k,
+                                  const size_t *dims) {
+    size_t bytes = elem;
+    for (int i = 0; i < k; i++) {
+        if (dims[i] != 0 && bytes > SIZE_MAX / dims[i]) {
+            *status |= 1;
+            return NULL;
+        }
+        bytes *= dims[i];
+    }
+    void *p = malloc(bytes ? bytes : 1);
+    if (p == NULL)
+        *status |= 2;
+    return p;
+}
+"""
+
+
+def may_fail_alloc(mem) -> bool:
+    """Whether ``mem``'s allocations are DRAM's checked heap allocations."""
+    return getattr(mem.alloc, "__func__", None) is getattr(
+        DRAM.alloc, "__func__", None)
+
+
 def _too_deep(p):
     """(the frontend keeps expressions shallow; IR built by hand or by a
     rewrite may not be)"""
@@ -223,8 +256,24 @@ class _Program:
             for f, _ in cfg.fields():
                 self.config_fields[cfg, f] = fresh_c_name(
                     cfg.c_struct_field(f), set(self.config_fields.values()))
+        self._may_fail = {}
         self.features = {p: proc_features(p) for p in self.order}
         self.all_features = frozenset().union(*self.features.values())
+
+    def may_fail(self, proc) -> bool:
+        """Whether ``proc``'s C function returns a status: it allocates on
+        the heap (DRAM), or calls one that does (docs/api.md, C ABI)."""
+        got = self._may_fail.get(proc)
+        if got is None:
+            self._may_fail[proc] = False      # (no recursion in the IR)
+            got = any(
+                (isinstance(s, IR.Alloc) and type_shape(s.type)
+                 and may_fail_alloc(s.mem or DRAM))
+                or (isinstance(s, IR.Call) and s.f.instr is None
+                    and self.may_fail(s.f))
+                for s in walk_stmts(proc.body))
+            self._may_fail[proc] = got
+        return got
 
     def target_prefix(self, proc) -> str:
         """``EXO_HL_TARGET("...")`` on its own line, for a function that
@@ -263,7 +312,8 @@ class _Program:
         params += [self.param_decl(proc, a, in_header) for a in proc.args]
         static = "" if proc in self.publics or in_header else "static "
         target = "" if in_header else self.target_prefix(proc)
-        head = f"{static}void {self.fn_names[proc]}("
+        ret = "int" if self.may_fail(proc) else "void"
+        head = f"{static}{ret} {self.fn_names[proc]}("
         one_line = head + ", ".join(params) + ")"
         if len(one_line) <= 80:
             return target + one_line
@@ -368,6 +418,8 @@ class _Program:
                     if any(f"{fn}(" in b for b in bodies)]
         if outlined:
             out.append(_SHARE_HELPER)
+        if any("exo_hl_malloc(" in b for b in bodies):
+            out.append(_HEAP_HELPER)
         out += A.helper_texts(bodies)
         out += bodies
         return "\n".join(out).rstrip("\n") + "\n"

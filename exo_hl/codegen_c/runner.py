@@ -196,7 +196,9 @@ class CompiledProcedure:
         self.context = self._ctx_type()
         self._win_types = {}
         self._fn = getattr(self._lib, ir.name)
-        self._fn.restype = None
+        # a function that allocates on the heap returns a status
+        self._status = prog.may_fail(ir)
+        self._fn.restype = ctypes.c_int if self._status else None
         self._fn.argtypes = [ctypes.c_void_p] + [self._argtype(a)
                                                 for a in ir.args]
 
@@ -244,7 +246,19 @@ class CompiledProcedure:
 
     def __call__(self, *args, **kwargs):
         c_args, _held = self._c_args(args, kwargs)
-        self._fn(*c_args)
+        self._raise_status(self._fn(*c_args))
+
+    def _raise_status(self, status):
+        """The C function's status as the interpreter's exception (numpy
+        refuses an array too big to address with ValueError, and one it
+        cannot allocate with MemoryError)."""
+        if not status:
+            return
+        if status & 1:
+            raise ValueError(f"'{self.name}': a heap allocation's size "
+                             f"overflows the address space")
+        raise MemoryError(f"'{self.name}': a heap allocation failed "
+                          f"(malloc returned NULL)")
 
     def bind(self, *args, **kwargs):
         """A callable of no arguments that runs the C on these arguments.
@@ -261,9 +275,11 @@ class CompiledProcedure:
         c_args, held = self._c_args(args, kwargs)
         fn, check_host = self._fn, self._check_host
 
+        raise_status = self._raise_status
+
         def run():
             check_host()
-            fn(*c_args)
+            raise_status(fn(*c_args))
         run.arguments = held    # the arrays stay alive while ``run`` does
         return run
 

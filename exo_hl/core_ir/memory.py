@@ -118,11 +118,16 @@ class DRAM(Memory):
 
     @classmethod
     def alloc(cls, new_name, prim_type, shape, srcinfo):
+        # exo_hl_malloc (emitted by the backend) multiplies the sizes with
+        # an overflow check; on overflow or a NULL from malloc it sets the
+        # function's exo_hl_status, which the backend tests next and
+        # returns (compile() raises it as ValueError / MemoryError)
         if not shape:
             return f"{prim_type} {new_name};"
-        size = " * ".join(f"(size_t)({s})" for s in shape)
-        return (f"{prim_type} *{new_name} = "
-                f"({prim_type}*) malloc({size} * sizeof({prim_type}));")
+        dims = ", ".join(f"(size_t)({s})" for s in shape)
+        return (f"{prim_type} *{new_name} = ({prim_type}*) exo_hl_malloc("
+                f"&exo_hl_status, sizeof({prim_type}), {len(shape)}, "
+                f"(const size_t[]){{{dims}}});")
 
     @classmethod
     def free(cls, new_name, prim_type, shape, srcinfo):

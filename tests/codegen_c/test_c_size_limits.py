@@ -13,6 +13,7 @@ import pytest
 import exo_hl
 from exo_hl.frontend.decorators import parse_proc_source
 
+from cg_helpers import sanitized_run
 from test_c_bits import assert_bits_equal
 
 _SCOPE = {n: getattr(exo_hl, n) for n in exo_hl.__all__}
@@ -200,3 +201,93 @@ def test_random_nests_are_refused_exactly_past_the_budget(seed):
             p.c_code_str()
     else:
         p.c_code_str()
+
+
+# -- 11. heap allocation sizes ------------------------------------------------
+
+_HEAP_SRC = """\
+def heap(a: size, b: size, c: size, x: f32[4]):
+    assert c >= 4
+    t: f32[a, b, c] @ DRAM
+    for i in seq(0, 4):
+        t[0, 0, i] = x[i]
+        x[i] = t[0, 0, i] + 1.0
+"""
+
+
+def test_heap_size_overflow_is_a_value_error_in_c_too():
+    """a = b = c = 2**21: the byte count wrapped to 0, malloc(0) succeeded
+    and the writes overflowed the heap (glibc aborted the process); the
+    interpreter refuses with numpy's ValueError."""
+    p = parse_proc_source(_HEAP_SRC, _SCOPE)
+    f = p.compile()
+    big = (2**21, 2**21, 2**21)
+    x = np.zeros(4, np.float32)
+    with pytest.raises(ValueError):
+        p.interpret(*big, x)
+    with pytest.raises(ValueError, match="overflows"):
+        f(*big, x)
+    with pytest.raises(ValueError, match="overflows"):
+        f.bind(*big, x)()
+    f(4, 4, 4, x)
+    assert (x == 1).all()
+
+
+def test_failed_allocation_frees_what_is_held_and_reaches_the_caller(
+        tmp_path):
+    """A callee's failure returns through its caller, which frees its own
+    buffers first (the sanitized run checks no leak and no bad access)."""
+    callee = parse_proc_source(_HEAP_SRC, _SCOPE)
+    scope = dict(_SCOPE, heap=callee)
+    caller = parse_proc_source(
+        "def outer(a: size, x: f32[4]):\n"
+        "    u: f32[a + 4] @ DRAM\n"
+        "    for i in seq(0, 4):\n"
+        "        u[i] = x[i]\n"
+        "    for k in seq(0, 2):\n"
+        "        v: f32[a + 4] @ DRAM\n"
+        "        v[0] = u[0]\n"
+        "        heap(a, a, a + 4, x)\n"
+        "        x[0] = v[0]\n", scope)
+    c = caller.c_code_str()
+    assert c.count("if (exo_hl_status) {") == 4     # u, v, the call; heap's t
+    f = caller.compile()
+    x = np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match="overflows"):
+        f(2**21, x)
+    f(2, x)
+    assert list(x) == [0, 2, 2, 2]
+    # under ASan (leaks detected): the failing run frees u and v
+    got = sanitized_run(tmp_path, caller,
+                        {"a": 2**21, "x": np.zeros(4, np.float32)})
+    assert got["x"] == [0, 0, 0, 0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_size_products_fail_exactly_when_they_overflow(seed):
+    """Random 1-4 dimensional sizes, some products past 2**64 bytes and
+    some just below: C refuses exactly those the interpreter refuses with
+    ValueError (past the address space), and runs the rest."""
+    rng = random.Random(seed)
+    nd = rng.randint(2, 4)
+    names = [f"s{k}" for k in range(nd)]
+    p = parse_proc_source(
+        f"def hp({', '.join(n + ': size' for n in names)}, x: f32[1]):\n"
+        f"    t: f32[{', '.join(names)}] @ DRAM\n"
+        f"    t[{', '.join('0' for _ in names)}] = x[0]\n"
+        f"    x[0] = t[{', '.join('0' for _ in names)}] + 1.0\n", _SCOPE)
+    f = p.compile()
+    for _ in range(12):
+        dims = [rng.choice([1, 2, 3, 1000, 2**20, 2**31 - 1])
+                for _ in names]
+        nbytes = 4 * int(np.prod(dims, dtype=object))
+        x = np.zeros(1, np.float32)
+        if nbytes >= 2**63:     # numpy's limit (an intp), C's is 2**64
+            with pytest.raises(ValueError):
+                p.interpret(*dims, x)
+        if nbytes >= 2**64:
+            with pytest.raises(ValueError, match="overflows"):
+                f(*dims, x)
+        elif nbytes <= 2**20:
+            f(*dims, x)
+            assert x[0] == 1
