@@ -21,10 +21,6 @@ from ..core_ir.cpu_features import proc_features, target_attribute_text
 from ..core_ir.types import (C_TYPES, TYPE_NAMES, basetype, is_real_scalar,
                              is_tensor_or_window, is_window)
 from ..core_ir.buffers import written_buffers
-from ..core_ir.memory import DRAM
-from ..core_ir.nodes import IR
-from ..core_ir.traversal import walk_stmts
-from ..core_ir.types import shape as type_shape
 from ..errors import MemGenError, located
 from . import arith as A
 from .analysis import (aliased_params, as_ir, configs_used,
@@ -201,12 +197,6 @@ static inline void *exo_hl_malloc(int *status, size_t elem, int k,
 """
 
 
-def may_fail_alloc(mem) -> bool:
-    """Whether ``mem``'s allocations are DRAM's checked heap allocations."""
-    return getattr(mem.alloc, "__func__", None) is getattr(
-        DRAM.alloc, "__func__", None)
-
-
 def _too_deep(p):
     """(the frontend keeps expressions shallow; IR built by hand or by a
     rewrite may not be)"""
@@ -261,19 +251,11 @@ class _Program:
         self.all_features = frozenset().union(*self.features.values())
 
     def may_fail(self, proc) -> bool:
-        """Whether ``proc``'s C function returns a status: it allocates on
-        the heap (DRAM), or calls one that does (docs/api.md, C ABI)."""
-        got = self._may_fail.get(proc)
-        if got is None:
-            self._may_fail[proc] = False      # (no recursion in the IR)
-            got = any(
-                (isinstance(s, IR.Alloc) and type_shape(s.type)
-                 and may_fail_alloc(s.mem or DRAM))
-                or (isinstance(s, IR.Call) and s.f.instr is None
-                    and self.may_fail(s.f))
-                for s in walk_stmts(proc.body))
-            self._may_fail[proc] = got
-        return got
+        """Whether ``proc``'s C function returns a status: its C tests one
+        (a checked heap allocation, DRAM's, or a call of such a function;
+        docs/api.md, C ABI). Known once its body is printed, which is
+        before any caller's (callees are printed first)."""
+        return self._may_fail.get(proc, False)
 
     def target_prefix(self, proc) -> str:
         """``EXO_HL_TARGET("...")`` on its own line, for a function that

@@ -76,6 +76,7 @@ class ProcEmitter(ExprEmitter):
         self.worksharing = None  # the outlined par loop this function runs
         self.free_stack = []     # the frees of the blocks open, outermost first
         self.inline_par = 0      # par loops open inline (no return there)
+        self.fails = False       # returns a status (fail_check)
 
     # -- errors
     def _err(self, cls, msg, node):
@@ -155,10 +156,11 @@ class ProcEmitter(ExprEmitter):
         text = "\n".join(body)
         unused = [n for n in ["ctxt"] + [self.names[a.name] for a in p.args]
                   if not re.search(r"\b%s\b" % re.escape(n), text)]
+        self.prog._may_fail[p] = self.fails
         head = [self.prog.signature(p, False) + " {"]
         head += [f"    (void){n};" for n in unused]
         tail = []
-        if self.prog.may_fail(p):
+        if self.fails:
             head.append("    int exo_hl_status = 0;")
             tail.append("    return 0;")
         return "\n".join(head + body + tail + ["}", ""])
@@ -516,6 +518,7 @@ class ProcEmitter(ExprEmitter):
                       "that is not run as a function of its own cannot "
                       "report a failure; use DRAM_STATIC, or allocate "
                       "outside the loop", node)
+        self.fails = True
         self.line(depth, "if (exo_hl_status) {")
         for frees in reversed(self.free_stack):
             for text in reversed(frees):

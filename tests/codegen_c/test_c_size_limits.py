@@ -291,3 +291,21 @@ def test_random_size_products_fail_exactly_when_they_overflow(seed):
         elif nbytes <= 2**20:
             f(*dims, x)
             assert x[0] == 1
+
+
+def test_failed_allocation_in_a_par_loop_is_reported():
+    """Each thread's share returns its status; the caller or's them."""
+    p = parse_proc_source(
+        "def parheap(n: size, a: size, x: f32[n]):\n"
+        "    for i in par(0, n):\n"
+        "        t: f32[a, a, a] @ DRAM\n"
+        "        t[0, 0, 0] = x[i]\n"
+        "        x[i] = t[0, 0, 0] + 1.0\n", _SCOPE)
+    c = p.c_code_str()
+    assert "reduction(|: exo_hl_status)" in c
+    f = p.compile()
+    x = np.zeros(64, np.float32)
+    with pytest.raises(ValueError, match="overflows"):
+        f(64, 2**22, x)
+    f(64, 2, x)
+    assert (x == 1).all()
