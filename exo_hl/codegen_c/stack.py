@@ -60,27 +60,38 @@ class _Need:
         return self.memo[p]
 
     def block(self, stmts, base, p):
+        """(bytes, stmt, proc): the most live at once in ``stmts`` of
+        ``p``, with ``base`` bytes live around them."""
         live, best = base, (base, None, p)
         for s in stmts:
-            if isinstance(s, IR.Alloc):
-                live += _array_bytes(s)
-                here = (live, s, p)
-            elif isinstance(s, IR.Call) and s.f.instr is None:
-                here = (live + self.proc(s.f)[0], s, p)
-            elif isinstance(s, IR.If):
-                here = max(self.block(s.body, live, p),
-                           self.block(s.orelse, live, p),
-                           key=lambda x: x[0])
-            elif isinstance(s, IR.For):
-                here = self.block(s.body, live, p)
-            else:
+            step = getattr(self, "s_" + type(s).__name__, None)
+            if step is None:
                 continue
+            live, here = step(s, live, p)
             if p is self.top and self.first is None \
                     and here[0] > self.budget:
                 self.first = here
             if here[0] > best[0]:
                 best = here
         return best
+
+    # one method per statement kind that allocates or holds statements:
+    # (bytes live after it, its (bytes, stmt, proc) at its deepest)
+    def s_Alloc(self, s, live, p):
+        live += _array_bytes(s)
+        return live, (live, s, p)
+
+    def s_Call(self, s, live, p):
+        if s.f.instr is not None:
+            return live, (live, s, p)
+        return live, (live + self.proc(s.f)[0], s, p)
+
+    def s_If(self, s, live, p):
+        return live, max(self.block(s.body, live, p),
+                         self.block(s.orelse, live, p), key=lambda x: x[0])
+
+    def s_For(self, s, live, p):
+        return live, self.block(s.body, live, p)
 
 
 def check_stack(publics, budget=None):
