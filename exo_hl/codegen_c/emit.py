@@ -30,6 +30,7 @@ from .checks import (check_basename, fresh_c_name, param_c_names,
                      public_fn_names)
 from .openmp import OPENMP_FLAG, has_par_loops
 from .proc_emit import ProcEmitter as _ProcEmitter
+from .stack import check_stack
 
 # ----------------------------------------------------------------------------
 # public entry points
@@ -157,6 +158,45 @@ _TARGET_MACRO = """\
 """
 
 
+#: first in every source file: a*b + c is two roundings, as interpret()
+#: computes it (docs/semantics.md, "Contraction"). gcc ignores (and warns
+#: about) the standard pragma, and fuses by default in its GNU modes, so it
+#: gets its own; fused multiply-adds remain where an instruction asks.
+_NO_CONTRACT = """\
+/* No floating-point contraction: a*b + c rounds twice, as exo_hl computes it. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#else
+#pragma STDC FP_CONTRACT OFF
+#endif
+"""
+
+
+#: emitted when a heap allocation uses it (DRAM.alloc)
+_HEAP_HELPER = """\
+/* n = dims[0] * ... * dims[k-1] elements of elem bytes on the heap, or NULL
+   with *status |= 1 when the byte count overflows size_t, |= 2 when malloc
+   fails (the caller frees what it holds and returns *status). */
+static inline void *exo_hl_malloc(int *status, size_t elem, int k,
+                                  const size_t *dims) {
+    size_t bytes = elem;
+    for (int i = 0; i < k; i++) {
+        if (dims[i] != 0 && bytes > SIZE_MAX / dims[i]) {
+            *status |= 1;
+            return NULL;
+        }
+        bytes *= dims[i];
+    }
+    void *p = malloc(bytes ? bytes : 1);
+    if (p == NULL)
+        *status |= 2;
+    return p;
+}
+"""
+
+
 def _too_deep(p):
     """(the frontend keeps expressions shallow; IR built by hand or by a
     rewrite may not be)"""
@@ -206,8 +246,16 @@ class _Program:
             for f, _ in cfg.fields():
                 self.config_fields[cfg, f] = fresh_c_name(
                     cfg.c_struct_field(f), set(self.config_fields.values()))
+        self._may_fail = {}
         self.features = {p: proc_features(p) for p in self.order}
         self.all_features = frozenset().union(*self.features.values())
+
+    def may_fail(self, proc) -> bool:
+        """Whether ``proc``'s C function returns a status: its C tests one
+        (a checked heap allocation, DRAM's, or a call of such a function;
+        docs/api.md, C ABI). Known once its body is printed, which is
+        before any caller's (callees are printed first)."""
+        return self._may_fail.get(proc, False)
 
     def target_prefix(self, proc) -> str:
         """``EXO_HL_TARGET("...")`` on its own line, for a function that
@@ -246,7 +294,8 @@ class _Program:
         params += [self.param_decl(proc, a, in_header) for a in proc.args]
         static = "" if proc in self.publics or in_header else "static "
         target = "" if in_header else self.target_prefix(proc)
-        head = f"{static}void {self.fn_names[proc]}("
+        ret = "int" if self.may_fail(proc) else "void"
+        head = f"{static}{ret} {self.fn_names[proc]}("
         one_line = head + ", ".join(params) + ")"
         if len(one_line) <= 80:
             return target + one_line
@@ -260,6 +309,7 @@ class _Program:
         advance by each procedure's statement count (else one of its own:
         a bar on a terminal when the procedures are large)."""
         from ..progress import Progress, statement_count
+        check_stack(self.publics)
         sizes = [statement_count(p) for p in self.order]
         bar = progress or Progress(sum(sizes), f"exo_hl: C for {self.basename}")
         bodies = []
@@ -327,7 +377,7 @@ class _Program:
                 "   CPUs that have these features. */"]
 
     def _source(self, bodies):
-        out = [f'#include "{self.basename}.h"', ""]
+        out = [_NO_CONTRACT, f'#include "{self.basename}.h"', ""]
         if any(self.target_prefix(p) for p in self.order):
             out.append(_TARGET_MACRO)
         incs = []
@@ -350,6 +400,8 @@ class _Program:
                     if any(f"{fn}(" in b for b in bodies)]
         if outlined:
             out.append(_SHARE_HELPER)
+        if any("exo_hl_malloc(" in b for b in bodies):
+            out.append(_HEAP_HELPER)
         out += A.helper_texts(bodies)
         out += bodies
         return "\n".join(out).rstrip("\n") + "\n"

@@ -13,6 +13,7 @@ from ..core_ir.nodes import IR
 from ..core_ir.types import C_TYPES, is_data, is_tensor_or_window
 from ..errors import ExoTypeError, MemGenError
 from ..core_ir import datasem as D
+from ..core_ir import extern as EXT
 from . import arith as A
 from .checks import check_precision
 
@@ -85,8 +86,12 @@ class ExprEmitter:
         if isinstance(e, IR.BinOp):
             return self.data_binop(e, t)
         if isinstance(e, IR.Extern):
+            if e.f is EXT.select and D.is_int(t):
+                decided = self.decided_select(e, t)
+                if decided is not None:
+                    return self.operand(decided, t)
             self.prog.need_math = True
-            self.prog.add_global(e.f.c_global())
+            self.prog.add_global(e.f.c_global(C_TYPES[t]))
             if e.f.own_arg_types:
                 args = []
                 for a in e.args:
@@ -101,6 +106,21 @@ class ExprEmitter:
             return e.f.compile(args, C_TYPES[t]), _PREC_ATOM, rng
         self._err(MemGenError, f"cannot compile data expression "
                   f"{type(e).__name__}", e)
+
+    def decided_select(self, e, t):
+        """The argument ``select(a, b, c, d)`` (integer evaluation type
+        ``t``) gives whatever the values, when the ranges of ``a`` and ``b``
+        decide ``a < b`` (``u < 0`` on a ``ui8``, ``x < 200`` on an
+        ``i8``), else None: C compilers warn about such comparisons
+        (-Wtype-limits), and the branch not taken need not be printed."""
+        saved = set(self.read_names)
+        (_, _, ra), (_, _, rb) = (self.operand(x, t) for x in e.args[:2])
+        self.read_names = saved
+        if ra[1] < rb[0]:
+            return e.args[2]
+        if ra[0] >= rb[1]:
+            return e.args[3]
+        return None
 
     def operand(self, e, t):
         """``e`` as an operand of an operation of evaluation type ``t``:

@@ -25,6 +25,7 @@ from ..core_ir.state import (config_reads, config_writes,
                               instr_config_fields)
 from ..core_ir.syms import Sym
 from ..core_ir import datasem as D
+from . import arith as A
 from .checks import (check_arg_precision, check_readable,
                      fresh_c_name, fresh_c_name_k)
 from .outline import outlined_proc, window_param_type
@@ -88,6 +89,9 @@ class ProcEmitter(ExprEmitter):
         self.types = {}          # Sym -> (IR type, memory), for outlining
         self.outlined = []       # C bodies of loops outlined (outline.py)
         self.worksharing = None  # the outlined par loop this function runs
+        self.free_stack = []     # the frees of the blocks open, outermost first
+        self.inline_par = 0      # par loops open inline (no return there)
+        self.fails = False       # returns a status (fail_check)
 
     # -- errors
     def _err(self, cls, msg, node):
@@ -167,9 +171,14 @@ class ProcEmitter(ExprEmitter):
         text = "\n".join(body)
         unused = [n for n in ["ctxt"] + [self.names[a.name] for a in p.args]
                   if not re.search(r"\b%s\b" % re.escape(n), text)]
+        self.prog._may_fail[p] = self.fails
         head = [self.prog.signature(p, False) + " {"]
         head += [f"    (void){n};" for n in unused]
-        return "\n".join(head + body + ["}", ""])
+        tail = []
+        if self.fails:
+            head.append("    int exo_hl_status = 0;")
+            tail.append("    return 0;")
+        return "\n".join(head + body + tail + ["}", ""])
 
     def line(self, depth, text):
         self.lines.append("    " * depth + text)
@@ -177,6 +186,7 @@ class ProcEmitter(ExprEmitter):
     # -- statements
     def block(self, stmts, depth):
         bound, frees, decls = [], [], []
+        self.free_stack.append(frees)
         k = 0
         while k < len(stmts):
             group = self.outlined_run(stmts, k)
@@ -221,6 +231,7 @@ class ProcEmitter(ExprEmitter):
                 self.line(depth, ln)
         for sym in bound:
             self.unbind(sym)
+        self.free_stack.pop()
 
     def stmt(self, s, depth, bound, frees):
         if isinstance(s, (IR.Assign, IR.Reduce)):
@@ -235,9 +246,22 @@ class ProcEmitter(ExprEmitter):
             elif not D.is_int(buf.elem):
                 # C's ``x += e`` is ``x = x + e`` with C's conversions,
                 # which are the IR's for a float x (docs/semantics.md)
+                # -- once e is converted to the evaluation type of x and e
+                # together: an integer e added into an f16 x is rounded to
+                # f16 first (C would convert it to the float it keeps the
+                # sum in, one rounding too few)
                 tgt = _c_data_type(buf.elem)
                 t = D.eval_type(s.rhs, tgt, D.default_leaf)
-                self.line(depth, f"{lhs} += {self.dexpr(s.rhs, t)[0]};")
+                cur = IR.Read(s.name, s.idx, type=s.type, srcinfo=s.srcinfo)
+                t_all = D.eval_type(IR.BinOp("+", cur, s.rhs, type=s.type,
+                                             srcinfo=s.srcinfo),
+                                    tgt, D.default_leaf)
+                text, prec, rng = self.dexpr(s.rhs, t)
+                if t is not t_all:
+                    conv = A.convert(text, prec >= _PREC_UNARY, t, t_all,
+                                     rng or A.FULL)
+                    text = text if conv is None else conv
+                self.line(depth, f"{lhs} += {text};")
                 return
             else:
                 # integer x: the addition is an operation like any other
@@ -290,7 +314,9 @@ class ProcEmitter(ExprEmitter):
                                "#endif"]
             self.line(depth, f"for (int_fast32_t {it} = {lo}; {it} < {hi}; "
                       f"{it}++) {{")
+            self.inline_par += bool(spawns)
             self.block(s.body, depth + 1)
+            self.inline_par -= bool(spawns)
             self.line(depth, "}")
             self.unbind(s.iter)
         elif isinstance(s, IR.Alloc):
@@ -358,10 +384,17 @@ class ProcEmitter(ExprEmitter):
         two threads ran 2-8% faster with one region per k block than with
         two); else directly, one call per loop for all its iterations."""
         calls = [self.outline(*g) for g in group]
+        fails = any(self.prog.may_fail(g[1]) for g in group)
+        if fails:
+            # each thread's status, or'ed together (a failing share
+            # returns early; the others finish theirs)
+            calls = [(lambda c: lambda part: "exo_hl_status |= "
+                      + c(part))(c) for c in calls]
         region = ["omp_get_thread_num()", "omp_get_num_threads()"]
         self.lines.append("#ifdef _OPENMP")
         self.line(depth, "if (omp_get_max_threads() > 1) {")
-        self.lines.append("#pragma omp parallel")
+        self.lines.append("#pragma omp parallel" + (
+            " reduction(|: exo_hl_status)" if fails else ""))
         if len(calls) == 1:
             self.line(depth + 1, calls[0](region))
         else:
@@ -379,6 +412,8 @@ class ProcEmitter(ExprEmitter):
         for call in calls:
             self.line(depth, call(["0", "1"]))
         self.lines.append("#endif")
+        if fails:
+            self.fail_check(depth, group[0][0])
 
     def outline(self, loop, sub, actuals):
         """Emit the static function ``sub`` that runs a share of the par
@@ -429,6 +464,8 @@ class ProcEmitter(ExprEmitter):
         text = mem.alloc(name, ct, shape_c, s.srcinfo)
         for ln in text.splitlines():
             self.line(depth, ln)
+        if "exo_hl_malloc(" in text:
+            self.fail_check(depth, s)
         if not dims and mem.can_read():
             # a local scalar starts at zero (docs/semantics.md): no read of
             # an uninitialised local, and the interpreter's value
@@ -481,7 +518,29 @@ class ProcEmitter(ExprEmitter):
         for fa, a in zip(f.args, s.args):
             self.check_arg_precision(f, fa, a, s)
             args.append(self.call_arg(fa, a, fa.name not in written, s))
-        self.line(depth, f"{self.prog.fn_names[f]}({', '.join(args)});")
+        call = f"{self.prog.fn_names[f]}({', '.join(args)})"
+        if self.prog.may_fail(f):
+            self.line(depth, f"exo_hl_status = {call};")
+            self.fail_check(depth, s)
+        else:
+            self.line(depth, call + ";")
+
+    def fail_check(self, depth, node):
+        """After a heap allocation or a call that may fail: on a nonzero
+        ``exo_hl_status``, free what this function holds and return it."""
+        if self.inline_par:
+            self._err(MemGenError, "a heap allocation inside a par loop "
+                      "that is not run as a function of its own cannot "
+                      "report a failure; use DRAM_STATIC, or allocate "
+                      "outside the loop", node)
+        self.fails = True
+        self.line(depth, "if (exo_hl_status) {")
+        for frees in reversed(self.free_stack):
+            for text in reversed(frees):
+                for ln in text.splitlines():
+                    self.line(depth + 1, ln)
+        self.line(depth + 1, "return exo_hl_status;")
+        self.line(depth, "}")
 
     def check_arg_precision(self, f, fa, a, node):
         check_arg_precision(f, fa, a, node, self._err)

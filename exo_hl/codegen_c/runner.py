@@ -18,6 +18,8 @@ import shlex
 import subprocess
 import tempfile
 
+import numpy as np
+
 from ..core_ir.buffers import written_buffers
 from ..core_ir.call_args import CallPlan
 from ..core_ir.nodes import IR
@@ -195,7 +197,9 @@ class CompiledProcedure:
         self.context = self._ctx_type()
         self._win_types = {}
         self._fn = getattr(self._lib, ir.name)
-        self._fn.restype = None
+        # a function that allocates on the heap returns a status
+        self._status = prog.may_fail(ir)
+        self._fn.restype = ctypes.c_int if self._status else None
         self._fn.argtypes = [ctypes.c_void_p] + [self._argtype(a)
                                                 for a in ir.args]
 
@@ -206,9 +210,15 @@ class CompiledProcedure:
 
     # -- config state
     def get_config(self, config, field):
-        return getattr(self.context, self._fields[config, field])
+        v = getattr(self.context, self._fields[config, field])
+        if config.lookup_type(field) is IR.F16:
+            # ctypes has no half type: the member holds the bits
+            return float(np.array(v, np.uint16).view(np.float16))
+        return v
 
     def set_config(self, config, field, value):
+        if config.lookup_type(field) is IR.F16:
+            value = int(np.array(value, np.float16).view(np.uint16))
         setattr(self.context, self._fields[config, field], value)
 
     # -- ctypes plumbing
@@ -237,7 +247,19 @@ class CompiledProcedure:
 
     def __call__(self, *args, **kwargs):
         c_args, _held = self._c_args(args, kwargs)
-        self._fn(*c_args)
+        self._raise_status(self._fn(*c_args))
+
+    def _raise_status(self, status):
+        """The C function's status as the interpreter's exception (numpy
+        refuses an array too big to address with ValueError, and one it
+        cannot allocate with MemoryError)."""
+        if not status:
+            return
+        if status & 1:
+            raise ValueError(f"'{self.name}': a heap allocation's size "
+                             f"overflows the address space")
+        raise MemoryError(f"'{self.name}': a heap allocation failed "
+                          f"(malloc returned NULL)")
 
     def bind(self, *args, **kwargs):
         """A callable of no arguments that runs the C on these arguments.
@@ -254,9 +276,11 @@ class CompiledProcedure:
         c_args, held = self._c_args(args, kwargs)
         fn, check_host = self._fn, self._check_host
 
+        raise_status = self._raise_status
+
         def run():
             check_host()
-            fn(*c_args)
+            raise_status(fn(*c_args))
         run.arguments = held    # the arrays stay alive while ``run`` does
         return run
 

@@ -15,7 +15,8 @@ message, because both go through ``check_call_args``:
   (updated in place), or, when the procedure never writes it, a Python or
   numpy number converted to the dtype;
 - every precondition must hold, and two pointer arguments one of which is
-  written must not overlap in memory.
+  written must not overlap in memory, nor may two indices of one written
+  window name one element (``as_strided(base, (n, 2), (4, 4))``).
 """
 from __future__ import annotations
 
@@ -376,7 +377,47 @@ def _check_data(pname, p, v, env, read_config=_no_config):
                     f"element size (the procedure was checked assuming "
                     f"so; a broadcast or np.newaxis view has stride 0: pass "
                     f"np.ascontiguousarray(...))", ValueError)
+    elif written and _self_overlaps(v):
+        raise _fail(pname, f"argument '{n}' (a written window) has strides "
+                    f"{v.strides} for shape {v.shape}: two of its indices "
+                    f"name one element (the procedure, its rewrites and "
+                    f"its parallel loops were checked assuming distinct "
+                    f"indices are distinct locations; pass "
+                    f"np.ascontiguousarray(...) or a view of distinct "
+                    f"elements)", ValueError)
     return v
+
+
+#: elements up to which a layout that is not nested (below) is checked
+#: element by element; a larger one is refused
+_EXACT_OVERLAP_LIMIT = 1 << 22
+
+
+def _self_overlaps(v) -> bool:
+    """Whether two distinct indices of ``v`` (positive strides) address
+    overlapping bytes. Layouts whose dimensions nest (sorted by stride,
+    each stride is past the extent of the smaller ones: every row-major
+    slice, transpose and step) are settled at once; others by listing the
+    offsets, and, past ``_EXACT_OVERLAP_LIMIT`` elements, counted as
+    overlapping (not proven otherwise)."""
+    dims = sorted((s, d) for s, d in zip(v.strides, v.shape) if d > 1)
+    if v.size == 0:
+        return False
+    extent = v.itemsize
+    for s, d in dims:
+        if s < extent:
+            break
+        extent = s * (d - 1) + extent
+    else:
+        return False
+    if v.size > _EXACT_OVERLAP_LIMIT:
+        return True
+    offsets = np.zeros(1, np.int64)
+    for s, d in dims:
+        offsets = (offsets[:, None] + s * np.arange(d, dtype=np.int64)
+                   ).reshape(-1)
+    offsets.sort()
+    return bool((np.diff(offsets) < v.itemsize).any())
 
 
 def _dense_strides(v):
@@ -413,10 +454,10 @@ def _check_overlap(pname, params, values, addresses):
                 continue
             try:
                 overlap = np.shares_memory(x, y, max_work=10**5)
-            except RuntimeError:  # numpy gave up (TooHardError)
-                overlap = False
+            except RuntimeError:  # numpy gave up (TooHardError): not
+                overlap = True    # proven apart, so refused
             if overlap:
                 raise _fail(pname, f"arguments '{a.name}' and "
-                            f"'{b.name}' overlap in memory, but one of "
-                            f"them is written (pass distinct arrays)",
-                            ValueError)
+                            f"'{b.name}' overlap in memory (or could not "
+                            f"be proven apart), but one of them is written "
+                            f"(pass distinct arrays)", ValueError)

@@ -49,7 +49,12 @@ class Extern:
     def interpret(self, args):
         return self._interpret(*args)
 
-    def c_global(self):
+    def c_global(self, c_type=None):
+        """C text emitted once per file before the code using the extern:
+        ``c_global`` itself, or, when it is a function, its text for the
+        C type the extern computes in (a helper per type)."""
+        if callable(self._c_global):
+            return self._c_global(c_type)
         return self._c_global
 
     def __repr__(self):
@@ -104,20 +109,51 @@ def _libm(fn):
     return f
 
 
+_TYPE_TAGS = {"float": "f32", "double": "f64", "_Float16": "f16",
+              "int32_t": "i32", "int16_t": "i16", "uint16_t": "ui16",
+              "int8_t": "i8", "uint8_t": "ui8"}
+
+
+def _helper_name(base, c_type):
+    tag = _TYPE_TAGS.get(c_type) or "".join(
+        ch if ch.isalnum() else "_" for ch in c_type.replace("_t", ""))
+    return f"exo_{base}_{tag}"
+
+
+def _helper(base, nargs, body):
+    """(c_emit, c_global) of an extern printed as a call of a ``static
+    inline`` helper, one per C type: each argument's text appears once, so
+    the C of nested calls (a max of 9 values) is linear in their size, and
+    the comparisons happen on the helper's parameters (of the evaluation
+    type), where C compilers see no always-true comparison of a narrow
+    integer. ``body(c_type)``: the C expression of the result from the
+    parameters ``a``, ``b``..."""
+    params = "abcd"[:nargs]
+
+    def emit(args, c_type):
+        return f"{_helper_name(base, c_type)}({', '.join(args)})"
+
+    def c_global(c_type):
+        if c_type is None:
+            return ""
+        ps = ", ".join(f"{c_type} {p}" for p in params)
+        return (f"static inline {c_type} {_helper_name(base, c_type)}({ps}) "
+                f"{{\n    return {body(c_type)};\n}}\n")
+    return emit, c_global
+
+
 def _minmax(op):
     """``fmin`` (``op`` '<') or ``fmax`` ('>'). On floats a NaN argument is
     ignored (the other is the result, as C's ``fmin``) and of two zeros
     ``fmin`` gives -0 and ``fmax`` +0, in either order (C's ``fminf`` may
     return either zero, depending on the code around it): one expression,
     the same for every float type, that the interpreter follows exactly."""
-    def emit(args, c_type):
-        a, b = args
+    def body(c_type):
         if not _is_float(c_type):
-            return f"(({a}) {op} ({b}) ? ({a}) : ({b}))"
+            return f"a {op} b ? a : b"
         neg = "" if op == "<" else "!"
-        return (f"(({b}) != ({b}) || ({a}) {op} ({b}) || (({a}) == ({b}) "
-                f"&& {neg}signbit({a})) ? ({a}) : ({b}))")
-    return emit
+        return f"(b != b || a {op} b || (a == b && {neg}signbit(a))) ? a : b"
+    return _helper("fmin" if op == "<" else "fmax", 2, body)
 
 
 select = Extern(
@@ -125,9 +161,10 @@ select = Extern(
     lambda a, t: f"(({a[0]}) < ({a[1]}) ? ({a[2]}) : ({a[3]}))",
     lambda x, v, y, z: y if x < v else z)
 relu = Extern(
-    "relu", 1, lambda a, t: f"(({a[0]}) > 0 ? ({a[0]}) : 0)",
+    "relu", 1, _helper("relu", 1, lambda t: "a > 0 ? a : 0")[0],
     # C's ``x > 0 ? x : 0``: -0.0 and NaN give +0 of x's type
-    lambda x: x if x > 0 else type(x)(0))
+    lambda x: x if x > 0 else type(x)(0),
+    c_global=_helper("relu", 1, lambda t: "a > 0 ? a : 0")[1])
 sin = Extern("sin", 1, _fmath("sin"), _libm(math.sin))
 cos = Extern("cos", 1, _fmath("cos"), _libm(math.cos))
 sqrt = Extern("sqrt", 1, _fmath("sqrt", exact=True),
@@ -152,8 +189,10 @@ def _min_max(smaller):
     return f
 
 
-fmin = Extern("fmin", 2, _minmax("<"), _min_max(True))
-fmax = Extern("fmax", 2, _minmax(">"), _min_max(False))
+fmin = Extern("fmin", 2, _minmax("<")[0], _min_max(True),
+              c_global=_minmax("<")[1])
+fmax = Extern("fmax", 2, _minmax(">")[0], _min_max(False),
+              c_global=_minmax(">")[1])
 
 BUILTIN_EXTERNS = {e.name(): e for e in
                    (select, relu, sin, cos, sqrt, fabs, exp, fmin, fmax)}

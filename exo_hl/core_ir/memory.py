@@ -118,11 +118,16 @@ class DRAM(Memory):
 
     @classmethod
     def alloc(cls, new_name, prim_type, shape, srcinfo):
+        # exo_hl_malloc (emitted by the backend) multiplies the sizes with
+        # an overflow check; on overflow or a NULL from malloc it sets the
+        # function's exo_hl_status, which the backend tests next and
+        # returns (compile() raises it as ValueError / MemoryError)
         if not shape:
             return f"{prim_type} {new_name};"
-        size = " * ".join(f"(size_t)({s})" for s in shape)
-        return (f"{prim_type} *{new_name} = "
-                f"({prim_type}*) malloc({size} * sizeof({prim_type}));")
+        dims = ", ".join(f"(size_t)({s})" for s in shape)
+        return (f"{prim_type} *{new_name} = ({prim_type}*) exo_hl_malloc("
+                f"&exo_hl_status, sizeof({prim_type}), {len(shape)}, "
+                f"(const size_t[]){{{dims}}});")
 
     @classmethod
     def free(cls, new_name, prim_type, shape, srcinfo):
@@ -134,13 +139,20 @@ class DRAM(Memory):
 #: array past it kills the process with no message
 STACK_BUDGET = 1 << 20
 
+#: bytes: all DRAM_STATIC arrays live at once in one call of a procedure,
+#: the procedures it calls included (C generation checks it,
+#: ``codegen_c/stack.py``); nine live 1 MiB arrays overflowed the 8 MiB
+#: main thread's stack
+STACK_TOTAL_BUDGET = 2 << 20
+
 _C_SIZES = {"float": 4, "double": 8, "_Float16": 2, "int8_t": 1,
             "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4}
 
 
 class DRAM_STATIC(DRAM):
     """C stack arrays (sizes must be compile-time constants, at most
-    ``STACK_BUDGET`` = 1 MiB per array: use DRAM beyond).
+    ``STACK_BUDGET`` = 1 MiB per array and ``STACK_TOTAL_BUDGET`` = 2 MiB
+    for all those live at once in one call: use DRAM beyond).
 
     >>> p = p.set_memory('C_reg', DRAM_STATIC)  # float C_reg[64]; on the stack
     """

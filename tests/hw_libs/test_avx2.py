@@ -484,6 +484,16 @@ def test_reduce_add(m):
     assert outs[1]["s"][0] == 3 + x[4:4 + m].sum()
 
 
+def test_reduce_add_adds_in_lane_order_as_its_body():
+    """The C summed pairwise (halves, then horizontal adds): on 1e8, 1,
+    -1e8, 1 the body gives 1.0 and the C gave 0.0."""
+    x = np.zeros(16, np.float32)
+    x[4:12] = [1e8, 1, -1e8, 1, 0, 0, 0, 0]
+    outs = _both(w_reduce, m=8, x=x, s=np.zeros(1, np.float32))
+    assert outs[0]["s"][0] == 1.0
+    _assert_same(outs, "s")
+
+
 # ---------------------------------------------------------------------------
 # ui16, on full-range data
 
@@ -745,7 +755,7 @@ def test_register_codegen():
     assert "exo_hl_mm256_tail_mask" not in text
     text = w_reduce.c_code_str()
     assert '__attribute__((target("avx2")))' in text
-    assert "s[0] += exo_hl_mm256_reduce_add_ps(r);" in text
+    assert "s[0] = exo_hl_mm256_reduce_add_ps(s[0], r);" in text
     assert "exo_hl_mm256_tail_mask((int)(m))" in text
 
 

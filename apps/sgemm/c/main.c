@@ -32,7 +32,8 @@ static int check(int M, int N, int K, unsigned seed)
             W[i * N + j] = s;
         }
     sgemm(M, N, K, A, B, C);                       /* C += A @ B */
-    sgemm_alpha_beta(M, N, K, 2.0f, -1.0f, A, B, D); /* D = 2AB - D */
+    if (sgemm_alpha_beta(M, N, K, 2.0f, -1.0f, A, B, D)) /* D = 2AB - D */
+        bad = 1;
     for (int i = 0; i < M * N; i++)
         if (C[i] != C0[i] + W[i] || D[i] != 2.0f * W[i] - C0[i])
             bad = 1;

@@ -32,12 +32,12 @@ void sgemm(int_fast32_t M, int_fast32_t N, int_fast32_t K,
         sgemm_avx2(NULL, M, N, K, A, B, C);
 }
 
-void sgemm_alpha_beta(int_fast32_t M, int_fast32_t N, int_fast32_t K,
-                      float alpha, float beta,
-                      const float *A, const float *B, float *C)
+int sgemm_alpha_beta(int_fast32_t M, int_fast32_t N, int_fast32_t K,
+                     float alpha, float beta,
+                     const float *A, const float *B, float *C)
 {
+    /* the kernels allocate T on the heap: they return exo_hl's status */
     if (has_avx512())
-        sgemm_alpha_beta_avx512(NULL, M, N, K, &alpha, &beta, A, B, C);
-    else
-        sgemm_alpha_beta_avx2(NULL, M, N, K, &alpha, &beta, A, B, C);
+        return sgemm_alpha_beta_avx512(NULL, M, N, K, &alpha, &beta, A, B, C);
+    return sgemm_alpha_beta_avx2(NULL, M, N, K, &alpha, &beta, A, B, C);
 }

@@ -2,6 +2,8 @@
  *
  *   sgemm(M, N, K, A, B, C):                  C += A @ B
  *   sgemm_alpha_beta(M, N, K, a, b, A, B, C): C = a * A @ B + b * C
+ *     (returns 0, or nonzero, C unchanged, when its M x N temporary could
+ *     not be allocated)
  *
  * A is M x K, B is K x N, C is M x N, dense (leading dimensions K, N, N);
  * C must not overlap A or B. Each call runs the AVX-512 kernel on CPUs
@@ -22,9 +24,9 @@ extern "C" {
 void sgemm(int_fast32_t M, int_fast32_t N, int_fast32_t K,
            const float *A, const float *B, float *C);
 
-void sgemm_alpha_beta(int_fast32_t M, int_fast32_t N, int_fast32_t K,
-                      float alpha, float beta,
-                      const float *A, const float *B, float *C);
+int sgemm_alpha_beta(int_fast32_t M, int_fast32_t N, int_fast32_t K,
+                     float alpha, float beta,
+                     const float *A, const float *B, float *C);
 
 /* "avx512" or "avx2": the kernel this CPU runs; NULL if it has neither */
 const char *sgemm_isa(void);

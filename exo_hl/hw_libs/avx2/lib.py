@@ -77,13 +77,14 @@ EXO_HL_AVX2_HELPER __m256i exo_hl_mm256_tail_mask(int m) {
 """
 
 _REDUCE_ADD = _HELPER + """
-/* the sum of the 8 lanes: halves added, then two horizontal adds */
-EXO_HL_AVX2_HELPER float exo_hl_mm256_reduce_add_ps(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v),
-                          _mm256_extractf128_ps(v, 1));
-    s = _mm_hadd_ps(s, s);
-    s = _mm_hadd_ps(s, s);
-    return _mm_cvtss_f32(s);
+/* acc + v[0] + v[1] + ... + v[7], added in lane order as the body adds
+   (a pairwise sum rounds differently: 1e8 + 1 - 1e8 + 1 is 1 in order) */
+EXO_HL_AVX2_HELPER float exo_hl_mm256_reduce_add_ps(float acc, __m256 v) {
+    float lane[8];
+    _mm256_storeu_ps(lane, v);
+    for (int i = 0; i < 8; i++)
+        acc += lane[i];
+    return acc;
 }
 """
 
@@ -314,15 +315,15 @@ def mm256_fmadd_bcst_ps(dst: [f32][8] @ AVX2, a: [f32][1] @ DRAM,
         dst[i] += a[0] * b[i]
 
 
-@instr("{dst_data} += exo_hl_mm256_reduce_add_ps({src_data});",
+@instr("{dst_data} = exo_hl_mm256_reduce_add_ps({dst_data}, {src_data});",
        _REDUCE_ADD,
        cpu_features=_AVX)
 def mm256_reduce_add_ps(dst: [f32][1] @ DRAM, src: [f32][8] @ AVX2):
     """``dst[0] += src[0] + ... + src[7]`` (a dot product's last step).
 
-    The lanes are summed pairwise (halves, then neighbours), not in index
-    order: results equal the body's exactly when no sum rounds (integers
-    below 2**24, for example), and are within the usual rounding otherwise.
+    The C adds the lanes one at a time in index order, as the body does,
+    so results equal ``interpret()``'s bit for bit (a pairwise sum, the
+    fast horizontal add, gave 0.0 for 1e8 + 1 - 1e8 + 1).
 
     >>> p = p.replace(p.find_loop('ji'), mm256_reduce_add_ps)   # s += acc[ji]
     """
