@@ -770,14 +770,12 @@ def blocked(isa: Isa, kernel: Procedure) -> Procedure:
         except SchedulingError:
             break
         p = p.replace(nest, sgemm_win)
-    while True:
-        try:
-            call = p.find('sgemm_win(_)')
-        except SchedulingError:
-            break
-        p = p.call_eqv(call, kernel)
     if isa.par == "cols":
+        # proven on the calls of the algorithm, whose effects (what each
+        # call reads and writes) the kernel's calls then inherit
         p = p.parallelize(p.find_loop('jc'))
+    for call in p.find('sgemm_win(_)', many=True):
+        p = p.call_eqv(p.forward(call), kernel)
     return p
 
 
