@@ -18,9 +18,9 @@ public procedure needs.
 database. ``APP`` is a Python file, a module name, or the name of an app
 of the repository (``sgemm``: ``apps/sgemm/tuning.py`` under the current
 directory); it defines ``tune_spec(options) -> dict`` with ``template``,
-``space``, ``bench``, ``key`` and optionally ``units``, ``initial`` and
-``about`` (``options``: ``--isa``, ``--threads`` and ``--option
-NAME=VALUE``).
+``space``, ``bench``, ``key`` and optionally ``units``, ``initial``,
+``compile`` and ``about`` (``options``: ``--isa``, ``--threads`` and
+``--option NAME=VALUE``).
 """
 from __future__ import annotations
 
@@ -378,7 +378,19 @@ def _tuning_module(app):
     """The module behind ``exo-hl tune APP``."""
     import importlib
     if app.endswith(".py") or os.path.sep in app:
-        return load_user_module(app)[0]
+        # imported under its own name from its directory (not as a
+        # private copy): the candidates' processes import its template
+        # and bench by that name
+        if not os.path.isfile(app):
+            raise UserError(f"{app}: no such file")
+        folder, stem = os.path.split(os.path.abspath(app))
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        app = os.path.splitext(stem)[0]
+        try:
+            return importlib.import_module(app)
+        except Exception as e:  # noqa: BLE001 - the user's module failed
+            raise UserError(f"{folder}/{stem}: {type(e).__name__}: {e}")
     local = os.path.join(os.getcwd(), "apps", app, "tuning.py")
     name = f"apps.{app}.tuning" if os.path.isfile(local) else app
     if os.getcwd() not in sys.path:
@@ -416,6 +428,7 @@ def tune_command(args) -> int:
                   seed=args.seed, workers=args.workers,
                   timeout_s=args.timeout, units=spec.get("units", ""),
                   initial=spec.get("initial", ()),
+                  compile=spec.get("compile", True),
                   db=None if args.no_store else db, key=spec["key"])
     for t in result.trials:
         what = (f"{t.value:.4g}" if t.ok else

@@ -189,3 +189,18 @@ def test_the_blis_model_gives_blis_own_haswell_kc():
 
 def test_statuses_are_the_documented_ones():
     assert STATUSES == ("ok", "refused", "crashed", "timeout")
+
+
+def test_the_cli_tunes_and_stores(tmp_path, capsys):
+    from exo_hl.cli import main
+    spec = str(Path(__file__).parent / "tune_candidates.py")
+    rc = main(["tune", spec, "--trials", "3", "--db", str(tmp_path),
+               "--option", "u=3"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "tuning the test landscape" in out and "stored:" in out
+    assert "best 0 score with {'t': 6, 'u': 3}" in out
+    rec = TuningDB(str(tmp_path)).lookup("axpy.cli.v1").record
+    assert rec["params"] == {"t": 6, "u": 3} and rec["trials"] == 3
+    assert main(["tune", str(tmp_path / "missing.py")]) == 1
+    assert main(["tune", spec, "--option", "novalue"]) == 1

@@ -61,3 +61,11 @@ def bench_xy(p, params):
     the Procedure)."""
     assert p.name() == "axpy"
     return -abs(params["t"] - 6) - abs(params["u"] - 3) * 0.5
+
+
+def tune_spec(options):
+    """For ``exo-hl tune tests/tune/tune_candidates.py``."""
+    return {"template": template_xy, "bench": bench_xy,
+            "space": {"t": range(1, 9), "u": [int(options.get("u", 3))]},
+            "key": "axpy.cli.v1", "units": "score", "compile": False,
+            "initial": [{"t": 6, "u": 3}], "about": "the test landscape"}
