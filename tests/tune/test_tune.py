@@ -204,3 +204,20 @@ def test_the_cli_tunes_and_stores(tmp_path, capsys):
     assert rec["params"] == {"t": 6, "u": 3} and rec["trials"] == 3
     assert main(["tune", str(tmp_path / "missing.py")]) == 1
     assert main(["tune", spec, "--option", "novalue"]) == 1
+
+
+def test_the_guides_example_runs(capsys):
+    """docs/tuning.md's worked example (examples/tuning/gemv_tuning.py):
+    the perfect split of an unknown n is refused, the others measured."""
+    sys.path.insert(0, str(REPO / "examples" / "tuning"))
+    import gemv_tuning
+    from exo_hl.tune import tune as run
+    r = run(gemv_tuning.template, gemv_tuning.SPACE, gemv_tuning.bench,
+            n_trials=4, progress=False, units="GFLOP/s",
+            initial=[{"rows": 4, "tail": "cut"},
+                     {"rows": 4, "tail": "perfect"}])
+    assert r.trials[0].ok and r.trials[0].value > 0
+    assert r.trials[1].status == "refused"
+    assert "perfect" in r.trials[1].message or "divid" in \
+        r.trials[1].message
+    assert r.best_value >= r.trials[0].value
