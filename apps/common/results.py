@@ -17,6 +17,11 @@ from exo_hl.tune import machine_signature, signature_label
 
 
 def results_dir(app: str) -> Path:
+    """``apps/<app>/results`` (``$EXO_HL_RESULTS_DIR`` instead, for tests
+    and trial runs that should not touch the repository)."""
+    env = os.environ.get("EXO_HL_RESULTS_DIR")
+    if env:
+        return Path(env)
     return Path(__file__).resolve().parents[1] / app / "results"
 
 

@@ -334,7 +334,7 @@ def main(argv=None):
             "mkl": mkl_note if mkl is not None else None,
             "peaks": peaks, "reps": args.reps, "clock": args.clock,
             "argv": list(sys.argv[1:] if argv is None else argv)})
-        print(f"recorded in {path.relative_to(REPO)}")
+        print(f"recorded in {path}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

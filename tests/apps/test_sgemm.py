@@ -579,9 +579,11 @@ int main(void) {
     assert out.split("\n")[:2] == ["5 6 11 12", "3 4 9 10"]
 
 
-def _script(name, *args):
+def _script(name, *args, env=None):
     e = dict(os.environ)
     e["OPENBLAS_CORETYPE"] = "Haswell"
+    e["OPENBLAS_L2_SIZE"] = "1048576"
+    e.update(env or {})
     return subprocess.run([sys.executable, str(APP / name), *args],
                           capture_output=True, text=True, timeout=900, env=e)
 
@@ -597,9 +599,19 @@ def test_bench_script(tmp_path):
         args += ["--plot", str(plot)]
     except ImportError:
         plot = None
-    r = _script("bench.py", *args)
+    r = _script("bench.py", *args, "--params", "model", env={
+        "EXO_HL_RESULTS_DIR": str(tmp_path / "results")})
     assert r.returncode == 0, r.stderr
     assert "OPENBLAS_CORETYPE=Haswell" in r.stdout     # it was unset
+    assert "unset OPENBLAS_L2_SIZE=1048576" in r.stdout
+    assert "parameters: AVX2 6x16 KC=" in r.stdout and "BLIS model" in \
+        r.stdout
+    assert "MKL" in r.stdout                 # a column, or the line why not
+    from exo_hl.tune import machine_signature, signature_label
+    recorded = json.loads((tmp_path / "results" / (signature_label(
+        machine_signature()) + ".json")).read_text())
+    assert recorded["signature"] == machine_signature()
+    assert recorded["runs"][0]["rows"] == json.loads(out.read_text())
     rows = json.loads(out.read_text())
     assert [(r["shape"], r["threads"]) for r in rows] == [
         ([7, 9, 11], 1), ([20, 20, 20], 1), ([7, 9, 11], 2),
