@@ -272,12 +272,12 @@ def _distributions(space):
 
 
 def _progress_bar(progress, total, desc):
-    from ..progress import _screen, wanted
+    from ..progress import wanted
     if not progress or not wanted():
         return None
     from tqdm import tqdm
     return tqdm(total=total, desc=desc, unit="trial", file=sys.stderr,
-                leave=True, **_screen(sys.stderr))
+                leave=True, dynamic_ncols=True)
 
 
 def tune(template, space: dict, bench, *, budget_s: float = 600.0,

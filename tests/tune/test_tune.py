@@ -73,9 +73,13 @@ def test_a_search_is_reproducible_from_its_seed():
     assert len(r.trials) == 6
 
 
-def test_a_finite_space_stops_when_every_point_is_tried():
+def test_a_finite_space_stops_when_every_point_is_tried(monkeypatch,
+                                                        capfd):
+    monkeypatch.setenv("EXO_HL_PROGRESS", "1")      # the bar, on stderr
     r = tune(tc.template_xy, {"t": [2, 6], "u": [3]}, tc.bench_xy,
-             n_trials=10, compile=False, progress=False)
+             n_trials=10, compile=False, key="xy")
+    err = capfd.readouterr().err
+    assert "xy" in err and "trial" in err and "best 0" in err
     fresh = [t for t in r.trials if t.repeat_of is None]
     assert sorted(t.params["t"] for t in fresh) == [2, 6]
     assert r.best_params == {"t": 6, "u": 3} and r.best_value == 0
