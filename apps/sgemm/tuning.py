@@ -46,10 +46,13 @@ def space(isa_name: str, threads: int = 1) -> dict:
     is proven again through the kernel's effects after ``call_eqv``),
     more than a search can spend on one candidate; ``threads`` is kept
     for when that is fixed."""
+    model = model_params(isa_name)
     out = {"isa": [isa_name], "shape": list(SHAPES[isa_name]),
-           "kc": [96, 128, 192, 256, 288, 320, 384, 512],
+           "kc": [96, 128, 192, 256, 320, 384, 512],
            "nc": [0, 256, 512, 768, 1024, 1536, 2048],
            "mc": [0, 192, 384, 768]}
+    for name in ("kc", "nc"):           # the model's point is in the space
+        out[name] = sorted(set(out[name]) | {model[name]})
     return out
 
 

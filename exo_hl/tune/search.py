@@ -339,6 +339,15 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
         sampler = optuna.samplers.TPESampler(seed=seed, multivariate=True)
     study = optuna.create_study(direction="maximize", sampler=sampler)
     for point in initial:
+        for name, value in dict(point).items():
+            try:
+                inside = name in dists and dists[name]._contains(
+                    dists[name].to_internal_repr(value))
+            except (ValueError, TypeError):
+                inside = False
+            if not inside:
+                raise ValueError(f"tune: initial point {point}: {name}="
+                                 f"{value!r} is not in the space")
         study.enqueue_trial(dict(point), skip_if_exists=True)
     ctx = _context()
     start = time.monotonic()

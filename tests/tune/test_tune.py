@@ -90,6 +90,12 @@ def test_bad_spaces_are_rejected():
         with pytest.raises((TypeError, ValueError)):
             tune(tc.template_xy, space, tc.bench_xy, n_trials=1,
                  progress=False)
+    # an initial point outside the space (the SGEMM model's NC was not in
+    # its list, and optuna failed deep inside the search)
+    for point in ({"t": 5, "u": 3}, {"t": 1, "v": 3}):
+        with pytest.raises(ValueError, match="is not in the space"):
+            tune(tc.template_xy, {"t": [1, 2], "u": [3]}, tc.bench_xy,
+                 initial=[point], progress=False)
 
 
 def _other_machine(sig):
