@@ -336,7 +336,10 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")     # multivariate is "experimental"
-        sampler = optuna.samplers.TPESampler(seed=seed, multivariate=True)
+        # constant_liar: the points of one batch, asked before any is
+        # measured, are kept apart instead of proposed twice
+        sampler = optuna.samplers.TPESampler(seed=seed, multivariate=True,
+                                             constant_liar=True)
     study = optuna.create_study(direction="maximize", sampler=sampler)
     for point in initial:
         for name, value in dict(point).items():
