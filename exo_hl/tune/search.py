@@ -285,7 +285,8 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
          timeout_s: float = 60.0, build_timeout_s: float | None = None,
          db=None, key: str | None = None, units: str = "",
          initial=(), compile: bool = True,
-         compile_opts: dict | None = None, progress: bool = True) -> TuneResult:
+         compile_opts: dict | None = None, progress: bool = True,
+         n_startup: int = 10) -> TuneResult:
     """Search ``space`` for the parameters whose schedule ``bench`` rates
     highest.
 
@@ -301,7 +302,8 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
 
     The search proposes points with optuna's TPE sampler seeded by
     ``seed`` (the points in ``initial``, e.g. an analytical model's
-    defaults, first), builds up to ``workers`` candidates at once, times
+    defaults, first; then ``n_startup`` random points before the model
+    of the measurements takes over), builds up to ``workers`` candidates at once, times
     them one at a time, and stops after ``n_trials`` candidates, when
     ``budget_s`` seconds have passed (checked between batches), or when
     every point of a finite space has been tried. A point proposed again
@@ -338,8 +340,9 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
         warnings.simplefilter("ignore")     # multivariate is "experimental"
         # constant_liar: the points of one batch, asked before any is
         # measured, are kept apart instead of proposed twice
-        sampler = optuna.samplers.TPESampler(seed=seed, multivariate=True,
-                                             constant_liar=True)
+        sampler = optuna.samplers.TPESampler(
+            seed=seed, multivariate=True, constant_liar=True,
+            n_startup_trials=n_startup)
     study = optuna.create_study(direction="maximize", sampler=sampler)
     for point in initial:
         for name, value in dict(point).items():
