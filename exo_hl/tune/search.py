@@ -54,6 +54,10 @@ from ..errors import SchedulingError
 #: the outcomes of a candidate
 STATUSES = ("ok", "refused", "crashed", "timeout")
 
+#: the search ends after this many batches in a row proposed only points
+#: already tried (the sampler has converged)
+MAX_STALE = 25
+
 
 @dataclass(frozen=True)
 class Trial:
@@ -305,8 +309,10 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
     defaults, first; then ``n_startup`` random points before the model
     of the measurements takes over), builds up to ``workers`` candidates at once, times
     them one at a time, and stops after ``n_trials`` candidates, when
-    ``budget_s`` seconds have passed (checked between batches), or when
-    every point of a finite space has been tried. A point proposed again
+    ``budget_s`` seconds have passed (checked between batches), when
+    every point of the space has been tried, or when the sampler has
+    proposed only points already tried for ``MAX_STALE`` batches in a
+    row. A point proposed again
     reuses its first outcome. Each candidate has ``build_timeout_s``
     (default ``max(timeout_s, 600)``) to build and ``timeout_s`` to run
     ``bench``; past them its process is killed (status ``timeout``).
@@ -359,12 +365,13 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
     start = time.monotonic()
     trials, seen = [], {}
     best = None
+    stale = 0                # batches in a row with no new point
     bar = _progress_bar(progress, n_trials, key or "tune")
 
     def limit_reached():
         return ((n_trials is not None and len(trials) >= n_trials)
                 or time.monotonic() - start >= budget_s
-                or len(seen) >= size)
+                or len(seen) >= size or stale >= MAX_STALE)
 
     try:
         while not limit_reached():
@@ -383,6 +390,7 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
                     fresh.append((number, params, ident))
                 if len(seen) + len(fresh) >= size:
                     break
+            stale = 0 if fresh else stale + 1
             running = {num: _Running(ctx, num, params, template, bench,
                                      compile_opts)
                        for num, params, _ in fresh}
