@@ -336,6 +336,8 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
                           "pip install 'exo_hl[tune]'") from None
 
     dists, size = _distributions(space)
+    if db not in (None, False) and key is None:
+        raise ValueError("tune: a database needs a key")
     if workers < 1:
         raise ValueError("tune: workers must be at least 1")
     build_timeout_s = (max(timeout_s, 600.0) if build_timeout_s is None
@@ -398,8 +400,9 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
             try:
                 # build: all at once
                 built = []
+                end = time.monotonic() + build_timeout_s
                 for num, params, ident in fresh:
-                    msg = running[num].wait(build_timeout_s)
+                    msg = running[num].wait(max(0.0, end - time.monotonic()))
                     if msg is None:
                         outcome[ident] = Trial(num, params, "timeout",
                                                message=f"building took more "
@@ -462,9 +465,7 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
             bar.close()
     elapsed = time.monotonic() - start
     record = None
-    if db is not None and db is not False and best is not None:
-        if key is None:
-            raise ValueError("tune: a database needs a key")
+    if db not in (None, False) and best is not None:
         from .database import TuningDB
         store = db if isinstance(db, TuningDB) else TuningDB(
             None if db is True else db)
