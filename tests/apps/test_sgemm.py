@@ -798,3 +798,26 @@ def test_the_app_uses_this_machines_record_else_the_model(tmp_path,
     # the model and the fixed description on request
     assert tuning.configured("avx2", "model")[0].kc == b.kc
     assert tuning.configured("avx2", "fixed")[0] is AVX2
+
+
+def test_the_tuning_bench_checks_and_times(chain, monkeypatch):
+    """``tuning.Bench`` (what ``exo-hl tune sgemm`` times): checks the
+    kernel against numpy, then GFLOP/s by either clock; a kernel that is
+    wrong raises (the search records the candidate as crashed)."""
+    for clock in ("cpu", "wall"):
+        v = tuning.Bench([(64, 64, 64), (33, 17, 100)], reps=1,
+                         clock=clock)(chain.compiled, {})
+        assert 0 < v < 1e5
+
+    import apps.sgemm.api as sapi
+    real = sapi.RawKernel
+
+    class Twice(real):
+        """Adds A @ B twice."""
+
+        def __call__(self, *a):
+            super().__call__(*a)
+            super().__call__(*a)
+    monkeypatch.setattr(sapi, "RawKernel", Twice)
+    with pytest.raises(AssertionError, match="differs from numpy"):
+        tuning.Bench([(8, 8, 8)], reps=1)(chain.compiled, {})
