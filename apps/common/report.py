@@ -67,6 +67,8 @@ def machine_section(path, data):
         lines += [f"**{label}**, run of {run.get('time', '?')} "
                   f"(`{' '.join(meta.get('argv', []))}`): parameters: "
                   f"{meta.get('params_source', '?')}", ""]
+        if meta.get("note"):
+            lines += [f"Note: {meta['note']}", ""]
         if meta.get("mkl"):
             lines += [f"MKL: {meta['mkl']}", ""]
         lines += ["| shape | threads | exo_hl GFLOP/s | OpenBLAS | ratio | "

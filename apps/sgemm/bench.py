@@ -275,6 +275,9 @@ def main(argv=None):
                     help="leave MKL out even when it is installed")
     ap.add_argument("--no-record", action="store_true",
                     help="do not append the run to apps/sgemm/results/")
+    ap.add_argument("--note", default=None,
+                    help="a remark stored with the recorded run (and shown "
+                    "by report.py), e.g. what else ran on the machine")
     ap.add_argument("--json", metavar="FILE", help="write the rows as JSON")
     ap.add_argument("--plot", metavar="FILE.png",
                     help="plot GFLOP/s against size (matplotlib)")
@@ -333,6 +336,7 @@ def main(argv=None):
             "params_source": conf_note, "openblas": blas_description(),
             "mkl": mkl_note if mkl is not None else None,
             "peaks": peaks, "reps": args.reps, "clock": args.clock,
+            "note": args.note,
             "argv": list(sys.argv[1:] if argv is None else argv)})
         print(f"recorded in {path}")
     if args.json:
