@@ -65,8 +65,11 @@ def main(argv=None):
     result = tune(template, SPACE, bench, budget_s=args.budget,
                   n_trials=args.trials, seed=0, units="GFLOP/s")
     for t in result.trials:
+        # a refusal's first line: "file:line: in procedure 'gemv': why"
+        why = t.message.splitlines()[0].split("': ", 1)[-1] \
+            if t.message else ""
         print(t.number, t.params, t.status,
-              f"{t.value:.2f}" if t.ok else t.message.splitlines()[0][:70])
+              f"{t.value:.2f}" if t.ok else why[:72])
     print(result.summary())
 
 
