@@ -168,7 +168,9 @@ def tune_spec(options: dict) -> dict:
     """What ``exo-hl tune sgemm`` searches. Options (``--isa``,
     ``--threads``, ``--option shapes=512,1024,2048``, ``--option
     reps=3``): the instruction set (``auto``: the best this CPU has), the
-    thread count, the square sizes timed, ``clock=cpu|wall``. The model's point and the same
+    thread count, the square sizes timed, ``clock=cpu|wall`` (default:
+    CPU time on one thread, wall time on more, where idle or spinning
+    threads would make CPU time mean little). The model's point and the same
     without NC blocking are tried first."""
     from apps.sgemm.api import choose_isa
     isa, emulated, note = choose_isa(options.get("isa", "auto"))
@@ -184,7 +186,8 @@ def tune_spec(options: dict) -> dict:
     return {"template": template, "space": space(isa.name, threads),
             "bench": Bench([(n, n, n) for n in sizes], threads,
                            int(options.get("reps", 3)),
-                           options.get("clock", "cpu")),
+                           options.get("clock", "cpu" if threads == 1
+                                       else "wall")),
             "key": key(isa.name), "units": "GFLOP/s",
             "initial": [start, dict(start, nc=0)],
             "about": (f"SGEMM, {isa.title} ({note}), {threads} thread(s), "
