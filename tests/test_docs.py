@@ -67,6 +67,18 @@ def test_every_page_is_built(site):
     assert "Checks every procedure passes" in _text(_page(site, "internals"))
 
 
+def test_tuning_guide_and_its_contract(site):
+    """docs/tuning.md is built, quotes the worked example's file (so the
+    page shows the code that tests/tune runs) and says why optuna; the
+    contract has the tuning section."""
+    page = _text(_page(site, "tuning"))
+    for text in ("Why optuna", "def gemv(m: size", "def template(params)",
+                 "blis_blocking", "refused split: perfect split"):
+        assert text in page, text
+    api = _text(_page(site, "api"))
+    assert "10. Tuning" in api and "TuningDB(directory=None)" in api
+
+
 def test_tutorial_shows_highlighted_procedures(site):
     page = _page(site, "tutorial")
     blocks = _code_blocks(page)
