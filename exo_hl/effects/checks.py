@@ -131,11 +131,14 @@ def _eq_parts(mode, idx, t, memo):
     return parts, diffs
 
 
-def mem_term(mode, name, idx, t, memo, free=False):
+def mem_term(mode, name, idx, t, memo, free=False, minus=True):
     """M/D (name, idx) ∈ term as a classical formula.
 
     With ``free=True`` the term's bound variables are left free (valid only
     at positive polarity of a satisfiability query; caller renames apart).
+    With ``minus=False`` the term's subtracted sets are left out: a weaker
+    formula (a conjunction with fewer conjuncts), so at positive polarity
+    its unsatisfiability proves the full one's.
     """
     if t.name != name:
         return False
@@ -146,7 +149,7 @@ def mem_term(mode, name, idx, t, memo, free=False):
     eqp, diffs = _eq_parts(mode, idx, t, memo)
     parts += eqp
     dual = "D" if mode == "M" else "M"
-    for L in t.minus:
+    for L in (t.minus if minus else ()):
         for t2 in flatten(L):
             parts.append(S.bnot(mem_term(dual, name, idx, rename_term(t2),
                                          memo)))
@@ -168,7 +171,14 @@ def _pairs(L1, L2, kinds, hyps_t, extra, solver):
     its own satisfiability check, so a renamed term of ``L2`` may serve
     all of ``L1``'s (and the collapsed formulas of its conditions stay in
     ``memo``); a big loop body otherwise spends most of its check
-    renaming."""
+    renaming.
+
+    A term of ``L2`` with subtracted sets (the reads of a statement minus
+    what the statements before it wrote) is first asked without them: most
+    pairs are apart by their indices alone, and the subtracted sets, one
+    per earlier write, are most of the formula. Only a pair that query
+    does not separate is asked again in full, so the verdicts (and the
+    failure reasons) are the full queries'."""
     memo = {}
     terms2 = [(t2, rename_term(t2)) for t2 in flatten(L2)]
     for t1 in flatten(L1):
@@ -182,6 +192,14 @@ def _pairs(L1, L2, kinds, hyps_t, extra, solver):
                 goal = S.band(S.collapse_M(r1.cond, memo),
                               S.collapse_M(r2.cond, memo))
             else:
+                if r2.minus:
+                    light = S.band(S.collapse_M(r1.cond, memo),
+                                   mem_term("M", r1.name, r1.idx, r2, memo,
+                                            free=True, minus=False))
+                    if extra is not None:
+                        light = S.band(light, extra)
+                    if sat_under(light, hyps_t, solver)[0] == "unsat":
+                        continue
                 goal = S.band(S.collapse_M(r1.cond, memo),
                               mem_term("M", r1.name, r1.idx, r2, memo,
                                        free=True))

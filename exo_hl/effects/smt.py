@@ -214,17 +214,52 @@ def _flatten(tag, absorbing, unit, xs):
     return out[0] if len(out) == 1 else (tag, tuple(out))
 
 
-def _is_small(t, budget=64) -> bool:
-    """Has the term at most ``budget`` nodes (walked as a tree)?"""
+#: the budget of ``_is_small``: a term of at most this many nodes is small
+_SMALL_NODES = 64
+
+#: id(tuple) -> (the tuple, its node count, or ``_SMALL_NODES + 1`` for any
+#: count above): the terms ``_is_small`` measured. The entry keeps the tuple
+#: alive, so its id names no other object while the entry exists.
+_SIZES: dict = {}
+_SIZES_LIMIT = 1 << 17
+register("exo_hl.effects.smt.sizes", _SIZES.clear, _SIZES.__len__)
+
+
+def _is_small(t) -> bool:
+    """Has the term at most ``_SMALL_NODES`` nodes (walked as a tree)?
+
+    Every connective flattens its operands and asks this of each, again
+    at every level a term is nested in, so the answers are remembered
+    (``_SIZES``) and a measured sub-term counts as its remembered size."""
+    if not isinstance(t, tuple):
+        return True
+    hit = _SIZES.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1] <= _SMALL_NODES
+    budget = _SMALL_NODES
     stack = [t]
+    small = True
     while stack:
+        x = stack.pop()
+        if type(x) is tuple and x is not t:
+            h = _SIZES.get(id(x))
+            if h is not None and h[0] is x:
+                budget -= h[1]
+                if budget < 0:
+                    small = False
+                    break
+                continue
         budget -= 1
         if budget < 0:
-            return False
-        x = stack.pop()
+            small = False
+            break
         if isinstance(x, tuple):
             stack.extend(x)
-    return True
+    if len(_SIZES) >= _SIZES_LIMIT:
+        _SIZES.clear()
+    _SIZES[id(t)] = (t, _SMALL_NODES - budget if small
+                     else _SMALL_NODES + 1)
+    return small
 
 
 def band(*xs):
