@@ -399,6 +399,26 @@ def term_keys(t) -> dict:
 
 _NO_KEYS = frozenset()
 
+#: id(term) -> (the term, frozenset of its free variable keys), for
+#: hypotheses: ``checks.sat_under`` asks it of every hypothesis of every
+#: query, and a check asks many queries under the same hypotheses. The
+#: entry keeps the term alive, so its id names no other object meanwhile.
+_HYP_KEYS: dict = {}
+_HYP_KEYS_LIMIT = 1 << 15
+register("exo_hl.effects.smt.hyp_keys", _HYP_KEYS.clear, _HYP_KEYS.__len__)
+
+
+def hyp_keys(t) -> frozenset:
+    """``frozenset(term_keys(t))``, remembered by identity."""
+    hit = _HYP_KEYS.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    ks = frozenset(term_keys(t))
+    if len(_HYP_KEYS) >= _HYP_KEYS_LIMIT:
+        _HYP_KEYS.clear()
+    _HYP_KEYS[id(t)] = (t, ks)
+    return ks
+
 
 def key_set(t, cache) -> frozenset:
     """The free variable keys of a term (``term_keys`` without sorts or
