@@ -5,7 +5,15 @@ procedures, and a 30-step register-tiling schedule of gemm end to end.
 and a fresh Procedure object (its result is checked whole, not
 incrementally); "warm" runs repeat the identical call so the caches answer. Times are medians over several runs.
 
-Run: python benchmarks/schedule_bench.py [--reps N]
+Then the whole SGEMM schedule of ``apps/sgemm/schedule.py`` (about 360
+checked rewrites), for each instruction set, cold: the CPU time of this
+process (``time.process_time``, what matters on a machine shared with
+other jobs) and the wall-clock time, the minimum over ``--sgemm-reps``
+runs, and the SMT solver calls. ``--profile FILE`` writes the top of a
+cProfile (CPU time) of one AVX-512 schedule to FILE.
+
+Run: python benchmarks/schedule_bench.py [--reps N] [--sgemm-reps N]
+     [--only-sgemm] [--profile FILE]
 """
 from __future__ import annotations
 
@@ -177,13 +185,74 @@ def _ms(x):
     return f"{1e3 * x:8.2f}"
 
 
+def sgemm_schedules(reps):
+    """Build the SGEMM schedule of each instruction set ``reps`` times,
+    cold; print the minimum CPU and wall-clock times."""
+    from apps.sgemm.schedule import ISAS, schedule
+    from exo_hl.effects import smt
+    print(f"SGEMM schedule (apps/sgemm/schedule.py), cold, min of {reps}:")
+    print(f"  {'isa':8s} {'cpu s':>7s} {'wall s':>7s} {'rewrites':>8s} "
+          f"{'solver calls':>12s}")
+    for isa in ISAS.values():
+        cpu, wall = [], []
+        for _ in range(reps):
+            clear_caches()
+            st = smt.solver().stats
+            st.reset()
+            gc.collect()
+            c0, w0 = time.process_time(), time.perf_counter()
+            p = schedule(isa)
+            cpu.append(time.process_time() - c0)
+            wall.append(time.perf_counter() - w0)
+        steps = 0
+        while p is not None and p._parent is not None:
+            steps += p._step is not None
+            p = p._parent
+        print(f"  {isa.name:8s} {min(cpu):7.2f} {min(wall):7.2f} {steps:8d} "
+              f"{st.solver_calls:12d}")
+
+
+def profile_sgemm(path, top=60):
+    """A cProfile (CPU time) of one cold AVX-512 SGEMM schedule: the
+    functions by cumulative, then by own time, written to ``path``."""
+    import cProfile
+    import io
+    import pstats
+    from apps.sgemm.schedule import AVX512, schedule
+    clear_caches()
+    prof = cProfile.Profile(time.process_time)
+    prof.enable()
+    schedule(AVX512)
+    prof.disable()
+    out = io.StringIO()
+    st = pstats.Stats(prof, stream=out)
+    st.sort_stats("cumulative").print_stats(top)
+    st.sort_stats("tottime").print_stats(top // 2)
+    text = out.getvalue().replace(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + "/",
+        "")
+    with open(path, "w") as f:
+        f.write(text)
+    print(f"profile of the AVX-512 SGEMM schedule written to {path}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--sgemm-reps", type=int, default=3)
+    ap.add_argument("--only-sgemm", action="store_true",
+                    help="only the SGEMM schedule timings (and --profile)")
+    ap.add_argument("--profile", metavar="FILE",
+                    help="write a profile of the SGEMM schedule to FILE")
     args = ap.parse_args(argv)
     reps = args.reps
     for line in BLAS_NOTES:
         print(line)
+    if args.only_sgemm:
+        sgemm_schedules(args.sgemm_reps)
+        if args.profile:
+            profile_sgemm(args.profile)
+        return
 
     print(f"single primitives on gemm-sized procedures "
           f"(median of {reps}, ms)")
@@ -237,6 +306,11 @@ def main(argv=None):
     assert (C == expect).all(), "scheduled gemm disagrees with numpy"
     print(f"\nfinal procedure compiled and checked against numpy "
           f"({_ms(time.perf_counter() - t0)} ms incl. C compile or cache)")
+
+    print()
+    sgemm_schedules(args.sgemm_reps)
+    if args.profile:
+        profile_sgemm(args.profile)
 
 
 if __name__ == "__main__":

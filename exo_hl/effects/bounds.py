@@ -39,7 +39,9 @@ walker, which is the seam a split would have to cut through.
 from __future__ import annotations
 
 
-from ..caches import memo
+from collections import OrderedDict
+
+from ..caches import container, memo
 from ..core_ir import operators as OPS
 from ..core_ir import types as T
 from ..core_ir.nodes import IR
@@ -670,6 +672,40 @@ def _check(proc, solver):
     discharge(proc, base, obs, solver)
 
 
+#: (procedure-level facts, obligation key) of the obligations proven with
+#: the default solver; oldest first. After a rewrite the re-checked
+#: statements are mostly the same statements in the same facts (a loop
+#: nest reordered, a body fissioned, a loop's mode changed): their
+#: obligations are not asked again, and the query holds only the new ones
+_PROVEN: "OrderedDict[tuple, None]" = container(
+    "exo_hl.effects.bounds.proven", OrderedDict())
+_PROVEN_LIMIT = 1 << 16
+
+
+def _ob_key(ob):
+    """What an obligation's verdict is a function of, besides the
+    procedure-level facts: its negated goal and its path facts (as a set).
+    None when a term is big: terms share sub-terms, and hashing one walks
+    it as a tree (see ``discharge``)."""
+    if not S._is_small(ob.neg) or not all(S._is_small(h) for h in ob.hyps):
+        return None
+    return (ob.neg, frozenset(ob.hyps))
+
+
+def _proven_keys(base):
+    """The procedure-level facts as a key, or None when one is big."""
+    if not all(S._is_small(h) for h in base):
+        return None
+    return tuple(base)
+
+
+def _remember_proven(known, keys):
+    for k in keys:
+        _PROVEN[(known, k)] = None
+    while len(_PROVEN) > _PROVEN_LIMIT:
+        _PROVEN.popitem(last=False)
+
+
 def discharge(proc, base, obs, solver=None):
     """Prove the obligations ``obs`` (of procedure ``proc``) under the
     procedure-level facts ``base``; raise for the first (in the order given)
@@ -678,6 +714,14 @@ def discharge(proc, base, obs, solver=None):
         return
     if solver is None:
         solver = S.solver()
+    known = _proven_keys(base) if solver is S.solver() else None
+    if known is not None:
+        keys = [_ob_key(ob) for ob in obs]
+        todo = [(ob, k) for ob, k in zip(obs, keys)
+                if k is None or (known, k) not in _PROVEN]
+        if not todo:
+            return
+        obs = [ob for ob, _ in todo]
     # One query for everything (obligations grouped by their path facts).
     # Checking only obligations not proven before would make these queries
     # differ from one version of a procedure to the next and defeat the
@@ -693,7 +737,11 @@ def discharge(proc, base, obs, solver=None):
     big = S.bor(*(S.band(*h, S.bor(*negs)) for h, negs in groups.values()))
     res, _ = sat_under(big, base, solver)
     if res == "unsat":
+        if known is not None:
+            _remember_proven(known, [k for _, k in todo if k is not None])
         return
+    # (an obligation proven before is not the first that fails: the others
+    # are asked in their order)
     for ob in obs:
         res, model = sat_under(ob.term(), base, solver)
         if res != "unsat":

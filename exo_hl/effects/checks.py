@@ -73,7 +73,7 @@ def sat_under(goal, hyps_t, solver=None):
         solver.stats.trivial += 1
         return "unsat", None
     keys = set(S.term_keys(goal))
-    pool = [(h, set(S.term_keys(h))) for h in hyps_t]
+    pool = [(h, S.hyp_keys(h)) for h in hyps_t]
     chosen = []
     changed = True
     while changed:
@@ -131,11 +131,14 @@ def _eq_parts(mode, idx, t, memo):
     return parts, diffs
 
 
-def mem_term(mode, name, idx, t, memo, free=False):
+def mem_term(mode, name, idx, t, memo, free=False, minus=True):
     """M/D (name, idx) ∈ term as a classical formula.
 
     With ``free=True`` the term's bound variables are left free (valid only
     at positive polarity of a satisfiability query; caller renames apart).
+    With ``minus=False`` the term's subtracted sets are left out: a weaker
+    formula (a conjunction with fewer conjuncts), so at positive polarity
+    its unsatisfiability proves the full one's.
     """
     if t.name != name:
         return False
@@ -146,7 +149,7 @@ def mem_term(mode, name, idx, t, memo, free=False):
     eqp, diffs = _eq_parts(mode, idx, t, memo)
     parts += eqp
     dual = "D" if mode == "M" else "M"
-    for L in t.minus:
+    for L in (t.minus if minus else ()):
         for t2 in flatten(L):
             parts.append(S.bnot(mem_term(dual, name, idx, rename_term(t2),
                                          memo)))
@@ -168,10 +171,20 @@ def _pairs(L1, L2, kinds, hyps_t, extra, solver):
     its own satisfiability check, so a renamed term of ``L2`` may serve
     all of ``L1``'s (and the collapsed formulas of its conditions stay in
     ``memo``); a big loop body otherwise spends most of its check
-    renaming."""
+    renaming.
+
+    A term of ``L2`` with subtracted sets (the reads of a statement minus
+    what the statements before it wrote) is first asked without them: most
+    pairs are apart by their indices alone, and the subtracted sets, one
+    per earlier write, are most of the formula. Only a pair that query
+    does not separate is asked again in full, so the verdicts (and the
+    failure reasons) are the full queries'."""
+    terms1, terms2 = flatten(L1), flatten(L2)
+    if _apart(terms1, terms2, hyps_t, extra, solver):
+        return None
     memo = {}
-    terms2 = [(t2, rename_term(t2)) for t2 in flatten(L2)]
-    for t1 in flatten(L1):
+    terms2 = [(t2, rename_term(t2)) for t2 in terms2]
+    for t1 in terms1:
         r1 = None
         for t2, r2 in terms2:
             if t1.name != t2.name:
@@ -182,6 +195,14 @@ def _pairs(L1, L2, kinds, hyps_t, extra, solver):
                 goal = S.band(S.collapse_M(r1.cond, memo),
                               S.collapse_M(r2.cond, memo))
             else:
+                if r2.minus:
+                    light = S.band(S.collapse_M(r1.cond, memo),
+                                   mem_term("M", r1.name, r1.idx, r2, memo,
+                                            free=True, minus=False))
+                    if extra is not None:
+                        light = S.band(light, extra)
+                    if sat_under(light, hyps_t, solver)[0] == "unsat":
+                        continue
                 goal = S.band(S.collapse_M(r1.cond, memo),
                               mem_term("M", r1.name, r1.idx, r2, memo,
                                        free=True))
@@ -196,6 +217,46 @@ def _pairs(L1, L2, kinds, hyps_t, extra, solver):
                               f"same location: {why}{_fmt_model(model)}",
                               model)
     return None
+
+
+#: ``_apart`` asks one query for a buffer when the two sides have at least
+#: this many pairs of its terms (fewer are mostly decided without the
+#: solver, pair by pair)
+APART_MIN_PAIRS = 8
+
+
+def _apart(terms1, terms2, hyps_t, extra, solver) -> bool:
+    """Are the two sides' terms proven apart, one query per buffer both
+    touch: some location x in a term of the first side and in one of the
+    second. Any pair of ``_pairs`` (even without its subtracted sets) that
+    may share a location gives such an x, so 'unsat' proves every pair
+    apart; otherwise (or with few pairs, or terms of whole buffers) False,
+    and ``_pairs`` asks pair by pair, which names the first conflicting
+    pair as before. A big loop body otherwise asks a query per pair of its
+    accesses to one buffer (a thousand in a tile's row loop)."""
+    from ..core_ir.syms import Sym
+    by1, by2 = {}, {}
+    for t in terms1:
+        by1.setdefault(t.name, []).append(t)
+    for t in terms2:
+        by2.setdefault(t.name, []).append(t)
+    common = [n for n in by1 if n in by2]
+    if sum(len(by1[n]) * len(by2[n]) for n in common) < APART_MIN_PAIRS:
+        return False
+    memo = {}
+    for name in common:
+        ts = by1[name] + by2[name]
+        if any(t.idx is None for t in ts) or \
+                len({len(t.idx) for t in ts}) != 1:
+            return False
+        x = tuple(E.var(Sym("loc")) for _ in ts[0].idx)
+        sides = [S.bor(*(mem_term("M", name, x, rename_term(t), memo,
+                                  free=True, minus=False) for t in side))
+                 for side in (by1[name], by2[name])]
+        goal = S.band(*sides) if extra is None else S.band(*sides, extra)
+        if sat_under(goal, hyps_t, solver)[0] != "unsat":
+            return False
+    return True
 
 
 def commutes(a1, a2, hyps=(), solver=None, extra=None):

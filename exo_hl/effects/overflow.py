@@ -19,10 +19,20 @@ An expression whose interval may leave the 64-bit range is a
 ``BoundsError`` naming it, at decoration time and after every rewrite. The
 same walk keeps rewrites' results quasi-affine, as the frontend keeps
 written code (``ExoTypeError``).
+
+A statement's verdict is a function of the statement and of the intervals
+of the names it mentions where it stands (an iterator's interval holds
+inside its loop only), so the statements that passed are remembered under
+that pair (``_PASSED``): after a rewrite only the statements it built, or
+whose enclosing loops' bounds changed, are walked again.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+
+from ..caches import container
 from ..core_ir import types as T
+from ..core_ir.blockinfo import stmt_info
 from ..core_ir.nodes import IR
 from ..core_ir.printer import expr_to_str
 from ..core_ir.traversal import walk
@@ -33,6 +43,14 @@ I64 = (-2**63, 2**63 - 1)
 I32 = (-2**31, 2**31 - 1)
 SIZE = (1, 2**31 - 1)
 BOOL = (0, 1)
+
+#: (statement, intervals of the names it mentions) of the statements that
+#: passed; oldest first
+_PASSED: "OrderedDict[tuple, None]" = container(
+    "exo_hl.effects.overflow.passed", OrderedDict())
+_PASSED_LIMIT = 1 << 16
+
+_UNBOUND = object()
 
 
 def check_control_ranges(proc_ir) -> None:
@@ -60,22 +78,40 @@ class _Ranges:
         self.env = env
 
     def stmts(self, body):
+        env = self.env
         for s in body:
-            if isinstance(s, IR.For):
-                lo = self.tree(s.lo, s)
-                hi = self.tree(s.hi, s)
-                self.env[s.iter] = (lo[0], max(lo[0], hi[1] - 1))
-                self.stmts(s.body)
-            elif isinstance(s, IR.If):
-                self.tree(s.cond, s)
-                self.stmts(s.body)
-                self.stmts(s.orelse)
+            names = stmt_info(s).names
+            key = (s, tuple(sorted((n, r) for n, r in env.items()
+                                   if n in names)))
+            if key in _PASSED:
+                _PASSED.move_to_end(key)
+                continue
+            self.stmt(s)
+            _PASSED[key] = None
+            if len(_PASSED) > _PASSED_LIMIT:
+                _PASSED.popitem(last=False)
+
+    def stmt(self, s):
+        if isinstance(s, IR.For):
+            lo = self.tree(s.lo, s)
+            hi = self.tree(s.hi, s)
+            outer = self.env.get(s.iter, _UNBOUND)
+            self.env[s.iter] = (lo[0], max(lo[0], hi[1] - 1))
+            self.stmts(s.body)
+            if outer is _UNBOUND:       # the iterator is unbound after
+                del self.env[s.iter]
             else:
-                if isinstance(s, IR.Alloc):
-                    self.type_(s.type, s.srcinfo)
-                for n in walk(s):
-                    if isinstance(n, IR.expr) and T.is_control(n.type):
-                        self.tree(n, s)
+                self.env[s.iter] = outer
+        elif isinstance(s, IR.If):
+            self.tree(s.cond, s)
+            self.stmts(s.body)
+            self.stmts(s.orelse)
+        else:
+            if isinstance(s, IR.Alloc):
+                self.type_(s.type, s.srcinfo)
+            for n in walk(s):
+                if isinstance(n, IR.expr) and T.is_control(n.type):
+                    self.tree(n, s)
 
     def type_(self, t, srcinfo):
         for h in getattr(t, "hi", ()):

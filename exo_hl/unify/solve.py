@@ -25,6 +25,8 @@ from typing import Dict, List, Sequence, Tuple
 
 import z3
 
+from ..caches import memo
+
 #: solver time limit per query (ms); unknown counts as "no solution"
 TIMEOUT_MS = 10000
 
@@ -88,73 +90,101 @@ def solve(eqs: Sequence[Equation], unknowns: Sequence, basis: Sequence,
     can mention them). ``positive`` lists unknowns preferably >= 1 (sizes)
     when the equations leave them free. ``optimize=False`` only checks that
     a solution exists (and returns {}).
+
+    The z3 query depends only on the coefficients, with unknowns and basis
+    atoms numbered by position (``_rows``), so it is solved once per such
+    system (``_solve_rows``, memoised): selecting the same instruction for
+    many register loops asks the same system again with other symbols.
     """
     bidx = {a: i for i, a in enumerate(basis)}
-    # a fresh context per query: z3 keeps learned state in a context, and
-    # the answer must depend on the query alone (determinism)
-    zc = z3.Context()
-    cvars = {}
-    for ui, u in enumerate(unknowns):
-        cvars[u] = [z3.Int(f"c{ui}_{j}", zc) for j in range(len(basis) + 1)]
+    uidx = {u: i for i, u in enumerate(unknowns)}
+    rows, descs = _rows(eqs, uidx, bidx, basis)
+    if not unknowns:
+        return {}
+    pos = tuple(uidx[u] for u in positive)
+    out = _solve_rows(rows, len(unknowns), len(basis), pos, optimize)
+    if isinstance(out, int):
+        raise NoSolution(descs[out])
+    if isinstance(out, str):
+        raise NoSolution(out)
+    return {u: (c0, {basis[j]: c for j, c in cs})
+            for u, (c0, cs) in zip(unknowns, out)}
 
-    cons: List[Tuple[object, str]] = []
+
+def _rows(eqs, uidx, bidx, basis):
+    """The constraints of the equations, one per (equation, basis column j)
+    with unknowns: ``(j, ((unknown index, coeff), ...), constant)``, and
+    the equation each came from (``descs``); raises ``NoSolution`` at the
+    first equation with an atom outside the basis or a column with no
+    unknown and a nonzero constant."""
+    nb = len(basis)
+    rows, descs = [], []
     for eq in eqs:
         lin = eq.lin
         for v, c in lin.var.items():
             if v not in bidx and c != 0:
                 raise NoSolution(eq.desc)
-        rows = {}
-        for j in range(len(basis) + 1):  # j == len(basis): constant term
-            terms = [c * cvars[u][j] for u, c in lin.unk.items() if c]
-            k = lin.const if j == len(basis) else lin.var.get(basis[j], 0)
+        terms = tuple((uidx[u], c) for u, c in lin.unk.items() if c)
+        for j in range(nb + 1):  # j == nb: constant term
+            k = lin.const if j == nb else lin.var.get(basis[j], 0)
             if not terms:
                 if k != 0:
                     raise NoSolution(eq.desc)
                 continue
-            rows[j] = z3.Sum(terms) + k == 0
-        for j, r in rows.items():
-            cons.append((r, eq.desc))
+            rows.append((j, terms, k))
+            descs.append(eq.desc)
+    return tuple(rows), descs
 
-    if not unknowns:
-        return {}
+
+@memo(maxsize=4096)
+def _solve_rows(rows, nu, nb, positive, optimize):
+    """The z3 query of ``solve`` on numbered unknowns and basis columns:
+    ``((const, ((j, coeff), ...)), ...)`` per unknown; or the index of the
+    row an unsat core names; or a message why there is no solution."""
+    # a fresh context per query: z3 keeps learned state in a context, and
+    # the answer must depend on the query alone (determinism)
+    zc = z3.Context()
+    cvars = [[z3.Int(f"c{ui}_{j}", zc) for j in range(nb + 1)]
+             for ui in range(nu)]
+    cons = [z3.Sum([c * cvars[ui][j] for ui, c in terms]) + k == 0
+            for j, terms, k in rows]
     # feasibility first (with a core to name a culprit equation)
     s = z3.Solver(ctx=zc)
     s.set("timeout", TIMEOUT_MS)
     labels = {}
-    for i, (c, desc) in enumerate(cons):
+    for i, c in enumerate(cons):
         lab = z3.Bool(f"eq{i}", zc)
-        labels[lab.get_id()] = desc
+        labels[lab.get_id()] = i
         s.assert_and_track(c, lab)
     r = s.check()
     if r != z3.sat:
         core = s.unsat_core() if r == z3.unsat else []
-        descs = [labels[l.get_id()] for l in core if l.get_id() in labels]
-        if descs:
-            raise NoSolution(descs[0])
-        raise NoSolution("the solver could not decide the index equations")
+        found = [labels[l.get_id()] for l in core if l.get_id() in labels]
+        if found:
+            return found[0]
+        return "the solver could not decide the index equations"
 
     if not optimize:
-        return {}
+        return ()
     # then the simplest solution
     o = z3.Optimize(ctx=zc)
     o.set("timeout", TIMEOUT_MS)
-    for c, _ in cons:
+    for c in cons:
         o.add(c)
-    allc = [c for u in unknowns for c in cvars[u]]
+    allc = [c for u in range(nu) for c in cvars[u]]
     if positive:
         o.minimize(z3.Sum([z3.If(_value_at_zero(cvars[u]) >= 1, 0, 1)
                            for u in positive]))
     o.minimize(z3.Sum([z3.If(c != 0, 1, 0) for c in allc]))
     o.minimize(z3.Sum([z3.If(c >= 0, c, -c) for c in allc]))
     if o.check() != z3.sat:
-        raise NoSolution("the solver could not decide the index equations")
+        return "the solver could not decide the index equations"
     m = o.model()
-    out: Solution = {}
-    for u in unknowns:
+    out = []
+    for u in range(nu):
         cs = [m.eval(c, model_completion=True).as_long() for c in cvars[u]]
-        out[u] = (cs[-1], {basis[j]: cs[j] for j in range(len(basis))
-                           if cs[j]})
-    return out
+        out.append((cs[-1], tuple((j, cs[j]) for j in range(nb) if cs[j])))
+    return tuple(out)
 
 
 def _value_at_zero(cs):

@@ -164,3 +164,42 @@ def test_different_iterations_of_one_loop():
     assert not r and "B" in r.reason
     # reductions into one location commute but race in parallel
     assert not api.loop_is_parallel(p, (2, ))
+
+
+@proc
+def tiles(A: f32[8, 8] @ DRAM, B: f32[8, 8] @ DRAM):
+    A[0, 0] = B[0, 0]               # 0 .. 3: the first rows
+    A[0, 1] = B[0, 1]
+    A[1, 0] = B[1, 0]
+    A[1, 1] = B[1, 1]
+    A[2, 0] = B[2, 0]               # 4 .. 7: other rows
+    A[2, 1] = B[2, 1]
+    A[3, 0] = B[3, 0]
+    A[3, 1] = B[3, 1]
+    A[1, 1] = B[4, 4]               # 8: writes what 3 wrote
+
+
+def test_many_pairs_of_one_buffer_are_one_query(monkeypatch):
+    """With many pairs of terms of one buffer, ``checks._apart`` asks one
+    query for it: the verdicts and the conflicting pair named are those of
+    the query per pair (APART_MIN_PAIRS out of reach)."""
+    from exo_hl.caches import clear_all
+    from exo_hl.effects import checks, smt
+    ir = tiles.ir()
+    body = ir.body
+    cases = [(body[0:4], body[4:8], True), (body[0:4], body[4:9], False),
+             (body[4:9], body[0:4], False)]
+    verdicts = []
+    for apart_min in (checks.APART_MIN_PAIRS, 10 ** 9):
+        monkeypatch.setattr(checks, "APART_MIN_PAIRS", apart_min)
+        clear_all()
+        st = smt.solver().stats
+        st.reset()
+        got = [api.commutes(a, b, api.context(ir, (0, ))) for a, b, _ in cases]
+        verdicts.append(([bool(r) for r in got], [r.reason for r in got],
+                         st.queries))
+    (one, reasons, q_one), (per_pair, reasons_pp, q_pp) = verdicts
+    assert one == per_pair == [ok for _, _, ok in cases]
+    assert reasons == reasons_pp
+    assert "A[1, 1]" in reasons[1]
+    assert q_one < q_pp                 # the apart case took fewer queries
