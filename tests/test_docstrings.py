@@ -61,6 +61,7 @@ def public_names():
         assert e.name == "exo_hl.stdlib", e
     for lib in HW_LIBS:
         out += _module_names(lib)
+    out += _module_names("exo_hl.tune")
     out += [(f"exo_hl.errors.{n}", c) for n, c in vars(errors).items()
             if inspect.isclass(c) and issubclass(c, BaseException)
             and c.__module__ == errors.__name__]

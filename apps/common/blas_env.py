@@ -5,6 +5,8 @@ environment once, when it is loaded):
 
 * one thread (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``, ...), since
   the kernels it is compared with are single-threaded;
+* ``OPENBLAS_L2_SIZE`` removed (it overrides the L2 size OpenBLAS blocks
+  for);
 * ``OPENBLAS_CORETYPE`` removed: some shells export e.g.
   ``OPENBLAS_CORETYPE=Haswell``, which forces OpenBLAS's Haswell kernels
   everywhere and halves its speed on AVX-512 CPUs. Without it OpenBLAS
@@ -42,6 +44,10 @@ def configure_blas(threads: int = 1) -> list:
     notes.append(f"BLAS baseline: numpy, {threads} thread"
                  f"{'s' if threads != 1 else ''} (OPENBLAS_NUM_THREADS="
                  f"OMP_NUM_THREADS=MKL_NUM_THREADS={threads})")
+    l2 = os.environ.pop("OPENBLAS_L2_SIZE", None)
+    if l2 is not None:
+        notes.append(f"unset OPENBLAS_L2_SIZE={l2} (OpenBLAS sizes its "
+                     f"blocks from the L2 it detects)")
     core = os.environ.pop("OPENBLAS_CORETYPE", None)
     if core is not None:
         notes.append(f"unset OPENBLAS_CORETYPE={core} (it forces OpenBLAS's "

@@ -12,17 +12,25 @@ by this process and, for the C build, on disk). ``isa='auto'`` takes the
 best instruction set the CPU has (AVX-512, else AVX2); naming one the CPU
 lacks is an error unless emulation is on (``EXO_HL_EMULATE=1``). The
 kernels run on ``OMP_NUM_THREADS`` threads (all cores by default).
+
+The schedule's parameters (tile, KC, NC, MC, par loops) come from this
+machine's tuning record (``exo-hl tune sgemm``), else from the BLIS
+model of its caches (``apps/sgemm/tuning.py``); ``configuration(isa)``
+says which. ``EXO_HL_SGEMM_PARAMS=model`` ignores the record,
+``EXO_HL_SGEMM_PARAMS=fixed`` runs the base description (no NC blocking).
 """
 from __future__ import annotations
 
 import ctypes
 import functools
+import os
 
 import numbers
 
 import numpy as np
 
 from apps.sgemm.schedule import ISAS, alpha_beta, schedule
+from apps.sgemm.tuning import configured
 from apps.common import isa_choice as _common_isa
 
 
@@ -35,9 +43,18 @@ choose_isa = _common_isa.chooser(ISAS)
 
 
 @functools.lru_cache(maxsize=None)
+def configuration(isa_name: str):
+    """(Isa, note): the parameters the kernels of ``isa_name`` use and
+    where they come from (``tuning.configured``; ``EXO_HL_SGEMM_PARAMS``:
+    auto, model or fixed)."""
+    return configured(isa_name, os.environ.get("EXO_HL_SGEMM_PARAMS",
+                                               "auto"))
+
+
+@functools.lru_cache(maxsize=None)
 def procedures(isa_name: str):
     """(C += A @ B, C = alpha A @ B + beta C) scheduled for an ISA."""
-    isa = ISAS[isa_name]
+    isa, _ = configuration(isa_name)
     kernel = schedule(isa)
     return kernel, alpha_beta(isa, kernel)
 

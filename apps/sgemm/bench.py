@@ -3,7 +3,18 @@
     python apps/sgemm/bench.py [--quick] [--isa auto|avx2|avx512]
                                [--threads 1 2] [--reps 5] [--clock wall|cpu]
                                [--settle 0.3] [--warmup 0.01]
-                               [--json FILE] [--plot FILE.png]
+                               [--params auto|model|fixed] [--no-mkl]
+                               [--no-record] [--json FILE] [--plot FILE.png]
+
+The kernel's parameters (tile, KC, NC, MC, par loops) are this machine's
+tuning record (``exo-hl tune sgemm``) when there is one, else the BLIS
+model of its caches (``--params model`` forces the model, ``--params
+fixed`` the base description without NC blocking); the first lines say
+which. MKL (the ``mkl`` package, ``apps/common/mkl.py``) is a second
+baseline when it is installed (one line says so when it is not). Every
+run is appended, with the machine's signature, to
+``apps/sgemm/results/<machine>.json`` (``--no-record``: not), from which
+``apps/common/report.py`` makes the README tables.
 
 For every shape and thread count it times ``C += A @ B`` (row-major f32)
 with the exo_hl kernel and with numpy's OpenBLAS called directly
@@ -49,6 +60,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -66,7 +78,9 @@ import numpy as np  # noqa: E402
 
 from apps.common.peak import thread_peaks  # noqa: E402
 from apps.common.timing import add_timing_args, best_times  # noqa: E402
-from apps.sgemm.api import choose_isa, compiled  # noqa: E402
+from apps.common.mkl import Mkl  # noqa: E402
+from apps.common.results import record_run  # noqa: E402
+from apps.sgemm.api import choose_isa, compiled, configuration  # noqa: E402
 
 SQUARES = (64, 128, 256, 384, 512, 768, 1024, 1536, 2048)
 ODD = ((127, 64, 300), (1000, 64, 300), (4099, 64, 300))
@@ -107,22 +121,29 @@ def check(kernel, blas, m, n, k, rng):
 
 
 def measure(kernel, blas, shapes, threads, reps, peaks, isa, emulated,
-            clock="wall", settle=0.3, warmup=0.01):
+            clock="wall", settle=0.3, warmup=0.01, mkl=None):
     rows = []
     rng = np.random.default_rng(0)
     for t in threads:
         set_openmp_threads(t)
         blas.set_threads(t)
+        if mkl is not None:
+            mkl.set_threads(t)
         for m, n, k in shapes:
             check(kernel, blas, m, n, k, rng)
             A = rng.standard_normal((m, k), dtype=np.float32)
             B = rng.standard_normal((k, n), dtype=np.float32)
             C1 = np.zeros((m, n), np.float32)
             C2 = np.zeros((m, n), np.float32)
-            ours, theirs = best_times(
-                (kernel.bound(m, n, k, A, B, C1),
-                 blas.bound_sgemm(A, B, C2)), reps, clock, t,
-                settle=settle if t > 1 else 0.0, warmup=warmup)
+            C3 = np.zeros((m, n), np.float32)
+            fns = [kernel.bound(m, n, k, A, B, C1),
+                   blas.bound_sgemm(A, B, C2)]
+            if mkl is not None:
+                fns.append(mkl.bound_sgemm(A, B, C3))
+            times = best_times(fns, reps, clock, t,
+                               settle=settle if t > 1 else 0.0,
+                               warmup=warmup)
+            ours, theirs = times[:2]
             flops = 2.0 * m * n * k
             g1, g2 = flops / ours / 1e9, flops / theirs / 1e9
             peak = peaks.get(t)
@@ -132,6 +153,9 @@ def measure(kernel, blas, shapes, threads, reps, peaks, isa, emulated,
                    "ratio": g1 / g2,
                    "peak_pct": 100 * g1 / peak if peak else None,
                    "openblas_peak_pct": 100 * g2 / peak if peak else None}
+            if mkl is not None:
+                g3 = flops / times[2] / 1e9
+                row.update(mkl_gflops=g3, mkl_ratio=g1 / g3)
             rows.append(row)
             print_row(row, emulated)
     return rows
@@ -166,7 +190,7 @@ def print_scaling(rows):
 
 
 HEAD = ("shape", "threads", "exo_hl GFLOP/s", "OpenBLAS GFLOP/s", "ratio",
-        "exo_hl % peak", "OpenBLAS % peak")
+        "exo_hl % peak", "OpenBLAS % peak", "MKL GFLOP/s", "ratio to MKL")
 
 
 def print_head():
@@ -180,7 +204,9 @@ def print_row(r, emulated=False):
     cells = ("x".join(map(str, r["shape"])), str(r["threads"]),
              f"{r['exo_hl_gflops']:.1f}", f"{r['openblas_gflops']:.1f}",
              f"{r['ratio']:.2f}", pct(r["peak_pct"]),
-             pct(r["openblas_peak_pct"]))
+             pct(r["openblas_peak_pct"]),
+             f"{r['mkl_gflops']:.1f}" if "mkl_gflops" in r else "-",
+             f"{r['mkl_ratio']:.2f}" if "mkl_ratio" in r else "-")
     print("| " + " | ".join(c.rjust(len(h)) for c, h in zip(cells, HEAD))
           + " |" + (" (emulated)" if emulated else ""), flush=True)
 
@@ -241,6 +267,17 @@ def main(argv=None):
     add_timing_args(ap, "kernel and shape")
     ap.add_argument("--shapes", nargs="+", default=None, metavar="MxNxK",
                     help="shapes to run instead of the default set")
+    ap.add_argument("--params", choices=("auto", "model", "fixed"),
+                    default="auto", help="the kernel's parameters: this "
+                    "machine's tuning record, else the BLIS model (auto); "
+                    "the model only; the base description (no NC blocks)")
+    ap.add_argument("--no-mkl", action="store_true",
+                    help="leave MKL out even when it is installed")
+    ap.add_argument("--no-record", action="store_true",
+                    help="do not append the run to apps/sgemm/results/")
+    ap.add_argument("--note", default=None,
+                    help="a remark stored with the recorded run (and shown "
+                    "by report.py), e.g. what else ran on the machine")
     ap.add_argument("--json", metavar="FILE", help="write the rows as JSON")
     ap.add_argument("--plot", metavar="FILE.png",
                     help="plot GFLOP/s against size (matplotlib)")
@@ -276,8 +313,13 @@ def main(argv=None):
     for line in BLAS_NOTES[1:]:
         print(line)
     print(f"BLAS: {blas_description()}")
-    print(f"ISA: {isa.name} ({note}): {isa.label} micro-kernel, "
-          f"k blocks of {isa.kc}")
+    mkl, mkl_note = (None, "MKL left out (--no-mkl)") if args.no_mkl \
+        else Mkl.load()
+    print(mkl_note if mkl is None else f"second baseline: {mkl_note}")
+    os.environ["EXO_HL_SGEMM_PARAMS"] = args.params
+    conf, conf_note = configuration(isa.name)
+    print(f"ISA: {isa.name} ({note})")
+    print(f"parameters: {conf_note}")
     t0 = time.perf_counter()
     kernel = compiled(isa.name)[0]      # called without per-call checks
     print(f"scheduled and compiled in {time.perf_counter() - t0:.1f} s")
@@ -286,8 +328,17 @@ def main(argv=None):
           f"{args.clock} clock; ratio = exo_hl / OpenBLAS")
     print_head()
     rows = measure(kernel, blas, shapes, threads, args.reps, peaks, isa,
-                   emulated, args.clock, args.settle, args.warmup)
+                   emulated, args.clock, args.settle, args.warmup, mkl)
     print_scaling(add_scaling(rows))
+    if not args.no_record and not emulated:
+        path = record_run("sgemm", f"{isa.name}", rows, {
+            "isa": isa.name, "params": conf.params,
+            "params_source": conf_note, "openblas": blas_description(),
+            "mkl": mkl_note if mkl is not None else None,
+            "peaks": peaks, "reps": args.reps, "clock": args.clock,
+            "note": args.note,
+            "argv": list(sys.argv[1:] if argv is None else argv)})
+        print(f"recorded in {path}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

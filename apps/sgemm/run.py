@@ -87,9 +87,12 @@ def main(argv=None):
     if isa is None:
         print(f"run.py: {note}", file=sys.stderr)
         return 2
+    from apps.sgemm.api import configuration
+    isa, params_note = configuration(isa.name)
     print(f"ISA: {isa.name} ({note}): {isa.label} micro-kernel, "
           f"{isa.mr * isa.regs} accumulators of {isa.lanes} x f32, "
           f"k blocks of {isa.kc}")
+    print(f"parameters: {params_note}")
     for line in BLAS_NOTES:
         print(line)
 

@@ -53,7 +53,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from exo_hl import DRAM, DRAM_STATIC, Procedure, SchedulingError, f32, proc, seq, size
+from exo_hl import (DRAM, DRAM_STATIC, Procedure, SchedulingError, f32, proc,
+                    seq, size, stride)
 from exo_hl.hw_libs import avx2 as _avx2
 from exo_hl.hw_libs import avx512 as _avx512
 
@@ -64,6 +65,20 @@ from exo_hl.hw_libs import avx512 as _avx512
 @proc
 def sgemm(M: size, N: size, K: size, A: f32[M, K] @ DRAM,
           B: f32[K, N] @ DRAM, C: f32[M, N] @ DRAM):
+    for i in seq(0, M):
+        for j in seq(0, N):
+            for k in seq(0, K):
+                C[i, j] += A[i, k] * B[k, j]
+
+
+@proc
+def sgemm_win(M: size, N: size, K: size, A: [f32][M, K] @ DRAM,
+              B: [f32][K, N] @ DRAM, C: [f32][M, N] @ DRAM):
+    """The algorithm on windows (row strides of their own, unit column
+    strides): the block an NC / MC blocked SGEMM calls (``blocked``)."""
+    assert stride(A, 1) == 1
+    assert stride(B, 1) == 1
+    assert stride(C, 1) == 1
     for i in seq(0, M):
         for j in seq(0, N):
             for k in seq(0, K):
@@ -142,6 +157,10 @@ class Isa:
     mask_load: Procedure   # the first m lanes of mem, 0 in the others
     mask_store: Procedure  # the first m lanes to mem (none past them)
     mask_fma: Procedure    # fma in the first m lanes, the others kept
+    nc: int = 0            # column block of B packed per call (0: all N)
+    mc: int = 0            # row block per call (0: all M)
+    par: str = "rows"      # 'rows': the kernel's row blocks and packing
+    #                        are par; 'cols': the NC column blocks are
 
     def __post_init__(self):
         if self.nr % self.lanes:
@@ -149,6 +168,28 @@ class Isa:
                              f"of {self.lanes} lanes")
         if self.kc < 1 or self.mr < 1:
             raise ValueError(f"{self.name}: MR and KC must be positive")
+        if self.nc < 0 or self.nc % self.nr:
+            raise ValueError(f"{self.name}: NC={self.nc} is not a multiple "
+                             f"of NR={self.nr}")
+        if self.mc < 0 or self.mc % self.mr:
+            raise ValueError(f"{self.name}: MC={self.mc} is not a multiple "
+                             f"of MR={self.mr}")
+        if self.par not in ("rows", "cols"):
+            raise ValueError(f"{self.name}: par is 'rows' or 'cols', not "
+                             f"{self.par!r}")
+        if self.par == "cols" and not self.nc:
+            raise ValueError(f"{self.name}: par='cols' needs NC blocks")
+
+    @property
+    def blocked(self) -> bool:
+        """Whether the kernel is called per NC x MC block (``blocked``)."""
+        return bool(self.nc or self.mc)
+
+    @property
+    def params(self) -> dict:
+        """The tunable parameters of this description."""
+        return {"mr": self.mr, "nr": self.nr, "kc": self.kc, "nc": self.nc,
+                "mc": self.mc, "par": self.par}
 
     @property
     def regs(self) -> int:
@@ -158,6 +199,13 @@ class Isa:
     @property
     def label(self) -> str:
         return f"{self.title} {self.mr}x{self.nr}"
+
+    @property
+    def blocking_label(self) -> str:
+        """``KC=288 NC=896`` (MC, par when set)."""
+        out = f"KC={self.kc}" + (f" NC={self.nc}" if self.nc else "") + \
+            (f" MC={self.mc}" if self.mc else "")
+        return out + (" par=cols" if self.par == "cols" else "")
 
     @property
     def kernel_name(self) -> str:
@@ -589,13 +637,21 @@ def _instructions(p, full, isa, t):
     return p
 
 
-def stages(isa: Isa, p: Procedure = None):
+def stages(isa: Isa, p: Procedure = None, name: str = None):
     """[(description, procedure)] after each group of rewrites of the
-    algorithm (or ``p``, an SGEMM of the same form)."""
+    algorithm (or ``p``, an SGEMM of the same form), the kernel named
+    ``name`` (default ``isa.kernel_name``). A blocked description
+    (``isa.blocked``) ends with the procedure that calls the kernel, built
+    from ``sgemm_win``, per block (``blocked``)."""
+    if isa.blocked and p is None:
+        out = stages(isa, sgemm_win, isa.kernel_name + "_block")
+        return out + [(f"NC={isa.nc}, MC={isa.mc} blocks, each a call of "
+                       f"the kernel (par: {isa.par})",
+                       blocked(isa, out[-1][1]))]
     MR, NR, KC, L = isa.mr, isa.nr, isa.kc, isa.lanes
     p = sgemm if p is None else p
     out = [("the algorithm", p)]
-    p = p.rename(isa.kernel_name)
+    p = p.rename(name or isa.kernel_name)
 
     def step(what, q):
         out.append((what, q))
@@ -666,6 +722,9 @@ def stages(isa: Isa, p: Procedure = None):
     p = p.lift_alloc('B_pack')         # one buffer for all full k blocks
     for buf in ('B_pack', 'B_pack_t'):  # cache-line aligned panels
         p = p.set_memory(buf, DRAM_ALIGNED)
+    if isa.par == "cols":               # the caller's column blocks are
+        step("sequential (the column blocks of the caller are par)", p)
+        return out
     for full, t in ((True, ''), (False, '_t')):
         # the packing rows in parallel (each writes its own row of every
         # panel), and the row blocks
@@ -675,8 +734,54 @@ def stages(isa: Isa, p: Procedure = None):
     return out
 
 
+def blocked(isa: Isa, kernel: Procedure) -> Procedure:
+    """``sgemm`` in column blocks of NC (B's ``kc x NC`` block, packed by
+    the kernel once per k block, stays in L2 while every row block of C
+    reads it) and row blocks of MC, each block a call of ``kernel`` (the
+    schedule of ``sgemm_win``, ``call_eqv``): the blocks and their tails
+    (``N % NC``, ``M % MC``, each guarded, the other branch's zero-trip
+    loop removed by ``eliminate_dead_code``) come from ``split``,
+    ``fission_after`` and ``reorder``, the calls from ``replace``
+    (unification). With ``isa.par == 'cols'`` the column-block loop is
+    ``par`` (``parallelize`` proves its iterations write disjoint columns
+    of C) and the kernel runs sequentially in each."""
+    NC, MC = isa.nc, isa.mc
+    p = sgemm.rename(isa.kernel_name)
+    top = lambda q, k: list(q.body())[k]
+    if NC:
+        p = p.split('j', NC, 'jc', 'jn', tail='cut')
+        p = p.fission_after(p.find_loop('jc'))
+        p = p.reorder('i', 'jc')
+        p = p.add_guard(top(p, 1), f'N % {NC} > 0')
+        other = lambda q: list(top(q, 1).orelse())[0]
+        p = p.reorder(other(p), other(p).find('for jn in _: _'))
+        p = p.eliminate_dead_code(other(p))
+    if MC:
+        for n in range(2 if NC else 1):
+            p = p.split(p.find_loop('i'), MC, 'ic', 'ii', tail='cut')
+            rest = p.find('for ic in _: _', many=True)[n].next()
+            p = p.add_guard(rest, f'M % {MC} > 0')
+            g = p.find('for ic in _: _', many=True)[n].next()
+            p = p.eliminate_dead_code(list(g.orelse())[0])
+    inner = 'ii' if MC else 'i'
+    while True:
+        try:
+            nest = p.find_loop(inner)
+        except SchedulingError:
+            break
+        p = p.replace(nest, sgemm_win)
+    if isa.par == "cols":
+        # proven on the calls of the algorithm, whose effects (what each
+        # call reads and writes) the kernel's calls then inherit
+        p = p.parallelize(p.find_loop('jc'))
+    for call in p.find('sgemm_win(_)', many=True):
+        p = p.call_eqv(p.forward(call), kernel)
+    return p
+
+
 def schedule(isa: Isa, p: Procedure = None) -> Procedure:
-    """The fully scheduled kernel, named ``isa.kernel_name``."""
+    """The fully scheduled kernel, named ``isa.kernel_name`` (for a
+    blocked description, the procedure calling it per block)."""
     return stages(isa, p)[-1][1]
 
 

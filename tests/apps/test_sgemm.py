@@ -579,9 +579,11 @@ int main(void) {
     assert out.split("\n")[:2] == ["5 6 11 12", "3 4 9 10"]
 
 
-def _script(name, *args):
+def _script(name, *args, env=None):
     e = dict(os.environ)
     e["OPENBLAS_CORETYPE"] = "Haswell"
+    e["OPENBLAS_L2_SIZE"] = "1048576"
+    e.update(env or {})
     return subprocess.run([sys.executable, str(APP / name), *args],
                           capture_output=True, text=True, timeout=900, env=e)
 
@@ -597,9 +599,19 @@ def test_bench_script(tmp_path):
         args += ["--plot", str(plot)]
     except ImportError:
         plot = None
-    r = _script("bench.py", *args)
+    r = _script("bench.py", *args, "--params", "model", env={
+        "EXO_HL_RESULTS_DIR": str(tmp_path / "results")})
     assert r.returncode == 0, r.stderr
     assert "OPENBLAS_CORETYPE=Haswell" in r.stdout     # it was unset
+    assert "unset OPENBLAS_L2_SIZE=1048576" in r.stdout
+    assert "parameters: AVX2 6x16 KC=" in r.stdout and "BLIS model" in \
+        r.stdout
+    assert "MKL" in r.stdout                 # a column, or the line why not
+    from exo_hl.tune import machine_signature, signature_label
+    recorded = json.loads((tmp_path / "results" / (signature_label(
+        machine_signature()) + ".json")).read_text())
+    assert recorded["signature"] == machine_signature()
+    assert recorded["runs"][0]["rows"] == json.loads(out.read_text())
     rows = json.loads(out.read_text())
     assert [(r["shape"], r["threads"]) for r in rows] == [
         ([7, 9, 11], 1), ([20, 20, 20], 1), ([7, 9, 11], 2),
@@ -669,3 +681,143 @@ def test_register_tiles_do_not_spill(tmp_path, chain, avx512_chain):
     for p in (chain.fast, avx512_chain[-1][1]):
         spilled, fmas = fma_stack_operands(p, tmp_path)
         assert fmas > 0 and spilled == 0, (p.name(), spilled, fmas)
+
+
+# ---------------------------------------------------------------------------
+# the tuning space: other tiles, NC / MC blocks, par on the column blocks
+
+from apps.sgemm import tuning  # noqa: E402
+from apps.sgemm.schedule import blocked, sgemm_win  # noqa: E402
+
+#: shapes that cross every block of the points below: remainders of NC,
+#: MC, KC, NR and MR at once, exact multiples, and single rows/columns
+BLOCK_SHAPES = [(1, 1, 1), (13, 37, 70), (24, 96, 128), (29, 101, 131),
+                (7, 5, 3), (56, 129, 33), (3, 200, 65)]
+
+#: (isa, parameters): small blocks, so small shapes cross them
+POINTS = [("avx2", {"shape": "4x24", "kc": 64, "nc": 48, "mc": 12}),
+          ("avx2", {"shape": "8x8", "kc": 32, "nc": 16}),
+          ("avx2", {"shape": "3x32", "kc": 48, "nc": 0, "mc": 9}),
+          ("avx512", {"shape": "14x32", "kc": 48, "nc": 64, "mc": 28})]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("isa_name,params", POINTS,
+                         ids=[f"{i}-{p['shape']}" for i, p in POINTS])
+def test_tuning_points_equal_numpy(isa_name, params, threads):
+    """Each point of the space is a checked schedule: compiled, it equals
+    numpy exactly (small-integer data) on every shape, 1 and 2 threads;
+    its driver calls the block kernel per NC x MC block."""
+    isa = tuning.variant(isa_name, params)
+    p = tuning.template(dict(params, isa=isa_name))
+    text = str(p)
+    if isa.blocked:
+        assert f"{isa.kernel_name}_block(" in text
+        if isa.nc:
+            assert f"for jc in {'par' if isa.par == 'cols' else 'seq'}(0, " \
+                f"N / {isa.nc})" in text
+            assert f"if N % {isa.nc} > 0:" in text
+        if isa.mc:
+            assert f"if M % {isa.mc} > 0:" in text
+    f = p.compile(emulate=any(_needs_emulation(x)
+                              for x in isa.cpu_features()))
+    for nthreads in (1, 2):
+        threads(nthreads)
+        rng = np.random.default_rng(nthreads)
+        for m, n, k in BLOCK_SHAPES:
+            A, B, C = _ints(rng, m, k), _ints(rng, k, n), _ints(rng, m, n)
+            want = C + A @ B
+            f(m, n, k, A, B, C)
+            assert np.array_equal(C, want), (params, nthreads, m, n, k)
+
+
+def test_par_on_the_column_blocks(threads):
+    """``par='cols'``: the column-block loop is par (proven on the calls of
+    the algorithm), the calls then swapped for the kernel. With the
+    algorithm itself as the kernel (the scheduled one takes minutes more:
+    the par loop is proven again through its effects), it equals numpy
+    on 1 and 2 threads."""
+    isa = tuning.variant("avx2", {"shape": "8x8", "kc": 32, "nc": 16,
+                                  "par": "cols"})
+    p = blocked(isa, sgemm_win)
+    assert "for jc in par(0, N / 16):" in str(p)
+    f = p.compile()
+    for nthreads in (1, 2):
+        threads(nthreads)
+        rng = np.random.default_rng(nthreads)
+        for m, n, k in BLOCK_SHAPES:
+            A, B, C = _ints(rng, m, k), _ints(rng, k, n), _ints(rng, m, n)
+            want = C + A @ B
+            f(m, n, k, A, B, C)
+            assert np.array_equal(C, want), (nthreads, m, n, k)
+
+
+def test_variant_checks_its_parameters():
+    v = tuning.variant("avx512", {"shape": "8x32", "kc": 256, "nc": 1000,
+                                  "mc": 100})
+    assert (v.mr, v.nr, v.kc, v.nc, v.mc) == (8, 32, 256, 992, 96)
+    assert v.blocking_label == "KC=256 NC=992 MC=96"
+    # a point the schedule cannot build is refused, as a search records it
+    with pytest.raises(SchedulingError, match="needs NC blocks"):
+        tuning.variant("avx2", {"nc": 0, "par": "cols"})
+    with pytest.raises(SchedulingError, match="multiple of 8 lanes"):
+        tuning.variant("avx2", {"shape": "6x20"})
+    for name, shapes in tuning.SHAPES.items():
+        for s in shapes:
+            v = tuning.variant(name, {"shape": s})
+            assert f"{v.mr}x{v.nr}" == s
+    # every point of the spaces is a description (or a refusal)
+    sp = tuning.space("avx512")
+    assert sp["shape"][0] == "6x32" and sp["isa"] == ["avx512"]
+    for shape in sp["shape"]:
+        for nc in sp["nc"]:
+            for mc in sp["mc"]:
+                tuning.variant("avx512", {"shape": shape, "nc": nc,
+                                          "mc": mc})
+
+
+def test_the_app_uses_this_machines_record_else_the_model(tmp_path,
+                                                           monkeypatch):
+    from exo_hl.tune import TuningDB, blis_blocking, machine_signature
+    monkeypatch.setenv("EXO_HL_CACHE", str(tmp_path))
+    isa, note = tuning.configured("avx2")
+    b = blis_blocking(6, 16)
+    assert (isa.kc, isa.nc) == (b.kc, b.nc_l2) and "BLIS model" in note
+    assert "no tuned record" in note
+    db = TuningDB()
+    other = dict(machine_signature(), cpu_model="Some Other CPU")
+    db.store(tuning.key("avx2"), {"shape": "4x24", "kc": 128, "nc": 480},
+             150.0, signature=other)
+    isa, note = tuning.configured("avx2")
+    assert isa.kc == b.kc and "1 record(s) of other machines not used" in note
+    db.store(tuning.key("avx2"), {"shape": "4x24", "kc": 128, "nc": 480},
+             150.0, units="GFLOP/s")
+    isa, note = tuning.configured("avx2")
+    assert (isa.mr, isa.nr, isa.kc, isa.nc) == (4, 24, 128, 480)
+    assert "tuned record" in note and str(tmp_path) in note
+    # the model and the fixed description on request
+    assert tuning.configured("avx2", "model")[0].kc == b.kc
+    assert tuning.configured("avx2", "fixed")[0] is AVX2
+
+
+def test_the_tuning_bench_checks_and_times(chain, monkeypatch):
+    """``tuning.Bench`` (what ``exo-hl tune sgemm`` times): checks the
+    kernel against numpy, then GFLOP/s by either clock; a kernel that is
+    wrong raises (the search records the candidate as crashed)."""
+    for clock in ("cpu", "wall"):
+        v = tuning.Bench([(64, 64, 64), (33, 17, 100)], reps=1,
+                         clock=clock)(chain.compiled, {})
+        assert 0 < v < 1e5
+
+    import apps.sgemm.api as sapi
+    real = sapi.RawKernel
+
+    class Twice(real):
+        """Adds A @ B twice."""
+
+        def __call__(self, *a):
+            super().__call__(*a)
+            super().__call__(*a)
+    monkeypatch.setattr(sapi, "RawKernel", Twice)
+    with pytest.raises(AssertionError, match="differs from numpy"):
+        tuning.Bench([(8, 8, 8)], reps=1)(chain.compiled, {})

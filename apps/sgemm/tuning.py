@@ -1,0 +1,195 @@
+"""Tuning the SGEMM schedule on this machine, and the parameters the app
+runs with.
+
+The schedule (``schedule.py``) takes its parameters from an ``Isa``
+description: the register tile MR x NR, the k block KC, the column block
+NC (the packed ``kc x NC`` block of B, 0 for all of N), the row block MC
+(0 for all of M) and which loops are ``par``. ``variant`` makes a
+description from a dict of them; ``template`` schedules it; ``Bench``
+times it; ``space`` is what ``exo-hl tune sgemm`` searches
+(``exo_hl.tune.tune``); every candidate is a chain of checked rewrites.
+
+``configured(isa_name)`` is what the app runs: this machine's record from
+the tuning database (``exo_hl.tune.TuningDB``) when there is one, else the
+blocking of the BLIS analytical model (``exo_hl.tune.blis_blocking``:
+KC from the L1, NC from the L2 since this schedule's loop order streams
+the packed block of B once per MR rows), with a note that says which.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from exo_hl import SchedulingError
+from exo_hl.tune import TuningDB, blis_blocking
+
+from apps.sgemm.schedule import ISAS, Isa, schedule
+
+#: bump when the schedule changes what a parameter means (old records
+#: are then left alone: the key changes)
+SCHEDULE_VERSION = 2
+
+#: micro-kernel shapes (MR x NR) per instruction set, the default first
+SHAPES = {"avx512": ("6x32", "6x64", "8x32", "14x32", "4x64"),
+          "avx2": ("6x16", "4x24", "8x8", "3x32")}
+
+
+def key(isa_name: str) -> str:
+    """The tuning database key: app, instruction set, schedule version."""
+    return f"sgemm.{isa_name}.v{SCHEDULE_VERSION}"
+
+
+def space(isa_name: str, threads: int = 1) -> dict:
+    """The search space: tile shape, KC, NC, MC (NC and MC are rounded
+    down to multiples of NR and MR; 0: no blocking). ``par='cols'`` is
+    left out: its schedule takes about ten minutes to build (the par loop
+    is proven again through the kernel's effects after ``call_eqv``),
+    more than a search can spend on one candidate; ``threads`` is kept
+    for when that is fixed."""
+    model = model_params(isa_name)
+    out = {"isa": [isa_name], "shape": list(SHAPES[isa_name]),
+           "kc": [96, 128, 192, 256, 320, 384, 512],
+           "nc": [0, 256, 512, 768, 1024, 1536, 2048],
+           "mc": [0, 192, 384, 768]}
+    for name in ("kc", "nc"):           # the model's point is in the space
+        out[name] = sorted(set(out[name]) | {model[name]})
+    return out
+
+
+def variant(isa_name: str, params: dict) -> Isa:
+    """The description for ``params`` ({shape or mr/nr, kc, nc, mc, par};
+    missing ones from the base description). Raises ``SchedulingError``
+    for a combination the schedule cannot build (so a search records it as
+    refused)."""
+    base = ISAS[isa_name]
+    mr, nr = base.mr, base.nr
+    if "shape" in params:
+        mr, nr = (int(x) for x in str(params["shape"]).split("x"))
+    mr, nr = int(params.get("mr", mr)), int(params.get("nr", nr))
+    nc = int(params.get("nc", 0)) // nr * nr
+    mc = int(params.get("mc", 0)) // mr * mr
+    try:
+        return dataclasses.replace(base, mr=mr, nr=nr,
+                                   kc=int(params.get("kc", base.kc)),
+                                   nc=nc, mc=mc,
+                                   par=params.get("par", "rows"))
+    except ValueError as e:
+        raise SchedulingError(f"sgemm: {e}") from None
+
+
+def model_params(isa_name: str) -> dict:
+    """The BLIS model's parameters for the default tile."""
+    base = ISAS[isa_name]
+    b = blis_blocking(base.mr, base.nr)
+    return {"shape": f"{base.mr}x{base.nr}", "kc": b.kc, "nc": b.nc_l2,
+            "mc": 0}
+
+
+def configured(isa_name: str, source: str = "auto"):
+    """(Isa, note): the description the app runs. ``source``: 'auto' (this
+    machine's tuning record, else the model), 'model' (the BLIS model
+    only) or 'fixed' (the base description: KC from the L1 rule, no NC or
+    MC blocking)."""
+    if source == "fixed":
+        isa = ISAS[isa_name]
+        return isa, (f"fixed schedule ({isa.blocking_label} from the L1 "
+                     f"rule k_block, no NC or MC blocking)")
+    found = TuningDB().lookup(key(isa_name)) if source == "auto" else None
+    if found is not None and found.record is not None:
+        try:
+            isa = variant(isa_name, found.record["params"])
+            return isa, (f"{isa.label} {isa.blocking_label}: "
+                         f"{found.note}")
+        except (SchedulingError, KeyError, TypeError, ValueError) as e:
+            why = f"tuned record unusable ({e})"
+        else:                             # pragma: no cover
+            why = ""
+    else:
+        why = found.note if found is not None else "model requested"
+    isa = variant(isa_name, model_params(isa_name))
+    return isa, (f"{isa.label} {isa.blocking_label} from the BLIS model "
+                 f"of this machine's caches ({why})")
+
+
+def template(params: dict):
+    """The scheduled SGEMM for ``params`` (``params['isa']`` names the
+    instruction set)."""
+    return schedule(variant(params["isa"], params))
+
+
+class Bench:
+    """GFLOP/s of a compiled candidate: the geometric mean over
+    ``shapes`` of the best of ``reps`` samples, on ``threads`` threads,
+    after a check against numpy on an odd shape (a wrong result raises:
+    the candidate is recorded as crashed, which a checked schedule never
+    should be). A picklable callable, as ``tune`` needs.
+
+    ``clock``: 'cpu' (default; the process's CPU time divided by the
+    threads: on a machine shared with other jobs it leaves out the time
+    slices they take, which wall time charges to whichever candidate was
+    unlucky; measured on the loaded development VM, wall-clock values
+    were a sixth of the CPU-time ones) or 'wall'."""
+
+    def __init__(self, shapes=((512,) * 3, (1024,) * 3, (2048,) * 3),
+                 threads=1, reps=3, clock="cpu"):
+        self.shapes = tuple(tuple(s) for s in shapes)
+        self.threads = threads
+        self.reps = reps
+        self.clock = clock
+
+    def __call__(self, compiled, params):
+        import numpy as np
+
+        from apps.common.blas_env import set_openmp_threads
+        from apps.common.timing import best_times
+        from apps.sgemm.api import RawKernel, aligned_zeros
+        set_openmp_threads(self.threads)
+        kernel = RawKernel(compiled)
+        rng = np.random.default_rng(0)
+        m, n, k = 37, 75, 301
+        A = rng.integers(-2, 3, (m, k)).astype(np.float32)
+        B = rng.integers(-2, 3, (k, n)).astype(np.float32)
+        C = np.ones((m, n), np.float32)
+        kernel(m, n, k, A, B, C)
+        if not np.array_equal(C, 1 + A @ B):
+            raise AssertionError("the kernel's result differs from numpy's")
+        logs = []
+        for m, n, k in self.shapes:
+            A = rng.standard_normal((m, k), dtype=np.float32)
+            B = rng.standard_normal((k, n), dtype=np.float32)
+            C = aligned_zeros((m, n))
+            (t,) = best_times((kernel.bound(m, n, k, A, B, C),), self.reps,
+                              self.clock, self.threads, min_time=0.05)
+            logs.append(math.log(2.0 * m * n * k / t / 1e9))
+        return math.exp(sum(logs) / len(logs))
+
+
+def tune_spec(options: dict) -> dict:
+    """What ``exo-hl tune sgemm`` searches. Options (``--isa``,
+    ``--threads``, ``--option shapes=512,1024,2048``, ``--option
+    reps=3``): the instruction set (``auto``: the best this CPU has), the
+    thread count, the square sizes timed, ``clock=cpu|wall`` (default:
+    CPU time on one thread, wall time on more, where idle or spinning
+    threads would make CPU time mean little). The model's point and the same
+    without NC blocking are tried first."""
+    from apps.sgemm.api import choose_isa
+    isa, emulated, note = choose_isa(options.get("isa", "auto"))
+    if isa is None:
+        raise ValueError(note)
+    if emulated:
+        raise ValueError(f"{isa.name} is emulated on this CPU: timings "
+                         f"would mean nothing")
+    threads = int(options.get("threads", 1))
+    sizes = [int(x) for x in str(options.get("shapes", "512,1024,2048"))
+             .split(",")]
+    start = dict(model_params(isa.name), isa=isa.name)
+    return {"template": template, "space": space(isa.name, threads),
+            "bench": Bench([(n, n, n) for n in sizes], threads,
+                           int(options.get("reps", 3)),
+                           options.get("clock", "cpu" if threads == 1
+                                       else "wall")),
+            "key": key(isa.name), "units": "GFLOP/s",
+            "initial": [start, dict(start, nc=0)],
+            "about": (f"SGEMM, {isa.title} ({note}), {threads} thread(s), "
+                      f"GFLOP/s (geometric mean over "
+                      f"{', '.join(f'{n}^3' for n in sizes)})")}

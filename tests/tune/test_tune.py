@@ -1,0 +1,234 @@
+"""exo_hl.tune: the search survives refused, crashing and hanging
+candidates and is reproducible from a seed; the database keeps one record
+per machine and never hands out another machine's; the BLIS model's
+block sizes satisfy its cache constraints.
+
+The candidates' processes start with ``spawn`` (about a second each), so
+every search here runs a handful of candidates."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import tune_candidates as tc  # noqa: E402
+from exo_hl.tune import (STATUSES, CacheLevel, TuningDB,  # noqa: E402
+                         blis_blocking, machine_signature, signature_id,
+                         signature_label, tune)
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_refused_crashing_and_hanging_candidates_are_recorded(tmp_path):
+    cases = ["tile4", "refused", "abort", "segv", "hang", "tile8"]
+    t0 = time.monotonic()
+    r = tune(tc.template, {"case": cases}, tc.bench, n_trials=len(cases),
+             initial=[{"case": c} for c in cases], workers=2, timeout_s=3,
+             progress=False, db=str(tmp_path), key="axpy.test",
+             units="tile")
+    took = time.monotonic() - t0
+    by_case = {t.params["case"]: t for t in r.trials}
+    assert set(by_case) == set(cases)
+    assert [t.params["case"] for t in r.trials] == cases   # the queue order
+    assert by_case["tile4"].status == "ok" and by_case["tile4"].value == 4
+    ref = by_case["refused"]
+    assert ref.status == "refused" and "split" in ref.message
+    assert by_case["abort"].status == "crashed"
+    assert "SIGABRT" in by_case["abort"].message
+    assert by_case["segv"].status == "crashed"
+    assert "SIGSEGV" in by_case["segv"].message
+    assert by_case["hang"].status == "timeout"
+    # the search went on after them
+    assert r.best_params == {"case": "tile8"} and r.best_value == 8
+    assert r.counts() == {"ok": 2, "refused": 1, "crashed": 2, "timeout": 1}
+    assert took < 60
+    # the best point is this machine's record
+    rec = TuningDB(str(tmp_path)).lookup("axpy.test").record
+    assert rec["params"] == {"case": "tile8"} and rec["value"] == 8
+    assert rec["signature"] == machine_signature()
+
+
+def test_a_search_is_reproducible_from_its_seed():
+    space = {"t": range(1, 13), "u": [1, 2, 3, 4, 5]}
+
+    def run(seed):
+        # two random points, then four from TPE's model of the values
+        r = tune(tc.template_xy, space, tc.bench_xy, n_trials=6, seed=seed,
+                 workers=2, compile=False, progress=False, n_startup=2)
+        assert all(t.status == "ok" for t in r.trials)
+        return [(t.params["t"], t.params["u"]) for t in r.trials], r
+
+    first, r = run(7)
+    again, _ = run(7)
+    other, _ = run(8)
+    assert first == again
+    assert first != other
+    assert r.best_value == max(t.value for t in r.trials)
+    assert len(r.trials) == 6
+
+
+def test_a_finite_space_stops_when_every_point_is_tried(monkeypatch,
+                                                        capfd):
+    monkeypatch.setenv("EXO_HL_PROGRESS", "1")      # the bar, on stderr
+    r = tune(tc.template_xy, {"t": [2, 6], "u": [3]}, tc.bench_xy,
+             n_trials=10, compile=False, key="xy")
+    err = capfd.readouterr().err
+    assert "xy" in err and "trial" in err and "best 0" in err
+    fresh = [t for t in r.trials if t.repeat_of is None]
+    assert sorted(t.params["t"] for t in fresh) == [2, 6]
+    assert r.best_params == {"t": 6, "u": 3} and r.best_value == 0
+
+
+def test_bad_spaces_are_rejected():
+    for space in ({}, {"t": []}, {"t": 3}, {"t": range(0)}):
+        with pytest.raises((TypeError, ValueError)):
+            tune(tc.template_xy, space, tc.bench_xy, n_trials=1,
+                 progress=False)
+    # an initial point outside the space (the SGEMM model's NC was not in
+    # its list, and optuna failed deep inside the search)
+    for point in ({"t": 5, "u": 3}, {"t": 1, "v": 3}):
+        with pytest.raises(ValueError, match="is not in the space"):
+            tune(tc.template_xy, {"t": [1, 2], "u": [3]}, tc.bench_xy,
+                 initial=[point], progress=False)
+
+
+def _other_machine(sig):
+    other = json.loads(json.dumps(sig))
+    other["cpu_model"] = "AMD EPYC 9B14 96-Core Processor"
+    other["caches"][0]["size"] = 32 << 10
+    return other
+
+
+def test_a_record_of_another_machine_is_not_used(tmp_path):
+    db = TuningDB(str(tmp_path))
+    here = machine_signature()
+    there = _other_machine(here)
+    path = db.store("k.v1", {"kc": 128}, 99.0, units="GFLOP/s",
+                    signature=there)
+    assert signature_id(there) in path
+    found = db.lookup("k.v1")
+    assert found.record is None
+    assert "other machines not used" in found.note
+    assert "caches" in found.note and "cpu_model" in found.note
+    # a file under this machine's name but holding another signature
+    # (copied from elsewhere) is not used either
+    os.makedirs(os.path.dirname(db.path("k.v1")), exist_ok=True)
+    with open(path) as f, open(db.path("k.v1"), "w") as g:
+        g.write(f.read())
+    assert db.lookup("k.v1").record is None
+    # this machine's record is found, and says where it came from
+    mine = db.store("k.v1", {"kc": 256}, 150.0, units="GFLOP/s")
+    found = db.lookup("k.v1")
+    assert found.record["params"] == {"kc": 256} and found.path == mine
+    assert mine in found.note
+    assert db.lookup("k.v1", signature=there).record["params"] == {"kc": 128}
+    assert len(db.records("k.v1")) == 2
+
+
+def test_a_stored_record_loads_fast_in_a_new_process(tmp_path):
+    db = TuningDB(str(tmp_path))
+    db.store("k.v1", {"kc": 256}, 150.0)
+    # the lookup itself (signature, file): importing exo_hl comes first
+    # for any app and takes about a second on a loaded machine
+    code = ("import time\n"
+            "from exo_hl.tune import TuningDB\n"
+            "t = time.perf_counter()\n"
+            f"r = TuningDB({str(tmp_path)!r}).lookup('k.v1').record\n"
+            "print(r['params']['kc'], time.perf_counter() - t)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, cwd=REPO, env={**os.environ,
+                                                   "PYTHONPATH": str(REPO)})
+    kc, secs = out.stdout.split()
+    assert kc == "256", out.stderr
+    assert float(secs) < 1.0
+
+
+def test_keys_are_file_names():
+    db = TuningDB("/nonexistent")
+    for bad in ("", "a/b", "../x", "a b"):
+        with pytest.raises(ValueError):
+            db.path(bad)
+    assert signature_label(machine_signature()).endswith(
+        signature_id(machine_signature()))
+
+
+def _ways(nbytes, c):
+    return -(-nbytes // c.way_bytes)
+
+
+@pytest.mark.parametrize("mr,nr", [(6, 32), (6, 64), (8, 32), (14, 32),
+                                   (4, 64), (6, 16), (4, 24), (8, 8),
+                                   (3, 32)])
+@pytest.mark.parametrize("l1,l2", [((32 << 10, 8), (1 << 20, 16)),
+                                   ((48 << 10, 12), (2 << 20, 16)),
+                                   ((32 << 10, 8), (512 << 10, 8))])
+def test_the_blis_model_meets_its_constraints(mr, nr, l1, l2):
+    caches = {1: CacheLevel(1, l1[0], ways=l1[1]),
+              2: CacheLevel(2, l2[0], ways=l2[1]),
+              3: CacheLevel(3, 32 << 20, ways=16, shared_by=4)}
+    b = blis_blocking(mr, nr, caches=caches)
+    c1 = caches[1]
+    # both micro-panels in W - 1 ways of L1, and 16 more k would not fit
+    assert _ways(mr * b.kc * 4, c1) + _ways(nr * b.kc * 4, c1) <= c1.ways - 1
+    k2 = b.kc + 16
+    assert _ways(mr * k2 * 4, c1) + _ways(nr * k2 * 4, c1) > c1.ways - 1
+    assert b.kc % 16 == 0 and b.mc % mr == 0 and b.nc % nr == 0
+    assert b.mc * b.kc * 4 <= caches[2].size // 2
+    assert b.nc * b.kc * 4 <= (32 << 20) // 4 // 2
+    assert b.nc_l2 * b.kc * 4 <= caches[2].size // 2
+    assert len(b.notes) == 4
+
+
+def test_the_blis_model_gives_blis_own_haswell_kc():
+    # BLIS's Haswell DGEMM: 6x8 kernel, 32 KiB 8-way L1 -> kc = 256
+    caches = {1: CacheLevel(1, 32 << 10, ways=8), 2: CacheLevel(2, 256 << 10,
+                                                                ways=8),
+              3: CacheLevel(3, 8 << 20, ways=16)}
+    assert blis_blocking(6, 8, elem_bytes=8, caches=caches).kc == 256
+    # without associativity: half the L1
+    b = blis_blocking(6, 16, caches={1: CacheLevel(1, 32 << 10)})
+    assert (6 + 16) * b.kc * 4 <= 16 << 10
+    assert any("no L2 reported" in n for n in b.notes)
+
+
+def test_statuses_are_the_documented_ones():
+    assert STATUSES == ("ok", "refused", "crashed", "timeout")
+
+
+def test_the_cli_tunes_and_stores(tmp_path, capsys):
+    from exo_hl.cli import main
+    spec = str(Path(__file__).parent / "tune_candidates.py")
+    rc = main(["tune", spec, "--trials", "3", "--db", str(tmp_path),
+               "--option", "u=3"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "tuning the test landscape" in out and "stored:" in out
+    assert "best 0 score with {'t': 6, 'u': 3}" in out
+    rec = TuningDB(str(tmp_path)).lookup("axpy.cli.v1").record
+    assert rec["params"] == {"t": 6, "u": 3} and rec["trials"] == 3
+    assert main(["tune", str(tmp_path / "missing.py")]) == 1
+    assert main(["tune", spec, "--option", "novalue"]) == 1
+
+
+def test_the_guides_example_runs(capsys):
+    """docs/tuning.md's worked example (examples/tuning/gemv_tuning.py):
+    the perfect split of an unknown n is refused, the others measured."""
+    sys.path.insert(0, str(REPO / "examples" / "tuning"))
+    import gemv_tuning
+    from exo_hl.tune import tune as run
+    r = run(gemv_tuning.template, gemv_tuning.SPACE, gemv_tuning.bench,
+            n_trials=4, progress=False, units="GFLOP/s",
+            initial=[{"rows": 4, "tail": "cut"},
+                     {"rows": 4, "tail": "perfect"}])
+    assert r.trials[0].ok and r.trials[0].value > 0
+    assert r.trials[1].status == "refused"
+    assert "perfect" in r.trials[1].message or "divid" in \
+        r.trials[1].message
+    assert r.best_value >= r.trials[0].value

@@ -1,0 +1,71 @@
+"""Templates and benchmarks for tests/tune/test_tune.py: top-level
+functions of an importable module, as ``tune`` requires (the candidates'
+processes import them by name).
+
+One parameter, ``case``, picks what the candidate does: a good schedule
+(``tile4``, ``tile8``: value = the tile), a schedule ``split`` refuses
+(``refused``: a perfect split of an unknown ``n``), a benchmark that kills
+its process (``abort``: SIGABRT; ``segv``: a read of address 0) or one
+that never returns (``hang``).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import time
+
+import numpy as np
+
+from exo_hl import f32, proc, seq, size
+
+
+@proc
+def axpy(n: size, x: f32[n], y: f32[n]):
+    for i in seq(0, n):
+        y[i] += 2.0 * x[i]
+
+
+def template(params):
+    case = params["case"]
+    if case == "refused":
+        return axpy.split('i', 4, 'io', 'ii', tail='perfect')
+    tile = int(case[4:]) if case.startswith("tile") else 2
+    return axpy.split('i', tile, 'io', 'ii', tail='cut')
+
+
+def bench(compiled, params):
+    """Checks the kernel, then 'measures' a value (deterministic: the
+    tile), or misbehaves as the case asks."""
+    case = params["case"]
+    x = np.arange(37, dtype=np.float32)
+    y = np.ones(37, dtype=np.float32)
+    compiled(37, x, y)
+    assert np.array_equal(y, 1 + 2 * x)
+    if case == "abort":
+        os.abort()
+    if case == "segv":
+        ctypes.string_at(0)
+    if case == "hang":
+        while True:
+            time.sleep(0.1)
+    return float(case[4:])
+
+
+def template_xy(params):
+    """For the seeded searches: any point builds (no compile needed)."""
+    return axpy.split('i', params["t"], 'io', 'ii', tail='cut')
+
+
+def bench_xy(p, params):
+    """A deterministic landscape over (t, u) (``compile=False``: ``p`` is
+    the Procedure)."""
+    assert p.name() == "axpy"
+    return -abs(params["t"] - 6) - abs(params["u"] - 3) * 0.5
+
+
+def tune_spec(options):
+    """For ``exo-hl tune tests/tune/tune_candidates.py``."""
+    return {"template": template_xy, "bench": bench_xy,
+            "space": {"t": range(1, 9), "u": [int(options.get("u", 3))]},
+            "key": "axpy.cli.v1", "units": "score", "compile": False,
+            "initial": [{"t": 6, "u": 3}], "about": "the test landscape"}
