@@ -121,12 +121,14 @@ def model_params(isa_name: str, sizes) -> dict:
     """A default without measurements: the tile that leaves the least
     work to the tail tiles (columns W % COLS and channels OC % OB run in
     narrower, slower tiles) while keeping enough accumulators to cover
-    the FMA latency (about 20: two FMA ports x 4 cycles, with margin);
+    the FMA latency (two ports x 4-5 cycles, with margin: 60% of the
+    vector registers);
     then the largest channel group whose packed weights fit half the L2
     and divide OC. Sizes fixed."""
     s = sizes_dict(sizes)
     W, IC, OC = s["W"], s["IC"], s["OC"]
     lanes = ISAS[isa_name].lanes
+    enough = 0.6 * VREGS[isa_name]      # accumulators that hide latency
     best, best_score = None, -1.0
     for tile in TILES[isa_name]:
         cols, regs = (int(x) for x in tile.split("x"))
@@ -135,7 +137,7 @@ def model_params(isa_name: str, sizes) -> dict:
         ob = regs * lanes
         fx = ((W // cols) * cols + 0.4 * (W % cols)) / W
         fo = ((OC // ob) * ob + 0.5 * (OC % ob)) / OC
-        score = fx * fo * min(1.0, cols * regs / 20.0)
+        score = fx * fo * min(1.0, cols * regs / enough)
         if score > best_score + 1e-9:
             best, best_score = (tile, ob), score
     tile, ob = best
