@@ -123,3 +123,18 @@ def test_configured_uses_the_model_without_a_record(tmp_path, monkeypatch):
     assert "from the model" in note and params["tile"] == "7x2"
     _, isa, note = tuning.configured("avx2", (1, 7, 7, 512, 512), "fixed")
     assert "fixed schedule" in note and isa.cols == 5
+
+
+def test_recorded_rows_make_a_conv_table(tmp_path):
+    """A conv bench row recorded per machine becomes a README table row
+    with its ratio to ONNX Runtime and where its parameters came from."""
+    from apps.common.report import report
+    from apps.common.results import record_run
+    row = {"threads": 1, "isa": "avx2", "size": [1, 14, 14, 256, 256],
+           "exo_hl_gflops": 50.0, "onnxruntime_gflops": 40.0,
+           "im2col_blas_gflops": 30.0, "ratio_onnxruntime": 1.25,
+           "peak_pct": 40.0, "params_source": "AVX2 7x16 from the model"}
+    record_run("conv", "avx2", [row], {"params_source": "auto"}, tmp_path)
+    text = report("conv", tmp_path)
+    assert ("| 1,14,14,256,256 | 1 | 50.0 | 40.0 | 1.25 | 30.0 | 40% | "
+            "AVX2 7x16 from the model |") in text
