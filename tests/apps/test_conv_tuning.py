@@ -138,3 +138,20 @@ def test_recorded_rows_make_a_conv_table(tmp_path):
     text = report("conv", tmp_path)
     assert ("| 1,14,14,256,256 | 1 | 50.0 | 40.0 | 1.25 | 30.0 | 40% | "
             "AVX2 7x16 from the model |") in text
+
+
+def test_python_entry_point_with_configured_parameters(two_threads):
+    """api.conv(params='model') runs the model's kernel for the layer's
+    sizes (odd ones here), exact against numpy."""
+    from apps.conv import api
+    rng = np.random.default_rng(5)
+    N, H, W, IC, OC = 1, 3, 9, 2, 21
+    inp = rng.integers(-3, 4, (N, H + 2, W + 2, IC)).astype(np.float32)
+    wt = rng.integers(-3, 4, (3, 3, IC, OC)).astype(np.float32)
+    bias = rng.integers(-3, 4, OC).astype(np.float32)
+    out = api.conv(inp, wt, bias, isa="avx2", params="model")
+    assert np.array_equal(out, _numpy_conv(inp, wt, bias))
+    _, note = api.configured_kernel("avx2", (N, H, W, IC, OC), "model")
+    assert "from the model" in note
+    with pytest.raises(ValueError):
+        api.conv(inp, wt, bias, isa="avx2", params="tuned")
