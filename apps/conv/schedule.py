@@ -249,7 +249,10 @@ def _channel_tail(p, isa, oc):
     or its fixed value)."""
     L, XB = isa.lanes, isa.cols
     p = p.split(p.find_loop('oci'), L, 'ov', 'ol', tail='cut')
-    p = p.fission_after(p.find_loop('ov'), n_lifts=1)
+    if len(list(p.find_loop('ov').parent().body())) > 1:
+        p = p.fission_after(p.find_loop('ov'), n_lifts=1)   # (no scalar
+    #                                   channels when OC is fixed, OC % OB a
+    #                                   multiple of the lanes)
     p = p.split(p.find_loop('ov').parent(), XB, 'xv', 'xj', tail='cut')
     p = p.reorder(p.find_loop('xj'), p.find_loop('ov'))
     p = _lane_tile(p, lambda q: q.find_loop('ov'), isa, XB, '', oc)
