@@ -71,6 +71,10 @@ def machine_section(path, data):
             lines += [f"Note: {meta['note']}", ""]
         if meta.get("mkl"):
             lines += [f"MKL: {meta['mkl']}", ""]
+        rows = run.get("rows", [])
+        if rows and "onnxruntime_gflops" in rows[0]:
+            lines += _conv_table(rows)
+            continue
         lines += ["| shape | threads | exo_hl GFLOP/s | OpenBLAS | ratio | "
                   "MKL | ratio to MKL | exo_hl % peak |",
                   "|---|---:|---:|---:|---:|---:|---:|---:|"]
@@ -82,6 +86,24 @@ def machine_section(path, data):
                 f"{_f(r.get('mkl_ratio'), '{:.2f}')} | "
                 f"{_f(r.get('peak_pct'), '{:.0f}%')} |")
         lines.append("")
+    return lines
+
+
+def _conv_table(rows):
+    """The conv bench's rows: layer, exo_hl against ONNX Runtime, and
+    where each layer's parameters came from."""
+    lines = ["| layer N,H,W,IC,OC | threads | exo_hl GFLOP/s | ONNX Runtime "
+             "| ratio | im2col+OpenBLAS | exo_hl % peak | parameters |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        lines.append(
+            f"| {','.join(map(str, r['size']))} | {r['threads']} | "
+            f"{_f(r['exo_hl_gflops'])} | {_f(r['onnxruntime_gflops'])} | "
+            f"{_f(r['ratio_onnxruntime'], '{:.2f}')} | "
+            f"{_f(r.get('im2col_blas_gflops'))} | "
+            f"{_f(r.get('peak_pct'), '{:.0f}%')} | "
+            f"{r.get('params_source', '?')} |")
+    lines.append("")
     return lines
 
 
@@ -120,7 +142,8 @@ def plots(app: str):
     out = []
     for path, data in load_all(app):
         for label, run in latest_runs(data).items():
-            rows = [r for r in run["rows"] if len(set(r["shape"])) == 1]
+            rows = [r for r in run["rows"]
+                    if "shape" in r and len(set(r["shape"])) == 1]
             if not rows:
                 continue
             fig, ax = plt.subplots(figsize=(7, 4))
@@ -152,7 +175,8 @@ def plots(app: str):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("app", help="the app directory under apps/ (sgemm)")
+    ap.add_argument("app", help="the app directory under apps/ (sgemm, "
+                    "conv)")
     ap.add_argument("--write", action="store_true",
                     help="replace the results section of its README")
     ap.add_argument("--plots", action="store_true",

@@ -12,6 +12,11 @@ is scheduled and compiled on first use per instruction set (then cached).
 ``isa='auto'`` takes the best instruction set the CPU has (AVX-512, else
 AVX2); naming one the CPU lacks is an error unless emulation is on
 (``EXO_HL_EMULATE=1``). The kernels run on ``OMP_NUM_THREADS`` threads.
+
+``params='auto'`` (or ``'model'``) runs instead a kernel specialized to the
+layer's sizes with this machine's tuning record for them, else the model's
+default (``apps/conv/tuning.py``; ``configured_kernel`` also returns the
+note that says which); it is scheduled and compiled on first use per layer.
 """
 from __future__ import annotations
 
@@ -64,6 +69,16 @@ def compiled(isa_name: str):
     return RawKernel(procedure(isa_name).compile())
 
 
+@functools.lru_cache(maxsize=None)
+def configured_kernel(isa_name: str, sizes: tuple, source: str = "auto"):
+    """(RawKernel, note): the kernel for a layer of ``sizes`` (N, H, W,
+    IC, OC) with this machine's tuned parameters, else the model's
+    (``tuning.configured``); the note says which."""
+    from apps.conv import tuning
+    params, _, note = tuning.configured(isa_name, sizes, source)
+    return RawKernel(tuning.build(isa_name, params, sizes).compile()), note
+
+
 def _array(x, name, ndim):
     if not isinstance(x, np.ndarray) or x.dtype != np.float32 or \
             x.ndim != ndim or not x.flags.c_contiguous:
@@ -74,9 +89,10 @@ def _array(x, name, ndim):
     return x
 
 
-def conv(inp, wt, bias, out=None, *, isa="auto"):
+def conv(inp, wt, bias, out=None, *, isa="auto", params=None):
     """``out = relu(bias + conv3x3(inp, wt))`` (NHWC, no padding); returns
-    ``out`` (a new array when not given)."""
+    ``out`` (a new array when not given). ``params``: None (the
+    general-size kernel), 'auto' or 'model' (see the module docstring)."""
     inp = _array(inp, "inp", 4)
     wt = _array(wt, "wt", 4)
     bias = _array(bias, "bias", 1)
@@ -101,5 +117,13 @@ def conv(inp, wt, bias, out=None, *, isa="auto"):
     chosen, _, note = choose_isa(isa)
     if chosen is None:
         raise RuntimeError(f"conv: {note}")
-    compiled(chosen.name)((N, H, W, IC, OC), inp, wt, bias, out)
+    sizes = (N, H, W, IC, OC)
+    if params is None:
+        kernel = compiled(chosen.name)
+    elif params in ("auto", "model"):
+        kernel = configured_kernel(chosen.name, sizes, params)[0]
+    else:
+        raise ValueError(f"conv: params={params!r}: None, 'auto' or "
+                         f"'model'")
+    kernel(sizes, inp, wt, bias, out)
     return out

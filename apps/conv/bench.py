@@ -3,8 +3,20 @@
     python apps/conv/bench.py [--isa auto|avx2|avx512] [--threads 1 2]
                               [--reps 5] [--clock wall|cpu] [--settle 0.3]
                               [--warmup 0.01]
-                              [--size N H W IC OC]
+                              [--size N H W IC OC | --resnet]
+                              [--params auto|model|fixed] [--no-record]
                               [--json FILE] [--plot FILE.png]
+
+``--resnet`` runs the ResNet-50 3x3 layers, N in {1, 5}: 56^2 x 64,
+28^2 x 128, 14^2 x 256, 7^2 x 512 (output H x W x channels, IC = OC), then
+Halide's layer. Each layer runs the kernel of this machine's tuning record
+for that layer (``exo-hl tune conv --option sizes=resnet14:5``), else the
+model's default (``apps/conv/tuning.py``; ``--params model`` forces it,
+``--params fixed`` runs the fixed general-size schedule); the bench prints
+which. The rows are recorded with the machine's signature in
+``apps/conv/results/<machine>.json`` (``apps/common/results.py``; not with
+``--no-record``, nor when emulated); ``apps/common/report.py conv --write``
+makes the README tables.
 
 The layer (default: Halide's, N=5, output 80x100, IC=OC=128): a 3x3
 convolution, stride 1, no padding, + bias, ReLU, f32. For each thread count
@@ -70,6 +82,8 @@ from apps.conv.api import RawKernel, choose_isa, compiled  # noqa: E402
 from apps.conv.reference import im2col_conv, reference  # noqa: E402
 from apps.conv.schedule import (HALIDE_SIZES, flops,  # noqa: E402
                                 specialized)
+from apps.conv import tuning  # noqa: E402
+from apps.common.results import record_run  # noqa: E402
 
 
 NAMES = ("exo_hl", "onnxruntime", "im2col_blas")
@@ -244,6 +258,18 @@ def main(argv=None):
                     metavar=("N", "H", "W", "IC", "OC"),
                     help="layer size (output H x W; default Halide's "
                     "5 80 100 128 128)")
+    ap.add_argument("--resnet", action="store_true",
+                    help="the ResNet-50 3x3 layers (N = 1, 5) and Halide's")
+    ap.add_argument("--params", choices=("auto", "model", "fixed",
+                                         "legacy"), default="auto",
+                    help="auto: this machine's tuning record, else the "
+                    "model; model; fixed: the general-size schedule; "
+                    "legacy: the specialized kernel of schedule.py (and "
+                    "the general one; the bench before tuning)")
+    ap.add_argument("--no-record", action="store_true",
+                    help="do not append the rows to apps/conv/results")
+    ap.add_argument("--note", default=None,
+                    help="a note stored with the recorded run")
     ap.add_argument("--general", action="store_true",
                     help="time only the general-size kernel")
     ap.add_argument("--json", metavar="FILE", help="write the rows as JSON")
@@ -282,23 +308,56 @@ def main(argv=None):
         print(line)
     print(f"BLAS: {blas_description()}")
     print(f"ONNX Runtime {onnxruntime.__version__} (CPU execution provider)")
-    print(f"ISA: {isa.name} ({note}): {isa.label} register tile")
-    t0 = time.perf_counter()
-    kernels = {}
-    halide = sizes == tuple(HALIDE_SIZES.values())
-    if halide and not args.general:
-        kernels["specialized"] = RawKernel(specialized(isa).compile())
-    kernels["general"] = compiled(isa.name)
-    print(f"scheduled and compiled in {time.perf_counter() - t0:.1f} s "
-          f"({', '.join(kernels)} kernel{'s' if len(kernels) > 1 else ''})")
+    print(f"ISA: {isa.name} ({note})")
     peaks = {} if emulated else thread_peaks(isa.name, args.threads)
-    N, H, W, IC, OC = sizes
-    print(f"\nconv 3x3 + bias + ReLU, N={N}, output {H}x{W}, IC={IC}, "
-          f"OC={OC}, f32; best of {args.reps}, {args.clock} clock"
-          f"{' (EMULATED)' if emulated else ''}")
-    print_head()
-    rows = measure(kernels, sizes, args.threads, args.reps, peaks, isa,
-                   args.clock, blas, args.settle, args.warmup)
+    if args.resnet:
+        layers = [(n, hw, hw, c, c) for n in (1, 5)
+                  for hw, c in tuning.RESNET] + \
+            [tuple(HALIDE_SIZES.values())]
+    else:
+        layers = [sizes]
+    rows = []
+    sources = []
+    for sizes in layers:
+        N, H, W, IC, OC = sizes
+        t0 = time.perf_counter()
+        kernels = {}
+        if args.params == "legacy":
+            halide = sizes == tuple(HALIDE_SIZES.values())
+            if halide and not args.general:
+                kernels["specialized"] = RawKernel(
+                    specialized(isa).compile())
+            kernels["general"] = compiled(isa.name)
+            params, about = {"legacy": True}, f"{isa.label} (schedule.py)"
+        else:
+            params, _, about = tuning.configured(isa.name, sizes,
+                                                 args.params)
+            kernels["configured"] = RawKernel(
+                tuning.build(isa.name, params, sizes).compile())
+        sources.append(about)
+        print(f"\nconv 3x3 + bias + ReLU, N={N}, output {H}x{W}, IC={IC}, "
+              f"OC={OC}, f32; best of {args.reps}, {args.clock} clock"
+              f"{' (EMULATED)' if emulated else ''}")
+        print(f"parameters: {about}")
+        print(f"scheduled and compiled in {time.perf_counter() - t0:.1f} s "
+              f"({', '.join(kernels)})")
+        print_head()
+        got = measure(kernels, sizes, args.threads, args.reps, peaks, isa,
+                      args.clock, blas, args.settle, args.warmup)
+        for r in got:
+            r["params"] = params
+            r["params_source"] = about
+        rows += got
+    if not args.no_record and not emulated:
+        path = record_run("conv", isa.name, rows, {
+            "isa": isa.name, "params_source": (
+                "per layer: this machine's tuning record, else the model"
+                if args.params == "auto" else args.params),
+            "onnxruntime": onnxruntime.__version__,
+            "openblas": blas_description(), "peaks": peaks,
+            "reps": args.reps, "clock": args.clock, "note": args.note,
+            "argv": list(sys.argv[1:] if argv is None else argv)})
+        print(f"recorded in {path}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -249,10 +249,15 @@ def _channel_tail(p, isa, oc):
     or its fixed value)."""
     L, XB = isa.lanes, isa.cols
     p = p.split(p.find_loop('oci'), L, 'ov', 'ol', tail='cut')
-    p = p.fission_after(p.find_loop('ov'), n_lifts=1)
+    if len(list(p.find_loop('ov').parent().body())) > 1:
+        p = p.fission_after(p.find_loop('ov'), n_lifts=1)   # (no scalar
+    #                                   channels when OC is fixed, OC % OB a
+    #                                   multiple of the lanes)
     p = p.split(p.find_loop('ov').parent(), XB, 'xv', 'xj', tail='cut')
     p = p.reorder(p.find_loop('xj'), p.find_loop('ov'))
     p = _lane_tile(p, lambda q: q.find_loop('ov'), isa, XB, '', oc)
+    if len(_loops(p, 'ov')) < 2:       # no tail columns (W fixed, a
+        return p                       # multiple of XB)
     return _lane_tile(p, lambda q: q.find_loop('ov #1'), isa, 0, '_t', oc)
 
 
@@ -296,9 +301,11 @@ def stages(isa: Isa, fixed: dict = None):
     if G > 1:
         p = p.split(p.find_loop('oco'), G, 'og', 'ob', tail='cut')
         rest = lambda q: q.find_loop('og').next()
-        try:
-            rest(p)
-        except SchedulingError:    # (none when OC is a constant multiple)
+        try:                       # (none when OC is a constant multiple;
+            r = rest(p)            # what follows may be the channel tail)
+            if not (r.is_loop() and r.name() == 'ob'):
+                rest = None
+        except SchedulingError:
             rest = None
         p = p.stage_mem(p.find_loop('ob'),
                         f'wt[0:3, 0:3, 0:{ic}, {GB} * og:{GB} * og + {GB}]',

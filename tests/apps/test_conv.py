@@ -403,8 +403,8 @@ def test_bench_json_rows(tmp_path):
     out = tmp_path / "rows.json"
     r = subprocess.run(
         [sys.executable, str(APP / "bench.py"), "--size", "1", "4", "7",
-         "8", "19", "--reps", "1", "--threads", "1", "2", "--json",
-         str(out)], capture_output=True, text=True, timeout=600,
+         "8", "19", "--reps", "1", "--threads", "1", "2", "--no-record",
+         "--json", str(out)], capture_output=True, text=True, timeout=600,
         env={**os.environ, "EXO_HL_EMULATE": "0"})
     assert r.returncode == 0, r.stderr
     rows = json.loads(out.read_text())

@@ -1,0 +1,285 @@
+"""Tuning the conv schedule on this machine, and the parameters the app
+runs with.
+
+The schedule (``schedule.py``) takes its parameters from an ``Isa``
+description; the ones searched here:
+
+* ``tile``: the register tile, ``COLSxREGS`` (output columns x vector
+  registers of output channels; the channel block OB is REGS x lanes).
+  On the small-spatial ResNet layers (W = 7, 14, 28, 56) a tile of 7
+  columns leaves no column tail, where the default 5 leaves 2 or 4
+  columns to the slow 1 x OB tail tiles;
+* ``group``: channel blocking, how many channel blocks share one pass
+  over the input (their weights packed together, ``[G, 3, 3, IC, OB]``:
+  the weight layout); only with the sizes fixed;
+* ``fixed``: whether the kernel is specialized to the layer's sizes
+  (``partial_eval``: constant strides and trip counts, no empty tails)
+  or the general-size kernel.
+
+``variant`` makes a description from a dict of them (``SchedulingError``
+for a point the schedule refuses: a tile that needs more vector registers
+than the ISA has, groups without fixed sizes); ``template`` schedules it;
+``Bench`` times it on one layer; ``space`` is what ``exo-hl tune conv``
+searches. Spatial blocking other than the column tile and the loop order
+are not parameters yet (the schedule has one order: channel blocks, then
+n, y, column tiles).
+
+``configured(isa_name, sizes)`` is what the app runs for a layer: this
+machine's record for that layer from the tuning database when there is
+one, else a model default (``model_params``), with a note that says
+which.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from exo_hl import SchedulingError
+from exo_hl.tune import TuningDB, cache_levels
+
+from apps.conv.schedule import HALIDE_SIZES, ISAS, Isa, flops, schedule
+
+#: bump when the schedule changes what a parameter means
+SCHEDULE_VERSION = 1
+
+#: vector registers per instruction set
+VREGS = {"avx512": 32, "avx2": 16}
+
+#: register tiles (COLS x REGS) per instruction set, the default first
+TILES = {"avx512": ("5x4", "7x4", "7x3", "7x2", "14x2", "6x4", "4x4",
+                    "4x6", "8x3"),
+         "avx2": ("5x2", "7x2", "6x2", "3x3", "4x3", "2x4", "14x1")}
+
+#: the ResNet-50 3x3 layers (output H = W, channels) of the bench
+RESNET = ((56, 64), (28, 128), (14, 256), (7, 512))
+
+SIZE_NAMES = ("N", "H", "W", "IC", "OC")
+
+
+def sizes_dict(sizes) -> dict:
+    """{N, H, W, IC, OC} from a dict or a 5-sequence."""
+    if isinstance(sizes, dict):
+        return {k: int(sizes[k]) for k in SIZE_NAMES}
+    if isinstance(sizes, str):
+        sizes = sizes.split(",")
+    return dict(zip(SIZE_NAMES, (int(s) for s in sizes)))
+
+
+def key(isa_name: str, sizes) -> str:
+    """The tuning database key: app, instruction set, layer, version."""
+    s = sizes_dict(sizes)
+    return (f"conv.{isa_name}.{'x'.join(str(s[k]) for k in SIZE_NAMES)}"
+            f".v{SCHEDULE_VERSION}")
+
+
+def space(isa_name: str) -> dict:
+    """The search space (``sizes`` is fixed per search)."""
+    return {"isa": [isa_name], "tile": list(TILES[isa_name]),
+            "group": [1, 2, 4], "fixed": [True, False]}
+
+
+def variant(isa_name: str, params: dict) -> Isa:
+    """The description for ``params`` ({tile, group, fixed}; missing ones
+    from the base description). Raises ``SchedulingError`` for a point
+    the schedule cannot build well."""
+    base = ISAS[isa_name]
+    cols, regs = base.cols, base.regs
+    if "tile" in params:
+        try:
+            cols, regs = (int(x) for x in str(params["tile"]).split("x"))
+        except ValueError:
+            raise SchedulingError(f"conv: tile {params['tile']!r} is not "
+                                  f"COLSxREGS") from None
+    if cols < 1 or regs < 1:
+        raise SchedulingError(f"conv: tile {cols}x{regs} is empty")
+    need = cols * regs + regs          # accumulators + one row of weights
+    if need > VREGS[isa_name]:
+        raise SchedulingError(
+            f"conv: a {cols}x{regs} tile needs {need} vector registers "
+            f"({cols * regs} accumulators, {regs} weights); "
+            f"{base.title} has {VREGS[isa_name]}")
+    group = int(params.get("group", 1 if not params.get("fixed", True)
+                           else base.group))
+    if group < 1:
+        raise SchedulingError(f"conv: group {group} < 1")
+    if group > 1 and not params.get("fixed", True):
+        raise SchedulingError("conv: channel groups need fixed sizes "
+                              "(the general kernel has no groups)")
+    return dataclasses.replace(base, cols=cols, regs=regs, group=group)
+
+
+def _l2_bytes() -> int:
+    try:
+        c = cache_levels().get(2)
+        if c is not None and c.size > 0:
+            return int(c.size)
+    except Exception:   # noqa: BLE001 - no cache information: a guess
+        pass
+    return 1 << 20
+
+
+def model_params(isa_name: str, sizes) -> dict:
+    """A default without measurements: the tile that leaves the least
+    work to the tail tiles (columns W % COLS and channels OC % OB run in
+    narrower, slower tiles) while keeping enough accumulators to cover
+    the FMA latency (two ports x 4-5 cycles, with margin: 60% of the
+    vector registers) and whose block of packed weights (9 IC OB floats)
+    fits half the L2;
+    then the largest channel group whose packed weights fit half the L2
+    and divide OC. Sizes fixed."""
+    s = sizes_dict(sizes)
+    W, IC, OC = s["W"], s["IC"], s["OC"]
+    lanes = ISAS[isa_name].lanes
+    enough = 0.6 * VREGS[isa_name]      # accumulators that hide latency
+    l2 = _l2_bytes()
+    best, best_score = None, -1.0
+    for tile in TILES[isa_name]:
+        cols, regs = (int(x) for x in tile.split("x"))
+        if cols * regs + regs > VREGS[isa_name]:
+            continue
+        ob = regs * lanes
+        fx = ((W // cols) * cols + 0.4 * (W % cols)) / W
+        fo = ((OC // ob) * ob + 0.5 * (OC % ob)) / OC
+        score = fx * fo * min(1.0, cols * regs / enough)
+        if 9 * IC * ob * 4 > l2 // 2:    # a block's packed weights leave
+            score *= 0.7                 # the L2 (slower than a 40% smaller
+        #                                  tile: measured on 7x7x512)
+        if score > best_score + 1e-9:
+            best, best_score = (tile, ob), score
+    tile, ob = best
+    group = 1
+    for g in (4, 2):
+        if OC % (g * ob) == 0 and 9 * IC * g * ob * 4 <= l2 // 2:
+            group = g
+            break
+    return {"tile": tile, "group": group, "fixed": True}
+
+
+def label(isa: Isa, params: dict) -> str:
+    return (f"{isa.title} {isa.cols}x{isa.ob} tile, group {isa.group}, "
+            f"{'fixed sizes' if params.get('fixed', True) else 'general'}")
+
+
+def configured(isa_name: str, sizes, source: str = "auto"):
+    """(params, Isa, note): what the app runs for a layer. ``source``:
+    'auto' (this machine's tuning record for the layer, else the model),
+    'model', or 'fixed' (the base description, general kernel)."""
+    if source == "fixed":
+        params = {"fixed": False, "group": 1}
+        isa = variant(isa_name, params)
+        return params, isa, f"{label(isa, params)}: the fixed schedule"
+    k = key(isa_name, sizes)
+    found = TuningDB().lookup(k) if source == "auto" else None
+    if found is not None and found.record is not None:
+        try:
+            params = dict(found.record["params"])
+            isa = variant(isa_name, params)
+            return params, isa, f"{label(isa, params)}: {found.note}"
+        except (SchedulingError, KeyError, TypeError, ValueError) as e:
+            why = f"tuned record unusable ({e})"
+    else:
+        why = found.note if found is not None else "model requested"
+    params = model_params(isa_name, sizes)
+    isa = variant(isa_name, params)
+    return params, isa, f"{label(isa, params)} from the model ({why})"
+
+
+def build(isa_name: str, params: dict, sizes):
+    """The scheduled kernel for ``params`` on a layer of ``sizes`` (the
+    general-size kernel when ``params['fixed']`` is false)."""
+    isa = variant(isa_name, params)
+    if params.get("fixed", True):
+        return schedule(isa, sizes_dict(sizes))
+    return schedule(isa)
+
+
+def template(params: dict):
+    """The scheduled conv for ``params`` (``isa``, ``sizes`` as
+    N,H,W,IC,OC, and the searched ones)."""
+    return build(params["isa"], params, params["sizes"])
+
+
+class Bench:
+    """GFLOP/s of a compiled candidate on its layer: best of ``reps``
+    samples on ``threads`` threads, after a check against the float64
+    reference (a wrong result raises: recorded as crashed, which a
+    checked schedule never should be). Picklable, as ``tune`` needs."""
+
+    def __init__(self, threads=1, reps=3, clock="cpu"):
+        self.threads = threads
+        self.reps = reps
+        self.clock = clock
+
+    def __call__(self, compiled, params):
+        import numpy as np
+
+        from apps.common.blas_env import set_openmp_threads
+        from apps.common.timing import best_times
+        from apps.conv.api import RawKernel
+        from apps.conv.reference import reference
+        set_openmp_threads(self.threads)
+        kernel = RawKernel(compiled)
+        s = sizes_dict(params["sizes"])
+        sizes = tuple(s[k] for k in SIZE_NAMES)
+        N, H, W, IC, OC = sizes
+        rng = np.random.default_rng(0)
+        inp = rng.integers(-2, 3, (N, H + 2, W + 2, IC)).astype(np.float32)
+        wt = rng.integers(-2, 3, (3, 3, IC, OC)).astype(np.float32)
+        bias = rng.integers(-2, 3, OC).astype(np.float32)
+        out = np.empty((N, H, W, OC), np.float32)
+        kernel(sizes, inp, wt, bias, out)
+        if not np.array_equal(out, reference(inp, wt, bias)):
+            raise AssertionError("the kernel's result differs from the "
+                                 "reference")
+        (t,) = best_times((lambda: kernel(sizes, inp, wt, bias, out),),
+                          self.reps, self.clock, self.threads)
+        return flops(*sizes) / t / 1e9
+
+
+def parse_sizes(text: str) -> dict:
+    """'N,H,W,IC,OC', 'halide', or 'resnetH' / 'resnetH:N' (a ResNet-50
+    layer of output H x H, batch N, default 1)."""
+    text = str(text)
+    if text == "halide":
+        return dict(HALIDE_SIZES)
+    if text.startswith("resnet"):
+        h, _, n = text[6:].partition(":")
+        for hw, c in RESNET:
+            if hw == int(h):
+                return sizes_dict((int(n or 1), hw, hw, c, c))
+        raise ValueError(f"no ResNet-50 layer of {h}x{h}: "
+                         f"{', '.join(str(r[0]) for r in RESNET)}")
+    vals = [int(x) for x in text.split(",")]
+    if len(vals) != 5 or min(vals) < 1:
+        raise ValueError(f"sizes {text!r}: write N,H,W,IC,OC >= 1")
+    return sizes_dict(vals)
+
+
+def tune_spec(options: dict) -> dict:
+    """What ``exo-hl tune conv`` searches. Options: ``--isa``,
+    ``--threads``, ``--option sizes=resnet14`` (or ``halide``,
+    ``resnet7:5``, ``N,H,W,IC,OC``; default Halide's layer), ``--option
+    reps=3``, ``--option clock=cpu|wall``. The model's point and the
+    default tile are tried first."""
+    from apps.conv.api import choose_isa
+    isa, emulated, note = choose_isa(options.get("isa", "auto"))
+    if isa is None:
+        raise ValueError(note)
+    if emulated:
+        raise ValueError(f"{isa.name} is emulated on this CPU: timings "
+                         f"would mean nothing")
+    threads = int(options.get("threads", 1))
+    sizes = parse_sizes(options.get("sizes", "halide"))
+    sz = ",".join(str(sizes[k]) for k in SIZE_NAMES)
+    sp = space(isa.name)
+    sp["sizes"] = [sz]
+    start = dict(model_params(isa.name, sizes), isa=isa.name, sizes=sz)
+    base = {"isa": isa.name, "sizes": sz, "tile": TILES[isa.name][0],
+            "group": 1, "fixed": True}
+    return {"template": template, "space": sp,
+            "bench": Bench(threads, int(options.get("reps", 3)),
+                           options.get("clock", "cpu" if threads == 1
+                                       else "wall")),
+            "key": key(isa.name, sizes), "units": "GFLOP/s",
+            "initial": [start] + ([base] if base != start else []),
+            "about": (f"conv, {isa.title} ({note}), {threads} thread(s), "
+                      f"layer N,H,W,IC,OC = {sz}, GFLOP/s")}

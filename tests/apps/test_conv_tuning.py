@@ -1,0 +1,159 @@
+"""apps/conv/tuning.py: points of the conv tuning space (register tile,
+channel groups, fixed or general sizes) give kernels exactly equal to
+numpy on odd layers (small-integer data: every partial sum is an exact
+integer), compiled, on 2 threads; refused points raise SchedulingError;
+the model's default and the tuning database key. AVX-512 points run
+through the emulation layer on hosts without it."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from apps.common.blas_env import set_openmp_threads  # noqa: E402
+from apps.conv import tuning  # noqa: E402
+from exo_hl import SchedulingError  # noqa: E402
+
+
+def _numpy_conv(inp, wt, bias):
+    """relu(bias + conv3x3) in float64 with einsum (independent of the
+    app's reference)."""
+    N, H2, W2, IC = inp.shape
+    H, W = H2 - 2, W2 - 2
+    acc = np.zeros((N, H, W, wt.shape[3]))
+    for ky in range(3):
+        for kx in range(3):
+            acc += np.einsum("nhwc,co->nhwo",
+                             inp[:, ky:ky + H, kx:kx + W].astype(np.float64),
+                             wt[ky, kx].astype(np.float64))
+    return np.maximum(acc + bias, 0.0)
+
+
+@pytest.fixture
+def two_threads():
+    assert set_openmp_threads(2)
+    yield
+    set_openmp_threads(os.cpu_count() or 1)
+
+
+# (isa, params, sizes N,H,W,IC,OC): odd layers reaching the tails of
+# each tile (W not a multiple of the columns, OC not of the block, of a
+# register, or of the group)
+POINTS = [
+    ("avx2", {"tile": "7x2", "group": 2, "fixed": True}, (1, 2, 9, 3, 75)),
+    ("avx2", {"tile": "3x3", "group": 1, "fixed": False}, (2, 1, 5, 2, 29)),
+    ("avx2", {"tile": "14x1", "group": 1, "fixed": True}, (1, 3, 15, 2, 19)),
+    ("avx512", {"tile": "7x4", "group": 1, "fixed": True},
+     (1, 2, 8, 3, 64 + 16 + 5)),
+    ("avx512", {"tile": "7x3", "group": 2, "fixed": True},
+     (1, 1, 7, 2, 2 * 48 + 48 + 17)),
+    # OC % 48 = 32: whole registers of tail channels, no scalar ones
+    ("avx512", {"tile": "7x3", "group": 1, "fixed": True}, (1, 2, 7, 2, 80)),
+]
+
+
+@pytest.mark.parametrize("isa_name,params,sizes", POINTS)
+def test_tuning_points_equal_numpy(isa_name, params, sizes, two_threads):
+    isa = tuning.variant(isa_name, params)
+    p = tuning.template(dict(params, isa=isa_name,
+                             sizes=",".join(map(str, sizes))))
+    text = str(p)
+    acc = f"acc: f32[{isa.cols}, {isa.regs}, {isa.lanes}]"
+    assert acc in text, (acc, text[:2000])
+    if params["group"] > 1:
+        assert f"W_pack: f32[{params['group']}, 3, 3" in text
+    N, H, W, IC, OC = sizes
+    rng = np.random.default_rng(3)
+    inp = rng.integers(-3, 4, (N, H + 2, W + 2, IC)).astype(np.float32)
+    wt = rng.integers(-3, 4, (3, 3, IC, OC)).astype(np.float32)
+    bias = rng.integers(-3, 4, OC).astype(np.float32)
+    out = np.full((N, H, W, OC), np.nan, np.float32)
+    args = dict(inp=inp, wt=wt, bias=bias, out=out)
+    if not params["fixed"]:
+        args.update(N=N, H=H, W=W, IC=IC, OC=OC)
+    p.compile()(**args)
+    assert np.array_equal(out, _numpy_conv(inp, wt, bias))
+
+
+def test_refused_points():
+    with pytest.raises(SchedulingError, match="vector registers"):
+        tuning.variant("avx512", {"tile": "8x4"})     # 36 registers
+    with pytest.raises(SchedulingError, match="vector registers"):
+        tuning.variant("avx2", {"tile": "7x3"})       # 24 registers
+    with pytest.raises(SchedulingError, match="fixed sizes"):
+        tuning.variant("avx2", {"group": 2, "fixed": False})
+    with pytest.raises(SchedulingError):
+        tuning.variant("avx2", {"tile": "5by2"})
+    with pytest.raises(SchedulingError):
+        tuning.template({"isa": "avx512", "tile": "16x2",
+                         "sizes": "1,1,3,1,1", "group": 1, "fixed": True})
+    # every listed tile fits its registers
+    for isa_name, tiles in tuning.TILES.items():
+        for t in tiles:
+            tuning.variant(isa_name, {"tile": t})
+
+
+def test_model_default_and_key():
+    # ResNet-50 layers: 7 columns divide W = 56, 28, 14, 7 (no tail)
+    for hw, c in tuning.RESNET:
+        m = tuning.model_params("avx512", (1, hw, hw, c, c))
+        cols = int(m["tile"].split("x")[0])
+        assert hw % cols == 0 and m["fixed"], m
+        tuning.variant("avx512", m)
+    # Halide's layer: W = 100, the default 5-column tile
+    assert tuning.model_params("avx2", tuning.HALIDE_SIZES)["tile"] == "5x2"
+    assert tuning.key("avx2", "5,80,100,128,128") == \
+        tuning.key("avx2", tuning.HALIDE_SIZES) == \
+        f"conv.avx2.5x80x100x128x128.v{tuning.SCHEDULE_VERSION}"
+    assert tuning.parse_sizes("resnet14:5") == \
+        {"N": 5, "H": 14, "W": 14, "IC": 256, "OC": 256}
+    with pytest.raises(ValueError):
+        tuning.parse_sizes("resnet13")
+
+
+def test_configured_uses_the_model_without_a_record(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("EXO_HL_CACHE", str(tmp_path))
+    params, isa, note = tuning.configured("avx2", (1, 7, 7, 512, 512))
+    assert "from the model" in note and params["tile"] == "7x2"
+    _, isa, note = tuning.configured("avx2", (1, 7, 7, 512, 512), "fixed")
+    assert "fixed schedule" in note and isa.cols == 5
+
+
+def test_recorded_rows_make_a_conv_table(tmp_path):
+    """A conv bench row recorded per machine becomes a README table row
+    with its ratio to ONNX Runtime and where its parameters came from."""
+    from apps.common.report import report
+    from apps.common.results import record_run
+    row = {"threads": 1, "isa": "avx2", "size": [1, 14, 14, 256, 256],
+           "exo_hl_gflops": 50.0, "onnxruntime_gflops": 40.0,
+           "im2col_blas_gflops": 30.0, "ratio_onnxruntime": 1.25,
+           "peak_pct": 40.0, "params_source": "AVX2 7x16 from the model"}
+    record_run("conv", "avx2", [row], {"params_source": "auto"}, tmp_path)
+    text = report("conv", tmp_path)
+    assert ("| 1,14,14,256,256 | 1 | 50.0 | 40.0 | 1.25 | 30.0 | 40% | "
+            "AVX2 7x16 from the model |") in text
+
+
+def test_python_entry_point_with_configured_parameters(two_threads):
+    """api.conv(params='model') runs the model's kernel for the layer's
+    sizes (odd ones here), exact against numpy."""
+    from apps.conv import api
+    rng = np.random.default_rng(5)
+    N, H, W, IC, OC = 1, 3, 9, 2, 21
+    inp = rng.integers(-3, 4, (N, H + 2, W + 2, IC)).astype(np.float32)
+    wt = rng.integers(-3, 4, (3, 3, IC, OC)).astype(np.float32)
+    bias = rng.integers(-3, 4, OC).astype(np.float32)
+    out = api.conv(inp, wt, bias, isa="avx2", params="model")
+    assert np.array_equal(out, _numpy_conv(inp, wt, bias))
+    _, note = api.configured_kernel("avx2", (N, H, W, IC, OC), "model")
+    assert "from the model" in note
+    with pytest.raises(ValueError):
+        api.conv(inp, wt, bias, isa="avx2", params="tuned")
