@@ -25,6 +25,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "myst_parser",
     "exo_hl_docs",
+    "instr_reference",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

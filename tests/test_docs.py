@@ -47,7 +47,7 @@ def _code_blocks(page: str):
 
 def test_every_page_is_built(site):
     for name in ("index", "api", "internals", "reference", "tutorial",
-                 "hardware", "using_c", "benchmarks"):
+                 "hardware", "hw_avx2", "hw_avx512", "using_c", "benchmarks"):
         assert (site / f"{name}.html").is_file(), name
     # the Markdown contract pages are included as they are
     api = _text(_page(site, "api"))
