@@ -391,8 +391,9 @@ def test_every_instruction_is_exercised():
 # set1 of a scalar, max, relu in registers, the horizontal sum (parity with
 # the AVX2 library)
 
-from exo_hl.hw_libs.avx512 import (mm512_max_ps, mm512_reduce_add_ps,  # noqa: E402
-                                   mm512_relu_ps, mm512_set1_scalar_ps)
+from exo_hl.hw_libs.avx512 import (mm512_add3_ps, mm512_max_ps,  # noqa: E402
+                                   mm512_reduce_add_ps, mm512_relu_ps,
+                                   mm512_set1_scalar_ps)
 
 
 @proc
@@ -403,7 +404,7 @@ def w_set1_scalar(c: f32, y: f32[16] @ DRAM):
 
 
 @proc
-def w_max_relu(x: f32[2, 16] @ DRAM, y: f32[2, 16] @ DRAM):
+def w_max_relu(x: f32[2, 16] @ DRAM, y: f32[3, 16] @ DRAM):
     a: f32[16] @ AVX512
     b: f32[16] @ AVX512
     t: f32[16] @ AVX512
@@ -413,6 +414,8 @@ def w_max_relu(x: f32[2, 16] @ DRAM, y: f32[2, 16] @ DRAM):
     mm512_storeu_ps(y[0, 0:16], t)
     mm512_relu_ps(t, a)
     mm512_storeu_ps(y[1, 0:16], t)
+    mm512_add3_ps(t, a, b)
+    mm512_storeu_ps(y[2, 0:16], t)
 
 
 @proc
@@ -431,14 +434,14 @@ def test_set1_scalar_broadcasts_a_scalar():
         assert (np.signbit(y) == np.signbit(np.float32(c))).all()
 
 
-def test_max_and_relu_on_edge_values():
+def test_add3_max_and_relu_on_edge_values():
     """``vmaxps`` returns its second operand on ties of zeros and on NaN;
     the bodies say so, and interpret, C and numpy agree bit for bit."""
     rng = np.random.default_rng(11)
     x = _ints(rng, 2, 16)
     x[0, :4] = [np.nan, -0.0, 0.0, 1.0]
     x[1, :4] = [1.0, 0.0, -0.0, np.nan]
-    outs = _both(w_max_relu, x=x, y=np.zeros((2, 16), np.float32))
+    outs = _both(w_max_relu, x=x, y=np.zeros((3, 16), np.float32))
     ref, got = outs[0]["y"], outs[1]["y"]
     assert np.array_equal(ref.view(np.uint32), got.view(np.uint32))
     want_max = np.where(x[0] > x[1], x[0], x[1])
@@ -447,6 +450,8 @@ def test_max_and_relu_on_edge_values():
     want_relu = np.where(x[0] > 0, x[0], np.float32(0.0))
     assert np.array_equal(got[1].view(np.uint32),
                           want_relu.astype(np.float32).view(np.uint32))
+    assert np.array_equal(got[2].view(np.uint32),
+                          (x[0] + x[1]).astype(np.float32).view(np.uint32))
 
 
 def _tree_sum(x):

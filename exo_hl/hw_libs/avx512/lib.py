@@ -6,6 +6,12 @@ becomes an array of ``__m512`` (one register per row of 16 lanes), and C
 code may not read it directly, so only the instructions below touch it.
 Each instruction's body is its exact meaning (what ``interpret`` runs and
 what ``replace`` matches); its template is the intrinsic emitted in C.
+
+Why one module of this size: it is the whole library a user imports for
+one register memory, as ``avx2/lib.py`` is; the instructions share the
+memory, the C header and helper code and ``INSTRS`` (what ``replace_all``
+and ``vectorize`` select from), and each is a short, independent
+definition.
 """
 from __future__ import annotations
 
@@ -192,6 +198,22 @@ def mm512_set1_scalar_ps(dst: [f32][16] @ AVX512, src: f32):
 
 # ---------------------------------------------------------------------------
 # arithmetic
+
+@instr("{dst_data} = _mm512_add_ps({a_data}, {b_data});",
+       _INCLUDE, cpu_features=_FEATURES)
+def mm512_add3_ps(dst: [f32][16] @ AVX512, a: [f32][16] @ AVX512,
+                  b: [f32][16] @ AVX512):
+    """``dst = a + b`` lane-wise, three operands (``mm256_add_ps``'s
+    twin; ``mm512_add_ps`` is the accumulating ``dst += src``).
+
+    >>> p = p.replace(p.find_loop('ji'), mm512_add3_ps)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 16):
+        dst[i] = a[i] + b[i]
+
 
 @instr("{dst_data} = _mm512_max_ps({a_data}, {b_data});", _INCLUDE,
        cpu_features=_FEATURES)
@@ -482,7 +504,7 @@ def mm512_mean3_wrap_epu16(dst: [ui16][32] @ AVX512, a: [ui16][32] @ AVX512,
 INSTRS = (mm512_loadu_ps, mm512_storeu_ps, mm512_storeu_relu_ps,
           mm512_maskz_loadu_ps,
           mm512_mask_storeu_ps, mm512_setzero_ps, mm512_set1_ps,
-          mm512_set1_scalar_ps, mm512_max_ps, mm512_relu_ps,
+          mm512_set1_scalar_ps, mm512_add3_ps, mm512_max_ps, mm512_relu_ps,
           mm512_reduce_add_ps,
           mm512_fmadd_ps, mm512_fmadd_bcst_ps, mm512_add_ps, mm512_mul_ps,
           mm512_add_loadu_ps, mm512_reduce_storeu_ps, mm512_prefix_storeu_ps,
