@@ -70,7 +70,7 @@ def test_tutorial_shows_highlighted_procedures(site):
                  "p.reorder('ii', 'jo')",
                  "p.stage_mem(p.find_loop('k'), "
                  "'C[8*io:8*io+8, 32*jo:32*jo+32]', 'C_reg')",
-                 "p.set_memory('C_reg', avx512.AVX512)",
+                 "set_memory('C_reg', avx512.AVX512)",
                  "p = replace_all(p, avx512.INSTRS)"):
         assert any(call in t for t in text), call
     final = [t for t in text if t.startswith("def sgemm_8x2v(")]

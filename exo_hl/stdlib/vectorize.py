@@ -240,7 +240,10 @@ def vectorize(p, loop, width, memory, instrs, tail="perfect"):
                 q, staged, _ = _stage(q, body[len(body) - 1], inner, width,
                                       memory, "_vec", skip=regs)
                 return _select(q, instrs, staged + regs, [w])
-            except SchedulingError:
+            except SchedulingError as e:
+                # the last attempt's reason: it staged each access, so it
+                # names a loop the library lacks, not a window it built
+                first = e
                 continue
         raise _diagnose(p, at_path(p, where).body()[0], inner, first)
     lo, hi = text(c.lo()), text(c.hi())
@@ -417,11 +420,11 @@ def _diagnose(p, inner_loop, inner, err):
             return SchedulingError(
                 f"vectorize: the body of loop {inner!r} is a stencil "
                 f"({name} is read at {len(accs)} offsets: "
-                f"{', '.join(sorted(accs))}); stage_mem stages a whole "
-                f"buffer's accesses in a block, so stage each offset "
-                f"yourself (bind_expr each read, then stage and replace "
-                f"its loop), or read the offsets from separate loads. "
-                f"({err})")
+                f"{', '.join(sorted(accs))}). vectorize loaded each offset "
+                f"into a register of its own and bound each operation to "
+                f"one, but the library has no instruction for the loop "
+                f"below: use a library that has one (its reference page "
+                f"lists them), or write that instruction. ({err})")
     return err
 
 
