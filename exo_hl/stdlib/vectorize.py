@@ -403,10 +403,11 @@ def _diagnose(p, inner_loop, inner, err):
                 f"vectorize: the body of loop {inner!r} is a reduction "
                 f"('{text(b)}' accumulates into a location that does not "
                 f"vary with {inner!r}); vectorize keeps the order of a sum, "
-                f"so it cannot split it into lanes. Keep one partial sum "
-                f"per lane (expand_dim the accumulator by the lane, "
-                f"vectorize that loop), then add the lanes with the "
-                f"library's horizontal sum (mm256_reduce_add_ps, "
+                f"so it cannot split it into lanes. Use "
+                f"vectorize_reduction(p, {inner[:-1]!r}, ...), which keeps "
+                f"one partial sum per lane in a register and adds the "
+                f"lanes at the end, or do that yourself (the library's "
+                f"horizontal sums: mm256_reduce_add_ps, "
                 f"mm512_reduce_add_ps). ({err})")
     reads = {}
     for b in body:
@@ -476,3 +477,4 @@ def _select(p, instrs, staged, roots):
                 f"vectorize: no instruction of the library matches the loop "
                 f"'for {lp.name()}': {body}")
     return p
+

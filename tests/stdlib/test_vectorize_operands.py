@@ -116,6 +116,7 @@ def test_a_reduction_is_named_with_what_to_do():
     msg = str(e.value)
     assert "is a reduction" in msg and "y[i] +=" in msg
     assert "mm256_reduce_add_ps" in msg and "partial sum per lane" in msg
+    assert "vectorize_reduction(p, 'j', ...)" in msg
     assert "(0)" not in msg and "i == i" not in msg
 
 
@@ -227,3 +228,52 @@ def test_hoist_rejections():
         hoist(written_later, 't = 2.0')
     with pytest.raises(SchedulingError, match="assignment to a scalar"):
         hoist(varying, 'y[_] = _')
+
+
+# ---------------------------------------------------------------------------
+# vectorize_reduction: a matvec with vector accumulators
+
+from exo_hl.stdlib import vectorize_reduction  # noqa: E402
+
+
+@proc
+def matvec16(m: size, n: size, A: f32[m, n], x: f32[n], y: f32[m]):
+    assert n % 16 == 0
+    for i in seq(0, m):
+        for j in seq(0, n):
+            y[i] += A[i, j] * x[j]
+
+
+@pytest.mark.parametrize("lib,width", [(avx2, 8), (avx512, 16)])
+def test_vectorize_reduction_of_a_matvec(lib, width):
+    mem = lib.AVX2 if lib is avx2 else lib.AVX512
+    pre = "mm256" if lib is avx2 else "mm512"
+    p = vectorize_reduction(matvec16, 'j', width, mem, lib.INSTRS)
+    text = str(p)
+    for needle in (f"acc: f32[{width}] @ {mem.__name__}",
+                   f"{pre}_setzero_ps(acc[0:{width}])",
+                   f"{pre}_fmadd_ps(acc[0:{width}], A_vec[0:{width}], "
+                   f"x_vec[0:{width}])",
+                   f"{pre}_storeu_ps(acc_lanes[0:{width}], acc[0:{width}])",
+                   f"y[i] += acc_lanes[ji]"):
+        assert needle in text, text
+    rng = np.random.default_rng(width)
+    m, n = 5, 64
+    # small integers: every order of the sum is exact, so all agree
+    A = rng.integers(-4, 5, (m, n)).astype(np.float32)
+    x = rng.integers(-4, 5, n).astype(np.float32)
+    y = rng.integers(-4, 5, m).astype(np.float32)
+    for out in _run_all(p, m=m, n=n, A=A, x=x, y=y):
+        assert np.array_equal(out["y"], y + A @ x)
+    # random floats: another order of the additions, within rounding
+    A = rng.standard_normal((m, n)).astype(np.float32)
+    x = rng.standard_normal(n).astype(np.float32)
+    for out in _run_all(p, m=m, n=n, A=A, x=x, y=y):
+        assert np.allclose(out["y"], y + A @ x, rtol=1e-5, atol=1e-5)
+
+
+def test_vectorize_reduction_rejections():
+    with pytest.raises(SchedulingError, match="one accumulation"):
+        vectorize_reduction(scale, 'i', 8, avx2.AVX2, avx2.INSTRS)
+    with pytest.raises(SchedulingError):       # n % 8 is not known
+        vectorize_reduction(matvec, 'j', 8, avx2.AVX2, avx2.INSTRS)
