@@ -26,6 +26,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "myst_parser",
     "exo_hl_docs",
+    "instr_reference",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

@@ -174,8 +174,15 @@ class Procedure(Derived):
         callable with this procedure's signature.
 
         Options: ``cc``, ``cflags``, ``openmp``, ``sanitize``, ``emulate``
-        (run CPU features the host lacks through the emulation layer). The
-        callable validates arguments and the host CPU before any C runs.
+        (run CPU features the host lacks through the emulation layer),
+        ``target`` (the instruction set the .so is built for: ``'host'``,
+        the default, or ``'x86-64'``, ``'x86-64-v3'``, ``'avx2'``,
+        ``'avx512'``, ``'x86-64-v4'``). Flags: ``cflags``, else
+        ``$CFLAGS``, else ``-O3 -march=native`` (``-O3`` if the compiler
+        refuses it); a named target adds its ``-march`` to ``cflags`` (or
+        ``-O3``). ``EXO_HL_LOG=debug`` logs the compiler command. The
+        callable validates arguments and the host CPU (and the target's
+        features) before any C runs.
 
         >>> fast = p.compile(); fast(8, 16, 4, A, B, C)
         """

@@ -59,7 +59,7 @@ def _code_blocks(page: str):
 
 def test_every_page_is_built(site):
     for name in ("index", "api", "internals", "reference", "tutorial",
-                 "hardware", "using_c", "benchmarks"):
+                 "hardware", "hw_avx2", "hw_avx512", "using_c", "benchmarks"):
         assert (site / f"{name}.html").is_file(), name
     # the Markdown contract pages are included as they are
     api = _text(_page(site, "api"))
@@ -90,19 +90,21 @@ def test_tutorial_shows_highlighted_procedures(site):
     assert any('<span class="n">seq</span>' in b for b in procs)
     text = [_text(b) for b in blocks]
     # the steps of apps/sgemm_quickstart/schedule.py, with their results
-    for call in ("sgemm.split('i', 4, 'io', 'ii', tail='perfect')",
-                 "p.reorder('ii', 'k')",
+    for call in ("sgemm.split('i', 8, 'io', 'ii', tail='perfect')",
+                 "p.reorder('ii', 'jo')",
                  "p.stage_mem(p.find_loop('k'), "
-                 "'C[4*io:4*io+4, 16*jo:16*jo+16]', 'C_reg')",
-                 "p.set_memory('C_reg', DRAM_STATIC)", "p.unroll('ii')"):
+                 "'C[8*io:8*io+8, 32*jo:32*jo+32]', 'C_reg')",
+                 "set_memory('C_reg', avx512.AVX512)",
+                 "p = replace_all(p, avx512.INSTRS)"):
         assert any(call in t for t in text), call
-    final = [t for t in text if t.startswith("def sgemm_4x16(")]
-    assert final and "C_reg[3, ji] += A[4 * io + 3, k]" in final[0]
-    assert "for io in seq(0, M / 4):" in final[0]
+    final = [t for t in text if t.startswith("def sgemm_8x2v(")]
+    assert final and "mm512_fmadd_bcst_ps(C_reg[7, 1, 0:16]" in final[0]
+    assert "for io in seq(0, M / 8):" in final[0]
+    assert "for ii" not in final[0]
     # a failing step is shown with its real message
     assert any("SchedulingError" in t and "divisible by 8" in t
                for t in text)
-    assert any(t.startswith("void sgemm_4x16(") for t in text)
+    assert any(t.startswith("void sgemm_8x2v(") for t in text)
 
 
 def test_reference_names_every_public_name(site):
@@ -293,7 +295,10 @@ def test_tutorial_quotes_the_measured_speeds():
     assert m, "the tutorial no longer quotes its speed"
     size, fast, naive = m.groups()
     rows = {r[0]: r for r in _md_rows((REPO / "README.md").read_text())}
-    header = rows["kernel"]
+    header = rows["kernel (Xeon, AVX-512, loaded)"]
     col = header.index(size)
-    assert rows["quickstart 4x16 (auto-vectorized)"][col].split()[0] == fast
-    assert rows["naive exo_hl (C)"][col].split()[0] == naive
+    assert rows["quickstart 8x2v (AVX-512 library)"][col].split()[0] == fast
+    xeon = _md_rows((REPO / "README.md").read_text().split(
+        "kernel (Xeon, AVX-512, loaded)")[1])
+    naive_row = next(r for r in xeon if r[0] == "naive exo_hl (C)")
+    assert naive_row[col].split()[0] == naive

@@ -43,12 +43,12 @@ def best_time(fn, reps):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=512,
-                    help="M = N = K (multiple of 16)")
+                    help="M = N = K (multiple of 32)")
     ap.add_argument("--reps", type=int, default=5)
     args = ap.parse_args(argv)
     n = args.size
-    if n % 16:
-        ap.error("--size must be a multiple of 16")
+    if n % 32:
+        ap.error("--size must be a multiple of 32")
 
     for line in BLAS_NOTES:
         print(line)
@@ -62,14 +62,14 @@ def main(argv=None):
     rng = np.random.default_rng(0)
     # small integers keep every reordered sum exact, so results compare equal
     small = [rng.integers(-3, 4, (m, k)).astype(np.float32)
-             for m, k in ((32, 16), (16, 48), (32, 48))]
+             for m, k in ((32, 16), (16, 64), (32, 64))]
     want = small[2] + small[0] @ small[1]
     for name, run in (("interpret", fast.interpret),
                       ("compiled C", fast.compile())):
         C = small[2].copy()
-        run(M=32, N=48, K=16, A=small[0], B=small[1], C=C)
+        run(M=32, N=64, K=16, A=small[0], B=small[1], C=C)
         assert np.array_equal(C, want), f"{name} result differs from numpy"
-        print(f"{name:>10}: equal to numpy on a 32x48x16 problem")
+        print(f"{name:>10}: equal to numpy on a 32x64x16 problem")
 
     A = rng.standard_normal((n, n), dtype=np.float32)
     B = rng.standard_normal((n, n), dtype=np.float32)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import logging
 import os
 import shlex
 import subprocess
@@ -26,13 +27,56 @@ from ..core_ir.nodes import IR
 from ..core_ir.types import is_real_scalar, is_tensor_or_window, is_window
 from . import build_cache
 from .analysis import as_ir
-from .host_cpu import FeaturePlan, check_host
+from .host_cpu import FeaturePlan, check_host, missing_features
 from .emit import _Program
 from .openmp import openmp_flags
 from ..progress import Progress, statement_count
 
+#: the flags of ``compile()`` when neither ``cflags=`` nor ``$CFLAGS`` is
+#: given: optimised for the host CPU (``-march=native``); if the compiler
+#: refuses ``-march=native``, plain ``-O3``.
 DEFAULT_CFLAGS = "-O3 -march=native"
 FALLBACK_CFLAGS = "-O3"
+
+#: ``compile(target=...)``: the instruction set the whole .so is built for
+#: (GCC/Clang ``-march``), and the host features it then needs to run.
+#: ``'host'`` (the default) is ``DEFAULT_CFLAGS``.
+TARGETS = {
+    "x86-64": ("-march=x86-64", frozenset()),
+    "x86-64-v3": ("-march=x86-64-v3", frozenset({"avx2", "fma"})),
+    "avx2": ("-march=haswell", frozenset({"avx2", "fma"})),
+    "avx512": ("-march=skylake-avx512",
+               frozenset({"avx512f", "avx512bw", "avx512dq", "avx512vl",
+                          "avx2", "fma"})),
+    "x86-64-v4": ("-march=x86-64-v4",
+                  frozenset({"avx512f", "avx512bw", "avx512dq", "avx512vl",
+                             "avx2", "fma"})),
+}
+
+_log = logging.getLogger("exo_hl")
+
+
+def flag_candidates(cflags=None, target=None) -> list:
+    """The compiler flag strings ``compile()`` tries, in order: ``cflags``
+    (else ``$CFLAGS``) as given; else ``DEFAULT_CFLAGS`` then
+    ``FALLBACK_CFLAGS``. A named ``target`` adds its ``-march`` to
+    ``cflags``/``$CFLAGS`` (``-O3`` when neither is set), with no
+    fallback: a compiler that cannot build for it is an error."""
+    user = cflags if cflags is not None else os.environ.get("CFLAGS")
+    if target in (None, "host"):
+        return [user] if user is not None else [DEFAULT_CFLAGS,
+                                                FALLBACK_CFLAGS]
+    if target not in TARGETS:
+        raise ValueError(
+            f"compile(): unknown target {target!r}; expected 'host' or one "
+            f"of {', '.join(sorted(TARGETS))}")
+    return [f"{user if user is not None else FALLBACK_CFLAGS} "
+            f"{TARGETS[target][0]}"]
+
+
+def target_features(target) -> frozenset:
+    """The CPU features a build for ``target`` needs on the host."""
+    return frozenset() if target in (None, "host") else TARGETS[target][1]
 
 _PROBE = """\
 #include <stddef.h>
@@ -88,13 +132,13 @@ def load_shared(build, basename):
 
 
 def build_shared(header, source, basename, cc=None, cflags=None,
-                 extra_flags=(), link_flags=("-lm", ), rebuild=False):
+                 extra_flags=(), link_flags=("-lm", ), rebuild=False,
+                 target=None):
     """Compile to a cached shared library; returns its path. ``rebuild``:
-    ignore (and replace) an existing cache entry."""
+    ignore (and replace) an existing cache entry. The command is logged at
+    debug level (``EXO_HL_LOG=debug``)."""
     cc = cc or os.environ.get("CC") or "cc"
-    user_flags = cflags if cflags is not None else os.environ.get("CFLAGS")
-    candidates = ([user_flags] if user_flags is not None
-                  else [DEFAULT_CFLAGS, FALLBACK_CFLAGS])
+    candidates = flag_candidates(cflags, target)
     probe = _PROBE.format(base=basename)
     last_err = ""
     for flags in candidates:
@@ -105,6 +149,8 @@ def build_shared(header, source, basename, cc=None, cflags=None,
         d = cache_dir()
         lib = build_cache.cached_file(d, basename, key, ".so")
         if not rebuild and build_cache.is_valid(lib):
+            _log.debug("compile %s: %s %s (cached: %s)", basename, cc,
+                       " ".join(flag_list), lib)
             return lib
         with tempfile.TemporaryDirectory(dir=d, prefix="build_") as tmp:
             for name, text in ((basename + ".h", header),
@@ -116,6 +162,7 @@ def build_shared(header, source, basename, cc=None, cflags=None,
             cmd = ([*shlex.split(cc)] + flag_list +
                    ["-shared", "-fPIC", "-o", out, basename + ".c",
                     "exo_hl_probe.c"] + list(link_flags))
+            _log.debug("compile %s: %s", basename, " ".join(cmd))
             rc, err = _run_cc(cmd, tmp)
             if rc == 0:
                 build_cache.store(out, lib)
@@ -167,6 +214,10 @@ class CompiledProcedure:
                                  opts.pop("openmp", None))
             extra = list(extra) + plan.flags()
             cflags = opts.pop("cflags", None)
+            self.target = opts.pop("target", None) or "host"
+            flag_candidates(cflags, self.target)       # a known target
+            self.target_missing = missing_features(
+                target_features(self.target))
             if opts:
                 raise TypeError(f"compile() got unknown options: "
                                 f"{', '.join(sorted(opts))}")
@@ -174,7 +225,8 @@ class CompiledProcedure:
                 lambda rebuild: build_shared(self.header, self.source,
                                              stem, cc=cc, cflags=cflags,
                                              extra_flags=extra,
-                                             rebuild=rebuild),
+                                             rebuild=rebuild,
+                                             target=self.target),
                 ir.name)
             bar.advance(cc_share)
         for probe in ("exo_hl_sizeof_context", "exo_hl_sizeof_fast32"):
@@ -244,6 +296,12 @@ class CompiledProcedure:
     # -- calling
     def _check_host(self):
         check_host(self.name, self.cpu_features, self.missing_features)
+        if self.target_missing:
+            need = ", ".join(sorted(self.target_missing))
+            raise RuntimeError(
+                f"{self.name}(): built for target {self.target!r}, which "
+                f"needs {need}; this CPU lacks it, so nothing was run "
+                f"(compile for target='host' to run here)")
 
     def __call__(self, *args, **kwargs):
         c_args, _held = self._c_args(args, kwargs)

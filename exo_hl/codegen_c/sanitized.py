@@ -33,9 +33,10 @@ from ..errors import SanitizerError
 from . import build_cache
 from .analysis import as_ir
 from .emit import _Program
-from .host_cpu import FeaturePlan, check_host
+from .host_cpu import FeaturePlan, check_host, missing_features
 from .openmp import openmp_flags
-from .runner import DEFAULT_CFLAGS, FALLBACK_CFLAGS, CompileError, cache_dir
+from .runner import (CompileError, cache_dir, flag_candidates,
+                     target_features)
 
 #: ASan/UBSan settings of the child (the user's $ASAN_OPTIONS/$UBSAN_OPTIONS
 #: come after, so they win)
@@ -179,13 +180,11 @@ def _child_env(leaks: bool) -> dict:
 
 
 def _build_executable(files: dict, basename, cc, cflags, extra, name,
-                      rebuild=False):
+                      rebuild=False, target=None):
     """Compile ``files`` ({file name: text}; the .c ones are sources) into a
     cached executable; returns its path. Raises CompileError. ``rebuild``:
     replace an existing cache entry (one that cannot run)."""
-    user_flags = cflags if cflags is not None else os.environ.get("CFLAGS")
-    candidates = ([user_flags] if user_flags is not None
-                  else [DEFAULT_CFLAGS, FALLBACK_CFLAGS])
+    candidates = flag_candidates(cflags, target)
     errors = []
     for flags in candidates:
         flag_list = shlex.split(flags) + list(extra)
@@ -229,6 +228,13 @@ class SanitizedProcedure:
         cc = opts.pop("cc", None) or os.environ.get("CC") or "cc"
         cflags = opts.pop("cflags", None)
         emulate = opts.pop("emulate", None)
+        target = opts.pop("target", None) or "host"
+        flag_candidates(cflags, target)                 # a known target
+        lacking = missing_features(target_features(target))
+        if lacking:     # each call runs the build: it must run here
+            raise RuntimeError(
+                f"compile(sanitize=..., target={target!r}): the build runs "
+                f"on this CPU, which lacks {', '.join(sorted(lacking))}")
         if opts:
             raise TypeError(f"compile() got unknown options: "
                             f"{', '.join(sorted(opts))}")
@@ -260,14 +266,16 @@ class SanitizedProcedure:
         files = {stem + ".h": self.header, stem + ".c": self.source,
                  "exo_hl_driver.c": self.driver}
         self.executable_path = _build_executable(files, ir.name, cc, cflags,
-                                                 extra, ir.name)
+                                                 extra, ir.name,
+                                                 target=target)
         try:
             self._leaks, self._int_bits = self._probe(cc)
         except (OSError, CompileError):
             # a cache entry that cannot be executed (truncated, corrupted):
             # build it again, once
             self.executable_path = _build_executable(
-                files, ir.name, cc, cflags, extra, ir.name, rebuild=True)
+                files, ir.name, cc, cflags, extra, ir.name, rebuild=True,
+                target=target)
             self._leaks, self._int_bits = self._probe(cc)
 
     def __repr__(self):

@@ -8,8 +8,11 @@ refused step raises ``SchedulingError``.
 from .halide import compute_at, compute_root, inline_producer, store_at
 from .loops import parallel_outer, repeat, tile, unroll_and_jam
 from .pack import pack
+from .scalars import bind_const, hoist
+from .reduction import vectorize_reduction
 from .vectorize import replace_all, vectorize
 
 __all__ = ["tile", "vectorize", "replace_all", "repeat", "unroll_and_jam",
            "parallel_outer", "compute_at", "store_at", "compute_root",
-           "inline_producer", "pack"]
+           "inline_producer", "pack", "hoist", "bind_const",
+           "vectorize_reduction"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from exo_hl import Procedure, SchedulingError
 
-from ._util import (at_path, loop_cursor, mentions, sibling_path,
-                    subst_var, text)
+from ._util import (at_path, fresh_name, loop_cursor, mentions,
+                    sibling_path, subst_var, text)
 
 
 def replace_all(p, instrs):
@@ -214,10 +214,38 @@ def vectorize(p, loop, width, memory, instrs, tail="perfect"):
     # or by cursor, never by name: another nest may have the same names
     where = c.path()
     if tail != "mask":
+        p0 = p
         p = p.split(c, width, o, inner, tail=tail)
-        p, staged, _ = _stage(p, at_path(p, where).body()[0], inner, width,
-                              memory, "_vec")
-        return _select(p, instrs, staged, [where])
+        try:
+            q, staged, _ = _stage(p, at_path(p, where).body()[0], inner,
+                                  width, memory, "_vec")
+            return _select(q, instrs, staged, [where])
+        except SchedulingError as e:
+            first = e
+        try:
+            p1, w1 = _bind_literals(p0, where)
+            p1 = p1.split(at_path(p1, w1), width, o, inner, tail=tail)
+        except SchedulingError:
+            p1, w1 = p, where
+        # again with literals and loop-invariant reads broadcast into
+        # registers (set1), then with every access in a register of its
+        # own and one operation per statement
+        for every in (False, True):
+            try:
+                q, w, regs = _in_registers(p1, w1, inner, width, memory,
+                                           every)
+                if not regs:
+                    continue
+                body = at_path(q, w).body()
+                q, staged, _ = _stage(q, body[len(body) - 1], inner, width,
+                                      memory, "_vec", skip=regs)
+                return _select(q, instrs, staged + regs, [w])
+            except SchedulingError as e:
+                # the last attempt's reason: it staged each access, so it
+                # names a loop the library lacks, not a window it built
+                first = e
+                continue
+        raise _diagnose(p, at_path(p, where).body()[0], inner, first)
     lo, hi = text(c.lo()), text(c.hi())
     trips = hi if lo == "0" else f"({hi}) - ({lo})"
     p = p.split(c, width, o, inner, tail="guard")
@@ -268,7 +296,146 @@ def _mask_bound(part, inner_loop):
                           "in the last block (nothing to vectorize)")
 
 
-def _stage(p, inner_loop, inner, width, memory, suffix):
+def _data_leaves(e, out):
+    """The literals and the reads of ``e`` (an expression cursor), in
+    order, not looking into indices."""
+    kind = type(e.node()).__name__
+    if kind in ("Const", "Read"):
+        out.append(e)
+    elif kind != "WindowExpr":
+        for a in e.args():
+            _data_leaves(a, out)
+    return out
+
+
+def _bind_literals(p, where):
+    """Bind every literal in the body of the loop at path ``where`` to a
+    scalar assigned at the top (``bind_const``; before the loop is split,
+    while it provably runs at least once). The procedure and the loop's
+    path (the statements added at the top move it)."""
+    from .scalars import bind_const
+    while True:
+        lits = []
+        for b in at_path(p, where).body():
+            if b.is_write():
+                lits += [x for x in _data_leaves(b.rhs(), [])
+                         if type(x.node()).__name__ == "Const"]
+        if not lits:
+            return p, where
+        n0 = len(p.body())
+        p = bind_const(p, lits[0], fresh_name(p, "c"))
+        (f, k0), *rest = where        # added at the top, before it
+        where = ((f, k0 + len(p.body()) - n0), *rest)
+
+
+def _in_registers(p, where, inner, width, memory, every_access):
+    """Put operands of the loop over ``inner`` (the only statement of the
+    loop at path ``where``; its body one assignment) into registers of
+    ``width`` lanes, each filled by a loop of its own before it:
+
+    - a read that does not vary with ``inner`` (a scalar, ``a[k]``) gets a
+      register ``{x}_bcst`` (``bind_expr``, ``expand_dim``, ``lift_alloc``,
+      ``fission_after``), its fill loop left for ``set1`` or a broadcast;
+    - with ``every_access``, also each read that varies with ``inner``
+      (``{x}_ld``: one register per access, so ``x[i]``, ``x[i + 1]``
+      and ``x[i + 2]`` of a stencil are three loads), and each operation
+      inside the right-hand side (``t``: three-address form, one
+      instruction per operation).
+
+    Returns the procedure, the path of the loop split at ``where`` and
+    the registers' names."""
+
+    def inner_loop():
+        body = at_path(p, where).body()
+        return body[len(body) - 1]
+
+    def stmt():
+        return inner_loop().body()[0]
+    body = list(inner_loop().body())
+    if len(body) != 1 or not body[0].is_write():
+        return p, where, []
+    names = []
+
+    def to_register(p, e, base):
+        nm = fresh_name(p, base)
+        p = p.bind_expr(e, nm)
+        p = p.expand_dim(p.find(f"{nm} : _"), width, inner)
+        p = p.set_precision(p.find(f"{nm} : _"), "f32")
+        p = p.lift_alloc(p.find(f"{nm} : _"))
+        p = p.fission_after(p.find(f"{nm}[_] = _"))
+        names.append(nm)
+        return p.set_memory(p.find(f"{nm} : _"), memory)
+
+    while True:
+        todo = [x for x in _data_leaves(stmt().rhs(), [])
+                if type(x.node()).__name__ == "Read"
+                and x.name() not in names
+                and (every_access or not any(mentions(text(i), inner)
+                                             for i in x.args()))]
+        if not todo:
+            break
+        x = todo[0]
+        varies = any(mentions(text(i), inner) for i in x.args())
+        p = to_register(p, x, f"{x.name()}_{'ld' if varies else 'bcst'}")
+    while every_access:          # operations inside the right-hand side
+        inner_ops = [a for a in _operations(stmt().rhs())
+                     if a.expr_path() != stmt().rhs().expr_path()]
+        if not inner_ops:
+            break
+        p = to_register(p, inner_ops[0], "t")
+    return p, where, names
+
+
+def _operations(e):
+    """The operations of ``e`` whose operands are not operations,
+    innermost first (the next to bind in three-address form)."""
+    kind = type(e.node()).__name__
+    if kind not in ("BinOp", "USub", "Extern"):
+        return []
+    below = [o for a in e.args() for o in _operations(a)]
+    return below or [e]
+
+
+def _diagnose(p, inner_loop, inner, err):
+    """``err`` restated with the kind of body ``vectorize`` met and what
+    to do about it."""
+    body = list(inner_loop.body())
+    if len(body) == 1 and body[0].is_if():
+        body = list(body[0].body())
+    for b in body:
+        if b.is_write() and not any(mentions(text(i), inner)
+                                    for i in b.idx()):
+            return SchedulingError(
+                f"vectorize: the body of loop {inner!r} is a reduction "
+                f"('{text(b)}' accumulates into a location that does not "
+                f"vary with {inner!r}); vectorize keeps the order of a sum, "
+                f"so it cannot split it into lanes. Use "
+                f"vectorize_reduction(p, {inner[:-1]!r}, ...), which keeps "
+                f"one partial sum per lane in a register and adds the "
+                f"lanes at the end, or do that yourself (the library's "
+                f"horizontal sums: mm256_reduce_add_ps, "
+                f"mm512_reduce_add_ps). ({err})")
+    reads = {}
+    for b in body:
+        if b.is_write():
+            for leaf in _data_leaves(b.rhs(), []):
+                if type(leaf.node()).__name__ == "Read" and any(
+                        mentions(text(i), inner) for i in leaf.args()):
+                    reads.setdefault(leaf.name(), set()).add(text(leaf))
+    for name, accs in reads.items():
+        if len(accs) > 1:
+            return SchedulingError(
+                f"vectorize: the body of loop {inner!r} is a stencil "
+                f"({name} is read at {len(accs)} offsets: "
+                f"{', '.join(sorted(accs))}). vectorize loaded each offset "
+                f"into a register of its own and bound each operation to "
+                f"one, but the library has no instruction for the loop "
+                f"below: use a library that has one (its reference page "
+                f"lists them), or write that instruction. ({err})")
+    return err
+
+
+def _stage(p, inner_loop, inner, width, memory, suffix, skip=()):
     """Stage every vector window of the loop ``inner_loop`` (over
     ``inner``) into a buffer in ``memory``; the new names, and the loop in
     the result. Windows are written from the accesses' ``.text()``, which
@@ -277,6 +444,8 @@ def _stage(p, inner_loop, inner, width, memory, suffix):
     staged = []
     for win in _windows(p, inner, width, inner_loop):
         base = win[:win.index('[')]
+        if base in skip:            # already a register (a broadcast)
+            continue
         name = f"{base}{suffix}"
         while mentions(str(p), name):
             name += "_"
@@ -314,3 +483,4 @@ def _select(p, instrs, staged, roots):
                 f"vectorize: no instruction of the library matches the loop "
                 f"'for {lp.name()}': {body}")
     return p
+

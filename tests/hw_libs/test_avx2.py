@@ -29,7 +29,8 @@ from exo_hl.hw_libs.avx2 import (
     mm256_prefix_fmadd_bcst_ps, mm256_prefix_fmadd_ps, mm256_prefix_mul_ps,
     mm256_prefix_store_ps, mm256_reduce_add_ps,
     mm256_set1_epi16, mm256_setzero_ps, mm256_srli_epi16, mm256_storeu_epi16,
-    mm256_storeu_ps, mm256_storeu_relu_ps)
+    mm256_storeu_ps, mm256_storeu_relu_ps, mm256_relu_ps,
+    mm256_set1_scalar_ps)
 
 
 # ---------------------------------------------------------------------------
@@ -266,7 +267,18 @@ def w_mean3_wrap(n: size, a: ui16[n, 16] @ DRAM, b: ui16[n, 16] @ DRAM,
         mm256_storeu_epi16(y[r, 0:16], rm)
 
 
-WRAPPERS = (w_copy, w_maskload, w_maskstore, w_zero_bcst, w_arith, w_max,
+@proc
+def w_set1_scalar_relu(c: f32, x: f32[8] @ DRAM, y: f32[2, 8] @ DRAM):
+    r: f32[8] @ AVX2
+    mm256_set1_scalar_ps(r, c)
+    mm256_storeu_ps(y[0, 0:8], r)
+    mm256_loadu_ps(r, x[0:8])
+    t: f32[8] @ AVX2
+    mm256_relu_ps(t, r)
+    mm256_storeu_ps(y[1, 0:8], t)
+
+
+WRAPPERS = (w_set1_scalar_relu, w_copy, w_maskload, w_maskstore, w_zero_bcst, w_arith, w_max,
             w_relu,
             w_reduce, w_copy16, w_int, w_srli, div3, box_blur3x3, w_prefix,
             w_mean3, w_mean3_wrap)
@@ -891,3 +903,18 @@ def test_every_instruction_is_exercised():
         tmpl = p.ir().instr.c_template + p.ir().instr.c_global
         for name in set(re.findall(r"(?<!\w)_mm\w*", tmpl)):
             assert name + "(" in c_text, (p.name(), name)
+
+
+def test_set1_scalar_and_register_relu_on_edge_values():
+    """``set1`` of a scalar broadcasts it (signed zero and inf kept);
+    ``relu`` in registers gives +0.0 for -0.0 and NaN, like its body."""
+    x = np.array([np.nan, -0.0, 0.0, -2, 3, np.inf, -np.inf, 1e-45],
+                 np.float32)
+    for c in (2.5, -0.0, -np.inf):
+        outs = _both(w_set1_scalar_relu, c=c, x=x,
+                     y=np.full((2, 8), 7, np.float32))
+        _assert_same(outs, "y")
+        y = outs[1]["y"]
+        assert np.array_equal(_bits(y[0]), _bits(np.full(8, c, np.float32)))
+        want = np.where(x > 0, x, np.float32(0.0)).astype(np.float32)
+        assert np.array_equal(_bits(y[1]), _bits(want))

@@ -233,6 +233,20 @@ def mm256_broadcast_ss(dst: [f32][8] @ AVX2, src: [f32][1] @ DRAM):
         dst[i] = src[0]
 
 
+@instr("{dst_data} = _mm256_set1_ps({src_data});", _INCLUDE,
+       cpu_features=_AVX)
+def mm256_set1_scalar_ps(dst: [f32][8] @ AVX2, src: f32):
+    """Broadcast a scalar (a ``f32`` variable or argument, not a window)
+    into all 8 lanes. For a literal, bind it to a scalar first
+    (``stdlib.bind_const``), then hoist that out of the loop.
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_set1_scalar_ps)   # cv[ji] = c
+    """
+    assert stride(dst, 0) == 1
+    for i in seq(0, 8):
+        dst[i] = src
+
+
 # ---------------------------------------------------------------------------
 # arithmetic
 
@@ -281,6 +295,20 @@ def mm256_max_ps(dst: [f32][8] @ AVX2, a: [f32][8] @ AVX2,
     assert stride(b, 0) == 1
     for i in seq(0, 8):
         dst[i] = select(b[i], a[i], a[i], b[i])
+
+
+@instr("{dst_data} = _mm256_max_ps({src_data}, _mm256_setzero_ps());",
+       _INCLUDE, cpu_features=_AVX)
+def mm256_relu_ps(dst: [f32][8] @ AVX2, src: [f32][8] @ AVX2):
+    """``dst = relu(src)`` lane-wise in registers; -0.0 and NaN give +0.0
+    (``vmaxps(src, +0.0)`` returns its second operand), as ``relu`` does.
+
+    >>> p = p.replace(p.find_loop('ji'), mm256_relu_ps)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(src, 0) == 1
+    for i in seq(0, 8):
+        dst[i] = relu(src[i])
 
 
 @instr("{dst_data} = _mm256_fmadd_ps({a_data}, {b_data}, {dst_data});",
@@ -593,6 +621,7 @@ def mm256_mean3_wrap_epu16(dst: [ui16][16] @ AVX2, a: [ui16][16] @ AVX2,
 INSTRS = (mm256_loadu_ps, mm256_storeu_ps, mm256_storeu_relu_ps,
           mm256_maskload_ps,
           mm256_maskstore_ps, mm256_setzero_ps, mm256_broadcast_ss,
+          mm256_set1_scalar_ps, mm256_relu_ps,
           mm256_add_ps, mm256_mul_ps, mm256_max_ps, mm256_fmadd_ps,
           mm256_fmadd_bcst_ps, mm256_reduce_add_ps,
           mm256_loadu_epi16, mm256_storeu_epi16, mm256_set1_epi16,

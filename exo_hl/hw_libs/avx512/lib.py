@@ -6,6 +6,12 @@ becomes an array of ``__m512`` (one register per row of 16 lanes), and C
 code may not read it directly, so only the instructions below touch it.
 Each instruction's body is its exact meaning (what ``interpret`` runs and
 what ``replace`` matches); its template is the intrinsic emitted in C.
+
+Why one module of this size: it is the whole library a user imports for
+one register memory, as ``avx2/lib.py`` is; the instructions share the
+memory, the C header and helper code and ``INSTRS`` (what ``replace_all``
+and ``vectorize`` select from), and each is a short, independent
+definition.
 """
 from __future__ import annotations
 
@@ -22,6 +28,38 @@ LANES16 = 32  # ui16 lanes of one zmm register
 _INCLUDE = "#include <immintrin.h>\n"
 _FEATURES = {"avx512f"}
 _FEATURES_BW = {"avx512f", "avx512bw"}   # 16-bit lanes
+
+# Helper functions, emitted once per .c file by the instructions that call
+# them: static inline with their own target attribute (none under an
+# emulation layer that supplies AVX-512 in portable C, so the compiler never
+# emits AVX-512 instructions for them there).
+_HELPER = _INCLUDE + """
+#ifndef EXO_HL_AVX512_HELPER
+#if (defined(__GNUC__) || defined(__clang__)) && \\
+    !(defined(SIMDE_VERSION) && !defined(SIMDE_X86_AVX512F_NATIVE))
+#define EXO_HL_AVX512_HELPER static inline __attribute__((target("avx512f")))
+#else
+#define EXO_HL_AVX512_HELPER static inline
+#endif
+#endif
+"""
+
+_REDUCE_ADD = _HELPER + """
+/* the sum of the 16 lanes as a fixed pairwise tree: lane i + lane i+8,
+   then i + i+4, then i + i+2, then lane 0 + lane 1 (the body of
+   mm512_reduce_add_ps spells out the same tree, so the two agree bit for
+   bit). Not _mm512_reduce_add_ps: its order is the compiler's. */
+EXO_HL_AVX512_HELPER float exo_hl_mm512_reduce_add_ps(__m512 v) {
+    __m256 a = _mm256_add_ps(
+        _mm512_castps512_ps256(v),
+        _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    __m128 b = _mm_add_ps(_mm256_castps256_ps128(a),
+                          _mm256_extractf128_ps(a, 1));
+    __m128 c = _mm_add_ps(b, _mm_movehl_ps(b, b));
+    __m128 d = _mm_add_ss(c, _mm_shuffle_ps(c, c, 1));
+    return _mm_cvtss_f32(d);
+}
+"""
 
 
 class AVX512(VectorRegisters):
@@ -144,8 +182,86 @@ def mm512_set1_ps(dst: [f32][16] @ AVX512, src: [f32][1] @ DRAM):
         dst[i] = src[0]
 
 
+@instr("{dst_data} = _mm512_set1_ps({src_data});",
+       _INCLUDE, cpu_features=_FEATURES)
+def mm512_set1_scalar_ps(dst: [f32][16] @ AVX512, src: f32):
+    """Broadcast a scalar (a ``f32`` variable or argument, not a window)
+    into all 16 lanes. For a literal, bind it to a scalar first
+    (``stdlib.bind_const``), then hoist that out of the loop.
+
+    >>> p = p.replace(p.find_loop('ji'), mm512_set1_scalar_ps)   # cv[ji] = c
+    """
+    assert stride(dst, 0) == 1
+    for i in seq(0, 16):
+        dst[i] = src
+
+
 # ---------------------------------------------------------------------------
 # arithmetic
+
+@instr("{dst_data} = _mm512_add_ps({a_data}, {b_data});",
+       _INCLUDE, cpu_features=_FEATURES)
+def mm512_add3_ps(dst: [f32][16] @ AVX512, a: [f32][16] @ AVX512,
+                  b: [f32][16] @ AVX512):
+    """``dst = a + b`` lane-wise, three operands (``mm256_add_ps``'s
+    twin; ``mm512_add_ps`` is the accumulating ``dst += src``).
+
+    >>> p = p.replace(p.find_loop('ji'), mm512_add3_ps)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 16):
+        dst[i] = a[i] + b[i]
+
+
+@instr("{dst_data} = _mm512_max_ps({a_data}, {b_data});", _INCLUDE,
+       cpu_features=_FEATURES)
+def mm512_max_ps(dst: [f32][16] @ AVX512, a: [f32][16] @ AVX512,
+                 b: [f32][16] @ AVX512):
+    """``dst = a > b ? a : b`` lane-wise: exactly ``vmaxps``, which returns
+    its second operand when the two compare equal (+0.0, -0.0) or either is
+    NaN. ``select(x, v, y, z)`` is ``x < v ? y : z``.
+
+    >>> p = p.replace(p.find_loop('ji'), mm512_max_ps)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 16):
+        dst[i] = select(b[i], a[i], a[i], b[i])
+
+
+@instr("{dst_data} = _mm512_max_ps({src_data}, _mm512_setzero_ps());",
+       _INCLUDE, cpu_features=_FEATURES)
+def mm512_relu_ps(dst: [f32][16] @ AVX512, src: [f32][16] @ AVX512):
+    """``dst = relu(src)`` lane-wise in registers; -0.0 and NaN give +0.0
+    (``vmaxps(src, +0.0)`` returns its second operand), as ``relu`` does.
+
+    >>> p = p.replace(p.find_loop('ji'), mm512_relu_ps)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(src, 0) == 1
+    for i in seq(0, 16):
+        dst[i] = relu(src[i])
+
+
+@instr("{dst_data} += exo_hl_mm512_reduce_add_ps({src_data});",
+       _REDUCE_ADD, cpu_features=_FEATURES)
+def mm512_reduce_add_ps(dst: [f32][1] @ DRAM, src: [f32][16] @ AVX512):
+    """``dst[0] +=`` the sum of the 16 lanes, summed as a fixed pairwise
+    tree (lanes ``i`` and ``i + 8``, then ``i + 4``, ``i + 2``, ``i + 1``):
+    the body is that tree, so C and ``interpret`` agree bit for bit, also
+    on sums that cancel. It matches a statement written as this tree (not
+    a loop summing the lanes in index order, which rounds differently).
+
+    >>> p = p.replace(p.find('s[_] += _'), mm512_reduce_add_ps)
+    """
+    assert stride(src, 0) == 1
+    dst[0] += (((src[0] + src[8]) + (src[4] + src[12]))
+               + ((src[2] + src[10]) + (src[6] + src[14]))) + \
+        (((src[1] + src[9]) + (src[5] + src[13]))
+         + ((src[3] + src[11]) + (src[7] + src[15])))
 
 @instr("{dst_data} = _mm512_fmadd_ps({a_data}, {b_data}, {dst_data});",
        _INCLUDE, cpu_features=_FEATURES)
@@ -388,6 +504,8 @@ def mm512_mean3_wrap_epu16(dst: [ui16][32] @ AVX512, a: [ui16][32] @ AVX512,
 INSTRS = (mm512_loadu_ps, mm512_storeu_ps, mm512_storeu_relu_ps,
           mm512_maskz_loadu_ps,
           mm512_mask_storeu_ps, mm512_setzero_ps, mm512_set1_ps,
+          mm512_set1_scalar_ps, mm512_add3_ps, mm512_max_ps, mm512_relu_ps,
+          mm512_reduce_add_ps,
           mm512_fmadd_ps, mm512_fmadd_bcst_ps, mm512_add_ps, mm512_mul_ps,
           mm512_add_loadu_ps, mm512_reduce_storeu_ps, mm512_prefix_storeu_ps,
           mm512_prefix_add_ps, mm512_prefix_mul_ps, mm512_prefix_fmadd_ps,

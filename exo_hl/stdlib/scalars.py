@@ -1,0 +1,108 @@
+"""Loop-invariant scalars: move an assignment to the top (``hoist``), bind a
+constant to a named scalar there (``bind_const``).
+
+Public API only: ``bind_expr``, ``lift_alloc``, ``reorder_stmts``,
+``fission_after``, ``remove_loop``, ``set_precision``, each checked by its
+primitive (so a hoist that would change what the program computes is that
+primitive's ``SchedulingError``).
+"""
+from __future__ import annotations
+
+from exo_hl import SchedulingError
+
+from ._util import stmt_cursor, text
+
+
+def _alloc_in_block(s, name):
+    """The allocation of ``name`` before ``s`` in the same block, or None."""
+    k = 1
+    while True:
+        try:
+            a = s.prev(k)
+        except SchedulingError:
+            return None
+        if a.is_alloc() and a.name() == name:
+            return a
+        k += 1
+
+
+def _move_to_front(p, s):
+    """Move ``s`` up its block while it commutes with the statement before
+    (``reorder_stmts`` proves each swap); stops at an allocation of what
+    it reads or writes, or at the first statement."""
+    while True:
+        try:
+            prev = s.prev()
+        except SchedulingError:
+            return p, s
+        if prev.is_alloc() and prev.name() in (s.name(),) + tuple(
+                r.name() for r in _reads(s)):
+            return p, s
+        try:
+            p = p.reorder_stmts(prev, s)
+        except SchedulingError:
+            return p, s
+        s = p.forward(s)
+
+
+def _reads(s):
+    try:
+        return s.find("_", many=True)
+    except SchedulingError:
+        return []
+
+
+def hoist(p, stmt):
+    """Move the assignment ``stmt`` (a pattern or cursor; ``x = e`` to a
+    scalar) out of every loop around it and up to the top of the
+    procedure: each loop is left by moving the assignment to the front of
+    its body (``reorder_stmts``, proven to commute), splitting the loop
+    after it (``fission_after``) and removing the loop around it
+    (``remove_loop``: ``e`` does not vary with the loop and the loop runs
+    at least once); its allocation is lifted with it (``lift_alloc``).
+    Returns the procedure.
+
+    >>> p = hoist(p, 'c = _')       # for i: c = 0.5; y[i] = x[i] * c
+    >>> # ->  c = 0.5; for i: y[i] = x[i] * c
+    """
+    s = stmt_cursor(p, stmt, "an assignment")
+    if not s.is_write() or s.idx():
+        raise SchedulingError(
+            f"hoist: expected an assignment to a scalar (x = e), found: "
+            f"{text(s)}")
+    name = s.name()
+    while True:
+        p, s = _move_to_front(p, s)
+        try:
+            loop = s.parent()
+        except SchedulingError:
+            return p                            # at the top level
+        if not loop.is_loop():
+            raise SchedulingError(
+                f"hoist: '{text(s)}' is inside an if; hoist moves an "
+                f"assignment out of loops only")
+        a = _alloc_in_block(s, name)
+        if a is not None:
+            p = p.lift_alloc(a)
+            s = p.forward(s)
+        if len(s.parent().body()) > 1:
+            p = p.fission_after(s)
+            s = p.forward(s)
+        p = p.remove_loop(s.parent())
+        s = p.forward(s)
+
+
+def bind_const(p, expr, name, precision="f32"):
+    """Bind the constant ``expr`` (a literal such as ``0.5``, or any data
+    expression that does not vary with the loops around it; a pattern or
+    cursor) to a new scalar ``name`` of ``precision``, assigned once at the
+    top of the procedure (``bind_expr``, ``set_precision``, ``hoist``).
+    Every loop then reads ``name``, which ``vectorize`` broadcasts into a
+    register (``mm256_set1_scalar_ps``, ``mm512_set1_scalar_ps``).
+
+    >>> p = bind_const(p, p.find('0.5'), 'half')
+    >>> # half: f32; half = 0.5; for i: y[i] = x[i] * half
+    """
+    p = p.bind_expr(expr, name)
+    p = p.set_precision(p.find(f"{name} : _"), precision)
+    return hoist(p, p.find(f"{name} = _"))
