@@ -305,7 +305,9 @@ def stage_mem(proc, block, window, new_name, accum=False):
     _check_windows_not_used_after(ir, blk, survey.derived, fail)
     kinds = survey.kinds
     if not kinds:
-        raise fail(s0, f"the block does not access '{buf}'")
+        raise fail(s0, f"no access of the block to '{buf}' is covered by "
+                   f"the window {window!r} (accesses apart from it keep "
+                   f"using '{buf}'): nothing to stage")
     trunc = accum and truncating_reduce(blk.stmts, {buf} | survey.derived)
     if trunc:
         raise fail(trunc, f"accum=True: '{expr_to_str(trunc.rhs)}' is a "

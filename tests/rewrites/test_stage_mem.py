@@ -172,7 +172,7 @@ def two(x: f32[4], y: f32[4]):
 
 
 def test_untouched_buffer_and_bad_window():
-    with pytest.raises(SchedulingError, match="does not access"):
+    with pytest.raises(SchedulingError, match="no access of the block"):
         two.stage_mem(two.find("x[_] = _"), "y[0:1]", "t")
     with pytest.raises(SchedulingError, match="not defined"):
         two.stage_mem(two.find("x[_] = _"), "z[0:4]", "t")

@@ -143,7 +143,7 @@ def test_stage_twice_rejects_a_window_missing_accesses():
 def test_stage_twice_rejects_the_original_buffer():
     # inside the block only the staged copy is accessed
     q = _staged_blur()
-    with pytest.raises(SchedulingError, match="does not access"):
+    with pytest.raises(SchedulingError, match="no access of the block"):
         q.stage_mem(q.find_loop('ii'), 'x[8 * io - 1:8 * io + 9]', 'xw')
 
 
