@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import re
 
-from ..core_ir.memory import DRAM, CExpr, Memory
+from ..core_ir.memory import DRAM, DRAM_STATIC, CExpr, Memory
 from ..core_ir.nodes import IR
 from ..core_ir.operators import is_parallel
 from ..core_ir.types import (C_TYPES, basetype, is_control, is_data,
                              is_real_scalar, is_tensor_or_window, is_window,
                              shape as type_shape)
 from ..errors import MemGenError, located
-from ..core_ir.traversal import walk
+from ..core_ir.traversal import used_syms, walk
 from ..core_ir.buffers import (written_buffers, zero_start_read,
                                zero_start_refusal)
 from ..core_ir.state import (config_reads, config_writes,
@@ -92,6 +92,7 @@ class ProcEmitter(ExprEmitter):
         self.free_stack = []     # the frees of the blocks open, outermost first
         self.inline_par = 0      # par loops open inline (no return there)
         self.fails = False       # returns a status (fail_check)
+        self.alloc_rest = ()     # the statements after the Alloc emitted
 
     # -- errors
     def _err(self, cls, msg, node):
@@ -197,6 +198,7 @@ class ProcEmitter(ExprEmitter):
             s = stmts[k]
             if isinstance(s, IR.Alloc):
                 self.check_zero_start(s, stmts[k + 1:])
+                self.alloc_rest = stmts[k + 1:]
             self.stmt(s, depth, bound, frees)
             if isinstance(s, (IR.Alloc, IR.WindowStmt)):
                 decls.append((s, k, self.names[s.name], len(self.lines)))
@@ -462,6 +464,12 @@ class ProcEmitter(ExprEmitter):
         ct = C_TYPES[elem]
         self.prog.add_global(mem.global_())
         text = mem.alloc(name, ct, shape_c, s.srcinfo)
+        if (dims and isinstance(mem, type) and issubclass(mem, DRAM_STATIC)
+                and _read_first(self.alloc_rest, s.name)):
+            # a stack array read before any write (a bug of the program,
+            # docs/semantics.md): zeroed, so the C reads no indeterminate
+            # value and gcc has no -Wmaybe-uninitialized to report
+            text = re.sub(r";$", " = {0};", text.rstrip())
         for ln in text.splitlines():
             self.line(depth, ln)
         if "exo_hl_malloc(" in text:
@@ -766,3 +774,31 @@ def _reads_in(stmt) -> set:
     local array that is only written as set-but-unused)."""
     return {n.name for n in walk(stmt)
             if isinstance(n, (IR.Read, IR.WindowExpr, IR.StrideExpr))}
+
+
+def _read_first(stmts, sym):
+    """Whether, in program order, the first statement of ``stmts`` touching
+    ``sym`` may read it (loops and ifs looked into; a branch reading first
+    counts): then C reads the array before any store, which gcc reports as
+    possibly uninitialised. A call counts as a store (the callee gets the
+    pointer). ``None`` when no statement touches ``sym``."""
+    for s in stmts:
+        if sym not in used_syms(s):
+            continue
+        if isinstance(s, IR.For):
+            if sym in used_syms((s.lo, s.hi)):
+                return True
+            return bool(_read_first(s.body, sym))
+        if isinstance(s, IR.If):
+            if sym in used_syms(s.cond):
+                return True
+            r1, r2 = _read_first(s.body, sym), _read_first(s.orelse, sym)
+            if r1 or r2:
+                return True
+            if r1 is False or r2 is False:
+                return False
+            continue
+        if isinstance(s, IR.Call):
+            return False
+        return sym in _reads_in(s)
+    return None

@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exo_hl import (DRAM, MemGenError, compile_procs, f32, f64, i8, instr,
-                    proc, seq, size)
+from exo_hl import (DRAM, DRAM_STATIC, MemGenError, compile_procs, f32, f64,
+                    i8, i32, instr, proc, seq, size)
 from exo_hl.codegen_c.emit import c_code_str
+
+from cg_helpers import c_compilers, run
 
 
 @proc
@@ -84,3 +86,40 @@ def test_scalar_in_unreadable_memory_must_be_set_before_it_is_read():
         y = np.zeros(3, np.float32)
         run(3, x, y)
         assert list(y) == [1.0, 2.0, 3.0]
+
+
+@proc
+def stack_read_first(n: size, y: i32[4], z: f32[4]):
+    a: i32[16] @ DRAM_STATIC
+    if n > 2:
+        y[0] = a[3]
+    else:
+        a[3] = 5
+    y[1] = a[3]
+    b: f32[8] @ DRAM_STATIC
+    for i in seq(0, 8):
+        b[i] = 2.0
+    z[0] = b[1]
+
+
+def test_stack_array_read_before_write_is_zeroed(tmp_path, warn_compile):
+    """A DRAM_STATIC array the program may read before writing (a bug of
+    the program, docs/semantics.md) is declared zeroed: gcc -O1 reported
+    'may be used uninitialized' under -Werror. One written first is not
+    zeroed (no cost for kernels that fill their tiles)."""
+    compile_procs([stack_read_first], tmp_path, "srf")
+    warn_compile("srf")
+    src = (tmp_path / "srf.c").read_text()
+    assert "int32_t a[16] = {0};" in src
+    assert "float b[8];" in src
+    for cc in c_compilers():
+        run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic",
+             "-O1", "-c", "srf.c", "-o", f"srf1_{cc}.o"], tmp_path)
+    for run_p in (stack_read_first.interpret, stack_read_first.compile()):
+        y = np.full(4, 7, np.int32)
+        z = np.zeros(4, np.float32)
+        run_p(3, y, z)
+        assert list(y[:2]) == [0, 0] and z[0] == 2.0
+        y = np.full(4, 7, np.int32)
+        run_p(1, y, z)
+        assert list(y[:2]) == [7, 5]
