@@ -159,9 +159,9 @@ def test_schedule_shape(chain):
     c = chain.fast.c_code_str()
     assert "__m256 acc[10];" in c and "_mm256_max_ps(" in c
     # the par loops, outlined (codegen_c/outline.py), each its own region
-    # (the second inside the serial n loop); the packing loop mallocs W_pack, so
-    # its region or's the threads' heap statuses together and the caller
-    # returns a failing one before the compute loop
+    # (the second inside the serial n loop); the packing loop mallocs
+    # W_pack, so its region or's the threads' heap statuses together and
+    # the caller returns a failing one before the compute loop
     regions = re.findall(r"^#pragma omp parallel(?! for)(.*)$", c, re.M)
     assert regions == [" reduction(|: exo_hl_status)", ""]
     assert "if (exo_hl_status) {\n        return exo_hl_status;" in c
