@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -157,8 +158,13 @@ def test_schedule_shape(chain):
     assert chain.fast.cpu_features() == {"avx2", "fma"}
     c = chain.fast.c_code_str()
     assert "__m256 acc[10];" in c and "_mm256_max_ps(" in c
-    # the par loops, outlined (codegen_c/outline.py)
-    assert c.count("#pragma omp parallel\n") == 2
+    # the par loops, outlined (codegen_c/outline.py), each its own region
+    # (the second inside the serial n loop); the packing loop mallocs
+    # W_pack, so its region or's the threads' heap statuses together and
+    # the caller returns a failing one before the compute loop
+    regions = re.findall(r"^#pragma omp parallel(?! for)(.*)$", c, re.M)
+    assert regions == [" reduction(|: exo_hl_status)", ""]
+    assert "if (exo_hl_status) {\n        return exo_hl_status;" in c
     assert c.count("exo_hl_share(") == 2 * 2 + 1   # 2 loops, the helper
     assert chain.fast.derivation()[0][1].ir() is conv.ir()
 

@@ -1,7 +1,11 @@
 """par loops are built with OpenMP by default where the compiler has it."""
 from __future__ import annotations
 
+import ctypes
+import os
+
 import numpy as np
+import pytest
 
 from exo_hl import f32, instr, par, proc, seq, size
 from exo_hl.codegen_c import openmp
@@ -41,7 +45,22 @@ def _run(f, n=8):
     return y[:, 0]
 
 
-def test_par_loops_compile_with_openmp_by_default(tmp_path, monkeypatch):
+@pytest.fixture
+def two_threads():
+    """OpenMP allowed two threads, whatever earlier tests in this process
+    left: a kernel opens its parallel region only when
+    omp_get_max_threads() > 1 (else it calls the loop serially, level 0),
+    and the libgomp thread count is process-wide (the apps' tuning benches
+    set it to 1 and keep it). gcc's -fopenmp links libgomp.so.1, the
+    runtime these calls reach."""
+    gomp = ctypes.CDLL("libgomp.so.1")
+    gomp.omp_set_num_threads(ctypes.c_int(2))
+    yield
+    gomp.omp_set_num_threads(ctypes.c_int(os.cpu_count() or 1))
+
+
+def test_par_loops_compile_with_openmp_by_default(tmp_path, monkeypatch,
+                                                  two_threads):
     monkeypatch.setenv("EXO_HL_CACHE", str(tmp_path))
     assert openmp.openmp_supported("gcc")
     monkeypatch.setenv("CC", "gcc")
