@@ -89,6 +89,14 @@ def _wrapper(lib_name, instr, sizes):
             continue
         t = basetype(a.type)
         dims = [_value(h, sizes) for h in type_shape(a.type)]
+        if not dims:                      # a scalar (set1 of a scalar)
+            tn = _TNAME[t]
+            args += [f"x_{nm}: {tn}[1] @ DRAM", f"y_{nm}: {tn}[1] @ DRAM"]
+            ins.append((f"x_{nm}", t, 1))
+            body += [f"    s_{nm}: {tn} @ DRAM", f"    s_{nm} = x_{nm}[0]"]
+            call.append(f"s_{nm}")
+            outs.append((f"y_{nm}", t, 1, f"    y_{nm}[0] = s_{nm}"))
+            continue
         assert len(dims) == 1, (instr.name(), nm)
         n = dims[0]
         tn = _TNAME[t]
