@@ -147,9 +147,11 @@ def _type_tag(t) -> str:
 
 _TARGET_MACRO = """\
 /* Functions that use CPU-specific instructions carry their own target, so a
-   plain `cc -O2` build compiles them; run them only on CPUs that have it. */
+   plain `cc -O2` build compiles them; run them only on CPUs that have it.
+   Other CPUs (ARM, RISC-V) take their features from the build's -march. */
 #ifndef EXO_HL_TARGET
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && \\
+    (defined(__x86_64__) || defined(__i386__))
 #define EXO_HL_TARGET(features) __attribute__((target(features)))
 #else
 #define EXO_HL_TARGET(features)

@@ -14,6 +14,16 @@ def compile_callable(procedure, **opts):
     """``Procedure.compile``: see ``CompiledProcedure``; with ``sanitize``,
     a ``sanitized.SanitizedProcedure`` (each call runs in a child process,
     since no sanitizer runtime can be loaded into Python)."""
+    from .cross import TARGETS as CROSS, CrossProcedure, check_host_target
+    if opts.get("target") in CROSS:
+        if opts.pop("sanitize", None):
+            raise ValueError("compile(sanitize=True) runs on the host; a "
+                             "cross target runs under qemu")
+        return CrossProcedure(procedure, **opts)
+    from ..core_ir.cpu_features import proc_features
+    from .analysis import as_ir
+    ir = as_ir(procedure)
+    check_host_target(ir.name, proc_features(ir), opts.get("target"))
     if opts.get("sanitize"):
         return SanitizedProcedure(procedure, **opts)
     opts.pop("sanitize", None)
