@@ -294,6 +294,22 @@ def neon_vmla_4xf32(dst: [f32][4] @ Neon, a: [f32][4] @ Neon,
         dst[i] += a[i] * b[i]
 
 
+@instr("{dst_data} = vmlaq_n_f32({dst_data}, {b_data}, {a_data});",
+       _INCLUDE, cpu_features=_NEON)
+def neon_vmla_bcst_4xf32(dst: [f32][4] @ Neon, a: [f32][1] @ DRAM,
+                         b: [f32][4] @ Neon):
+    """``dst += a[0] * b``, a multiply then an add (two roundings, as the
+    body: ``vmlaq_n_f32``): the SGEMM step that equals ``interpret()``
+    bit for bit on any data.
+
+    >>> p = p.replace(p.find_loop('ji'), neon_vmla_bcst_4xf32)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 4):
+        dst[i] += a[0] * b[i]
+
+
 @instr("{dst_data} = vfmaq_f32({dst_data}, {a_data}, {b_data});", _INCLUDE,
        cpu_features=_NEON)
 def neon_vfmla_4xf32(dst: [f32][4] @ Neon, a: [f32][4] @ Neon,
@@ -583,7 +599,8 @@ INSTRS = (neon_vld_4xf32, neon_vst_4xf32, neon_vld_prefix_4xf32,
           neon_vst_prefix_4xf32, neon_broadcast_4xf32,
           neon_broadcast_4xf32_scalar, neon_zero_4xf32, neon_reg_copy_4xf32,
           neon_vadd_4xf32, neon_vacc_4xf32, neon_vmul_4xf32, neon_vneg_4xf32,
-          neon_vmax_4xf32, neon_vmla_4xf32, neon_vfmla_4xf32,
+          neon_vmax_4xf32, neon_vmla_4xf32, neon_vmla_bcst_4xf32,
+          neon_vfmla_4xf32,
           neon_vfmla_lane_4xf32, neon_vfmla_bcst_4xf32,
           neon_reduce_add_4xf32,
           neon_vld_8xf16, neon_vst_8xf16, neon_broadcast_8xf16,

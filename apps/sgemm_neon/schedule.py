@@ -1,0 +1,63 @@
+"""The schedule: naive SGEMM -> an 8 x 12 NEON micro-kernel (24 q-register
+accumulators: 8 rows of C, three registers of 4 floats each), made of
+checked rewrites only.
+
+Full 8 x 12 tiles of C stay in registers across the whole k loop; each k
+step loads one row of B (three registers) and does 24 broadcast
+multiply-adds of an element of A times a register of B. The edges (the
+last M % 8 rows, the last N % 12 columns) are separate loops (``tail=
+'cut'``) left in scalar C: correct for every size, fast on the bulk.
+
+``fused=False`` (the default) selects ``neon_vmla_bcst_4xf32``
+(``vmlaq_n_f32``: a multiply and an add, two roundings, exactly as the
+algorithm), so results equal ``interpret()`` bit for bit on any data;
+``fused=True`` selects ``neon_vfmla_bcst_4xf32`` (``fmla``, one rounding,
+one instruction instead of two), equal to ``interpret()`` where products
+are exact (the tests use small integers).
+"""
+from __future__ import annotations
+
+from exo_hl.hw_libs import neon
+from exo_hl.stdlib import replace_all
+
+try:
+    from kernel import sgemm
+except ImportError:                    # imported as apps.sgemm_neon
+    from .kernel import sgemm
+
+MR, NR, W = 8, 12, neon.LANES          # tile rows, tile columns, lanes
+
+
+def instructions(fused=False):
+    """The NEON instructions the schedule selects from."""
+    fma = (neon.neon_vfmla_bcst_4xf32 if fused
+           else neon.neon_vmla_bcst_4xf32)
+    return [neon.neon_vld_4xf32, neon.neon_vst_4xf32, fma]
+
+
+def schedule(p=sgemm, fused=False):
+    p = p.split('i', MR, 'io', 'ii', tail='cut')
+    p = p.split('j', NR, 'jo', 'jm', tail='cut')
+    p = p.split('jm', W, 'jm', 'ji', tail='perfect')
+    # the column edge (j >= N - N % 12) becomes its own loop nest over ii
+    p = p.fission_after(p.find_loop('jo'), n_lifts=1)
+    p = p.reorder('ii', 'jo')                      # io, jo, ii, jm, ji, k
+    p = p.reorder('ji', 'k').reorder('jm', 'k').reorder('ii', 'k')
+    # the 8 x 12 tile of C in registers across the whole k loop
+    p = p.stage_mem(p.find_loop('k'),
+                    f'C[{MR}*io:{MR}*io+{MR}, {NR}*jo:{NR}*jo+{NR}]',
+                    'C_reg')
+    p = p.divide_dim('C_reg', 1, W).set_memory('C_reg', neon.Neon)
+    # one row of B in registers for each k
+    p = p.stage_mem(p.find_loop('ii'), f'B[k, {NR}*jo:{NR}*jo+{NR}]',
+                    'B_reg')
+    p = p.divide_dim('B_reg', 0, W).set_memory('B_reg', neon.Neon)
+    for name in ('i1', 'i2', 'i1'):
+        p = p.split(name, W, name + 'o', name + 'i', tail='perfect')
+    p = replace_all(p, instructions(fused))
+    # constant register indices, so the C compiler keeps all 24
+    # accumulators in registers (the tile's loads and stores included)
+    p = p.unroll('jm').unroll('ii').unroll('i2o')
+    for name in ('i1o', 'i0', 'i1o', 'i0'):
+        p = p.unroll(name)
+    return p.rename('sgemm_neon_8x12' + ('_fma' if fused else ''))
