@@ -1,0 +1,317 @@
+"""RISC-V Vector (RVV 1.0) for f32 as a user library, with the vector
+length as configuration state.
+
+Written exactly as a user would write it (public ``exo_hl`` API only).
+
+The vector length. RVV instructions act on the first ``vl`` elements of a
+register; ``vl`` is set by ``vsetvl`` and lives in a CSR. Here it is a
+``@config`` field, ``VL.vl``: ``rvv_vsetvl_e32m1(n)`` writes it, and every
+other instruction takes its length ``n`` as an argument and asserts
+``VL.vl == n``. The checker therefore proves at every call that the
+vector length in force is the one the instruction's body uses; a schedule
+that calls an instruction under another ``vl`` (or none) is refused, and
+a rewrite that moves a ``vsetvl`` past an instruction that depends on it
+is refused like any other config dependence.
+
+Vector-length agnostic: ``vsetvl(n)`` sets ``vl = n`` exactly when ``n``
+is at most VLMAX, and the V extension requires VLEN >= 128, so VLMAX >= 4
+for 32-bit elements at LMUL 1 on every RVV 1.0 machine. Instructions
+assert ``n <= 4``: the same code computes the same result at any VLEN
+(the tests run it at 128 and 256). A register holds more lanes on a
+longer machine; lanes past ``vl`` are left undisturbed (the ``_tu``
+intrinsics), as the bodies say, and never read.
+
+Registers. ``vfloat32m1_t`` is a sizeless type (no arrays of it in C), so
+a buffer ``f32[..., 4] @ RVV`` becomes one C variable per register,
+initialised to zero (a register read before written reads 0.0, as a
+stack array does), and may only be indexed with constants: unroll the
+loops over it.
+
+Rounding: ``rvv_vfmacc_*`` are fused (one rounding), equal to their
+bodies where products are exact; ``rvv_vmacc_unfused_vf`` multiplies then
+adds (two roundings, as its body); ``rvv_vfredosum`` sums in lane order
+(the ordered reduction), as its body.
+"""
+from __future__ import annotations
+
+from exo_hl import DRAM, MemGenError, config, f32, instr, seq, size
+from exo_hl import stride  # noqa: F401  (used inside instruction bodies)
+from exo_hl.core_ir.memory import const_value
+from exo_hl.hw_libs.vector_registers import VectorRegisters
+
+LANES = 4          # lanes every RVV 1.0 machine has (VLEN >= 128, e32 m1)
+
+_RVV = {"rvv"}
+_INCLUDE = "#include <riscv_vector.h>\n"
+
+
+@config
+class VL:
+    """The vector length in force (RVV's ``vl`` CSR), set by
+    ``rvv_vsetvl_e32m1``.
+
+    >>> p = p.configwrite_at(p.find_loop('k'), VL, 'vl', '4', before=True)
+    """
+    vl: size
+
+
+class RVV(VectorRegisters):
+    """RVV ``vfloat32m1_t`` registers (LMUL 1), of which ``LANES`` = 4
+    lanes are used: a buffer ``f32[..., 4] @ RVV`` is one C variable per
+    register, indexed with constants only.
+
+    >>> p = p.set_memory('C_reg', RVV)      # C_reg: f32[4, 4] -> 4 registers
+    """
+
+    registers = {"float": ("vfloat32m1_t", LANES)}
+    cpu_features = frozenset(_RVV)
+
+    @classmethod
+    def global_(cls):
+        return _INCLUDE
+
+    @classmethod
+    def alloc(cls, new_name, prim_type, shape, srcinfo):
+        cls._lanes(prim_type, new_name, srcinfo)
+        if not shape or const_value(shape[-1]) != LANES:
+            raise MemGenError(
+                f"{srcinfo}: RVV buffers need a last dimension of {LANES} "
+                f"(one register), '{new_name}' has shape "
+                f"[{', '.join(map(str, shape))}]")
+        regs = 1
+        for s in shape[:-1]:
+            v = const_value(s)
+            if v is None:
+                raise MemGenError(f"{srcinfo}: RVV buffer '{new_name}' "
+                                  f"needs constant sizes, got {s}")
+            regs *= v
+        zero = "__riscv_vfmv_v_f_f32m1(0.0f, __riscv_vsetvlmax_e32m1())"
+        if len(shape) == 1:
+            return f"vfloat32m1_t {new_name} = {zero};"
+        # one variable per register (each marked used: a schedule may
+        # leave one unused), and the buffer's own name as a constant, for
+        # the backend's unused-name bookkeeping, which sees only it
+        regs_c = " ".join(f"vfloat32m1_t {new_name}_{k} = {zero}; "
+                          f"(void){new_name}_{k};" for k in range(regs))
+        return f"{regs_c} enum {{ {new_name} = {regs} }};"
+
+    @classmethod
+    def window(cls, basetyp, baseptr, indices, strides, srcinfo):
+        """The variable of the register at constant ``indices``."""
+        if const_value(indices[-1]) != 0:
+            raise MemGenError(f"{srcinfo}: RVV buffer '{baseptr}' can only "
+                              f"be addressed a whole register at a time "
+                              f"(lane index {indices[-1]}, expected 0)")
+        if len(indices) == 1:
+            return baseptr
+        flat = 0
+        for i, s in zip(indices[:-1], strides[:-1]):
+            iv, sv = const_value(i), const_value(s)
+            if iv is None or sv is None:
+                raise MemGenError(
+                    f"{srcinfo}: RVV registers are sizeless C variables: "
+                    f"'{baseptr}' must be indexed with constants (got "
+                    f"{i}); unroll the loops over it")
+            flat += iv * (sv // LANES)
+        return f"{baseptr}_{flat}"
+
+
+# ---------------------------------------------------------------------------
+# the vector length
+
+@instr("{VL.vl} = __riscv_vsetvl_e32m1({n});", _INCLUDE, cpu_features=_RVV)
+def rvv_vsetvl_e32m1(n: size):
+    """``vl = n`` (``n <= 4``: exact on every RVV machine).
+
+    >>> p = p.replace(p.find('VL.vl = _'), rvv_vsetvl_e32m1)
+    """
+    assert n <= 4
+    VL.vl = n
+
+
+# ---------------------------------------------------------------------------
+# loads, stores, constants
+
+@instr("{dst_data} = __riscv_vle32_v_f32m1_tu({dst_data}, &{src_data}, "
+       "{VL.vl});", _INCLUDE, cpu_features=_RVV)
+def rvv_vle32_f32(n: size, dst: [f32][n] @ RVV, src: [f32][n] @ DRAM):
+    """Load ``n`` = ``vl`` floats (``vle32.v``, tail undisturbed).
+
+    >>> p = p.replace(p.find_loop('i1'), rvv_vle32_f32)
+    """
+    assert n <= 4
+    assert VL.vl == n
+    assert stride(src, 0) == 1
+    assert stride(dst, 0) == 1
+    for i in seq(0, n):
+        dst[i] = src[i]
+
+
+@instr("__riscv_vse32_v_f32m1(&{dst_data}, {src_data}, {VL.vl});", _INCLUDE,
+       cpu_features=_RVV)
+def rvv_vse32_f32(n: size, dst: [f32][n] @ DRAM, src: [f32][n] @ RVV):
+    """Store the first ``n`` = ``vl`` lanes (``vse32.v``).
+
+    >>> p = p.replace(p.find_loop('i1'), rvv_vse32_f32)
+    """
+    assert n <= 4
+    assert VL.vl == n
+    assert stride(src, 0) == 1
+    assert stride(dst, 0) == 1
+    for i in seq(0, n):
+        dst[i] = src[i]
+
+
+@instr("{dst_data} = __riscv_vfmv_v_f_f32m1_tu({dst_data}, {src_data}, "
+       "{VL.vl});", _INCLUDE, cpu_features=_RVV)
+def rvv_vfmv_v_f_f32(n: size, dst: [f32][n] @ RVV, src: [f32][1] @ DRAM):
+    """Broadcast one float from memory into ``n`` lanes (``vfmv.v.f``).
+
+    >>> p = p.replace(p.find_loop('ji'), rvv_vfmv_v_f_f32)
+    """
+    assert n <= 4
+    assert VL.vl == n
+    assert stride(dst, 0) == 1
+    for i in seq(0, n):
+        dst[i] = src[0]
+
+
+@instr("{dst_data} = __riscv_vfmv_v_f_f32m1_tu({dst_data}, {src_data}, "
+       "{VL.vl});", _INCLUDE, cpu_features=_RVV)
+def rvv_vfmv_v_f_scalar_f32(n: size, dst: [f32][n] @ RVV, src: f32):
+    """Broadcast a scalar (an ``f32`` variable or argument) into ``n``
+    lanes.
+
+    >>> p = p.replace(p.find_loop('ji'), rvv_vfmv_v_f_scalar_f32)
+    """
+    assert n <= 4
+    assert VL.vl == n
+    assert stride(dst, 0) == 1
+    for i in seq(0, n):
+        dst[i] = src
+
+
+@instr("{dst_data} = __riscv_vfmv_v_f_f32m1_tu({dst_data}, 0.0f, "
+       "{VL.vl});", _INCLUDE, cpu_features=_RVV)
+def rvv_vzero_f32(n: size, dst: [f32][n] @ RVV):
+    """Set ``n`` lanes to 0.0.
+
+    >>> p = p.replace(p.find_loop('ji'), rvv_vzero_f32)
+    """
+    assert n <= 4
+    assert VL.vl == n
+    assert stride(dst, 0) == 1
+    for i in seq(0, n):
+        dst[i] = 0.0
+
+
+# ---------------------------------------------------------------------------
+# arithmetic
+
+@instr("{dst_data} = __riscv_vfadd_vv_f32m1_tu({dst_data}, {a_data}, "
+       "{b_data}, {VL.vl});", _INCLUDE, cpu_features=_RVV)
+def rvv_vfadd_vv_f32(n: size, dst: [f32][n] @ RVV, a: [f32][n] @ RVV,
+                     b: [f32][n] @ RVV):
+    """``dst = a + b`` in ``n`` lanes.
+
+    >>> p = p.replace(p.find_loop('ji'), rvv_vfadd_vv_f32)
+    """
+    assert n <= 4
+    assert VL.vl == n
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, n):
+        dst[i] = a[i] + b[i]
+
+
+@instr("{dst_data} = __riscv_vfmul_vv_f32m1_tu({dst_data}, {a_data}, "
+       "{b_data}, {VL.vl});", _INCLUDE, cpu_features=_RVV)
+def rvv_vfmul_vv_f32(n: size, dst: [f32][n] @ RVV, a: [f32][n] @ RVV,
+                     b: [f32][n] @ RVV):
+    """``dst = a * b`` in ``n`` lanes.
+
+    >>> p = p.replace(p.find_loop('ji'), rvv_vfmul_vv_f32)
+    """
+    assert n <= 4
+    assert VL.vl == n
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, n):
+        dst[i] = a[i] * b[i]
+
+
+@instr("{dst_data} = __riscv_vfmacc_vv_f32m1_tu({dst_data}, {a_data}, "
+       "{b_data}, {VL.vl});", _INCLUDE, cpu_features=_RVV)
+def rvv_vfmacc_vv_f32(n: size, dst: [f32][n] @ RVV, a: [f32][n] @ RVV,
+                      b: [f32][n] @ RVV):
+    """``dst += a * b`` in ``n`` lanes, fused (``vfmacc.vv``).
+
+    >>> p = p.replace(p.find_loop('ji'), rvv_vfmacc_vv_f32)
+    """
+    assert n <= 4
+    assert VL.vl == n
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, n):
+        dst[i] += a[i] * b[i]
+
+
+@instr("{dst_data} = __riscv_vfmacc_vf_f32m1_tu({dst_data}, {a_data}, "
+       "{b_data}, {VL.vl});", _INCLUDE, cpu_features=_RVV)
+def rvv_vfmacc_vf_f32(n: size, dst: [f32][n] @ RVV, a: [f32][1] @ DRAM,
+                      b: [f32][n] @ RVV):
+    """``dst += a[0] * b`` in ``n`` lanes, fused (``vfmacc.vf``: the
+    scalar in an f register).
+
+    >>> p = p.replace(p.find_loop('ji'), rvv_vfmacc_vf_f32)
+    """
+    assert n <= 4
+    assert VL.vl == n
+    assert stride(dst, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, n):
+        dst[i] += a[0] * b[i]
+
+
+@instr("{dst_data} = __riscv_vfadd_vv_f32m1_tu({dst_data}, {dst_data}, "
+       "__riscv_vfmul_vf_f32m1({b_data}, {a_data}, {VL.vl}), {VL.vl});",
+       _INCLUDE, cpu_features=_RVV)
+def rvv_vmacc_unfused_vf_f32(n: size, dst: [f32][n] @ RVV,
+                             a: [f32][1] @ DRAM, b: [f32][n] @ RVV):
+    """``dst += a[0] * b`` in ``n`` lanes, a multiply then an add (two
+    roundings, as the body: ``vfmul.vf`` + ``vfadd.vv``): equal to
+    ``interpret()`` bit for bit on any data.
+
+    >>> p = p.replace(p.find_loop('ji'), rvv_vmacc_unfused_vf_f32)
+    """
+    assert n <= 4
+    assert VL.vl == n
+    assert stride(dst, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, n):
+        dst[i] += a[0] * b[i]
+
+
+@instr("{dst_data} = __riscv_vfmv_f_s_f32m1_f32(__riscv_vfredosum_vs_f32m1_"
+       "f32m1({src_data}, __riscv_vfmv_s_f_f32m1({dst_data}, 1), "
+       "{VL.vl}));", _INCLUDE, cpu_features=_RVV)
+def rvv_vfredosum_f32(n: size, dst: [f32][1] @ DRAM, src: [f32][n] @ RVV):
+    """``dst[0] += src[0] + ... + src[n-1]`` in lane order (the ordered
+    sum ``vfredosum.vs``).
+
+    >>> p = p.replace(p.find_loop('ji'), rvv_vfredosum_f32)
+    """
+    assert n <= 4
+    assert VL.vl == n
+    assert stride(src, 0) == 1
+    for i in seq(0, n):
+        dst[0] += src[i]
+
+
+INSTRS = (rvv_vsetvl_e32m1, rvv_vle32_f32, rvv_vse32_f32, rvv_vfmv_v_f_f32,
+          rvv_vfmv_v_f_scalar_f32, rvv_vzero_f32, rvv_vfadd_vv_f32,
+          rvv_vfmul_vv_f32, rvv_vfmacc_vv_f32, rvv_vfmacc_vf_f32,
+          rvv_vmacc_unfused_vf_f32, rvv_vfredosum_f32)
