@@ -1,6 +1,6 @@
-"""The checks run.py prints and the tests assert: the NEON kernels under
-qemu-aarch64 against ``interpret()`` (bit for bit) and numpy, on edge and
-random shapes, all calls in one qemu process."""
+"""The checks run.py prints and the tests assert: the NEON (and RVV,
+apps/sgemm_rvv) kernels under qemu against ``interpret()`` (bit for bit)
+and numpy, on edge and random shapes, all calls in one qemu process."""
 from __future__ import annotations
 
 import numpy as np
@@ -39,10 +39,17 @@ def check(exact, fused, target="aarch64", n_random=3, seed=0):
     ``exact`` (vmla: two roundings) gets random normal data and must equal
     ``interpret()`` bit for bit; ``fused`` (fmla) gets small integers,
     where one rounding and two agree. Both must match numpy."""
-    prog = CrossProgram([exact, fused], target, stem="sgemm_neon_check")
+    return check_kernels([(exact, False), (fused, True)], target, n_random,
+                         seed)
+
+
+def check_kernels(kernels, target, n_random=3, seed=0):
+    """``check`` for any ``[(procedure, small_integer_data)]``."""
+    prog = CrossProgram([p for p, _ in kernels], target,
+                        stem=f"sgemm_check_{target.replace('-', '_')}")
     rng = np.random.default_rng(seed)
     calls, wants = [], []
-    for p, small in ((exact, False), (fused, True)):
+    for p, small in kernels:
         for m, n, k in shapes(n_random, seed):
             A, B, C = _data(rng, m, n, k, small)
             if not small and m * n > 4:      # edge values in the data too

@@ -1,0 +1,13 @@
+"""The algorithm: C += A @ B, any sizes (the schedule handles the edges)."""
+from __future__ import annotations
+
+from exo_hl import DRAM, f32, proc, seq, size
+
+
+@proc
+def sgemm(M: size, N: size, K: size, A: f32[M, K] @ DRAM,
+          B: f32[K, N] @ DRAM, C: f32[M, N] @ DRAM):
+    for i in seq(0, M):
+        for j in seq(0, N):
+            for k in seq(0, K):
+                C[i, j] += A[i, k] * B[k, j]
