@@ -13,7 +13,8 @@ Which procedures: those FILE.py defines or schedules (its ``__all__`` when
 it has one), not those it only imports; ``--proc NAME`` names any.
 ``exo-hl show FILE.py [--proc NAME]`` prints the procedures;
 ``exo-hl compile FILE.py --cpu-features`` prints the CPU features each
-public procedure needs. ``exo-hl --cmake-dir`` prints where the CMake
+public procedure needs; ``--target aarch64`` (or ``aarch64-fp16``,
+``riscv64``) also builds ``NAME.o`` with that cross compiler. ``exo-hl --cmake-dir`` prints where the CMake
 module (``exo_hl_add_kernels``) is.
 
 ``exo-hl tune APP`` searches a schedule's parameters with
@@ -276,6 +277,15 @@ def compile_command(args):
         print_cpu_features(procs)
         if args.o is None:
             return 0
+    if args.target:
+        from .codegen_c.cross import check_target_features
+        from .core_ir.cpu_features import proc_features
+        for p in procs:
+            try:
+                check_target_features(p.name(), proc_features(p.ir()),
+                                      args.target)
+            except RuntimeError as e:
+                raise UserError(str(e))
     try:
         compile_procs(procs, args.o, stem)
     except ExoError as e:
@@ -289,7 +299,15 @@ def compile_command(args):
         f.write(f"{_dep_path(c_out)} {_dep_path(h_out)}: "
                 + " ".join(_dep_path(d) for d in deps) + "\n")
     feats = sorted(frozenset().union(*(p.cpu_features() for p in procs)))
-    if feats:
+    if args.target:
+        from .codegen_c.cross import build_object
+        try:
+            obj, cmd = build_object(c_out, args.target)
+        except RuntimeError as e:
+            raise UserError(str(e))
+        print(f"{_dep_path(obj)}: built for {args.target} with "
+              f"{' '.join(cmd[:-4])}")
+    elif feats:
         print(f"{c_out}: needs CPU features {', '.join(feats)} at run time "
               f"(each function carries its target attribute: no -m flags "
               f"are needed to build it)")
@@ -387,6 +405,11 @@ def build_parser():
     c.add_argument("--cpu-features", action="store_true",
                    help="print the CPU features each procedure needs "
                    "(with -o, also compile)")
+    c.add_argument("--target", choices=("aarch64", "aarch64-fp16",
+                                         "riscv64", "riscv64-vlen256"),
+                   help="also build NAME.o with this cross target's "
+                   "compiler (docs/arm_riscv.md); a procedure needing a "
+                   "feature the target lacks is an error")
     add_tune_parser(sub, common)
     s = sub.add_parser("show", parents=[common],
                        help="print the @procs of a Python file")

@@ -30,9 +30,12 @@ _U16_EDGES = np.array([0, 1, 2, 3, 32767, 32768, 65534, 65535], np.uint16)
 
 
 def _intrinsics(instr) -> list:
-    """The ``_mm*`` intrinsics the template and its helper code call."""
+    """The intrinsics the template and its helper code call: x86's
+    ``_mm*``, NEON's ``v...q_...``/``v..._lane_...`` and RVV's
+    ``__riscv_*``."""
     text = instr.c_template + instr.c_global
-    return sorted(set(re.findall(r"(?<!\w)_mm\w*(?=\()", text)))
+    return sorted(set(re.findall(
+        r"(?<!\w)(?:_mm\w*|__riscv_\w+|v[a-z0-9]+_\w+)(?=\()", text)))
 
 
 def _signature(p) -> str:
@@ -68,8 +71,10 @@ def _edge_example(p):
                  if _kind(a.type) == "Tensor"
                  and hasattr(a.type.hi[-1], "val")), default=8)
     # a tail of lanes - 3 lanes; a shift by 3
-    sizes = {a.name.name: (3 if a.name.name == "k" else lanes - 3)
+    sizes = {a.name.name: (3 if a.name.name == "k" else max(1, lanes - 3))
              for a in args if _kind(a.type) == "Size"}
+    sizes.update({a.name.name: 1 for a in args       # a lane number
+                  if _kind(a.type) == "Index"})
     kw, shown = dict(sizes), []
     for k, a in enumerate(args):
         t, nm = a.type, a.name.name
@@ -80,6 +85,9 @@ def _edge_example(p):
             shown.append((f"in  {nm}", np.array([-0.0], np.float32)))
             continue
         edges = _U16_EDGES if _kind(t.type) == "UI16" else _F32_EDGES
+        with np.errstate(over="ignore"):        # 3e38 is inf in f16
+            edges = edges.astype({"F16": np.float16, "F64": np.float64}
+                                 .get(_kind(t.type), edges.dtype))
         shape = _dims(t, sizes)
         kw[nm] = np.resize(np.roll(edges, k), int(np.prod(shape))
                            ).reshape(shape)

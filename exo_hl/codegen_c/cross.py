@@ -474,3 +474,24 @@ class CrossProcedure:
         """Run many calls (each a dict of keyword arguments) in one qemu
         process."""
         self._prog.run_many([(self.proc, (), kw) for kw in calls])
+
+
+def build_object(c_path, target, cc=None, cflags=None):
+    """``exo-hl compile --target``: compile a written ``NAME.c`` to
+    ``NAME.o`` beside it with the target's cross compiler; returns (path,
+    the command) or raises ``CrossToolsMissing`` / ``CompileError``."""
+    t = TARGETS[target]
+    words = t.compiler(cc)
+    if words is None:
+        raise CrossToolsMissing(
+            f"--target {target} needs {' or '.join(t.missing_tools(cc))} "
+            f"on PATH")
+    out = os.path.splitext(c_path)[0] + ".o"
+    cmd = (words + ["-O2", "-D", "EXO_HL_TARGET(features)="] + t.flags
+           + (shlex.split(cflags) if cflags else [])
+           + ["-c", c_path, "-o", out])
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        from .runner import CompileError
+        raise CompileError(f"$ {' '.join(cmd)}\n{r.stderr}")
+    return out, cmd

@@ -23,7 +23,9 @@ def compile_callable(procedure, **opts):
     from ..core_ir.cpu_features import proc_features
     from .analysis import as_ir
     ir = as_ir(procedure)
-    check_host_target(ir.name, proc_features(ir), opts.get("target"))
+    from .runner import TARGETS as HOST
+    if opts.get("target") in (None, "host") or opts.get("target") in HOST:
+        check_host_target(ir.name, proc_features(ir), opts.get("target"))
     if opts.get("sanitize"):
         return SanitizedProcedure(procedure, **opts)
     opts.pop("sanitize", None)

@@ -277,13 +277,15 @@ def rvv_vfmacc_vf_f32(n: size, dst: [f32][n] @ RVV, a: [f32][1] @ DRAM,
 
 
 @instr("{dst_data} = __riscv_vfadd_vv_f32m1_tu({dst_data}, {dst_data}, "
-       "__riscv_vfmul_vf_f32m1({b_data}, {a_data}, {VL.vl}), {VL.vl});",
+       "__riscv_vfmul_vf_f32m1_tu({dst_data}, {b_data}, {a_data}, {VL.vl}), "
+       "{VL.vl});",
        _INCLUDE, cpu_features=_RVV)
 def rvv_vmacc_unfused_vf_f32(n: size, dst: [f32][n] @ RVV,
                              a: [f32][1] @ DRAM, b: [f32][n] @ RVV):
     """``dst += a[0] * b`` in ``n`` lanes, a multiply then an add (two
     roundings, as the body: ``vfmul.vf`` + ``vfadd.vv``): equal to
-    ``interpret()`` bit for bit on any data.
+    ``interpret()`` bit for bit on any data. Both tail-undisturbed, so
+    the loop needs no ``vsetvli`` to switch tail policies.
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vmacc_unfused_vf_f32)
     """
