@@ -244,7 +244,8 @@ def _build(header, source, main, stem, target, cc, cflags):
     ).encode()).hexdigest()[:24]
     from .runner import CompileError, cache_dir
     d = cache_dir()
-    exe = build_cache.cached_file(d, stem, key, f".{target}")
+    # one file per architecture: the VLEN 128 and 256 targets share it
+    exe = build_cache.cached_file(d, stem, key, f".{target.split('-')[0]}")
     if build_cache.is_valid(exe):
         return exe
     with tempfile.TemporaryDirectory(dir=d, prefix="build_") as tmp:
