@@ -358,6 +358,43 @@ def neon_vfmla_bcst_4xf32(dst: [f32][4] @ Neon, a: [f32][1] @ DRAM,
         dst[i] += a[0] * b[i]
 
 
+@instr("{dst_data} = vmlaq_f32({c_data}, {a_data}, {b_data});", _INCLUDE,
+       cpu_features=_NEON)
+def neon_vmla_ex_4xf32(dst: [f32][4] @ Neon, c: [f32][4] @ Neon,
+                       a: [f32][4] @ Neon, b: [f32][4] @ Neon):
+    """``dst = c + a * b`` lane-wise, a multiply then an add (two
+    roundings): a multiply-add into another register.
+
+    >>> p = p.replace(p.find_loop('ji'), neon_vmla_ex_4xf32)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(c, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 4):
+        dst[i] = c[i] + a[i] * b[i]
+
+
+@instr("{dst_data} = vfmaq_laneq_f32({c_data}, {a_data}, {b_data}, "
+       "{lane});", _INCLUDE, cpu_features=_NEON)
+def neon_vfmla_lane_ex_4xf32(dst: [f32][4] @ Neon, c: [f32][4] @ Neon,
+                             a: [f32][4] @ Neon, b: [f32][4] @ Neon,
+                             lane: index):
+    """``dst = c + a * b[lane]``, fused, into another register (``lane`` a
+    constant in the C).
+
+    >>> p = p.replace(p.find_loop('ji'), neon_vfmla_lane_ex_4xf32)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(c, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    assert lane >= 0
+    assert lane < 4
+    for i in seq(0, 4):
+        dst[i] = c[i] + a[i] * b[lane]
+
+
 @instr("{dst_data} = exo_hl_neon_reduce_add_f32({dst_data}, {src_data});",
        _REDUCE, cpu_features=_NEON)
 def neon_reduce_add_4xf32(dst: [f32][1] @ DRAM, src: [f32][4] @ Neon):
@@ -500,6 +537,22 @@ def neon_vfmla_bcst_8xf16(dst: [f16][8] @ Neon, a: [f16][1] @ DRAM,
         dst[i] += a[0] * b[i]
 
 
+@instr("{dst_data} = vfmaq_f16({c_data}, {a_data}, {b_data});", _INCLUDE,
+       cpu_features=_FP16)
+def neon_vfmla_ex_8xf16(dst: [f16][8] @ Neon, c: [f16][8] @ Neon,
+                        a: [f16][8] @ Neon, b: [f16][8] @ Neon):
+    """``dst = c + a * b`` in f16, fused, into another register.
+
+    >>> p = p.replace(p.find_loop('ji'), neon_vfmla_ex_8xf16)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(c, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 8):
+        dst[i] = c[i] + a[i] * b[i]
+
+
 # ===========================================================================
 # f64: 2 lanes in float64x2_t
 
@@ -595,6 +648,109 @@ def neon_vfmla_2xf64(dst: [f64][2] @ Neon, a: [f64][2] @ Neon,
         dst[i] += a[i] * b[i]
 
 
+@instr("{dst_data} = vdupq_n_f64({src_data});", _INCLUDE, cpu_features=_NEON)
+def neon_broadcast_2xf64_scalar(dst: [f64][2] @ Neon, src: f64):
+    """Broadcast a scalar (an ``f64`` variable or argument) into both
+    lanes.
+
+    >>> p = p.replace(p.find_loop('ji'), neon_broadcast_2xf64_scalar)
+    """
+    assert stride(dst, 0) == 1
+    for i in seq(0, 2):
+        dst[i] = src
+
+
+@instr("{dst_data} = {src_data};", _INCLUDE, cpu_features=_NEON)
+def neon_reg_copy_2xf64(dst: [f64][2] @ Neon, src: [f64][2] @ Neon):
+    """Copy a register.
+
+    >>> p = p.replace(p.find_loop('ji'), neon_reg_copy_2xf64)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(src, 0) == 1
+    for i in seq(0, 2):
+        dst[i] = src[i]
+
+
+@instr("{dst_data} = vnegq_f64({src_data});", _INCLUDE, cpu_features=_NEON)
+def neon_vneg_2xf64(dst: [f64][2] @ Neon, src: [f64][2] @ Neon):
+    """``dst = -src`` lane-wise.
+
+    >>> p = p.replace(p.find_loop('ji'), neon_vneg_2xf64)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(src, 0) == 1
+    for i in seq(0, 2):
+        dst[i] = -src[i]
+
+
+@instr("{dst_data} = vaddq_f64({dst_data}, {src_data});", _INCLUDE,
+       cpu_features=_NEON)
+def neon_vacc_2xf64(dst: [f64][2] @ Neon, src: [f64][2] @ Neon):
+    """``dst += src`` lane-wise.
+
+    >>> p = p.replace(p.find_loop('ji'), neon_vacc_2xf64)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(src, 0) == 1
+    for i in seq(0, 2):
+        dst[i] += src[i]
+
+
+@instr("{dst_data} = vmlaq_f64({dst_data}, {a_data}, {b_data});", _INCLUDE,
+       cpu_features=_NEON)
+def neon_vmla_2xf64(dst: [f64][2] @ Neon, a: [f64][2] @ Neon,
+                    b: [f64][2] @ Neon):
+    """``dst += a * b`` lane-wise, a multiply then an add (two roundings,
+    as the body: ``vmlaq_f64``).
+
+    >>> p = p.replace(p.find_loop('ji'), neon_vmla_2xf64)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 2):
+        dst[i] += a[i] * b[i]
+
+
+@instr("{dst_data} = ({dst_data} + vgetq_lane_f64({src_data}, 0)) + "
+       "vgetq_lane_f64({src_data}, 1);", _INCLUDE, cpu_features=_NEON)
+def neon_reduce_add_2xf64(dst: [f64][1] @ DRAM, src: [f64][2] @ Neon):
+    """``dst[0] += src[0] + src[1]``, in lane order.
+
+    >>> p = p.replace(p.find_loop('ji'), neon_reduce_add_2xf64)
+    """
+    assert stride(src, 0) == 1
+    for i in seq(0, 2):
+        dst[0] += src[i]
+
+
+@instr("{dst_data} = vcvt_f64_f32(vget_low_f32({src_data}));", _INCLUDE,
+       cpu_features=_NEON)
+def neon_cvt_low_f32_to_f64(dst: [f64][2] @ Neon, src: [f32][4] @ Neon):
+    """Widen lanes 0 and 1 of an f32 register to f64 (exact).
+
+    >>> p = p.replace(p.find_loop('ji'), neon_cvt_low_f32_to_f64)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(src, 0) == 1
+    for i in seq(0, 2):
+        dst[i] = src[i]
+
+
+@instr("{dst_data} = vcvt_high_f64_f32({src_data});", _INCLUDE,
+       cpu_features=_NEON)
+def neon_cvt_high_f32_to_f64(dst: [f64][2] @ Neon, src: [f32][4] @ Neon):
+    """Widen lanes 2 and 3 of an f32 register to f64 (exact).
+
+    >>> p = p.replace(p.find_loop('ji'), neon_cvt_high_f32_to_f64)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(src, 0) == 1
+    for i in seq(0, 2):
+        dst[i] = src[i + 2]
+
+
 INSTRS = (neon_vld_4xf32, neon_vst_4xf32, neon_vld_prefix_4xf32,
           neon_vst_prefix_4xf32, neon_broadcast_4xf32,
           neon_broadcast_4xf32_scalar, neon_zero_4xf32, neon_reg_copy_4xf32,
@@ -602,10 +758,15 @@ INSTRS = (neon_vld_4xf32, neon_vst_4xf32, neon_vld_prefix_4xf32,
           neon_vmax_4xf32, neon_vmla_4xf32, neon_vmla_bcst_4xf32,
           neon_vfmla_4xf32,
           neon_vfmla_lane_4xf32, neon_vfmla_bcst_4xf32,
+          neon_vmla_ex_4xf32, neon_vfmla_lane_ex_4xf32,
           neon_reduce_add_4xf32,
           neon_vld_8xf16, neon_vst_8xf16, neon_broadcast_8xf16,
           neon_zero_8xf16, neon_vadd_8xf16, neon_vmul_8xf16,
           neon_vfmla_8xf16, neon_vfmla_lane_8xf16, neon_vfmla_bcst_8xf16,
+          neon_vfmla_ex_8xf16,
           neon_vld_2xf64, neon_vst_2xf64, neon_broadcast_2xf64,
           neon_zero_2xf64, neon_vadd_2xf64, neon_vmul_2xf64,
-          neon_vfmla_2xf64)
+          neon_vfmla_2xf64, neon_broadcast_2xf64_scalar,
+          neon_reg_copy_2xf64, neon_vneg_2xf64, neon_vacc_2xf64,
+          neon_vmla_2xf64, neon_reduce_add_2xf64, neon_cvt_low_f32_to_f64,
+          neon_cvt_high_f32_to_f64)
