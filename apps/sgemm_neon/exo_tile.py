@@ -20,7 +20,7 @@ from exo.platforms.neon import (Neon, neon_vfmadd_1xf32_4xf32,
 from exo.stdlib.scheduling import (divide_dim, divide_loop, replace_all,
                                    reorder_loops, set_memory, simplify,
                                    commute_expr,
-                                   stage_mem, unroll_loop, rename)
+                                   stage_mem, unroll_loop)
 
 
 @proc

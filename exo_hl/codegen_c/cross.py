@@ -46,6 +46,7 @@ from ..core_ir.types import (C_TYPES, TYPE_NAMES, basetype, is_control,
 from . import build_cache
 from .analysis import as_ir
 from .emit import _Program
+from .runner import _CTYPES, CompileError, cache_dir
 
 
 class CrossTarget:
@@ -242,7 +243,6 @@ def _build(header, source, main, stem, target, cc, cflags):
     key = hashlib.sha256("\0".join(
         [header, source, main, " ".join(words), " ".join(flags)]
     ).encode()).hexdigest()[:24]
-    from .runner import CompileError, cache_dir
     d = cache_dir()
     # one file per architecture: the VLEN 128 and 256 targets share it
     exe = build_cache.cached_file(d, stem, key, f".{target.split('-')[0]}")
@@ -264,12 +264,6 @@ def _build(header, source, main, stem, target, cc, cflags):
     return exe
 
 
-_CTYPES = {
-    IR.F32: ctypes.c_float, IR.Num: ctypes.c_float, IR.F64: ctypes.c_double,
-    IR.F16: ctypes.c_uint16, IR.I8: ctypes.c_int8, IR.UI8: ctypes.c_uint8,
-    IR.I16: ctypes.c_int16, IR.UI16: ctypes.c_uint16, IR.I32: ctypes.c_int32,
-    IR.Bool: ctypes.c_bool,
-}
 
 
 def _byte_span(arr, addr):
@@ -476,6 +470,12 @@ class CrossProcedure:
         process."""
         self._prog.run_many([(self.proc, (), kw) for kw in calls])
 
+    def bind(self, *args, **kwargs):
+        """As ``CompiledProcedure.bind``: a callable of no arguments that
+        runs this call (checked on each run; a cross call starts a
+        process anyway)."""
+        return lambda: self(*args, **kwargs)
+
 
 def build_object(c_path, target, cc=None, cflags=None):
     """``exo-hl compile --target``: compile a written ``NAME.c`` to
@@ -493,6 +493,5 @@ def build_object(c_path, target, cc=None, cflags=None):
            + ["-c", c_path, "-o", out])
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
-        from .runner import CompileError
         raise CompileError(f"$ {' '.join(cmd)}\n{r.stderr}")
     return out, cmd

@@ -8,8 +8,6 @@ refused). All wrappers run in one qemu process per VLEN.
 """
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
@@ -17,7 +15,7 @@ import exo_hl
 from exo_hl import ExoTypeError, SchedulingError
 from exo_hl.codegen_c.cross import CrossProgram
 from exo_hl.core_ir.nodes import IR
-from exo_hl.core_ir.types import basetype, shape as type_shape
+from exo_hl.core_ir.types import shape as type_shape
 from exo_hl.errors import BoundsError
 from exo_hl.frontend.decorators import parse_proc_source
 from exo_hl.hw_libs import rvv
