@@ -23,7 +23,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))   # the repo
 
 from apps.sgemm_neon.inner_loop import assembly, hottest_loop  # noqa: E402
-from apps.sgemm_neon.schedule import MR, NR, schedule  # noqa: E402
+from apps.sgemm_neon.schedule import (MR, NR, schedule,  # noqa: E402
+                                      schedule_lane)
 
 CC = ["aarch64-linux-gnu-gcc"]
 FLAGS = ["-O3", "-march=armv8-a", "-D", "EXO_HL_TARGET(f)="]
@@ -54,9 +55,8 @@ def main(argv=None):
     print("| kernel | instructions | vector FP | loads/stores | "
           "instructions per flop | mnemonics |")
     print("|---|---|---|---|---|---|")
-    for fused in (False, True):
-        p = schedule(fused=fused)
-        from exo_hl.codegen_c.emit import generate
+    from exo_hl.codegen_c.emit import generate
+    for p in (schedule(), schedule(fused=True), schedule_lane()):
         h, c = generate([p], "k")
         print(row(f"exo_hl {p.name()}", count(c, h)))
     if args.exo_python:

@@ -54,10 +54,14 @@ def check_kernels(kernels, target, n_random=3, seed=0):
             A, B, C = _data(rng, m, n, k, small)
             if not small and m * n > 4:      # edge values in the data too
                 A[0, 0], B[0, 0], C[-1, -1] = np.inf, -0.0, np.nan
+            # a kernel of A packed transposed takes At = A^T
+            a_arg = ({"At": np.ascontiguousarray(A.T)}
+                     if any(x.name.name == "At" for x in p.ir().args)
+                     else {"A": A})
             want = C.copy()
-            p.interpret(M=m, N=n, K=k, A=A, B=B, C=want)
+            p.interpret(M=m, N=n, K=k, B=B, C=want, **a_arg)
             got = C.copy()
-            calls.append((p, dict(M=m, N=n, K=k, A=A, B=B, C=got)))
+            calls.append((p, dict(M=m, N=n, K=k, B=B, C=got, **a_arg)))
             with np.errstate(all="ignore"):
                 ref = C.astype(np.float64) + A.astype(np.float64) @ B
             wants.append((p.name(), (m, n, k), got, want, ref))

@@ -21,9 +21,11 @@ from exo_hl.hw_libs import neon
 from exo_hl.stdlib import replace_all
 
 try:
-    from kernel import sgemm
+    from kernel import sgemm, sgemm_at
+    from lanes import FMLA_LANES
 except ImportError:                    # imported as apps.sgemm_neon
-    from .kernel import sgemm
+    from .kernel import sgemm, sgemm_at
+    from .lanes import FMLA_LANES
 
 MR, NR, W = 8, 12, neon.LANES          # tile rows, tile columns, lanes
 
@@ -61,3 +63,39 @@ def schedule(p=sgemm, fused=False):
     for name in ('i1o', 'i0', 'i1o', 'i0'):
         p = p.unroll(name)
     return p.rename('sgemm_neon_8x12' + ('_fma' if fused else ''))
+
+
+def schedule_lane(p=sgemm_at):
+    """The by-lane kernel (A packed transposed, ``sgemm_at``): each k step
+    loads the column of A's tile as two registers and does 24
+    ``fmla v, v, v.s[lane]`` (fused), so no element of A is loaded alone.
+    Equal to ``interpret()`` where products are exact."""
+    p = p.split('i', MR, 'io', 'ii', tail='cut')
+    p = p.split('j', NR, 'jo', 'jm', tail='cut')
+    p = p.split('jm', W, 'jm', 'ji', tail='perfect')
+    p = p.fission_after(p.find_loop('jo'), n_lifts=1)
+    p = p.reorder('ii', 'jo')
+    p = p.reorder('ji', 'k').reorder('jm', 'k').reorder('ii', 'k')
+    p = p.stage_mem(p.find_loop('k'),
+                    f'C[{MR}*io:{MR}*io+{MR}, {NR}*jo:{NR}*jo+{NR}]',
+                    'C_reg')
+    p = p.divide_dim('C_reg', 1, W).set_memory('C_reg', neon.Neon)
+    p = p.stage_mem(p.find_loop('ii'), f'B[k, {NR}*jo:{NR}*jo+{NR}]',
+                    'B_reg')
+    p = p.divide_dim('B_reg', 0, W).set_memory('B_reg', neon.Neon)
+    p = p.stage_mem(p.find_loop('ii'), f'At[k, {MR}*io:{MR}*io+{MR}]',
+                    'A_reg')
+    p = p.divide_dim('A_reg', 0, W).set_memory('A_reg', neon.Neon)
+    for name in ('i1', 'i2', 'i1', 'i3'):
+        p = p.split(name, W, name + 'o', name + 'i', tail='perfect')
+    p = p.split('ii', W, 'iio', 'iii', tail='perfect')
+    p = p.commute_expr(p.find('A_reg[_] * B_reg[_]'))
+    p = p.unroll('iii')                  # constant lanes
+    p = replace_all(p, [neon.neon_vld_4xf32, neon.neon_vst_4xf32,
+                        *FMLA_LANES])
+    p = p.unroll('iio')
+    while 'for jm in seq(0, 3)' in str(p):     # the tile's (first) ones
+        p = p.unroll('jm')
+    for name in ('i2o', 'i3o', 'i1o', 'i0', 'i1o', 'i0'):
+        p = p.unroll(name)
+    return p.rename('sgemm_neon_8x12_lane')

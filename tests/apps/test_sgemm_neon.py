@@ -11,8 +11,8 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from apps.sgemm_neon.check import check  # noqa: E402
-from apps.sgemm_neon.schedule import schedule  # noqa: E402
+from apps.sgemm_neon.check import check_kernels  # noqa: E402
+from apps.sgemm_neon.schedule import schedule, schedule_lane  # noqa: E402
 from tests.hw_libs.cross_tools import need_target  # noqa: E402
 
 pytestmark = pytest.mark.no_c_audit("ARM C: built by the cross compiler "
@@ -21,19 +21,25 @@ pytestmark = pytest.mark.no_c_audit("ARM C: built by the cross compiler "
 
 @pytest.fixture(scope="module")
 def kernels():
-    return schedule(), schedule(fused=True)
+    return schedule(), schedule(fused=True), schedule_lane()
 
 
 def test_schedule_keeps_the_tile_in_registers_and_selects_neon(kernels):
-    exact, fused = kernels
+    exact, fused, lane = kernels
     text = str(exact)
     assert "C_reg: f32[8, 3, 4] @ Neon" in text
     assert text.count("neon_vmla_bcst_4xf32(") == 24
     assert "neon_vfmla_bcst_4xf32(C_reg[7, 2, 0:4]" in str(fused)
     # the edges stay scalar loops: N % 12 columns, M % 8 rows
     assert "seq(0, N % 12)" in text and "seq(0, M % 8)" in text
+    # by lane: the column of A in two registers, 24 fmla by lane
+    text = str(lane)
+    assert "A_reg: f32[2, 4] @ Neon" in text
+    assert sum(text.count(f"fmla_lane{i}(") for i in range(4)) == 24
 
 
 def test_neon_sgemm_equals_interpret_under_qemu(kernels):
     need_target("aarch64")
-    assert check(*kernels, n_random=2) == 2 * (9 + 2)
+    exact, fused, lane = kernels
+    assert check_kernels([(exact, False), (fused, True), (lane, True)],
+                         "aarch64", n_random=2) == 3 * (9 + 2)
