@@ -53,8 +53,12 @@ class CrossTarget:
     """One cross target: compilers to try, flags, the qemu command, and
     the CPU features its code may use."""
 
-    def __init__(self, name, compilers, flags, qemu, features, about):
+    def __init__(self, name, compilers, flags, qemu, features, about,
+                 needs=()):
         self.name = name
+        #: other tools the build needs (clang links RISC-V programs with
+        #: the GNU cross toolchain's C library and start files)
+        self.needs = tuple(needs)
         self.compilers = compilers
         self.flags = flags
         self.qemu = qemu
@@ -77,6 +81,7 @@ class CrossTarget:
                                          for c in self.compilers))
         if not shutil.which(self.qemu[0]):
             out.append(self.qemu[0])
+        out += [n for n in self.needs if not shutil.which(n)]
         return out
 
 
@@ -100,11 +105,11 @@ TARGETS = {
     "riscv64": CrossTarget(
         "riscv64", _RV_CC, ["-march=rv64gcv"],
         ["qemu-riscv64", "-cpu", _RV_CPU.format(128)], {"rvv"},
-        "RV64GCV, RVV 1.0 with VLEN=128"),
+        "RV64GCV, RVV 1.0 with VLEN=128", needs=["riscv64-linux-gnu-gcc"]),
     "riscv64-vlen256": CrossTarget(
         "riscv64-vlen256", _RV_CC, ["-march=rv64gcv"],
         ["qemu-riscv64", "-cpu", _RV_CPU.format(256)], {"rvv"},
-        "RV64GCV, RVV 1.0 with VLEN=256"),
+        "RV64GCV, RVV 1.0 with VLEN=256", needs=["riscv64-linux-gnu-gcc"]),
 }
 
 #: features that only cross targets have: a procedure using them cannot be
@@ -233,7 +238,7 @@ def _build(header, source, main, stem, target, cc, cflags):
     """The cached executable of this build (path)."""
     t = TARGETS[target]
     words = t.compiler(cc)
-    if words is None or not shutil.which(t.qemu[0]):
+    if t.missing_tools(cc):
         raise CrossToolsMissing(
             f"compile(target={target!r}) needs "
             f"{' and '.join(t.missing_tools(cc))} on PATH (Debian: apt-get "
