@@ -137,6 +137,18 @@ def _wrapper(lib_name, instr, sizes):
             call.append(f"s_{nm}")
             outs.append((f"y_{nm}", t, 1, f"    y_{nm}[0] = s_{nm}"))
             continue
+        if len(dims) == 2 and a.mem is not mem:   # a packed panel of B
+            d0, d1 = dims
+            tn = _TNAME[t]
+            args += [f"x_{nm}: {tn}[{d0}, {d1}] @ DRAM",
+                     f"y_{nm}: {tn}[{d0}, {d1}] @ DRAM"]
+            ins.append((f"x_{nm}", t, (d0, d1)))
+            call.append(f"x_{nm}[0:{d0}, 0:{d1}]")
+            outs.append((f"y_{nm}", t, (d0, d1),
+                         f"    for i in seq(0, {d0}):\n"
+                         f"        for j in seq(0, {d1}):\n"
+                         f"            y_{nm}[i, j] = x_{nm}[i, j]"))
+            continue
         assert len(dims) == 1, (instr.name(), nm)
         n = dims[0]
         tn = _TNAME[t]
@@ -186,8 +198,9 @@ def _inputs(t, n, rng, factor):
         return rng.choice(F32_EDGES[F32_EDGES != np.float32(1.1754942e-38)],
                           n).astype(np.float32)
     if t is IR.F32 and factor == 3:   # a dpbf16 accumulator: no denormal
-        return rng.choice(F32_EDGES[np.abs(F32_EDGES) != np.float32(1e-45)]
-                          [:-1], n).astype(np.float32)
+        with np.errstate(invalid="ignore"):
+            normal = ~((np.abs(F32_EDGES) < 2.0 ** -126) & (F32_EDGES != 0))
+        return rng.choice(F32_EDGES[normal], n).astype(np.float32)
     if t is IR.F32:
         if factor:
             return rng.choice(F32_EXACT[:-1] if factor == 2 else F32_EXACT,

@@ -9,7 +9,9 @@ The dot products reduce along K inside a register: lane ``i`` of the f32
 or i32 accumulator takes the pair ``2i, 2i+1`` (the quad ``4i .. 4i+3``)
 of each source. So a GEMM feeds them B packed in the *VNNI layout*
 ``Bp[k // 2, j, k % 2]`` (``Bp[k // 4, j, k % 4]`` for int8), and A as a
-broadcast pair (quad) ``A[i, 2p:2p+2]``.
+broadcast pair (quad) ``A[i, 2p:2p+2]``: the ``_bcst`` forms take both
+from memory, B as a ``[16, 2]`` (``[16, 4]``) window of the packed
+panel.
 
 Exactness (docs/hw_avx512.md):
 
@@ -288,22 +290,26 @@ def mm512_dpbf16_ps(dst: [f32][16] @ AVX512, a: [bf16][32] @ AVX512,
 
 
 @instr("{dst_data} = exo_hl_mm512_dpbf16_ps({dst_data}, "
-       "_mm512_set1_epi32(exo_hl_dword_of_u16(&{a_data})), {b_data});",
+       "_mm512_set1_epi32(exo_hl_dword_of_u16(&{a_data})), "
+       "_mm512_loadu_si512((const void *)&{b_data}));",
        _DP_HELPER + _PAIR_HELPER, cpu_features=_BF16)
 def mm512_dpbf16_bcst_ps(dst: [f32][16] @ AVX512, a: [bf16][2] @ DRAM,
-                         b: [bf16][32] @ AVX512):
-    """``vdpbf16ps`` with one pair of A broadcast to every lane:
-    ``dst[i] += a[1] * b[2i+1]``, then ``+= a[0] * b[2i]``: the bf16 GEMM
-    step, ``b`` a register of B in the VNNI layout (16 columns x 2 k).
+                         b: [bf16][16, 2] @ DRAM):
+    """``vdpbf16ps`` with one pair of A broadcast to every lane and B from
+    memory: ``dst[i] += a[1] * b[i, 1]``, then ``+= a[0] * b[i, 0]``. The
+    bf16 GEMM step: ``b`` is 16 columns x 2 k of B packed in the VNNI
+    layout (64 contiguous bytes); with the step unrolled over rows, the
+    compiler loads it once per k pair.
 
     >>> p = p.replace(p.find_loop('ji'), mm512_dpbf16_bcst_ps)
     """
     assert stride(a, 0) == 1
     assert stride(dst, 0) == 1
-    assert stride(b, 0) == 1
+    assert stride(b, 1) == 1
+    assert stride(b, 0) == 2
     for i in seq(0, 16):
         for t in seq(0, 2):
-            dst[i] += a[1 - t] * b[2 * i + 1 - t]
+            dst[i] += a[1 - t] * b[i, 1 - t]
 
 
 # ---------------------------------------------------------------------------
@@ -327,22 +333,25 @@ def mm512_dpbusd_epi32(dst: [i32][16] @ AVX512, a: [ui8][64] @ AVX512,
 
 
 @instr("{dst_data} = _mm512_dpbusd_epi32({dst_data}, "
-       "_mm512_set1_epi32(exo_hl_dword_of_u8(&{a_data})), {b_data});",
+       "_mm512_set1_epi32(exo_hl_dword_of_u8(&{a_data})), "
+       "_mm512_loadu_si512((const void *)&{b_data}));",
        _INCLUDE + _QUAD_HELPER, cpu_features=_VNNI)
 def mm512_dpbusd_bcst_epi32(dst: [i32][16] @ AVX512, a: [ui8][4] @ DRAM,
-                            b: [i8][64] @ AVX512):
-    """``vpdpbusd`` with one quad of A broadcast to every lane:
-    ``dst[i] += sum over t of a[t] * b[4i+t]``: the int8 GEMM step, ``b``
-    a register of B in the VNNI layout (16 columns x 4 k).
+                            b: [i8][16, 4] @ DRAM):
+    """``vpdpbusd`` with one quad of A broadcast to every lane and B from
+    memory: ``dst[i] += sum over t of a[t] * b[i, t]``. The int8 GEMM
+    step: ``b`` is 16 columns x 4 k of B packed in the VNNI layout (64
+    contiguous bytes).
 
     >>> p = p.replace(p.find_loop('ji'), mm512_dpbusd_bcst_epi32)
     """
     assert stride(a, 0) == 1
     assert stride(dst, 0) == 1
-    assert stride(b, 0) == 1
+    assert stride(b, 1) == 1
+    assert stride(b, 0) == 4
     for i in seq(0, 16):
         for t in seq(0, 4):
-            dst[i] += a[t] * b[4 * i + t]
+            dst[i] += a[t] * b[i, t]
 
 
 @instr("{dst_data} = _mm512_dpbusds_epi32({dst_data}, {a_data}, "
