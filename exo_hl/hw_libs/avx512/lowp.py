@@ -83,27 +83,28 @@ exo_hl_mm512_cvtne2ps_bf16(__m512 hi, __m512 lo) {
 """
 
 # A pair of bf16 (a quad of bytes) from memory as one dword, for a
-# broadcast: shifts and ors of the unsigned elements, no type punning (the
-# compiler makes it one 32-bit load); the wrap into int32_t is spelt out
-# (a plain cast of a value past INT32_MAX is implementation-defined).
+# broadcast: memcpy (no type punning; compilers make it one 32-bit load
+# that the broadcast folds). The dword holds the bytes in memory order,
+# which is the lane order of _mm512_set1_epi32 on x86.
 _PAIR_HELPER = """#include <stdint.h>
+#include <string.h>
 #ifndef EXO_HL_DWORD_OF_U16
 #define EXO_HL_DWORD_OF_U16
 static inline int32_t exo_hl_dword_of_u16(const uint16_t *p) {
-    uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 16;
-    return u <= 0x7fffffffu ? (int32_t)u
-                            : (int32_t)(u - 0x80000000u) + INT32_MIN;
+    int32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
 }
 #endif
 """
 _QUAD_HELPER = """#include <stdint.h>
+#include <string.h>
 #ifndef EXO_HL_DWORD_OF_U8
 #define EXO_HL_DWORD_OF_U8
 static inline int32_t exo_hl_dword_of_u8(const uint8_t *p) {
-    uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 |
-                 (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-    return u <= 0x7fffffffu ? (int32_t)u
-                            : (int32_t)(u - 0x80000000u) + INT32_MIN;
+    int32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
 }
 #endif
 """
