@@ -109,14 +109,15 @@ class Kind:
     load: object      # C register load / store
     store: object
     features: frozenset
+    pack: object      # G rows x 16 columns of B -> 16 groups of G
 
 
 U8S8 = Kind("u8s8", 4, spec_u8s8, X.mm512_dpbusd_bcst_epi32,
             X.mm512_loadu_epi32, X.mm512_storeu_epi32,
-            frozenset({"avx512f", "avx512vnni"}))
+            frozenset({"avx512f", "avx512vnni"}), X.pack_vnni_epi8)
 BF16 = Kind("bf16", 2, spec_bf16, X.mm512_dpbf16_bcst_ps,
             X.mm512_loadu_ps, X.mm512_storeu_ps,
-            frozenset({"avx512f", "avx512bf16"}))
+            frozenset({"avx512f", "avx512bf16"}), X.pack_vnni_bf16)
 KINDS = {k.name: k for k in (U8S8, BF16)}
 
 
@@ -156,6 +157,13 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
     p = p.divide_dim("B_pack", 2, 16)
     p = p.rearrange_dim("B_pack", [0, 2, 3, 1])
     out.append(("C tile staged; B packed in the VNNI layout", p))
+    # the packing nest: k by groups of G, columns by 16, then one packing
+    # instruction per G x 16 block (a transpose)
+    p = p.split("i2", G, "i2o", "i2i", tail="perfect")
+    p = p.split("i3", 16, "i3o", "i3i", tail="perfect")
+    p = p.reorder("i2i", "i3o")
+    p = p.reorder("i2i", "i3i")
+    p = p.replace(p.find_loop("i3i"), kind.pack)
     p = p.split("i1", 16, "i1o", "i1i", tail="perfect")
     p = p.split("i1", 16, "i1p", "i1j", tail="perfect")
     p = p.set_memory("C_reg", X.AVX512)
