@@ -25,8 +25,8 @@ included). The line "MKL: ..." says which.
 
 Samples alternate between the implementations, best of ``--reps`` (see
 ``apps/common/timing.best_times``); each result is first checked against
-exo_hl's ``interpret()``-exact answer (int8: exactly against numpy's
-int64 product; bf16: MKL within 1e-3 relative, exo_hl bit-exact with the
+exo_hl's ``interpret()``-exact answer (int8: exactly against the f64
+product, exact at these sizes; bf16: MKL within 1e-3 relative, exo_hl bit-exact with the
 interpreter in tests/apps/test_gemm_lowp.py).
 
 ``%peak`` is of the dot-product peak measured for that thread count
@@ -128,7 +128,9 @@ def measure(kind, sizes, threads, reps, peaks, mkl, use_ort, clock,
                 A = rng.integers(0, 256, (M, K)).astype(np.uint8)
                 B = rng.integers(-128, 128, (K, N)).astype(np.int8)
                 C = [np.zeros((M, N), np.int32) for _ in range(3)]
-                want = A.astype(np.int64) @ B.astype(np.int64)
+                # exact in f64 (|sum| < 2**53) and fast (BLAS)
+                want = (A.astype(np.float64) @ B.astype(np.float64)
+                        ).astype(np.int64)
             else:
                 A = D.f32_to_bf16_bits(rng.standard_normal((M, K),
                                                            np.float32))

@@ -85,7 +85,8 @@ def main(argv=None) -> int:
         if kind is S.U8S8:
             C[:] = 0
             f(M=n, N=n, K=n, A=A, B=B, C=C)
-            assert np.array_equal(C, A.astype(np.int64) @ B.astype(np.int64))
+            assert np.array_equal(C, (A.astype(np.float64)
+                                      @ B.astype(np.float64)).astype(np.int64))
         run = f.bind(M=n, N=n, K=n, A=A, B=B, C=C)
         best = float("inf")
         for _ in range(args.reps):

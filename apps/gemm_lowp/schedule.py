@@ -22,13 +22,17 @@ The schedule, every step a checked rewrite (``stages`` returns them):
    instruction's group (4 bytes, or pairs of bf16);
 2. reorder to ``jo, ko, io, kq, ii, jb, ji, t``: an NR-column panel of B
    and a KC block of k outside, the MR x NR tile of C inside;
-3. stage the C tile (``stage_mem``), split its last dimension into
+3. **pack B into the VNNI layout**: stage the KC x NR block of B
+   (``stage_mem``), ``divide_dim`` its k dimension into (k / g, g) and its
+   columns into (NR / 16, 16), and ``rearrange_dim`` to ``[k / g, NR / 16,
+   16, g]``: the g values of k of one column are adjacent, 16 columns make
+   one 64-byte register. ``expand_dim`` gives it a slot per k block,
+   ``lift_alloc`` + ``fission_after`` pack the whole K x NR panel before
+   the row tiles, and ``reorder`` puts the k blocks inside the row tiles,
+   so a C tile stays in registers over all of K (C is loaded and stored
+   once);
+4. stage the C tile (``stage_mem``), split its last dimension into
    registers (``divide_dim``), put it in ``AVX512`` registers;
-4. **pack B into the VNNI layout**: stage the KC x NR block of B
-   (``stage_mem``) once per (jo, ko), ``divide_dim`` its k dimension into
-   (k / g, g) and its columns into (NR / 16, 16), and ``rearrange_dim`` to
-   ``[k / g, NR / 16, 16, g]``: the g values of k of one column are
-   adjacent, 16 columns make one 64-byte register;
 5. replace: the C tile's loads and stores by register moves, the ``ji``
    loop (16 columns x g) by the broadcast dot product
    (``mm512_dpbusd_bcst_epi32`` / ``mm512_dpbf16_bcst_ps``, A's group of
@@ -148,30 +152,38 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
         p = p.reorder(a, b)
     out.append(("tiled: panels of B and k blocks outside, the C tile in",
                 p))
-    p = p.stage_mem(kq, f"C[{MR} * io:{MR} * io + {MR}, "
-                    f"{NR} * jo:{NR} * jo + {NR}]", "C_reg")
-    p = p.divide_dim("C_reg", 1, 16)
+    # pack B: the KC x NR block of a panel, in the VNNI layout, one slot
+    # per k block (expand_dim), the packing of the whole panel split off
+    # ahead of the row tiles (fission), which then run over all of K with
+    # their C tile in registers (reorder ko and io)
     p = p.stage_mem("io", f"B[{KC} * ko:{KC} * ko + {KC}, "
                     f"{NR} * jo:{NR} * jo + {NR}]", "B_pack")
     p = p.divide_dim("B_pack", 0, G)
     p = p.divide_dim("B_pack", 2, 16)
     p = p.rearrange_dim("B_pack", [0, 2, 3, 1])
-    out.append(("C tile staged; B packed in the VNNI layout", p))
+    p = p.expand_dim("B_pack", f"K / {KC}", "ko")
+    p = p.lift_alloc("B_pack : _")
+    p = p.fission_after(list(p.find_loop("ko").body())[0])
+    p = p.reorder(p.find_loop("ko #1"), p.find_loop("io"))
+    p = p.stage_mem(p.find_loop("ko #1"), f"C[{MR} * io:{MR} * io + {MR}, "
+                    f"{NR} * jo:{NR} * jo + {NR}]", "C_reg")
+    p = p.divide_dim("C_reg", 1, 16)
+    out.append(("B packed in the VNNI layout per panel; C tile staged", p))
     # the packing nest: k by groups of G, columns by 16, then one packing
     # instruction per G x 16 block (a transpose)
-    p = p.split("i2", G, "i2o", "i2i", tail="perfect")
-    p = p.split("i3", 16, "i3o", "i3i", tail="perfect")
-    p = p.reorder("i2i", "i3o")
-    p = p.reorder("i2i", "i3i")
-    p = p.replace(p.find_loop("i3i"), kind.pack)
+    p = p.split("i0", G, "i0o", "i0i", tail="perfect")
     p = p.split("i1", 16, "i1o", "i1i", tail="perfect")
-    p = p.split("i1", 16, "i1p", "i1j", tail="perfect")
+    p = p.reorder("i0i", "i1o")
+    p = p.reorder("i0i", "i1i")
+    p = p.replace(p.find_loop("i1i"), kind.pack)
+    p = p.split("i3", 16, "i3o", "i3i", tail="perfect")
+    p = p.split("i3", 16, "i3p", "i3j", tail="perfect")
     p = p.set_memory("C_reg", X.AVX512)
-    p = p.replace(p.find_loop("i1i"), kind.load)
-    p = p.replace(p.find_loop("i1j"), kind.store)
+    p = p.replace(p.find_loop("i3i"), kind.load)
+    p = p.replace(p.find_loop("i3j"), kind.store)
     p = p.replace(p.find_loop("ji"), kind.dot)
     out.append(("instructions", p))
-    for loop in ("jb", "ii", "i1o", "i0", "i1p", "i0"):
+    for loop in ("jb", "ii", "i3o", "i2", "i3p", "i2"):
         p = p.unroll(loop)
     if threads:
         p = p.parallelize("jo")

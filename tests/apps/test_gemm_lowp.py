@@ -32,9 +32,9 @@ def test_kernel_is_bit_exact_with_interpret(name):
 
 def test_packing_is_a_checked_rearrange():
     st = dict(S.stages(S.U8S8, S.Tile(8, 32, 8)))
-    packed = str(st["C tile staged; B packed in the VNNI layout"])
-    assert "B_pack: i8[2, 2, 16, 4]" in packed
-    assert "B_pack[i2 / 4, i3 / 16, i3 % 16, i2 % 4]" in packed
+    packed = str(st["B packed in the VNNI layout per panel; C tile staged"])
+    assert "B_pack: i8[K / 8, 2, 2, 16, 4]" in packed
+    assert "B_pack[ko, i0 / 4, i1 / 16, i1 % 16, i0 % 4]" in packed
 
 
 def test_a_tile_that_does_not_divide_is_refused():
