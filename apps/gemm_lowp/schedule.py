@@ -47,6 +47,7 @@ library's schedule).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from exo_hl import bf16, f32, i8, i32, proc, seq, size, ui8
@@ -125,8 +126,10 @@ BF16 = Kind("bf16", 2, spec_bf16, X.mm512_dpbf16_bcst_ps,
 KINDS = {k.name: k for k in (U8S8, BF16)}
 
 
+@functools.lru_cache(maxsize=16)
 def stages(kind: Kind, tile: Tile = None, threads: bool = False):
-    """[(what, procedure)] after each group of steps."""
+    """[(what, procedure)] after each group of steps (procedures are
+    immutable: cached per kind, tile and threads)."""
     t = tile or (DEFAULT_U8 if kind is U8S8 else DEFAULT_BF16)
     MR, NR, KC, G = t.mr, t.nr, t.kc, kind.group
     if NR % 16 or KC % G:
@@ -194,7 +197,7 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
 
 def kernel(kind: Kind, tile: Tile = None, threads: bool = False):
     """The scheduled kernel (the last stage)."""
-    return stages(kind, tile, threads)[-1][1]
+    return stages(kind, tile, bool(threads))[-1][1]
 
 
 # ---------------------------------------------------------------------------
@@ -203,22 +206,24 @@ def kernel(kind: Kind, tile: Tile = None, threads: bool = False):
 #: (kind name) -> [(required CPU features, label, builder)], best first.
 #: The AMX schedule (another library) inserts its kernels at the front.
 DISPATCH = {
-    "u8s8": [(U8S8.features, "avx512-vnni", lambda th: kernel(U8S8,
-                                                               threads=th))],
-    "bf16": [(BF16.features, "avx512-bf16", lambda th: kernel(BF16,
-                                                               threads=th))],
+    "u8s8": [(U8S8.features, "avx512-vnni",
+              lambda th, tile: kernel(U8S8, tile, threads=th))],
+    "bf16": [(BF16.features, "avx512-bf16",
+              lambda th, tile: kernel(BF16, tile, threads=th))],
 }
 
 
-def choose_kernel(kind: str, features=None, threads: bool = False):
+def choose_kernel(kind: str, features=None, threads: bool = False,
+                  tile: Tile = None):
     """(label, procedure): the first kernel of ``DISPATCH[kind]`` whose CPU
     features ``features`` (default: this host's) contains; ``RuntimeError``
-    when none fits (run the algorithm, ``KINDS[kind].spec()``, instead)."""
+    when none fits (run the algorithm, ``KINDS[kind].spec()``, instead).
+    A builder takes (threads, tile); tile None: the kernel's default."""
     from exo_hl.codegen_c.host_cpu import host_features
     for need, label, build in DISPATCH[kind]:
         have = (host_features(need) if features is None
                 else frozenset(need) & frozenset(features))
         if have == frozenset(need):
-            return label, build(threads)
+            return label, build(threads, tile)
     raise RuntimeError(f"no {kind} GEMM kernel for this CPU (needs one of "
                        f"{[sorted(n) for n, _, _ in DISPATCH[kind]]})")

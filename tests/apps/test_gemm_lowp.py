@@ -16,6 +16,7 @@ from exo_hl import SchedulingError
 def test_kernel_is_bit_exact_with_interpret(name):
     kind = S.KINDS[name]
     t = S.Tile(8, 32, 8)       # small k block: a cheap interpret()
+    assert S.stages(kind, t) is S.stages(kind, t)
     p = S.kernel(kind, t)
     text = str(p)
     assert "B_pack:" in text and "pack_vnni" in text
@@ -48,7 +49,8 @@ def test_a_tile_that_does_not_divide_is_refused():
 
 
 def test_dispatch_picks_by_cpu_features():
-    label, p = S.choose_kernel("u8s8", features={"avx512f", "avx512vnni"})
+    label, p = S.choose_kernel("u8s8", features={"avx512f", "avx512vnni"},
+                               tile=S.Tile(8, 32, 8))   # cached: built above
     assert label == "avx512-vnni" and "dpbusd" in str(p)
     with pytest.raises(RuntimeError, match="no bf16 GEMM kernel"):
         S.choose_kernel("bf16", features={"avx2", "fma"})
