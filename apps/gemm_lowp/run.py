@@ -76,9 +76,9 @@ def main(argv=None) -> int:
     for what, q in (stages if args.steps else stages[-2:-1]):
         print(f"# --- {what}\n{q}\n")
     t = S.DEFAULT_TILES[args.kind]
-    check_exact(kind, p, t.mr, 2 * t.nr, t.kc)
+    check_exact(kind, p, t.mc, 2 * t.nr, t.kc)
     print(f"{label}: bit-exact with interpret() at "
-          f"{t.mr}x{2 * t.nr}x{t.kc}")
+          f"{t.mc}x{2 * t.nr}x{t.kc}")
     f = p.compile()
     for n in args.sizes:
         A, B, C = inputs(kind, n, n, n)

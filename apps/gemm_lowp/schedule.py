@@ -12,7 +12,7 @@ Two algorithms (``C += A @ B``, row-major):
   flushes denormals, which only matters where a product over/underflows
   or a denormal appears, hw_libs/avx512/lowp.py).
 
-Both need M % MR == 0, N % NR == 0 and K % KC == 0 (asserted): the kernel
+Both need M % MC == 0, N % NR == 0 and K % KC == 0 (asserted): the kernel
 has no tails (the benchmark's sizes are multiples; a general kernel would
 add tails as apps/sgemm does).
 
@@ -26,11 +26,12 @@ The schedule, every step a checked rewrite (``stages`` returns them):
    (``stage_mem``), ``divide_dim`` its k dimension into (k / g, g) and its
    columns into (NR / 16, 16), and ``rearrange_dim`` to ``[k / g, NR / 16,
    16, g]``: the g values of k of one column are adjacent, 16 columns make
-   one 64-byte register. ``expand_dim`` gives it a slot per k block,
-   ``lift_alloc`` + ``fission_after`` pack the whole K x NR panel before
-   the row tiles, and ``reorder`` puts the k blocks inside the row tiles,
-   so a C tile stays in registers over all of K (C is loaded and stored
-   once);
+   one 64-byte register. ``expand_dim`` gives it a slot per k block and
+   per panel, ``lift_alloc`` + ``fission_after`` + ``remove_loop`` pack
+   all of B once, before the row blocks (MC rows, whose A stays in L2
+   while they run over every panel), and ``reorder`` puts the k blocks
+   inside the row tiles, so a C tile stays in registers over all of K (C
+   is loaded and stored once);
 4. stage the C tile (``stage_mem``), split its last dimension into
    registers (``divide_dim``), put it in ``AVX512`` registers;
 5. replace: the C tile's loads and stores by register moves, the ``ji``
@@ -59,6 +60,8 @@ class Tile:
     mr: int = 8      # rows of the C tile
     nr: int = 32     # columns of the C tile (a multiple of 16)
     kc: int = 256    # k block (elements)
+    mc: int = 64     # row block: its A rows (mc x K) stay in L2 while it
+                     # runs over every panel of B (a multiple of mr)
 
 
 #: 8 x 32: 16 accumulators (two registers per row), enough to hide the
@@ -72,12 +75,12 @@ DEFAULT_TILES = {"u8s8": DEFAULT_U8, "bf16": DEFAULT_BF16}
 
 def spec_u8s8(t: Tile = DEFAULT_U8):
     """The int8 GEMM for tile ``t`` (its preconditions name the tile)."""
-    MR, NR, KC = t.mr, t.nr, t.kc
+    MC, NR, KC = t.mc, t.nr, t.kc
 
     @proc
     def gemm_u8s8(M: size, N: size, K: size, A: ui8[M, K], B: i8[K, N],
                   C: i32[M, N]):
-        assert M % MR == 0
+        assert M % MC == 0
         assert N % NR == 0
         assert K % KC == 0
         for i in seq(0, M):
@@ -89,12 +92,12 @@ def spec_u8s8(t: Tile = DEFAULT_U8):
 
 def spec_bf16(t: Tile = DEFAULT_BF16):
     """The bf16 GEMM for tile ``t``, summing each pair of k odd first."""
-    MR, NR, KC = t.mr, t.nr, t.kc
+    MC, NR, KC = t.mc, t.nr, t.kc
 
     @proc
     def gemm_bf16(M: size, N: size, K: size, A: bf16[M, K],
                   B: bf16[K, N], C: f32[M, N]):
-        assert M % MR == 0
+        assert M % MC == 0
         assert N % NR == 0
         assert K % KC == 0
         for i in seq(0, M):
@@ -131,23 +134,24 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
     """[(what, procedure)] after each group of steps (procedures are
     immutable: cached per kind, tile and threads)."""
     t = tile or (DEFAULT_U8 if kind is U8S8 else DEFAULT_BF16)
-    MR, NR, KC, G = t.mr, t.nr, t.kc, kind.group
-    if NR % 16 or KC % G:
-        raise ValueError(f"tile {t}: NR must be a multiple of 16 and KC of "
-                         f"{G}")
+    MR, NR, KC, G, MC = t.mr, t.nr, t.kc, kind.group, t.mc
+    if NR % 16 or KC % G or MC % MR:
+        raise ValueError(f"tile {t}: NR must be a multiple of 16, KC of "
+                         f"{G}, MC of MR")
     out = []
     p = kind.spec(t)
     out.append(("the algorithm", p))
     k = "k" if kind is U8S8 else "kp"
     kc = KC if kind is U8S8 else KC // 2
-    p = p.split("i", MR, "io", "ii", tail="perfect")
+    p = p.split("i", MC, "im", "i1", tail="perfect")
+    p = p.split("i1", MR, "io", "ii", tail="perfect")
     p = p.split("j", NR, "jo", "jj", tail="perfect")
     p = p.split("jj", 16, "jb", "ji", tail="perfect")
     p = p.split(k, kc, "ko", "kk", tail="perfect")
     if kind is U8S8:
         p = p.split("kk", G, "kq", "t", tail="perfect")
     kq = "kq" if kind is U8S8 else "kk"   # bf16: the pair loop kk, then t
-    # io ii jo jb ji ko kq t -> jo ko io kq ii jb ji t
+    # im io ii jo jb ji ko kq t -> im jo ko io kq ii jb ji t
     p = p.reorder("ii", "jo")
     p = p.reorder("io", "jo")
     for a, b in (("ji", "ko"), ("jb", "ko"), ("ii", "ko"), ("io", "ko"),
@@ -168,7 +172,17 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
     p = p.lift_alloc("B_pack : _")
     p = p.fission_after(list(p.find_loop("ko").body())[0])
     p = p.reorder(p.find_loop("ko #1"), p.find_loop("io"))
-    p = p.stage_mem(p.find_loop("ko #1"), f"C[{MR} * io:{MR} * io + {MR}, "
+    # ... and all panels packed once, before the row blocks: a slot per
+    # panel, the packing split off the panel loop and then off the row
+    # block loop, whose first part (the same packing each time) goes
+    p = p.expand_dim("B_pack", f"N / {NR}", "jo")
+    p = p.lift_alloc("B_pack : _")
+    p = p.fission_after(p.find_loop("ko"))
+    p = p.lift_alloc("B_pack : _")
+    p = p.fission_after(p.find_loop("jo"))
+    p = p.remove_loop(p.find_loop("im"))
+    p = p.stage_mem(p.find_loop("ko #1"),
+                    f"C[{MC} * im + {MR} * io:{MC} * im + {MR} * io + {MR}, "
                     f"{NR} * jo:{NR} * jo + {NR}]", "C_reg")
     p = p.divide_dim("C_reg", 1, 16)
     out.append(("B packed in the VNNI layout per panel; C tile staged", p))

@@ -15,7 +15,7 @@ from exo_hl import SchedulingError
 @pytest.mark.parametrize("name", ["u8s8", "bf16"])
 def test_kernel_is_bit_exact_with_interpret(name):
     kind = S.KINDS[name]
-    t = S.Tile(8, 32, 8)       # small k block: a cheap interpret()
+    t = S.Tile(8, 32, 8, 16)       # small k block: a cheap interpret()
     assert S.stages(kind, t) is S.stages(kind, t)
     p = S.kernel(kind, t)
     text = str(p)
@@ -32,25 +32,25 @@ def test_kernel_is_bit_exact_with_interpret(name):
 
 
 def test_packing_is_a_checked_rearrange():
-    st = dict(S.stages(S.U8S8, S.Tile(8, 32, 8)))
+    st = dict(S.stages(S.U8S8, S.Tile(8, 32, 8, 16)))
     packed = str(st["B packed in the VNNI layout per panel; C tile staged"])
-    assert "B_pack: i8[K / 8, 2, 2, 16, 4]" in packed
-    assert "B_pack[ko, i0 / 4, i1 / 16, i1 % 16, i0 % 4]" in packed
+    assert "B_pack: i8[N / 32, K / 8, 2, 2, 16, 4]" in packed
+    assert "B_pack[jo, ko, i0 / 4, i1 / 16, i1 % 16, i0 % 4]" in packed
 
 
 def test_a_tile_that_does_not_divide_is_refused():
     with pytest.raises(ValueError):
-        S.stages(S.U8S8, S.Tile(8, 24, 8))
+        S.stages(S.U8S8, S.Tile(8, 24, 8, 16))
     with pytest.raises(SchedulingError):
         # the spec's preconditions name the tile: a kernel for another
         # tile cannot split its loops perfectly
-        p = S.spec_u8s8(S.Tile(8, 32, 8))
-        p.split("i", 16, "io", "ii", tail="perfect")
+        p = S.spec_u8s8(S.Tile(8, 32, 8, 16))
+        p.split("i", 32, "io", "ii", tail="perfect")
 
 
 def test_dispatch_picks_by_cpu_features():
     label, p = S.choose_kernel("u8s8", features={"avx512f", "avx512vnni"},
-                               tile=S.Tile(8, 32, 8))   # cached: built above
+                               tile=S.Tile(8, 32, 8, 16))   # cached: built above
     assert label == "avx512-vnni" and "dpbusd" in str(p)
     with pytest.raises(RuntimeError, match="no bf16 GEMM kernel"):
         S.choose_kernel("bf16", features={"avx2", "fma"})
