@@ -1,0 +1,243 @@
+"""The schedule: a naive bf16 or int8 GEMM -> an AVX-512 BF16/VNNI kernel.
+
+Two algorithms (``C += A @ B``, row-major):
+
+* ``gemm_u8s8``: A u8, B s8, C s32 (wrapping), the operand types of
+  ``vpdpbusd`` and of MKL's ``cblas_gemm_s8u8s32``;
+* ``gemm_bf16``: A, B bf16, C f32. Its k loop is written in the order
+  ``vdpbf16ps`` sums: pairs of k in ascending order, the odd element of a
+  pair first (``k = 2 kp + 1 - t``). That is the *stated order of the
+  sums*: the kernel gives exactly what ``interpret()`` gives on this
+  procedure (products of bf16 are exact in f32; the instruction fuses and
+  flushes denormals, which only matters where a product over/underflows
+  or a denormal appears, hw_libs/avx512/lowp.py).
+
+Both need M % MC == 0, N % NR == 0 and K % KC == 0 (asserted): the kernel
+has no tails (the benchmark's sizes are multiples; a general kernel would
+add tails as apps/sgemm does).
+
+The schedule, every step a checked rewrite (``stages`` returns them):
+
+1. split i by MR, j by NR then by 16 (a register), k by KC then by the
+   instruction's group (4 bytes, or pairs of bf16);
+2. reorder to ``jo, ko, io, kq, ii, jb, ji, t``: an NR-column panel of B
+   and a KC block of k outside, the MR x NR tile of C inside;
+3. **pack B into the VNNI layout**: stage the KC x NR block of B
+   (``stage_mem``), ``divide_dim`` its k dimension into (k / g, g) and its
+   columns into (NR / 16, 16), and ``rearrange_dim`` to ``[k / g, NR / 16,
+   16, g]``: the g values of k of one column are adjacent, 16 columns make
+   one 64-byte register. ``expand_dim`` gives it a slot per k block and
+   per panel, ``lift_alloc`` + ``fission_after`` + ``remove_loop`` pack
+   all of B once, before the row blocks (MC rows, whose A stays in L2
+   while they run over every panel), and ``reorder`` puts the k blocks
+   inside the row tiles, so a C tile stays in registers over all of K (C
+   is loaded and stored once);
+4. stage the C tile (``stage_mem``), split its last dimension into
+   registers (``divide_dim``), put it in ``AVX512`` registers;
+5. replace: the C tile's loads and stores by register moves, the ``ji``
+   loop (16 columns x g) by the broadcast dot product
+   (``mm512_dpbusd_bcst_epi32`` / ``mm512_dpbf16_bcst_ps``, A's group of
+   g broadcast, B's 16 x g from the packed panel);
+6. unroll the tile (rows and registers) so the accumulators stay in
+   registers; optionally ``parallelize`` the panel loop ``jo`` (each
+   iteration writes its own columns of C and its own packed panel).
+
+``choose_kernel(features)`` is the runtime-dispatch hook: the best kernel
+for a set of CPU features (AMX kernels are added ahead of these by the AMX
+library's schedule).
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from exo_hl import bf16, f32, i8, i32, proc, seq, size, ui8
+from exo_hl.hw_libs import avx512 as X
+
+
+@dataclass(frozen=True)
+class Tile:
+    mr: int = 8      # rows of the C tile
+    nr: int = 32     # columns of the C tile (a multiple of 16)
+    kc: int = 256    # k block (elements)
+    mc: int = 64     # row block: its A rows (mc x K) stay in L2 while it
+                     # runs over every panel of B (a multiple of mr)
+
+
+#: 8 x 32: 16 accumulators (two registers per row), enough to hide the
+#: dot products' latency at two per cycle, and sizes that are powers of two
+#: fit (measured at 1024^3 under load, clang: 8x32 1.0x MKL-VNNI, 4x64
+#: 0.67x, 16x16 0.27x, KC=512 0.4x)
+DEFAULT_U8 = Tile(8, 32, 256)
+DEFAULT_BF16 = Tile(8, 32, 128)
+DEFAULT_TILES = {"u8s8": DEFAULT_U8, "bf16": DEFAULT_BF16}
+
+
+def spec_u8s8(t: Tile = DEFAULT_U8):
+    """The int8 GEMM for tile ``t`` (its preconditions name the tile)."""
+    MC, NR, KC = t.mc, t.nr, t.kc
+
+    @proc
+    def gemm_u8s8(M: size, N: size, K: size, A: ui8[M, K], B: i8[K, N],
+                  C: i32[M, N]):
+        assert M % MC == 0
+        assert N % NR == 0
+        assert K % KC == 0
+        for i in seq(0, M):
+            for j in seq(0, N):
+                for k in seq(0, K):
+                    C[i, j] += A[i, k] * B[k, j]
+    return gemm_u8s8
+
+
+def spec_bf16(t: Tile = DEFAULT_BF16):
+    """The bf16 GEMM for tile ``t``, summing each pair of k odd first."""
+    MC, NR, KC = t.mc, t.nr, t.kc
+
+    @proc
+    def gemm_bf16(M: size, N: size, K: size, A: bf16[M, K],
+                  B: bf16[K, N], C: f32[M, N]):
+        assert M % MC == 0
+        assert N % NR == 0
+        assert K % KC == 0
+        for i in seq(0, M):
+            for j in seq(0, N):
+                for kp in seq(0, K / 2):
+                    for t in seq(0, 2):
+                        C[i, j] += A[i, 2 * kp + 1 - t] * B[2 * kp + 1 - t, j]
+    return gemm_bf16
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    group: int        # k values per lane of one instruction
+    spec: object      # Tile -> Procedure
+    dot: object       # the broadcast dot-product instruction
+    load: object      # C register load / store
+    store: object
+    features: frozenset
+    pack: object      # G rows x 16 columns of B -> 16 groups of G
+
+
+U8S8 = Kind("u8s8", 4, spec_u8s8, X.mm512_dpbusd_bcst_epi32,
+            X.mm512_loadu_epi32, X.mm512_storeu_epi32,
+            frozenset({"avx512f", "avx512vnni"}), X.pack_vnni_epi8)
+BF16 = Kind("bf16", 2, spec_bf16, X.mm512_dpbf16_bcst_ps,
+            X.mm512_loadu_ps, X.mm512_storeu_ps,
+            frozenset({"avx512f", "avx512bf16"}), X.pack_vnni_bf16)
+KINDS = {k.name: k for k in (U8S8, BF16)}
+
+
+@functools.lru_cache(maxsize=16)
+def stages(kind: Kind, tile: Tile = None, threads: bool = False):
+    """[(what, procedure)] after each group of steps (procedures are
+    immutable: cached per kind, tile and threads)."""
+    t = tile or (DEFAULT_U8 if kind is U8S8 else DEFAULT_BF16)
+    MR, NR, KC, G, MC = t.mr, t.nr, t.kc, kind.group, t.mc
+    if NR % 16 or KC % G or MC % MR:
+        raise ValueError(f"tile {t}: NR must be a multiple of 16, KC of "
+                         f"{G}, MC of MR")
+    out = []
+    p = kind.spec(t)
+    out.append(("the algorithm", p))
+    k = "k" if kind is U8S8 else "kp"
+    kc = KC if kind is U8S8 else KC // 2
+    p = p.split("i", MC, "im", "i1", tail="perfect")
+    p = p.split("i1", MR, "io", "ii", tail="perfect")
+    p = p.split("j", NR, "jo", "jj", tail="perfect")
+    p = p.split("jj", 16, "jb", "ji", tail="perfect")
+    p = p.split(k, kc, "ko", "kk", tail="perfect")
+    if kind is U8S8:
+        p = p.split("kk", G, "kq", "t", tail="perfect")
+    kq = "kq" if kind is U8S8 else "kk"   # bf16: the pair loop kk, then t
+    # im io ii jo jb ji ko kq t -> im jo ko io kq ii jb ji t
+    p = p.reorder("ii", "jo")
+    p = p.reorder("io", "jo")
+    for a, b in (("ji", "ko"), ("jb", "ko"), ("ii", "ko"), ("io", "ko"),
+                 ("ji", kq), ("jb", kq), ("ii", kq)):
+        p = p.reorder(a, b)
+    out.append(("tiled: panels of B and k blocks outside, the C tile in",
+                p))
+    # pack B: the KC x NR block of a panel, in the VNNI layout, one slot
+    # per k block (expand_dim), the packing of the whole panel split off
+    # ahead of the row tiles (fission), which then run over all of K with
+    # their C tile in registers (reorder ko and io)
+    p = p.stage_mem("io", f"B[{KC} * ko:{KC} * ko + {KC}, "
+                    f"{NR} * jo:{NR} * jo + {NR}]", "B_pack")
+    p = p.divide_dim("B_pack", 0, G)
+    p = p.divide_dim("B_pack", 2, 16)
+    p = p.rearrange_dim("B_pack", [0, 2, 3, 1])
+    p = p.expand_dim("B_pack", f"K / {KC}", "ko")
+    p = p.lift_alloc("B_pack : _")
+    p = p.fission_after(list(p.find_loop("ko").body())[0])
+    p = p.reorder(p.find_loop("ko #1"), p.find_loop("io"))
+    # ... and all panels packed once, before the row blocks: a slot per
+    # panel, the packing split off the panel loop and then off the row
+    # block loop, whose first part (the same packing each time) goes
+    p = p.expand_dim("B_pack", f"N / {NR}", "jo")
+    p = p.lift_alloc("B_pack : _")
+    p = p.fission_after(p.find_loop("ko"))
+    p = p.lift_alloc("B_pack : _")
+    p = p.fission_after(p.find_loop("jo"))
+    p = p.remove_loop(p.find_loop("im"))
+    p = p.stage_mem(p.find_loop("ko #1"),
+                    f"C[{MC} * im + {MR} * io:{MC} * im + {MR} * io + {MR}, "
+                    f"{NR} * jo:{NR} * jo + {NR}]", "C_reg")
+    p = p.divide_dim("C_reg", 1, 16)
+    out.append(("B packed in the VNNI layout per panel; C tile staged", p))
+    # the packing nest: k by groups of G, columns by 16, then one packing
+    # instruction per G x 16 block (a transpose)
+    p = p.split("i0", G, "i0o", "i0i", tail="perfect")
+    p = p.split("i1", 16, "i1o", "i1i", tail="perfect")
+    p = p.reorder("i0i", "i1o")
+    p = p.reorder("i0i", "i1i")
+    p = p.replace(p.find_loop("i1i"), kind.pack)
+    p = p.split("i3", 16, "i3o", "i3i", tail="perfect")
+    p = p.split("i3", 16, "i3p", "i3j", tail="perfect")
+    p = p.set_memory("C_reg", X.AVX512)
+    p = p.replace(p.find_loop("i3i"), kind.load)
+    p = p.replace(p.find_loop("i3j"), kind.store)
+    p = p.replace(p.find_loop("ji"), kind.dot)
+    out.append(("instructions", p))
+    for loop in ("jb", "ii", "i3o", "i2", "i3p", "i2"):
+        p = p.unroll(loop)
+    if threads:
+        p = p.parallelize("jo")
+    out.append(("tile unrolled" + (", panels in parallel" if threads
+                                   else ""), p))
+    return out
+
+
+def kernel(kind: Kind, tile: Tile = None, threads: bool = False):
+    """The scheduled kernel (the last stage)."""
+    return stages(kind, tile, bool(threads))[-1][1]
+
+
+# ---------------------------------------------------------------------------
+# runtime dispatch
+
+#: (kind name) -> [(required CPU features, label, builder)], best first.
+#: The AMX schedule (another library) inserts its kernels at the front.
+DISPATCH = {
+    "u8s8": [(U8S8.features, "avx512-vnni",
+              lambda th, tile: kernel(U8S8, tile, threads=th))],
+    "bf16": [(BF16.features, "avx512-bf16",
+              lambda th, tile: kernel(BF16, tile, threads=th))],
+}
+
+
+def choose_kernel(kind: str, features=None, threads: bool = False,
+                  tile: Tile = None):
+    """(label, procedure): the first kernel of ``DISPATCH[kind]`` whose CPU
+    features ``features`` (default: this host's) contains; ``RuntimeError``
+    when none fits (run the algorithm, ``KINDS[kind].spec()``, instead).
+    A builder takes (threads, tile); tile None: the kernel's default."""
+    from exo_hl.codegen_c.host_cpu import host_features
+    for need, label, build in DISPATCH[kind]:
+        have = (host_features(need) if features is None
+                else frozenset(need) & frozenset(features))
+        if have == frozenset(need):
+            return label, build(threads, tile)
+    raise RuntimeError(f"no {kind} GEMM kernel for this CPU (needs one of "
+                       f"{[sorted(n) for n, _, _ in DISPATCH[kind]]})")
