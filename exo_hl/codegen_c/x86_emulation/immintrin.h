@@ -8,7 +8,9 @@
  *   - masked loads and stores touch only the active lanes (SIMDe reads all
  *     16 lanes, and its masked store writes zeros to the inactive ones);
  *   - _mm512_reduce_add_ps exists (SIMDe has no native alias for it);
- *   - _mm512_mulhi_epu16 (AVX-512BW) exists (SIMDe has none).
+ *   - _mm512_mulhi_epu16 (AVX-512BW) exists (SIMDe has none);
+ *   - the AMX tile intrinsics (SIMDe has none) when the build emulates AMX
+ *     (-DEXO_HL_EMULATE_AMX): exo_hl_amx_emulation.h.
  */
 #ifndef EXO_HL_X86_EMULATION_IMMINTRIN_H
 #define EXO_HL_X86_EMULATION_IMMINTRIN_H
@@ -89,5 +91,9 @@ exo_hl_emu_mm512_mulhi_epu16(simde__m512i a, simde__m512i b) {
 #define _mm512_mulhi_epu16(a, b) exo_hl_emu_mm512_mulhi_epu16(a, b)
 
 #endif /* !SIMDE_X86_AVX512BW_NATIVE */
+
+#ifdef EXO_HL_EMULATE_AMX
+#include "exo_hl_amx_emulation.h"
+#endif
 
 #endif /* EXO_HL_X86_EMULATION_IMMINTRIN_H */
