@@ -1,0 +1,167 @@
+"""The int8 GEMM on AMX: the algorithm and its schedule, checked rewrites only.
+
+``gemm_u8s8`` is the algorithm, ``C += A @ B`` with ``A`` unsigned bytes,
+``B`` signed bytes and ``C`` i32 (wrap-around sums, as the hardware does).
+``stages()`` turns it, one checked rewrite at a time, into a kernel made of
+AMX tile instructions:
+
+- k blocks of ``KC`` outermost; each k block of ``B`` is packed once into the
+  VNNI layout the tile instruction reads (``Bp[kq, j, kr] = B[4*kq + kr, j]``:
+  quads of K side by side), as ``stage_mem`` + ``divide_dim`` +
+  ``rearrange_dim``;
+- 32 x 32 blocks of ``C`` held in four tiles (tmm0..3) across the k block,
+  two 16 x 64-byte tiles of ``A`` (tmm4, tmm5) and two VNNI tiles of the
+  packed ``B`` (tmm6, tmm7) per 64-deep step: four ``tdpbusd`` per four
+  tile loads;
+- the tile configuration written just before the first tile load (sixteen
+  ``configwrite_at`` + ``replace`` by ``ldtilecfg``), then hoisted out of
+  every loop by the proofs of ``reorder_stmts``/``fission_after``/
+  ``remove_loop``: one ``ldtilecfg`` per call.
+"""
+from __future__ import annotations
+
+from exo_hl import DRAM, SchedulingError, i8, i32, proc, seq, size, ui8
+from exo_hl.hw_libs import amx
+
+KC = 256   # k block: B is packed KC rows at a time
+
+
+@proc
+def gemm_u8s8(M: size, N: size, K: size, A: ui8[M, K] @ DRAM,
+              B: i8[K, N] @ DRAM, C: i32[M, N] @ DRAM):
+    assert M % 32 == 0
+    assert N % 32 == 0
+    assert K % 256 == 0
+    for i in seq(0, M):
+        for j in seq(0, N):
+            for k in seq(0, K):
+                C[i, j] += A[i, k] * B[k, j]
+
+
+#: tile registers: C blocks, A tiles, B tiles
+C_TILES = ((0, 1), (2, 3))      # [ih][jh]
+A_TILES = (4, 5)                # [ih]
+B_TILES = (6, 7)                # [jh]
+FULL = (16, 64)                 # every tile: 16 rows x 64 bytes
+
+
+def hoist_config(p, call, n_loops):
+    """Hoist the statement ``call`` (a pattern) out of its ``n_loops``
+    innermost enclosing loops: move it first in its loop body
+    (``reorder_stmts`` proves it commutes with what it passes), cut the
+    loop after it (``fission_after``) and drop the config-only loop
+    (``remove_loop``: idempotent, provably run at least once)."""
+    for _ in range(n_loops):
+        while True:
+            c = p.find(call)
+            try:
+                prev = c.prev()
+            except SchedulingError:  # already first in its block
+                break
+            p = p.reorder_stmts(prev, c)
+        p = p.fission_after(call)
+        p = p.remove_loop(p.find(call).parent())
+    return p
+
+
+def stages(p=gemm_u8s8):
+    """[(description, procedure)] for every step of the schedule."""
+    out = [("the algorithm", p)]
+
+    def step(what, q):
+        out.append((what, q))
+        return q
+
+    # 1. loops: k blocks outermost, 32 x 32 blocks of C, 64-deep steps
+    p = p.split('k', KC, 'kc', 'kk', tail='perfect')
+    p = p.reorder('j', 'kc')
+    p = p.reorder('i', 'kc')
+    p = p.split('i', 32, 'io', 'ib', tail='perfect')
+    p = p.split('ib', 16, 'ih', 'ii', tail='perfect')
+    p = p.split('j', 32, 'jo', 'jb', tail='perfect')
+    p = p.split('jb', 16, 'jh', 'ji', tail='perfect')
+    p = p.reorder('ii', 'jo')
+    p = p.reorder('ih', 'jo')
+    p = p.reorder('ii', 'jh')
+    p = p.split('kk', 64, 'kt', 'kb', tail='perfect')
+    p = p.split('kb', 4, 'kq', 'kr', tail='perfect')
+    for loop in ('ji', 'ii', 'jh', 'ih'):
+        p = p.reorder(loop, 'kt')
+    p = p.unroll('jh')
+    p = step("k blocks, 32 x 32 blocks of C in four 16 x 16 tiles, "
+             "64-deep steps", p.unroll('ih'))
+
+    # 2. pack the k block of B into the VNNI layout (quads of K together)
+    p = p.stage_mem(p.find_loop('io'), f'B[{KC}*kc:{KC}*kc+{KC}, 0:N]', 'Bp')
+    p = p.divide_dim('Bp', 0, 4)
+    p = step("B packed per k block in the VNNI layout",
+             p.rearrange_dim('Bp', [0, 2, 1]))
+
+    # 3. stage the tiles: four of C around the k steps, two of A and two of
+    #    packed B per step
+    for ih in range(2):
+        for jh in range(2):
+            p = p.stage_mem(
+                p.find_loop('kt'),
+                f'C[32*io+{16 * ih}:32*io+{16 * ih + 16}, '
+                f'32*jo+{16 * jh}:32*jo+{16 * jh + 16}]', f'c{ih}{jh}')
+    body = p.find_loop('kt').body()
+    for ih in range(2):
+        p = p.stage_mem(
+            body, f'A[32*io+{16 * ih}:32*io+{16 * ih + 16}, '
+            f'{KC}*kc+64*kt:{KC}*kc+64*kt+64]', f'a{ih}')
+        body = p.find_loop('kt').body()
+    for jh in range(2):
+        p = p.stage_mem(
+            body, f'Bp[16*kt:16*kt+16, 32*jo+{16 * jh}:32*jo+{16 * jh + 16},'
+            f' 0:4]', f'b{jh}')
+        body = p.find_loop('kt').body()
+    p = step("C, A and B tiles staged", p)
+
+    # 4. tiles into tile registers; the configuration right before the
+    #    first tile load; each copy and compute nest becomes its instruction
+    #    (whose preconditions on AmxConfig are now provable)
+    for ih in range(2):
+        p = p.set_memory(f'a{ih}', amx.TILES[A_TILES[ih]])
+        p = p.set_memory(f'b{ih}', amx.TILES[B_TILES[ih]])
+        for jh in range(2):
+            p = p.set_memory(f'c{ih}{jh}', amx.TILES[C_TILES[ih][jh]])
+    p = step("tiles in tile registers", amx.configure_tiles(
+        p, p.find('c00 : _'), {t: FULL for t in range(amx.N_TILES)}))
+    for ih in range(2):
+        for jh in range(2):
+            t = C_TILES[ih][jh]
+            p = p.replace(_copy_into(p, f'c{ih}{jh}'),
+                          amx.tile_load(t, 'i32', (16, 16)))
+            p = p.replace(_copy_from(p, f'c{ih}{jh}'),
+                          amx.tile_store(t, 'i32', (16, 16)))
+        p = p.replace(_copy_into(p, f'a{ih}'),
+                      amx.tile_load(A_TILES[ih], 'ui8', (16, 64)))
+        p = p.replace(_copy_into(p, f'b{ih}'),
+                      amx.tile_load(B_TILES[ih], 'i8', (16, 16, 4)))
+    for ih in range(2):
+        for jh in range(2):
+            p = p.replace(p.find_loop('ii'),
+                          amx.tdpbusd(C_TILES[ih][jh], A_TILES[ih],
+                                      B_TILES[jh]))
+    p = step("tile loads, stores and tdpbusd", p)
+
+    # 5. the configuration out of jo, io and kc: once per call
+    p = step("ldtilecfg hoisted out of every loop",
+             hoist_config(p, 'ldtilecfg(_)', 3))
+    return out
+
+
+def _copy_into(p, buf):
+    """The loop nest right after the allocation of ``buf`` (its copy-in)."""
+    return p.find(f'{buf} : _').next()
+
+
+def _copy_from(p, buf):
+    """The copy-out nest of ``buf`` (``C[...] = buf[...]`` in two loops)."""
+    return p.find(f'C[_] = {buf}[_]').parent().parent()
+
+
+def schedule(p=gemm_u8s8):
+    """The fully scheduled kernel."""
+    return stages(p)[-1][1].rename('gemm_u8s8_amx')
