@@ -5,11 +5,12 @@
 ``stages()`` turns it, one checked rewrite at a time, into a kernel made of
 AMX tile instructions:
 
-- k blocks of ``KC`` outermost; each k block of ``B`` is packed once into the
-  VNNI layout the tile instruction reads (``Bp[kq, j, kr] = B[4*kq + kr, j]``:
-  quads of K side by side), as ``stage_mem`` + ``divide_dim`` +
-  ``rearrange_dim``;
-- 32 x 32 blocks of ``C`` held in four tiles (tmm0..3) across the k block,
+- column blocks of ``NC`` outermost; each column block of ``B`` (all of K)
+  is packed once into the VNNI layout the tile instruction reads
+  (``Bp[kt, kq, j, kr] = B[64*kt + 4*kq + kr, j]``: quads of K side by
+  side), as ``stage_mem`` + ``divide_dim`` + ``rearrange_dim`` +
+  ``expand_dim``;
+- 32 x 32 blocks of ``C`` held in four tiles (tmm0..3) across all of K,
   two 16 x 64-byte tiles of ``A`` (tmm4, tmm5) and two VNNI tiles of the
   packed ``B`` (tmm6, tmm7) per 64-deep step: four ``tdpbusd`` per four
   tile loads;
@@ -23,15 +24,15 @@ from __future__ import annotations
 from exo_hl import DRAM, SchedulingError, i8, i32, proc, seq, size, ui8
 from exo_hl.hw_libs import amx
 
-KC = 256   # k block: B is packed KC rows at a time
+NC = 128   # column block: B is packed NC columns (all of K) at a time
 
 
 @proc
 def gemm_u8s8(M: size, N: size, K: size, A: ui8[M, K] @ DRAM,
               B: i8[K, N] @ DRAM, C: i32[M, N] @ DRAM):
     assert M % 32 == 0
-    assert N % 32 == 0
-    assert K % 256 == 0
+    assert N % 128 == 0
+    assert K % 64 == 0
     for i in seq(0, M):
         for j in seq(0, N):
             for k in seq(0, K):
@@ -72,50 +73,61 @@ def stages(p=gemm_u8s8):
         out.append((what, q))
         return q
 
-    # 1. loops: k blocks outermost, 32 x 32 blocks of C, 64-deep steps
-    p = p.split('k', KC, 'kc', 'kk', tail='perfect')
-    p = p.reorder('j', 'kc')
-    p = p.reorder('i', 'kc')
+    # 1. loops: column blocks of NC outermost, 32 x 32 blocks of C as four
+    #    16 x 16 tiles (ih, jh unrolled), 64-deep steps of K inside
+    p = p.split('j', NC, 'jc', 'jj', tail='perfect')
+    p = p.reorder('i', 'jc')
     p = p.split('i', 32, 'io', 'ib', tail='perfect')
     p = p.split('ib', 16, 'ih', 'ii', tail='perfect')
-    p = p.split('j', 32, 'jo', 'jb', tail='perfect')
+    p = p.split('jj', 32, 'jo', 'jb', tail='perfect')
     p = p.split('jb', 16, 'jh', 'ji', tail='perfect')
     p = p.reorder('ii', 'jo')
     p = p.reorder('ih', 'jo')
     p = p.reorder('ii', 'jh')
-    p = p.split('kk', 64, 'kt', 'kb', tail='perfect')
+    p = p.split('k', 64, 'kt', 'kb', tail='perfect')
     p = p.split('kb', 4, 'kq', 'kr', tail='perfect')
     for loop in ('ji', 'ii', 'jh', 'ih'):
         p = p.reorder(loop, 'kt')
     p = p.unroll('jh')
-    p = step("k blocks, 32 x 32 blocks of C in four 16 x 16 tiles, "
+    p = step("column blocks, 32 x 32 blocks of C in four 16 x 16 tiles, "
              "64-deep steps", p.unroll('ih'))
 
-    # 2. pack the k block of B into the VNNI layout (quads of K together)
-    p = p.stage_mem(p.find_loop('io'), f'B[{KC}*kc:{KC}*kc+{KC}, 0:N]', 'Bp')
+    # 2. pack the column block of B into the VNNI layout (quads of K side
+    #    by side): staged per 64-deep step, one slot per step (expand_dim),
+    #    lifted to the column block and split off (fission); the packing
+    #    does not depend on io, jo (remove_loop)
+    body = p.find_loop('kt').body()
+    p = p.stage_mem(body, f'B[64*kt:64*kt+64, {NC}*jc:{NC}*jc+{NC}]', 'Bp')
     p = p.divide_dim('Bp', 0, 4)
-    p = step("B packed per k block in the VNNI layout",
-             p.rearrange_dim('Bp', [0, 2, 1]))
+    p = p.rearrange_dim('Bp', [0, 2, 1])
+    p = p.expand_dim('Bp', 'K / 64', 'kt')
+    p = p.lift_alloc('Bp', n_lifts=3)
+    p = p.fission_after(p.find_loop('i0'), n_lifts=3)
+    p = p.remove_loop(p.find_loop('io'))
+    p = p.remove_loop(p.find_loop('jo'))
+    p = p.split('i0', 4, 'pq', 'pr', tail='perfect')
+    p = p.reorder('pr', 'i1')
+    p = step("B packed per column block in the VNNI layout", p.simplify())
 
     # 3. stage the tiles: four of C around the k steps, two of A and two of
     #    packed B per step
     for ih in range(2):
         for jh in range(2):
             p = p.stage_mem(
-                p.find_loop('kt'),
+                p.find_loop('kt #1'),
                 f'C[32*io+{16 * ih}:32*io+{16 * ih + 16}, '
-                f'32*jo+{16 * jh}:32*jo+{16 * jh + 16}]', f'c{ih}{jh}')
-    body = p.find_loop('kt').body()
+                f'{NC}*jc+32*jo+{16 * jh}:{NC}*jc+32*jo+{16 * jh + 16}]',
+                f'c{ih}{jh}')
     for ih in range(2):
         p = p.stage_mem(
-            body, f'A[32*io+{16 * ih}:32*io+{16 * ih + 16}, '
-            f'{KC}*kc+64*kt:{KC}*kc+64*kt+64]', f'a{ih}')
-        body = p.find_loop('kt').body()
+            p.find_loop('kt #1').body(),
+            f'A[32*io+{16 * ih}:32*io+{16 * ih + 16}, 64*kt:64*kt+64]',
+            f'a{ih}')
     for jh in range(2):
         p = p.stage_mem(
-            body, f'Bp[16*kt:16*kt+16, 32*jo+{16 * jh}:32*jo+{16 * jh + 16},'
-            f' 0:4]', f'b{jh}')
-        body = p.find_loop('kt').body()
+            p.find_loop('kt #1').body(),
+            f'Bp[kt, 0:16, 32*jo+{16 * jh}:32*jo+{16 * jh + 16}, 0:4]',
+            f'b{jh}')
     p = step("C, A and B tiles staged", p)
 
     # 4. tiles into tile registers; the configuration right before the
