@@ -108,9 +108,15 @@ static inline void exo_hl_amx_ldtilecfg(const int_fast32_t rows[8],
         memcpy(cfg + 16 + 2 * t, &c, 2);
         cfg[48 + t] = (unsigned char)rows[t];
     }
+    /* gcc's _tile_storeconfig/_tile_loadconfig tell the compiler of 8
+       of the 64 bytes they write/read: barriers keep the other 56 */
+    EXO_HL_AMX_FENCE();
     _tile_storeconfig(cur);
-    if (memcmp(cur, cfg, 64) != 0)
+    EXO_HL_AMX_FENCE();
+    if (memcmp(cur, cfg, 64) != 0) {
+        EXO_HL_AMX_FENCE();
         _tile_loadconfig(cfg);
+    }
 }
 #endif
 """
