@@ -12,14 +12,14 @@ from .core_ir.memory import DRAM, DRAM_STATIC, Memory
 from .errors import (BoundsError, ExoTypeError, MemGenError, SchedulingError,
                      ExoSyntaxError, SanitizerError)
 from .frontend.decorators import config, extern, instr, proc
-from .frontend.surface import (R, f16, f32, f64, i8, i16, i32, index, par, seq,
-                               size, stride, ui8, ui16)
+from .frontend.surface import (R, bf16, f16, f32, f64, i8, i16, i32, index,
+                               par, seq, size, stride, ui8, ui16)
 
 __all__ = [
     "proc", "instr", "config", "extern", "Procedure", "Memory", "DRAM",
     "DRAM_STATIC", "MemGenError", "SchedulingError", "ExoTypeError",
     "BoundsError", "compile_procs", "seq", "par", "stride", "R", "f16", "f32",
-    "f64", "i8", "ui8", "i16", "ui16", "i32", "size", "index",
+    "f64", "i8", "ui8", "i16", "ui16", "i32", "size", "index", "bf16",
 ]
 __version__ = "0.1.0"
 

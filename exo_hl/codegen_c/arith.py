@@ -80,7 +80,33 @@ static inline {ct} exo_{_tag(src)}_to_{_tag(t)}({fct} x) {{
     if (x >= {float(hi + 1)!r}{sfx}) return {mx};
     return ({ct})x;
 }}""")
+    out.update(_bf16_helpers())
     return out
+
+
+def _bf16_helpers():
+    """bf16 <-> f32 (docs/semantics.md): the f32 -> bf16 rounding of
+    ``vcvtne2ps2bf16`` in portable C (a union reads the bits: no aliasing
+    UB), so compiled code agrees with ``datasem.f32_to_bf16_bits``."""
+    return {
+        "exo_bf16_to_f32": ((), """\
+static inline float exo_bf16_to_f32(uint16_t h) {
+    union { uint32_t u; float f; } v;
+    v.u = (uint32_t)h << 16;
+    return v.f;
+}"""),
+        "exo_f32_to_bf16": ((), """\
+static inline uint16_t exo_f32_to_bf16(float x) {
+    union { uint32_t u; float f; } v;
+    v.f = x;
+    if ((v.u & 0x7fffffffu) > 0x7f800000u)      /* NaN: quiet it */
+        return (uint16_t)((v.u >> 16) | 0x40u);
+    if ((v.u & 0x7f800000u) == 0u)              /* zero, denormal: +-0 */
+        return (uint16_t)((v.u >> 16) & 0x8000u);
+    /* round to nearest even; the carry may reach infinity */
+    return (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
+}"""),
+    }
 
 
 HELPERS = _int_helpers()
@@ -194,6 +220,10 @@ def convert(text, prec_ok, src, dst, rng=FULL):
     conversion is needed. ``prec_ok``: ``text`` may be used as an operand
     of a cast without parentheses."""
     inner = text if prec_ok else f"({text})"
+    if dst is IR.BF16:
+        if src is IR.F32:
+            return f"exo_f32_to_bf16({text})"
+        return f"exo_f32_to_bf16((float){inner})"
     if D.is_int(src):
         if D.is_int(dst):
             lo, hi = D.int_range(dst)

@@ -116,7 +116,9 @@ class _DataLeaves(Visitor):
 
     def leaf(self, x):
         if is_real_scalar(x.type) and x.type is not IR.Num:
-            self.found.setdefault(x.type, x)
+            # a bf16 is read as the f32 it is the top half of
+            t = IR.F32 if x.type is IR.BF16 else x.type
+            self.found.setdefault(t, x)
 
     def visit_Extern(self, x):
         if not x.f.own_arg_types:

@@ -209,6 +209,8 @@ class ExprEmitter:
                           f"value", e)
             self.check_readable(buf, e)
             text = self.lvalue(buf, e.idx, e)
+            if e.type is IR.BF16:    # its value: the f32 its bits are the top of
+                return f"exo_bf16_to_f32({text})", _PREC_ATOM
             return text, (_PREC_UNARY if text.startswith("*") else _PREC_ATOM)
         if isinstance(e, IR.USub):
             inner = self.wrap(e.arg, _PREC_UNARY, ctx)
@@ -226,7 +228,10 @@ class ExprEmitter:
             s = self.tensor_strides(buf)[e.dim]
             return s, (_PREC_ATOM if re.fullmatch(r"\w+", s) else _PREC_MUL)
         if isinstance(e, IR.ReadConfig):
-            return f"ctxt->{self.prog.config_fields[e.config, e.field]}", _PREC_ATOM
+            text = f"ctxt->{self.prog.config_fields[e.config, e.field]}"
+            if e.config.lookup_type(e.field) is IR.BF16:
+                return f"exo_bf16_to_f32({text})", _PREC_ATOM
+            return text, _PREC_ATOM
         if isinstance(e, IR.WindowExpr):
             self._err(MemGenError, "a window can only be bound or passed to a "
                       "call", e)

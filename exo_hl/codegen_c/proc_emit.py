@@ -245,7 +245,7 @@ class ProcEmitter(ExprEmitter):
             lhs = self.access(buf, s.idx, s)
             if isinstance(s, IR.Assign):
                 rhs = self.data_expr(s.rhs, buf.elem)
-            elif not D.is_int(buf.elem):
+            elif not D.is_int(buf.elem) and buf.elem is not IR.BF16:
                 # C's ``x += e`` is ``x = x + e`` with C's conversions,
                 # which are the IR's for a float x (docs/semantics.md)
                 # -- once e is converted to the evaluation type of x and e
@@ -266,7 +266,8 @@ class ProcEmitter(ExprEmitter):
                 self.line(depth, f"{lhs} += {text};")
                 return
             else:
-                # integer x: the addition is an operation like any other
+                # integer or bf16 x: the addition is an operation like any
+                # other (a bf16 is read as f32, the sum stored rounded)
                 cur = IR.Read(s.name, s.idx, type=s.type, srcinfo=s.srcinfo)
                 rhs = self.data_expr(IR.BinOp("+", cur, s.rhs, type=s.type,
                                               srcinfo=s.srcinfo), buf.elem,

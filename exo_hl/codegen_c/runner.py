@@ -87,7 +87,7 @@ size_t exo_hl_sizeof_fast32(void) {{ return sizeof(int_fast32_t); }}
 
 _CTYPES = {
     IR.F32: ctypes.c_float, IR.Num: ctypes.c_float, IR.F64: ctypes.c_double,
-    IR.F16: ctypes.c_uint16, IR.I8: ctypes.c_int8, IR.UI8: ctypes.c_uint8,
+    IR.F16: ctypes.c_uint16, IR.BF16: ctypes.c_uint16, IR.I8: ctypes.c_int8, IR.UI8: ctypes.c_uint8,
     IR.I16: ctypes.c_int16, IR.UI16: ctypes.c_uint16, IR.I32: ctypes.c_int32,
     IR.Bool: ctypes.c_bool,
 }

@@ -332,6 +332,11 @@ def _check_data(pname, p, v, env, read_config=_no_config):
     n, want, tname, scalar = p.name, p.dtype, p.tname, p.scalar
     written = p.written
     if not isinstance(v, np.ndarray):
+        if scalar and not written and tname == "bf16":
+            # a number for a bf16: its f32, rounded to bf16 (the bits)
+            from .datasem import f32_to_bf16_bits
+            x = _scalar_from_number(pname, n, v, np.dtype(np.float32))
+            return f32_to_bf16_bits(x)
         if scalar and not written:
             return _scalar_from_number(pname, n, v, want)
         if scalar:
@@ -342,8 +347,11 @@ def _check_data(pname, p, v, env, read_config=_no_config):
         raise _fail(pname, f"argument '{n}' must be a numpy array of {want}, "
                     f"got {type(v).__name__}")
     if v.dtype != want:
+        hint = (" (numpy has no bf16: an array of the bits, e.g. "
+                "exo_hl.core_ir.datasem.f32_to_bf16_bits(x))"
+                if tname == "bf16" else "")
         raise _fail(pname, f"argument '{n}' ({tname}) must have dtype {want},"
-                    f" got {v.dtype}")
+                    f" got {v.dtype}{hint}")
     if written and not v.flags.writeable:
         raise _fail(pname, f"argument '{n}' is written by the procedure but "
                     f"the array is read-only", ValueError)

@@ -23,6 +23,14 @@ choosing types with the same ``eval_type``. In short:
   integer truncates toward zero and saturates to the target's range, NaN
   giving 0. A literal in an integer evaluation type is converted from the
   real number it denotes by that same float -> integer rule.
+- ``bf16`` is a storage type (the top 16 bits of an f32): its values are
+  computed as ``f32`` (its evaluation type is ``f32``; reading one is
+  exact), and a value stored into a ``bf16`` is first converted to
+  ``f32`` (by the rules above), then to bf16 as ``vcvtne2ps2bf16`` does:
+  NaN stays NaN (quiet, its sign and top payload bits kept), a zero or
+  denormal f32 gives the zero of its sign, anything else rounds to
+  nearest even (overflowing to infinity). Values of type ``bf16`` are
+  numpy float32 scalars holding a bf16 value; memory holds their bits.
 - ``x += e`` means ``x = x + e``: the addition is an operation like any other
   (evaluated in the join of x's type and e's), then converted to x's type.
 """
@@ -38,15 +46,16 @@ __all__ = ["INT_TYPES", "FLOAT_TYPES", "is_int", "is_float", "int_range",
            "join", "domain", "default_leaf", "own_type", "eval_type",
            "ext_arg_context", "wrap", "float_to_int", "literal", "convert",
            "from_extern", "binop", "neg", "is_literal_only", "const_eval",
-           "same_value"]
+           "same_value", "f32_to_bf16_bits", "bf16_bits_to_f32",
+           "round_bf16"]
 
 INT_TYPES = (IR.I8, IR.UI8, IR.I16, IR.UI16, IR.I32)
-FLOAT_TYPES = (IR.F16, IR.F32, IR.F64)
+FLOAT_TYPES = (IR.F16, IR.BF16, IR.F32, IR.F64)
 
 _INT_RANGE = {IR.I8: (-2**7, 2**7 - 1), IR.UI8: (0, 2**8 - 1),
               IR.I16: (-2**15, 2**15 - 1), IR.UI16: (0, 2**16 - 1),
               IR.I32: (-2**31, 2**31 - 1)}
-_FLOAT_RANK = {IR.F16: 0, IR.F32: 1, IR.F64: 2}
+_FLOAT_RANK = {IR.F16: 0, IR.F32: 1, IR.F64: 2}   # evaluation types
 _NP = {IR.F16: np.float16, IR.F32: np.float32, IR.F64: np.float64}
 I32_MIN, I32_MAX = _INT_RANGE[IR.I32]
 
@@ -56,7 +65,7 @@ def is_int(t) -> bool:
 
 
 def is_float(t) -> bool:
-    return t in _FLOAT_RANK
+    return t in _FLOAT_RANK or t is IR.BF16
 
 
 def int_range(t):
@@ -71,6 +80,8 @@ def int_range(t):
 def join(a, b):
     """The evaluation type of an operation on evaluation types a and b
     (None: no typed operand)."""
+    a = IR.F32 if a is IR.BF16 else a
+    b = IR.F32 if b is IR.BF16 else b
     if a is None:
         return b
     if b is None:
@@ -85,7 +96,10 @@ def join(a, b):
 
 
 def domain(t):
-    """The evaluation type of values of type ``t``."""
+    """The evaluation type of values of type ``t`` (bf16 computes in
+    f32)."""
+    if t is IR.BF16:
+        return IR.F32
     return IR.I32 if is_int(t) else t
 
 
@@ -159,6 +173,31 @@ def float_to_int(x, t) -> int:
     return int(x)
 
 
+def f32_to_bf16_bits(x) -> np.ndarray:
+    """The bf16 bits (uint16) of f32 value(s) ``x``, exactly as
+    ``vcvtne2ps2bf16``: NaN -> quiet NaN (sign and top payload kept),
+    zero or denormal -> the zero of its sign, else round to nearest even
+    (overflow gives infinity)."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    nan = (u & 0x7FFFFFFF) > 0x7F800000
+    tiny = (u & 0x7F800000) == 0
+    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    out = np.where(nan, (u >> 16) | 0x40,
+                   np.where(tiny, (u >> 16) & 0x8000, rounded))
+    return out.astype(np.uint16)
+
+
+def bf16_bits_to_f32(h) -> np.ndarray:
+    """The f32 value(s) of bf16 bits ``h`` (exact: the bits on top)."""
+    return (np.asarray(h, np.uint16).astype(np.uint32) << 16).view(
+        np.float32)
+
+
+def round_bf16(x) -> np.float32:
+    """The f32 value ``x`` rounded to bf16 (an f32 holding a bf16)."""
+    return bf16_bits_to_f32(f32_to_bf16_bits(np.float32(x)))[()]
+
+
 def literal(v, t):
     """The value of the literal ``v`` (a real number) in evaluation type
     ``t``."""
@@ -172,7 +211,12 @@ def literal(v, t):
 
 def convert(v, src, dst):
     """The value ``v`` of evaluation type ``src`` converted to type ``dst``
-    (a data type or an evaluation type)."""
+    (a data type or an evaluation type). To bf16: via f32 (the value of
+    a bf16 is an f32 holding a bf16 value)."""
+    if dst is IR.BF16:
+        return round_bf16(convert(v, src, IR.F32))
+    if src is IR.BF16:
+        return convert(np.float32(v), IR.F32, dst)
     if is_int(src):
         if is_int(dst):
             return wrap(int(v), dst)

@@ -92,8 +92,15 @@ class InterpreterError(RuntimeError):
 # value conversions
 
 
+#: the ``r_dtypes`` marker of an ``R`` parameter given bf16 data (numpy has
+#: no bf16 dtype: bf16 memory is uint16 arrays of its bits)
+_BF16 = "bf16"
+
+
 def _dtype_of(t, r_dtype=None) -> np.dtype:
     bt = basetype(t)
+    if bt is IR.Num and r_dtype == _BF16:
+        return np.dtype(NUMPY_DTYPES[IR.BF16])
     if bt is IR.Num and r_dtype is not None:
         return np.dtype(r_dtype)
     return np.dtype(NUMPY_DTYPES[bt])
@@ -164,6 +171,7 @@ class _Compiler:
         self.r_dtypes = r_dtypes
         self.slots: Dict[Sym, int] = {}
         self.dtypes: Dict[Sym, np.dtype] = {}  # element dtype of data syms
+        self.bf16 = set()   # data syms holding bf16 (their dtype: uint16)
 
     # -- symbols
     def slot(self, s: Sym) -> int:
@@ -194,6 +202,9 @@ class _Compiler:
             else:
                 dt = _dtype_of(a.type, self.r_dtypes.get(i))
                 self.dtypes[a.name] = dt
+                if basetype(a.type) is IR.BF16 or \
+                        self.r_dtypes.get(i) == _BF16:
+                    self.bf16.add(a.name)
                 arg_dtypes.append(dt)
         preds = [(self.expr(e), e) for e in p.preds]
         body = self.block(p.body)
@@ -236,7 +247,7 @@ class _Compiler:
 
     def s_Assign(self, s):
         k, dt, idx = self._target(s)
-        rhs = self.stored(s.rhs, _ir_type(dt))
+        rhs = self.stored(s.rhs, self.data_type(s.name))
         if idx is None:
             def assign_scalar(env):
                 env[k][()] = rhs(env)
@@ -251,7 +262,7 @@ class _Compiler:
         k, dt, idx = self._target(s)
         cur = IR.Read(s.name, s.idx, type=s.type, srcinfo=s.srcinfo)
         total = IR.BinOp("+", cur, s.rhs, type=s.type, srcinfo=s.srcinfo)
-        rhs = self.stored(total, _ir_type(dt))
+        rhs = self.stored(total, self.data_type(s.name))
         if idx is None:
             idx = lambda env: ()  # noqa: E731
 
@@ -263,7 +274,8 @@ class _Compiler:
         key = (s.config, s.field)
         ft = s.config.lookup_type(s.field)
         if ft in DATA_TYPES:
-            rhs = self.stored(s.rhs, _ir_type(_dtype_of(ft)))
+            rhs = self.stored(s.rhs, ft if ft is IR.BF16
+                              else _ir_type(_dtype_of(ft)))
         else:
             val, cast = self.expr(s.rhs), (bool if ft is IR.Bool else int)
             rhs = lambda env: cast(val(env))  # noqa: E731
@@ -299,6 +311,9 @@ class _Compiler:
         self.dtypes[s.name] = dt
         k = self.slot(s.name)
         fill = 0 if _is_int_dtype(dt) else np.nan
+        if basetype(s.type) is IR.BF16:
+            self.bf16.add(s.name)
+            fill = 0x7FC0   # a NaN, as for the other floats
         if isinstance(s.type, IR.Tensor):
             dims = [self.expr(h) for h in s.type.hi]
 
@@ -314,6 +329,8 @@ class _Compiler:
     def s_WindowStmt(self, s):
         rhs = self.expr(s.rhs)
         self.dtypes[s.name] = self.dtype(s.rhs.name)
+        if s.rhs.name in self.bf16:
+            self.bf16.add(s.name)
         k = self.slot(s.name)
 
         def bind_window(env):
@@ -329,7 +346,8 @@ class _Compiler:
                 continue
             getters.append(self.ref(e))
             if basetype(a.type) is IR.Num:
-                r_dtypes.append((i, self.dtype(e.name).str))
+                r_dtypes.append((i, _BF16 if e.name in self.bf16
+                                 else self.dtype(e.name).str))
         code = _compiled(f, tuple(r_dtypes))
         si = s.srcinfo
         sizes = [(i, a.name.name) for i, a in enumerate(f.args)
@@ -417,10 +435,14 @@ class _Compiler:
                 return operator.itemgetter(k)
             if not isinstance(e.type, IR.type) or e.type not in DATA_TYPES:
                 return operator.itemgetter(k)  # a whole buffer
+            if e.name in self.bf16:
+                return lambda env: D.bf16_bits_to_f32(env[k][()])[()]
             if _is_int_dtype(self.dtype(e.name)):
                 return lambda env: int(env[k][()])
             return lambda env: env[k][()]
         idx = self.index(e.idx)
+        if e.name in self.bf16:
+            return lambda env: D.bf16_bits_to_f32(env[k][idx(env)])[()]
         if _is_int_dtype(self.dtype(e.name)):
             return lambda env: int(env[k][idx(env)])
         return lambda env: env[k][idx(env)]
@@ -446,13 +468,23 @@ class _Compiler:
     def leaf(self, e):
         """The data type of a data read (``R`` buffers: their precision)."""
         if isinstance(e, IR.ReadConfig):
-            return _ir_type(_dtype_of(e.config.lookup_type(e.field)))
-        return _ir_type(self.dtype(e.name))
+            ft = e.config.lookup_type(e.field)
+            return ft if ft is IR.BF16 else _ir_type(_dtype_of(ft))
+        return self.data_type(e.name)
+
+    def data_type(self, s):
+        """The data type held by the buffer ``s``."""
+        return IR.BF16 if s in self.bf16 else _ir_type(self.dtype(s))
 
     def stored(self, e, target):
         """env -> the value of data expression ``e`` converted for a
-        location of data type ``target``."""
+        location of data type ``target`` (for a bf16: its bits, as bf16
+        memory and config state hold them)."""
         fn, t = self.dexpr(e, D.domain(target))
+        if target is IR.BF16:
+            bits = D.f32_to_bf16_bits
+            conv = D.convert
+            return lambda env: bits(conv(fn(env), t, IR.F32))[()]
         if t is target:
             return fn
         conv = D.convert
@@ -468,11 +500,17 @@ class _Compiler:
         if isinstance(e, IR.Read):
             k = self.use(e.name)
             idx = self.index(e.idx) if e.idx else (lambda env: ())
+            if e.name in self.bf16:
+                val = D.bf16_bits_to_f32
+                return (lambda env: val(env[k][idx(env)])[()]), t
             if t is IR.I32:
                 return (lambda env: int(env[k][idx(env)])), t
             return (lambda env: env[k][idx(env)]), t
         if isinstance(e, IR.ReadConfig):
             key, zero = (e.config, e.field), D.literal(0, t)
+            if e.config.lookup_type(e.field) is IR.BF16:
+                val = D.bf16_bits_to_f32
+                return (lambda env: val(env[0].get(key, 0))[()]), t
             if t is IR.I32:
                 return (lambda env: int(env[0].get(key, zero))), t
             return (lambda env: env[0].get(key, zero)), t
@@ -561,6 +599,9 @@ class _Compiler:
         ft = e.config.lookup_type(e.field)
         zero = (_dtype_of(ft).type(0) if ft in DATA_TYPES
                 else (False if ft is IR.Bool else 0))
+        if ft is IR.BF16:
+            val = D.bf16_bits_to_f32
+            return lambda env: val(env[0].get(key, zero))[()]
         return lambda env: env[0].get(key, zero)
 
 

@@ -15,7 +15,8 @@ Decisions (docs/api.md leaves them open):
   data type.
 - An argument's memory must be the parameter's memory class or a subclass.
 - Data arithmetic on two different precisions yields the wider one (floats
-  above integers, then by bit width); ``R`` adopts the other side. Whether a
+  above integers, then by bit width); ``R`` adopts the other side; a
+  ``bf16`` operand counts as ``f32`` (bf16 is a storage type). Whether a
   mix is acceptable in C is the backend's precision check.
 """
 from __future__ import annotations
@@ -32,7 +33,10 @@ _RANK = {IR.I8: 1, IR.UI8: 1, IR.I16: 2, IR.UI16: 2, IR.I32: 3,
 
 
 def data_join(a, b):
-    """The type of a data binary operation on types ``a`` and ``b``."""
+    """The type of a data binary operation on types ``a`` and ``b``
+    (arithmetic on a bf16 is computed, and typed, as f32)."""
+    a = IR.F32 if a is IR.BF16 else a
+    b = IR.F32 if b is IR.BF16 else b
     if a is IR.Num:
         return b
     if b is IR.Num or a == b:

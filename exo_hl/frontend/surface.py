@@ -14,8 +14,9 @@ from ..core_ir.operators import LOOP_KINDS
 class TypeMarker:
     """A type name usable in annotations: ``f32``, ``size``, ``R``...
 
-    Data types: ``R`` (any real, compiled as ``float``), ``f16``, ``f32``,
-    ``f64``, ``i8``, ``ui8``, ``i16``, ``ui16``, ``i32``. Control types:
+    Data types: ``R`` (any real, compiled as ``float``), ``f16``, ``bf16``
+    (stored as the top half of an f32, computed as f32), ``f32``, ``f64``,
+    ``i8``, ``ui8``, ``i16``, ``ui16``, ``i32``. Control types:
     ``size`` (a positive integer argument), ``index`` (any integer),
     ``stride`` (a buffer's stride). ``T[n, m]`` is a tensor, ``[T][n]`` a
     window (a view with strides), ``@ MEM`` names its memory.
@@ -82,6 +83,7 @@ class StrideMarker(TypeMarker):
 
 R = TypeMarker("R", IR.Num)
 f16 = TypeMarker("f16", IR.F16)
+bf16 = TypeMarker("bf16", IR.BF16)
 f32 = TypeMarker("f32", IR.F32)
 f64 = TypeMarker("f64", IR.F64)
 i8 = TypeMarker("i8", IR.I8)
@@ -96,5 +98,5 @@ seq = LoopMarker("seq", LOOP_KINDS["seq"])
 par = LoopMarker("par", LOOP_KINDS["par"])
 
 #: markers by their canonical spelling; ``bool`` and ``int`` are read by name
-TYPE_MARKERS = {m._name: m for m in (R, f16, f32, f64, i8, ui8, i16, ui16, i32,
-                                     size, index, stride)}
+TYPE_MARKERS = {m._name: m for m in (R, f16, bf16, f32, f64, i8, ui8, i16,
+                                     ui16, i32, size, index, stride)}

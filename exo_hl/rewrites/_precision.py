@@ -49,7 +49,7 @@ from ..core_ir.literal_values import literal_holder_problem
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import walk, walk_stmts
 
-FLOATS = (IR.F16, IR.F32, IR.F64)
+FLOATS = (IR.F16, IR.BF16, IR.F32, IR.F64)
 INT_RANGE = {
     IR.I8: (-(1 << 7), (1 << 7) - 1), IR.UI8: (0, (1 << 8) - 1),
     IR.I16: (-(1 << 15), (1 << 15) - 1), IR.UI16: (0, (1 << 16) - 1),
@@ -258,6 +258,11 @@ def _stmt_exprs(s):
 def _holds_exactly(t, v: float) -> bool:
     if t in INT_RANGE:
         return v.is_integer() and INT_RANGE[t][0] <= v <= INT_RANGE[t][1]
+    if t is IR.BF16:
+        import numpy as np
+        with np.errstate(all="ignore"):
+            x = np.float32(v)
+            return float(x) == v and float(D.round_bf16(x)) == v
     if t in FLOATS:
         import numpy as np
         with np.errstate(all="ignore"):
