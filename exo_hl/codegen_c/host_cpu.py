@@ -145,8 +145,25 @@ def emulation_flags(emulated=()) -> list:
                            "(pip install simde-py)") from None
     amx = (["-DEXO_HL_EMULATE_AMX"]
            if any(f.startswith("amx") for f in emulated) else [])
-    return ["-isystem", _EMULATION_DIR, "-isystem",
-            simde_py.get_include()] + amx
+    # the layer's own headers are not part of the build cache's key (it
+    # hashes the generated C and the flags): their digest in a flag is, so
+    # an edited layer is never served from a build of the old one
+    return ["-isystem", _EMULATION_DIR, "-isystem", simde_py.get_include(),
+            f"-DEXO_HL_EMULATION_LAYER=0x{_layer_digest(_EMULATION_DIR)}"
+            ] + amx
+
+
+def _layer_digest(directory) -> str:
+    """A short hash of the emulation layer's files (names and contents)."""
+    import hashlib
+    h = hashlib.sha256()
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        if os.path.isfile(path):
+            h.update(name.encode() + b"\0")
+            with open(path, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()[:16]
 
 
 def emulation_description() -> str:

@@ -5,11 +5,14 @@ semantics); the memory's shape checks; the int8 GEMM app (bit-exact, one
 ldtilecfg per call)."""
 from __future__ import annotations
 
+import os
+import shutil
+
 import numpy as np
 import pytest
 
-from exo_hl import (DRAM, MemGenError, SchedulingError, i8, i32, proc, seq,
-                    size, ui8)
+from exo_hl import (DRAM, MemGenError, SchedulingError, bf16, f32, i8, i32,
+                    proc, seq, ui8)
 from exo_hl.codegen_c.host_cpu import host_features
 from exo_hl.core_ir.paths import InvalidCursorError
 from exo_hl.hw_libs import amx
@@ -287,3 +290,88 @@ def test_gemm_bit_exact(gemm_kernel, mode, monkeypatch):
     got = C.copy()
     f(M, N, K, A, B, got)
     assert np.array_equal(got, ref)
+
+
+# ---------------------------------------------------------------------------
+# tdpbf16ps: bf16 pairs into f32, in the hardware's order
+
+ld_fc = amx.tile_load(0, 'f32', (16, 16))
+st_fc = amx.tile_store(0, 'f32', (16, 16))
+ld_ha = amx.tile_load(4, 'bf16', (16, 32))
+ld_hb = amx.tile_load(6, 'bf16', (16, 16, 2))
+dp_bf = amx.tdpbf16ps(0, 4, 6)
+
+
+@proc
+def dpbf16_full(A: bf16[16, 32] @ DRAM, B: bf16[16, 16, 2] @ DRAM,
+                C: f32[16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    c: f32[16, 16] @ AMX_TILE0
+    ld_fc(c, C)
+    a: bf16[16, 32] @ AMX_TILE4
+    ld_ha(a, A)
+    b: bf16[16, 16, 2] @ AMX_TILE6
+    ld_hb(b, B)
+    dp_bf(c, a, b)
+    st_fc(C, c)
+
+
+def _bf16_bits(x):
+    """f32 values that are bf16 already -> their bf16 bits."""
+    return (np.asarray(x, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+#: bf16 values whose pairwise products are normal, zero, inf or NaN (the
+#: hardware flushes denormals to zero, the body does not: docs/hw_amx.md)
+BF16_EDGES = np.array([0.0, -0.0, 1.0, -1.0, 2.0, 0.5, 3.0, -1.5, 1e30,
+                       -1e30, 2.0 ** 24, -(2.0 ** 24), np.inf, -np.inf,
+                       np.nan, 1e-10, 7.0], np.float32)
+F32_ACC_EDGES = np.array([0.0, -0.0, 1.0, 16777216.0, -16777216.0, 3.4e38,
+                          -3.4e38, np.inf, 0.1, -2.5], np.float32)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tdpbf16ps_edge_values(mode, monkeypatch):
+    """Zeros of both signs, inf, NaN, overflowing and cancelling sums
+    (2**24 + 1 - 2**24 tells the summation orders apart): compiled ==
+    interpreted body, bit for bit (NaNs equal to NaNs); and random normal
+    values (every order differs from the body's somewhere on these)."""
+    f = _compile(dpbf16_full, mode, monkeypatch)
+    rng = np.random.default_rng(3)
+    cases = []
+    for seed in range(2):
+        r = np.random.default_rng(seed)
+        cases.append((r.choice(BF16_EDGES, (16, 32)),
+                      r.choice(BF16_EDGES, (16, 16, 2)),
+                      r.choice(F32_ACC_EDGES, (16, 16))))
+    scale = rng.choice(np.float32([1, 1e3, 1e-3]), (16, 32))
+    cases.append((rng.standard_normal((16, 32)).astype(np.float32) * scale,
+                  rng.standard_normal((16, 16, 2)).astype(np.float32),
+                  rng.standard_normal((16, 16)).astype(np.float32)))
+    for A, B, C in cases:
+        A, B = _bf16_bits(A), _bf16_bits(B)
+        got, body = C.astype(np.float32), C.astype(np.float32)
+        f(A, B, got)
+        dpbf16_full.interpret(A, B, body)
+        same = (got.view(np.uint32) == body.view(np.uint32)) | (
+            np.isnan(got) & np.isnan(body))
+        assert same.all(), np.argwhere(~same)[:4]
+
+
+def test_emulation_layer_edit_changes_build_key(tmp_path, monkeypatch):
+    """The build cache hashes the generated C and the flags, not the
+    emulation layer's headers: their digest is in the flags, so an edited
+    layer is never served from a build of the old one."""
+    from exo_hl.codegen_c import host_cpu
+    layer = tmp_path / "layer"
+    layer.mkdir()
+    for name in os.listdir(host_cpu._EMULATION_DIR):
+        src = os.path.join(host_cpu._EMULATION_DIR, name)
+        if os.path.isfile(src):
+            shutil.copy(src, layer / name)
+    monkeypatch.setattr(host_cpu, "_EMULATION_DIR", str(layer))
+    before = host_cpu.emulation_flags({"amx-tile"})
+    with open(layer / "exo_hl_amx_emulation.h", "a") as f:
+        f.write("/* edited */\n")
+    after = host_cpu.emulation_flags({"amx-tile"})
+    assert before != after

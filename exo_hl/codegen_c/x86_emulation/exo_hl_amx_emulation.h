@@ -13,8 +13,11 @@
  *   - tdpbusd/tdpbssd/tdpbsud/tdpbuud: dst.rows == a.rows, dst.colsb ==
  *     b.colsb, a.colsb / 4 == b.rows, three different tiles; the four byte
  *     products of a quad are summed to a dword and added, wrapping;
- *   - tdpbf16ps: per pair, products exact in f32, each added in its own
- *     rounding step (FMA order of the SDM), denormal inputs and results
+ *   - tdpbf16ps: products exact in f32; those of the first elements of
+ *     the pairs summed in one f32 chain, those of the second in another
+ *     (each from 0, in K order), then acc += first + second: the order the
+ *     hardware computes in (measured on Sapphire Rapids; the SDM's
+ *     pseudocode, one chain, disagrees), denormal inputs and results
  *     flushed to zero (DAZ/FTZ), round to nearest even.
  * Where the hardware raises #UD or #GP the emulation prints why and aborts.
  * One more check than the hardware: a tile read (tdp*, tilestored) after
@@ -199,7 +202,7 @@ static inline void exo_hl_emu_tile_dpbf16ps(int c, int a, int b) {
     int rows = s->rows[c], n = s->colsb[c] / 4, kp = s->colsb[a] / 4;
     for (int m = 0; m < rows; m++)
         for (int j = 0; j < n; j++) {
-            float acc;
+            float acc, sum[2] = {0.0f, 0.0f};
             memcpy(&acc, s->data[c] + 64 * m + 4 * j, 4);
             for (int k = 0; k < kp; k++)
                 for (int i = 0; i < 2; i++) {
@@ -208,8 +211,9 @@ static inline void exo_hl_emu_tile_dpbf16ps(int c, int a, int b) {
                     memcpy(&y, s->data[b] + 64 * k + 4 * j + 2 * i, 2);
                     /* the product of two bf16 is exact in f32 */
                     float p = exo_hl_emu_bf16_daz(x) * exo_hl_emu_bf16_daz(y);
-                    acc = exo_hl_emu_ftz(acc + p);
+                    sum[i] = exo_hl_emu_ftz(sum[i] + p);
                 }
+            acc = exo_hl_emu_ftz(acc + exo_hl_emu_ftz(sum[0] + sum[1]));
             memcpy(s->data[c] + 64 * m + 4 * j, &acc, 4);
         }
 }

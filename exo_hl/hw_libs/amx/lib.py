@@ -42,7 +42,8 @@ import functools
 import itertools
 import linecache
 
-from exo_hl import Memory, MemGenError, config, i8, i32, instr, ui8  # noqa: F401
+from exo_hl import (Memory, MemGenError, bf16, config, f32, i8, i32,  # noqa: F401
+                    instr, ui8)
 from exo_hl import DRAM, index, seq, stride  # noqa: F401
 from exo_hl.core_ir.memory import const_value
 
@@ -57,6 +58,7 @@ _C_ELEM = {"int8_t": 1, "uint8_t": 1, "int32_t": 4, "float": 4,
 
 _TILE_FEATURES = {"amx-tile"}
 _INT8_FEATURES = {"amx-tile", "amx-int8"}
+_BF16_FEATURES = {"amx-tile", "amx-bf16"}
 
 # ---------------------------------------------------------------------------
 # C helpers (include-guarded; one copy per generated file)
@@ -357,28 +359,31 @@ def {name}(dst: [{typ}][{_dims(shape)}] @ AMX_TILE{t}):
     return _define(src, name)
 
 
-def _dp_int8(mnemonic, intrinsic, a_typ, b_typ, c, a, b, m, n, k):
+def _dp(mnemonic, intrinsic, feats, a_typ, b_typ, c_typ, g, c, a, b, m, n,
+        k):
+    """A tdp* instruction: ``k`` groups of ``g`` values of K (quads of
+    bytes, pairs of bf16) per 4-byte column."""
     if len({c, a, b}) != 3 or not all(0 <= x < N_TILES for x in (c, a, b)):
         raise ValueError(f"{mnemonic}: three different tiles 0..7, got "
                          f"{(c, a, b)}")
     if not (1 <= m <= MAX_ROWS and 1 <= n <= 16 and 1 <= k <= 16):
-        raise ValueError(f"{mnemonic}: m <= 16, n <= 16, k <= 16 quads, got "
-                         f"{(m, n, k)}")
+        raise ValueError(f"{mnemonic}: m <= 16, n <= 16, k <= 16 groups, "
+                         f"got {(m, n, k)}")
     name = f"{mnemonic}_t{c}_t{a}_t{b}_{m}x{n}x{k}"
     src = f'''
 @instr("_tile_{intrinsic}({{c_data}}, {{a_data}}, {{b_data}});", _HELPER,
-       cpu_features=_INT8_FEATURES)
-def {name}(c: [i32][{m}, {n}] @ AMX_TILE{c},
-           a: [{a_typ}][{m}, {4 * k}] @ AMX_TILE{a},
-           b: [{b_typ}][{k}, {n}, 4] @ AMX_TILE{b}):
+       cpu_features={sorted(feats)!r})
+def {name}(c: [{c_typ}][{m}, {n}] @ AMX_TILE{c},
+           a: [{a_typ}][{m}, {g * k}] @ AMX_TILE{a},
+           b: [{b_typ}][{k}, {n}, {g}] @ AMX_TILE{b}):
 {_cfg_asserts(c, m, 4 * n)}
 {_cfg_asserts(a, m, 4 * k)}
 {_cfg_asserts(b, k, 4 * n)}
     for i in seq(0, {m}):
         for j in seq(0, {n}):
             for kq in seq(0, {k}):
-                for kr in seq(0, 4):
-                    c[i, j] += a[i, 4 * kq + kr] * b[kq, j, kr]
+                for kr in seq(0, {g}):
+                    c[i, j] += a[i, {g} * kq + kr] * b[kq, j, kr]
 '''
     return _define(src, name)
 
@@ -392,7 +397,8 @@ def tdpbusd(c, a, b, m=16, n=16, k=16):
 
     >>> p = p.replace(p.find_loop('ii'), tdpbusd(0, 4, 6))
     """
-    return _dp_int8("tdpbusd", "dpbusd", "ui8", "i8", c, a, b, m, n, k)
+    return _dp("tdpbusd", "dpbusd", _INT8_FEATURES, "ui8", "i8", "i32", 4,
+               c, a, b, m, n, k)
 
 
 @functools.lru_cache(maxsize=None)
@@ -401,7 +407,53 @@ def tdpbssd(c, a, b, m=16, n=16, k=16):
 
     >>> p = p.replace(p.find_loop('ii'), tdpbssd(0, 4, 6))
     """
-    return _dp_int8("tdpbssd", "dpbssd", "i8", "i8", c, a, b, m, n, k)
+    return _dp("tdpbssd", "dpbssd", _INT8_FEATURES, "i8", "i8", "i32", 4,
+               c, a, b, m, n, k)
+
+
+@functools.lru_cache(maxsize=None)
+def tdpbf16ps(c, a, b, m=16, n=16, k=16):
+    """``tdpbf16ps tmm c, tmm a, tmm b`` (``k`` pairs of K): for each
+    ``c[i, j]``, the products of the first elements of the pairs summed in
+    one f32 sum, those of the second elements in another (each from 0, in
+    order of ``kp``, one rounding per step; a product of two bf16 is exact
+    in f32), then ``c[i, j] += even + odd``. This is the order the hardware
+    computes in (measured on Sapphire Rapids: the Intel SDM's pseudocode,
+    one sequential chain, disagrees with it), and the emulation's. ``b``
+    is in the VNNI layout: K pairs x N x 2. The hardware also treats
+    denormal inputs and results as zero (DAZ, FTZ), which the body does
+    not: they agree on normal values and zeros (docs/hw_amx.md).
+
+    >>> p = p.replace(p.find_loop('ii'), tdpbf16ps(0, 4, 6))
+    """
+    if len({c, a, b}) != 3 or not all(0 <= x < N_TILES for x in (c, a, b)):
+        raise ValueError(f"tdpbf16ps: three different tiles 0..7, got "
+                         f"{(c, a, b)}")
+    if not (1 <= m <= MAX_ROWS and 1 <= n <= 16 and 1 <= k <= 16):
+        raise ValueError(f"tdpbf16ps: m <= 16, n <= 16, k <= 16 pairs, got "
+                         f"{(m, n, k)}")
+    name = f"tdpbf16ps_t{c}_t{a}_t{b}_{m}x{n}x{k}"
+    src = f'''
+@instr("_tile_dpbf16ps({{c_data}}, {{a_data}}, {{b_data}});", _HELPER,
+       cpu_features=_BF16_FEATURES)
+def {name}(c: [f32][{m}, {n}] @ AMX_TILE{c},
+           a: [bf16][{m}, {2 * k}] @ AMX_TILE{a},
+           b: [bf16][{k}, {n}, 2] @ AMX_TILE{b}):
+{_cfg_asserts(c, m, 4 * n)}
+{_cfg_asserts(a, m, 4 * k)}
+{_cfg_asserts(b, k, 4 * n)}
+    for i in seq(0, {m}):
+        for j in seq(0, {n}):
+            even: f32
+            odd: f32
+            even = 0.0
+            odd = 0.0
+            for kp in seq(0, {k}):
+                even += a[i, 2 * kp] * b[kp, j, 0]
+                odd += a[i, 2 * kp + 1] * b[kp, j, 1]
+            c[i, j] += even + odd
+'''
+    return _define(src, name)
 
 
 def _ldtilecfg():
