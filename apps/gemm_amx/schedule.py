@@ -21,7 +21,8 @@ AMX tile instructions:
 """
 from __future__ import annotations
 
-from exo_hl import DRAM, SchedulingError, i8, i32, proc, seq, size, ui8
+from exo_hl import (DRAM, SchedulingError, bf16, f32, i8, i32, proc, seq,
+                    size, ui8)
 from exo_hl.hw_libs import amx
 
 NC = 128   # column block: B is packed NC columns (all of K) at a time
@@ -37,6 +38,41 @@ def gemm_u8s8(M: size, N: size, K: size, A: ui8[M, K] @ DRAM,
         for j in seq(0, N):
             for k in seq(0, K):
                 C[i, j] += A[i, k] * B[k, j]
+
+
+@proc
+def gemm_bf16(M: size, N: size, K: size, A: bf16[M, K] @ DRAM,
+              B: bf16[K, N] @ DRAM, C: f32[M, N] @ DRAM):
+    assert M % 32 == 0
+    assert N % 128 == 0
+    assert K % 32 == 0
+    for i in seq(0, M):
+        for j in seq(0, N):
+            for kt in seq(0, K / 32):
+                even: f32
+                odd: f32
+                even = 0.0
+                odd = 0.0
+                for kp in seq(0, 16):
+                    even += A[i, 32 * kt + 2 * kp] * B[32 * kt + 2 * kp, j]
+                    odd += (A[i, 32 * kt + 2 * kp + 1] *
+                            B[32 * kt + 2 * kp + 1, j])
+                C[i, j] += even + odd
+
+
+class Kind:
+    """What the two GEMMs differ in: element types, the K group of the
+    VNNI layout (4 bytes, 2 bf16), the K step of one tile (64 bytes of a
+    row of A) and the tile instruction."""
+
+    def __init__(self, a, b, c, group, dp, name):
+        self.a, self.b, self.c, self.group, self.dp, self.name = (
+            a, b, c, group, dp, name)
+        self.kstep = 16 * group
+
+
+INT8 = Kind('ui8', 'i8', 'i32', 4, amx.tdpbusd, 'gemm_u8s8_amx')
+BF16 = Kind('bf16', 'bf16', 'f32', 2, amx.tdpbf16ps, 'gemm_bf16_amx')
 
 
 #: tile registers: C blocks, A tiles, B tiles
@@ -66,7 +102,10 @@ def hoist_config(p, call, n_loops):
 
 
 def stages(p=gemm_u8s8):
-    """[(description, procedure)] for every step of the schedule."""
+    """[(description, procedure)] for every step of the schedule of
+    ``gemm_u8s8`` or ``gemm_bf16`` (the algorithm ``p`` picks the kind)."""
+    kind = BF16 if p is gemm_bf16 else INT8
+    g, ks = kind.group, kind.kstep
     out = [("the algorithm", p)]
 
     def step(what, q):
@@ -84,28 +123,30 @@ def stages(p=gemm_u8s8):
     p = p.reorder('ii', 'jo')
     p = p.reorder('ih', 'jo')
     p = p.reorder('ii', 'jh')
-    p = p.split('k', 64, 'kt', 'kb', tail='perfect')
-    p = p.split('kb', 4, 'kq', 'kr', tail='perfect')
+    if kind is INT8:   # the bf16 algorithm has its K steps already
+        p = p.split('k', 64, 'kt', 'kb', tail='perfect')
+        p = p.split('kb', 4, 'kq', 'kr', tail='perfect')
     for loop in ('ji', 'ii', 'jh', 'ih'):
         p = p.reorder(loop, 'kt')
     p = p.unroll('jh')
     p = step("column blocks, 32 x 32 blocks of C in four 16 x 16 tiles, "
-             "64-deep steps", p.unroll('ih'))
+             f"{ks}-deep steps", p.unroll('ih'))
 
     # 2. pack the column block of B into the VNNI layout (quads of K side
     #    by side): staged per 64-deep step, one slot per step (expand_dim),
     #    lifted to the column block and split off (fission); the packing
     #    does not depend on io, jo (remove_loop)
     body = p.find_loop('kt').body()
-    p = p.stage_mem(body, f'B[64*kt:64*kt+64, {NC}*jc:{NC}*jc+{NC}]', 'Bp')
-    p = p.divide_dim('Bp', 0, 4)
+    p = p.stage_mem(body, f'B[{ks}*kt:{ks}*kt+{ks}, {NC}*jc:{NC}*jc+{NC}]',
+                    'Bp')
+    p = p.divide_dim('Bp', 0, g)
     p = p.rearrange_dim('Bp', [0, 2, 1])
-    p = p.expand_dim('Bp', 'K / 64', 'kt')
+    p = p.expand_dim('Bp', f'K / {ks}', 'kt')
     p = p.lift_alloc('Bp', n_lifts=3)
     p = p.fission_after(p.find_loop('i0'), n_lifts=3)
     p = p.remove_loop(p.find_loop('io'))
     p = p.remove_loop(p.find_loop('jo'))
-    p = p.split('i0', 4, 'pq', 'pr', tail='perfect')
+    p = p.split('i0', g, 'pq', 'pr', tail='perfect')
     p = p.reorder('pr', 'i1')
     p = step("B packed per column block in the VNNI layout", p.simplify())
 
@@ -121,14 +162,23 @@ def stages(p=gemm_u8s8):
     for ih in range(2):
         p = p.stage_mem(
             p.find_loop('kt #1').body(),
-            f'A[32*io+{16 * ih}:32*io+{16 * ih + 16}, 64*kt:64*kt+64]',
+            f'A[32*io+{16 * ih}:32*io+{16 * ih + 16}, '
+            f'{ks}*kt:{ks}*kt+{ks}]',
             f'a{ih}')
     for jh in range(2):
         p = p.stage_mem(
             p.find_loop('kt #1').body(),
-            f'Bp[kt, 0:16, 32*jo+{16 * jh}:32*jo+{16 * jh + 16}, 0:4]',
+            f'Bp[kt, 0:16, 32*jo+{16 * jh}:32*jo+{16 * jh + 16}, 0:{g}]',
             f'b{jh}')
     p = step("C, A and B tiles staged", p)
+
+    # 3b. A copied once per call with rows padded by 64 bytes: a row stride
+    #     of a power of two (K = 1024, 2048) maps the 16 rows of a tile to
+    #     two L1 sets, and tile loads evict each other
+    p = p.stage_mem(p.find_loop('jc'), 'A[0:M, 0:K]', 'Ap')
+    p = step("A copied with padded rows",
+             p.resize_dim('Ap : _', 1, f'K + {64 // (1 if g == 4 else 2)}',
+                          '0'))
 
     # 4. tiles into tile registers; the configuration right before the
     #    first tile load; each copy and compute nest becomes its instruction
@@ -144,19 +194,19 @@ def stages(p=gemm_u8s8):
         for jh in range(2):
             t = C_TILES[ih][jh]
             p = p.replace(_copy_into(p, f'c{ih}{jh}'),
-                          amx.tile_load(t, 'i32', (16, 16)))
+                          amx.tile_load(t, kind.c, (16, 16)))
             p = p.replace(_copy_from(p, f'c{ih}{jh}'),
-                          amx.tile_store(t, 'i32', (16, 16)))
+                          amx.tile_store(t, kind.c, (16, 16)))
         p = p.replace(_copy_into(p, f'a{ih}'),
-                      amx.tile_load(A_TILES[ih], 'ui8', (16, 64)))
+                      amx.tile_load(A_TILES[ih], kind.a, (16, 16 * g)))
         p = p.replace(_copy_into(p, f'b{ih}'),
-                      amx.tile_load(B_TILES[ih], 'i8', (16, 16, 4)))
+                      amx.tile_load(B_TILES[ih], kind.b, (16, 16, g)))
     for ih in range(2):
         for jh in range(2):
             p = p.replace(p.find_loop('ii'),
-                          amx.tdpbusd(C_TILES[ih][jh], A_TILES[ih],
-                                      B_TILES[jh]))
-    p = step("tile loads, stores and tdpbusd", p)
+                          kind.dp(C_TILES[ih][jh], A_TILES[ih],
+                                  B_TILES[jh]))
+    p = step("tile loads, stores and tile dot products", p)
 
     # 5. the configuration out of jo, io and kc: once per call
     p = step("ldtilecfg hoisted out of every loop",
@@ -175,5 +225,6 @@ def _copy_from(p, buf):
 
 
 def schedule(p=gemm_u8s8):
-    """The fully scheduled kernel."""
-    return stages(p)[-1][1].rename('gemm_u8s8_amx')
+    """The fully scheduled kernel (``gemm_u8s8_amx`` or ``gemm_bf16_amx``)."""
+    kind = BF16 if p is gemm_bf16 else INT8
+    return stages(p)[-1][1].rename(kind.name)
