@@ -85,9 +85,9 @@ static inline {ct} exo_{_tag(src)}_to_{_tag(t)}({fct} x) {{
 
 
 def _bf16_helpers():
-    """bf16 <-> f32 (docs/semantics.md): the f32 -> bf16 rounding of
-    ``vcvtne2ps2bf16`` in portable C (a union reads the bits: no aliasing
-    UB), so compiled code agrees with ``datasem.f32_to_bf16_bits``."""
+    """bf16 <-> f32 (docs/semantics.md): round to nearest even, NaN
+    quieted, in portable C (a union reads the bits: no aliasing UB), so
+    compiled code agrees with ``datasem.f32_to_bf16_bits``."""
     return {
         "exo_bf16_to_f32": ((), """\
 static inline float exo_bf16_to_f32(uint16_t h) {
@@ -101,9 +101,8 @@ static inline uint16_t exo_f32_to_bf16(float x) {
     v.f = x;
     if ((v.u & 0x7fffffffu) > 0x7f800000u)      /* NaN: quiet it */
         return (uint16_t)((v.u >> 16) | 0x40u);
-    if ((v.u & 0x7f800000u) == 0u)              /* zero, denormal: +-0 */
-        return (uint16_t)((v.u >> 16) & 0x8000u);
-    /* round to nearest even; the carry may reach infinity */
+    /* round to nearest even (denormals too); the carry may reach
+       infinity */
     return (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
 }"""),
     }

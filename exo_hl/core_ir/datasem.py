@@ -26,10 +26,10 @@ choosing types with the same ``eval_type``. In short:
 - ``bf16`` is a storage type (the top 16 bits of an f32): its values are
   computed as ``f32`` (its evaluation type is ``f32``; reading one is
   exact), and a value stored into a ``bf16`` is first converted to
-  ``f32`` (by the rules above), then to bf16 as ``vcvtne2ps2bf16`` does:
-  NaN stays NaN (quiet, its sign and top payload bits kept), a zero or
-  denormal f32 gives the zero of its sign, anything else rounds to
-  nearest even (overflowing to infinity). Values of type ``bf16`` are
+  ``f32`` (by the rules above), then to bf16: NaN stays NaN (quieted, its
+  sign and top payload bits kept, as ``vcvtne2ps2bf16`` does), anything
+  else rounds to nearest even (denormals too; overflowing to infinity), so
+  copying a bf16 into a bf16 keeps its bits. Values of type ``bf16`` are
   numpy float32 scalars holding a bf16 value; memory holds their bits.
 - ``x += e`` means ``x = x + e``: the addition is an operation like any other
   (evaluated in the join of x's type and e's), then converted to x's type.
@@ -174,16 +174,15 @@ def float_to_int(x, t) -> int:
 
 
 def f32_to_bf16_bits(x) -> np.ndarray:
-    """The bf16 bits (uint16) of f32 value(s) ``x``, exactly as
-    ``vcvtne2ps2bf16``: NaN -> quiet NaN (sign and top payload kept),
-    zero or denormal -> the zero of its sign, else round to nearest even
-    (overflow gives infinity)."""
+    """The bf16 bits (uint16) of f32 value(s) ``x``: NaN -> quiet NaN
+    (sign and top payload kept, as ``vcvtne2ps2bf16``), else round to
+    nearest even, denormals included (overflow gives infinity). (The
+    instruction also reads a denormal f32 as zero; this conversion does
+    not, so that a bf16 copied into a bf16 keeps its value.)"""
     u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
     nan = (u & 0x7FFFFFFF) > 0x7F800000
-    tiny = (u & 0x7F800000) == 0
     rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
-    out = np.where(nan, (u >> 16) | 0x40,
-                   np.where(tiny, (u >> 16) & 0x8000, rounded))
+    out = np.where(nan, (u >> 16) | 0x40, rounded)
     return out.astype(np.uint16)
 
 

@@ -16,6 +16,18 @@ equal bit for bit; a NaN's sign and payload are unspecified
 multiply-adds are the documented exception (they round once, their bodies
 twice): they get inputs whose products are exact, where both agree.
 
+The BF16 and VNNI dot products get bf16 edges (NaN, +-inf, +-0, +-1,
++-2, 3, 0.5 and, in registers that are not multiplied, denormals and the
+largest values), bytes at 0, 1, 127, 128, 255 (unsigned) and -128, -1, 0,
+1, 127 (signed), and i32 accumulators at their limits (wrap-around and
+saturation). ``vdpbf16ps`` fuses its steps and reads/makes denormals as
+zero, its body does neither (hw_libs/avx512/lowp.py): its factors are the
+exact ones above and its accumulators avoid denormals, where both agree;
+``vcvtne2ps2bf16`` reads a denormal f32 as zero, the store in its body
+rounds it: it gets no f32 denormal but 1e-45 (rounded to zero by both).
+They also run through the emulation layer (a host without BF16/VNNI is
+pretended) and, where the CPU has them, natively: both against the body.
+
 Gemmini's instructions (the last tests) are called the way
 tests/hw_libs/test_gemmini.py calls them, each load and store after the
 config write it needs, through three wrappers that together call every one
@@ -35,6 +47,7 @@ from exo_hl.errors import BoundsError
 from exo_hl.core_ir.nodes import IR
 from exo_hl.core_ir.types import basetype, shape as type_shape
 from exo_hl.frontend.decorators import parse_proc_source
+from exo_hl.core_ir import datasem as D
 from exo_hl.hw_libs import avx2, avx512
 
 F32_EDGES = np.array([
@@ -49,6 +62,16 @@ F32_EXACT = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.0,
                       -2.0, 3.0, 0.5, 1e8], np.float32)
 U16_EDGES = np.array([0, 1, 2, 3, 32767, 32768, 65534, 65535, 21845, 43690,
                       255, 256], np.uint16)
+#: bf16 values (as f32) and the exact factors of a bf16 dot product
+BF16_EDGES = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40,
+                       -1e-39, 3.3895314e38, -3.3895314e38, 1.0, -1.0, 0.5,
+                       3.0, 2.0 ** -126, 1e8], np.float32)
+BF16_EXACT = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.0,
+                       -2.0, 3.0, 0.5], np.float32)
+U8_EDGES = np.array([0, 1, 2, 127, 128, 254, 255], np.uint8)
+I8_EDGES = np.array([-128, -127, -1, 0, 1, 2, 126, 127], np.int8)
+I32_ACC = np.array([-2**31, -2**31 + 1, -2**31 + 100000, -1, 0, 1, 7,
+                    2**31 - 100000, 2**31 - 2, 2**31 - 1], np.int64)
 
 LIBS = {
     "avx2": (avx2, avx2.AVX2, {IR.F32: ("mm256_loadu_ps", "mm256_storeu_ps"),
@@ -56,13 +79,30 @@ LIBS = {
                                          "mm256_storeu_epi16")}),
     "avx512": (avx512, avx512.AVX512,
                {IR.F32: ("mm512_loadu_ps", "mm512_storeu_ps"),
-                IR.UI16: ("mm512_loadu_epi16", "mm512_storeu_epi16")}),
+                IR.UI16: ("mm512_loadu_epi16", "mm512_storeu_epi16"),
+                IR.BF16: ("mm512_loadu_bf16", "mm512_storeu_bf16"),
+                IR.UI8: ("mm512_loadu_epu8", "mm512_storeu_epu8"),
+                IR.I8: ("mm512_loadu_epi8", "mm512_storeu_epi8"),
+                IR.I32: ("mm512_loadu_epi32", "mm512_storeu_epi32")}),
 }
-_TNAME = {IR.F32: "f32", IR.UI16: "ui16"}
+_TNAME = {IR.F32: "f32", IR.UI16: "ui16", IR.BF16: "bf16", IR.UI8: "ui8",
+          IR.I8: "i8", IR.I32: "i32"}
+_NP = {IR.F32: np.float32, IR.UI16: np.uint16, IR.BF16: np.uint16,
+       IR.UI8: np.uint8, IR.I8: np.int8, IR.I32: np.int32}
 
 
 def _is_fma(instr):
     return "fmadd" in instr.ir().instr.c_template
+
+
+def _is_dpbf16(instr):
+    return "dpbf16" in instr.ir().instr.c_template
+
+
+def _lowp(instr):
+    """A BF16 or VNNI instruction (run emulated and natively too)."""
+    feats = set(instr.ir().instr.cpu_features)
+    return bool(feats & {"avx512bf16", "avx512vnni"})
 
 
 def _value(e, sizes):
@@ -96,6 +136,18 @@ def _wrapper(lib_name, instr, sizes):
             body += [f"    s_{nm}: {tn} @ DRAM", f"    s_{nm} = x_{nm}[0]"]
             call.append(f"s_{nm}")
             outs.append((f"y_{nm}", t, 1, f"    y_{nm}[0] = s_{nm}"))
+            continue
+        if len(dims) == 2 and a.mem is not mem:   # a packed panel of B
+            d0, d1 = dims
+            tn = _TNAME[t]
+            args += [f"x_{nm}: {tn}[{d0}, {d1}] @ DRAM",
+                     f"y_{nm}: {tn}[{d0}, {d1}] @ DRAM"]
+            ins.append((f"x_{nm}", t, (d0, d1)))
+            call.append(f"x_{nm}[0:{d0}, 0:{d1}]")
+            outs.append((f"y_{nm}", t, (d0, d1),
+                         f"    for i in seq(0, {d0}):\n"
+                         f"        for j in seq(0, {d1}):\n"
+                         f"            y_{nm}[i, j] = x_{nm}[i, j]"))
             continue
         assert len(dims) == 1, (instr.name(), nm)
         n = dims[0]
@@ -133,6 +185,22 @@ def _size_choices(instr, lanes):
 
 
 def _inputs(t, n, rng, factor):
+    if t is IR.BF16:
+        vals = BF16_EXACT if factor else BF16_EDGES
+        return D.f32_to_bf16_bits(rng.choice(vals, n).astype(np.float32))
+    if t is IR.UI8:
+        return rng.choice(U8_EDGES, n).astype(np.uint8)
+    if t is IR.I8:
+        return rng.choice(I8_EDGES, n).astype(np.int8)
+    if t is IR.I32:
+        return rng.choice(I32_ACC, n).astype(np.int32)
+    if t is IR.F32 and factor == 4:   # vcvtne2ps2bf16 reads them as 0
+        return rng.choice(F32_EDGES[F32_EDGES != np.float32(1.1754942e-38)],
+                          n).astype(np.float32)
+    if t is IR.F32 and factor == 3:   # a dpbf16 accumulator: no denormal
+        with np.errstate(invalid="ignore"):
+            normal = ~((np.abs(F32_EDGES) < 2.0 ** -126) & (F32_EDGES != 0))
+        return rng.choice(F32_EDGES[normal], n).astype(np.float32)
     if t is IR.F32:
         if factor:
             return rng.choice(F32_EXACT[:-1] if factor == 2 else F32_EXACT,
@@ -141,11 +209,33 @@ def _inputs(t, n, rng, factor):
     return rng.choice(U16_EDGES, n).astype(np.uint16)
 
 
-def _bits(a):
+def _bits(a, t=None):
+    if t is IR.BF16:   # bf16 bits; NaN payloads unspecified
+        nan = ((a & 0x7F80) == 0x7F80) & ((a & 0x7F) != 0)
+        return np.where(nan, -1, a.astype(np.int64))
     if a.dtype == np.float32:
         b = a.view(np.uint32).astype(np.int64)
         return np.where(np.isnan(a), -1, b)
     return a.astype(np.int64)
+
+
+def _emulated(p):
+    """The wrapper built against the emulation layer, the host pretending
+    to lack BF16 and VNNI (``p.compile()`` runs natively where the CPU has
+    them: tests run with EXO_HL_EMULATE=1, which emulates only what the
+    host lacks)."""
+    import os
+    old = os.environ.get("EXO_HL_HOST_CPU")
+    os.environ["EXO_HL_HOST_CPU"] = "avx512f,avx512bw"
+    try:
+        f = p.compile(emulate=True)
+    finally:
+        if old is None:
+            del os.environ["EXO_HL_HOST_CPU"]
+        else:
+            os.environ["EXO_HL_HOST_CPU"] = old
+    assert f.emulated & {"avx512bf16", "avx512vnni"}, f.emulated
+    return [f]
 
 
 def _cases():
@@ -173,7 +263,9 @@ def test_instruction_equals_its_body_on_edge_values(lib_name, instr):
             # a size is >= 1, so no mask of 0 lanes)
             assert instr.name() in str(e), (src, e)
             continue
-        f = p.compile()
+        runs = [p.compile()]
+        if _lowp(instr):
+            runs += _emulated(p)
         rng = np.random.default_rng(len(src) + ran)
         for trial in range(8):
             # a multiply-add's factors: a (or the broadcast scalar) may
@@ -181,27 +273,31 @@ def test_instruction_equals_its_body_on_edge_values(lib_name, instr):
             args = {nm: _inputs(t, n, rng, _is_fma(instr) and nm != "x_dst"
                                 and (1 if nm == "x_a" else 2))
                     for nm, t, n in ins}
-            if trial == 0 and ins[0][1] is IR.F32:
+            if "cvtne2ps" in instr.ir().instr.c_template:
+                args = {nm: _inputs(t, n, rng, 4) for nm, t, n in ins}
+            if _is_dpbf16(instr):
+                args = {nm: _inputs(t, n, rng, 3 if nm == "x_dst" else 1)
+                        for nm, t, n in ins}
+            if trial == 0 and ins[0][1] is IR.F32 and not _lowp(instr):
                 # a cancelling sum in lane order: 1e8 + 1 - 1e8 + 1
                 for nm, t, n in ins:
                     v = np.zeros(n, np.float32)
                     v[:4] = [1e8, 1, -1e8, 1][:n]
                     args[nm] = v
             for nm, t, n in outs:
-                args[nm] = np.zeros(n, ins[0][1] is IR.F32 and np.float32
-                                    or np.uint16)
-                args[nm] = args[nm].astype(
-                    np.float32 if t is IR.F32 else np.uint16)
+                args[nm] = np.zeros(n, _NP[t])
             want = {k: v.copy() for k, v in args.items()}
-            got = {k: v.copy() for k, v in args.items()}
             with np.errstate(all="ignore"):
                 p.interpret(**want)
-            f(**got)
-            for nm, _, _ in outs:
-                assert np.array_equal(_bits(got[nm]), _bits(want[nm])), (
-                    f"{instr.name()} sizes {sizes}: {nm} C {got[nm]} "
-                    f"interpret {want[nm]} on "
-                    f"{ {k: v for k, v in args.items() if k.startswith('x_')} }")
+            for f in runs:
+                got = {k: v.copy() for k, v in args.items()}
+                f(**got)
+                for nm, t, _ in outs:
+                    assert np.array_equal(_bits(got[nm], t),
+                                          _bits(want[nm], t)), (
+                        f"{instr.name()} sizes {sizes} ({f}): {nm} C "
+                        f"{got[nm]} interpret {want[nm]} on "
+                        f"{ {k: v for k, v in args.items() if k.startswith('x_')} }")
         ran += 1
     assert ran, "no size value was admitted"
 

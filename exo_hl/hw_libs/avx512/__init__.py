@@ -1,5 +1,15 @@
-"""The AVX-512 hardware library (a user library: public API only)."""
-from .lib import (AVX512, INSTRS, mm512_add_loadu_ps, mm512_add_ps,
+"""The AVX-512 hardware library (a user library: public API only): f32
+and ui16 instructions (lib.py), BF16 and VNNI dot products (lowp.py)."""
+from .lib import INSTRS as _F32_INSTRS
+from .lowp import INSTRS as _LOWP_INSTRS
+from .lowp import (mm512_cvtne2ps_pbh, mm512_dpbf16_bcst_ps, mm512_dpbf16_ps,
+                   mm512_dpbusd_bcst_epi32, mm512_dpbusd_epi32,
+                   mm512_dpbusds_epi32, mm512_loadu_bf16, mm512_loadu_epi8,
+                   mm512_loadu_epi32, mm512_loadu_epu8,
+                   mm512_reduce_storeu_epi32, mm512_setzero_epi32,
+                   mm512_storeu_bf16, mm512_storeu_epi32,
+                   mm512_storeu_epi8, mm512_storeu_epu8)
+from .lib import (AVX512, mm512_add_loadu_ps, mm512_add_ps,
                   mm512_fmadd_bcst_ps, mm512_fmadd_ps, mm512_loadu_ps,
                   mm512_mask_storeu_ps, mm512_maskz_loadu_ps, mm512_mul_ps,
                   mm512_prefix_add_ps, mm512_prefix_fmadd_bcst_ps,
@@ -23,4 +33,15 @@ __all__ = ["AVX512", "INSTRS", "mm512_add_loadu_ps", "mm512_add_ps",
            "mm512_reduce_add_ps",
            "mm512_storeu_ps", "mm512_storeu_relu_ps",
            "mm512_loadu_epi16", "mm512_storeu_epi16",
-           "mm512_mean3_wrap_epu16"]
+           "mm512_mean3_wrap_epu16",
+           # BF16 and VNNI (lowp.py)
+           "mm512_cvtne2ps_pbh", "mm512_dpbf16_bcst_ps", "mm512_dpbf16_ps",
+           "mm512_dpbusd_bcst_epi32", "mm512_dpbusd_epi32",
+           "mm512_dpbusds_epi32", "mm512_loadu_bf16", "mm512_loadu_epi8",
+           "mm512_loadu_epi32", "mm512_loadu_epu8",
+           "mm512_reduce_storeu_epi32", "mm512_setzero_epi32",
+           "mm512_storeu_bf16", "mm512_storeu_epi32", "mm512_storeu_epi8",
+           "mm512_storeu_epu8"]
+
+#: every instruction (what ``replace_all``/``vectorize`` select from)
+INSTRS = _F32_INSTRS + _LOWP_INSTRS

@@ -63,7 +63,8 @@ EXO_HL_AVX512_HELPER float exo_hl_mm512_reduce_add_ps(__m512 v) {
 
 
 class AVX512(VectorRegisters):
-    """16-float vector registers (``__m512``), and 32 x ui16 (``__m512i``).
+    """16-float vector registers (``__m512``), and ``__m512i`` of 32 x
+    ui16 or bf16, 64 x ui8 or i8, 16 x i32.
 
     A buffer's last dimension must be exactly 16 and its other sizes
     constant: ``t: f32[16]`` is one register, ``t: f32[6, 4, 16]`` an array
@@ -74,7 +75,9 @@ class AVX512(VectorRegisters):
     """
 
     registers = {"float": ("__m512", LANES),
-                 "uint16_t": ("__m512i", LANES16)}
+                 "uint16_t": ("__m512i", LANES16),   # ui16 and bf16
+                 "uint8_t": ("__m512i", 64), "int8_t": ("__m512i", 64),
+                 "int32_t": ("__m512i", LANES)}
     cpu_features = frozenset(_FEATURES)
 
 

@@ -1,0 +1,199 @@
+"""The schedule: a naive bf16 or int8 GEMM -> an AVX-512 BF16/VNNI kernel.
+
+Two algorithms (``C += A @ B``, row-major):
+
+* ``gemm_u8s8``: A u8, B s8, C s32 (wrapping), the operand types of
+  ``vpdpbusd`` and of MKL's ``cblas_gemm_s8u8s32``;
+* ``gemm_bf16``: A, B bf16, C f32. Its k loop is written in the order
+  ``vdpbf16ps`` sums: pairs of k in ascending order, the odd element of a
+  pair first (``k = 2 kp + 1 - t``). That is the *stated order of the
+  sums*: the kernel gives exactly what ``interpret()`` gives on this
+  procedure (products of bf16 are exact in f32; the instruction fuses and
+  flushes denormals, which only matters where a product over/underflows
+  or a denormal appears, hw_libs/avx512/lowp.py).
+
+Both need M % MR == 0, N % NR == 0 and K % KC == 0 (asserted): the kernel
+has no tails (the benchmark's sizes are multiples; a general kernel would
+add tails as apps/sgemm does).
+
+The schedule, every step a checked rewrite (``stages`` returns them):
+
+1. split i by MR, j by NR then by 16 (a register), k by KC then by the
+   instruction's group (4 bytes, or pairs of bf16);
+2. reorder to ``jo, ko, io, kq, ii, jb, ji, t``: an NR-column panel of B
+   and a KC block of k outside, the MR x NR tile of C inside;
+3. stage the C tile (``stage_mem``), split its last dimension into
+   registers (``divide_dim``), put it in ``AVX512`` registers;
+4. **pack B into the VNNI layout**: stage the KC x NR block of B
+   (``stage_mem``) once per (jo, ko), ``divide_dim`` its k dimension into
+   (k / g, g) and its columns into (NR / 16, 16), and ``rearrange_dim`` to
+   ``[k / g, NR / 16, 16, g]``: the g values of k of one column are
+   adjacent, 16 columns make one 64-byte register;
+5. replace: the C tile's loads and stores by register moves, the ``ji``
+   loop (16 columns x g) by the broadcast dot product
+   (``mm512_dpbusd_bcst_epi32`` / ``mm512_dpbf16_bcst_ps``, A's group of
+   g broadcast, B's 16 x g from the packed panel);
+6. unroll the tile (rows and registers) so the accumulators stay in
+   registers; optionally ``parallelize`` the panel loop ``jo`` (each
+   iteration writes its own columns of C and its own packed panel).
+
+``choose_kernel(features)`` is the runtime-dispatch hook: the best kernel
+for a set of CPU features (AMX kernels are added ahead of these by the AMX
+library's schedule).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from exo_hl import bf16, f32, i8, i32, proc, seq, size, ui8
+from exo_hl.hw_libs import avx512 as X
+
+
+@dataclass(frozen=True)
+class Tile:
+    mr: int = 8      # rows of the C tile
+    nr: int = 48     # columns of the C tile (a multiple of 16)
+    kc: int = 256    # k block (elements)
+
+
+DEFAULT_U8 = Tile(8, 48, 256)
+DEFAULT_BF16 = Tile(8, 48, 128)
+
+
+def spec_u8s8(t: Tile = DEFAULT_U8):
+    """The int8 GEMM for tile ``t`` (its preconditions name the tile)."""
+    MR, NR, KC = t.mr, t.nr, t.kc
+
+    @proc
+    def gemm_u8s8(M: size, N: size, K: size, A: ui8[M, K], B: i8[K, N],
+                  C: i32[M, N]):
+        assert M % MR == 0
+        assert N % NR == 0
+        assert K % KC == 0
+        for i in seq(0, M):
+            for j in seq(0, N):
+                for k in seq(0, K):
+                    C[i, j] += A[i, k] * B[k, j]
+    return gemm_u8s8
+
+
+def spec_bf16(t: Tile = DEFAULT_BF16):
+    """The bf16 GEMM for tile ``t``, summing each pair of k odd first."""
+    MR, NR, KC = t.mr, t.nr, t.kc
+
+    @proc
+    def gemm_bf16(M: size, N: size, K: size, A: bf16[M, K],
+                  B: bf16[K, N], C: f32[M, N]):
+        assert M % MR == 0
+        assert N % NR == 0
+        assert K % KC == 0
+        for i in seq(0, M):
+            for j in seq(0, N):
+                for kp in seq(0, K / 2):
+                    for t in seq(0, 2):
+                        C[i, j] += A[i, 2 * kp + 1 - t] * B[2 * kp + 1 - t, j]
+    return gemm_bf16
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    group: int        # k values per lane of one instruction
+    spec: object      # Tile -> Procedure
+    dot: object       # the broadcast dot-product instruction
+    load: object      # C register load / store
+    store: object
+    features: frozenset
+
+
+U8S8 = Kind("u8s8", 4, spec_u8s8, X.mm512_dpbusd_bcst_epi32,
+            X.mm512_loadu_epi32, X.mm512_storeu_epi32,
+            frozenset({"avx512f", "avx512vnni"}))
+BF16 = Kind("bf16", 2, spec_bf16, X.mm512_dpbf16_bcst_ps,
+            X.mm512_loadu_ps, X.mm512_storeu_ps,
+            frozenset({"avx512f", "avx512bf16"}))
+KINDS = {k.name: k for k in (U8S8, BF16)}
+
+
+def stages(kind: Kind, tile: Tile = None, threads: bool = False):
+    """[(what, procedure)] after each group of steps."""
+    t = tile or (DEFAULT_U8 if kind is U8S8 else DEFAULT_BF16)
+    MR, NR, KC, G = t.mr, t.nr, t.kc, kind.group
+    if NR % 16 or KC % G:
+        raise ValueError(f"tile {t}: NR must be a multiple of 16 and KC of "
+                         f"{G}")
+    out = []
+    p = kind.spec(t)
+    out.append(("the algorithm", p))
+    k = "k" if kind is U8S8 else "kp"
+    kc = KC if kind is U8S8 else KC // 2
+    p = p.split("i", MR, "io", "ii", tail="perfect")
+    p = p.split("j", NR, "jo", "jj", tail="perfect")
+    p = p.split("jj", 16, "jb", "ji", tail="perfect")
+    p = p.split(k, kc, "ko", "kk", tail="perfect")
+    if kind is U8S8:
+        p = p.split("kk", G, "kq", "t", tail="perfect")
+    kq = "kq" if kind is U8S8 else "kk"   # bf16: the pair loop kk, then t
+    # io ii jo jb ji ko kq t -> jo ko io kq ii jb ji t
+    p = p.reorder("ii", "jo")
+    p = p.reorder("io", "jo")
+    for a, b in (("ji", "ko"), ("jb", "ko"), ("ii", "ko"), ("io", "ko"),
+                 ("ji", kq), ("jb", kq), ("ii", kq)):
+        p = p.reorder(a, b)
+    out.append(("tiled: panels of B and k blocks outside, the C tile in",
+                p))
+    p = p.stage_mem(kq, f"C[{MR} * io:{MR} * io + {MR}, "
+                    f"{NR} * jo:{NR} * jo + {NR}]", "C_reg")
+    p = p.divide_dim("C_reg", 1, 16)
+    p = p.stage_mem("io", f"B[{KC} * ko:{KC} * ko + {KC}, "
+                    f"{NR} * jo:{NR} * jo + {NR}]", "B_pack")
+    p = p.divide_dim("B_pack", 0, G)
+    p = p.divide_dim("B_pack", 2, 16)
+    p = p.rearrange_dim("B_pack", [0, 2, 3, 1])
+    out.append(("C tile staged; B packed in the VNNI layout", p))
+    p = p.split("i1", 16, "i1o", "i1i", tail="perfect")
+    p = p.split("i1", 16, "i1p", "i1j", tail="perfect")
+    p = p.set_memory("C_reg", X.AVX512)
+    p = p.replace(p.find_loop("i1i"), kind.load)
+    p = p.replace(p.find_loop("i1j"), kind.store)
+    p = p.replace(p.find_loop("ji"), kind.dot)
+    out.append(("instructions", p))
+    for loop in ("jb", "ii", "i1o", "i0", "i1p", "i0"):
+        p = p.unroll(loop)
+    if threads:
+        p = p.parallelize("jo")
+    out.append(("tile unrolled" + (", panels in parallel" if threads
+                                   else ""), p))
+    return out
+
+
+def kernel(kind: Kind, tile: Tile = None, threads: bool = False):
+    """The scheduled kernel (the last stage)."""
+    return stages(kind, tile, threads)[-1][1]
+
+
+# ---------------------------------------------------------------------------
+# runtime dispatch
+
+#: (kind name) -> [(required CPU features, label, builder)], best first.
+#: The AMX schedule (another library) inserts its kernels at the front.
+DISPATCH = {
+    "u8s8": [(U8S8.features, "avx512-vnni", lambda th: kernel(U8S8,
+                                                               threads=th))],
+    "bf16": [(BF16.features, "avx512-bf16", lambda th: kernel(BF16,
+                                                               threads=th))],
+}
+
+
+def choose_kernel(kind: str, features=None, threads: bool = False):
+    """(label, procedure): the first kernel of ``DISPATCH[kind]`` whose CPU
+    features ``features`` (default: this host's) contains; ``RuntimeError``
+    when none fits (run the algorithm, ``KINDS[kind].spec()``, instead)."""
+    from exo_hl.codegen_c.host_cpu import host_features
+    for need, label, build in DISPATCH[kind]:
+        have = (host_features(need) if features is None
+                else frozenset(need) & frozenset(features))
+        if have == frozenset(need):
+            return label, build(threads)
+    raise RuntimeError(f"no {kind} GEMM kernel for this CPU (needs one of "
+                       f"{[sorted(n) for n, _, _ in DISPATCH[kind]]})")
