@@ -415,3 +415,16 @@ def test_emulation_layer_edit_changes_build_key(tmp_path, monkeypatch):
         f.write("/* edited */\n")
     after = host_cpu.emulation_flags({"amx-tile"})
     assert before != after
+
+
+def test_dispatch_prefers_amx_then_avx512():
+    from apps.gemm_amx.dispatch import choose
+    amx8 = {"amx-tile", "amx-int8", "amx-bf16", "avx512f", "avx512vnni",
+            "avx512bf16"}
+    assert choose("u8s8", amx8)[0] == "amx-int8"
+    assert choose("bf16", amx8)[0] == "amx-bf16"
+    assert choose("u8s8", {"avx512f", "avx512vnni"})[0] == "avx512-vnni"
+    assert choose("bf16", {"amx-tile", "amx-int8", "avx512f",
+                           "avx512bf16"})[0] == "avx512-bf16"
+    with pytest.raises(RuntimeError, match="no bf16 GEMM kernel"):
+        choose("bf16", {"avx2", "fma"})
