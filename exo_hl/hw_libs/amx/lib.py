@@ -47,9 +47,9 @@ from exo_hl import (Memory, MemGenError, bf16, config, f32, i8, i32,  # noqa: F4
 from exo_hl import DRAM, index, seq, stride  # noqa: F401
 from exo_hl.core_ir.memory import const_value
 
-N_TILES = 8
-MAX_ROWS = 16
-MAX_COLSB = 64
+N_TILES = 8      # tile registers
+MAX_ROWS = 16    # rows of a tile (palette 1)
+MAX_COLSB = 64   # bytes per row of a tile (palette 1)
 
 #: element size in bytes of each supported element type name
 ELEM_BYTES = {"i8": 1, "ui8": 1, "i32": 4, "f32": 4, "bf16": 2}
@@ -188,7 +188,10 @@ class AMX_TILE(Memory):
 
 def _tile_memory(t):
     return type(f"AMX_TILE{t}", (AMX_TILE,), {
-        "tile": t, "__doc__": f"Tile register tmm{t} (see ``AMX_TILE``)."})
+        "tile": t, "__doc__": f"""Tile register tmm{t} (see ``AMX_TILE``).
+
+    >>> p = p.set_memory('c', AMX_TILE{t})
+    """})
 
 
 AMX_TILE0, AMX_TILE1, AMX_TILE2, AMX_TILE3, AMX_TILE4, AMX_TILE5, \
@@ -310,6 +313,11 @@ def tile_load(t, typ, shape):
        cpu_features=_TILE_FEATURES)
 def {name}(dst: [{typ}][{_dims(shape)}] @ AMX_TILE{t},
            src: [{typ}][{_dims(shape)}] @ DRAM):
+    """tileloadd: tile tmm{t} <- a {typ}[{_dims(shape)}] block of memory
+    (rows contiguous, any row stride); made by tile_load.
+
+    >>> p = p.replace(p.find_loop('i0'), tile_load({t}, {typ!r}, {shape}))
+    """
 {_src_asserts("src", shape)}
 {_cfg_asserts(t, shape[0], colsb)}
 {_loops(shape, "dst[{ix}] = src[{ix}]")}
@@ -333,6 +341,11 @@ def tile_store(t, typ, shape):
        cpu_features=_TILE_FEATURES)
 def {name}(dst: [{typ}][{_dims(shape)}] @ DRAM,
            src: [{typ}][{_dims(shape)}] @ AMX_TILE{t}):
+    """tilestored: a {typ}[{_dims(shape)}] block of memory <- tile tmm{t};
+    made by tile_store.
+
+    >>> p = p.replace(p.find_loop('i0'), tile_store({t}, {typ!r}, {shape}))
+    """
 {_src_asserts("dst", shape)}
 {_cfg_asserts(t, shape[0], colsb)}
 {_loops(shape, "dst[{ix}] = src[{ix}]")}
@@ -353,6 +366,11 @@ def tile_zero(t, typ, shape):
     src = f'''
 @instr("_tile_zero({{dst_data}});", _HELPER, cpu_features=_TILE_FEATURES)
 def {name}(dst: [{typ}][{_dims(shape)}] @ AMX_TILE{t}):
+    """tilezero: tile tmm{t} (configured as {typ}[{_dims(shape)}]) <- 0;
+    made by tile_zero.
+
+    >>> p = p.replace(p.find_loop('i0'), tile_zero({t}, {typ!r}, {shape}))
+    """
 {_cfg_asserts(t, shape[0], colsb)}
 {_loops(shape, "dst[{ix}] = " + zero)}
 '''
@@ -376,6 +394,11 @@ def _dp(mnemonic, intrinsic, feats, a_typ, b_typ, c_typ, g, c, a, b, m, n,
 def {name}(c: [{c_typ}][{m}, {n}] @ AMX_TILE{c},
            a: [{a_typ}][{m}, {g * k}] @ AMX_TILE{a},
            b: [{b_typ}][{k}, {n}, {g}] @ AMX_TILE{b}):
+    """{mnemonic} tmm{c}, tmm{a}, tmm{b}: c += a @ b, b in the VNNI layout
+    (groups of {g} values of K); made by {mnemonic}.
+
+    >>> p = p.replace(p.find_loop('ii'), {mnemonic}({c}, {a}, {b}))
+    """
 {_cfg_asserts(c, m, 4 * n)}
 {_cfg_asserts(a, m, 4 * k)}
 {_cfg_asserts(b, k, 4 * n)}
@@ -439,6 +462,12 @@ def tdpbf16ps(c, a, b, m=16, n=16, k=16):
 def {name}(c: [f32][{m}, {n}] @ AMX_TILE{c},
            a: [bf16][{m}, {2 * k}] @ AMX_TILE{a},
            b: [bf16][{k}, {n}, 2] @ AMX_TILE{b}):
+    """tdpbf16ps tmm{c}, tmm{a}, tmm{b}: c += a @ b in the hardware's order
+    (even and odd elements of the K pairs in two f32 sums, then c += even
+    + odd); made by tdpbf16ps.
+
+    >>> p = p.replace(p.find_loop('ii'), tdpbf16ps({c}, {a}, {b}))
+    """
 {_cfg_asserts(c, m, 4 * n)}
 {_cfg_asserts(a, m, 4 * k)}
 {_cfg_asserts(b, k, 4 * n)}
@@ -461,7 +490,9 @@ def _ldtilecfg():
     body = "\n".join(f"    AmxConfig.{f} = {f}" for f in FIELDS)
     asserts = "\n".join(
         [f"    assert rows{t} <= {MAX_ROWS}" for t in range(8)] +
-        [f"    assert colsb{t} <= {MAX_COLSB}" for t in range(8)])
+        [f"    assert colsb{t} <= {MAX_COLSB}" for t in range(8)] +
+        [f"    assert (rows{t} > 0 or colsb{t} == 0) and "
+         f"(colsb{t} > 0 or rows{t} == 0)" for t in range(8)])
     writes = " ".join(f"{{AmxConfig.{f}}} = {{{f}}};" for f in FIELDS)
     rows = ", ".join(f"{{AmxConfig.rows{t}}}" for t in range(8))
     cols = ", ".join(f"{{AmxConfig.colsb{t}}}" for t in range(8))
@@ -472,7 +503,12 @@ def _ldtilecfg():
 @instr({template!r}, _HELPER, cpu_features=_TILE_FEATURES)
 def ldtilecfg({args}):
     """ldtilecfg: load the tile configuration (palette 1): rows, then bytes
-    per row, of tiles 0..7 (an unused tile: 0 and 0). See configure_tiles."""
+    per row, of tiles 0..7 (an unused tile: 0 and 0; a tile with one of
+    the two 0 is refused, as the hardware raises #GP). Reached from plain
+    config writes by configure_tiles.
+
+    >>> p = configure_tiles(p, p.find_loop('io'), {{0: (16, 64)}})
+    """
 {asserts}
 {body}
 '''
@@ -505,3 +541,17 @@ def configure_tiles(p, stmt, tiles, before=True):
     writes = (p.find(f"AmxConfig.{FIELDS[0]} = _"),
               p.find(f"AmxConfig.{FIELDS[-1]} = _"))
     return p.replace(writes, ldtilecfg)
+
+
+MEMORIES = TILES
+CONFIGS = (AmxConfig,)
+#: one instance of each kind of instruction, on the tiles the GEMM apps use
+#: (the others are made by the factories on demand): for the reference
+#: page, ``replace_all`` and the docstring tests
+INSTRS = (ldtilecfg, tile_load(0, "i32", (16, 16)),
+          tile_load(4, "ui8", (16, 64)), tile_load(6, "i8", (16, 16, 4)),
+          tile_store(0, "i32", (16, 16)), tile_zero(0, "i32", (16, 16)),
+          tdpbusd(0, 4, 6), tdpbssd(0, 4, 6),
+          tile_load(0, "f32", (16, 16)), tile_load(4, "bf16", (16, 32)),
+          tile_load(6, "bf16", (16, 16, 2)), tile_store(0, "f32", (16, 16)),
+          tdpbf16ps(0, 4, 6))
