@@ -30,9 +30,10 @@ _U16_EDGES = np.array([0, 1, 2, 3, 32767, 32768, 65534, 65535], np.uint16)
 
 
 def _intrinsics(instr) -> list:
-    """The ``_mm*`` intrinsics the template and its helper code call."""
+    """The ``_mm*`` and ``_tile*`` intrinsics the template and its helper
+    code call."""
     text = instr.c_template + instr.c_global
-    return sorted(set(re.findall(r"(?<!\w)_mm\w*(?=\()", text)))
+    return sorted(set(re.findall(r"(?<!\w)_(?:mm|tile)\w*(?=\()", text)))
 
 
 def _signature(p) -> str:
