@@ -428,3 +428,38 @@ def test_dispatch_prefers_amx_then_avx512():
                            "avx512bf16"})[0] == "avx512-bf16"
     with pytest.raises(RuntimeError, match="no bf16 GEMM kernel"):
         choose("bf16", {"avx2", "fma"})
+
+
+# the IR does not model that a configuration change zeroes the tiles; the
+# emulation catches a schedule that relies on a tile across one
+
+@proc
+def tile_across_config_change(C: i32[16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    c: i32[16, 16] @ AMX_TILE0
+    ld_c(c, C)
+    ldtilecfg(8, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    st_c(C, c)
+
+
+def test_emulation_aborts_on_tile_read_after_config_change(tmp_path,
+                                                           monkeypatch):
+    """The schedule is accepted (every precondition holds where it is
+    checked), but the tile was zeroed by the second ldtilecfg: the
+    emulation stops with a message instead of computing zeros."""
+    import subprocess
+    import sys
+    monkeypatch.setenv("EXO_HL_HOST_CPU", "avx2,fma")
+    f = tile_across_config_change.compile(emulate=True)
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import ctypes, sys\n"
+        "lib = ctypes.CDLL(sys.argv[1])\n"
+        "ctx = (ctypes.c_char * 4096)()\n"
+        "buf = (ctypes.c_int32 * 256)()\n"
+        "lib.tile_across_config_change(ctx, buf)\n")
+    r = subprocess.run([sys.executable, str(script), f.library_path],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    assert "ldtilecfg zeroed it" in r.stderr
