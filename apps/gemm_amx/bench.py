@@ -5,7 +5,8 @@
                                   [--reps 7] [--threads 1 2] [--json out.json]
 
 Square ``C += A @ B`` (u8 x s8 -> s32, or bf16 x bf16 -> f32; row-major; C
-accumulated as the kernels do: MKL with beta = 1). Implementations are sampled in turn
+accumulated as the kernels do: MKL with beta = 1). Implementations are
+sampled in turn
 (apps/common/timing.py), so load hits them alike; the ratio is the figure
 to read on a busy machine, and the load average is printed with it. The
 AMX peak (apps/gemm_amx/peak.py, tile-instruction throughput) is measured

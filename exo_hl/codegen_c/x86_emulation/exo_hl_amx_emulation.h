@@ -55,21 +55,27 @@ static inline void exo_hl_emu_tile_loadconfig(const void *config) {
         memset(s, 0, sizeof *s);
         return;
     }
-    if (c[0] != 1) exo_hl_emu_amx_fail("ldtilecfg: palette other than 0, 1 (#GP)");
+    if (c[0] != 1)
+        exo_hl_emu_amx_fail("ldtilecfg: palette other than 0, 1 (#GP)");
     for (int i = 1; i < 16; i++)
-        if (c[i]) exo_hl_emu_amx_fail("ldtilecfg: reserved byte not zero (#GP)");
+        if (c[i])
+            exo_hl_emu_amx_fail("ldtilecfg: reserved byte not zero (#GP)");
     for (int i = 32; i < 48; i++)
-        if (c[i]) exo_hl_emu_amx_fail("ldtilecfg: colsb of tile > 7 not zero (#GP)");
+        if (c[i])
+            exo_hl_emu_amx_fail("ldtilecfg: colsb of a tile > 7 (#GP)");
     for (int i = 56; i < 64; i++)
-        if (c[i]) exo_hl_emu_amx_fail("ldtilecfg: rows of tile > 7 not zero (#GP)");
+        if (c[i])
+            exo_hl_emu_amx_fail("ldtilecfg: rows of a tile > 7 (#GP)");
     for (int t = 0; t < 8; t++) {
         uint16_t cb;
         memcpy(&cb, c + 16 + 2 * t, 2);
         uint8_t r = c[48 + t];
         if (r > 16 || cb > 64)
-            exo_hl_emu_amx_fail("ldtilecfg: a tile above 16 rows x 64 bytes (#GP)");
+            exo_hl_emu_amx_fail("ldtilecfg: a tile above 16 rows x 64 "
+                                "bytes (#GP)");
         if ((r == 0) != (cb == 0))
-            exo_hl_emu_amx_fail("ldtilecfg: a tile with rows or bytes zero but not both (#GP)");
+            exo_hl_emu_amx_fail("ldtilecfg: a tile with rows or bytes "
+                                "zero but not both (#GP)");
         s->rows[t] = r;
         s->colsb[t] = cb;
     }
@@ -109,7 +115,8 @@ static inline void exo_hl_emu_tile_read(int t, const char *insn) {
     }
 }
 
-static inline void exo_hl_emu_tile_loadd(int t, const void *base, long stride) {
+static inline void exo_hl_emu_tile_loadd(int t, const void *base,
+                                         long stride) {
     exo_hl_emu_amx_state *s = &exo_hl_emu_amx;
     exo_hl_emu_tile_check(t, "tileloadd");
     memset(s->data[t], 0, sizeof s->data[t]);

@@ -42,8 +42,10 @@ import functools
 import itertools
 import linecache
 
-from exo_hl import (Memory, MemGenError, bf16, config, f32, i8, i32,  # noqa: F401
-                    instr, ui8)
+# the generated instruction sources run in this module's globals: they use
+# the types, ``instr``, ``DRAM``, ``seq`` and ``stride`` imported here
+from exo_hl import (Memory, MemGenError, bf16, config, f32,  # noqa: F401
+                    i8, i32, instr, ui8)
 from exo_hl import DRAM, index, seq, stride  # noqa: F401
 from exo_hl.core_ir.memory import const_value
 
@@ -274,7 +276,8 @@ def _loops(shape, stmt, indent="    "):
     lines = []
     for d, (n, s) in enumerate(zip(names, shape)):
         lines.append(f"{indent}{'    ' * d}for {n} in seq(0, {s}):")
-    lines.append(f"{indent}{'    ' * len(shape)}{stmt.format(ix=', '.join(names))}")
+    inner = stmt.format(ix=", ".join(names))
+    lines.append(f"{indent}{'    ' * len(shape)}{inner}")
     return "\n".join(lines)
 
 
