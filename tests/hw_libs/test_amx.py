@@ -463,3 +463,16 @@ def test_emulation_aborts_on_tile_read_after_config_change(tmp_path,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode != 0
     assert "ldtilecfg zeroed it" in r.stderr
+
+
+def test_refused_tile_permission_is_a_clear_error(monkeypatch):
+    """When Linux refuses the AMX tile state, a native AMX callable raises
+    before running any C (the request itself is made once per process)."""
+    from exo_hl.codegen_c import host_cpu
+    assert host_cpu._amx_permission() == "" or not NATIVE
+    monkeypatch.setattr(host_cpu, "_amx_permission",
+                        lambda: "the Linux kernel refused the AMX tile state")
+    with pytest.raises(RuntimeError, match="refused the AMX tile state"):
+        host_cpu.check_host("k", {"amx-tile", "amx-int8"}, frozenset())
+    # emulated: no request, no error
+    host_cpu.check_host("k", {"amx-tile"}, frozenset(), {"amx-tile"})
