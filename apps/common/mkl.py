@@ -56,6 +56,41 @@ class Mkl:
         return None, ("MKL not found (pip install mkl, or the project's "
                       "'bench' extra): no MKL column")
 
+    # -- low precision (apps/gemm_lowp)
+    def bound_gemm_s8u8s32(self, A, B, C):
+        """``C += A @ B`` with A u8 (M x K), B s8 (K x N), C s32, row-major,
+        zero offsets (``cblas_gemm_s8u8s32``), as a callable."""
+        fn = self.lib.cblas_gemm_s8u8s32
+        i, p = ctypes.c_int, ctypes.c_void_p
+        fn.restype = None
+        fn.argtypes = [i, i, i, i, i, i, i, ctypes.c_float, p, i,
+                       ctypes.c_int8, p, i, ctypes.c_int8, ctypes.c_float, p,
+                       i, p]
+        M, K = A.shape
+        N = B.shape[1]
+        co = (ctypes.c_int32 * 1)(0)
+        a, b, c = A.ctypes.data, B.ctypes.data, C.ctypes.data
+        # 101 row-major, 111 no transpose, 173 CblasFixOffset
+        def call(_keep=(A, B, C, co)):
+            fn(101, 111, 111, 173, M, N, K, 1.0, a, K, 0, b, N, 0, 1.0, c,
+               N, co)
+        return call
+
+    def bound_gemm_bf16(self, A, B, C):
+        """``C += A @ B`` with A, B bf16 (uint16 bits), C f32, row-major
+        (``cblas_gemm_bf16bf16f32``), as a callable."""
+        fn = self.lib.cblas_gemm_bf16bf16f32
+        i, p, f = ctypes.c_int, ctypes.c_void_p, ctypes.c_float
+        fn.restype = None
+        fn.argtypes = [i, i, i, i, i, i, f, p, i, p, i, f, p, i]
+        M, K = A.shape
+        N = B.shape[1]
+        a, b, c = A.ctypes.data, B.ctypes.data, C.ctypes.data
+
+        def call(_keep=(A, B, C)):
+            fn(101, 111, 111, M, N, K, 1.0, a, K, b, N, 1.0, c, N)
+        return call
+
     def version(self) -> str:
         try:
             buf = ctypes.create_string_buffer(256)

@@ -27,6 +27,16 @@ import numpy as np
 _F32_EDGES = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, 1.5, -2.0,
                        3.0e38], np.float32)
 _U16_EDGES = np.array([0, 1, 2, 3, 32767, 32768, 65534, 65535], np.uint16)
+#: bf16 edges (their bits: numpy has no bf16), bytes and i32 accumulators
+_BF16_EDGES = np.array([0x7FC0, 0x8000, 0x0000, 0x7F80, 0xFF80, 0x3FC0,
+                        0xC000, 0x0001], np.uint16)   # NaN -0 0 inf -inf 1.5 -2 denormal
+_EDGES = {
+    "UI16": _U16_EDGES, "BF16": _BF16_EDGES,
+    "UI8": np.array([0, 1, 127, 128, 255, 2, 3, 254], np.uint8),
+    "I8": np.array([-128, -1, 0, 1, 127, 2, -3, 126], np.int8),
+    "I32": np.array([-2**31, -1, 0, 1, 2**31 - 1, 7, -100000, 100000],
+                    np.int32),
+}
 
 
 def _intrinsics(instr) -> list:
@@ -80,7 +90,7 @@ def _edge_example(p):
             kw[nm] = -0.0
             shown.append((f"in  {nm}", np.array([-0.0], np.float32)))
             continue
-        edges = _U16_EDGES if _kind(t.type) == "UI16" else _F32_EDGES
+        edges = _EDGES.get(_kind(t.type), _F32_EDGES)
         shape = _dims(t, sizes)
         kw[nm] = np.resize(np.roll(edges, k), int(np.prod(shape))
                            ).reshape(shape)

@@ -8,7 +8,8 @@ from .lowp import (mm512_cvtne2ps_pbh, mm512_dpbf16_bcst_ps, mm512_dpbf16_ps,
                    mm512_loadu_epi32, mm512_loadu_epu8,
                    mm512_reduce_storeu_epi32, mm512_setzero_epi32,
                    mm512_storeu_bf16, mm512_storeu_epi32,
-                   mm512_storeu_epi8, mm512_storeu_epu8)
+                   mm512_storeu_epi8, mm512_storeu_epu8, pack_vnni_bf16,
+                   pack_vnni_epi8)
 from .lib import (AVX512, mm512_add_loadu_ps, mm512_add_ps,
                   mm512_fmadd_bcst_ps, mm512_fmadd_ps, mm512_loadu_ps,
                   mm512_mask_storeu_ps, mm512_maskz_loadu_ps, mm512_mul_ps,
@@ -41,7 +42,7 @@ __all__ = ["AVX512", "INSTRS", "mm512_add_loadu_ps", "mm512_add_ps",
            "mm512_loadu_epi32", "mm512_loadu_epu8",
            "mm512_reduce_storeu_epi32", "mm512_setzero_epi32",
            "mm512_storeu_bf16", "mm512_storeu_epi32", "mm512_storeu_epi8",
-           "mm512_storeu_epu8"]
+           "mm512_storeu_epu8", "pack_vnni_bf16", "pack_vnni_epi8"]
 
 #: every instruction (what ``replace_all``/``vectorize`` select from)
 INSTRS = _F32_INSTRS + _LOWP_INSTRS

@@ -83,27 +83,28 @@ exo_hl_mm512_cvtne2ps_bf16(__m512 hi, __m512 lo) {
 """
 
 # A pair of bf16 (a quad of bytes) from memory as one dword, for a
-# broadcast: shifts and ors of the unsigned elements, no type punning (the
-# compiler makes it one 32-bit load); the wrap into int32_t is spelt out
-# (a plain cast of a value past INT32_MAX is implementation-defined).
+# broadcast: memcpy (no type punning; compilers make it one 32-bit load
+# that the broadcast folds). The dword holds the bytes in memory order,
+# which is the lane order of _mm512_set1_epi32 on x86.
 _PAIR_HELPER = """#include <stdint.h>
+#include <string.h>
 #ifndef EXO_HL_DWORD_OF_U16
 #define EXO_HL_DWORD_OF_U16
 static inline int32_t exo_hl_dword_of_u16(const uint16_t *p) {
-    uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 16;
-    return u <= 0x7fffffffu ? (int32_t)u
-                            : (int32_t)(u - 0x80000000u) + INT32_MIN;
+    int32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
 }
 #endif
 """
 _QUAD_HELPER = """#include <stdint.h>
+#include <string.h>
 #ifndef EXO_HL_DWORD_OF_U8
 #define EXO_HL_DWORD_OF_U8
 static inline int32_t exo_hl_dword_of_u8(const uint8_t *p) {
-    uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 |
-                 (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-    return u <= 0x7fffffffu ? (int32_t)u
-                            : (int32_t)(u - 0x80000000u) + INT32_MIN;
+    int32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
 }
 #endif
 """
@@ -247,6 +248,86 @@ def mm512_reduce_storeu_epi32(dst: [i32][16] @ DRAM,
 
 
 # ---------------------------------------------------------------------------
+# packing into the VNNI layout: rows of k interleaved (a transpose of 4 x 16
+# bytes, or 2 x 16 bf16, into 16 groups), with SSE2 unpacks (every x86-64)
+
+_PACK4 = """#include <immintrin.h>
+#include <stdint.h>
+#ifndef EXO_HL_PACK_VNNI_EPI8
+#define EXO_HL_PACK_VNNI_EPI8
+/* dst[16][4] = transpose(src rows r0..r3 of 16 bytes) */
+static inline void exo_hl_pack_vnni_epi8(int8_t *dst, const int8_t *r0,
+                                         const int8_t *r1, const int8_t *r2,
+                                         const int8_t *r3) {
+    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)r0);
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)r1);
+    __m128i c = _mm_loadu_si128((const __m128i *)(const void *)r2);
+    __m128i d = _mm_loadu_si128((const __m128i *)(const void *)r3);
+    __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
+    __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+    __m128i *out = (__m128i *)(void *)dst;
+    _mm_storeu_si128(out, _mm_unpacklo_epi16(ab_lo, cd_lo));
+    _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(ab_lo, cd_lo));
+    _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
+    _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
+}
+#endif
+"""
+
+_PACK2 = """#include <immintrin.h>
+#include <stdint.h>
+#ifndef EXO_HL_PACK_VNNI_BF16
+#define EXO_HL_PACK_VNNI_BF16
+/* dst[16][2] = transpose(src rows r0, r1 of 16 bf16) */
+static inline void exo_hl_pack_vnni_bf16(uint16_t *dst, const uint16_t *r0,
+                                         const uint16_t *r1) {
+    __m128i *out = (__m128i *)(void *)dst;
+    for (int h = 0; h < 2; h++) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(r0 + 8 * h));
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(r1 + 8 * h));
+        _mm_storeu_si128(out + 2 * h, _mm_unpacklo_epi16(a, b));
+        _mm_storeu_si128(out + 2 * h + 1, _mm_unpackhi_epi16(a, b));
+    }
+}
+#endif
+"""
+
+
+@instr("exo_hl_pack_vnni_epi8(&{dst_data}, &{src_data}, "
+       "&{src_data} + {src}.strides[0], &{src_data} + 2 * {src}.strides[0], "
+       "&{src_data} + 3 * {src}.strides[0]);", _PACK4,
+       cpu_features={"sse2"})
+def pack_vnni_epi8(dst: [i8][16, 4] @ DRAM, src: [i8][4, 16] @ DRAM):
+    """``dst[j, t] = src[t, j]``: 4 rows (k) of 16 signed bytes (columns)
+    into the VNNI layout, 16 quads (one register's worth of B).
+
+    >>> p = p.replace(p.find_loop('i3i'), pack_vnni_epi8)
+    """
+    assert stride(dst, 1) == 1
+    assert stride(dst, 0) == 4
+    assert stride(src, 1) == 1
+    for j in seq(0, 16):
+        for t in seq(0, 4):
+            dst[j, t] = src[t, j]
+
+
+@instr("exo_hl_pack_vnni_bf16(&{dst_data}, &{src_data}, "
+       "&{src_data} + {src}.strides[0]);", _PACK2, cpu_features={"sse2"})
+def pack_vnni_bf16(dst: [bf16][16, 2] @ DRAM, src: [bf16][2, 16] @ DRAM):
+    """``dst[j, t] = src[t, j]``: 2 rows (k) of 16 bf16 (columns) into the
+    VNNI layout, 16 pairs (one register's worth of B); bits copied.
+
+    >>> p = p.replace(p.find_loop('i3i'), pack_vnni_bf16)
+    """
+    assert stride(dst, 1) == 1
+    assert stride(dst, 0) == 2
+    assert stride(src, 1) == 1
+    for j in seq(0, 16):
+        for t in seq(0, 2):
+            dst[j, t] = src[t, j]
+
+
+# ---------------------------------------------------------------------------
 # BF16
 
 @instr("{dst_data} = exo_hl_mm512_cvtne2ps_bf16({hi_data}, {lo_data});",
@@ -378,5 +459,6 @@ def mm512_dpbusds_epi32(dst: [i32][16] @ AVX512, a: [ui8][64] @ AVX512,
 INSTRS = (mm512_loadu_bf16, mm512_storeu_bf16, mm512_loadu_epu8,
           mm512_loadu_epi8, mm512_storeu_epu8, mm512_storeu_epi8, mm512_loadu_epi32, mm512_storeu_epi32,
           mm512_setzero_epi32, mm512_reduce_storeu_epi32,
+          pack_vnni_epi8, pack_vnni_bf16,
           mm512_cvtne2ps_pbh, mm512_dpbf16_ps, mm512_dpbf16_bcst_ps,
           mm512_dpbusd_epi32, mm512_dpbusd_bcst_epi32, mm512_dpbusds_epi32)

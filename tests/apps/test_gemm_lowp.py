@@ -1,0 +1,56 @@
+"""apps/gemm_lowp: the int8 and bf16 GEMM kernels are made of checked
+rewrites, pack B into the VNNI layout, and are bit-exact with interpret()
+of their algorithm (small problems; through the emulation layer where the
+CPU lacks VNNI/BF16); the dispatch hook picks a kernel by CPU features."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from apps.gemm_lowp import schedule as S
+from apps.gemm_lowp.run import check_exact
+from exo_hl import SchedulingError
+
+
+@pytest.mark.parametrize("name", ["u8s8", "bf16"])
+def test_kernel_is_bit_exact_with_interpret(name):
+    kind = S.KINDS[name]
+    t = S.Tile(8, 32, 8)       # small k block: a cheap interpret()
+    assert S.stages(kind, t) is S.stages(kind, t)
+    p = S.kernel(kind, t)
+    text = str(p)
+    assert "B_pack:" in text and "pack_vnni" in text
+    assert ("mm512_dpbusd_bcst_epi32" if name == "u8s8"
+            else "mm512_dpbf16_bcst_ps") in text
+    # two panels of columns, two k blocks, two row tiles
+    A_ = S.DEFAULT_TILES
+    try:
+        S.DEFAULT_TILES = {**A_, name: t}
+        assert check_exact(kind, p, 16, 64, 16)
+    finally:
+        S.DEFAULT_TILES = A_
+
+
+def test_packing_is_a_checked_rearrange():
+    st = dict(S.stages(S.U8S8, S.Tile(8, 32, 8)))
+    packed = str(st["B packed in the VNNI layout per panel; C tile staged"])
+    assert "B_pack: i8[K / 8, 2, 2, 16, 4]" in packed
+    assert "B_pack[ko, i0 / 4, i1 / 16, i1 % 16, i0 % 4]" in packed
+
+
+def test_a_tile_that_does_not_divide_is_refused():
+    with pytest.raises(ValueError):
+        S.stages(S.U8S8, S.Tile(8, 24, 8))
+    with pytest.raises(SchedulingError):
+        # the spec's preconditions name the tile: a kernel for another
+        # tile cannot split its loops perfectly
+        p = S.spec_u8s8(S.Tile(8, 32, 8))
+        p.split("i", 16, "io", "ii", tail="perfect")
+
+
+def test_dispatch_picks_by_cpu_features():
+    label, p = S.choose_kernel("u8s8", features={"avx512f", "avx512vnni"},
+                               tile=S.Tile(8, 32, 8))   # cached: built above
+    assert label == "avx512-vnni" and "dpbusd" in str(p)
+    with pytest.raises(RuntimeError, match="no bf16 GEMM kernel"):
+        S.choose_kernel("bf16", features={"avx2", "fma"})
