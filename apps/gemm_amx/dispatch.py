@@ -12,7 +12,7 @@ different orders: tdpbf16ps two chains per 32-deep step, vdpbf16ps the
 pairs one after the other, the odd element first), so the AMX and the
 AVX-512 results may differ in the last bits. The AMX kernels need M % 32,
 N % 128 and K % 64 (int8) or 32 (bf16) and run on one thread (the tile
-configuration is per thread); ``threads=True`` is passed to the AVX-512
+configuration is per thread); ``threads`` and ``tile`` go to the AVX-512
 builders only.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ AMX_FEATURES = {"u8s8": frozenset({"amx-tile", "amx-int8"}),
 
 
 def _amx_builder(kind):
-    def build(threads):
+    def build(threads, tile=None):
         from apps.gemm_amx.schedule import gemm_bf16, gemm_u8s8, schedule
         return schedule(gemm_bf16 if kind == "bf16" else gemm_u8s8)
     return build
@@ -54,7 +54,9 @@ def choose(kind: str, features=None):
                        f"{[sorted(n) for n, _, _ in DISPATCH[kind]]})")
 
 
-def choose_kernel(kind: str, features=None, threads: bool = False):
-    """(label, procedure): the kernel ``choose`` picks, built."""
+def choose_kernel(kind: str, features=None, threads: bool = False,
+                  tile=None):
+    """(label, procedure): the kernel ``choose`` picks, built (``tile``
+    goes to the AVX-512 builders; the AMX kernels have one shape)."""
     label, build = choose(kind, features)
-    return label, build(threads)
+    return label, build(threads, tile)

@@ -24,6 +24,7 @@ from __future__ import annotations
 from exo_hl import (DRAM, SchedulingError, bf16, f32, i8, i32, proc, seq,
                     size, ui8)
 from exo_hl.hw_libs import amx
+from exo_hl.hw_libs.avx512 import lowp
 
 NC = 128   # column block: B is packed NC columns (all of K) at a time
 
@@ -65,14 +66,17 @@ class Kind:
     VNNI layout (4 bytes, 2 bf16), the K step of one tile (64 bytes of a
     row of A) and the tile instruction."""
 
-    def __init__(self, a, b, c, group, dp, name):
+    def __init__(self, a, b, c, group, dp, pack, name):
         self.a, self.b, self.c, self.group, self.dp, self.name = (
             a, b, c, group, dp, name)
+        self.pack = pack
         self.kstep = 16 * group
 
 
-INT8 = Kind('ui8', 'i8', 'i32', 4, amx.tdpbusd, 'gemm_u8s8_amx')
-BF16 = Kind('bf16', 'bf16', 'f32', 2, amx.tdpbf16ps, 'gemm_bf16_amx')
+INT8 = Kind('ui8', 'i8', 'i32', 4, amx.tdpbusd, lowp.pack_vnni_epi8,
+            'gemm_u8s8_amx')
+BF16 = Kind('bf16', 'bf16', 'f32', 2, amx.tdpbf16ps, lowp.pack_vnni_bf16,
+            'gemm_bf16_amx')
 
 
 #: tile registers: C blocks, A tiles, B tiles
@@ -148,6 +152,11 @@ def stages(p=gemm_u8s8):
     p = p.remove_loop(p.find_loop('jo'))
     p = p.split('i0', g, 'pq', 'pr', tail='perfect')
     p = p.reorder('pr', 'i1')
+    # 16 columns x g rows at a time by the AVX-512 library's transposing
+    # copy (SSE2 unpacks; its body is exactly this permutation)
+    p = p.split('i1', 16, 'i1o', 'i1i', tail='perfect')
+    p = p.simplify()
+    p = p.replace(p.find_loop('i1i'), kind.pack)
     p = step("B packed per column block in the VNNI layout", p.simplify())
 
     # 3. stage the tiles: four of C around the k steps, two of A and two of
