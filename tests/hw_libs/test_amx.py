@@ -252,6 +252,11 @@ def test_factories_refuse_bad_tiles():
         amx.tile_load(0, 'i32', (16, 17))
     with pytest.raises(ValueError):
         amx.tile_load(0, 'f64', (16, 8))
+    with pytest.raises(ValueError, match="0..7"):
+        amx.tile_store(8, 'i32', (16, 16))
+    # a list is a shape too, and the same instruction is made once
+    assert amx.tile_load(0, 'i32', [16, 16]) is amx.tile_load(0, 'i32',
+                                                               (16, 16))
     assert amx.AMX_TILE[3] is amx.AMX_TILE3
 
 

@@ -250,7 +250,9 @@ def _define(src, name):
     return scope[name]
 
 
-def _shape_of(typ, shape):
+def _shape_of(typ, shape, t=0):
+    if not isinstance(t, int) or not 0 <= t < N_TILES:
+        raise ValueError(f"a tile register is 0..7, not {t!r}")
     if typ not in ELEM_BYTES:
         raise ValueError(f"AMX tiles hold {', '.join(ELEM_BYTES)}, not "
                          f"{typ!r}")
@@ -297,7 +299,6 @@ def _tag(typ, shape):
     return f"{typ}_{'x'.join(map(str, shape))}"
 
 
-@functools.lru_cache(maxsize=None)
 def tile_load(t, typ, shape):
     """``tileloadd``: tile ``tmm t`` <- a ``typ[shape]`` block of memory
     whose rows are contiguous (``stride(src, -1) == 1``; a VNNI block
@@ -307,7 +308,12 @@ def tile_load(t, typ, shape):
 
     >>> p = p.replace(p.find_loop('i0'), tile_load(1, 'ui8', (16, 64)))
     """
-    shape, colsb = _shape_of(typ, shape)
+    shape, colsb = _shape_of(typ, shape, t)
+    return _tile_load(t, typ, shape, colsb)
+
+
+@functools.lru_cache(maxsize=None)
+def _tile_load(t, typ, shape, colsb):
     esize = ELEM_BYTES[typ]
     name = f"tileloadd_t{t}_{_tag(typ, shape)}"
     src = f'''
@@ -328,14 +334,18 @@ def {name}(dst: [{typ}][{_dims(shape)}] @ AMX_TILE{t},
     return _define(src, name)
 
 
-@functools.lru_cache(maxsize=None)
 def tile_store(t, typ, shape):
     """``tilestored``: a ``typ[shape]`` block of memory <- tile ``tmm t``
     (rows contiguous, any row stride); tile ``t`` configured to the shape.
 
     >>> p = p.replace(p.find_loop('i0 #1'), tile_store(0, 'i32', (16, 16)))
     """
-    shape, colsb = _shape_of(typ, shape)
+    shape, colsb = _shape_of(typ, shape, t)
+    return _tile_store(t, typ, shape, colsb)
+
+
+@functools.lru_cache(maxsize=None)
+def _tile_store(t, typ, shape, colsb):
     esize = ELEM_BYTES[typ]
     name = f"tilestored_t{t}_{_tag(typ, shape)}"
     src = f'''
@@ -356,14 +366,18 @@ def {name}(dst: [{typ}][{_dims(shape)}] @ DRAM,
     return _define(src, name)
 
 
-@functools.lru_cache(maxsize=None)
 def tile_zero(t, typ, shape):
     """``tilezero``: every element of tile ``tmm t`` (configured to
     ``shape``) is 0.
 
     >>> p = p.replace(p.find_loop('ii'), tile_zero(0, 'i32', (16, 16)))
     """
-    shape, colsb = _shape_of(typ, shape)
+    shape, colsb = _shape_of(typ, shape, t)
+    return _tile_zero(t, typ, shape, colsb)
+
+
+@functools.lru_cache(maxsize=None)
+def _tile_zero(t, typ, shape, colsb):
     name = f"tilezero_t{t}_{_tag(typ, shape)}"
     zero = "0.0" if typ in ("f32", "bf16") else "0"
     src = f'''
