@@ -21,7 +21,7 @@ from exo_hl import cursors
 from exo_hl.core_ir.config import Config
 from exo_hl.core_ir.extern import Extern
 
-HW_LIBS = ("exo_hl.hw_libs.avx2", "exo_hl.hw_libs.avx512",
+HW_LIBS = ("exo_hl.hw_libs.amx", "exo_hl.hw_libs.avx2", "exo_hl.hw_libs.avx512",
            "exo_hl.hw_libs.gemmini", "exo_hl.hw_libs.vector_registers")
 
 

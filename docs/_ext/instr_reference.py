@@ -41,11 +41,12 @@ _EDGES = {
 
 def _intrinsics(instr) -> list:
     """The intrinsics the template and its helper code call: x86's
-    ``_mm*``, NEON's ``v...q_...``/``v..._lane_...`` and RVV's
-    ``__riscv_*``."""
+    ``_mm*`` and ``_tile*``, NEON's ``v...q_...``/``v..._lane_...`` and
+    RVV's ``__riscv_*``."""
     text = instr.c_template + instr.c_global
     return sorted(set(re.findall(
-        r"(?<!\w)(?:_mm\w*|__riscv_\w+|v[a-z0-9]+_\w+)(?=\()", text)))
+        r"(?<!\w)(?:_mm\w*|_tile\w*|__riscv_\w+|v[a-z0-9]+_\w+)(?=\()",
+        text)))
 
 
 def _signature(p) -> str:

@@ -57,7 +57,8 @@ def host_features(wanted: Iterable[str]) -> FrozenSet[str]:
         return frozenset(f for f in wanted if f in have)
     flags = _cpuinfo_flags()
     return frozenset(f for f in wanted
-                     if _CPUINFO_NAMES.get(f, f.replace(".", "_")) in flags)
+                     if _CPUINFO_NAMES.get(f, f.replace(".", "_").replace(
+                         "-", "_")) in flags)
 
 
 def missing_features(needed: Iterable[str]) -> FrozenSet[str]:
@@ -80,13 +81,18 @@ class FeaturePlan:
         self.missing = lacking - self.emulated
 
     def flags(self) -> list:
-        return emulation_flags() if self.emulated else []
+        return emulation_flags(self.emulated) if self.emulated else []
 
 
-def check_host(name, needed, missing) -> None:
+def check_host(name, needed, missing, emulated=frozenset()) -> None:
     """Raise ``RuntimeError`` before any C of ``name`` runs on a CPU that
-    lacks (and does not emulate) some of the features it needs."""
+    lacks (and does not emulate) some of the features it needs, or whose
+    kernel refuses the state they need (AMX tiles on Linux)."""
     if not missing:
+        if "amx-tile" in needed and "amx-tile" not in emulated:
+            refused = _amx_permission()
+            if refused:
+                raise RuntimeError(f"{name}(): {refused}; nothing was run")
         return
     need = ", ".join(sorted(missing))
     raise RuntimeError(
@@ -94,6 +100,28 @@ def check_host(name, needed, missing) -> None:
         f"uses {', '.join(sorted(needed))}); nothing was run. Run it on a CPU "
         f"with {need}, schedule it for another instruction set, or "
         f"compile(emulate=True) to run it slowly through an emulation layer")
+
+
+@memo(maxsize=1)
+def _amx_permission() -> str:
+    """Ask Linux for the AMX tile state (``arch_prctl(ARCH_REQ_XCOMP_PERM,
+    XFEATURE_XTILEDATA)``), once per process; the refusal as a sentence,
+    or ``""``. Other systems give it without asking."""
+    import ctypes
+    import ctypes.util
+    import platform
+    if platform.system() != "Linux" or platform.machine() != "x86_64":
+        return ""
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or None,
+                       use_errno=True)
+    sys_arch_prctl, arch_req_xcomp_perm, xfeature_xtiledata = 158, 0x1023, 18
+    if libc.syscall(sys_arch_prctl, arch_req_xcomp_perm,
+                    xfeature_xtiledata) == 0:
+        return ""
+    err = ctypes.get_errno()
+    return (f"the Linux kernel refused the AMX tile state (arch_prctl("
+            f"ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) failed: "
+            f"{os.strerror(err)}); AMX needs Linux 5.16 or later")
 
 
 def emulation_wanted(option) -> bool:
@@ -105,16 +133,37 @@ def emulation_wanted(option) -> bool:
         "1", "true", "yes", "on")
 
 
-def emulation_flags() -> list:
+def emulation_flags(emulated=()) -> list:
     """Compiler flags that put the x86 emulation layer in front of the
     system's ``immintrin.h`` (as system headers: their warnings are not
-    ours)."""
+    ours). AMX has no SIMDe version: emulating any AMX feature turns on
+    the layer's own tile emulation (``EXO_HL_EMULATE_AMX``)."""
     try:
         import simde_py
     except ImportError:  # pragma: no cover - a declared dependency
         raise RuntimeError("CPU-feature emulation needs the simde-py package "
                            "(pip install simde-py)") from None
-    return ["-isystem", _EMULATION_DIR, "-isystem", simde_py.get_include()]
+    amx = (["-DEXO_HL_EMULATE_AMX"]
+           if any(f.startswith("amx") for f in emulated) else [])
+    # the layer's own headers are not part of the build cache's key (it
+    # hashes the generated C and the flags): their digest in a flag is, so
+    # an edited layer is never served from a build of the old one
+    return ["-isystem", _EMULATION_DIR, "-isystem", simde_py.get_include(),
+            f"-DEXO_HL_EMULATION_LAYER=0x{_layer_digest(_EMULATION_DIR)}"
+            ] + amx
+
+
+def _layer_digest(directory) -> str:
+    """A short hash of the emulation layer's files (names and contents)."""
+    import hashlib
+    h = hashlib.sha256()
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        if os.path.isfile(path):
+            h.update(name.encode() + b"\0")
+            with open(path, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()[:16]
 
 
 def emulation_description() -> str:

@@ -296,7 +296,8 @@ class CompiledProcedure:
 
     # -- calling
     def _check_host(self):
-        check_host(self.name, self.cpu_features, self.missing_features)
+        check_host(self.name, self.cpu_features, self.missing_features,
+                   self.emulated)
         if self.target_missing:
             need = ", ".join(sorted(self.target_missing))
             raise RuntimeError(

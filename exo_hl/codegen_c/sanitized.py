@@ -309,7 +309,8 @@ class SanitizedProcedure:
 
     # -- calling
     def __call__(self, *args, **kwargs):
-        check_host(self.name, self.cpu_features, self.missing_features)
+        check_host(self.name, self.cpu_features, self.missing_features,
+                   self.emulated)
         checked = self._plan.check(args, kwargs,
                                    int_bits=self._int_bits,
                                    read_config=self.get_config)

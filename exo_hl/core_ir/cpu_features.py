@@ -16,7 +16,7 @@ from typing import FrozenSet, Iterable, Tuple
 from .nodes import IR
 from .traversal import walk_stmts
 
-_NAME = re.compile(r"[a-z][a-z0-9_.]*")
+_NAME = re.compile(r"[a-z][a-z0-9_.-]*")
 
 
 def normalize_features(features, what: str = "cpu_features") -> Tuple[str, ...]:

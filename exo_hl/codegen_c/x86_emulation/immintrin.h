@@ -16,7 +16,9 @@
  *     read as zero), as the functions
  *     exo_hl_emu_* that the AVX-512 library's helpers call instead of the
  *     intrinsics (whose __m512bh type differs between layers);
- *   - AVX-512 VNNI: vpdpbusd (wrapping) and vpdpbusds (saturating).
+ *   - AVX-512 VNNI: vpdpbusd (wrapping) and vpdpbusds (saturating);
+ *   - the AMX tile intrinsics (SIMDe has none) when the build emulates AMX
+ *     (-DEXO_HL_EMULATE_AMX): exo_hl_amx_emulation.h.
  */
 #ifndef EXO_HL_X86_EMULATION_IMMINTRIN_H
 #define EXO_HL_X86_EMULATION_IMMINTRIN_H
@@ -209,5 +211,9 @@ exo_hl_emu_mm512_dpbusd(simde__m512i src, simde__m512i a, simde__m512i b,
 #define _mm512_dpbusds_epi32(src, a, b) exo_hl_emu_mm512_dpbusd(src, a, b, 1)
 
 #endif /* !SIMDE_X86_AVX512VNNI_NATIVE */
+
+#ifdef EXO_HL_EMULATE_AMX
+#include "exo_hl_amx_emulation.h"
+#endif
 
 #endif /* EXO_HL_X86_EMULATION_IMMINTRIN_H */

@@ -1,0 +1,122 @@
+"""Benchmark: the AMX GEMMs beside MKL's ``cblas_gemm_s8u8s32`` and
+``cblas_gemm_bf16bf16f32``.
+
+    python -m apps.gemm_amx.bench [--kinds int8 bf16] [--sizes 512 1024 2048]
+                                  [--reps 7] [--threads 1 2] [--json out.json]
+
+Square ``C += A @ B`` (u8 x s8 -> s32, or bf16 x bf16 -> f32; row-major; C
+accumulated as the kernels do: MKL with beta = 1). Implementations are
+sampled in turn
+(apps/common/timing.py), so load hits them alike; the ratio is the figure
+to read on a busy machine, and the load average is printed with it. The
+AMX peak (apps/gemm_amx/peak.py, tile-instruction throughput) is measured
+in the same run for "% of peak". Every result is first checked against MKL
+bit for bit (bf16: MKL's AMX path sums in the kernel's order). The
+exo_hl kernel is single-threaded (its tile configuration
+is per thread; see README): with ``--threads 2`` only MKL's column uses
+two threads, for reference.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+from apps.common.timing import best_times
+from apps.gemm_amx.mkl_lowp import MklLowp
+from apps.gemm_amx.peak import PeakUnavailable, amx_peak
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+",
+                    default=[512, 1024, 2048])
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--threads", type=int, nargs="+", default=[1])
+    ap.add_argument("--kinds", nargs="+", default=["int8", "bf16"],
+                    choices=["int8", "bf16"])
+    ap.add_argument("--json", help="write the results here")
+    args = ap.parse_args(argv)
+
+    from apps.gemm_amx.schedule import gemm_bf16, gemm_u8s8, schedule
+    mkl, why = MklLowp.load()
+    print(why)
+    if mkl is not None:
+        mkl.check()
+    peaks = {}
+    for kind in args.kinds:
+        try:
+            peaks[kind] = amx_peak(kind)
+            print(f"AMX {kind} peak (tile-instruction throughput, 1 core): "
+                  f"{peaks[kind]:.0f} G{'OP' if kind == 'int8' else 'FLOP'}"
+                  f"/s")
+        except PeakUnavailable as e:
+            print(f"AMX peak not measured: {e}")
+    rng = np.random.default_rng(0)
+    rows = []
+    for kind in args.kinds:
+        kernel = schedule(gemm_bf16 if kind == "bf16" else
+                          gemm_u8s8).compile()
+        peak = peaks.get(kind)
+        unit = "GOP/s" if kind == "int8" else "GFLOP/s"
+        for n in args.sizes:
+            if kind == "int8":
+                A = rng.integers(0, 256, (n, n), dtype=np.uint8)
+                B = rng.integers(-128, 128, (n, n), dtype=np.int8)
+                C = np.zeros((n, n), np.int32)
+                base = mkl and mkl.u8s8s32
+            else:
+                A = _bf16(rng.standard_normal((n, n)))
+                B = _bf16(rng.standard_normal((n, n)))
+                C = np.zeros((n, n), np.float32)
+                base = mkl and mkl.bf16bf16f32
+            ops = 2.0 * n ** 3
+            run = kernel.bind(n, n, n, A, B, C)
+            if mkl is not None:
+                C2 = C.copy()
+                run()
+                mkl.set_threads(1)
+                base(A, B, C2)
+                if not np.array_equal(C, C2):
+                    print(f"{kind} {n}: the kernel disagrees with MKL",
+                          file=sys.stderr)
+                    return 1
+            for t in args.threads:
+                fns = [run]
+                if mkl is not None:
+                    mkl.set_threads(t)
+                    fns.append(lambda: base(A, B, C))
+                secs = best_times(fns, args.reps, threads=t)
+                load = os.getloadavg()[0]
+                row = {"kind": kind, "n": n, "threads_mkl": t,
+                       "exo": ops / secs[0] / 1e9, "load": load}
+                line = (f"{kind:4s} {n:5d}  exo_hl (1 thread) "
+                        f"{row['exo']:7.0f} {unit}")
+                if peak:
+                    row["exo_pct_peak"] = 100 * row["exo"] / peak
+                    line += f" ({row['exo_pct_peak']:.0f}% of peak)"
+                if mkl is not None:
+                    row["mkl"] = ops / secs[1] / 1e9
+                    row["ratio"] = secs[1] / secs[0]
+                    line += (f"  MKL ({t} thread{'s' if t > 1 else ''}) "
+                             f"{row['mkl']:7.0f}  ratio {row['ratio']:.2f}x")
+                print(line + f"  load {load:.1f}", flush=True)
+                rows.append(row)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"peaks": peaks, "rows": rows}, f, indent=1)
+    return 0
+
+
+def _bf16(x):
+    """bf16 bits (round to nearest even) of float values."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    return u.astype(np.uint16)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

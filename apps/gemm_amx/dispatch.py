@@ -1,0 +1,62 @@
+"""Runtime dispatch: AMX first, then AVX-512 BF16/VNNI (apps/gemm_lowp).
+
+``DISPATCH`` extends apps/gemm_lowp's table (a new table, the other left
+as it is) with the AMX kernels ahead of the AVX-512 ones; ``choose`` picks
+an entry for a set of CPU features without building anything, and
+``choose_kernel`` builds the kernel it picks.
+
+What the kernels compute: the int8 GEMMs agree exactly (integer sums).
+The bf16 GEMMs are each bit-exact with their own algorithm, and the two
+algorithms state different summation orders (the instructions sum in
+different orders: tdpbf16ps two chains per 32-deep step, vdpbf16ps the
+pairs one after the other, the odd element first), so the AMX and the
+AVX-512 results may differ in the last bits. The AMX kernels need M % 32,
+N % 128 and K % 64 (int8) or 32 (bf16) and run on one thread (the tile
+configuration is per thread); ``threads`` and ``tile`` go to the AVX-512
+builders only.
+"""
+from __future__ import annotations
+
+from apps.gemm_lowp import schedule as lowp
+
+AMX_FEATURES = {"u8s8": frozenset({"amx-tile", "amx-int8"}),
+                "bf16": frozenset({"amx-tile", "amx-bf16"})}
+
+
+def _amx_builder(kind):
+    def build(threads, tile=None):
+        from apps.gemm_amx.schedule import gemm_bf16, gemm_u8s8, schedule
+        return schedule(gemm_bf16 if kind == "bf16" else gemm_u8s8)
+    return build
+
+
+#: (kind) -> [(required CPU features, label, builder)], best first
+_LABELS = {"u8s8": "amx-int8", "bf16": "amx-bf16"}
+DISPATCH = {kind: [(AMX_FEATURES[kind], _LABELS[kind], _amx_builder(kind))]
+            + list(entries) for kind, entries in lowp.DISPATCH.items()}
+
+
+def choose(kind: str, features=None):
+    """(label, builder) of the first entry of ``DISPATCH[kind]`` whose CPU
+    features ``features`` (default: this host's) has; ``RuntimeError`` when
+    none fits.
+
+    >>> choose("u8s8", {"avx512f", "avx512vnni"})[0]
+    'avx512-vnni'
+    """
+    from exo_hl.codegen_c.host_cpu import host_features
+    for need, label, build in DISPATCH[kind]:
+        have = (host_features(need) if features is None
+                else frozenset(need) & frozenset(features))
+        if have == frozenset(need):
+            return label, build
+    raise RuntimeError(f"no {kind} GEMM kernel for this CPU (needs one of "
+                       f"{[sorted(n) for n, _, _ in DISPATCH[kind]]})")
+
+
+def choose_kernel(kind: str, features=None, threads: bool = False,
+                  tile=None):
+    """(label, procedure): the kernel ``choose`` picks, built (``tile``
+    goes to the AVX-512 builders; the AMX kernels have one shape)."""
+    label, build = choose(kind, features)
+    return label, build(threads, tile)

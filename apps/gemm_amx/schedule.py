@@ -1,0 +1,239 @@
+"""The int8 GEMM on AMX: the algorithm and its schedule, checked rewrites only.
+
+``gemm_u8s8`` is the algorithm, ``C += A @ B`` with ``A`` unsigned bytes,
+``B`` signed bytes and ``C`` i32 (wrap-around sums, as the hardware does).
+``stages()`` turns it, one checked rewrite at a time, into a kernel made of
+AMX tile instructions:
+
+- column blocks of ``NC`` outermost; each column block of ``B`` (all of K)
+  is packed once into the VNNI layout the tile instruction reads
+  (``Bp[kt, kq, j, kr] = B[64*kt + 4*kq + kr, j]``: quads of K side by
+  side), as ``stage_mem`` + ``divide_dim`` + ``rearrange_dim`` +
+  ``expand_dim``;
+- 32 x 32 blocks of ``C`` held in four tiles (tmm0..3) across all of K,
+  two 16 x 64-byte tiles of ``A`` (tmm4, tmm5) and two VNNI tiles of the
+  packed ``B`` (tmm6, tmm7) per 64-deep step: four ``tdpbusd`` per four
+  tile loads;
+- the tile configuration written just before the first tile load (sixteen
+  ``configwrite_at`` + ``replace`` by ``ldtilecfg``), then hoisted out of
+  every loop by the proofs of ``reorder_stmts``/``fission_after``/
+  ``remove_loop``: one ``ldtilecfg`` per call.
+"""
+from __future__ import annotations
+
+from exo_hl import (DRAM, SchedulingError, bf16, f32, i8, i32, proc, seq,
+                    size, ui8)
+from exo_hl.hw_libs import amx
+from exo_hl.hw_libs.avx512 import lowp
+
+NC = 128   # column block: B is packed NC columns (all of K) at a time
+
+
+@proc
+def gemm_u8s8(M: size, N: size, K: size, A: ui8[M, K] @ DRAM,
+              B: i8[K, N] @ DRAM, C: i32[M, N] @ DRAM):
+    assert M % 32 == 0
+    assert N % 128 == 0
+    assert K % 64 == 0
+    for i in seq(0, M):
+        for j in seq(0, N):
+            for k in seq(0, K):
+                C[i, j] += A[i, k] * B[k, j]
+
+
+@proc
+def gemm_bf16(M: size, N: size, K: size, A: bf16[M, K] @ DRAM,
+              B: bf16[K, N] @ DRAM, C: f32[M, N] @ DRAM):
+    assert M % 32 == 0
+    assert N % 128 == 0
+    assert K % 32 == 0
+    for i in seq(0, M):
+        for j in seq(0, N):
+            for kt in seq(0, K / 32):
+                even: f32
+                odd: f32
+                even = 0.0
+                odd = 0.0
+                for kp in seq(0, 16):
+                    even += A[i, 32 * kt + 2 * kp] * B[32 * kt + 2 * kp, j]
+                    odd += (A[i, 32 * kt + 2 * kp + 1] *
+                            B[32 * kt + 2 * kp + 1, j])
+                C[i, j] += even + odd
+
+
+class Kind:
+    """What the two GEMMs differ in: element types, the K group of the
+    VNNI layout (4 bytes, 2 bf16), the K step of one tile (64 bytes of a
+    row of A) and the tile instruction."""
+
+    def __init__(self, a, b, c, group, dp, pack, name):
+        self.a, self.b, self.c, self.group, self.dp, self.name = (
+            a, b, c, group, dp, name)
+        self.pack = pack
+        self.kstep = 16 * group
+
+
+INT8 = Kind('ui8', 'i8', 'i32', 4, amx.tdpbusd, lowp.pack_vnni_epi8,
+            'gemm_u8s8_amx')
+BF16 = Kind('bf16', 'bf16', 'f32', 2, amx.tdpbf16ps, lowp.pack_vnni_bf16,
+            'gemm_bf16_amx')
+
+
+#: tile registers: C blocks, A tiles, B tiles
+C_TILES = ((0, 1), (2, 3))      # [ih][jh]
+A_TILES = (4, 5)                # [ih]
+B_TILES = (6, 7)                # [jh]
+FULL = (16, 64)                 # every tile: 16 rows x 64 bytes
+
+
+def hoist_config(p, call, n_loops):
+    """Hoist the statement ``call`` (a pattern) out of its ``n_loops``
+    innermost enclosing loops: move it first in its loop body
+    (``reorder_stmts`` proves it commutes with what it passes), cut the
+    loop after it (``fission_after``) and drop the config-only loop
+    (``remove_loop``: idempotent, provably run at least once)."""
+    for _ in range(n_loops):
+        while True:
+            c = p.find(call)
+            try:
+                prev = c.prev()
+            except SchedulingError:  # already first in its block
+                break
+            p = p.reorder_stmts(prev, c)
+        p = p.fission_after(call)
+        p = p.remove_loop(p.find(call).parent())
+    return p
+
+
+def stages(p=gemm_u8s8):
+    """[(description, procedure)] for every step of the schedule of
+    ``gemm_u8s8`` or ``gemm_bf16`` (the algorithm ``p`` picks the kind)."""
+    kind = BF16 if p is gemm_bf16 else INT8
+    g, ks = kind.group, kind.kstep
+    out = [("the algorithm", p)]
+
+    def step(what, q):
+        out.append((what, q))
+        return q
+
+    # 1. loops: column blocks of NC outermost, 32 x 32 blocks of C as four
+    #    16 x 16 tiles (ih, jh unrolled), 64-deep steps of K inside
+    p = p.split('j', NC, 'jc', 'jj', tail='perfect')
+    p = p.reorder('i', 'jc')
+    p = p.split('i', 32, 'io', 'ib', tail='perfect')
+    p = p.split('ib', 16, 'ih', 'ii', tail='perfect')
+    p = p.split('jj', 32, 'jo', 'jb', tail='perfect')
+    p = p.split('jb', 16, 'jh', 'ji', tail='perfect')
+    p = p.reorder('ii', 'jo')
+    p = p.reorder('ih', 'jo')
+    p = p.reorder('ii', 'jh')
+    if kind is INT8:   # the bf16 algorithm has its K steps already
+        p = p.split('k', 64, 'kt', 'kb', tail='perfect')
+        p = p.split('kb', 4, 'kq', 'kr', tail='perfect')
+    for loop in ('ji', 'ii', 'jh', 'ih'):
+        p = p.reorder(loop, 'kt')
+    p = p.unroll('jh')
+    p = step("column blocks, 32 x 32 blocks of C in four 16 x 16 tiles, "
+             f"{ks}-deep steps", p.unroll('ih'))
+
+    # 2. pack the column block of B into the VNNI layout (quads of K side
+    #    by side): staged per 64-deep step, one slot per step (expand_dim),
+    #    lifted to the column block and split off (fission); the packing
+    #    does not depend on io, jo (remove_loop)
+    body = p.find_loop('kt').body()
+    p = p.stage_mem(body, f'B[{ks}*kt:{ks}*kt+{ks}, {NC}*jc:{NC}*jc+{NC}]',
+                    'Bp')
+    p = p.divide_dim('Bp', 0, g)
+    p = p.rearrange_dim('Bp', [0, 2, 1])
+    p = p.expand_dim('Bp', f'K / {ks}', 'kt')
+    p = p.lift_alloc('Bp', n_lifts=3)
+    p = p.fission_after(p.find_loop('i0'), n_lifts=3)
+    p = p.remove_loop(p.find_loop('io'))
+    p = p.remove_loop(p.find_loop('jo'))
+    p = p.split('i0', g, 'pq', 'pr', tail='perfect')
+    p = p.reorder('pr', 'i1')
+    # 16 columns x g rows at a time by the AVX-512 library's transposing
+    # copy (SSE2 unpacks; its body is exactly this permutation)
+    p = p.split('i1', 16, 'i1o', 'i1i', tail='perfect')
+    p = p.simplify()
+    p = p.replace(p.find_loop('i1i'), kind.pack)
+    p = step("B packed per column block in the VNNI layout", p.simplify())
+
+    # 3. stage the tiles: four of C around the k steps, two of A and two of
+    #    packed B per step
+    for ih in range(2):
+        for jh in range(2):
+            p = p.stage_mem(
+                p.find_loop('kt #1'),
+                f'C[32*io+{16 * ih}:32*io+{16 * ih + 16}, '
+                f'{NC}*jc+32*jo+{16 * jh}:{NC}*jc+32*jo+{16 * jh + 16}]',
+                f'c{ih}{jh}')
+    for ih in range(2):
+        p = p.stage_mem(
+            p.find_loop('kt #1').body(),
+            f'A[32*io+{16 * ih}:32*io+{16 * ih + 16}, '
+            f'{ks}*kt:{ks}*kt+{ks}]',
+            f'a{ih}')
+    for jh in range(2):
+        p = p.stage_mem(
+            p.find_loop('kt #1').body(),
+            f'Bp[kt, 0:16, 32*jo+{16 * jh}:32*jo+{16 * jh + 16}, 0:{g}]',
+            f'b{jh}')
+    p = step("C, A and B tiles staged", p)
+
+    # 3b. A copied once per call with rows padded by 64 bytes: a row stride
+    #     of a power of two (K = 1024, 2048) maps the 16 rows of a tile to
+    #     two L1 sets, and tile loads evict each other
+    p = p.stage_mem(p.find_loop('jc'), 'A[0:M, 0:K]', 'Ap')
+    p = step("A copied with padded rows",
+             p.resize_dim('Ap : _', 1, f'K + {64 // (1 if g == 4 else 2)}',
+                          '0'))
+
+    # 4. tiles into tile registers; the configuration right before the
+    #    first tile load; each copy and compute nest becomes its instruction
+    #    (whose preconditions on AmxConfig are now provable)
+    for ih in range(2):
+        p = p.set_memory(f'a{ih}', amx.TILES[A_TILES[ih]])
+        p = p.set_memory(f'b{ih}', amx.TILES[B_TILES[ih]])
+        for jh in range(2):
+            p = p.set_memory(f'c{ih}{jh}', amx.TILES[C_TILES[ih][jh]])
+    p = step("tiles in tile registers", amx.configure_tiles(
+        p, p.find('c00 : _'), {t: FULL for t in range(amx.N_TILES)}))
+    for ih in range(2):
+        for jh in range(2):
+            t = C_TILES[ih][jh]
+            p = p.replace(_copy_into(p, f'c{ih}{jh}'),
+                          amx.tile_load(t, kind.c, (16, 16)))
+            p = p.replace(_copy_from(p, f'c{ih}{jh}'),
+                          amx.tile_store(t, kind.c, (16, 16)))
+        p = p.replace(_copy_into(p, f'a{ih}'),
+                      amx.tile_load(A_TILES[ih], kind.a, (16, 16 * g)))
+        p = p.replace(_copy_into(p, f'b{ih}'),
+                      amx.tile_load(B_TILES[ih], kind.b, (16, 16, g)))
+    for ih in range(2):
+        for jh in range(2):
+            p = p.replace(p.find_loop('ii'),
+                          kind.dp(C_TILES[ih][jh], A_TILES[ih],
+                                  B_TILES[jh]))
+    p = step("tile loads, stores and tile dot products", p)
+
+    # 5. the configuration out of jo, io and kc: once per call
+    p = step("ldtilecfg hoisted out of every loop",
+             hoist_config(p, 'ldtilecfg(_)', 3))
+    return out
+
+
+def _copy_into(p, buf):
+    """The loop nest right after the allocation of ``buf`` (its copy-in)."""
+    return p.find(f'{buf} : _').next()
+
+
+def _copy_from(p, buf):
+    """The copy-out nest of ``buf`` (``C[...] = buf[...]`` in two loops)."""
+    return p.find(f'C[_] = {buf}[_]').parent().parent()
+
+
+def schedule(p=gemm_u8s8):
+    """The fully scheduled kernel (``gemm_u8s8_amx`` or ``gemm_bf16_amx``)."""
+    kind = BF16 if p is gemm_bf16 else INT8
+    return stages(p)[-1][1].rename(kind.name)

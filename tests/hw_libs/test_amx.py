@@ -1,0 +1,483 @@
+"""The AMX library: every tile instruction against its body on edge values,
+through the emulation everywhere and natively where the CPU has AMX; the
+tile configuration as config state (checked preconditions, ldtilecfg
+semantics); the memory's shape checks; the int8 GEMM app (bit-exact, one
+ldtilecfg per call)."""
+from __future__ import annotations
+
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from exo_hl import (DRAM, MemGenError, SchedulingError, bf16, f32, i8, i32,
+                    proc, seq, ui8)
+from exo_hl.codegen_c.host_cpu import host_features
+from exo_hl.core_ir.paths import InvalidCursorError
+from exo_hl.hw_libs import amx
+from exo_hl.hw_libs.amx import (AMX_TILE0, AMX_TILE1, AMX_TILE2, AMX_TILE4,
+                                AMX_TILE6, ldtilecfg)
+
+NATIVE = host_features({"amx-tile", "amx-int8"}) == {"amx-tile", "amx-int8"}
+MODES = ["emulated"] + (["native"] if NATIVE else [])
+
+
+def _compile(p, mode, monkeypatch):
+    if mode == "emulated":
+        # pretend to be a CPU without AMX, so the tile intrinsics run through
+        # the emulation layer even on an AMX machine
+        monkeypatch.setenv("EXO_HL_HOST_CPU", "avx2,fma")
+        f = p.compile(emulate=True)
+        assert "amx-tile" in f.emulated
+        return f
+    return p.compile(emulate=False)
+
+
+I32_EDGES = np.array([0, 1, -1, 2**31 - 1, -2**31, 2**31 - 2, -2**31 + 1,
+                      65535, -65536, 12345678], np.int64)
+U8_EDGES = np.array([0, 1, 2, 127, 128, 254, 255], np.int64)
+S8_EDGES = np.array([0, 1, -1, 127, -128, -127, 64], np.int64)
+
+
+def _edge_fill(shape, edges, seed):
+    rng = np.random.default_rng(seed)
+    return rng.choice(edges, size=shape)
+
+
+# ---------------------------------------------------------------------------
+# tdpbusd / tdpbssd on full tiles, with loads and stores of every kind
+
+ld_c = amx.tile_load(0, 'i32', (16, 16))
+st_c = amx.tile_store(0, 'i32', (16, 16))
+ld_a = amx.tile_load(4, 'ui8', (16, 64))
+ld_as = amx.tile_load(4, 'i8', (16, 64))
+ld_b = amx.tile_load(6, 'i8', (16, 16, 4))
+dp_us = amx.tdpbusd(0, 4, 6)
+dp_ss = amx.tdpbssd(0, 4, 6)
+
+
+@proc
+def dpbusd_full(A: ui8[16, 64] @ DRAM, B: i8[16, 16, 4] @ DRAM,
+                C: i32[16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    c: i32[16, 16] @ AMX_TILE0
+    ld_c(c, C)
+    a: ui8[16, 64] @ AMX_TILE4
+    ld_a(a, A)
+    b: i8[16, 16, 4] @ AMX_TILE6
+    ld_b(b, B)
+    dp_us(c, a, b)
+    st_c(C, c)
+
+
+@proc
+def dpbssd_full(A: i8[16, 64] @ DRAM, B: i8[16, 16, 4] @ DRAM,
+                C: i32[16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    c: i32[16, 16] @ AMX_TILE0
+    ld_c(c, C)
+    a: i8[16, 64] @ AMX_TILE4
+    ld_as(a, A)
+    b: i8[16, 16, 4] @ AMX_TILE6
+    ld_b(b, B)
+    dp_ss(c, a, b)
+    st_c(C, c)
+
+
+def _dp_ref(A, B, C):
+    a = A.astype(np.int64).reshape(16, 16, 4)
+    b = B.astype(np.int64)
+    return ((C.astype(np.int64) + np.einsum('mkr,knr->mn', a, b) + 2**31)
+            % 2**32 - 2**31).astype(np.int32)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("signed_a", [False, True])
+def test_tdpb_edge_values(mode, signed_a, monkeypatch):
+    """Byte extremes (0, 255, -128, 127...) in both operands, accumulators
+    at the i32 limits (the sums wrap): compiled == interpreted body ==
+    numpy."""
+    p = dpbssd_full if signed_a else dpbusd_full
+    f = _compile(p, mode, monkeypatch)
+    for seed in range(2):
+        A = _edge_fill((16, 64), S8_EDGES if signed_a else U8_EDGES, seed)
+        A = A.astype(np.int8 if signed_a else np.uint8)
+        B = _edge_fill((16, 16, 4), S8_EDGES, seed + 10).astype(np.int8)
+        C = _edge_fill((16, 16), I32_EDGES, seed + 20).astype(np.int32)
+        ref = _dp_ref(A, B, C)
+        got = C.copy()
+        f(A, B, got)
+        assert np.array_equal(got, ref)
+        if seed == 0 and mode == MODES[0]:
+            # the bodies, once (slow: 65,536 products in Python); native
+            # runs are held to numpy, which the bodies equal
+            body = C.copy()
+            p.interpret(A, B, body)
+            assert np.array_equal(body, ref)
+
+
+# ---------------------------------------------------------------------------
+# partial tiles: the configuration's rows and bytes per row decide the
+# shapes (3 x 5 i32 accumulator, 3 x 8 bytes of A, 2 quads x 5 x 4 of B)
+
+ld_pc = amx.tile_load(1, 'i32', (3, 5))
+st_pc = amx.tile_store(1, 'i32', (3, 5))
+ld_pa = amx.tile_load(2, 'ui8', (3, 8))
+ld_pb = amx.tile_load(0, 'i8', (2, 5, 4))
+zero_pc = amx.tile_zero(1, 'i32', (3, 5))
+dp_p = amx.tdpbusd(1, 2, 0, m=3, n=5, k=2)
+
+
+@proc
+def dpbusd_partial(A: ui8[3, 10] @ DRAM, B: i8[2, 6, 4] @ DRAM,
+                   C: i32[3, 5] @ DRAM, Z: i32[3, 5] @ DRAM):
+    ldtilecfg(2, 3, 3, 0, 0, 0, 0, 0, 20, 20, 8, 0, 0, 0, 0, 0)
+    b: i8[2, 5, 4] @ AMX_TILE0
+    ld_pb(b, B[0:2, 0:5, 0:4])
+    c: i32[3, 5] @ AMX_TILE1
+    ld_pc(c, C)
+    a: ui8[3, 8] @ AMX_TILE2
+    ld_pa(a, A[0:3, 1:9])
+    dp_p(c, a, b)
+    st_pc(C, c)
+    zero_pc(c)
+    st_pc(Z, c)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_partial_tiles_and_zero(mode, monkeypatch):
+    """Rows and bytes per row below the maximum, sources with a row stride
+    other than the tile's (a window of a wider array), tilezero."""
+    f = _compile(dpbusd_partial, mode, monkeypatch)
+    A = _edge_fill((3, 10), U8_EDGES, 1).astype(np.uint8)
+    B = _edge_fill((2, 6, 4), S8_EDGES, 2).astype(np.int8)
+    C = _edge_fill((3, 5), I32_EDGES, 3).astype(np.int32)
+    Z = np.full((3, 5), 7, np.int32)
+    a = A[:, 1:9].astype(np.int64).reshape(3, 2, 4)
+    b = B[:, :5].astype(np.int64)
+    ref = ((C + np.einsum('mkr,knr->mn', a, b) + 2**31) % 2**32
+           - 2**31).astype(np.int32)
+    outs = []
+    for run in (f, dpbusd_partial.interpret):
+        c, z = C.copy(), Z.copy()
+        run(A, B, c, z)
+        outs.append((c, z))
+    for c, z in outs:
+        assert np.array_equal(c, ref)
+        assert not z.any()
+
+
+# ---------------------------------------------------------------------------
+# ldtilecfg: re-issuing the same configuration keeps the tiles (the helper
+# skips it); the configuration is what the tile instructions assert
+
+@proc
+def same_config_twice(C: i32[16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    c: i32[16, 16] @ AMX_TILE0
+    ld_c(c, C)
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    st_c(C, c)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_same_config_keeps_tiles(mode, monkeypatch):
+    f = _compile(same_config_twice, mode, monkeypatch)
+    C = _edge_fill((16, 16), I32_EDGES, 5).astype(np.int32)
+    got = C.copy()
+    f(got)
+    assert np.array_equal(got, C)
+
+
+def test_tile_instructions_need_their_configuration():
+    """A tile load whose tile the configuration shapes otherwise, or that
+    no configuration precedes, is refused where it is written (@proc
+    checks every call's preconditions) and by replace."""
+    with pytest.raises(Exception, match="AmxConfig|precondition"):
+        @proc
+        def wrong_rows(C: i32[16, 16] @ DRAM):
+            ldtilecfg(8, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+            c: i32[16, 16] @ AMX_TILE0
+            ld_c(c, C)
+
+    with pytest.raises(Exception, match="AmxConfig|precondition"):
+        @proc
+        def no_config(C: i32[16, 16] @ DRAM):
+            c: i32[16, 16] @ AMX_TILE0
+            ld_c(c, C)
+
+
+def test_replace_refuses_unconfigured_load():
+    @proc
+    def copy_in(C: i32[16, 16] @ DRAM):
+        c: i32[16, 16] @ DRAM
+        for i in seq(0, 16):
+            for j in seq(0, 16):
+                c[i, j] = C[i, j]
+    p = copy_in.set_memory('c', AMX_TILE0)
+    with pytest.raises(SchedulingError):
+        p.replace(p.find_loop('i'), ld_c)
+    # configured, but tile 0 as 8 rows: still refused
+    q = amx.configure_tiles(p, p.find_loop('i'), {0: (8, 64)})
+    with pytest.raises(SchedulingError):
+        q.replace(q.find_loop('i'), ld_c)
+    # configured as 16 x 64 bytes: accepted
+    q = amx.configure_tiles(p, p.find_loop('i'), {0: (16, 64)})
+    q = q.replace(q.find_loop('i'), ld_c)
+    assert "tileloadd_t0_i32_16x16" in str(q)
+
+
+def test_tile_memory_checks_shape():
+    """A tile is at most 16 rows x 64 bytes: the allocation refuses more."""
+    with pytest.raises(MemGenError, match="at most 16 rows x 64 bytes"):
+        AMX_TILE1.alloc("t", "int32_t", [_C(16), _C(17)], "here")
+    with pytest.raises(MemGenError, match="at most 16 rows x 64 bytes"):
+        AMX_TILE1.alloc("t", "uint8_t", [_C(17), _C(64)], "here")
+    with pytest.raises(MemGenError, match="constant shape"):
+        AMX_TILE1.alloc("t", "uint8_t", [_C(16)], "here")
+    assert "tmm1" in AMX_TILE1.alloc("t", "int8_t", [_C(16), _C(16), _C(4)],
+                                     "here")
+
+
+def _C(v):
+    from exo_hl.core_ir.memory import CExpr
+    return CExpr.constant(v)
+
+
+def test_factories_refuse_bad_tiles():
+    with pytest.raises(ValueError):
+        amx.tdpbusd(0, 0, 1)
+    with pytest.raises(ValueError):
+        amx.tile_load(0, 'i32', (16, 17))
+    with pytest.raises(ValueError):
+        amx.tile_load(0, 'f64', (16, 8))
+    with pytest.raises(ValueError, match="0..7"):
+        amx.tile_store(8, 'i32', (16, 16))
+    # a list is a shape too, and the same instruction is made once
+    assert amx.tile_load(0, 'i32', [16, 16]) is amx.tile_load(0, 'i32',
+                                                               (16, 16))
+    assert amx.AMX_TILE[3] is amx.AMX_TILE3
+
+
+# ---------------------------------------------------------------------------
+# the GEMM apps (int8 and bf16)
+
+@pytest.fixture(scope="module")
+def kernels():
+    from apps.gemm_amx.schedule import gemm_bf16, gemm_u8s8, schedule
+    return {"int8": schedule(gemm_u8s8), "bf16": schedule(gemm_bf16)}
+
+
+@pytest.mark.parametrize("kind", ["int8", "bf16"])
+def test_gemm_one_ldtilecfg_per_call(kernels, kind):
+    """configwrite_at put the configuration before the first tile load,
+    inside three loops; the hoisting proofs moved it out of all of them:
+    it is the one ldtilecfg, a top-level statement, issued once per call
+    (and once in the C function, before any loop)."""
+    k = kernels[kind]
+    calls = k.find('ldtilecfg(_)', many=True)
+    assert len(calls) == 1
+    with pytest.raises(InvalidCursorError, match="top-level"):
+        calls[0].parent()
+    c = k.c_code_str()
+    body = c[c.rindex(f"{k.name()}({k.name()}_Context"):]
+    assert body.count("exo_hl_amx_ldtilecfg(") == 1
+    assert body.index("exo_hl_amx_ldtilecfg(") < body.index("_tile_loadd")
+
+
+def _bf16_gemm_ref(a, b, C):
+    """The bf16 algorithm's order in numpy: per 32-deep step, even and odd
+    elements of the pairs in two f32 sums, then C += even + odd."""
+    ref = C.copy()
+    K = a.shape[1]
+    for kt in range(K // 32):
+        ev = np.zeros(C.shape, np.float32)
+        od = np.zeros(C.shape, np.float32)
+        for kp in range(16):
+            k0 = 32 * kt + 2 * kp
+            ev = ev + np.outer(a[:, k0], b[k0, :]).astype(np.float32)
+            od = od + np.outer(a[:, k0 + 1], b[k0 + 1, :]).astype(np.float32)
+        ref = ref + (ev + od)
+    return ref
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", ["int8", "bf16"])
+def test_gemm_bit_exact(kernels, kind, mode, monkeypatch):
+    f = _compile(kernels[kind], mode, monkeypatch)
+    rng = np.random.default_rng(7)
+    M, N, K = 64, 256, 128
+    if kind == "int8":
+        A = rng.integers(0, 256, (M, K), dtype=np.uint8)
+        B = rng.integers(-128, 128, (K, N), dtype=np.int8)
+        C = rng.integers(-2**31, 2**31, (M, N),
+                         dtype=np.int64).astype(np.int32)
+        ref = ((C.astype(np.int64) + A.astype(np.int64) @ B.astype(np.int64)
+                + 2**31) % 2**32 - 2**31).astype(np.int32)
+    else:
+        A = _bf16_bits(rng.standard_normal((M, K)))
+        B = _bf16_bits(rng.standard_normal((K, N)))
+        C = rng.standard_normal((M, N)).astype(np.float32)
+        ref = _bf16_gemm_ref(_bf16_vals(A), _bf16_vals(B), C)
+    got = C.copy()
+    f(M, N, K, A, B, got)
+    assert np.array_equal(got, ref)
+
+
+def _bf16_vals(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+# ---------------------------------------------------------------------------
+# tdpbf16ps: bf16 pairs into f32, in the hardware's order
+
+ld_fc = amx.tile_load(0, 'f32', (16, 16))
+st_fc = amx.tile_store(0, 'f32', (16, 16))
+ld_ha = amx.tile_load(4, 'bf16', (16, 32))
+ld_hb = amx.tile_load(6, 'bf16', (16, 16, 2))
+dp_bf = amx.tdpbf16ps(0, 4, 6)
+
+
+@proc
+def dpbf16_full(A: bf16[16, 32] @ DRAM, B: bf16[16, 16, 2] @ DRAM,
+                C: f32[16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    c: f32[16, 16] @ AMX_TILE0
+    ld_fc(c, C)
+    a: bf16[16, 32] @ AMX_TILE4
+    ld_ha(a, A)
+    b: bf16[16, 16, 2] @ AMX_TILE6
+    ld_hb(b, B)
+    dp_bf(c, a, b)
+    st_fc(C, c)
+
+
+def _bf16_bits(x):
+    """f32 values that are bf16 already -> their bf16 bits."""
+    return (np.asarray(x, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+#: bf16 values whose pairwise products are normal, zero, inf or NaN (the
+#: hardware flushes denormals to zero, the body does not: docs/hw_amx.md)
+BF16_EDGES = np.array([0.0, -0.0, 1.0, -1.0, 2.0, 0.5, 3.0, -1.5, 1e30,
+                       -1e30, 2.0 ** 24, -(2.0 ** 24), np.inf, -np.inf,
+                       np.nan, 1e-10, 7.0], np.float32)
+F32_ACC_EDGES = np.array([0.0, -0.0, 1.0, 16777216.0, -16777216.0, 3.4e38,
+                          -3.4e38, np.inf, 0.1, -2.5], np.float32)
+
+
+#: the interpreted body's outputs per case, shared by the modes
+_BF16_BODY = {}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tdpbf16ps_edge_values(mode, monkeypatch):
+    """Zeros of both signs, inf, NaN, overflowing and cancelling sums
+    (2**24 + 1 - 2**24 tells the summation orders apart): compiled ==
+    interpreted body, bit for bit (NaNs equal to NaNs); and random normal
+    values (every order differs from the body's somewhere on these)."""
+    f = _compile(dpbf16_full, mode, monkeypatch)
+    rng = np.random.default_rng(3)
+    cases = []
+    for seed in range(2):
+        r = np.random.default_rng(seed)
+        cases.append((r.choice(BF16_EDGES, (16, 32)),
+                      r.choice(BF16_EDGES, (16, 16, 2)),
+                      r.choice(F32_ACC_EDGES, (16, 16))))
+    scale = rng.choice(np.float32([1, 1e3, 1e-3]), (16, 32))
+    cases.append((rng.standard_normal((16, 32)).astype(np.float32) * scale,
+                  rng.standard_normal((16, 16, 2)).astype(np.float32),
+                  rng.standard_normal((16, 16)).astype(np.float32)))
+    for i, (A, B, C) in enumerate(cases):
+        A, B = _bf16_bits(A), _bf16_bits(B)
+        got = C.astype(np.float32)
+        f(A, B, got)
+        if i not in _BF16_BODY:   # the body once per case (slow)
+            body = C.astype(np.float32)
+            dpbf16_full.interpret(A, B, body)
+            _BF16_BODY[i] = body
+        body = _BF16_BODY[i]
+        same = (got.view(np.uint32) == body.view(np.uint32)) | (
+            np.isnan(got) & np.isnan(body))
+        assert same.all(), np.argwhere(~same)[:4]
+
+
+def test_emulation_layer_edit_changes_build_key(tmp_path, monkeypatch):
+    """The build cache hashes the generated C and the flags, not the
+    emulation layer's headers: their digest is in the flags, so an edited
+    layer is never served from a build of the old one."""
+    from exo_hl.codegen_c import host_cpu
+    layer = tmp_path / "layer"
+    layer.mkdir()
+    for name in os.listdir(host_cpu._EMULATION_DIR):
+        src = os.path.join(host_cpu._EMULATION_DIR, name)
+        if os.path.isfile(src):
+            shutil.copy(src, layer / name)
+    monkeypatch.setattr(host_cpu, "_EMULATION_DIR", str(layer))
+    before = host_cpu.emulation_flags({"amx-tile"})
+    with open(layer / "exo_hl_amx_emulation.h", "a") as f:
+        f.write("/* edited */\n")
+    after = host_cpu.emulation_flags({"amx-tile"})
+    assert before != after
+
+
+def test_dispatch_prefers_amx_then_avx512():
+    from apps.gemm_amx.dispatch import choose
+    amx8 = {"amx-tile", "amx-int8", "amx-bf16", "avx512f", "avx512vnni",
+            "avx512bf16"}
+    assert choose("u8s8", amx8)[0] == "amx-int8"
+    assert choose("bf16", amx8)[0] == "amx-bf16"
+    assert choose("u8s8", {"avx512f", "avx512vnni"})[0] == "avx512-vnni"
+    assert choose("bf16", {"amx-tile", "amx-int8", "avx512f",
+                           "avx512bf16"})[0] == "avx512-bf16"
+    with pytest.raises(RuntimeError, match="no bf16 GEMM kernel"):
+        choose("bf16", {"avx2", "fma"})
+
+
+# the IR does not model that a configuration change zeroes the tiles; the
+# emulation catches a schedule that relies on a tile across one
+
+@proc
+def tile_across_config_change(C: i32[16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    c: i32[16, 16] @ AMX_TILE0
+    ld_c(c, C)
+    ldtilecfg(8, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    st_c(C, c)
+
+
+def test_emulation_aborts_on_tile_read_after_config_change(tmp_path,
+                                                           monkeypatch):
+    """The schedule is accepted (every precondition holds where it is
+    checked), but the tile was zeroed by the second ldtilecfg: the
+    emulation stops with a message instead of computing zeros."""
+    import subprocess
+    import sys
+    monkeypatch.setenv("EXO_HL_HOST_CPU", "avx2,fma")
+    f = tile_across_config_change.compile(emulate=True)
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import ctypes, sys\n"
+        "lib = ctypes.CDLL(sys.argv[1])\n"
+        "ctx = (ctypes.c_char * 4096)()\n"
+        "buf = (ctypes.c_int32 * 256)()\n"
+        "lib.tile_across_config_change(ctx, buf)\n")
+    r = subprocess.run([sys.executable, str(script), f.library_path],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    assert "ldtilecfg zeroed it" in r.stderr
+
+
+def test_refused_tile_permission_is_a_clear_error(monkeypatch):
+    """When Linux refuses the AMX tile state, a native AMX callable raises
+    before running any C (the request itself is made once per process)."""
+    from exo_hl.codegen_c import host_cpu
+    assert host_cpu._amx_permission() == "" or not NATIVE
+    monkeypatch.setattr(host_cpu, "_amx_permission",
+                        lambda: "the Linux kernel refused the AMX tile state")
+    with pytest.raises(RuntimeError, match="refused the AMX tile state"):
+        host_cpu.check_host("k", {"amx-tile", "amx-int8"}, frozenset())
+    # emulated: no request, no error
+    host_cpu.check_host("k", {"amx-tile"}, frozenset(), {"amx-tile"})
