@@ -23,6 +23,10 @@ region, which the host copies back into the arrays that were written.
 CPU features: each target provides a set (``TARGETS``); a procedure that
 needs a feature its target lacks (an AVX2 kernel for aarch64, an fp16 one
 for plain ``aarch64``) is refused at ``compile()`` with the target to use.
+
+Why one module of this size: the wire format is written twice, by the
+host side in Python and by the generated ``main`` in C; keeping both in
+one module keeps them in step.
 """
 from __future__ import annotations
 

@@ -35,6 +35,10 @@ The Linux kernel gives a process the AMX tile state only on request
 callables make it before the first call (a ``RuntimeError`` when refused),
 and the generated C makes it once itself (``abort()`` with a message when
 refused) for C programs that call it directly.
+
+Why one module of this size: it is the whole library a user imports, as
+``avx512/lib.py`` is; the memories, the config, the C helper code and the
+instruction makers share the tile-shape rules and the per-tile cache.
 """
 from __future__ import annotations
 
