@@ -14,9 +14,12 @@ may write or reduce (``written_buffers``, through its callees too), and
 reads every location of each other tensor/window parameter. Its effect,
 substituted at a call, over-approximates the call's: every access ``f``
 makes through a parameter lies inside that parameter's declared extents
-(``f`` passed the bounds check: every procedure does before it can be
-called), and the caller's argument has those extents (the caller's shape
-obligation, proven by the same check). A write covers a reduction and a
+(``f`` passed the bounds check: ``@proc``, ``@instr`` and every rewrite
+result do; the bounds check of a call relies on the same invariant, since
+it proves the callee's preconditions and argument shapes, not its body,
+at each call), and the caller's argument has those extents (the caller's
+shape obligation, proven by the same check; a race verdict is used only
+for a procedure that passes it). A write covers a reduction and a
 read for every check of Commutes / race freedom (``Wr ∩ All = ∅`` is
 the strongest of their conditions), so a check proven with footprints
 holds for the calls themselves. Callees that read or write configuration
