@@ -9,8 +9,10 @@ Then the whole SGEMM schedule of ``apps/sgemm/schedule.py`` (about 360
 checked rewrites), for each instruction set, cold: the CPU time of this
 process (``time.process_time``, what matters on a machine shared with
 other jobs) and the wall-clock time, the minimum over ``--sgemm-reps``
-runs, and the SMT solver calls. ``--profile FILE`` writes the top of a
-cProfile (CPU time) of one AVX-512 schedule to FILE.
+runs, and the SMT solver calls; then the conv schedule of
+``apps/conv/schedule.py`` and the blocked SGEMM with ``par='cols'`` the
+same way. ``--profile FILE`` writes the top of a cProfile (CPU time) of
+one AVX-512 SGEMM schedule to FILE.
 
 Run: python benchmarks/schedule_bench.py [--reps N] [--sgemm-reps N]
      [--only-sgemm] [--profile FILE]
@@ -212,6 +214,45 @@ def sgemm_schedules(reps):
               f"{st.solver_calls:12d}")
 
 
+def _cold_cpu(build, reps):
+    """(min CPU s, min wall s, solver calls of the last run) of ``build()``
+    run ``reps`` times, each with every cache cleared."""
+    from exo_hl.effects import smt
+    cpu, wall = [], []
+    st = smt.solver().stats
+    for _ in range(reps):
+        clear_caches()
+        st.reset()
+        gc.collect()
+        c0, w0 = time.process_time(), time.perf_counter()
+        build()
+        cpu.append(time.process_time() - c0)
+        wall.append(time.perf_counter() - w0)
+    return min(cpu), min(wall), st.solver_calls
+
+
+def other_schedules(reps):
+    """The conv schedule (apps/conv/schedule.py) per instruction set, and
+    the blocked SGEMM whose column blocks are ``par`` (``par='cols'``: the
+    scheduled kernel replaces the algorithm inside the par loop by
+    ``call_eqv``), cold, min of ``reps``."""
+    import dataclasses
+    from apps.conv.schedule import ISAS as CONV_ISAS
+    from apps.conv.schedule import schedule as conv_schedule
+    from apps.sgemm.schedule import ISAS, schedule
+    print(f"other schedules, cold, min of {reps}:")
+    print(f"  {'schedule':28s} {'cpu s':>7s} {'wall s':>7s} "
+          f"{'solver calls':>12s}")
+    for isa in CONV_ISAS.values():
+        c, w, n = _cold_cpu(lambda: conv_schedule(isa), reps)
+        print(f"  {'conv ' + isa.name:28s} {c:7.2f} {w:7.2f} {n:12d}")
+    for isa in ISAS.values():
+        cols = dataclasses.replace(isa, nc=4 * isa.nr, par="cols")
+        c, w, n = _cold_cpu(lambda: schedule(cols), reps)
+        name = f"sgemm {isa.name} NC={cols.nc} par=cols"
+        print(f"  {name:28s} {c:7.2f} {w:7.2f} {n:12d}")
+
+
 def profile_sgemm(path, top=60):
     """A cProfile (CPU time) of one cold AVX-512 SGEMM schedule: the
     functions by cumulative, then by own time, written to ``path``."""
@@ -250,6 +291,7 @@ def main(argv=None):
         print(line)
     if args.only_sgemm:
         sgemm_schedules(args.sgemm_reps)
+        other_schedules(args.sgemm_reps)
         if args.profile:
             profile_sgemm(args.profile)
         return
@@ -309,6 +351,7 @@ def main(argv=None):
 
     print()
     sgemm_schedules(args.sgemm_reps)
+    other_schedules(args.sgemm_reps)
     if args.profile:
         profile_sgemm(args.profile)
 

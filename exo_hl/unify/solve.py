@@ -140,7 +140,86 @@ def _rows(eqs, uidx, bidx, basis):
 def _solve_rows(rows, nu, nb, positive, optimize):
     """The z3 query of ``solve`` on numbered unknowns and basis columns:
     ``((const, ((j, coeff), ...)), ...)`` per unknown; or the index of the
-    row an unsat core names; or a message why there is no solution."""
+    row an unsat core names; or a message why there is no solution.
+
+    A system whose solution is unique is solved exactly first
+    (``_unique_solution``): then every answer of the z3 query below (the
+    feasibility check, and the optimum among the solutions, of which there
+    is one) is that solution, so the answer is the same, without z3.
+    Anything else (several solutions, none, a fractional one) goes to z3,
+    which picks the simplest or names the culprit row."""
+    fast = _unique_solution(rows, nu, nb)
+    if fast is not None:
+        return fast if optimize else ()
+    return _solve_rows_z3(rows, nu, nb, positive, optimize)
+
+
+def _unique_solution(rows, nu, nb):
+    """The integer solution of the rows when it exists and is unique, in
+    ``_solve_rows``' format; None otherwise (no solution, several, or a
+    fractional one: the caller asks z3).
+
+    Every row of column ``j`` constrains the unknowns' coefficients of that
+    column only, and an equation with unknowns gives one row per column,
+    all with the same terms: one matrix ``A`` (equations x unknowns) with a
+    right-hand side per column. When ``A`` has rank ``nu`` the rational
+    solution of each column is unique (Gauss-Jordan elimination in exact
+    fractions); it is the only integer solution when it is integral and
+    satisfies every row."""
+    if nu == 0 or not rows:
+        return None
+    from fractions import Fraction
+    eqs = {}          # terms -> row number in A
+    rhs = {}          # (row number, column) -> -k
+    for j, terms, k in rows:
+        r = eqs.setdefault(terms, len(eqs))
+        if rhs.setdefault((r, j), -k) != -k:
+            return None          # two rows, one column, different constants
+    ncol = nb + 1
+    # augmented matrix: the unknowns' coefficients, then a column per basis
+    # column j (a column missing a row has right-hand side 0 there: every
+    # equation gives a row for every column)
+    mat = []
+    for terms, r in eqs.items():
+        row = [Fraction(0)] * nu
+        for ui, c in terms:
+            row[ui] += c
+        row += [Fraction(rhs.get((r, j), 0)) for j in range(ncol)]
+        mat.append(row)
+    piv_row = 0
+    for col in range(nu):
+        piv = next((i for i in range(piv_row, len(mat)) if mat[i][col]),
+                   None)
+        if piv is None:
+            return None          # rank < nu: several solutions (or none)
+        mat[piv_row], mat[piv] = mat[piv], mat[piv_row]
+        prow = mat[piv_row]
+        inv = 1 / prow[col]
+        prow = [x * inv for x in prow]
+        mat[piv_row] = prow
+        for i in range(len(mat)):
+            if i != piv_row and mat[i][col]:
+                f = mat[i][col]
+                mat[i] = [a - f * b for a, b in zip(mat[i], prow)]
+        piv_row += 1
+    # rows past the pivots are 0 = rhs: the system is consistent iff those
+    # right-hand sides vanish
+    for i in range(piv_row, len(mat)):
+        if any(mat[i][nu:]):
+            return None
+    out = []
+    for u in range(nu):
+        vals = mat[u][nu:]
+        if any(v.denominator != 1 for v in vals):
+            return None
+        cs = [int(v) for v in vals]
+        out.append((cs[-1], tuple((j, cs[j]) for j in range(nb) if cs[j])))
+    return tuple(out)
+
+
+def _solve_rows_z3(rows, nu, nb, positive, optimize):
+    """``_solve_rows`` by z3: feasibility (with an unsat core), then the
+    simplest solution."""
     # a fresh context per query: z3 keeps learned state in a context, and
     # the answer must depend on the query alone (determinism)
     zc = z3.Context()
