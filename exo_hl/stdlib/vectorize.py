@@ -481,6 +481,32 @@ def _select(p, instrs, staged, roots):
         if any(mentions(body, name) for name in staged):
             raise SchedulingError(
                 f"vectorize: no instruction of the library matches the loop "
-                f"'for {lp.name()}': {body}")
+                f"'for {lp.name()}': {body}{nearest(p, lp, instrs)}")
     return p
+
+
+def nearest(p, block, instrs):
+    """`` The nearest is 'ins': <why it failed, what to do>`` for the
+    instruction of ``instrs`` whose ``replace`` of ``block`` got furthest
+    (the body matched but an operand sits in the wrong memory beats a
+    statement of another kind), or "" when none was tried."""
+    best = None
+    for ins in instrs:
+        try:
+            p.replace(block, ins)
+        except SchedulingError as e:
+            rank = getattr(e, "replace_progress", -1)
+            if best is None or rank > best[0]:
+                best = (rank, ins, e)
+            continue
+        return ""           # it matches: nothing to explain
+    if best is None:
+        return ""
+    _, ins, e = best
+    why = getattr(e, "replace_reason", None) or str(e).splitlines()[0]
+    if why.startswith(f"'{ins.name()}' "):
+        why = "it " + why[len(ins.name()) + 3:]
+    return (f". The nearest instruction is '{ins.name()}'; {why}\n  If no "
+            "instruction of the library computes this loop, add one "
+            "(docs/hardware.md) or leave the loop scalar")
 
