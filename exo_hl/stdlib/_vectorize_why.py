@@ -1,0 +1,78 @@
+"""Why ``vectorize`` failed, in the user's terms: the kind of body it met
+(a reduction, a stencil) and what to do, or the library instruction that
+came nearest to a loop no instruction matches and why it failed.
+
+Public API only (``Procedure.replace`` and cursors), like the rest of the
+stdlib.
+"""
+from __future__ import annotations
+
+from exo_hl import SchedulingError
+
+from ._util import data_leaves, mentions, text
+
+
+def diagnose(p, inner_loop, inner, err):
+    """``err`` restated with the kind of body ``vectorize`` met and what
+    to do about it."""
+    body = list(inner_loop.body())
+    if len(body) == 1 and body[0].is_if():
+        body = list(body[0].body())
+    for b in body:
+        if b.is_write() and not any(mentions(text(i), inner)
+                                    for i in b.idx()):
+            return SchedulingError(
+                f"vectorize: the body of loop {inner!r} is a reduction "
+                f"('{text(b)}' accumulates into a location that does not "
+                f"vary with {inner!r}); vectorize keeps the order of a sum, "
+                f"so it cannot split it into lanes. Use "
+                f"vectorize_reduction(p, {inner[:-1]!r}, ...), which keeps "
+                f"one partial sum per lane in a register and adds the "
+                f"lanes at the end, or do that yourself (the library's "
+                f"horizontal sums: mm256_reduce_add_ps, "
+                f"mm512_reduce_add_ps). ({err})")
+    reads = {}
+    for b in body:
+        if b.is_write():
+            for leaf in data_leaves(b.rhs(), []):
+                if type(leaf.node()).__name__ == "Read" and any(
+                        mentions(text(i), inner) for i in leaf.args()):
+                    reads.setdefault(leaf.name(), set()).add(text(leaf))
+    for name, accs in reads.items():
+        if len(accs) > 1:
+            return SchedulingError(
+                f"vectorize: the body of loop {inner!r} is a stencil "
+                f"({name} is read at {len(accs)} offsets: "
+                f"{', '.join(sorted(accs))}). vectorize loaded each offset "
+                f"into a register of its own and bound each operation to "
+                f"one, but the library has no instruction for the loop "
+                f"below: use a library that has one (its reference page "
+                f"lists them), or write that instruction. ({err})")
+    return err
+
+
+def nearest(p, block, instrs):
+    """`` The nearest is 'ins': <why it failed, what to do>`` for the
+    instruction of ``instrs`` whose ``replace`` of ``block`` got furthest
+    (the body matched but an operand sits in the wrong memory beats a
+    statement of another kind), or "" when none was tried."""
+    best = None
+    for ins in instrs:
+        try:
+            p.replace(block, ins)
+        except SchedulingError as e:
+            rank = getattr(e, "replace_progress", -1)
+            if best is None or rank > best[0]:
+                best = (rank, ins, e)
+            continue
+        return ""           # it matches: nothing to explain
+    if best is None:
+        return ""
+    _, ins, e = best
+    why = getattr(e, "replace_reason", None) or str(e).splitlines()[0]
+    if why.startswith(f"'{ins.name()}' "):
+        why = "it " + why[len(ins.name()) + 3:]
+    return (f". The nearest instruction is '{ins.name()}'; {why}\n  If no "
+            "instruction of the library computes this loop, add one "
+            "(docs/hardware.md) or leave the loop scalar")
+
