@@ -76,3 +76,53 @@ def nearest(p, block, instrs):
             "instruction of the library computes this loop, add one "
             "(docs/hardware.md) or leave the loop scalar")
 
+
+
+def body_kind(loop, i):
+    """What in the body of ``loop`` (over ``i``; a cursor) goes beyond
+    lane-wise work on operands that all vary with ``i``, as
+    ``(kind, detail)``, or None: a reduction, a stencil, a literal, a
+    loop-invariant operand (the kinds the masked tail does not handle)."""
+    body = list(loop.body())
+    reads = {}
+    for b in body:
+        if not b.is_write():
+            return None
+        if not any(mentions(text(x), i) for x in b.idx()):
+            return ("a reduction", f"'{text(b)}' accumulates into a location "
+                    f"that does not vary with {i!r}")
+        for leaf in data_leaves(b.rhs(), []):
+            if type(leaf.node()).__name__ == "Const":
+                return ("a literal constant",
+                        f"{text(leaf)} in '{text(b)}' is the same in every "
+                        "lane")
+            if not any(mentions(text(x), i) for x in leaf.args()):
+                return ("a loop-invariant operand",
+                        f"{text(leaf)} in '{text(b)}' does not vary with "
+                        f"{i!r}")
+            reads.setdefault(leaf.name(), set()).add(text(leaf))
+    for name, accs in reads.items():
+        if len(accs) > 1:
+            return ("a stencil", f"{name} is read at {len(accs)} offsets: "
+                    f"{', '.join(sorted(accs))}")
+    return None
+
+
+def masked_refusal(kind, i, width):
+    """The refusal of ``tail='mask'`` for a body of ``kind`` (from
+    ``body_kind``): which kind, and what to do instead."""
+    what, detail = kind
+    if what == "a reduction":
+        todo = (f"use vectorize_reduction(p, {i!r}, {width}, ...) (its "
+                f"trip count must be a multiple of {width}: assert it, or "
+                f"cut_loop the loop at a multiple of {width} first and "
+                "leave the rest scalar)")
+    else:
+        todo = (f"use tail='cut' (the vector loop handles {what}; the last "
+                f"iterations, fewer than {width}, stay a scalar loop), or "
+                f"tail='perfect' with a precondition that the trip count "
+                f"is a multiple of {width}")
+    return (f"vectorize(tail='mask'): the body of loop {i!r} is {what} "
+            f"({detail}); the masked last block handles only lane-wise "
+            f"bodies whose operands all vary with {i!r} (each staged into "
+            f"a register past the end of its buffer). Instead, {todo}")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from exo_hl import Procedure, SchedulingError
 
-from ._vectorize_why import diagnose as _diagnose, nearest
+from ._vectorize_why import body_kind, masked_refusal, nearest
+from ._vectorize_why import diagnose as _diagnose
 from ._util import data_leaves as _data_leaves
 from ._util import (at_path, fresh_name, loop_cursor, mentions,
                     sibling_path, subst_var, text)
@@ -191,6 +192,11 @@ def vectorize(p, loop, width, memory, instrs, tail="perfect"):
     specifications test ``i < m`` match: a masked load
     (``mm256_maskload_ps``), the ``mm256_prefix_*`` arithmetic and store
     (AVX2; ``mm512_maskz_loadu_ps`` and ``mm512_prefix_*`` for AVX-512).
+    The masked block handles lane-wise bodies only: for a literal, a
+    loop-invariant operand, a stencil or a reduction ``tail='mask'``
+    refuses, naming the kind and what to use (``tail='cut'``,
+    ``vectorize_reduction``); with the trip count proven a multiple of
+    ``width`` it is ``tail='perfect'``.
 
     The inner body must be plain assignments whose vector accesses vary
     with the loop in their last index only, and every staged loop must
@@ -250,13 +256,23 @@ def vectorize(p, loop, width, memory, instrs, tail="perfect"):
         raise _diagnose(p, at_path(p, where).body()[0], inner, first)
     lo, hi = text(c.lo()), text(c.hi())
     trips = hi if lo == "0" else f"({hi}) - ({lo})"
-    p = p.split(c, width, o, inner, tail="guard")
+    p0, p = p, p.split(c, width, o, inner, tail="guard")
     if not at_path(p, where).body()[0].body()[0].is_if():
         # split proved the trip count a multiple of the width (a literal or
         # the preconditions): no partial block, nothing to mask
-        p, staged, _ = _stage(p, at_path(p, where).body()[0], inner, width,
-                              memory, "_vec")
-        return _select(p, instrs, staged, [where])
+        return vectorize(p0, c, width, memory, instrs, tail="perfect")
+    try:
+        return _masked(p, where, inner, width, memory, instrs, trips)
+    except SchedulingError as e:
+        kind = body_kind(c, i)
+        if kind is None:
+            raise
+        raise SchedulingError(masked_refusal(kind, i, width)) from e
+
+
+def _masked(p, where, inner, width, memory, instrs, trips):
+    """``vectorize(tail='mask')`` after the guarded split: whole blocks
+    on plain instructions, the partial last block on masked ones."""
     p = p.cut_loop(at_path(p, where), f"({trips}) / {width}")
     nxt = sibling_path(where, 1)
     p = p.eliminate_dead_code(_guard_of(at_path(p, where).body()[0]))
