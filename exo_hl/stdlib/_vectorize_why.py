@@ -77,12 +77,12 @@ def nearest(p, block, instrs):
             "(docs/hardware.md) or leave the loop scalar")
 
 
-
 def body_kind(loop, i):
     """What in the body of ``loop`` (over ``i``; a cursor) goes beyond
     lane-wise work on operands that all vary with ``i``, as
     ``(kind, detail)``, or None: a reduction, a stencil, a literal, a
-    loop-invariant operand (the kinds the masked tail does not handle)."""
+    loop-invariant scalar (the kinds the masked tail does not handle; an
+    invariant element ``a[k]`` is, by the masked broadcast-FMA)."""
     body = list(loop.body())
     reads = {}
     for b in body:
@@ -96,11 +96,12 @@ def body_kind(loop, i):
                 return ("a literal constant",
                         f"{text(leaf)} in '{text(b)}' is the same in every "
                         "lane")
-            if not any(mentions(text(x), i) for x in leaf.args()):
+            if not leaf.args():    # (an element a[k] is a broadcast load)
                 return ("a loop-invariant operand",
                         f"{text(leaf)} in '{text(b)}' does not vary with "
                         f"{i!r}")
-            reads.setdefault(leaf.name(), set()).add(text(leaf))
+            if any(mentions(text(x), i) for x in leaf.args()):
+                reads.setdefault(leaf.name(), set()).add(text(leaf))
     for name, accs in reads.items():
         if len(accs) > 1:
             return ("a stencil", f"{name} is read at {len(accs)} offsets: "
