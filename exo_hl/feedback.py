@@ -24,7 +24,8 @@ Errors that point at the user's code
     before the exception reaches the user). When such an error is not
     caught, the ``sys.excepthook`` installed at import (chained to the one
     it finds) drops exo_hl's frames before the traceback is printed, so a
-    script's traceback shows only the user's lines.
+    script's traceback shows only the user's lines; IPython (which never
+    hides the last frame) asks the error itself (``_render_traceback_``).
 
 Progress
     Every user-level call through the facade is logged on the ``exo_hl``
@@ -42,32 +43,13 @@ import os
 import sys
 import time
 
-from .errors import ExoError, ExoSyntaxError
+from .errors import (PKG_DIR, ExoError, ExoSyntaxError,  # noqa: F401
+                     debug_tracebacks, is_internal_file, user_frames)
 from .logdepth import call_depth, set_call_depth
-
-#: the package directory: frames whose file is under it are exo_hl's own
-PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 log = logging.getLogger("exo_hl")
 
 _USER_ERRORS = (ExoError, ExoSyntaxError)
-
-
-def debug_tracebacks() -> bool:
-    """True when ``EXO_HL_DEBUG`` asks for exo_hl's own frames."""
-    return os.environ.get("EXO_HL_DEBUG", "").strip().lower() not in (
-        "", "0", "no", "false", "off")
-
-
-def is_internal_file(filename: str) -> bool:
-    """A file of the exo_hl package (its shipped hardware libraries count
-    as the user's: they are written as user code)."""
-    if not filename or filename.startswith("<"):
-        return False
-    path = os.path.abspath(filename)
-    if not path.startswith(PKG_DIR + os.sep):
-        return False
-    return not path.startswith(os.path.join(PKG_DIR, "hw_libs") + os.sep)
 
 
 def user_call_site(frame):
@@ -92,21 +74,6 @@ def for_user(err: BaseException) -> BaseException:
     err.__suppress_context__ = True
     err._exo_hl_for_user = True     # the excepthook hides the re-raise frame
     return err.with_traceback(None)
-
-
-def user_frames(tb):
-    """The traceback ``tb`` without exo_hl's own frames (relinked in place;
-    None if none is left)."""
-    keep = []
-    while tb is not None:
-        if not is_internal_file(tb.tb_frame.f_code.co_filename):
-            keep.append(tb)
-        tb = tb.tb_next
-    for a, b in zip(keep, keep[1:]):
-        a.tb_next = b
-    if keep:
-        keep[-1].tb_next = None
-    return keep[0] if keep else None
 
 
 def _chain(err):
