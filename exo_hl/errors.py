@@ -3,9 +3,14 @@
 Every message names the procedure, the offending statement and, where it
 comes from user source, the file and line (or the notebook cell: ``where``).
 ``located`` builds such text.
+
+Which traceback frames are exo_hl's own, and dropping them, live here too
+(``user_frames``): an ``ExoError`` renders its own traceback in IPython,
+and this module imports nothing of exo_hl.
 """
 from __future__ import annotations
 
+import os
 import sys
 from typing import Optional
 
@@ -47,6 +52,11 @@ class ExoError(Exception):
     ... except ExoError as e:
     ...     print(str(e).splitlines()[0])
     """
+
+    def _render_traceback_(self):
+        """IPython's hook: the traceback a notebook shows, without
+        exo_hl's frames (``exo_hl.feedback``)."""
+        return ipython_traceback(self)
 
 
 class SchedulingError(ExoError):
@@ -149,3 +159,54 @@ def located(msg: str, srcinfo=None, proc_name: str | None = None,
         if c:
             text += "\n" + c
     return text
+
+
+# ---------------------------------------------------------------------------
+# exo_hl's own frames (exo_hl.feedback hides them from the user)
+
+#: the package directory: frames whose file is under it are exo_hl's own
+PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def debug_tracebacks() -> bool:
+    """True when ``EXO_HL_DEBUG`` asks for exo_hl's own frames."""
+    return os.environ.get("EXO_HL_DEBUG", "").strip().lower() not in (
+        "", "0", "no", "false", "off")
+
+
+def is_internal_file(filename: str) -> bool:
+    """A file of the exo_hl package (its shipped hardware libraries count
+    as the user's: they are written as user code)."""
+    if not filename or filename.startswith("<"):
+        return False
+    path = os.path.abspath(filename)
+    if not path.startswith(PKG_DIR + os.sep):
+        return False
+    return not path.startswith(os.path.join(PKG_DIR, "hw_libs") + os.sep)
+
+
+def user_frames(tb):
+    """The traceback ``tb`` without exo_hl's own frames (relinked in place;
+    None if none is left)."""
+    keep = []
+    while tb is not None:
+        if not is_internal_file(tb.tb_frame.f_code.co_filename):
+            keep.append(tb)
+        tb = tb.tb_next
+    for a, b in zip(keep, keep[1:]):
+        a.tb_next = b
+    if keep:
+        keep[-1].tb_next = None
+    return keep[0] if keep else None
+
+
+def ipython_traceback(err):
+    """IPython's structured traceback of ``err`` without exo_hl's frames
+    when it was raised for the user (``ExoError._render_traceback_``).
+    IPython hides ``__tracebackhide__`` frames except the last one, which
+    is the facade's re-raise: without this, a notebook showed it."""
+    shell = sys.modules["IPython"].get_ipython()
+    tb = err.__traceback__
+    if getattr(err, "_exo_hl_for_user", False) and not debug_tracebacks():
+        tb = user_frames(tb)
+    return shell.InteractiveTB.structured_traceback(type(err), err, tb)

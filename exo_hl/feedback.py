@@ -14,7 +14,18 @@ Errors that point at the user's code
     temporary file IPython compiled it into.
     ``EXO_HL_DEBUG=1`` keeps the full traceback, for debugging exo_hl itself.
     The facade frame also sets ``__tracebackhide__``, so IPython (notebooks)
-    and pytest show only the user's frames.
+    and pytest show only the user's frames. The functions of
+    ``exo_hl.stdlib`` are wrapped the same way (``user_function``): a
+    refused step inside ``vectorize`` reaches the user at the call of
+    ``vectorize``, not through every stdlib frame.
+
+    One frame of exo_hl stays in the exception's traceback: the one that
+    re-raises it (Python adds the raising frame; nothing can remove it
+    before the exception reaches the user). When such an error is not
+    caught, the ``sys.excepthook`` installed at import (chained to the one
+    it finds) drops exo_hl's frames before the traceback is printed, so a
+    script's traceback shows only the user's lines; IPython (which never
+    hides the last frame) asks the error itself (``_render_traceback_``).
 
 Progress
     Every user-level call through the facade is logged on the ``exo_hl``
@@ -32,32 +43,13 @@ import os
 import sys
 import time
 
-from .errors import ExoError, ExoSyntaxError
+from .errors import (PKG_DIR, ExoError, ExoSyntaxError,  # noqa: F401
+                     debug_tracebacks, is_internal_file, user_frames)
 from .logdepth import call_depth, set_call_depth
-
-#: the package directory: frames whose file is under it are exo_hl's own
-PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
 log = logging.getLogger("exo_hl")
 
 _USER_ERRORS = (ExoError, ExoSyntaxError)
-
-
-def debug_tracebacks() -> bool:
-    """True when ``EXO_HL_DEBUG`` asks for exo_hl's own frames."""
-    return os.environ.get("EXO_HL_DEBUG", "").strip().lower() not in (
-        "", "0", "no", "false", "off")
-
-
-def is_internal_file(filename: str) -> bool:
-    """A file of the exo_hl package (its shipped hardware libraries count
-    as the user's: they are written as user code)."""
-    if not filename or filename.startswith("<"):
-        return False
-    path = os.path.abspath(filename)
-    if not path.startswith(PKG_DIR + os.sep):
-        return False
-    return not path.startswith(os.path.join(PKG_DIR, "hw_libs") + os.sep)
 
 
 def user_call_site(frame):
@@ -80,7 +72,39 @@ def for_user(err: BaseException) -> BaseException:
     if debug_tracebacks():
         return err
     err.__suppress_context__ = True
+    err._exo_hl_for_user = True     # the excepthook hides the re-raise frame
     return err.with_traceback(None)
+
+
+def _chain(err):
+    """``err`` and the exceptions it was raised from or while handling."""
+    seen = []
+    while err is not None and err not in seen:
+        seen.append(err)
+        err = err.__cause__ or (None if err.__suppress_context__
+                                else err.__context__)
+    return seen
+
+
+def make_excepthook(previous):
+    """A ``sys.excepthook`` that hides exo_hl's frames of the errors it
+    raised for the user (``for_user``), then calls ``previous``."""
+    def exo_hl_excepthook(etype, value, tb):
+        if not debug_tracebacks():
+            for e in _chain(value):
+                if getattr(e, "_exo_hl_for_user", False):
+                    e.__traceback__ = user_frames(e.__traceback__)
+            tb = value.__traceback__
+        previous(etype, value, tb)
+    exo_hl_excepthook._exo_hl = True
+    return exo_hl_excepthook
+
+
+def install_excepthook() -> None:
+    """Chain ``make_excepthook`` before the current ``sys.excepthook``
+    (once)."""
+    if not getattr(sys.excepthook, "_exo_hl", False):
+        sys.excepthook = make_excepthook(sys.excepthook)
 
 
 def _add_note(err: BaseException, note: str) -> None:
@@ -160,6 +184,33 @@ def user_facing(fn, name: str | None = None):
     return facade
 
 
+def user_function(fn):
+    """Wrap a public function of ``exo_hl.stdlib`` like the ``Procedure``
+    facade: a refused step inside it reaches the user at their call of the
+    function, with a note naming that call, without exo_hl's frames."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def stdlib_facade(*args, **kwargs):
+        depth = call_depth()
+        set_call_depth(depth + 1)
+        try:
+            return fn(*args, **kwargs)
+        except _USER_ERRORS as e:
+            __tracebackhide__ = _failed(  # noqa: F841
+                e, name, args[1:], kwargs, depth, sys._getframe(1), None)
+            raise for_user(e)  # exo_hl's frames: set EXO_HL_DEBUG=1
+        finally:
+            set_call_depth(depth)
+
+    code = stdlib_facade.__code__
+    try:
+        stdlib_facade.__code__ = code.replace(co_name=name, co_qualname=name)
+    except TypeError:  # Python 3.10
+        stdlib_facade.__code__ = code.replace(co_name=name)
+    return stdlib_facade
+
+
 def configure_logging(environ=None) -> None:
     """Honour ``EXO_HL_LOG=LEVEL``: a stderr handler on the ``exo_hl``
     logger at that level (once; an unknown level name is ignored)."""
@@ -179,3 +230,4 @@ def configure_logging(environ=None) -> None:
 
 
 configure_logging()
+install_excepthook()

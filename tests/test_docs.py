@@ -59,7 +59,7 @@ def _code_blocks(page: str):
 
 def test_every_page_is_built(site):
     for name in ("index", "api", "internals", "reference", "tutorial",
-                 "hardware", "hw_avx2", "hw_avx512", "using_c", "benchmarks"):
+                 "worked_examples", "hardware", "hw_avx2", "hw_avx512", "using_c", "benchmarks"):
         assert (site / f"{name}.html").is_file(), name
     # the Markdown contract pages are included as they are
     api = _text(_page(site, "api"))
@@ -302,3 +302,33 @@ def test_tutorial_quotes_the_measured_speeds():
         "kernel (Xeon, AVX-512, loaded)")[1])
     naive_row = next(r for r in xeon if r[0] == "naive exo_hl (C)")
     assert naive_row[col].split()[0] == naive
+
+
+def test_worked_examples_page(site):
+    """Issue 34: a reduction and a stencil, naive loop to library speed,
+    worked end to end. The page's code ran in the build (its hidden block
+    asserts that its schedules are apps/worked_examples/kernels.py's), and
+    it shows the measured figures of apps/worked_examples/bench.py."""
+    page = _text(_page(site, "worked_examples"))
+    for text in (
+            # the reduction: vectorize says what it met, then the schedule
+            "is a reduction", "vectorize_reduction(p, 'j', ...)",
+            "mm512_fmadd_ps(acc[0:16], A_vec[0:16], x_vec[0:16])",
+            "y[i] += acc_lanes[ji]",
+            # the stencil: nine loads, a broadcast literal, a scalar rest
+            "mm512_loadu_ps(x_ld_8[0:16], x[i + 2, 16 * jo + 2:16 * jo + 18])",
+            "mm512_set1_scalar_ps(c_bcst[0:16], c)",
+            "for ji in seq(0, w % 16):",
+            # the measured figures, with where and how they were measured
+            "load average", "2 cores", "apps/worked_examples/bench.py"):
+        assert text in page, text
+    assert page.count("True") >= 2          # both checks against numpy
+    raw = _page(site, "worked_examples")
+    table = raw[raw.index("<table"):raw.index("</table>")]
+    cells = [_text(c).strip() for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>",
+                                                  table, re.S)]
+    assert cells[:4] == ["kernel", "naive C", "scheduled", "numpy"], cells
+    assert "gemv" in cells and "blur3x3" in cells, cells
+    assert sum(c.endswith(" ms") for c in cells) == 6, cells
+    index = _page(site, "index")
+    assert 'href="worked_examples.html"' in index

@@ -180,9 +180,85 @@ def test_uncaught_error_in_a_script(tmp_path):
     assert len(err.splitlines()) <= 15, err
     assert 'user.py", line 12, in <module>' in err
     assert "p = p.unroll('io')" in err
-    assert len(_exo_frames(err)) <= 1, err
+    # not even the facade's re-raise (issue 34 item 10): the excepthook
+    # exo_hl chains drops it before Python prints the traceback
+    assert _exo_frames(err) == [], err
+    assert "raise for_user" not in err and "feedback.py" not in err, err
     assert "SchedulingError: " in err and "user.py:7" in err
     assert "raised by the call at" in err and "user.py:12" in err
+
+
+STDLIB_SCRIPT = '''\
+    from __future__ import annotations
+    from exo_hl import f32, proc, seq, size
+    from exo_hl.hw_libs import avx512
+    from exo_hl.stdlib import vectorize
+
+
+    @proc
+    def rows(n: size, x: f32[n, n], y: f32[n]):
+        for i in seq(0, n):
+            for j in seq(0, n):
+                y[i] += x[i, j]
+
+
+    def my_schedule(p):
+        return vectorize(p, 'i', 16, avx512.AVX512, avx512.INSTRS)
+
+
+    my_schedule(rows)
+    '''
+
+DECORATOR_SCRIPT = '''\
+    from __future__ import annotations
+    from exo_hl import f32, proc, seq, size
+
+
+    @proc
+    def shifted(n: size, x: f32[n]):
+        for i in seq(0, n):
+            x[i + 1] = 0.0
+    '''
+
+
+@pytest.mark.parametrize("script, user_lines, error", [
+    (STDLIB_SCRIPT, ["line 18, in <module>", "my_schedule(rows)",
+                     "line 15, in my_schedule",
+                     "return vectorize(p, 'i', 16,"], "SchedulingError"),
+    (DECORATOR_SCRIPT, ["line 5, in <module>", "@proc"], "BoundsError"),
+])
+def test_script_traceback_shows_only_user_frames(tmp_path, script,
+                                                 user_lines, error):
+    """Issue 34 item 10: no `raise for_user(e)` line of feedback.py or
+    decorators.py, and none of the stdlib's frames: the user's lines (their
+    own functions included) and the message."""
+    r = _run(script, {}, tmp_path)
+    assert r.returncode == 1
+    err = r.stderr
+    assert _exo_frames(err) == [], err
+    for word in ("raise for_user", "feedback.py", "decorators.py",
+                 "stdlib", "rewrites"):
+        assert word not in err.split(f"{error}: ")[0], (word, err)
+    for line in user_lines:
+        assert line in err, (line, err)
+    assert f"exo_hl.errors.{error}: " in err
+    frames = [l for l in err.splitlines() if l.strip().startswith("File ")]
+    assert len(frames) == len(user_lines) // 2, err
+
+
+def test_stdlib_error_caught_in_process_has_one_facade_frame():
+    """Caught (no excepthook runs), a stdlib refusal carries the user's
+    frames and one frame of exo_hl (the re-raise, which IPython and pytest
+    hide by __tracebackhide__), not vectorize's internal frames."""
+    from exo_hl.hw_libs import avx512
+    from exo_hl.stdlib import vectorize
+    with pytest.raises(SchedulingError) as ei:
+        vectorize(gemm, 'i', 16, avx512.AVX512, avx512.INSTRS)
+    text = "".join(traceback.format_exception(ei.value))
+    assert len(_exo_frames(text)) == 1, text
+    assert "exo_hl/stdlib" not in text, text
+    call = _line_of("vectorize(gemm, 'i', 16, avx512.AVX512")
+    assert f"raised by the call at {HERE}:{call}" in text, text
 
 
 def test_debug_env_keeps_internal_frames(tmp_path):

@@ -31,14 +31,19 @@ from ..core_ir.typerules import buffer_memories, call_arg_problem
 from ..unify import UnifyError, unify
 from ..provenance import derive
 from . import _common as C
+from . import _replace_hints as H
 
 
 def replace(proc, block, sub_proc):
     b = C.resolve_block(proc, block, "replace")
     first = b.stmts[0]
 
-    def err(msg, st=first):
-        return C.scheduling_error(proc, st, "replace: " + msg)
+    def err(msg, st=first, progress=0):
+        e = C.scheduling_error(proc, st, "replace: " + msg)
+        # for callers that try many instructions (stdlib.vectorize): how
+        # far this one got, and the reason without the location
+        e.replace_progress, e.replace_reason = progress, msg
+        return e
 
     sub_ir = _sub_ir(sub_proc)
     if sub_ir is None:
@@ -60,8 +65,11 @@ def replace(proc, block, sub_proc):
     try:
         u = unify(sub_ir, b.stmts, scope)
     except UnifyError as e:
-        raise err(f"the body of '{sub_ir.name}' does not match the block: "
-                  f"{e}") from None
+        why = e.first
+        hint = H.invariant_hint(sub_ir, b.stmts)
+        raise err(f"'{sub_ir.name}' does not match this code: {why}"
+                  + (f"\n  {hint}" if hint else ""),
+                  progress=e.progress) from None
 
     path0 = b.paths()[0]
     env = S.env_at(pir, path0)
@@ -76,8 +84,10 @@ def replace(proc, block, sub_proc):
             and not T.is_control(a.type) else None
         why = call_arg_problem(fa, a, am)
         if why:
-            raise err(f"the inferred call to '{sub_ir.name}' is ill-typed: "
-                      f"{why}")
+            hint = H.memory_hint(sub_ir, fa, a, am, b.stmts)
+            raise err(f"'{sub_ir.name}' matches this code, but not its "
+                      f"operands: {why}" + (f"\n  {hint}" if hint else ""),
+                      progress=H.UNIFIED)
 
     new_ir = C.replace_block_at(pir, b.parent, b.field, b.lo, b.hi, (call, ))
 
@@ -88,7 +98,7 @@ def replace(proc, block, sub_proc):
             if not EA.prove_at(new_ir, path0, pred):
                 raise err(f"cannot prove the inferred size argument "
                           f"'{fa.name.name}' = {_e(a)} "
-                          "is positive at the call")
+                          "is positive at the call", progress=H.ARGS_FIT)
     # (against the procedure it came from when that one passed the checks:
     # only what the new call can affect is proven again, not the whole
     # procedure, which made selecting the instructions of a big kernel
@@ -98,7 +108,7 @@ def replace(proc, block, sub_proc):
         check_rewritten(retype_window_names(new_ir, parent), parent)
     except (BoundsError, ExoTypeError) as e:  # ExoTypeError: aliasing args
         raise err(f"the inferred call {_e_call(call)} is not valid here: "
-                  f"{_first_line(e)}") from None
+                  f"{_first_line(e)}", progress=H.ARGS_FIT) from None
 
     return derive(proc, new_ir, "replace", forward=C.forward_replace_block(
         b.parent, b.field, b.lo, b.hi, 1))

@@ -12,7 +12,15 @@ from .scalars import bind_const, hoist
 from .reduction import vectorize_reduction
 from .vectorize import replace_all, vectorize
 
+from ..feedback import user_function as _user_function
+
 __all__ = ["tile", "vectorize", "replace_all", "repeat", "unroll_and_jam",
            "parallel_outer", "compute_at", "store_at", "compute_root",
            "inline_producer", "pack", "hoist", "bind_const",
            "vectorize_reduction"]
+
+# a refused step inside a composition reaches the user at their call of it
+# (exo_hl.feedback): rebind each public function to its wrapped form
+for _name in __all__:
+    globals()[_name] = _user_function(globals()[_name])
+del _name

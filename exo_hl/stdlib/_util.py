@@ -145,3 +145,15 @@ def enclosing_loops(c):
             out.append(c)
         elif not c.is_if():
             return out
+
+
+def data_leaves(e, out):
+    """The literals and the reads of ``e`` (an expression cursor), in
+    order, not looking into indices."""
+    kind = type(e.node()).__name__
+    if kind in ("Const", "Read"):
+        out.append(e)
+    elif kind != "WindowExpr":
+        for a in e.args():
+            data_leaves(a, out)
+    return out

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from exo_hl import Procedure, SchedulingError
 
+from ._vectorize_why import body_kind, masked_refusal, nearest
+from ._vectorize_why import diagnose as _diagnose
+from ._util import data_leaves as _data_leaves
 from ._util import (at_path, fresh_name, loop_cursor, mentions,
                     sibling_path, subst_var, text)
 
@@ -189,6 +192,11 @@ def vectorize(p, loop, width, memory, instrs, tail="perfect"):
     specifications test ``i < m`` match: a masked load
     (``mm256_maskload_ps``), the ``mm256_prefix_*`` arithmetic and store
     (AVX2; ``mm512_maskz_loadu_ps`` and ``mm512_prefix_*`` for AVX-512).
+    The masked block handles lane-wise bodies only: for a literal, a
+    loop-invariant operand, a stencil or a reduction ``tail='mask'``
+    refuses, naming the kind and what to use (``tail='cut'``,
+    ``vectorize_reduction``); with the trip count proven a multiple of
+    ``width`` it is ``tail='perfect'``.
 
     The inner body must be plain assignments whose vector accesses vary
     with the loop in their last index only, and every staged loop must
@@ -248,13 +256,23 @@ def vectorize(p, loop, width, memory, instrs, tail="perfect"):
         raise _diagnose(p, at_path(p, where).body()[0], inner, first)
     lo, hi = text(c.lo()), text(c.hi())
     trips = hi if lo == "0" else f"({hi}) - ({lo})"
-    p = p.split(c, width, o, inner, tail="guard")
+    p0, p = p, p.split(c, width, o, inner, tail="guard")
     if not at_path(p, where).body()[0].body()[0].is_if():
         # split proved the trip count a multiple of the width (a literal or
         # the preconditions): no partial block, nothing to mask
-        p, staged, _ = _stage(p, at_path(p, where).body()[0], inner, width,
-                              memory, "_vec")
-        return _select(p, instrs, staged, [where])
+        return vectorize(p0, c, width, memory, instrs, tail="perfect")
+    try:
+        return _masked(p, where, inner, width, memory, instrs, trips)
+    except SchedulingError as e:
+        kind = body_kind(c, i)
+        if kind is None:
+            raise
+        raise SchedulingError(masked_refusal(kind, i, width)) from e
+
+
+def _masked(p, where, inner, width, memory, instrs, trips):
+    """``vectorize(tail='mask')`` after the guarded split: whole blocks
+    on plain instructions, the partial last block on masked ones."""
     p = p.cut_loop(at_path(p, where), f"({trips}) / {width}")
     nxt = sibling_path(where, 1)
     p = p.eliminate_dead_code(_guard_of(at_path(p, where).body()[0]))
@@ -294,18 +312,6 @@ def _mask_bound(part, inner_loop):
                 continue
     raise SchedulingError("vectorize: tail='mask' found no guarded copy "
                           "in the last block (nothing to vectorize)")
-
-
-def _data_leaves(e, out):
-    """The literals and the reads of ``e`` (an expression cursor), in
-    order, not looking into indices."""
-    kind = type(e.node()).__name__
-    if kind in ("Const", "Read"):
-        out.append(e)
-    elif kind != "WindowExpr":
-        for a in e.args():
-            _data_leaves(a, out)
-    return out
 
 
 def _bind_literals(p, where):
@@ -396,45 +402,6 @@ def _operations(e):
     return below or [e]
 
 
-def _diagnose(p, inner_loop, inner, err):
-    """``err`` restated with the kind of body ``vectorize`` met and what
-    to do about it."""
-    body = list(inner_loop.body())
-    if len(body) == 1 and body[0].is_if():
-        body = list(body[0].body())
-    for b in body:
-        if b.is_write() and not any(mentions(text(i), inner)
-                                    for i in b.idx()):
-            return SchedulingError(
-                f"vectorize: the body of loop {inner!r} is a reduction "
-                f"('{text(b)}' accumulates into a location that does not "
-                f"vary with {inner!r}); vectorize keeps the order of a sum, "
-                f"so it cannot split it into lanes. Use "
-                f"vectorize_reduction(p, {inner[:-1]!r}, ...), which keeps "
-                f"one partial sum per lane in a register and adds the "
-                f"lanes at the end, or do that yourself (the library's "
-                f"horizontal sums: mm256_reduce_add_ps, "
-                f"mm512_reduce_add_ps). ({err})")
-    reads = {}
-    for b in body:
-        if b.is_write():
-            for leaf in _data_leaves(b.rhs(), []):
-                if type(leaf.node()).__name__ == "Read" and any(
-                        mentions(text(i), inner) for i in leaf.args()):
-                    reads.setdefault(leaf.name(), set()).add(text(leaf))
-    for name, accs in reads.items():
-        if len(accs) > 1:
-            return SchedulingError(
-                f"vectorize: the body of loop {inner!r} is a stencil "
-                f"({name} is read at {len(accs)} offsets: "
-                f"{', '.join(sorted(accs))}). vectorize loaded each offset "
-                f"into a register of its own and bound each operation to "
-                f"one, but the library has no instruction for the loop "
-                f"below: use a library that has one (its reference page "
-                f"lists them), or write that instruction. ({err})")
-    return err
-
-
 def _stage(p, inner_loop, inner, width, memory, suffix, skip=()):
     """Stage every vector window of the loop ``inner_loop`` (over
     ``inner``) into a buffer in ``memory``; the new names, and the loop in
@@ -481,6 +448,5 @@ def _select(p, instrs, staged, roots):
         if any(mentions(body, name) for name in staged):
             raise SchedulingError(
                 f"vectorize: no instruction of the library matches the loop "
-                f"'for {lp.name()}': {body}")
+                f"'for {lp.name()}': {body}{nearest(p, lp, instrs)}")
     return p
-

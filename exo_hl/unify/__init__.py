@@ -108,7 +108,21 @@ def _affine(c0, coeffs, basis, si):
 
 def unify(sub_ir, block, scope) -> Unified:
     """Unify ``sub_ir``'s body with ``block`` (see module docstring)."""
-    m = Matcher(sub_ir, block, scope).run()
+    m = Matcher(sub_ir, block, scope)
+    try:
+        m.run()
+    except UnifyError as e:
+        e.progress = m.progress
+        raise
+    try:
+        return _solve_all(m, sub_ir)
+    except UnifyError as e:
+        # the structure matched: only index equations or windows failed
+        e.progress = m.progress + 1
+        raise
+
+
+def _solve_all(m, sub_ir) -> Unified:
     bparams = [fa.name for fa in sub_ir.args
                if fa.name in m.bufs and not T.is_real_scalar(fa.type)]
     positive = [("arg", p) for p in m.ctrl if m.params[p].type is IR.Size]
@@ -149,7 +163,20 @@ def unify(sub_ir, block, scope) -> Unified:
         raise UnifyError(fails[0][1])
     lines = [f"with {_choice_str(m, c)}: {why}" for c, why in fails[:4]]
     raise UnifyError("no choice of windows works:\n      "
-                     + "\n      ".join(lines))
+                     + "\n      ".join(lines), _distinct(fails))
+
+
+def _distinct(fails):
+    """The different reasons of the failed window choices, for the user
+    (who did not choose windows): the first, then the others."""
+    whys = []
+    for _, why in fails:
+        if why not in whys:
+            whys.append(why)
+    if len(whys) == 1:
+        return whys[0]
+    return (whys[0] + "; passing the buffers' other dimensions instead: "
+            + "; ".join(whys[1:3]))
 
 
 def _choice_str(m, choice):
@@ -164,7 +191,7 @@ def _choice_str(m, choice):
 
 
 def _why(desc):
-    return desc + " (no argument values make these index expressions equal)"
+    return desc + " (no argument values make these indices equal)"
 
 
 __all__ = ["unify", "Unified", "UnifyError", "MAX_CHOICES"]

@@ -12,8 +12,9 @@ parameters without committing to a choice; ``constraints_for`` turns them
 into equations once a choice is fixed.
 
 Errors are ``UnifyError`` whose message names the part of the body that did
-not match (``statement 2 of sub_proc body: expected a Reduce into 'dst',
-found an Assign into 'res'``).
+not match in the user's terms (``its statement 'dst[i] += src[i]':
+expected an accumulation 'dst[...] += ...', found an assignment
+'res[...] = ...'``); ``UnifyError.progress`` says how far the match got.
 
 Why one module of this size: structural matching has one case per IR
 node kind, all threading the same binding state; the equation solving
@@ -33,7 +34,15 @@ from .solve import Equation, Lin
 
 
 class UnifyError(Exception):
-    """The sub-procedure body does not match the block (message says why)."""
+    """The sub-procedure body does not match the block (message says why).
+    ``first``: the first reason alone (when the message lists several);
+    ``progress``: how far the match got (set by ``unify``), to rank the
+    instructions that failed by nearness."""
+
+    def __init__(self, msg, first=None):
+        super().__init__(msg)
+        self.first = first or msg
+        self.progress = 0
 
 
 # ---------------------------------------------------------------------------
@@ -41,9 +50,9 @@ class UnifyError(Exception):
 
 def describe_stmt(s) -> str:
     if isinstance(s, IR.Assign):
-        return f"an Assign into '{s.name.name}'"
+        return f"an assignment '{s.name.name}[...] = ...'"
     if isinstance(s, IR.Reduce):
-        return f"a Reduce into '{s.name.name}'"
+        return f"an accumulation '{s.name.name}[...] += ...'"
     if isinstance(s, IR.WriteConfig):
         return f"a config write to '{s.config.name()}.{s.field}'" \
             if callable(getattr(s.config, "name", None)) \
@@ -70,6 +79,13 @@ def _e(e) -> str:
         return repr(e)
 
 
+def _acc(sym, idx) -> str:
+    """An access as written: ``y[i, 16 * jo + ji]`` (``y`` for a scalar)."""
+    if not idx:
+        return sym.name
+    return f"{sym.name}[{', '.join(_e(i) for i in idx)}]"
+
+
 def _s(s) -> str:
     try:
         return stmt_to_str(s).strip().splitlines()[0]
@@ -78,24 +94,25 @@ def _s(s) -> str:
 
 
 class Loc:
-    """Where in the sub_proc body we are (for messages)."""
+    """Where in the sub_proc body we are, for messages in the user's terms:
+    the instruction's statement being matched (``its 'dst[i] += src[i]'``),
+    not a path of statement numbers."""
 
     def __init__(self, steps=()):
-        self.steps = steps  # ((index, owner description or None), ...)
+        self.steps = steps  # ((index, owner description, stmt or None), ...)
 
-    def at(self, i, owner=None):
-        return Loc(self.steps + ((i, owner), ))
+    def at(self, i, owner=None, stmt=None):
+        return Loc(self.steps + ((i, owner, stmt), ))
 
     def __str__(self):
         if not self.steps:
-            return "sub_proc body"
-        parts = []
-        for k, (i, owner) in enumerate(self.steps):
-            if k == 0:
-                parts.append(f"statement {i} of sub_proc body")
-            else:
-                parts.append(f"statement {i} of {owner}")
-        return " in ".join(reversed(parts))
+            return "its body"
+        stmt = self.steps[-1][2]
+        if stmt is None:
+            return "its body"
+        if isinstance(stmt, IR.For):
+            return f"its loop 'for {stmt.iter.name} in ...'"
+        return f"its statement '{_s(stmt)}'"
 
 
 # ---------------------------------------------------------------------------
@@ -134,6 +151,7 @@ class Matcher:
         self.strides: List[tuple] = []      # (param, dim, caller sym, dim, desc)
         self.block_bound = set(bound_syms(self.block))
         self.atoms: List[object] = []       # known atoms, first-seen order
+        self.progress = 0                   # nodes met (how far it got)
         self._atom_set = set()
 
     # -- entry -----------------------------------------------------------
@@ -141,8 +159,8 @@ class Matcher:
         body = self.sub.body
         if len(body) != len(self.block):
             raise UnifyError(
-                f"the sub_proc body has {len(body)} statement(s) but the "
-                f"block has {len(self.block)}")
+                f"its body has {len(body)} statement(s), the code to "
+                f"replace {len(self.block)}")
         self.stmts(body, self.block, Loc())
         for a in self.sub.args:
             if not T.is_control(a.type) and a.name not in self.bufs:
@@ -159,21 +177,22 @@ class Matcher:
     def stmts(self, cs, ks, loc, owner=None):
         if len(cs) != len(ks):
             raise UnifyError(
-                f"{loc}: the sub_proc has {len(cs)} statement(s) in "
-                f"{owner or 'this block'}, the block has {len(ks)}")
+                f"{loc}: it has {len(cs)} statement(s) in "
+                f"{owner or 'this block'}, yours {len(ks)}")
         for i, (c, k) in enumerate(zip(cs, ks)):
-            self.stmt(c, k, loc.at(i, owner))
+            self.stmt(c, k, loc.at(i, owner, c))
 
     def mismatch(self, loc, c, k, why=None):
         msg = f"{loc}: expected {describe_stmt(c)}, found {describe_stmt(k)}"
         if why:
             msg = f"{loc}: {why}"
-        msg += f"\n    sub_proc: {_s(c)}\n    block:    {_s(k)}"
+        msg += f"\n    instruction: {_s(c)}\n    yours:       {_s(k)}"
         return UnifyError(msg)
 
     def stmt(self, c, k, loc):
         if type(c) is not type(k):
             raise self.mismatch(loc, c, k)
+        self.progress += 1
         if isinstance(c, (IR.Assign, IR.Reduce)):
             self.elem_type(c.type, k.type, loc, f"'{c.name.name}'")
             self.access(c.name, c.idx, k.name, k.idx, loc, c, k)
@@ -242,8 +261,8 @@ class Matcher:
         if ct is IR.Num or ct == kt:
             return
         raise UnifyError(
-            f"{loc}: element types differ for {what}: the sub_proc has "
-            f"{name}, the block {T.type_name(kt)}")
+            f"{loc}: element types differ for {what}: it has "
+            f"{name}, yours {T.type_name(kt)}")
 
     # -- names -----------------------------------------------------------
     def bind(self, param, ksym, loc):
@@ -276,8 +295,8 @@ class Matcher:
         self.bufs[param] = ksym
 
     def access(self, csym, cidx, ksym, kidx, loc, cnode, knode):
-        what = f"{_e(cnode) if isinstance(cnode, IR.expr) else _s(cnode)}"
-        kwhat = f"{_e(knode) if isinstance(knode, IR.expr) else _s(knode)}"
+        what = _acc(csym, cidx)
+        kwhat = _acc(ksym, kidx)
         if csym in self.params:
             self.bind(csym, ksym, loc)
             if cidx or T.is_tensor_or_window(self.params[csym].type):
@@ -304,6 +323,7 @@ class Matcher:
         if type(c) is not type(k):
             raise UnifyError(f"{loc}: expected an expression like "
                              f"'{_e(c)}', found '{_e(k)}'")
+        self.progress += 1
         if T.is_real_scalar(c.type) or T.is_real_scalar(k.type):
             self.elem_type(c.type, k.type, loc, f"'{_e(c)}'")
         if isinstance(c, IR.Read):

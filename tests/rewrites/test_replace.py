@@ -306,9 +306,12 @@ def test_replace_rejects_different_statement_kind():
     with pytest.raises(SchedulingError) as e:
         assign_not_reduce.replace("c", axpy)
     msg = str(e.value)
-    assert "expected a Reduce into 'y', found an Assign into 'B'" in msg
-    assert "statement 0 of the body of loop 'i' in statement 0 of " \
-        "sub_proc body" in msg
+    assert "expected an accumulation 'y[...] += ...', found an assignment " \
+        "'B[...] = ...'" in msg
+    # where, in the user's terms: the instruction's statement, not a path
+    # of statement numbers (issue 34 item 7)
+    assert "its statement 'y[i] += x[i] * 2.0'" in msg, msg
+    assert "sub_proc body" not in msg and "statement 0" not in msg
     assert "assign_not_reduce" in msg
 
 
@@ -374,8 +377,8 @@ def test_replace_r_allocation_is_f32(equiv):
     """An R parameter takes the precision of the buffer passed, an R
     allocation is f32: it matched the block's f16 temporary, and the call
     rounded 2048 + 1 to 2049 where the block gave 2048."""
-    with pytest.raises(SchedulingError, match=r"the sub_proc has R \(f32 in "
-                       r"an allocation\), the block f16"):
+    with pytest.raises(SchedulingError, match=r"it has R \(f32 in "
+                       r"an allocation\), yours f16"):
         f16_temp.replace((f16_temp.find("t : _"), f16_temp.find("y[_] = _")),
                          r_temp)
     p = f32_temp.replace((f32_temp.find("t : _"), f32_temp.find("y[_] = _")),

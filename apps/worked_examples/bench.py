@@ -1,0 +1,171 @@
+"""Benchmark of docs/worked_examples.md: the naive and the scheduled gemv
+and 3x3 blur of ``kernels.py``, side by side with numpy, in one run.
+
+    python apps/worked_examples/bench.py [--rounds 7] [--size 2048]
+        [--write]
+
+Everything runs on one thread (``OPENBLAS_NUM_THREADS=1`` and friends are
+set before numpy loads, so numpy's sgemv is single-threaded like the
+kernels). Each round times every variant once (best of 3 samples, each the
+mean of as many calls as fill 20 ms of the process's CPU time, less
+disturbed than wall time by other jobs), interleaved, so that a change in
+the machine's load hits all of them alike; the figures are the medians over
+the rounds. Before timing, each scheduled kernel's output is checked
+against numpy. ``--write`` stores the table, the machine and its load in
+``results.md`` (included by the docs page).
+
+A benchmark, not a test: on a shared, loaded machine the figures are noisy.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+for _p in (str(REPO), str(HERE)):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+import numpy as np  # noqa: E402
+
+from kernels import (blur3x3, gemv, library, schedule_blur,  # noqa: E402
+                     schedule_gemv)
+
+CLOCK = time.process_time
+
+
+def best_ms(fn, samples=3):
+    """Best of ``samples``; a sample is the mean over as many calls as
+    fill 20 ms of CPU time."""
+    t0 = CLOCK()
+    fn()
+    one = max(CLOCK() - t0, 1e-6)
+    n = max(1, int(0.02 / one))
+    best = float("inf")
+    for _ in range(samples):
+        t0 = CLOCK()
+        for _ in range(n):
+            fn()
+        best = min(best, (CLOCK() - t0) / n)
+    return best * 1e3
+
+
+def _blur_numpy(x, out):
+    np.multiply(x[:-2, :-2] + x[:-2, 1:-1] + x[:-2, 2:] + x[1:-1, :-2]
+                + x[1:-1, 1:-1] + x[1:-1, 2:] + x[2:, :-2] + x[2:, 1:-1]
+                + x[2:, 2:], np.float32(0.1111111), out=out)
+
+
+def variants(size, lib=None):
+    """{kernel: {variant: zero-argument callable}}, each scheduled
+    kernel's output checked against numpy first."""
+    rng = np.random.default_rng(0)
+    m = n = size
+    A = rng.standard_normal((m, n), dtype=np.float32)
+    x = rng.standard_normal(n, dtype=np.float32)
+    y = np.zeros(m, np.float32)
+    img = rng.random((size + 2, size + 2), dtype=np.float32)
+    out = np.zeros((size, size), np.float32)
+    g_naive, g_vec = gemv.compile(), schedule_gemv(lib=lib).compile()
+    b_naive, b_vec = blur3x3.compile(), schedule_blur(lib=lib).compile()
+
+    y0 = np.zeros(m, np.float32)
+    g_vec(m, n, A, x, y0)
+    np.testing.assert_allclose(y0, A @ x, rtol=1e-3, atol=1e-3)
+    want = np.empty_like(out)
+    _blur_numpy(img, want)
+    b_vec(size, size, img, out)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+    return {
+        "gemv": {
+            "naive": lambda: g_naive(m, n, A, x, y),
+            "scheduled": lambda: g_vec(m, n, A, x, y),
+            "numpy": lambda: np.matmul(A, x, out=y),
+        },
+        "blur3x3": {
+            "naive": lambda: b_naive(size, size, img, out),
+            "scheduled": lambda: b_vec(size, size, img, out),
+            "numpy": lambda: _blur_numpy(img, out),
+        },
+    }
+
+
+def measure(size=2048, rounds=7, lib=None):
+    """{kernel: {variant: [ms per round]}} and the load averages seen."""
+    vs = variants(size, lib)
+    times = {k: {v: [] for v in d} for k, d in vs.items()}
+    loads = [os.getloadavg()[0]]
+    for _ in range(rounds):
+        for k, d in vs.items():
+            for v, fn in d.items():
+                times[k][v].append(best_ms(fn))
+        loads.append(os.getloadavg()[0])
+    return times, loads
+
+
+def machine():
+    model = platform.processor() or "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores"
+
+
+def table(times, size, loads, lib_name):
+    lines = [f"Measured by `python apps/worked_examples/bench.py --write` "
+             f"on {time.strftime('%Y-%m-%d')}: {machine()}, library "
+             f"{lib_name}, one thread, {size} x {size} f32; median over "
+             f"{len(loads) - 1} rounds of CPU time (each the best of 3 "
+             f"samples), the variants interleaved; load average "
+             f"{min(loads):.1f} to {max(loads):.1f} during the run (other "
+             f"jobs shared the machine).", "",
+             "| kernel | naive C | scheduled | numpy | scheduled vs naive "
+             "| scheduled vs numpy |",
+             "|---|---|---|---|---|---|"]
+    for k, d in times.items():
+        med = {v: statistics.median(t) for v, t in d.items()}
+        lines.append(
+            f"| {k} | {med['naive']:.2f} ms | {med['scheduled']:.2f} ms | "
+            f"{med['numpy']:.2f} ms | {med['naive'] / med['scheduled']:.1f}x"
+            f" faster | {med['numpy'] / med['scheduled']:.2f}x |")
+    lines.append("")
+    lines.append("(\"scheduled vs numpy\" above 1 means the scheduled kernel "
+                 "is faster.)")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--size", type=int, default=2048)
+    ap.add_argument("--write", action="store_true",
+                    help="store the table in results.md (the docs page "
+                         "includes it)")
+    a = ap.parse_args(argv)
+    if a.size % 16:
+        ap.error("--size must be a multiple of 16 (gemv asserts n % 16 == 0)")
+    lib = library()
+    times, loads = measure(a.size, a.rounds, lib)
+    text = table(times, a.size, loads, lib[0].__name__)
+    print(text)
+    if a.write:
+        (HERE / "results.md").write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

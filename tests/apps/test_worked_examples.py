@@ -1,0 +1,59 @@
+"""apps/worked_examples (docs/worked_examples.md): the scheduled gemv and
+3x3 blur compute what the naive ones do (interpreted and compiled, against
+numpy) with the library the app picks for this CPU (the AVX2 forms of
+both kinds are covered by tests/stdlib/test_vectorize_operands.py), and
+the benchmark script still runs (tiny size, one round: not timed here)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+APP = Path(__file__).resolve().parents[2] / "apps" / "worked_examples"
+sys.path.insert(0, str(APP))
+try:
+    import bench
+    import kernels
+finally:
+    sys.path.remove(str(APP))
+
+
+def test_gemv_schedule_against_numpy():
+    g = kernels.schedule_gemv()
+    text = str(g)
+    assert "fmadd_ps(acc[0:" in text, text
+    rng = np.random.default_rng(1)
+    A = rng.integers(-3, 4, (5, 48)).astype(np.float32)
+    x = rng.integers(-3, 4, 48).astype(np.float32)
+    for run in (g.interpret, g.compile()):
+        y = np.ones(5, np.float32)
+        run(m=5, n=48, A=A, x=x, y=y)
+        np.testing.assert_array_equal(y, 1 + A @ x)
+
+
+def test_blur_schedule_against_numpy():
+    b = kernels.schedule_blur()
+    text = str(b)
+    assert "set1_scalar_ps(c_bcst[0:" in text, text
+    assert "for ji in seq(0, w % " in text, text      # the scalar rest
+    rng = np.random.default_rng(2)
+    img = rng.random((5, 19 + 2), dtype=np.float32)
+    want = (img[:-2, :-2] + img[:-2, 1:-1] + img[:-2, 2:] + img[1:-1, :-2]
+            + img[1:-1, 1:-1] + img[1:-1, 2:] + img[2:, :-2]
+            + img[2:, 1:-1] + img[2:, 2:]) * np.float32(0.1111111)
+    for run in (b.interpret, b.compile()):
+        out = np.zeros((3, 19), np.float32)
+        run(h=3, w=19, x=img, y=out)
+        np.testing.assert_array_equal(out, want)
+
+
+def test_bench_script_runs_and_tabulates():
+    times, loads = bench.measure(size=32, rounds=1)
+    assert set(times) == {"gemv", "blur3x3"}
+    for k in times.values():
+        assert set(k) == {"naive", "scheduled", "numpy"}
+        assert all(t[0] > 0 for t in k.values())
+    text = bench.table(times, 32, loads, "AVX512")
+    assert "| gemv | " in text and "| blur3x3 | " in text
+    assert "load average" in text and "cores" in text
