@@ -41,23 +41,35 @@ def key(isa_name: str) -> str:
 
 def space(isa_name: str, threads: int = 1) -> dict:
     """The search space: tile shape, KC, NC, MC (NC and MC are rounded
-    down to multiples of NR and MR; 0: no blocking). ``par='cols'`` is
-    left out: its schedule takes about ten minutes to build (the par loop
-    is proven again through the kernel's effects after ``call_eqv``),
-    more than a search can spend on one candidate; ``threads`` is kept
-    for when that is fixed."""
+    down to multiples of NR and MR; 0: no blocking) and whether A's
+    micro-panel is packed (``pack_a``).
+
+    Left out, with the reason:
+
+    * ``par='cols'`` (the NC column blocks on the threads instead of the
+      row blocks): its schedule takes about ten minutes to build (the par
+      loop is proven again through the kernel's effects after
+      ``call_eqv``), more than a search can spend on one candidate;
+      ``threads`` is kept for when that is fixed. How rows are split
+      between threads is OpenMP's static schedule of the row blocks.
+    * the GotoBLAS loop order (B's micro-panel in L1, A's MC x kc block in
+      L2), packing B off, and prefetch distances: the schedule has no
+      such variants yet (there is no prefetch instruction in
+      ``exo_hl.hw_libs``); this schedule's order keeps A's micro-panel
+      in L1 and streams B's packed panels from L2 (README)."""
     model = model_params(isa_name)
     out = {"isa": [isa_name], "shape": list(SHAPES[isa_name]),
            "kc": [96, 128, 192, 256, 320, 384, 512],
            "nc": [0, 256, 512, 768, 1024, 1536, 2048],
-           "mc": [0, 192, 384, 768]}
+           "mc": [0, 192, 384, 768], "pack_a": [True, False]}
     for name in ("kc", "nc"):           # the model's point is in the space
         out[name] = sorted(set(out[name]) | {model[name]})
     return out
 
 
 def variant(isa_name: str, params: dict) -> Isa:
-    """The description for ``params`` ({shape or mr/nr, kc, nc, mc, par};
+    """The description for ``params`` ({shape or mr/nr, kc, nc, mc, par,
+    pack_a};
     missing ones from the base description). Raises ``SchedulingError``
     for a combination the schedule cannot build (so a search records it as
     refused)."""
@@ -72,9 +84,19 @@ def variant(isa_name: str, params: dict) -> Isa:
         return dataclasses.replace(base, mr=mr, nr=nr,
                                    kc=int(params.get("kc", base.kc)),
                                    nc=nc, mc=mc,
-                                   par=params.get("par", "rows"))
+                                   par=params.get("par", "rows"),
+                                   pack_a=_flag(params.get("pack_a", True)))
     except ValueError as e:
         raise SchedulingError(f"sgemm: {e}") from None
+
+
+def _flag(v) -> bool:
+    """A yes/no parameter: a bool, or its text ('True', 'false', '1')."""
+    if isinstance(v, str):
+        if v.lower() not in ("true", "false", "1", "0", "yes", "no"):
+            raise SchedulingError(f"sgemm: {v!r} is not a yes/no value")
+        return v.lower() in ("true", "1", "yes")
+    return bool(v)
 
 
 def model_params(isa_name: str) -> dict:
@@ -138,12 +160,22 @@ class Bench:
         self.clock = clock
 
     def __call__(self, compiled, params):
+        """GFLOP/s; the OpenMP thread count set for the timing is put
+        back to the caller's afterwards."""
+        from apps.common.blas_env import openmp_threads, set_openmp_threads
+        before = openmp_threads()
+        set_openmp_threads(self.threads)
+        try:
+            return self._measure(compiled)
+        finally:                  # the caller's thread count again
+            if before is not None:
+                set_openmp_threads(before)
+
+    def _measure(self, compiled):
         import numpy as np
 
-        from apps.common.blas_env import set_openmp_threads
         from apps.common.timing import best_times
         from apps.sgemm.api import RawKernel, aligned_zeros
-        set_openmp_threads(self.threads)
         kernel = RawKernel(compiled)
         rng = np.random.default_rng(0)
         m, n, k = 37, 75, 301

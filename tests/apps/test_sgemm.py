@@ -822,3 +822,15 @@ def test_the_tuning_bench_checks_and_times(chain, monkeypatch):
     monkeypatch.setattr(sapi, "RawKernel", Twice)
     with pytest.raises(AssertionError, match="differs from numpy"):
         tuning.Bench([(8, 8, 8)], reps=1)(chain.compiled, {})
+
+
+def test_the_tuning_bench_restores_the_thread_count(chain):
+    """``tuning.Bench`` times on its own thread count and then puts the
+    caller's back (it left later kernels of the process on one thread)."""
+    from apps.common.blas_env import openmp_threads
+    assert set_openmp_threads(2)
+    try:
+        tuning.Bench([(16, 16, 16)], threads=1, reps=1)(chain.compiled, {})
+        assert openmp_threads() == 2
+    finally:
+        set_openmp_threads(os.cpu_count() or 1)
