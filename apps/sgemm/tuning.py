@@ -21,7 +21,7 @@ import dataclasses
 import math
 
 from exo_hl import SchedulingError
-from exo_hl.tune import TuningDB, blis_blocking
+from exo_hl.tune import TuningDB, blis_blocking, machine_signature
 
 from apps.sgemm.schedule import ISAS, Isa, schedule
 
@@ -30,11 +30,11 @@ from apps.sgemm.schedule import ISAS, Isa, schedule
 SCHEDULE_VERSION = 2
 
 #: micro-kernel shapes (MR x NR) per instruction set, the model's default
-#: first. AVX-512 6x64 (24 accumulators, 4 loads of B and 6 broadcasts
-#: per 24 FMAs) over 6x32 (12 accumulators, 2 loads and 6 broadcasts per
-#: 12 FMAs: the load ports, not the FMA ports, bound it): measured on the
-#: 2-core Xeon (loaded, side by side with OpenBLAS), 6x64 was 10-20%
-#: faster at 512-2048, 8x32 and 14x32 in between
+#: first (but see ``default_shape``). AVX-512 6x64 (24 accumulators) over
+#: 6x32 (12): measured on the 2-core Intel Xeon (loaded, side by side with
+#: OpenBLAS), 6x64 was 10-20% faster at 512-2048, 8x32 and 14x32 in
+#: between. Per flop both tiles load as much of B and C; 6x64 halves the
+#: per-tile costs (the C tile's loads and stores, the loop around k)
 SHAPES = {"avx512": ("6x64", "6x32", "8x32", "14x32", "4x64"),
           "avx2": ("6x16", "4x24", "8x8", "3x32")}
 
@@ -104,13 +104,26 @@ def _flag(v) -> bool:
     return bool(v)
 
 
+def default_shape(isa_name: str, vendor: str | None = None) -> str:
+    """The model's tile: the first of ``SHAPES``, except AVX-512 on AMD
+    (``vendor``: the CPU's ``vendor_id``, default this machine's), where
+    it is 6x32: Zen 4 runs a 512-bit FMA as two 256-bit halves, one per
+    cycle, and there 6x32 measured 2-4% faster than 6x64 at 768-2048
+    (README, Zen 4 section); on the Intel Xeon 6x64 was 10-20% faster."""
+    if vendor is None:
+        vendor = machine_signature().get("vendor", "")
+    if isa_name == "avx512" and vendor == "AuthenticAMD":
+        return "6x32"
+    return SHAPES[isa_name][0]
+
+
 def model_params(isa_name: str) -> dict:
-    """The BLIS model's parameters for the default tile (``SHAPES``'
-    first): KC from the L1, NC from the L2 (``nc_l2``: this schedule's
-    loop order streams the packed block of B once per MR rows), no MC
-    blocks (MC here only splits the calls, each packing B again), A
-    packed."""
-    shape = SHAPES[isa_name][0]
+    """The BLIS model's parameters for the default tile
+    (``default_shape``): KC from the L1, NC from the L2 (``nc_l2``: this
+    schedule's loop order streams the packed block of B once per MR
+    rows), no MC blocks (MC here only splits the calls, each packing B
+    again), A packed."""
+    shape = default_shape(isa_name)
     mr, nr = (int(x) for x in shape.split("x"))
     b = blis_blocking(mr, nr)
     return {"shape": shape, "kc": b.kc, "nc": b.nc_l2, "mc": 0,

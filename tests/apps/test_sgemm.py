@@ -776,6 +776,10 @@ def test_variant_checks_its_parameters():
     sp = tuning.space("avx512")
     assert sp["shape"][0] == "6x64" and sp["isa"] == ["avx512"]
     assert sp["pack_a"] == [True, False]
+    # the model's tile: 6x32 on AMD (Zen 4 halves 512-bit FMAs), else 6x64
+    assert tuning.default_shape("avx512", "AuthenticAMD") == "6x32"
+    assert tuning.default_shape("avx512", "GenuineIntel") == "6x64"
+    assert tuning.default_shape("avx2", "AuthenticAMD") == "6x16"
     assert not tuning.variant("avx512", {"pack_a": "False"}).pack_a
     with pytest.raises(SchedulingError, match="yes/no"):
         tuning.variant("avx512", {"pack_a": "maybe"})
