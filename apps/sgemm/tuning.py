@@ -226,7 +226,11 @@ def tune_spec(options: dict) -> dict:
     thread count, the square sizes timed, ``clock=cpu|wall`` (default:
     CPU time on one thread, wall time on more, where idle or spinning
     threads would make CPU time mean little). The model's point and the same
-    without NC blocking are tried first."""
+    with A unpacked are tried first, then 4 random points before TPE's
+    model of the measurements takes over (``n_startup``: a candidate
+    takes 15-30 s to build on the quiet 2-core Xeon, 60-170 s loaded, so
+    a 10-minute search sees 10-40 of them; with optuna's default of 10
+    random points the search ran out of time before TPE proposed one)."""
     from apps.sgemm.api import choose_isa
     isa, emulated, note = choose_isa(options.get("isa", "auto"))
     if isa is None:
@@ -244,7 +248,8 @@ def tune_spec(options: dict) -> dict:
                            options.get("clock", "cpu" if threads == 1
                                        else "wall")),
             "key": key(isa.name), "units": "GFLOP/s",
-            "initial": [start, dict(start, nc=0)],
+            "initial": [start, dict(start, pack_a=False)],
+            "n_startup": 4,
             "about": (f"SGEMM, {isa.title} ({note}), {threads} thread(s), "
                       f"GFLOP/s (geometric mean over "
                       f"{', '.join(f'{n}^3' for n in sizes)})")}
