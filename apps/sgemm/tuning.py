@@ -173,14 +173,29 @@ class Bench:
     threads: on a machine shared with other jobs it leaves out the time
     slices they take, which wall time charges to whichever candidate was
     unlucky; measured on the loaded development VM, wall-clock values
-    were a sixth of the CPU-time ones) or 'wall'."""
+    were a sixth of the CPU-time ones) or 'wall'.
+
+    ``baseline='openblas'``: each sample of the candidate alternates with
+    one of numpy's OpenBLAS on the same arrays and thread count
+    (``best_times``), and the value is the geometric mean of the ratios
+    (units ``x OpenBLAS``), not GFLOP/s. Candidates are timed minutes
+    apart; on the loaded development VM, GFLOP/s of one kernel moved by
+    30% between such times, more than the differences between candidates:
+    a 10-minute search there picked 4x64 KC=96 (132.6 GFLOP/s against
+    the model's 118.3), which side by side was 0.85-0.92x OpenBLAS where
+    the model's point was 0.97-1.04x. A ratio taken in one sample cancels
+    most of that (``tune_spec`` asks for it when numpy has OpenBLAS)."""
 
     def __init__(self, shapes=((512,) * 3, (1024,) * 3, (2048,) * 3),
-                 threads=1, reps=3, clock="cpu"):
+                 threads=1, reps=3, clock="cpu", baseline=None):
+        if baseline not in (None, "openblas"):
+            raise ValueError(f"Bench: baseline is None or 'openblas', not "
+                             f"{baseline!r}")
         self.shapes = tuple(tuple(s) for s in shapes)
         self.threads = threads
         self.reps = reps
         self.clock = clock
+        self.baseline = baseline
 
     def __call__(self, compiled, params):
         """GFLOP/s; the OpenMP thread count set for the timing is put
@@ -208,15 +223,31 @@ class Bench:
         kernel(m, n, k, A, B, C)
         if not np.array_equal(C, 1 + A @ B):
             raise AssertionError("the kernel's result differs from numpy's")
+        blas = None
+        if self.baseline == "openblas":
+            from apps.common.blas_env import OpenBlas
+            blas = OpenBlas.load()
+            if blas is None:          # never mix ratios with GFLOP/s
+                raise RuntimeError("Bench: numpy's OpenBLAS is not there")
+            blas.set_threads(self.threads)
         logs = []
         for m, n, k in self.shapes:
             A = rng.standard_normal((m, k), dtype=np.float32)
             B = rng.standard_normal((k, n), dtype=np.float32)
             C = aligned_zeros((m, n))
-            (t,) = best_times((kernel.bound(m, n, k, A, B, C),), self.reps,
-                              self.clock, self.threads, min_time=0.05)
-            logs.append(math.log(2.0 * m * n * k / t / 1e9))
+            fns = [kernel.bound(m, n, k, A, B, C)]
+            if blas is not None:
+                fns.append(blas.bound_sgemm(A, B, aligned_zeros((m, n))))
+            times = best_times(fns, self.reps, self.clock, self.threads,
+                               min_time=0.05)
+            logs.append(math.log(times[1] / times[0]) if blas is not None
+                        else math.log(2.0 * m * n * k / times[0] / 1e9))
         return math.exp(sum(logs) / len(logs))
+
+    @property
+    def units(self) -> str:
+        """What the values are: ``x OpenBLAS`` or ``GFLOP/s``."""
+        return "x OpenBLAS" if self.baseline == "openblas" else "GFLOP/s"
 
 
 def tune_spec(options: dict) -> dict:
@@ -225,7 +256,9 @@ def tune_spec(options: dict) -> dict:
     reps=3``): the instruction set (``auto``: the best this CPU has), the
     thread count, the square sizes timed, ``clock=cpu|wall`` (default:
     CPU time on one thread, wall time on more, where idle or spinning
-    threads would make CPU time mean little). The model's point and the same
+    threads would make CPU time mean little), ``baseline=openblas|none``
+    (default: ``openblas`` when numpy has it: values are ratios to it,
+    timed side by side, ``Bench``). The model's point and the same
     with A unpacked are tried first, then 4 random points before TPE's
     model of the measurements takes over (``n_startup``: a candidate
     takes 15-30 s to build on the quiet 2-core Xeon, 60-170 s loaded, so
@@ -242,14 +275,20 @@ def tune_spec(options: dict) -> dict:
     sizes = [int(x) for x in str(options.get("shapes", "512,1024,2048"))
              .split(",")]
     start = dict(model_params(isa.name), isa=isa.name)
+    baseline = options.get("baseline", "openblas")
+    if baseline not in ("openblas", "none"):
+        raise ValueError(f"baseline is openblas or none, not {baseline!r}")
+    if baseline == "openblas":
+        from apps.common.blas_env import OpenBlas
+        baseline = "openblas" if OpenBlas.load() is not None else "none"
+    bench = Bench([(n, n, n) for n in sizes], threads,
+                  int(options.get("reps", 3)),
+                  options.get("clock", "cpu" if threads == 1 else "wall"),
+                  None if baseline == "none" else baseline)
     return {"template": template, "space": space(isa.name, threads),
-            "bench": Bench([(n, n, n) for n in sizes], threads,
-                           int(options.get("reps", 3)),
-                           options.get("clock", "cpu" if threads == 1
-                                       else "wall")),
-            "key": key(isa.name), "units": "GFLOP/s",
+            "bench": bench, "key": key(isa.name), "units": bench.units,
             "initial": [start, dict(start, pack_a=False)],
             "n_startup": 4,
             "about": (f"SGEMM, {isa.title} ({note}), {threads} thread(s), "
-                      f"GFLOP/s (geometric mean over "
+                      f"{bench.units} (geometric mean over "
                       f"{', '.join(f'{n}^3' for n in sizes)})")}

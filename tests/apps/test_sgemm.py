@@ -822,6 +822,12 @@ def test_the_tuning_bench_checks_and_times(chain, monkeypatch):
         v = tuning.Bench([(64, 64, 64), (33, 17, 100)], reps=1,
                          clock=clock)(chain.compiled, {})
         assert 0 < v < 1e5
+    # against OpenBLAS, side by side: a ratio (a candidate timed alone
+    # minutes after another on a loaded machine compared noise)
+    rel = tuning.Bench([(64, 64, 64)], reps=1, baseline="openblas")
+    assert rel.units == "x OpenBLAS" and 0.05 < rel(chain.compiled, {}) < 20
+    with pytest.raises(ValueError, match="baseline"):
+        tuning.Bench(baseline="mkl")
 
     import apps.sgemm.api as sapi
     real = sapi.RawKernel
