@@ -95,6 +95,7 @@ def tune_command(args) -> int:
                   timeout_s=args.timeout, units=spec.get("units", ""),
                   initial=spec.get("initial", ()),
                   compile=spec.get("compile", True),
+                  n_startup=spec.get("n_startup", 10),
                   db=None if args.no_store else db, key=spec["key"])
     for t in result.trials:
         what = (f"{t.value:.4g}" if t.ok else

@@ -169,15 +169,28 @@ class OpenBlas:
         return call
 
 
+def _openmp_lib():
+    for name in ("libgomp.so.1", "libgomp.so", "libomp.so"):
+        try:
+            return ctypes.CDLL(name)
+        except OSError:
+            continue
+    return None
+
+
+def openmp_threads() -> int | None:
+    """The thread count later parallel regions of this thread get
+    (``omp_get_max_threads``), None without an OpenMP runtime."""
+    lib = _openmp_lib()
+    return None if lib is None else int(lib.omp_get_max_threads())
+
+
 def set_openmp_threads(n: int) -> bool:
     """Set the thread count of the OpenMP runtime (libgomp) that compiled
     kernels with ``par`` loops use, for later parallel regions of this
     thread."""
-    for name in ("libgomp.so.1", "libgomp.so", "libomp.so"):
-        try:
-            lib = ctypes.CDLL(name)
-        except OSError:
-            continue
-        lib.omp_set_num_threads(ctypes.c_int(n))
-        return True
-    return False
+    lib = _openmp_lib()
+    if lib is None:
+        return False
+    lib.omp_set_num_threads(ctypes.c_int(n))
+    return True

@@ -161,6 +161,8 @@ class Isa:
     mc: int = 0            # row block per call (0: all M)
     par: str = "rows"      # 'rows': the kernel's row blocks and packing
     #                        are par; 'cols': the NC column blocks are
+    pack_a: bool = True    # pack A's MR x kc micro-panel (False: the
+    #                        micro-kernel broadcasts from A's rows)
 
     def __post_init__(self):
         if self.nr % self.lanes:
@@ -189,7 +191,7 @@ class Isa:
     def params(self) -> dict:
         """The tunable parameters of this description."""
         return {"mr": self.mr, "nr": self.nr, "kc": self.kc, "nc": self.nc,
-                "mc": self.mc, "par": self.par}
+                "mc": self.mc, "par": self.par, "pack_a": self.pack_a}
 
     @property
     def regs(self) -> int:
@@ -205,7 +207,8 @@ class Isa:
         """``KC=288 NC=896`` (MC, par when set)."""
         out = f"KC={self.kc}" + (f" NC={self.nc}" if self.nc else "") + \
             (f" MC={self.mc}" if self.mc else "")
-        return out + (" par=cols" if self.par == "cols" else "")
+        return out + (" par=cols" if self.par == "cols" else "") + \
+            ("" if self.pack_a else " A unpacked")
 
     @property
     def kernel_name(self) -> str:
@@ -395,6 +398,8 @@ def _main_kernel(p, full, isa, t):
     tail = lambda q: next(s for s in _block(q, full) if s.is_loop()
                           and s.name() == 'jo' and _loops(s, 'ii'))
     p = p.reorder(tail(p), _loop(tail(p), 'ii'))
+    if not isa.pack_a:                 # broadcasts from A's own rows
+        return p
     # pack A: the MR x kc block of A a row block reads, for all its column
     # blocks (contiguous rows: no cache-set conflicts between them)
     p = p.stage_mem(_loop(root(p), 'jo'), f'A[{MR} * io:{MR} * io + {MR}, '

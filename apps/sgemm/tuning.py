@@ -21,7 +21,7 @@ import dataclasses
 import math
 
 from exo_hl import SchedulingError
-from exo_hl.tune import TuningDB, blis_blocking
+from exo_hl.tune import TuningDB, blis_blocking, machine_signature
 
 from apps.sgemm.schedule import ISAS, Isa, schedule
 
@@ -29,8 +29,13 @@ from apps.sgemm.schedule import ISAS, Isa, schedule
 #: are then left alone: the key changes)
 SCHEDULE_VERSION = 2
 
-#: micro-kernel shapes (MR x NR) per instruction set, the default first
-SHAPES = {"avx512": ("6x32", "6x64", "8x32", "14x32", "4x64"),
+#: micro-kernel shapes (MR x NR) per instruction set, the model's default
+#: first (but see ``default_shape``). AVX-512 6x64 (24 accumulators) over
+#: 6x32 (12): measured on the 2-core Intel Xeon (loaded, side by side with
+#: OpenBLAS), 6x64 was 10-20% faster at 512-2048, 8x32 and 14x32 in
+#: between. Per flop both tiles load as much of B and C; 6x64 halves the
+#: per-tile costs (the C tile's loads and stores, the loop around k)
+SHAPES = {"avx512": ("6x64", "6x32", "8x32", "14x32", "4x64"),
           "avx2": ("6x16", "4x24", "8x8", "3x32")}
 
 
@@ -41,23 +46,35 @@ def key(isa_name: str) -> str:
 
 def space(isa_name: str, threads: int = 1) -> dict:
     """The search space: tile shape, KC, NC, MC (NC and MC are rounded
-    down to multiples of NR and MR; 0: no blocking). ``par='cols'`` is
-    left out: its schedule takes about ten minutes to build (the par loop
-    is proven again through the kernel's effects after ``call_eqv``),
-    more than a search can spend on one candidate; ``threads`` is kept
-    for when that is fixed."""
+    down to multiples of NR and MR; 0: no blocking) and whether A's
+    micro-panel is packed (``pack_a``).
+
+    Left out, with the reason:
+
+    * ``par='cols'`` (the NC column blocks on the threads instead of the
+      row blocks): its schedule takes about ten minutes to build (the par
+      loop is proven again through the kernel's effects after
+      ``call_eqv``), more than a search can spend on one candidate;
+      ``threads`` is kept for when that is fixed. How rows are split
+      between threads is OpenMP's static schedule of the row blocks.
+    * the GotoBLAS loop order (B's micro-panel in L1, A's MC x kc block in
+      L2), packing B off, and prefetch distances: the schedule has no
+      such variants yet (there is no prefetch instruction in
+      ``exo_hl.hw_libs``); this schedule's order keeps A's micro-panel
+      in L1 and streams B's packed panels from L2 (README)."""
     model = model_params(isa_name)
     out = {"isa": [isa_name], "shape": list(SHAPES[isa_name]),
            "kc": [96, 128, 192, 256, 320, 384, 512],
            "nc": [0, 256, 512, 768, 1024, 1536, 2048],
-           "mc": [0, 192, 384, 768]}
+           "mc": [0, 192, 384, 768], "pack_a": [True, False]}
     for name in ("kc", "nc"):           # the model's point is in the space
         out[name] = sorted(set(out[name]) | {model[name]})
     return out
 
 
 def variant(isa_name: str, params: dict) -> Isa:
-    """The description for ``params`` ({shape or mr/nr, kc, nc, mc, par};
+    """The description for ``params`` ({shape or mr/nr, kc, nc, mc, par,
+    pack_a};
     missing ones from the base description). Raises ``SchedulingError``
     for a combination the schedule cannot build (so a search records it as
     refused)."""
@@ -72,17 +89,45 @@ def variant(isa_name: str, params: dict) -> Isa:
         return dataclasses.replace(base, mr=mr, nr=nr,
                                    kc=int(params.get("kc", base.kc)),
                                    nc=nc, mc=mc,
-                                   par=params.get("par", "rows"))
+                                   par=params.get("par", "rows"),
+                                   pack_a=_flag(params.get("pack_a", True)))
     except ValueError as e:
         raise SchedulingError(f"sgemm: {e}") from None
 
 
+def _flag(v) -> bool:
+    """A yes/no parameter: a bool, or its text ('True', 'false', '1')."""
+    if isinstance(v, str):
+        if v.lower() not in ("true", "false", "1", "0", "yes", "no"):
+            raise SchedulingError(f"sgemm: {v!r} is not a yes/no value")
+        return v.lower() in ("true", "1", "yes")
+    return bool(v)
+
+
+def default_shape(isa_name: str, vendor: str | None = None) -> str:
+    """The model's tile: the first of ``SHAPES``, except AVX-512 on AMD
+    (``vendor``: the CPU's ``vendor_id``, default this machine's), where
+    it is 6x32: Zen 4 runs a 512-bit FMA as two 256-bit halves, one per
+    cycle, and there 6x32 measured 2-4% faster than 6x64 at 768-2048
+    (README, Zen 4 section); on the Intel Xeon 6x64 was 10-20% faster."""
+    if vendor is None:
+        vendor = machine_signature().get("vendor", "")
+    if isa_name == "avx512" and vendor == "AuthenticAMD":
+        return "6x32"
+    return SHAPES[isa_name][0]
+
+
 def model_params(isa_name: str) -> dict:
-    """The BLIS model's parameters for the default tile."""
-    base = ISAS[isa_name]
-    b = blis_blocking(base.mr, base.nr)
-    return {"shape": f"{base.mr}x{base.nr}", "kc": b.kc, "nc": b.nc_l2,
-            "mc": 0}
+    """The BLIS model's parameters for the default tile
+    (``default_shape``): KC from the L1, NC from the L2 (``nc_l2``: this
+    schedule's loop order streams the packed block of B once per MR
+    rows), no MC blocks (MC here only splits the calls, each packing B
+    again), A packed."""
+    shape = default_shape(isa_name)
+    mr, nr = (int(x) for x in shape.split("x"))
+    b = blis_blocking(mr, nr)
+    return {"shape": shape, "kc": b.kc, "nc": b.nc_l2, "mc": 0,
+            "pack_a": True}
 
 
 def configured(isa_name: str, source: str = "auto"):
@@ -128,22 +173,47 @@ class Bench:
     threads: on a machine shared with other jobs it leaves out the time
     slices they take, which wall time charges to whichever candidate was
     unlucky; measured on the loaded development VM, wall-clock values
-    were a sixth of the CPU-time ones) or 'wall'."""
+    were a sixth of the CPU-time ones) or 'wall'.
+
+    ``baseline='openblas'``: each sample of the candidate alternates with
+    one of numpy's OpenBLAS on the same arrays and thread count
+    (``best_times``), and the value is the geometric mean of the ratios
+    (units ``x OpenBLAS``), not GFLOP/s. Candidates are timed minutes
+    apart; on the loaded development VM, GFLOP/s of one kernel moved by
+    30% between such times, more than the differences between candidates:
+    a 10-minute search there picked 4x64 KC=96 (132.6 GFLOP/s against
+    the model's 118.3), which side by side was 0.85-0.92x OpenBLAS where
+    the model's point was 0.97-1.04x. A ratio taken in one sample cancels
+    most of that (``tune_spec`` asks for it when numpy has OpenBLAS)."""
 
     def __init__(self, shapes=((512,) * 3, (1024,) * 3, (2048,) * 3),
-                 threads=1, reps=3, clock="cpu"):
+                 threads=1, reps=3, clock="cpu", baseline=None):
+        if baseline not in (None, "openblas"):
+            raise ValueError(f"Bench: baseline is None or 'openblas', not "
+                             f"{baseline!r}")
         self.shapes = tuple(tuple(s) for s in shapes)
         self.threads = threads
         self.reps = reps
         self.clock = clock
+        self.baseline = baseline
 
     def __call__(self, compiled, params):
+        """GFLOP/s; the OpenMP thread count set for the timing is put
+        back to the caller's afterwards."""
+        from apps.common.blas_env import openmp_threads, set_openmp_threads
+        before = openmp_threads()
+        set_openmp_threads(self.threads)
+        try:
+            return self._measure(compiled)
+        finally:                  # the caller's thread count again
+            if before is not None:
+                set_openmp_threads(before)
+
+    def _measure(self, compiled):
         import numpy as np
 
-        from apps.common.blas_env import set_openmp_threads
         from apps.common.timing import best_times
         from apps.sgemm.api import RawKernel, aligned_zeros
-        set_openmp_threads(self.threads)
         kernel = RawKernel(compiled)
         rng = np.random.default_rng(0)
         m, n, k = 37, 75, 301
@@ -153,15 +223,31 @@ class Bench:
         kernel(m, n, k, A, B, C)
         if not np.array_equal(C, 1 + A @ B):
             raise AssertionError("the kernel's result differs from numpy's")
+        blas = None
+        if self.baseline == "openblas":
+            from apps.common.blas_env import OpenBlas
+            blas = OpenBlas.load()
+            if blas is None:          # never mix ratios with GFLOP/s
+                raise RuntimeError("Bench: numpy's OpenBLAS is not there")
+            blas.set_threads(self.threads)
         logs = []
         for m, n, k in self.shapes:
             A = rng.standard_normal((m, k), dtype=np.float32)
             B = rng.standard_normal((k, n), dtype=np.float32)
             C = aligned_zeros((m, n))
-            (t,) = best_times((kernel.bound(m, n, k, A, B, C),), self.reps,
-                              self.clock, self.threads, min_time=0.05)
-            logs.append(math.log(2.0 * m * n * k / t / 1e9))
+            fns = [kernel.bound(m, n, k, A, B, C)]
+            if blas is not None:
+                fns.append(blas.bound_sgemm(A, B, aligned_zeros((m, n))))
+            times = best_times(fns, self.reps, self.clock, self.threads,
+                               min_time=0.05)
+            logs.append(math.log(times[1] / times[0]) if blas is not None
+                        else math.log(2.0 * m * n * k / times[0] / 1e9))
         return math.exp(sum(logs) / len(logs))
+
+    @property
+    def units(self) -> str:
+        """What the values are: ``x OpenBLAS`` or ``GFLOP/s``."""
+        return "x OpenBLAS" if self.baseline == "openblas" else "GFLOP/s"
 
 
 def tune_spec(options: dict) -> dict:
@@ -170,8 +256,14 @@ def tune_spec(options: dict) -> dict:
     reps=3``): the instruction set (``auto``: the best this CPU has), the
     thread count, the square sizes timed, ``clock=cpu|wall`` (default:
     CPU time on one thread, wall time on more, where idle or spinning
-    threads would make CPU time mean little). The model's point and the same
-    without NC blocking are tried first."""
+    threads would make CPU time mean little), ``baseline=openblas|none``
+    (default: ``openblas`` when numpy has it: values are ratios to it,
+    timed side by side, ``Bench``). The model's point and the same
+    with A unpacked are tried first, then 4 random points before TPE's
+    model of the measurements takes over (``n_startup``: a candidate
+    takes 15-30 s to build on the quiet 2-core Xeon, 60-170 s loaded, so
+    a 10-minute search sees 10-40 of them; with optuna's default of 10
+    random points the search ran out of time before TPE proposed one)."""
     from apps.sgemm.api import choose_isa
     isa, emulated, note = choose_isa(options.get("isa", "auto"))
     if isa is None:
@@ -183,13 +275,20 @@ def tune_spec(options: dict) -> dict:
     sizes = [int(x) for x in str(options.get("shapes", "512,1024,2048"))
              .split(",")]
     start = dict(model_params(isa.name), isa=isa.name)
+    baseline = options.get("baseline", "openblas")
+    if baseline not in ("openblas", "none"):
+        raise ValueError(f"baseline is openblas or none, not {baseline!r}")
+    if baseline == "openblas":
+        from apps.common.blas_env import OpenBlas
+        baseline = "openblas" if OpenBlas.load() is not None else "none"
+    bench = Bench([(n, n, n) for n in sizes], threads,
+                  int(options.get("reps", 3)),
+                  options.get("clock", "cpu" if threads == 1 else "wall"),
+                  None if baseline == "none" else baseline)
     return {"template": template, "space": space(isa.name, threads),
-            "bench": Bench([(n, n, n) for n in sizes], threads,
-                           int(options.get("reps", 3)),
-                           options.get("clock", "cpu" if threads == 1
-                                       else "wall")),
-            "key": key(isa.name), "units": "GFLOP/s",
-            "initial": [start, dict(start, nc=0)],
+            "bench": bench, "key": key(isa.name), "units": bench.units,
+            "initial": [start, dict(start, pack_a=False)],
+            "n_startup": 4,
             "about": (f"SGEMM, {isa.title} ({note}), {threads} thread(s), "
-                      f"GFLOP/s (geometric mean over "
+                      f"{bench.units} (geometric mean over "
                       f"{', '.join(f'{n}^3' for n in sizes)})")}

@@ -21,7 +21,7 @@ process CPU time, best of ``2 --reps`` samples taken in ``--reps``
 interleaved passes over all the settings.
 
     python apps/sgemm/ukernel_bench.py [--isa avx2|avx512] [--n 512 2048]
-        [--mc 72 144]
+        [--mc 72 144] [--shape 6x64] [--kc 256]
 """
 from __future__ import annotations
 
@@ -161,6 +161,10 @@ def main(argv=None):
     ap.add_argument("--mc", type=int, nargs="+", default=[72, 144, 288],
                     help="MC of the packed A block (A streamed)")
     ap.add_argument("--isa", choices=("avx2", "avx512"), default="avx2")
+    ap.add_argument("--shape", default=None, metavar="MRxNR",
+                    help="the tile (default: the description's)")
+    ap.add_argument("--kc", type=int, default=None,
+                    help="the k block (default: the description's)")
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--cflags", default="-O3 -march=native")
     ap.add_argument("--asm", metavar="FILE", help="also write the assembly")
@@ -168,9 +172,14 @@ def main(argv=None):
 
     from apps.common.peak import fma_peak
     from apps.sgemm.schedule import ISAS, schedule
+    from apps.sgemm.tuning import variant
     from exo_hl import compile_procs
 
     isa = ISAS[args.isa]
+    if args.shape or args.kc:           # the tile alone: no NC blocks
+        isa = variant(args.isa, {"shape": args.shape or
+                                 f"{isa.mr}x{isa.nr}",
+                                 "kc": args.kc or isa.kc})
     with tempfile.TemporaryDirectory() as d:
         compile_procs([schedule(isa)], d, "sg")
         body = tile_body(Path(d, "sg.c").read_text(), isa.nr)

@@ -699,12 +699,16 @@ BLOCK_SHAPES = [(1, 1, 1), (13, 37, 70), (24, 96, 128), (29, 101, 131),
 #: (isa, parameters): small blocks, so small shapes cross them
 POINTS = [("avx2", {"shape": "4x24", "kc": 64, "nc": 48, "mc": 12}),
           ("avx2", {"shape": "8x8", "kc": 32, "nc": 16}),
-          ("avx512", {"shape": "14x32", "kc": 48, "nc": 64, "mc": 28})]
+          ("avx512", {"shape": "14x32", "kc": 48, "nc": 64, "mc": 28}),
+          ("avx2", {"shape": "6x16", "kc": 32, "nc": 32,
+                    "pack_a": False})]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("isa_name,params", POINTS,
-                         ids=[f"{i}-{p['shape']}" for i, p in POINTS])
+                         ids=[f"{i}-{p['shape']}"
+                              + ("-unpacked-A" if "pack_a" in p else "")
+                              for i, p in POINTS])
 def test_tuning_points_equal_numpy(isa_name, params, threads):
     """Each point of the space is a checked schedule: compiled, it equals
     numpy exactly (small-integer data) on every shape, 1 and 2 threads;
@@ -712,6 +716,7 @@ def test_tuning_points_equal_numpy(isa_name, params, threads):
     isa = tuning.variant(isa_name, params)
     p = tuning.template(dict(params, isa=isa_name))
     text = str(p)
+    assert ("A_pack" in p.c_code_str()) == isa.pack_a   # kernels too
     if isa.blocked:
         assert f"{isa.kernel_name}_block(" in text
         if isa.nc:
@@ -769,7 +774,15 @@ def test_variant_checks_its_parameters():
             assert f"{v.mr}x{v.nr}" == s
     # every point of the spaces is a description (or a refusal)
     sp = tuning.space("avx512")
-    assert sp["shape"][0] == "6x32" and sp["isa"] == ["avx512"]
+    assert sp["shape"][0] == "6x64" and sp["isa"] == ["avx512"]
+    assert sp["pack_a"] == [True, False]
+    # the model's tile: 6x32 on AMD (Zen 4 halves 512-bit FMAs), else 6x64
+    assert tuning.default_shape("avx512", "AuthenticAMD") == "6x32"
+    assert tuning.default_shape("avx512", "GenuineIntel") == "6x64"
+    assert tuning.default_shape("avx2", "AuthenticAMD") == "6x16"
+    assert not tuning.variant("avx512", {"pack_a": "False"}).pack_a
+    with pytest.raises(SchedulingError, match="yes/no"):
+        tuning.variant("avx512", {"pack_a": "maybe"})
     for shape in sp["shape"]:
         for nc in sp["nc"]:
             for mc in sp["mc"]:
@@ -809,6 +822,12 @@ def test_the_tuning_bench_checks_and_times(chain, monkeypatch):
         v = tuning.Bench([(64, 64, 64), (33, 17, 100)], reps=1,
                          clock=clock)(chain.compiled, {})
         assert 0 < v < 1e5
+    # against OpenBLAS, side by side: a ratio (a candidate timed alone
+    # minutes after another on a loaded machine compared noise)
+    rel = tuning.Bench([(64, 64, 64)], reps=1, baseline="openblas")
+    assert rel.units == "x OpenBLAS" and 0.05 < rel(chain.compiled, {}) < 20
+    with pytest.raises(ValueError, match="baseline"):
+        tuning.Bench(baseline="mkl")
 
     import apps.sgemm.api as sapi
     real = sapi.RawKernel
@@ -822,3 +841,15 @@ def test_the_tuning_bench_checks_and_times(chain, monkeypatch):
     monkeypatch.setattr(sapi, "RawKernel", Twice)
     with pytest.raises(AssertionError, match="differs from numpy"):
         tuning.Bench([(8, 8, 8)], reps=1)(chain.compiled, {})
+
+
+def test_the_tuning_bench_restores_the_thread_count(chain):
+    """``tuning.Bench`` times on its own thread count and then puts the
+    caller's back (it left later kernels of the process on one thread)."""
+    from apps.common.blas_env import openmp_threads
+    assert set_openmp_threads(2)
+    try:
+        tuning.Bench([(16, 16, 16)], threads=1, reps=1)(chain.compiled, {})
+        assert openmp_threads() == 2
+    finally:
+        set_openmp_threads(os.cpu_count() or 1)

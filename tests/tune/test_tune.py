@@ -217,6 +217,23 @@ def test_the_cli_tunes_and_stores(tmp_path, capsys):
     assert main(["tune", spec, "--option", "novalue"]) == 1
 
 
+def test_the_cli_passes_the_specs_n_startup(tmp_path, monkeypatch, capsys):
+    """A spec's ``n_startup`` reaches ``tune`` (the CLI dropped it, so the
+    SGEMM search spent its 10 minutes on optuna's 10 random points)."""
+    import exo_hl.tune as T
+    from exo_hl.cli import main
+    seen, real = {}, T.tune
+
+    def spy(*a, **k):
+        seen.update(k)
+        return real(*a, **k)
+    monkeypatch.setattr(T, "tune", spy)
+    spec = str(Path(__file__).parent / "tune_candidates.py")
+    assert main(["tune", spec, "--trials", "2", "--no-store",
+                 "--option", "n_startup=1"]) == 0
+    assert seen["n_startup"] == 1
+
+
 def test_the_guides_example_runs(capsys):
     """docs/tuning.md's worked example (examples/tuning/gemv_tuning.py):
     the perfect split of an unknown n is refused, the others measured."""

@@ -68,4 +68,5 @@ def tune_spec(options):
     return {"template": template_xy, "bench": bench_xy,
             "space": {"t": range(1, 9), "u": [int(options.get("u", 3))]},
             "key": "axpy.cli.v1", "units": "score", "compile": False,
-            "initial": [{"t": 6, "u": 3}], "about": "the test landscape"}
+            "initial": [{"t": 6, "u": 3}], "about": "the test landscape",
+            "n_startup": int(options.get("n_startup", 10))}
