@@ -80,6 +80,41 @@ def conv(N: size, H: size, W: size, IC: size, OC: size,
                     out[n, y, x, oc] = relu(acc)
 
 
+@proc
+def conv_packed(N: size, H: size, W: size, IC: size, OCB: size, OB: size,
+                inp: f32[N, H + 2, W + 2, IC] @ DRAM,
+                wp: f32[OCB, 3, 3, IC, OB] @ DRAM, bias: f32[OCB, OB] @ DRAM,
+                out: f32[N, H, W, OCB, OB] @ DRAM):
+    for n in seq(0, N):
+        for y in seq(0, H):
+            for x in seq(0, W):
+                for oco in seq(0, OCB):
+                    for oci in seq(0, OB):
+                        acc: f32 @ DRAM
+                        acc = bias[oco, oci]
+                        for ky in seq(0, 3):
+                            for kx in seq(0, 3):
+                                for ic in seq(0, IC):
+                                    acc += (inp[n, y + ky, x + kx, ic] *
+                                            wp[oco, ky, kx, ic, oci])
+                        out[n, y, x, oco, oci] = relu(acc)
+
+
+def pack_weights(wt, ob: int):
+    """``wt[3, 3, IC, OC]`` -> ``wp[OC / ob, 3, 3, IC, ob]``, the layout
+    ``conv_packed`` reads (numpy; prepared once per layer, as ONNX Runtime
+    and oneDNN reorder their weights when the model is loaded).
+    ``bias[OC]`` and ``out[N, H, W, OC]`` are already ``[OC / ob, ob]``
+    and ``[N, H, W, OC / ob, ob]`` in memory."""
+    import numpy as np
+    k1, k2, ic, oc = wt.shape
+    if oc % ob:
+        raise ValueError(f"pack_weights: OC = {oc} is not a multiple of "
+                         f"the block {ob}")
+    return np.ascontiguousarray(
+        wt.reshape(k1, k2, ic, oc // ob, ob).transpose(3, 0, 1, 2, 4))
+
+
 #: the layer of Halide's benchmark: batch 5, output 80 x 100, 128 -> 128
 HALIDE_SIZES = {"N": 5, "H": 80, "W": 100, "IC": 128, "OC": 128}
 
@@ -107,6 +142,7 @@ class Isa:
     load: Procedure        # reg[0:lanes] = mem[0:lanes]
     store_relu: Procedure  # mem[0:lanes] = relu(reg[0:lanes])
     fma: Procedure         # reg[0:lanes] += a[0] * reg_b[0:lanes]
+    store: Procedure = None  # mem[0:lanes] = reg[0:lanes] (kc blocking)
 
     @property
     def ob(self) -> int:
@@ -123,7 +159,7 @@ class Isa:
 
     def cpu_features(self) -> frozenset:
         out = set(self.mem.cpu_features)
-        for i in (self.load, self.store_relu, self.fma):
+        for i in (self.load, self.store_relu, self.fma, self.store):
             out |= i.cpu_features()
         return frozenset(out)
 
@@ -131,12 +167,14 @@ class Isa:
 AVX512 = Isa(name="avx512", title="AVX-512", mem=_avx512.AVX512, lanes=16,
              regs=4, cols=5, group=1, load=_avx512.mm512_loadu_ps,
              store_relu=_avx512.mm512_storeu_relu_ps,
-             fma=_avx512.mm512_fmadd_bcst_ps)
+             fma=_avx512.mm512_fmadd_bcst_ps,
+             store=_avx512.mm512_storeu_ps)
 
 AVX2 = Isa(name="avx2", title="AVX2", mem=_avx2.AVX2, lanes=8, regs=2,
            cols=5, group=4, load=_avx2.mm256_loadu_ps,
            store_relu=_avx2.mm256_storeu_relu_ps,
-           fma=_avx2.mm256_fmadd_bcst_ps)
+           fma=_avx2.mm256_fmadd_bcst_ps,
+           store=_avx2.mm256_storeu_ps)
 
 #: best first (``--isa auto`` and the dispatcher take the first the CPU has)
 ISAS = {isa.name: isa for isa in (AVX512, AVX2)}
@@ -242,6 +280,60 @@ def _lane_tile(p, root, isa, cols, tag, oc):
     return p
 
 
+def _kc_tiles(p, isa, kc, fixed):
+    """Reduction blocking (the GEMM view: K = 9 IC, the pixels M, the
+    channels of a block N): per channel block ``oco``, the accumulators
+    of every output pixel go to a buffer ``acc[N, H, W / XB, XB, OB]``
+    (``expand_dim`` x 5, ``lift_alloc``), initialized from the bias and
+    stored through the ReLU in nests of their own (``fission_after``);
+    the input channels are split in blocks of ``kc`` (``ico``) and that
+    loop is moved outside the pixels (``reorder`` x 7: each pixel's sum
+    stays the same sum, in the same order), so the weights of one
+    ``[3, 3, kc, OB]`` block (36 KiB at kc = 32, OB = 32) stay in L1 while
+    every pixel uses them; the XB x OB tile is staged from ``acc`` into
+    registers around each block's reduction (``stage_mem``) with vector
+    loads and stores, the rest as in ``_tile``. Pre-packed weights
+    (``wp``), no tail columns."""
+    N, H, W = fixed["N"], fixed["H"], fixed["W"]
+    XB, OB, L = isa.cols, isa.ob, isa.lanes
+    oco = lambda q: q.find_loop('oco')
+    for sz, it in ((OB, 'oci'), (XB, 'xi'), (W // XB, 'xo'), (H, 'y'),
+                   (N, 'n')):
+        p = p.expand_dim(p.find('acc : _'), str(sz), it)
+    p = p.lift_alloc(p.find('acc : _'), n_lifts=5)
+    p = p.fission_after(p.find('acc[_] = _'), n_lifts=5)
+    p = p.fission_after(p.find_loop('ky'), n_lifts=5)
+    red = lambda q: _loop(oco(q), 'n', 1)
+    p = p.split(_loop(red(p), 'ic'), kc, 'ico', 'ici', tail='perfect')
+    for name in ('kx', 'ky', 'oci', 'xi', 'xo', 'y', 'n'):
+        p = p.reorder(_loop(red(p), name), _loop(red(p), 'ico'))
+    xr = lambda q: _loop(red(q), 'xo')
+    p = p.stage_mem(_loop(xr(p), 'xi'), f'acc[n, y, xo, 0:{XB}, 0:{OB}]',
+                    'acc_r')
+    for _ in range(2):                 # the load and the store nests
+        p = p.split(_loop(xr(p), 'i1'), L, 'io', 'ii', tail='perfect')
+    p = p.split(_loop(xr(p), 'oci'), L, 'ot', 'ol', tail='perfect')
+    p = p.divide_dim('acc_r', 1, L)
+    for it in ('ol', 'ot', 'xi'):
+        for k in ('ky', 'kx', 'ici'):
+            p = p.reorder(_loop(xr(p), it), _loop(xr(p), k))
+    ici = lambda q: _loop(xr(q), 'ici')
+    p = p.stage_mem(_loop(ici(p), 'xi'),
+                    f'wp[oco, ky, kx, {kc} * ico + ici, 0:{OB}]', 'W_reg')
+    p = p.divide_dim('W_reg', 0, L)
+    wload = lambda q: list(ici(q).body())[1]        # after the allocation
+    p = p.split(wload(p), L, 'wo', 'wl', tail='perfect')
+    p = p.set_memory('acc_r', isa.mem)
+    p = p.set_memory('W_reg', isa.mem)
+    p = p.replace(_loop(xr(p), 'ii'), isa.load)
+    p = p.replace(_loop(xr(p), 'ol'), isa.fma)
+    p = p.replace(_loop(xr(p), 'ii'), isa.store)
+    p = p.replace(_loop(xr(p), 'wl'), isa.load)
+    for it in ('i0', 'io', 'xi', 'ot', 'wo'):
+        p = _unroll_all(p, xr, it)
+    return p
+
+
 def _channel_tail(p, isa, oc):
     """The OC % OB tail channels (``for x: for oci``) -> whole registers of
     them (``ov``) in XB x 1-register tiles, the W % XB tail columns in 1 x 1
@@ -261,13 +353,40 @@ def _channel_tail(p, isa, oc):
     return _lane_tile(p, lambda q: q.find_loop('ov #1'), isa, 0, '_t', oc)
 
 
-def stages(isa: Isa, fixed: dict = None):
+def stages(isa: Isa, fixed: dict = None, packed: bool = False,
+           kc: int = 0):
     """[(description, procedure)] after each group of rewrites of the
     algorithm, or of the algorithm with the sizes ``fixed`` ({name:
-    value}) by ``partial_eval``."""
+    value}) by ``partial_eval``. ``packed``: of ``conv_packed`` instead
+    (the weights pre-packed in blocks of OB channels, ``pack_weights``),
+    which needs all five sizes fixed and OC a multiple of OB; the same
+    steps, minus the packing and the channel tail. ``kc`` > 0 (packed,
+    no groups, W a multiple of the tile's columns, IC of ``kc``): the
+    reduction in blocks of ``kc`` input channels (``_kc_tiles``)."""
     OB, XB = isa.ob, isa.cols
     fixed = fixed or {}
-    p = conv.partial_eval(**fixed) if fixed else conv
+    if kc:
+        if not packed or isa.group != 1:
+            raise SchedulingError("schedule: kc blocking needs pre-packed "
+                                  "weights and no channel groups")
+        if fixed["W"] % XB or fixed["IC"] % kc:
+            raise SchedulingError(
+                f"schedule: kc blocking needs W ({fixed['W']}) a multiple "
+                f"of the tile's {XB} columns and IC ({fixed['IC']}) of kc "
+                f"({kc})")
+    if packed:
+        if set(fixed) != {"N", "H", "W", "IC", "OC"}:
+            raise SchedulingError("schedule: pre-packed weights need the "
+                                  "sizes N, H, W, IC, OC fixed")
+        if fixed["OC"] % OB:
+            raise SchedulingError(
+                f"schedule: pre-packed weights need OC ({fixed['OC']}) a "
+                f"multiple of the channel block ({OB})")
+        p = conv_packed.partial_eval(
+            N=fixed["N"], H=fixed["H"], W=fixed["W"], IC=fixed["IC"],
+            OCB=fixed["OC"] // OB, OB=OB)
+    else:
+        p = conv.partial_eval(**fixed) if fixed else conv
     out = [("the algorithm", p)]
     p = p.rename(isa.kernel_name)
 
@@ -276,7 +395,8 @@ def stages(isa: Isa, fixed: dict = None):
         return q
 
     # 1. output channels: blocks of OB outermost, then the OC % OB tail
-    p = p.split(p.find_loop('oc'), OB, 'oco', 'oci', tail='cut')
+    if not packed:                     # (conv_packed has its blocks)
+        p = p.split(p.find_loop('oc'), OB, 'oco', 'oci', tail='cut')
     oc_tail = len(list(p.find_loop('oco').parent().body())) > 1
     if oc_tail:                        # (no tail when OC is a constant
         p = p.fission_after(p.find_loop('oco'), n_lifts=3)   # multiple)
@@ -286,6 +406,14 @@ def stages(isa: Isa, fixed: dict = None):
     p = p.split(p.find_loop('x'), XB, 'xo', 'xi', tail='cut')
     p = step(f"blocks of {OB} output channels (outermost) and a tail of "
              f"OC % {OB}; groups of {XB} columns and a tail of W % {XB}", p)
+
+    if kc:
+        p = step(f"reduction in blocks of {kc} input channels around "
+                 f"{XB} x {OB} register tiles of partial sums",
+                 _kc_tiles(p, isa, kc, fixed))
+        p = p.parallelize(p.find_loop('oco'))
+        step("par: channel blocks", p)
+        return out
 
     # 3. the weights of a channel block, packed once per block
     #    ([3, 3, IC, OB], contiguous in the order the kernel reads them);
@@ -307,26 +435,29 @@ def stages(isa: Isa, fixed: dict = None):
                 rest = None
         except SchedulingError:
             rest = None
-        p = p.stage_mem(p.find_loop('ob'),
-                        f'wt[0:3, 0:3, 0:{ic}, {GB} * og:{GB} * og + {GB}]',
-                        'W_pack')
-        p = p.divide_dim('W_pack', 3, OB)
-        p = p.rearrange_dim('W_pack : _', [3, 0, 1, 2, 4])
+        if not packed:
+            p = p.stage_mem(
+                p.find_loop('ob'),
+                f'wt[0:3, 0:3, 0:{ic}, {GB} * og:{GB} * og + {GB}]',
+                'W_pack')
+            p = p.divide_dim('W_pack', 3, OB)
+            p = p.rearrange_dim('W_pack : _', [3, 0, 1, 2, 4])
         ob = lambda q: q.find_loop('ob')
         for name in ('n', 'y'):
             p = p.reorder(ob(p), p.find_loop(name))
         if len(list(ob(p).body())) > 1:        # the tail columns apart
             p = p.fission_after(_loop(ob(p), 'xo'), n_lifts=1)
         p = p.reorder(ob(p), p.find_loop('xo'))
-        if rest:
+        if rest and not packed:
             oc = str(fixed.get('OC', 'OC'))
             c0 = f'{OB} * ob + {GB} * ({oc} / {GB})'
             p = p.stage_mem(_loop(rest(p), 'n'),
                             f'wt[0:3, 0:3, 0:{ic}, {c0}:{c0} + {OB}]',
                             'W_pack_r')
-        p = step(f"groups of {G} channel blocks: their weights packed once "
-                 f"per group, the blocks under the column groups", p)
-    else:
+        p = step(f"groups of {G} channel blocks: " + (
+            "" if packed else "their weights packed once per group, ") +
+            "the blocks under the column groups", p)
+    elif not packed:
         p = p.stage_mem(p.find_loop('n'),
                         f'wt[0:3, 0:3, 0:{ic}, {OB} * oco:{OB} * oco + {OB}]',
                         'W_pack')
@@ -335,6 +466,9 @@ def stages(isa: Isa, fixed: dict = None):
     # 4. the register tiles: XB x OB, then 1 x OB for the tail columns
     pack = 'W_pack[ob, ky, kx, ic, 0:{ob}]' if G > 1 else \
         'W_pack[ky, kx, ic, 0:{ob}]'
+    if packed:
+        pack = (f'wp[{G} * og + ob, ky, kx, ic, 0:{{ob}}]' if G > 1 else
+                'wp[oco, ky, kx, ic, 0:{ob}]')
     main = lambda q: q.find_loop('xo')
     p = _tile(p, main, isa, XB, '', pack)
     tail = lambda q: _loop(q.find_loop('y'), 'xi')
@@ -342,6 +476,9 @@ def stages(isa: Isa, fixed: dict = None):
         p = _tile(p, tail, isa, 0, '_t', pack)
     if rest:
         pack = 'W_pack_r[ky, kx, ic, 0:{ob}]'
+        if packed:
+            pack = (f'wp[ob + {G * (fixed["OC"] // OB // G)}, ky, kx, ic, '
+                    f'0:{{ob}}]')
         p = _tile(p, lambda q: _loop(rest(q), 'xo'), isa, XB, '_r', pack)
         if _loops(rest(p), 'xi'):
             p = _tile(p, lambda q: _loop(rest(q), 'xi'), isa, 0, '_rt',
@@ -370,10 +507,11 @@ def stages(isa: Isa, fixed: dict = None):
     return out
 
 
-def schedule(isa: Isa, fixed: dict = None) -> Procedure:
+def schedule(isa: Isa, fixed: dict = None, packed: bool = False,
+             kc: int = 0) -> Procedure:
     """The fully scheduled kernel, named ``isa.kernel_name`` (sizes
-    ``fixed`` as in ``stages``)."""
-    return stages(isa, fixed)[-1][1]
+    ``fixed``, ``packed`` and ``kc`` as in ``stages``)."""
+    return stages(isa, fixed, packed, kc)[-1][1]
 
 
 def specialized(isa: Isa, sizes: dict = None) -> Procedure:

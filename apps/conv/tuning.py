@@ -14,7 +14,18 @@ description; the ones searched here:
   the weight layout); only with the sizes fixed;
 * ``fixed``: whether the kernel is specialized to the layer's sizes
   (``partial_eval``: constant strides and trip counts, no empty tails)
-  or the general-size kernel.
+  or the general-size kernel;
+* ``packed``: the weight layout. False: the kernel takes ``wt[3, 3, IC,
+  OC]`` and packs each channel block (group) into a buffer on every call
+  (a pass over all the weights per call: 9.4 MB at 7x7x512, as much
+  memory traffic as the layer's input and output together). True: it
+  takes the weights pre-packed, ``wp[OC / OB, 3, 3, IC, OB]``
+  (``schedule.pack_weights``, done once per layer, as ONNX Runtime and
+  oneDNN reorder their weights when a model is loaded; the bench times
+  the packing apart); needs fixed sizes and OB dividing OC. With
+  ``group`` > 1 the group's blocks then only change the loop order (the
+  blocks under the column tiles, so a tile's input pixels serve G
+  blocks while in L1).
 
 ``variant`` makes a description from a dict of them (``SchedulingError``
 for a point the schedule refuses: a tile that needs more vector registers
@@ -39,7 +50,7 @@ from exo_hl.tune import TuningDB, cache_levels
 from apps.conv.schedule import HALIDE_SIZES, ISAS, Isa, flops, schedule
 
 #: bump when the schedule changes what a parameter means
-SCHEDULE_VERSION = 1
+SCHEDULE_VERSION = 2
 
 #: vector registers per instruction set
 VREGS = {"avx512": 32, "avx2": 16}
@@ -74,7 +85,8 @@ def key(isa_name: str, sizes) -> str:
 def space(isa_name: str) -> dict:
     """The search space (``sizes`` is fixed per search)."""
     return {"isa": [isa_name], "tile": list(TILES[isa_name]),
-            "group": [1, 2, 4], "fixed": [True, False]}
+            "group": [1, 2, 4], "fixed": [True, False],
+            "packed": [True, False], "kc": [0, 32, 64, 128]}
 
 
 def variant(isa_name: str, params: dict) -> Isa:
@@ -104,6 +116,12 @@ def variant(isa_name: str, params: dict) -> Isa:
     if group > 1 and not params.get("fixed", True):
         raise SchedulingError("conv: channel groups need fixed sizes "
                               "(the general kernel has no groups)")
+    if params.get("packed", False) and not params.get("fixed", True):
+        raise SchedulingError("conv: pre-packed weights need fixed sizes")
+    if int(params.get("kc", 0)) and (not params.get("packed", False)
+                                     or group != 1):
+        raise SchedulingError("conv: kc blocking needs pre-packed weights "
+                              "and group 1")
     return dataclasses.replace(base, cols=cols, regs=regs, group=group)
 
 
@@ -151,12 +169,15 @@ def model_params(isa_name: str, sizes) -> dict:
         if OC % (g * ob) == 0 and 9 * IC * g * ob * 4 <= l2 // 2:
             group = g
             break
-    return {"tile": tile, "group": group, "fixed": True}
+    return {"tile": tile, "group": group, "fixed": True,
+            "packed": OC % ob == 0}
 
 
 def label(isa: Isa, params: dict) -> str:
     return (f"{isa.title} {isa.cols}x{isa.ob} tile, group {isa.group}, "
-            f"{'fixed sizes' if params.get('fixed', True) else 'general'}")
+            f"{'fixed sizes' if params.get('fixed', True) else 'general'}"
+            f"{', pre-packed weights' if params.get('packed') else ''}"
+            f"{', kc ' + str(params['kc']) if params.get('kc') else ''}")
 
 
 def configured(isa_name: str, sizes, source: str = "auto"):
@@ -188,7 +209,9 @@ def build(isa_name: str, params: dict, sizes):
     general-size kernel when ``params['fixed']`` is false)."""
     isa = variant(isa_name, params)
     if params.get("fixed", True):
-        return schedule(isa, sizes_dict(sizes))
+        return schedule(isa, sizes_dict(sizes),
+                        packed=bool(params.get("packed", False)),
+                        kc=int(params.get("kc", 0)))
     return schedule(isa)
 
 
@@ -226,8 +249,10 @@ class Bench:
         wt = rng.integers(-2, 3, (3, 3, IC, OC)).astype(np.float32)
         bias = rng.integers(-2, 3, OC).astype(np.float32)
         out = np.empty((N, H, W, OC), np.float32)
+        want = reference(inp, wt, bias)
+        wt = kernel.prepare(wt)       # pre-packed: once, not timed
         kernel(sizes, inp, wt, bias, out)
-        if not np.array_equal(out, reference(inp, wt, bias)):
+        if not np.array_equal(out, want):
             raise AssertionError("the kernel's result differs from the "
                                  "reference")
         (t,) = best_times((lambda: kernel(sizes, inp, wt, bias, out),),
@@ -274,7 +299,7 @@ def tune_spec(options: dict) -> dict:
     sp["sizes"] = [sz]
     start = dict(model_params(isa.name, sizes), isa=isa.name, sizes=sz)
     base = {"isa": isa.name, "sizes": sz, "tile": TILES[isa.name][0],
-            "group": 1, "fixed": True}
+            "group": 1, "fixed": True, "packed": False}
     return {"template": template, "space": sp,
             "bench": Bench(threads, int(options.get("reps", 3)),
                            options.get("clock", "cpu" if threads == 1
