@@ -280,7 +280,7 @@ def _lane_tile(p, root, isa, cols, tag, oc):
     return p
 
 
-def _kc_tiles(p, isa, kc, fixed):
+def _kc_tiles(p, isa, kc, fixed, at='image'):
     """Reduction blocking (the GEMM view: K = 9 IC, the pixels M, the
     channels of a block N): per channel block ``oco``, the accumulators
     of every output pixel go to a buffer ``acc[N, H, W / XB, XB, OB]``
@@ -293,23 +293,30 @@ def _kc_tiles(p, isa, kc, fixed):
     every pixel uses them; the XB x OB tile is staged from ``acc`` into
     registers around each block's reduction (``stage_mem``) with vector
     loads and stores, the rest as in ``_tile``. Pre-packed weights
-    (``wp``), no tail columns."""
+    (``wp``), no tail columns. ``at='row'``: the same one output row at a
+    time (``acc[W / XB, XB, OB]`` inside the row loop, ``ico`` moved
+    outside the row's tiles only): a row's partial sums stay in L1 or L2
+    instead of the whole image's, and each ``[3, 3, kc, OB]`` weight
+    block is read from L2 once per row and reused by all its tiles."""
     N, H, W = fixed["N"], fixed["H"], fixed["W"]
     XB, OB, L = isa.cols, isa.ob, isa.lanes
     oco = lambda q: q.find_loop('oco')
-    for sz, it in ((OB, 'oci'), (XB, 'xi'), (W // XB, 'xo'), (H, 'y'),
-                   (N, 'n')):
+    dims = [(OB, 'oci'), (XB, 'xi'), (W // XB, 'xo')]
+    if at == 'image':
+        dims += [(H, 'y'), (N, 'n')]
+    for sz, it in dims:
         p = p.expand_dim(p.find('acc : _'), str(sz), it)
-    p = p.lift_alloc(p.find('acc : _'), n_lifts=5)
-    p = p.fission_after(p.find('acc[_] = _'), n_lifts=5)
-    p = p.fission_after(p.find_loop('ky'), n_lifts=5)
-    red = lambda q: _loop(oco(q), 'n', 1)
+    p = p.lift_alloc(p.find('acc : _'), n_lifts=len(dims))
+    p = p.fission_after(p.find('acc[_] = _'), n_lifts=len(dims))
+    p = p.fission_after(p.find_loop('ky'), n_lifts=len(dims))
+    red = lambda q: _loop(oco(q), dims[-1][1], 1)   # the reduction nest
     p = p.split(_loop(red(p), 'ic'), kc, 'ico', 'ici', tail='perfect')
-    for name in ('kx', 'ky', 'oci', 'xi', 'xo', 'y', 'n'):
+    for _, name in [(0, 'kx'), (0, 'ky')] + dims:
         p = p.reorder(_loop(red(p), name), _loop(red(p), 'ico'))
-    xr = lambda q: _loop(red(q), 'xo')
-    p = p.stage_mem(_loop(xr(p), 'xi'), f'acc[n, y, xo, 0:{XB}, 0:{OB}]',
-                    'acc_r')
+    xr = lambda q: _loop(q.find_loop('ico'), 'xo')
+    win = f'xo, 0:{XB}, 0:{OB}' if at == 'row' else \
+        f'n, y, xo, 0:{XB}, 0:{OB}'
+    p = p.stage_mem(_loop(xr(p), 'xi'), f'acc[{win}]', 'acc_r')
     for _ in range(2):                 # the load and the store nests
         p = p.split(_loop(xr(p), 'i1'), L, 'io', 'ii', tail='perfect')
     p = p.split(_loop(xr(p), 'oci'), L, 'ot', 'ol', tail='perfect')
@@ -354,7 +361,7 @@ def _channel_tail(p, isa, oc):
 
 
 def stages(isa: Isa, fixed: dict = None, packed: bool = False,
-           kc: int = 0):
+           kc: int = 0, par: str = 'blocks', kc_at: str = 'image'):
     """[(description, procedure)] after each group of rewrites of the
     algorithm, or of the algorithm with the sizes ``fixed`` ({name:
     value}) by ``partial_eval``. ``packed``: of ``conv_packed`` instead
@@ -362,9 +369,17 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
     which needs all five sizes fixed and OC a multiple of OB; the same
     steps, minus the packing and the channel tail. ``kc`` > 0 (packed,
     no groups, W a multiple of the tile's columns, IC of ``kc``): the
-    reduction in blocks of ``kc`` input channels (``_kc_tiles``)."""
+    reduction in blocks of ``kc`` input channels (``_kc_tiles``; ``kc_at``
+    'image' or 'row': where the partial sums are kept).
+    ``par``: the loop run on threads, 'blocks' (the channel blocks or
+    groups) or 'rows' (the output rows, in each block)."""
     OB, XB = isa.ob, isa.cols
     fixed = fixed or {}
+    if kc_at not in ('image', 'row'):
+        raise SchedulingError(f"schedule: kc_at={kc_at!r}: 'image' or "
+                              f"'row'")
+    if par not in ('blocks', 'rows'):
+        raise SchedulingError(f"schedule: par={par!r}: 'blocks' or 'rows'")
     if kc:
         if not packed or isa.group != 1:
             raise SchedulingError("schedule: kc blocking needs pre-packed "
@@ -410,9 +425,13 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
     if kc:
         p = step(f"reduction in blocks of {kc} input channels around "
                  f"{XB} x {OB} register tiles of partial sums",
-                 _kc_tiles(p, isa, kc, fixed))
-        p = p.parallelize(p.find_loop('oco'))
-        step("par: channel blocks", p)
+                 _kc_tiles(p, isa, kc, fixed, kc_at))
+        if par == 'rows':        # (the rows of the reduction nest: the
+            red = p.find_loop('y') if kc_at == 'row' else \
+                _loop(p.find_loop('ico'), 'y')     # others are short)
+            step("par: rows", p.parallelize(red))
+        else:
+            step("par: channel blocks", p.parallelize(p.find_loop('oco')))
         return out
 
     # 3. the weights of a channel block, packed once per block
@@ -494,7 +513,14 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
 
     # 5. threads: the channel blocks (one parallel region per call; each
     #    block packs its own weights and writes its own channels of out),
-    #    and the rows of the channel tail
+    #    and the rows of the channel tail; or (par='rows') the rows of
+    #    every nest, for layers with fewer blocks than threads (a
+    #    parallel region per block and image)
+    if par == 'rows':
+        for k in range(len(_loops(p, 'y'))):
+            p = p.parallelize(_loop(p, 'y', k))
+        step("par: rows", p)
+        return out
     if G > 1:
         p = p.parallelize(p.find_loop('og'))
         if rest:
@@ -508,10 +534,12 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
 
 
 def schedule(isa: Isa, fixed: dict = None, packed: bool = False,
-             kc: int = 0) -> Procedure:
+             kc: int = 0, par: str = 'blocks',
+             kc_at: str = 'image') -> Procedure:
     """The fully scheduled kernel, named ``isa.kernel_name`` (sizes
-    ``fixed``, ``packed`` and ``kc`` as in ``stages``)."""
-    return stages(isa, fixed, packed, kc)[-1][1]
+    ``fixed``, ``packed``, ``kc``, ``par`` and ``kc_at`` as in
+    ``stages``)."""
+    return stages(isa, fixed, packed, kc, par, kc_at)[-1][1]
 
 
 def specialized(isa: Isa, sizes: dict = None) -> Procedure:

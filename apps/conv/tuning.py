@@ -86,7 +86,8 @@ def space(isa_name: str) -> dict:
     """The search space (``sizes`` is fixed per search)."""
     return {"isa": [isa_name], "tile": list(TILES[isa_name]),
             "group": [1, 2, 4], "fixed": [True, False],
-            "packed": [True, False], "kc": [0, 32, 64, 128]}
+            "packed": [True, False], "kc": [0, 32, 64, 128],
+            "par": ["blocks", "rows"], "kc_at": ["image", "row"]}
 
 
 def variant(isa_name: str, params: dict) -> Isa:
@@ -139,15 +140,19 @@ def model_params(isa_name: str, sizes) -> dict:
     """A default without measurements: the tile that leaves the least
     work to the tail tiles (columns W % COLS and channels OC % OB run in
     narrower, slower tiles) while keeping enough accumulators to cover
-    the FMA latency (two ports x 4-5 cycles, with margin: 60% of the
-    vector registers) and whose block of packed weights (9 IC OB floats)
-    fits half the L2;
+    the FMA latency (two ports x 4-5 cycles, with margin: 45% of the
+    vector registers; 7x2 ran as fast as 7x4 on 1x7x7x512, pre-packed)
+    and whose block of packed weights (9 IC OB floats) fits half the L2,
+    preferring a block OB that divides OC (the weights can then be
+    pre-packed once instead of on every call);
     then the largest channel group whose packed weights fit half the L2
-    and divide OC. Sizes fixed."""
+    and divide OC; the weights pre-packed when OB divides OC; threads on
+    the channel blocks or the rows, whichever spreads more evenly
+    (``_par_model``). Sizes fixed."""
     s = sizes_dict(sizes)
     W, IC, OC = s["W"], s["IC"], s["OC"]
     lanes = ISAS[isa_name].lanes
-    enough = 0.6 * VREGS[isa_name]      # accumulators that hide latency
+    enough = 0.45 * VREGS[isa_name]      # accumulators that hide latency
     l2 = _l2_bytes()
     best, best_score = None, -1.0
     for tile in TILES[isa_name]:
@@ -161,6 +166,10 @@ def model_params(isa_name: str, sizes) -> dict:
         if 9 * IC * ob * 4 > l2 // 2:    # a block's packed weights leave
             score *= 0.7                 # the L2 (slower than a 40% smaller
         #                                  tile: measured on 7x7x512)
+        if OC % ob:                      # the weights cannot be pre-packed:
+            score /= 1 + 15 / (s["N"] * s["H"] * W)   # packed per call
+            #   (9 IC OC floats copied per 18 N H W IC OC flops; measured
+            #   on 1x7x7x512: 0.71x ORT packing per call, 0.94x pre-packed)
         if score > best_score + 1e-9:
             best, best_score = (tile, ob), score
     tile, ob = best
@@ -170,14 +179,27 @@ def model_params(isa_name: str, sizes) -> dict:
             group = g
             break
     return {"tile": tile, "group": group, "fixed": True,
-            "packed": OC % ob == 0}
+            "packed": OC % ob == 0,
+            "par": _par_model(OC // (group * ob), s["H"])}
+
+
+def _par_model(blocks: int, rows: int, threads: int = None) -> str:
+    """'blocks' or 'rows': the loop whose iterations spread more evenly
+    over the machine's cores (ceil(n / t) / (n / t), the blocks first on
+    a tie: one parallel region per call, not one per block)."""
+    import os
+    t = threads or os.cpu_count() or 1
+    waste = lambda n: -(-n // t) * t / n if n else float("inf")
+    return "rows" if waste(rows) < waste(blocks) else "blocks"
 
 
 def label(isa: Isa, params: dict) -> str:
     return (f"{isa.title} {isa.cols}x{isa.ob} tile, group {isa.group}, "
             f"{'fixed sizes' if params.get('fixed', True) else 'general'}"
             f"{', pre-packed weights' if params.get('packed') else ''}"
-            f"{', kc ' + str(params['kc']) if params.get('kc') else ''}")
+            f"{', kc ' + str(params['kc']) if params.get('kc') else ''}"
+            f"{' per row' if params.get('kc') and params.get('kc_at') == 'row' else ''}"
+            f"{', par rows' if params.get('par') == 'rows' else ''}")
 
 
 def configured(isa_name: str, sizes, source: str = "auto"):
@@ -211,7 +233,11 @@ def build(isa_name: str, params: dict, sizes):
     if params.get("fixed", True):
         return schedule(isa, sizes_dict(sizes),
                         packed=bool(params.get("packed", False)),
-                        kc=int(params.get("kc", 0)))
+                        kc=int(params.get("kc", 0)),
+                        par=str(params.get("par", "blocks")),
+                        kc_at=str(params.get("kc_at", "image")))
+    if params.get("par", "blocks") != "blocks":
+        raise SchedulingError("conv: par='rows' needs fixed sizes")
     return schedule(isa)
 
 
