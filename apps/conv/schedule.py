@@ -209,17 +209,21 @@ def _unroll_all(p, root, name):
 # ---------------------------------------------------------------------------
 # one register tile
 
-def _tile(p, root, isa, cols, tag, pack='W_pack[ky, kx, ic, 0:{ob}]'):
+def _tile(p, root, isa, cols, tag, pack='W_pack[ky, kx, ic, 0:{ob}]',
+          rows=0):
     """The nest ``[for xi in cols:] for oci in OB: {acc; init; reduce;
     store}`` that is ``root(p)`` -> a (cols x) ``regs`` x ``lanes`` tile of
     ``acc`` in registers: ``acc`` expanded over the tile's loops and lifted
     out of them, the init / reduction / store split apart (fission), the
     reduction loops moved outside the tile loops, one row of the packed
     weights staged in registers per reduction step (``W_reg`` + tag), every
-    lane loop replaced by an instruction, the tile loops unrolled."""
+    lane loop replaced by an instruction, the tile loops unrolled.
+    ``rows``: the nest is ``for yi in rows: for xi: for oci`` (a tile of
+    rows x cols pixels)."""
     L, R = isa.lanes, isa.regs
     p = p.split(_loop(root(p), 'oci'), L, 'ot', 'ol', tail='perfect')
-    dims = [(L, 'ol'), (R, 'ot')] + ([(cols, 'xi')] if cols else [])
+    dims = [(L, 'ol'), (R, 'ot')] + ([(cols, 'xi')] if cols else []) + \
+        ([(rows, 'yi')] if rows else [])
     for sz, it in dims:
         p = p.expand_dim(root(p).find('acc : _'), str(sz), it)
     p = p.lift_alloc(root(p).find('acc : _'), n_lifts=len(dims))
@@ -242,7 +246,8 @@ def _tile(p, root, isa, cols, tag, pack='W_pack[ky, kx, ic, 0:{ob}]'):
     for instr in (isa.load, isa.fma, isa.store_relu):
         p = p.replace(_loop(root(p), 'ol'), instr)
     p = p.replace(_loop(root(p), 'wl'), isa.load)
-    for it in (['xi'] if cols else []) + ['ot', 'wo']:
+    for it in (['yi'] if rows else []) + (['xi'] if cols else []) + \
+            ['ot', 'wo']:
         p = _unroll_all(p, root, it)
     return p
 
@@ -361,7 +366,8 @@ def _channel_tail(p, isa, oc):
 
 
 def stages(isa: Isa, fixed: dict = None, packed: bool = False,
-           kc: int = 0, par: str = 'blocks', kc_at: str = 'image'):
+           kc: int = 0, par: str = 'blocks', kc_at: str = 'image',
+           rows: int = 1):
     """[(description, procedure)] after each group of rewrites of the
     algorithm, or of the algorithm with the sizes ``fixed`` ({name:
     value}) by ``partial_eval``. ``packed``: of ``conv_packed`` instead
@@ -372,7 +378,12 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
     reduction in blocks of ``kc`` input channels (``_kc_tiles``; ``kc_at``
     'image' or 'row': where the partial sums are kept).
     ``par``: the loop run on threads, 'blocks' (the channel blocks or
-    groups) or 'rows' (the output rows, in each block)."""
+    groups) or 'rows' (the output rows, in each block). ``rows`` > 1
+    (packed, no groups, no kc, par on blocks, W a multiple of the
+    columns): register tiles of ``rows`` output rows x XB columns (the
+    H % rows last rows in 1-row tiles): each weight row loaded serves
+    ``rows`` x XB pixels, the GEMM view's taller micro-tile, for layers
+    whose rows are too short for a wide tile (W = 7)."""
     OB, XB = isa.ob, isa.cols
     fixed = fixed or {}
     if kc_at not in ('image', 'row'):
@@ -380,6 +391,13 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
                               f"'row'")
     if par not in ('blocks', 'rows'):
         raise SchedulingError(f"schedule: par={par!r}: 'blocks' or 'rows'")
+    if rows < 1:
+        raise SchedulingError(f"schedule: rows={rows} < 1")
+    if rows > 1 and (not packed or isa.group != 1 or kc or par != 'blocks'
+                     or fixed["W"] % XB):
+        raise SchedulingError(
+            "schedule: tiles of several rows need pre-packed weights, no "
+            "groups, no kc, par on blocks and W a multiple of the columns")
     if kc:
         if not packed or isa.group != 1:
             raise SchedulingError("schedule: kc blocking needs pre-packed "
@@ -421,6 +439,19 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
     p = p.split(p.find_loop('x'), XB, 'xo', 'xi', tail='cut')
     p = step(f"blocks of {OB} output channels (outermost) and a tail of "
              f"OC % {OB}; groups of {XB} columns and a tail of W % {XB}", p)
+
+    if rows > 1:
+        p = p.split(p.find_loop('y'), rows, 'yo', 'yi', tail='cut')
+        p = p.reorder(p.find_loop('yi'), p.find_loop('xo'))
+        pack = 'wp[oco, ky, kx, ic, 0:{ob}]'
+        p = _tile(p, lambda q: _loop(q.find_loop('yo'), 'xo'), isa, XB, '',
+                  pack, rows=rows)
+        if len(_loops(p, 'xo')) > 1:               # the H % rows last rows
+            p = _tile(p, lambda q: _loops(q, 'xo')[-1], isa, XB, '_t', pack)
+        p = step(f"{rows} x {XB} x {OB} register tiles (rows x columns x "
+                 f"channels), {XB} x {OB} for the last H % {rows} rows", p)
+        step("par: channel blocks", p.parallelize(p.find_loop('oco')))
+        return out
 
     if kc:
         p = step(f"reduction in blocks of {kc} input channels around "
@@ -534,12 +565,12 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
 
 
 def schedule(isa: Isa, fixed: dict = None, packed: bool = False,
-             kc: int = 0, par: str = 'blocks',
-             kc_at: str = 'image') -> Procedure:
+             kc: int = 0, par: str = 'blocks', kc_at: str = 'image',
+             rows: int = 1) -> Procedure:
     """The fully scheduled kernel, named ``isa.kernel_name`` (sizes
-    ``fixed``, ``packed``, ``kc``, ``par`` and ``kc_at`` as in
+    ``fixed``, ``packed``, ``kc``, ``par``, ``kc_at`` and ``rows`` as in
     ``stages``)."""
-    return stages(isa, fixed, packed, kc, par, kc_at)[-1][1]
+    return stages(isa, fixed, packed, kc, par, kc_at, rows)[-1][1]
 
 
 def specialized(isa: Isa, sizes: dict = None) -> Procedure:

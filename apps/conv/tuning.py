@@ -87,7 +87,8 @@ def space(isa_name: str) -> dict:
     return {"isa": [isa_name], "tile": list(TILES[isa_name]),
             "group": [1, 2, 4], "fixed": [True, False],
             "packed": [True, False], "kc": [0, 32, 64, 128],
-            "par": ["blocks", "rows"], "kc_at": ["image", "row"]}
+            "par": ["blocks", "rows"], "kc_at": ["image", "row"],
+            "rows": [1, 2]}
 
 
 def variant(isa_name: str, params: dict) -> Isa:
@@ -104,11 +105,13 @@ def variant(isa_name: str, params: dict) -> Isa:
                                   f"COLSxREGS") from None
     if cols < 1 or regs < 1:
         raise SchedulingError(f"conv: tile {cols}x{regs} is empty")
-    need = cols * regs + regs          # accumulators + one row of weights
+    need = cols * regs * int(params.get("rows", 1)) + regs
+    #                                    accumulators + one row of weights
     if need > VREGS[isa_name]:
         raise SchedulingError(
-            f"conv: a {cols}x{regs} tile needs {need} vector registers "
-            f"({cols * regs} accumulators, {regs} weights); "
+            f"conv: a {cols}x{regs} tile of {params.get('rows', 1)} row(s) "
+            f"needs {need} vector registers ({need - regs} accumulators, "
+            f"{regs} weights); "
             f"{base.title} has {VREGS[isa_name]}")
     group = int(params.get("group", 1 if not params.get("fixed", True)
                            else base.group))
@@ -163,6 +166,10 @@ def model_params(isa_name: str, sizes) -> dict:
         fx = ((W // cols) * cols + 0.4 * (W % cols)) / W
         fo = ((OC // ob) * ob + 0.5 * (OC % ob)) / OC
         score = fx * fo * min(1.0, cols * regs / enough)
+        if cols * regs + regs + 1 > VREGS[isa_name]:   # no register left
+            score *= 0.9     # for the broadcast: GCC spills accumulators
+        #                      (7x4 on AVX-512: 1-2 of 28; with par='rows'
+        #                      0.42x ORT on 1x56x56x64, 14x2 1.08x)
         if 9 * IC * ob * 4 > l2 // 2:    # a block's packed weights leave
             score *= 0.7                 # the L2 (slower than a 40% smaller
         #                                  tile: measured on 7x7x512)
@@ -199,7 +206,8 @@ def label(isa: Isa, params: dict) -> str:
             f"{', pre-packed weights' if params.get('packed') else ''}"
             f"{', kc ' + str(params['kc']) if params.get('kc') else ''}"
             f"{' per row' if params.get('kc') and params.get('kc_at') == 'row' else ''}"
-            f"{', par rows' if params.get('par') == 'rows' else ''}")
+            f"{', par rows' if params.get('par') == 'rows' else ''}"
+            f"{', tiles of ' + str(params['rows']) + ' rows' if params.get('rows', 1) > 1 else ''}")
 
 
 def configured(isa_name: str, sizes, source: str = "auto"):
@@ -235,7 +243,8 @@ def build(isa_name: str, params: dict, sizes):
                         packed=bool(params.get("packed", False)),
                         kc=int(params.get("kc", 0)),
                         par=str(params.get("par", "blocks")),
-                        kc_at=str(params.get("kc_at", "image")))
+                        kc_at=str(params.get("kc_at", "image")),
+                        rows=int(params.get("rows", 1)))
     if params.get("par", "blocks") != "blocks":
         raise SchedulingError("conv: par='rows' needs fixed sizes")
     return schedule(isa)
