@@ -47,6 +47,14 @@ accumulators, 2 weight registers, 1 broadcast: 13 of 16 registers; 5
 divides the benchmark's W = 100), ``AVX512`` (5 columns x 4 zmm registers
 of 16 channels: 20 accumulators).
 
+Variants (parameters of ``stages``, searched by ``tuning.py``), all with
+the sizes fixed: ``packed`` schedules ``conv_packed``, the same layer
+with the weights pre-packed once per layer (``pack_weights``) instead of
+packed by the kernel on every call; ``rows`` tiles of several output
+rows; ``kc`` the reduction in blocks of input channels with partial sums
+in a buffer (``_kc_tiles``); ``par='rows'`` threads on the output rows
+instead of the channel blocks.
+
 Every step is a checked rewrite. ``stages(isa)`` returns the procedure
 after each group of steps (``run.py --steps`` prints them).
 """
