@@ -126,6 +126,13 @@ def variant(isa_name: str, params: dict) -> Isa:
                                      or group != 1):
         raise SchedulingError("conv: kc blocking needs pre-packed weights "
                               "and group 1")
+    if params.get("kc_at", "image") != "image" and not int(params.get("kc",
+                                                                    0)):
+        raise SchedulingError("conv: kc_at without kc (the same kernel as "
+                              "kc_at='image')")
+    if int(params.get("rows", 1)) > 1 and not params.get("packed", False):
+        raise SchedulingError("conv: tiles of several rows need pre-packed "
+                              "weights")
     return dataclasses.replace(base, cols=cols, regs=regs, group=group)
 
 

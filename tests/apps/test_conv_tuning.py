@@ -227,6 +227,10 @@ def test_packed_and_blocked_points_refused():
         schedule(AVX512, fixed, packed=False, rows=2)
     with pytest.raises(SchedulingError, match="vector registers"):
         tuning.variant("avx512", {"tile": "7x4", "rows": 2})
+    with pytest.raises(SchedulingError, match="several rows"):
+        tuning.variant("avx512", {"tile": "7x2", "rows": 2, "fixed": False})
+    with pytest.raises(SchedulingError, match="kc_at"):
+        tuning.variant("avx512", {"packed": True, "kc_at": "row"})
 
 
 def test_kc_blocks_of_partial_sums_are_not_parallel():
