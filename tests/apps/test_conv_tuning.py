@@ -155,6 +155,16 @@ def test_python_entry_point_with_configured_parameters(two_threads):
     assert np.array_equal(out, _numpy_conv(inp, wt, bias))
     _, note = api.configured_kernel("avx2", (N, H, W, IC, OC), "model")
     assert "from the model" in note
+    # a layer whose channel block divides OC: the model's kernel takes
+    # pre-packed weights, which api.conv packs for it
+    N, H, W, IC, OC = 1, 2, 7, 2, 16
+    inp = rng.integers(-3, 4, (N, H + 2, W + 2, IC)).astype(np.float32)
+    wt = rng.integers(-3, 4, (3, 3, IC, OC)).astype(np.float32)
+    bias = rng.integers(-3, 4, OC).astype(np.float32)
+    out = api.conv(inp, wt, bias, isa="avx2", params="model")
+    assert np.array_equal(out, _numpy_conv(inp, wt, bias))
+    kernel, note = api.configured_kernel("avx2", (N, H, W, IC, OC), "model")
+    assert kernel.packed_ob == 16 and "pre-packed" in note
     with pytest.raises(ValueError):
         api.conv(inp, wt, bias, isa="avx2", params="tuned")
 
