@@ -208,13 +208,19 @@ def _par_model(blocks: int, rows: int, threads: int = None) -> str:
 
 
 def label(isa: Isa, params: dict) -> str:
-    return (f"{isa.title} {isa.cols}x{isa.ob} tile, group {isa.group}, "
-            f"{'fixed sizes' if params.get('fixed', True) else 'general'}"
-            f"{', pre-packed weights' if params.get('packed') else ''}"
-            f"{', kc ' + str(params['kc']) if params.get('kc') else ''}"
-            f"{' per row' if params.get('kc') and params.get('kc_at') == 'row' else ''}"
-            f"{', par rows' if params.get('par') == 'rows' else ''}"
-            f"{', tiles of ' + str(params['rows']) + ' rows' if params.get('rows', 1) > 1 else ''}")
+    out = (f"{isa.title} {isa.cols}x{isa.ob} tile, group {isa.group}, "
+           f"{'fixed sizes' if params.get('fixed', True) else 'general'}")
+    if params.get("packed"):
+        out += ", pre-packed weights"
+    if params.get("kc"):
+        out += f", kc {params['kc']}"
+        if params.get("kc_at") == "row":
+            out += " per row"
+    if params.get("par") == "rows":
+        out += ", par rows"
+    if int(params.get("rows", 1)) > 1:
+        out += f", tiles of {params['rows']} rows"
+    return out
 
 
 def configured(isa_name: str, sizes, source: str = "auto"):
