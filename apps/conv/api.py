@@ -43,10 +43,17 @@ class RawKernel:
     """A compiled conv kernel called straight through ctypes, without the
     compiled callable's per-call argument checks (``conv`` checks once).
     Wraps a ``compile()`` result; its size arguments (none for a
-    size-specialized kernel) come first, then the four arrays."""
+    size-specialized kernel) come first, then the four arrays. A kernel
+    of ``conv_packed`` (argument ``wp``) takes the weights pre-packed:
+    ``prepare(wt)`` makes them (once per layer), else returns ``wt``."""
 
     def __init__(self, compiled):
         self.compiled = compiled
+        names = [str(a.name) for a in compiled.proc.args]
+        self.packed_ob = None
+        if "wp" in names:
+            self.packed_ob = int(compiled.proc.args[names.index("wp")]
+                                 .type.hi[-1].val)
         lib = ctypes.CDLL(compiled.library_path)
         self._fn = getattr(lib, compiled.name)
         self._fn.restype = None
@@ -57,6 +64,13 @@ class RawKernel:
         p = ctypes.c_void_p
         self._fn.argtypes = [p] + [fast] * self.n_sizes + [p] * 4
         self._lib = lib
+
+    def prepare(self, wt):
+        """The weights as this kernel reads them (pre-packed or not)."""
+        if self.packed_ob is None:
+            return wt
+        from apps.conv.schedule import pack_weights
+        return pack_weights(wt, self.packed_ob)
 
     def __call__(self, sizes, inp, wt, bias, out):
         self._fn(None, *sizes[:self.n_sizes], inp.ctypes.data,
@@ -125,5 +139,5 @@ def conv(inp, wt, bias, out=None, *, isa="auto", params=None):
     else:
         raise ValueError(f"conv: params={params!r}: None, 'auto' or "
                          f"'model'")
-    kernel(sizes, inp, wt, bias, out)
-    return out
+    kernel(sizes, inp, kernel.prepare(wt), bias, out)   # (packs per call:
+    return out              # keep configured_kernel's prepare(wt) for speed)

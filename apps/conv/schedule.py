@@ -47,6 +47,14 @@ accumulators, 2 weight registers, 1 broadcast: 13 of 16 registers; 5
 divides the benchmark's W = 100), ``AVX512`` (5 columns x 4 zmm registers
 of 16 channels: 20 accumulators).
 
+Variants (parameters of ``stages``, searched by ``tuning.py``), all with
+the sizes fixed: ``packed`` schedules ``conv_packed``, the same layer
+with the weights pre-packed once per layer (``pack_weights``) instead of
+packed by the kernel on every call; ``rows`` tiles of several output
+rows; ``kc`` the reduction in blocks of input channels with partial sums
+in a buffer (``_kc_tiles``); ``par='rows'`` threads on the output rows
+instead of the channel blocks.
+
 Every step is a checked rewrite. ``stages(isa)`` returns the procedure
 after each group of steps (``run.py --steps`` prints them).
 """
@@ -80,6 +88,41 @@ def conv(N: size, H: size, W: size, IC: size, OC: size,
                     out[n, y, x, oc] = relu(acc)
 
 
+@proc
+def conv_packed(N: size, H: size, W: size, IC: size, OCB: size, OB: size,
+                inp: f32[N, H + 2, W + 2, IC] @ DRAM,
+                wp: f32[OCB, 3, 3, IC, OB] @ DRAM, bias: f32[OCB, OB] @ DRAM,
+                out: f32[N, H, W, OCB, OB] @ DRAM):
+    for n in seq(0, N):
+        for y in seq(0, H):
+            for x in seq(0, W):
+                for oco in seq(0, OCB):
+                    for oci in seq(0, OB):
+                        acc: f32 @ DRAM
+                        acc = bias[oco, oci]
+                        for ky in seq(0, 3):
+                            for kx in seq(0, 3):
+                                for ic in seq(0, IC):
+                                    acc += (inp[n, y + ky, x + kx, ic] *
+                                            wp[oco, ky, kx, ic, oci])
+                        out[n, y, x, oco, oci] = relu(acc)
+
+
+def pack_weights(wt, ob: int):
+    """``wt[3, 3, IC, OC]`` -> ``wp[OC / ob, 3, 3, IC, ob]``, the layout
+    ``conv_packed`` reads (numpy; prepared once per layer, as ONNX Runtime
+    and oneDNN reorder their weights when the model is loaded).
+    ``bias[OC]`` and ``out[N, H, W, OC]`` are already ``[OC / ob, ob]``
+    and ``[N, H, W, OC / ob, ob]`` in memory."""
+    import numpy as np
+    k1, k2, ic, oc = wt.shape
+    if oc % ob:
+        raise ValueError(f"pack_weights: OC = {oc} is not a multiple of "
+                         f"the block {ob}")
+    return np.ascontiguousarray(
+        wt.reshape(k1, k2, ic, oc // ob, ob).transpose(3, 0, 1, 2, 4))
+
+
 #: the layer of Halide's benchmark: batch 5, output 80 x 100, 128 -> 128
 HALIDE_SIZES = {"N": 5, "H": 80, "W": 100, "IC": 128, "OC": 128}
 
@@ -107,6 +150,7 @@ class Isa:
     load: Procedure        # reg[0:lanes] = mem[0:lanes]
     store_relu: Procedure  # mem[0:lanes] = relu(reg[0:lanes])
     fma: Procedure         # reg[0:lanes] += a[0] * reg_b[0:lanes]
+    store: Procedure = None  # mem[0:lanes] = reg[0:lanes] (kc blocking)
 
     @property
     def ob(self) -> int:
@@ -123,7 +167,7 @@ class Isa:
 
     def cpu_features(self) -> frozenset:
         out = set(self.mem.cpu_features)
-        for i in (self.load, self.store_relu, self.fma):
+        for i in (self.load, self.store_relu, self.fma, self.store):
             out |= i.cpu_features()
         return frozenset(out)
 
@@ -131,12 +175,14 @@ class Isa:
 AVX512 = Isa(name="avx512", title="AVX-512", mem=_avx512.AVX512, lanes=16,
              regs=4, cols=5, group=1, load=_avx512.mm512_loadu_ps,
              store_relu=_avx512.mm512_storeu_relu_ps,
-             fma=_avx512.mm512_fmadd_bcst_ps)
+             fma=_avx512.mm512_fmadd_bcst_ps,
+             store=_avx512.mm512_storeu_ps)
 
 AVX2 = Isa(name="avx2", title="AVX2", mem=_avx2.AVX2, lanes=8, regs=2,
            cols=5, group=4, load=_avx2.mm256_loadu_ps,
            store_relu=_avx2.mm256_storeu_relu_ps,
-           fma=_avx2.mm256_fmadd_bcst_ps)
+           fma=_avx2.mm256_fmadd_bcst_ps,
+           store=_avx2.mm256_storeu_ps)
 
 #: best first (``--isa auto`` and the dispatcher take the first the CPU has)
 ISAS = {isa.name: isa for isa in (AVX512, AVX2)}
@@ -171,17 +217,21 @@ def _unroll_all(p, root, name):
 # ---------------------------------------------------------------------------
 # one register tile
 
-def _tile(p, root, isa, cols, tag, pack='W_pack[ky, kx, ic, 0:{ob}]'):
+def _tile(p, root, isa, cols, tag, pack='W_pack[ky, kx, ic, 0:{ob}]',
+          rows=0):
     """The nest ``[for xi in cols:] for oci in OB: {acc; init; reduce;
     store}`` that is ``root(p)`` -> a (cols x) ``regs`` x ``lanes`` tile of
     ``acc`` in registers: ``acc`` expanded over the tile's loops and lifted
     out of them, the init / reduction / store split apart (fission), the
     reduction loops moved outside the tile loops, one row of the packed
     weights staged in registers per reduction step (``W_reg`` + tag), every
-    lane loop replaced by an instruction, the tile loops unrolled."""
+    lane loop replaced by an instruction, the tile loops unrolled.
+    ``rows``: the nest is ``for yi in rows: for xi: for oci`` (a tile of
+    rows x cols pixels)."""
     L, R = isa.lanes, isa.regs
     p = p.split(_loop(root(p), 'oci'), L, 'ot', 'ol', tail='perfect')
-    dims = [(L, 'ol'), (R, 'ot')] + ([(cols, 'xi')] if cols else [])
+    dims = [(L, 'ol'), (R, 'ot')] + ([(cols, 'xi')] if cols else []) + \
+        ([(rows, 'yi')] if rows else [])
     for sz, it in dims:
         p = p.expand_dim(root(p).find('acc : _'), str(sz), it)
     p = p.lift_alloc(root(p).find('acc : _'), n_lifts=len(dims))
@@ -204,7 +254,8 @@ def _tile(p, root, isa, cols, tag, pack='W_pack[ky, kx, ic, 0:{ob}]'):
     for instr in (isa.load, isa.fma, isa.store_relu):
         p = p.replace(_loop(root(p), 'ol'), instr)
     p = p.replace(_loop(root(p), 'wl'), isa.load)
-    for it in (['xi'] if cols else []) + ['ot', 'wo']:
+    for it in (['yi'] if rows else []) + (['xi'] if cols else []) + \
+            ['ot', 'wo']:
         p = _unroll_all(p, root, it)
     return p
 
@@ -242,6 +293,67 @@ def _lane_tile(p, root, isa, cols, tag, oc):
     return p
 
 
+def _kc_tiles(p, isa, kc, fixed, at='image'):
+    """Reduction blocking (the GEMM view: K = 9 IC, the pixels M, the
+    channels of a block N): per channel block ``oco``, the accumulators
+    of every output pixel go to a buffer ``acc[N, H, W / XB, XB, OB]``
+    (``expand_dim`` x 5, ``lift_alloc``), initialized from the bias and
+    stored through the ReLU in nests of their own (``fission_after``);
+    the input channels are split in blocks of ``kc`` (``ico``) and that
+    loop is moved outside the pixels (``reorder`` x 7: each pixel's sum
+    stays the same sum, in the same order), so the weights of one
+    ``[3, 3, kc, OB]`` block (36 KiB at kc = 32, OB = 32) stay in L1 while
+    every pixel uses them; the XB x OB tile is staged from ``acc`` into
+    registers around each block's reduction (``stage_mem``) with vector
+    loads and stores, the rest as in ``_tile``. Pre-packed weights
+    (``wp``), no tail columns. ``at='row'``: the same one output row at a
+    time (``acc[W / XB, XB, OB]`` inside the row loop, ``ico`` moved
+    outside the row's tiles only): a row's partial sums stay in L1 or L2
+    instead of the whole image's, and each ``[3, 3, kc, OB]`` weight
+    block is read from L2 once per row and reused by all its tiles."""
+    N, H, W = fixed["N"], fixed["H"], fixed["W"]
+    XB, OB, L = isa.cols, isa.ob, isa.lanes
+    oco = lambda q: q.find_loop('oco')
+    dims = [(OB, 'oci'), (XB, 'xi'), (W // XB, 'xo')]
+    if at == 'image':
+        dims += [(H, 'y'), (N, 'n')]
+    for sz, it in dims:
+        p = p.expand_dim(p.find('acc : _'), str(sz), it)
+    p = p.lift_alloc(p.find('acc : _'), n_lifts=len(dims))
+    p = p.fission_after(p.find('acc[_] = _'), n_lifts=len(dims))
+    p = p.fission_after(p.find_loop('ky'), n_lifts=len(dims))
+    red = lambda q: _loop(oco(q), dims[-1][1], 1)   # the reduction nest
+    p = p.split(_loop(red(p), 'ic'), kc, 'ico', 'ici', tail='perfect')
+    for _, name in [(0, 'kx'), (0, 'ky')] + dims:
+        p = p.reorder(_loop(red(p), name), _loop(red(p), 'ico'))
+    xr = lambda q: _loop(q.find_loop('ico'), 'xo')
+    win = f'xo, 0:{XB}, 0:{OB}' if at == 'row' else \
+        f'n, y, xo, 0:{XB}, 0:{OB}'
+    p = p.stage_mem(_loop(xr(p), 'xi'), f'acc[{win}]', 'acc_r')
+    for _ in range(2):                 # the load and the store nests
+        p = p.split(_loop(xr(p), 'i1'), L, 'io', 'ii', tail='perfect')
+    p = p.split(_loop(xr(p), 'oci'), L, 'ot', 'ol', tail='perfect')
+    p = p.divide_dim('acc_r', 1, L)
+    for it in ('ol', 'ot', 'xi'):
+        for k in ('ky', 'kx', 'ici'):
+            p = p.reorder(_loop(xr(p), it), _loop(xr(p), k))
+    ici = lambda q: _loop(xr(q), 'ici')
+    p = p.stage_mem(_loop(ici(p), 'xi'),
+                    f'wp[oco, ky, kx, {kc} * ico + ici, 0:{OB}]', 'W_reg')
+    p = p.divide_dim('W_reg', 0, L)
+    wload = lambda q: list(ici(q).body())[1]        # after the allocation
+    p = p.split(wload(p), L, 'wo', 'wl', tail='perfect')
+    p = p.set_memory('acc_r', isa.mem)
+    p = p.set_memory('W_reg', isa.mem)
+    p = p.replace(_loop(xr(p), 'ii'), isa.load)
+    p = p.replace(_loop(xr(p), 'ol'), isa.fma)
+    p = p.replace(_loop(xr(p), 'ii'), isa.store)
+    p = p.replace(_loop(xr(p), 'wl'), isa.load)
+    for it in ('i0', 'io', 'xi', 'ot', 'wo'):
+        p = _unroll_all(p, xr, it)
+    return p
+
+
 def _channel_tail(p, isa, oc):
     """The OC % OB tail channels (``for x: for oci``) -> whole registers of
     them (``ov``) in XB x 1-register tiles, the W % XB tail columns in 1 x 1
@@ -261,13 +373,61 @@ def _channel_tail(p, isa, oc):
     return _lane_tile(p, lambda q: q.find_loop('ov #1'), isa, 0, '_t', oc)
 
 
-def stages(isa: Isa, fixed: dict = None):
+def stages(isa: Isa, fixed: dict = None, packed: bool = False,
+           kc: int = 0, par: str = 'blocks', kc_at: str = 'image',
+           rows: int = 1):
     """[(description, procedure)] after each group of rewrites of the
     algorithm, or of the algorithm with the sizes ``fixed`` ({name:
-    value}) by ``partial_eval``."""
+    value}) by ``partial_eval``. ``packed``: of ``conv_packed`` instead
+    (the weights pre-packed in blocks of OB channels, ``pack_weights``),
+    which needs all five sizes fixed and OC a multiple of OB; the same
+    steps, minus the packing and the channel tail. ``kc`` > 0 (packed,
+    no groups, W a multiple of the tile's columns, IC of ``kc``): the
+    reduction in blocks of ``kc`` input channels (``_kc_tiles``; ``kc_at``
+    'image' or 'row': where the partial sums are kept).
+    ``par``: the loop run on threads, 'blocks' (the channel blocks or
+    groups) or 'rows' (the output rows, in each block). ``rows`` > 1
+    (packed, no groups, no kc, par on blocks, W a multiple of the
+    columns): register tiles of ``rows`` output rows x XB columns (the
+    H % rows last rows in 1-row tiles): each weight row loaded serves
+    ``rows`` x XB pixels, the GEMM view's taller micro-tile, for layers
+    whose rows are too short for a wide tile (W = 7)."""
     OB, XB = isa.ob, isa.cols
     fixed = fixed or {}
-    p = conv.partial_eval(**fixed) if fixed else conv
+    if kc_at not in ('image', 'row'):
+        raise SchedulingError(f"schedule: kc_at={kc_at!r}: 'image' or "
+                              f"'row'")
+    if par not in ('blocks', 'rows'):
+        raise SchedulingError(f"schedule: par={par!r}: 'blocks' or 'rows'")
+    if rows < 1:
+        raise SchedulingError(f"schedule: rows={rows} < 1")
+    if rows > 1 and (not packed or isa.group != 1 or kc or par != 'blocks'
+                     or fixed["W"] % XB):
+        raise SchedulingError(
+            "schedule: tiles of several rows need pre-packed weights, no "
+            "groups, no kc, par on blocks and W a multiple of the columns")
+    if kc:
+        if not packed or isa.group != 1:
+            raise SchedulingError("schedule: kc blocking needs pre-packed "
+                                  "weights and no channel groups")
+        if fixed["W"] % XB or fixed["IC"] % kc:
+            raise SchedulingError(
+                f"schedule: kc blocking needs W ({fixed['W']}) a multiple "
+                f"of the tile's {XB} columns and IC ({fixed['IC']}) of kc "
+                f"({kc})")
+    if packed:
+        if set(fixed) != {"N", "H", "W", "IC", "OC"}:
+            raise SchedulingError("schedule: pre-packed weights need the "
+                                  "sizes N, H, W, IC, OC fixed")
+        if fixed["OC"] % OB:
+            raise SchedulingError(
+                f"schedule: pre-packed weights need OC ({fixed['OC']}) a "
+                f"multiple of the channel block ({OB})")
+        p = conv_packed.partial_eval(
+            N=fixed["N"], H=fixed["H"], W=fixed["W"], IC=fixed["IC"],
+            OCB=fixed["OC"] // OB, OB=OB)
+    else:
+        p = conv.partial_eval(**fixed) if fixed else conv
     out = [("the algorithm", p)]
     p = p.rename(isa.kernel_name)
 
@@ -276,7 +436,8 @@ def stages(isa: Isa, fixed: dict = None):
         return q
 
     # 1. output channels: blocks of OB outermost, then the OC % OB tail
-    p = p.split(p.find_loop('oc'), OB, 'oco', 'oci', tail='cut')
+    if not packed:                     # (conv_packed has its blocks)
+        p = p.split(p.find_loop('oc'), OB, 'oco', 'oci', tail='cut')
     oc_tail = len(list(p.find_loop('oco').parent().body())) > 1
     if oc_tail:                        # (no tail when OC is a constant
         p = p.fission_after(p.find_loop('oco'), n_lifts=3)   # multiple)
@@ -286,6 +447,31 @@ def stages(isa: Isa, fixed: dict = None):
     p = p.split(p.find_loop('x'), XB, 'xo', 'xi', tail='cut')
     p = step(f"blocks of {OB} output channels (outermost) and a tail of "
              f"OC % {OB}; groups of {XB} columns and a tail of W % {XB}", p)
+
+    if rows > 1:
+        p = p.split(p.find_loop('y'), rows, 'yo', 'yi', tail='cut')
+        p = p.reorder(p.find_loop('yi'), p.find_loop('xo'))
+        pack = 'wp[oco, ky, kx, ic, 0:{ob}]'
+        p = _tile(p, lambda q: _loop(q.find_loop('yo'), 'xo'), isa, XB, '',
+                  pack, rows=rows)
+        if len(_loops(p, 'xo')) > 1:               # the H % rows last rows
+            p = _tile(p, lambda q: _loops(q, 'xo')[-1], isa, XB, '_t', pack)
+        p = step(f"{rows} x {XB} x {OB} register tiles (rows x columns x "
+                 f"channels), {XB} x {OB} for the last H % {rows} rows", p)
+        step("par: channel blocks", p.parallelize(p.find_loop('oco')))
+        return out
+
+    if kc:
+        p = step(f"reduction in blocks of {kc} input channels around "
+                 f"{XB} x {OB} register tiles of partial sums",
+                 _kc_tiles(p, isa, kc, fixed, kc_at))
+        if par == 'rows':        # (the rows of the reduction nest: the
+            red = p.find_loop('y') if kc_at == 'row' else \
+                _loop(p.find_loop('ico'), 'y')     # others are short)
+            step("par: rows", p.parallelize(red))
+        else:
+            step("par: channel blocks", p.parallelize(p.find_loop('oco')))
+        return out
 
     # 3. the weights of a channel block, packed once per block
     #    ([3, 3, IC, OB], contiguous in the order the kernel reads them);
@@ -307,26 +493,29 @@ def stages(isa: Isa, fixed: dict = None):
                 rest = None
         except SchedulingError:
             rest = None
-        p = p.stage_mem(p.find_loop('ob'),
-                        f'wt[0:3, 0:3, 0:{ic}, {GB} * og:{GB} * og + {GB}]',
-                        'W_pack')
-        p = p.divide_dim('W_pack', 3, OB)
-        p = p.rearrange_dim('W_pack : _', [3, 0, 1, 2, 4])
+        if not packed:
+            p = p.stage_mem(
+                p.find_loop('ob'),
+                f'wt[0:3, 0:3, 0:{ic}, {GB} * og:{GB} * og + {GB}]',
+                'W_pack')
+            p = p.divide_dim('W_pack', 3, OB)
+            p = p.rearrange_dim('W_pack : _', [3, 0, 1, 2, 4])
         ob = lambda q: q.find_loop('ob')
         for name in ('n', 'y'):
             p = p.reorder(ob(p), p.find_loop(name))
         if len(list(ob(p).body())) > 1:        # the tail columns apart
             p = p.fission_after(_loop(ob(p), 'xo'), n_lifts=1)
         p = p.reorder(ob(p), p.find_loop('xo'))
-        if rest:
+        if rest and not packed:
             oc = str(fixed.get('OC', 'OC'))
             c0 = f'{OB} * ob + {GB} * ({oc} / {GB})'
             p = p.stage_mem(_loop(rest(p), 'n'),
                             f'wt[0:3, 0:3, 0:{ic}, {c0}:{c0} + {OB}]',
                             'W_pack_r')
-        p = step(f"groups of {G} channel blocks: their weights packed once "
-                 f"per group, the blocks under the column groups", p)
-    else:
+        p = step(f"groups of {G} channel blocks: " + (
+            "" if packed else "their weights packed once per group, ") +
+            "the blocks under the column groups", p)
+    elif not packed:
         p = p.stage_mem(p.find_loop('n'),
                         f'wt[0:3, 0:3, 0:{ic}, {OB} * oco:{OB} * oco + {OB}]',
                         'W_pack')
@@ -335,6 +524,9 @@ def stages(isa: Isa, fixed: dict = None):
     # 4. the register tiles: XB x OB, then 1 x OB for the tail columns
     pack = 'W_pack[ob, ky, kx, ic, 0:{ob}]' if G > 1 else \
         'W_pack[ky, kx, ic, 0:{ob}]'
+    if packed:
+        pack = (f'wp[{G} * og + ob, ky, kx, ic, 0:{{ob}}]' if G > 1 else
+                'wp[oco, ky, kx, ic, 0:{ob}]')
     main = lambda q: q.find_loop('xo')
     p = _tile(p, main, isa, XB, '', pack)
     tail = lambda q: _loop(q.find_loop('y'), 'xi')
@@ -342,6 +534,9 @@ def stages(isa: Isa, fixed: dict = None):
         p = _tile(p, tail, isa, 0, '_t', pack)
     if rest:
         pack = 'W_pack_r[ky, kx, ic, 0:{ob}]'
+        if packed:
+            pack = (f'wp[ob + {G * (fixed["OC"] // OB // G)}, ky, kx, ic, '
+                    f'0:{{ob}}]')
         p = _tile(p, lambda q: _loop(rest(q), 'xo'), isa, XB, '_r', pack)
         if _loops(rest(p), 'xi'):
             p = _tile(p, lambda q: _loop(rest(q), 'xi'), isa, 0, '_rt',
@@ -357,7 +552,14 @@ def stages(isa: Isa, fixed: dict = None):
 
     # 5. threads: the channel blocks (one parallel region per call; each
     #    block packs its own weights and writes its own channels of out),
-    #    and the rows of the channel tail
+    #    and the rows of the channel tail; or (par='rows') the rows of
+    #    every nest, for layers with fewer blocks than threads (a
+    #    parallel region per block and image)
+    if par == 'rows':
+        for k in range(len(_loops(p, 'y'))):
+            p = p.parallelize(_loop(p, 'y', k))
+        step("par: rows", p)
+        return out
     if G > 1:
         p = p.parallelize(p.find_loop('og'))
         if rest:
@@ -370,10 +572,13 @@ def stages(isa: Isa, fixed: dict = None):
     return out
 
 
-def schedule(isa: Isa, fixed: dict = None) -> Procedure:
+def schedule(isa: Isa, fixed: dict = None, packed: bool = False,
+             kc: int = 0, par: str = 'blocks', kc_at: str = 'image',
+             rows: int = 1) -> Procedure:
     """The fully scheduled kernel, named ``isa.kernel_name`` (sizes
-    ``fixed`` as in ``stages``)."""
-    return stages(isa, fixed)[-1][1]
+    ``fixed``, ``packed``, ``kc``, ``par``, ``kc_at`` and ``rows`` as in
+    ``stages``)."""
+    return stages(isa, fixed, packed, kc, par, kc_at, rows)[-1][1]
 
 
 def specialized(isa: Isa, sizes: dict = None) -> Procedure:

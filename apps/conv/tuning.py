@@ -14,7 +14,18 @@ description; the ones searched here:
   the weight layout); only with the sizes fixed;
 * ``fixed``: whether the kernel is specialized to the layer's sizes
   (``partial_eval``: constant strides and trip counts, no empty tails)
-  or the general-size kernel.
+  or the general-size kernel;
+* ``packed``: the weight layout. False: the kernel takes ``wt[3, 3, IC,
+  OC]`` and packs each channel block (group) into a buffer on every call
+  (a pass over all the weights per call: 9.4 MB at 7x7x512, as much
+  memory traffic as the layer's input and output together). True: it
+  takes the weights pre-packed, ``wp[OC / OB, 3, 3, IC, OB]``
+  (``schedule.pack_weights``, done once per layer, as ONNX Runtime and
+  oneDNN reorder their weights when a model is loaded; the bench times
+  the packing apart); needs fixed sizes and OB dividing OC. With
+  ``group`` > 1 the group's blocks then only change the loop order (the
+  blocks under the column tiles, so a tile's input pixels serve G
+  blocks while in L1).
 
 ``variant`` makes a description from a dict of them (``SchedulingError``
 for a point the schedule refuses: a tile that needs more vector registers
@@ -39,7 +50,7 @@ from exo_hl.tune import TuningDB, cache_levels
 from apps.conv.schedule import HALIDE_SIZES, ISAS, Isa, flops, schedule
 
 #: bump when the schedule changes what a parameter means
-SCHEDULE_VERSION = 1
+SCHEDULE_VERSION = 2
 
 #: vector registers per instruction set
 VREGS = {"avx512": 32, "avx2": 16}
@@ -74,7 +85,10 @@ def key(isa_name: str, sizes) -> str:
 def space(isa_name: str) -> dict:
     """The search space (``sizes`` is fixed per search)."""
     return {"isa": [isa_name], "tile": list(TILES[isa_name]),
-            "group": [1, 2, 4], "fixed": [True, False]}
+            "group": [1, 2, 4], "fixed": [True, False],
+            "packed": [True, False], "kc": [0, 32, 64, 128],
+            "par": ["blocks", "rows"], "kc_at": ["image", "row"],
+            "rows": [1, 2]}
 
 
 def variant(isa_name: str, params: dict) -> Isa:
@@ -91,11 +105,13 @@ def variant(isa_name: str, params: dict) -> Isa:
                                   f"COLSxREGS") from None
     if cols < 1 or regs < 1:
         raise SchedulingError(f"conv: tile {cols}x{regs} is empty")
-    need = cols * regs + regs          # accumulators + one row of weights
+    need = cols * regs * int(params.get("rows", 1)) + regs
+    #                                    accumulators + one row of weights
     if need > VREGS[isa_name]:
         raise SchedulingError(
-            f"conv: a {cols}x{regs} tile needs {need} vector registers "
-            f"({cols * regs} accumulators, {regs} weights); "
+            f"conv: a {cols}x{regs} tile of {params.get('rows', 1)} row(s) "
+            f"needs {need} vector registers ({need - regs} accumulators, "
+            f"{regs} weights); "
             f"{base.title} has {VREGS[isa_name]}")
     group = int(params.get("group", 1 if not params.get("fixed", True)
                            else base.group))
@@ -104,6 +120,19 @@ def variant(isa_name: str, params: dict) -> Isa:
     if group > 1 and not params.get("fixed", True):
         raise SchedulingError("conv: channel groups need fixed sizes "
                               "(the general kernel has no groups)")
+    if params.get("packed", False) and not params.get("fixed", True):
+        raise SchedulingError("conv: pre-packed weights need fixed sizes")
+    if int(params.get("kc", 0)) and (not params.get("packed", False)
+                                     or group != 1):
+        raise SchedulingError("conv: kc blocking needs pre-packed weights "
+                              "and group 1")
+    if params.get("kc_at", "image") != "image" and not int(params.get("kc",
+                                                                    0)):
+        raise SchedulingError("conv: kc_at without kc (the same kernel as "
+                              "kc_at='image')")
+    if int(params.get("rows", 1)) > 1 and not params.get("packed", False):
+        raise SchedulingError("conv: tiles of several rows need pre-packed "
+                              "weights")
     return dataclasses.replace(base, cols=cols, regs=regs, group=group)
 
 
@@ -121,15 +150,19 @@ def model_params(isa_name: str, sizes) -> dict:
     """A default without measurements: the tile that leaves the least
     work to the tail tiles (columns W % COLS and channels OC % OB run in
     narrower, slower tiles) while keeping enough accumulators to cover
-    the FMA latency (two ports x 4-5 cycles, with margin: 60% of the
-    vector registers) and whose block of packed weights (9 IC OB floats)
-    fits half the L2;
+    the FMA latency (two ports x 4-5 cycles, with margin: 45% of the
+    vector registers; 7x2 ran as fast as 7x4 on 1x7x7x512, pre-packed)
+    and whose block of packed weights (9 IC OB floats) fits half the L2,
+    preferring a block OB that divides OC (the weights can then be
+    pre-packed once instead of on every call);
     then the largest channel group whose packed weights fit half the L2
-    and divide OC. Sizes fixed."""
+    and divide OC; the weights pre-packed when OB divides OC; threads on
+    the channel blocks or the rows, whichever spreads more evenly
+    (``_par_model``). Sizes fixed."""
     s = sizes_dict(sizes)
     W, IC, OC = s["W"], s["IC"], s["OC"]
     lanes = ISAS[isa_name].lanes
-    enough = 0.6 * VREGS[isa_name]      # accumulators that hide latency
+    enough = 0.45 * VREGS[isa_name]      # accumulators that hide latency
     l2 = _l2_bytes()
     best, best_score = None, -1.0
     for tile in TILES[isa_name]:
@@ -140,9 +173,17 @@ def model_params(isa_name: str, sizes) -> dict:
         fx = ((W // cols) * cols + 0.4 * (W % cols)) / W
         fo = ((OC // ob) * ob + 0.5 * (OC % ob)) / OC
         score = fx * fo * min(1.0, cols * regs / enough)
+        if cols * regs + regs + 1 > VREGS[isa_name]:   # no register left
+            score *= 0.9     # for the broadcast: GCC spills accumulators
+        #                      (7x4 on AVX-512: 1-2 of 28; with par='rows'
+        #                      0.42x ORT on 1x56x56x64, 14x2 1.08x)
         if 9 * IC * ob * 4 > l2 // 2:    # a block's packed weights leave
             score *= 0.7                 # the L2 (slower than a 40% smaller
         #                                  tile: measured on 7x7x512)
+        if OC % ob:                      # the weights cannot be pre-packed:
+            score /= 1 + 15 / (s["N"] * s["H"] * W)   # packed per call
+            #   (9 IC OC floats copied per 18 N H W IC OC flops; measured
+            #   on 1x7x7x512: 0.71x ORT packing per call, 0.94x pre-packed)
         if score > best_score + 1e-9:
             best, best_score = (tile, ob), score
     tile, ob = best
@@ -151,12 +192,35 @@ def model_params(isa_name: str, sizes) -> dict:
         if OC % (g * ob) == 0 and 9 * IC * g * ob * 4 <= l2 // 2:
             group = g
             break
-    return {"tile": tile, "group": group, "fixed": True}
+    return {"tile": tile, "group": group, "fixed": True,
+            "packed": OC % ob == 0,
+            "par": _par_model(OC // (group * ob), s["H"])}
+
+
+def _par_model(blocks: int, rows: int, threads: int = None) -> str:
+    """'blocks' or 'rows': the loop whose iterations spread more evenly
+    over the machine's cores (ceil(n / t) / (n / t), the blocks first on
+    a tie: one parallel region per call, not one per block)."""
+    import os
+    t = threads or os.cpu_count() or 1
+    waste = lambda n: -(-n // t) * t / n if n else float("inf")
+    return "rows" if waste(rows) < waste(blocks) else "blocks"
 
 
 def label(isa: Isa, params: dict) -> str:
-    return (f"{isa.title} {isa.cols}x{isa.ob} tile, group {isa.group}, "
-            f"{'fixed sizes' if params.get('fixed', True) else 'general'}")
+    out = (f"{isa.title} {isa.cols}x{isa.ob} tile, group {isa.group}, "
+           f"{'fixed sizes' if params.get('fixed', True) else 'general'}")
+    if params.get("packed"):
+        out += ", pre-packed weights"
+    if params.get("kc"):
+        out += f", kc {params['kc']}"
+        if params.get("kc_at") == "row":
+            out += " per row"
+    if params.get("par") == "rows":
+        out += ", par rows"
+    if int(params.get("rows", 1)) > 1:
+        out += f", tiles of {params['rows']} rows"
+    return out
 
 
 def configured(isa_name: str, sizes, source: str = "auto"):
@@ -188,7 +252,14 @@ def build(isa_name: str, params: dict, sizes):
     general-size kernel when ``params['fixed']`` is false)."""
     isa = variant(isa_name, params)
     if params.get("fixed", True):
-        return schedule(isa, sizes_dict(sizes))
+        return schedule(isa, sizes_dict(sizes),
+                        packed=bool(params.get("packed", False)),
+                        kc=int(params.get("kc", 0)),
+                        par=str(params.get("par", "blocks")),
+                        kc_at=str(params.get("kc_at", "image")),
+                        rows=int(params.get("rows", 1)))
+    if params.get("par", "blocks") != "blocks":
+        raise SchedulingError("conv: par='rows' needs fixed sizes")
     return schedule(isa)
 
 
@@ -226,8 +297,10 @@ class Bench:
         wt = rng.integers(-2, 3, (3, 3, IC, OC)).astype(np.float32)
         bias = rng.integers(-2, 3, OC).astype(np.float32)
         out = np.empty((N, H, W, OC), np.float32)
+        want = reference(inp, wt, bias)
+        wt = kernel.prepare(wt)       # pre-packed: once, not timed
         kernel(sizes, inp, wt, bias, out)
-        if not np.array_equal(out, reference(inp, wt, bias)):
+        if not np.array_equal(out, want):
             raise AssertionError("the kernel's result differs from the "
                                  "reference")
         (t,) = best_times((lambda: kernel(sizes, inp, wt, bias, out),),
@@ -274,7 +347,7 @@ def tune_spec(options: dict) -> dict:
     sp["sizes"] = [sz]
     start = dict(model_params(isa.name, sizes), isa=isa.name, sizes=sz)
     base = {"isa": isa.name, "sizes": sz, "tile": TILES[isa.name][0],
-            "group": 1, "fixed": True}
+            "group": 1, "fixed": True, "packed": False}
     return {"template": template, "space": sp,
             "bench": Bench(threads, int(options.get("reps", 3)),
                            options.get("clock", "cpu" if threads == 1

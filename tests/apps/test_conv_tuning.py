@@ -122,7 +122,11 @@ def test_configured_uses_the_model_without_a_record(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setenv("EXO_HL_CACHE", str(tmp_path))
     params, isa, note = tuning.configured("avx2", (1, 7, 7, 512, 512))
-    assert "from the model" in note and params["tile"] == "7x2"
+    assert "from the model" in note
+    assert params == tuning.model_params("avx2", (1, 7, 7, 512, 512))
+    # AVX2 has no broadcast operand in its FMA: 7x2 (14 accumulators + 2
+    # weight registers) leaves none for the broadcast, 6x2 does
+    assert params["tile"] == "6x2" and params["packed"]
     _, isa, note = tuning.configured("avx2", (1, 7, 7, 512, 512), "fixed")
     assert "fixed schedule" in note and isa.cols == 5
 
@@ -155,5 +159,113 @@ def test_python_entry_point_with_configured_parameters(two_threads):
     assert np.array_equal(out, _numpy_conv(inp, wt, bias))
     _, note = api.configured_kernel("avx2", (N, H, W, IC, OC), "model")
     assert "from the model" in note
+    # a layer whose channel block divides OC: the model's kernel takes
+    # pre-packed weights, which api.conv packs for it
+    N, H, W, IC, OC = 1, 2, 7, 2, 16
+    inp = rng.integers(-3, 4, (N, H + 2, W + 2, IC)).astype(np.float32)
+    wt = rng.integers(-3, 4, (3, 3, IC, OC)).astype(np.float32)
+    bias = rng.integers(-3, 4, OC).astype(np.float32)
+    out = api.conv(inp, wt, bias, isa="avx2", params="model")
+    assert np.array_equal(out, _numpy_conv(inp, wt, bias))
+    kernel, note = api.configured_kernel("avx2", (N, H, W, IC, OC), "model")
+    assert kernel.packed_ob == 16 and "pre-packed" in note
     with pytest.raises(ValueError):
         api.conv(inp, wt, bias, isa="avx2", params="tuned")
+
+
+# pre-packed weights, the loop order of the groups, rows on threads and
+# the reduction blocked over input channels (kc), on layers that reach a
+# group's left-over block, the channel tail and several kc blocks
+PACKED_POINTS = [
+    ("avx512", {"tile": "5x4", "group": 2, "packed": True, "par": "rows"},
+     (1, 3, 10, 3, 3 * 64)),
+    ("avx512", {"tile": "7x2", "group": 1, "packed": True, "kc": 4},
+     (2, 2, 14, 8, 64)),
+    ("avx512", {"tile": "7x2", "group": 1, "packed": True, "kc": 4,
+                "kc_at": "row", "par": "rows"}, (1, 3, 7, 12, 32)),
+    ("avx2", {"tile": "5x2", "group": 1, "par": "rows"}, (1, 3, 7, 3, 21)),
+    # tiles of 2 rows: one pair and a last row in a 1-row tile
+    ("avx2", {"tile": "5x1", "group": 1, "packed": True, "rows": 2},
+     (1, 3, 10, 2, 16)),
+]
+
+
+@pytest.mark.parametrize("isa_name,params,sizes", PACKED_POINTS)
+def test_packed_and_blocked_points_equal_numpy(isa_name, params, sizes,
+                                               two_threads):
+    from apps.conv.api import RawKernel
+    p = tuning.build(isa_name, dict(params, fixed=True), sizes)
+    text = str(p)
+    assert ("wp: f32[" in text) == bool(params.get("packed"))
+    assert "W_pack" not in text or not params.get("packed")
+    if params.get("kc"):
+        assert f"for ici in seq(0, {params['kc']})" in text
+    if params.get("par") == "rows":
+        assert "for y in par(" in text
+    if params.get("rows"):
+        isa = tuning.variant(isa_name, params)
+        assert f"acc: f32[{params['rows']}, {isa.cols}, {isa.regs}" in text
+    k = RawKernel(p.compile())
+    N, H, W, IC, OC = sizes
+    rng = np.random.default_rng(7)
+    inp = rng.integers(-3, 4, (N, H + 2, W + 2, IC)).astype(np.float32)
+    wt = rng.integers(-3, 4, (3, 3, IC, OC)).astype(np.float32)
+    bias = rng.integers(-3, 4, OC).astype(np.float32)
+    out = np.full((N, H, W, OC), np.nan, np.float32)
+    w = k.prepare(wt)
+    assert (w is wt) == (not params.get("packed"))
+    k(sizes, inp, w, bias, out)
+    assert np.array_equal(out, _numpy_conv(inp, wt, bias))
+
+
+def test_packed_and_blocked_points_refused():
+    from apps.conv.schedule import AVX512, schedule
+    fixed = {"N": 1, "H": 2, "W": 14, "IC": 8, "OC": 64}
+    with pytest.raises(SchedulingError, match="fixed sizes"):
+        tuning.variant("avx512", {"packed": True, "fixed": False})
+    with pytest.raises(SchedulingError, match="pre-packed"):
+        tuning.variant("avx512", {"kc": 32, "packed": False})
+    with pytest.raises(SchedulingError, match="multiple"):   # OB 48, OC 64
+        tuning.build("avx512", {"tile": "7x3", "group": 1, "packed": True},
+                     (1, 2, 7, 3, 64))
+    with pytest.raises(SchedulingError, match="kc"):         # IC % kc
+        schedule(AVX512, fixed, packed=True, kc=3)
+    with pytest.raises(SchedulingError, match="kc"):         # W % cols
+        schedule(AVX512, dict(fixed, W=13), packed=True, kc=4)
+    with pytest.raises(SchedulingError):
+        schedule(AVX512, fixed, packed=True, par="cols")
+    with pytest.raises(SchedulingError):
+        schedule(AVX512, fixed, packed=True, kc=4, kc_at="pixel")
+    with pytest.raises(SchedulingError, match="several rows"):
+        schedule(AVX512, fixed, packed=False, rows=2)
+    with pytest.raises(SchedulingError, match="vector registers"):
+        tuning.variant("avx512", {"tile": "7x4", "rows": 2})
+    with pytest.raises(SchedulingError, match="several rows"):
+        tuning.variant("avx512", {"tile": "7x2", "rows": 2, "fixed": False})
+    with pytest.raises(SchedulingError, match="kc_at"):
+        tuning.variant("avx512", {"packed": True, "kc_at": "row"})
+
+
+def test_kc_blocks_of_partial_sums_are_not_parallel():
+    """The kc blocks of one channel block add into the same partial sums:
+    running them on threads is a race, which parallelize refuses, as it
+    refuses the rows of the init nest moved past the reduction."""
+    import dataclasses
+    from apps.conv.schedule import AVX512, stages
+    isa = dataclasses.replace(AVX512, cols=7, regs=2, group=1)
+    fixed = {"N": 1, "H": 2, "W": 7, "IC": 8, "OC": 32}
+    p = [q for what, q in stages(isa, fixed, packed=True, kc=4)
+         if what.startswith("reduction in blocks")][0]
+    with pytest.raises(SchedulingError):
+        p.parallelize(p.find_loop('ico'))
+    with pytest.raises(SchedulingError):   # the init nest after the sums
+        p.reorder_stmts(p.find_loop('n'), p.find_loop('ico'))
+
+
+def test_model_prefers_prepackable_blocks_and_even_threads():
+    m = tuning.model_params("avx512", (1, 7, 7, 512, 512))
+    ob = int(m["tile"].split("x")[1]) * 16
+    assert m["packed"] and 512 % ob == 0, m
+    assert tuning._par_model(1, 56, threads=2) == "rows"
+    assert tuning._par_model(16, 7, threads=2) == "blocks"
+    assert tuning._par_model(2, 56, threads=2) == "blocks"
