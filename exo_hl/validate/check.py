@@ -1,5 +1,6 @@
 """The validation procedure: symbolic runs at sizes, then the verdict.
 
+0. The size-parametric proof (``parametric``): proven when it holds.
 1. The signatures must agree (the same arguments, in order, of the same
    kinds and element types): inputs are matched by position.
 2. Size assignments are drawn from the original's preconditions
@@ -20,6 +21,7 @@ import time
 
 from ..core_ir.types import basetype, is_control
 from . import refute
+from .parametric import Failed, prove
 from .sizes import size_models
 from .symexec import ProgramError, SymExec, Unsupported, fresh_inputs
 from .terms import Terms
@@ -79,7 +81,8 @@ def _ndindex(shape):
     return np.ndindex(*shape)
 
 
-def validate_ir(o, s, *, max_sizes=3, budget=4096, rounds=24, seed=0):
+def validate_ir(o, s, *, max_sizes=3, budget=4096, rounds=24, seed=0,
+                timeout=20000):
     """The ``Verdict`` for procedure IRs ``o`` (the original) and ``s``."""
     t0 = time.perf_counter()
 
@@ -90,6 +93,13 @@ def validate_ir(o, s, *, max_sizes=3, budget=4096, rounds=24, seed=0):
     bad = _signature_problem(o, s)
     if bad:
         return done(UNKNOWN, f"signatures differ: {bad}")
+    try:
+        prove(o, s, timeout=timeout)
+        return done(PROVEN)
+    except (Failed, Unsupported) as e:
+        why = f"no size-parametric proof: {e}"
+    except Exception as e:  # noqa: BLE001 - isl/z3 limits: no proof
+        why = f"no size-parametric proof: {type(e).__name__}: {e}"
     try:
         models, complete = size_models(o, limit=max_sizes, budget=budget)
     except Unsupported as e:
@@ -116,5 +126,4 @@ def validate_ir(o, s, *, max_sizes=3, budget=4096, rounds=24, seed=0):
         checked.append(sizes)
     if complete:
         return done(PROVEN, "", sizes=checked)
-    return done(UNKNOWN, "equal at the sizes checked; sizes beyond them are "
-                "not covered (no size-parametric proof)", sizes=checked)
+    return done(UNKNOWN, f"{why}; equal at the sizes checked", sizes=checked)
