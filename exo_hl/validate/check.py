@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import time
 
-from ..core_ir.types import basetype, is_control
+from ..core_ir.nodes import IR
+from ..core_ir.types import DATA_TYPES, basetype, is_control
 from . import refute
 from .parametric import Failed, prove
 from .sizes import size_models
@@ -45,19 +46,33 @@ def _signature_problem(o, s):
     return None
 
 
-def _sym_run(terms, proc, sizes):
+def control_config(procs):
+    """Initial values of the control config fields the procedures use: a
+    fixed value (3, or True), given to both symbolic runs and to the
+    interpreted ones (the verdict at sizes covers these values only)."""
+    out = {}
+    for key in refute.config_fields(procs):
+        ft = key[0].lookup_type(key[1])
+        if ft in DATA_TYPES:
+            continue
+        out[key] = True if ft is IR.Bool else 3
+    return out
+
+
+def _sym_run(terms, proc, sizes, cfg0):
     """(final data arrays by position, final config) or raises."""
     vals, types = fresh_inputs(terms, proc, sizes)
-    cfg = {}
+    cfg = dict(cfg0)
     SymExec(terms, cfg).run(proc, vals, types)
     return vals, cfg
 
 
 def _difference(terms, o, s, sizes):
     """None when both runs end in the same terms, else a description."""
-    ovals, ocfg = _sym_run(terms, o, sizes)
+    cfg0 = control_config([o, s])
+    ovals, ocfg = _sym_run(terms, o, sizes, cfg0)
     try:
-        svals, scfg = _sym_run(terms, s, sizes)
+        svals, scfg = _sym_run(terms, s, sizes, cfg0)
     except ProgramError as e:
         return f"the scheduled procedure fails: {e}"
     for a, x, y in zip(o.args, ovals, svals):
@@ -76,6 +91,22 @@ def _difference(terms, o, s, sizes):
     return None
 
 
+def _sizes_of(o, params):
+    """The failed condition's model as an assignment of ``o``'s control
+    arguments (None unless it gives them all, within the budget)."""
+    out = {}
+    for pos, a in enumerate(o.args):
+        if is_control(a.type):
+            v = params.get(f"p{pos}")
+            if v is None:
+                return None
+            out[a.name.name] = v
+    cost = 1
+    for v in out.values():
+        cost *= max(1, abs(v))
+    return out if cost <= 1 << 16 else None
+
+
 def _ndindex(shape):
     import numpy as np
     return np.ndindex(*shape)
@@ -85,6 +116,7 @@ def validate_ir(o, s, *, max_sizes=3, budget=4096, rounds=24, seed=0,
                 timeout=20000):
     """The ``Verdict`` for procedure IRs ``o`` (the original) and ``s``."""
     t0 = time.perf_counter()
+    hint = None
 
     def done(status, cond="", cex=None, sizes=()):
         return Verdict(status, cond, cex, list(sizes),
@@ -96,16 +128,23 @@ def validate_ir(o, s, *, max_sizes=3, budget=4096, rounds=24, seed=0,
     try:
         prove(o, s, timeout=timeout)
         return done(PROVEN)
-    except (Failed, Unsupported) as e:
+    except Failed as e:
+        why = f"no size-parametric proof: {e}"
+        hint = _sizes_of(o, e.params)
+    except Unsupported as e:
         why = f"no size-parametric proof: {e}"
     except Exception as e:  # noqa: BLE001 - isl/z3 limits: no proof
         why = f"no size-parametric proof: {type(e).__name__}: {e}"
     try:
-        models, complete = size_models(o, limit=max_sizes, budget=budget)
+        models, complete = size_models(o, limit=max_sizes, budget=budget,
+                                       config=control_config([o, s]))
     except Unsupported as e:
         return done(UNKNOWN, f"cannot solve the preconditions: {e}")
     if not models:
         return done(PROVEN, "the preconditions admit no sizes")
+    if hint is not None and hint not in models and not complete:
+        # the sizes of a model violating the failed condition come first
+        models = [hint] + models[:max_sizes - 1]
     checked = []
     for sizes in models:
         terms = Terms()
@@ -117,7 +156,8 @@ def validate_ir(o, s, *, max_sizes=3, budget=4096, rounds=24, seed=0,
             return done(UNKNOWN, f"the original fails at sizes {sizes}: {e}",
                         sizes=checked)
         if diff is not None:
-            cex = refute.search(o, s, [sizes], rounds=rounds, seed=seed)
+            cex = refute.search(o, s, [sizes], rounds=rounds, seed=seed,
+                                control=control_config([o, s]))
             if cex is not None:
                 return done(REFUTED, f"at sizes {sizes}: {diff}", cex,
                             checked + [sizes])

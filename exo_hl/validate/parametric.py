@@ -43,7 +43,13 @@ _MAX_DEPTH = 12
 
 
 class Failed(Exception):
-    """A verification condition that Z3 did not discharge."""
+    """A verification condition that Z3 did not discharge; ``params``:
+    the size arguments (``p<position>`` -> value) of a model violating
+    it, when Z3 gave one (a place to look for a counterexample)."""
+
+    def __init__(self, msg, params=None):
+        super().__init__(msg)
+        self.params = params or {}
 
 
 def _reads(tree, out):
@@ -172,7 +178,7 @@ def _valid(facts, goal, timeout=20000):
     s.add(*facts)
     s.add(z3.Not(goal))
     r = s.check()
-    return r == z3.unsat, r
+    return r == z3.unsat, r, (s.model() if r == z3.sat else None)
 
 
 class Prover:
@@ -227,9 +233,17 @@ class Prover:
         return out
 
     def check(self, what, facts, goal):
-        ok, r = _valid(self.facts + facts, goal, self.timeout)
+        ok, r, m = _valid(self.facts + facts, goal, self.timeout)
         if not ok:
-            raise Failed(f"{what} ({'timeout' if r == z3.unknown else 'a model violates it'})")
+            params = {}
+            if m is not None:
+                for name, v in self.penv.items():
+                    x = m.eval(v, model_completion=False)
+                    if z3.is_int_value(x):
+                        params[name] = x.as_long()
+            raise Failed(f"{what} ("
+                         f"{'timeout' if r == z3.unknown else 'violated'})",
+                         params)
 
     # -- prophecies
     def guess(self):
@@ -237,10 +251,18 @@ class Prover:
         for st in self.o.flat.stmts:
             if st.srcinfo is not None:
                 by_src.setdefault(_src(st.srcinfo), []).append(st)
+        by_shape = {}
+        for st in self.o.flat.stmts:
+            by_shape.setdefault(_shape(st.rhs), []).append(st)
         for t in self.s.flat.stmts:
-            if t.srcinfo is None:
-                continue
-            for s in by_src.get(_src(t.srcinfo), []):
+            # the statement's own origin first; then any original statement
+            # of the same shape (an instruction's body has the library's
+            # source location)
+            cands = list(by_src.get(_src(t.srcinfo), [])) \
+                if t.srcinfo is not None else []
+            cands += [s for s in by_shape.get(_shape(t.rhs), [])
+                      if s not in cands]
+            for s in cands:
                 sigma = self.infer(s, t)
                 if sigma is not None:
                     self.s.proph[t.sid] = (s, sigma)
@@ -393,6 +415,24 @@ def _collect(t, out, seen):
                     d.kind() == z3.Z3_OP_UNINTERPRETED:
                 out.append(x)
             todo.extend(x.children())
+
+
+def _shape(tree):
+    """A value tree without its locations: operations, types, literals."""
+    k = tree[0]
+    if k == "rd":
+        return ("rd", tree[3])
+    if k == "k":
+        return tree
+    if k == "op":
+        return ("op", tree[1], tree[2], _shape(tree[3]), _shape(tree[4]))
+    if k == "neg":
+        return ("neg", tree[1], _shape(tree[2]))
+    if k == "conv":
+        return ("conv", tree[1], tree[2], _shape(tree[3]))
+    if k == "ext":
+        return ("ext", tree[1], tree[2]) + tuple(_shape(a) for a in tree[3])
+    return (k, )
 
 
 def _src(si):

@@ -77,7 +77,7 @@ def make_inputs(proc, sizes, rng, edge):
     return vals, named
 
 
-def _configs(procs):
+def config_fields(procs):
     keys = set()
     for p in procs:
         for c in _config_fields(p.body):
@@ -164,16 +164,17 @@ def _same(u, v):
     return u == v
 
 
-def search(original, scheduled, sizes_list, rounds=24, seed=0):
+def search(original, scheduled, sizes_list, rounds=24, seed=0,
+           control=None):
     """A confirmed ``Counterexample`` at one of the given size assignments,
     or None."""
     rng = np.random.default_rng(seed)
-    cfg_keys = _configs([original, scheduled])
+    cfg_keys = config_fields([original, scheduled])
     for sizes in sizes_list:
         for r in range(rounds):
             edge = r % 2 == 1
             vals, named = make_inputs(original, sizes, rng, edge)
-            cfg = {}
+            cfg = dict(control or {})
             for key in cfg_keys:
                 ft = key[0].lookup_type(key[1])
                 if ft in NUMPY_DTYPES and ft is not IR.Num:

@@ -22,6 +22,11 @@ def control_args(proc):
 
 
 def _z3(e, vs):
+    if isinstance(e, IR.ReadConfig):
+        key = (e.config, e.field)
+        if key in vs:
+            v = vs[key]
+            return z3.BoolVal(v) if isinstance(v, bool) else z3.IntVal(v)
     if isinstance(e, IR.Const):
         if isinstance(e.val, bool):
             return z3.BoolVal(e.val)
@@ -52,7 +57,7 @@ def _z3(e, vs):
     raise Unsupported(f"precondition uses {type(e).__name__}")
 
 
-def size_models(proc, limit=3, budget=4096, enumerate_upto=64):
+def size_models(proc, limit=3, budget=4096, enumerate_upto=64, config=None):
     """(models, complete): up to ``limit`` assignments name -> value of the
     control arguments satisfying ``proc``'s preconditions, cheapest first,
     each with at most about ``budget`` as the product of its sizes;
@@ -75,7 +80,9 @@ def size_models(proc, limit=3, budget=4096, enumerate_upto=64):
         elif a.type is not IR.Bool:
             opt_base.append(v >= -8)
             opt_base.append(v <= 8)      # sample small integers only
-    facts = [_z3(p, vs) for p in proc.preds]
+    cvs = dict(vs)
+    cvs.update(config or {})   # control config fields: their fixed values
+    facts = [_z3(p, cvs) for p in proc.preds]
     # is the set finite (and small)? enumerate without the budget
     complete = False
     if args:

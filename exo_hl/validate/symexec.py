@@ -300,8 +300,12 @@ class SymExec:
             if e.op == "or":
                 return self.ctrl(e.lhs, env, ety) or self.ctrl(e.rhs, env,
                                                                ety)
-            return CONTROL_EVAL[e.op](self.ctrl(e.lhs, env, ety),
-                                      self.ctrl(e.rhs, env, ety))
+            try:
+                return CONTROL_EVAL[e.op](self.ctrl(e.lhs, env, ety),
+                                          self.ctrl(e.rhs, env, ety))
+            except ZeroDivisionError:
+                raise ProgramError("division by zero in a control "
+                                   "expression") from None
         if isinstance(e, IR.USub):
             return -self.ctrl(e.arg, env, ety)
         if isinstance(e, IR.Not):

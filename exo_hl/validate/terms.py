@@ -64,6 +64,8 @@ class Terms:
 
     # -- operations (evaluation type ``t``)
     def binop(self, op, t, a, b):
+        if op in ("+", "*") and D.is_int(t) and b < a:
+            a, b = b, a      # 32-bit wrapping + and * commute
         return self._mk(("op", op, t, a, b), t)
 
     def neg(self, t, a):
