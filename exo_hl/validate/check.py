@@ -162,7 +162,7 @@ def validate_ir(o, s, *, max_sizes=3, budget=4096, rounds=24, seed=0,
                 return done(REFUTED, f"at sizes {sizes}: {diff}", cex,
                             checked + [sizes])
             return done(UNKNOWN, f"value equality not established at sizes "
-                        f"{sizes}: {diff}", sizes=checked + [sizes])
+                        f"{sizes}: {diff}; {why}", sizes=checked + [sizes])
         checked.append(sizes)
     if complete:
         return done(PROVEN, "", sizes=checked)

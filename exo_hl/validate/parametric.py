@@ -211,6 +211,7 @@ class Prover:
                 elif a.type is IR.Index:
                     self.facts.append(self.penv[nm] >= 0)
         self.by_id = {s.sid: s for s in self.o.flat.stmts}
+        self.dropped = []          # (sid, why) of prophecies that failed
 
     # -- unfolding the specification's names
     def axioms(self, terms, rounds=3):
@@ -334,19 +335,34 @@ class Prover:
                            f"it", [], z3.Not(none))
 
     def vc_prophecies(self):
-        for t in self.s.flat.stmts:
-            p = self.s.proph.get(t.sid)
-            if p is None:
-                continue
-            s, sigma = p
-            lhs = self.s.value(t, t.rhs, self.s.ivars(t))[0]
-            rhs = self.o.value(s, s.rhs, sigma)[0]
-            ax = self.axioms([lhs, rhs])
-            self.check(f"VC3: the prophecy of scheduled statement "
-                       f"{_where(t)} names an instance of the original's",
-                       [self.s.dom(t)], self.o.dom(s, sigma))
-            self.check(f"VC3: scheduled statement {_where(t)} computes its "
-                       f"prophecy", [self.s.dom(t)] + ax, lhs == rhs)
+        """Check every prophecy; a prophecy that fails is dropped (its
+        statement becomes transparent, which is always sound) and the
+        rest re-checked, until all that remain hold."""
+        while True:
+            failed = []
+            for t in self.s.flat.stmts:
+                if t.sid not in self.s.proph:
+                    continue
+                try:
+                    self._vc3(t)
+                except (Failed, Unsupported) as e:
+                    failed.append((t.sid, e))
+            if not failed:
+                return
+            for sid, _ in failed:
+                del self.s.proph[sid]
+            self.dropped.extend(failed)
+
+    def _vc3(self, t):
+        s, sigma = self.s.proph[t.sid]
+        self.check(f"VC3: the prophecy of scheduled statement "
+                   f"{_where(t)} names an instance of the original's",
+                   [self.s.dom(t)], self.o.dom(s, sigma))
+        lhs = self.s.value(t, t.rhs, self.s.ivars(t))[0]
+        rhs = self.o.value(s, s.rhs, sigma)[0]
+        ax = self.axioms([lhs, rhs])
+        self.check(f"VC3: scheduled statement {_where(t)} computes its "
+                   f"prophecy", [self.s.dom(t)] + ax, lhs == rhs)
 
     def vc_outputs(self):
         stores = [st for st in self.o.flat.shapes
@@ -488,5 +504,11 @@ def prove(orig, sched, timeout=20000):
     p.vc_defined()
     p.vc_races()
     p.vc_prophecies()
-    p.vc_outputs()
+    try:
+        p.vc_outputs()
+    except (Failed, Unsupported) as e:
+        if p.dropped:
+            sid, why = p.dropped[0]
+            raise type(e)(f"{e}; first prophecy dropped: {why}") from None
+        raise
     return p

@@ -225,13 +225,15 @@ class SymExec:
             it = f.it
             w = f.w.get(addr)
             if w is not None and w != it:
-                raise Race(f"par loop over '{f.loop.iter.name}': iterations "
+                raise Race(f"race in the par loop over '{f.loop.iter.name}': "
+                           f"iterations "
                            f"{w} and {it} touch one location, one writing")
             if write:
                 rs = f.r.get(addr)
                 if rs and (len(rs) > 1 or it not in rs):
                     other = next(x for x in rs if x != it)
-                    raise Race(f"par loop over '{f.loop.iter.name}': "
+                    raise Race(f"race in the par loop over "
+                               f"'{f.loop.iter.name}': "
                                f"iteration {it} writes what iteration "
                                f"{other} reads")
                 f.w[addr] = it

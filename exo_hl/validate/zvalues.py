@@ -57,8 +57,6 @@ class ZV:
         return f(*idx) if idx else f
 
     def op(self, op, t, a, b):
-        if op in ("+", "*") and D.is_int(t) and b.get_id() < a.get_id():
-            a, b = b, a      # 32-bit wrapping + and * commute
         return self.fn(f"op{op}_{_tn(t)}", 0, 2)(a, b)
 
     def neg(self, t, a):

@@ -117,7 +117,7 @@ def zeros_joined(y: f32[8]):                    # join_loops
         y[i] = 0.0
 
 
-@instr("/* zero {dst_data} */")
+@instr("for (int i_ = 0; i_ < 4; i_++) (&{dst_data})[i_] = 0.0f;")
 def zero4(dst: [f32][4]):
     for i in seq(0, 4):
         dst[i] = 0.0
