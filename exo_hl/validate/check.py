@@ -112,21 +112,68 @@ def _ndindex(shape):
     return np.ndindex(*shape)
 
 
+def _concrete(o, s, models, rounds, seed, checked):
+    """("refuted"|"unknown", condition, counterexample) at the first size
+    assignment where the symbolic runs differ, or None (all equal;
+    ``checked`` collects the assignments)."""
+    cfg = control_config([o, s])
+    for sizes in models:
+        terms = Terms()
+        try:
+            diff = _difference(terms, o, s, sizes)
+        except Unsupported as e:
+            return UNKNOWN, f"outside the fragment: {e}", None
+        except ProgramError as e:
+            return UNKNOWN, f"the original fails at sizes {sizes}: {e}", None
+        if diff is not None:
+            checked.append(sizes)
+            cex = refute.search(o, s, [sizes], rounds=rounds, seed=seed,
+                                control=cfg)
+            if cex is not None:
+                return REFUTED, f"at sizes {sizes}: {diff}", cex
+            return (UNKNOWN, f"value equality not established at sizes "
+                    f"{sizes}: {diff}", None)
+        checked.append(sizes)
+    return None
+
+
+def _admitted(o, sizes):
+    """Whether the original's preconditions hold at ``sizes``."""
+    env = {a.name: sizes.get(a.name.name) for a in o.args
+           if is_control(a.type)}
+    try:
+        return all(SymExec._ctrl_static(p, env) for p in o.preds)
+    except Exception:  # noqa: BLE001 - config reads etc.: let the run say
+        return True
+
+
 def validate_ir(o, s, *, max_sizes=3, budget=4096, rounds=24, seed=0,
-                timeout=20000):
-    """The ``Verdict`` for procedure IRs ``o`` (the original) and ``s``."""
+                timeout=20000, sizes=(), prove_first=True):
+    """The ``Verdict`` for procedure IRs ``o`` (the original) and ``s``.
+
+    ``sizes``: extra size assignments (name -> value) to run at, first;
+    ``prove_first=False`` looks for a counterexample before attempting the
+    parametric proof (faster on wrong procedures)."""
     t0 = time.perf_counter()
     hint = None
+    checked = []
+    why = ""
 
-    def done(status, cond="", cex=None, sizes=()):
-        return Verdict(status, cond, cex, list(sizes),
+    def done(status, cond="", cex=None):
+        return Verdict(status, cond, cex, list(checked),
                        time.perf_counter() - t0)
 
     bad = _signature_problem(o, s)
     if bad:
         return done(UNKNOWN, f"signatures differ: {bad}")
+    extra = [dict(z) for z in sizes if _admitted(o, z)]
+    if not prove_first and extra:
+        got = _concrete(o, s, extra, rounds, seed, checked)
+        if got is not None and got[0] == REFUTED:
+            return done(*got)
     try:
         prove(o, s, timeout=timeout)
+        checked.clear()
         return done(PROVEN)
     except Failed as e:
         why = f"no size-parametric proof: {e}"
@@ -135,35 +182,24 @@ def validate_ir(o, s, *, max_sizes=3, budget=4096, rounds=24, seed=0,
         why = f"no size-parametric proof: {e}"
     except Exception as e:  # noqa: BLE001 - isl/z3 limits: no proof
         why = f"no size-parametric proof: {type(e).__name__}: {e}"
+    checked.clear()
     try:
         models, complete = size_models(o, limit=max_sizes, budget=budget,
                                        config=control_config([o, s]))
     except Unsupported as e:
-        return done(UNKNOWN, f"cannot solve the preconditions: {e}")
+        return done(UNKNOWN, f"cannot solve the preconditions: {e}; {why}")
     if not models:
         return done(PROVEN, "the preconditions admit no sizes")
     if hint is not None and hint not in models and not complete:
         # the sizes of a model violating the failed condition come first
         models = [hint] + models[:max_sizes - 1]
-    checked = []
-    for sizes in models:
-        terms = Terms()
-        try:
-            diff = _difference(terms, o, s, sizes)
-        except Unsupported as e:
-            return done(UNKNOWN, f"outside the fragment: {e}", sizes=checked)
-        except ProgramError as e:
-            return done(UNKNOWN, f"the original fails at sizes {sizes}: {e}",
-                        sizes=checked)
-        if diff is not None:
-            cex = refute.search(o, s, [sizes], rounds=rounds, seed=seed,
-                                control=control_config([o, s]))
-            if cex is not None:
-                return done(REFUTED, f"at sizes {sizes}: {diff}", cex,
-                            checked + [sizes])
-            return done(UNKNOWN, f"value equality not established at sizes "
-                        f"{sizes}: {diff}; {why}", sizes=checked + [sizes])
-        checked.append(sizes)
+    models = extra + [m for m in models if m not in extra]
+    got = _concrete(o, s, models, rounds, seed, checked)
+    if got is not None:
+        status, cond, cex = got
+        if status == UNKNOWN:
+            cond = f"{cond}; {why}"
+        return done(status, cond, cex)
     if complete:
-        return done(PROVEN, "", sizes=checked)
-    return done(UNKNOWN, f"{why}; equal at the sizes checked", sizes=checked)
+        return done(PROVEN, "")
+    return done(UNKNOWN, f"{why}; equal at the sizes checked")
