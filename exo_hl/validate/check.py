@@ -68,7 +68,7 @@ def _sym_run(terms, proc, sizes, cfg0):
     return vals, cfg
 
 
-def _difference(terms, o, s, sizes):
+def _difference(terms, o, s, sizes, skip):
     """None when both runs end in the same terms, else a description."""
     cfg0 = control_config([o, s])
     ovals, ocfg = _sym_run(terms, o, sizes, cfg0)
@@ -87,6 +87,8 @@ def _difference(terms, o, s, sizes):
                         f"original computes {terms.show(x[idx])}, scheduled "
                         f"{terms.show(y[idx])}")
     for key in set(ocfg) | set(scfg):
+        if skip(key):
+            continue
         if ocfg.get(key, "unset") != scfg.get(key, "unset"):
             return f"config {key[0].name()}.{key[1]} ends differently"
     return None
@@ -113,7 +115,20 @@ def _ndindex(shape):
     return np.ndindex(*shape)
 
 
-def _concrete(o, s, models, rounds, seed, checked):
+class _Modulo:
+    """Which config fields' final values are left out of the comparison."""
+
+    def __init__(self, modulo):
+        self.all = modulo == "config"
+        self.keys = set() if self.all else {
+            (k.config, k.field) if hasattr(k, "field") else tuple(k)
+            for k in modulo}
+
+    def __call__(self, key):
+        return self.all or key in self.keys
+
+
+def _concrete(o, s, models, rounds, seed, checked, skip):
     """("refuted"|"unknown", condition, counterexample) at the first size
     assignment where the symbolic runs differ, or None (all equal;
     ``checked`` collects the assignments)."""
@@ -121,7 +136,7 @@ def _concrete(o, s, models, rounds, seed, checked):
     for sizes in models:
         terms = Terms()
         try:
-            diff = _difference(terms, o, s, sizes)
+            diff = _difference(terms, o, s, sizes, skip)
         except Unsupported as e:
             return UNKNOWN, f"outside the fragment: {e}", None
         except ProgramError as e:
@@ -129,7 +144,7 @@ def _concrete(o, s, models, rounds, seed, checked):
         if diff is not None:
             checked.append(sizes)
             cex = refute.search(o, s, [sizes], rounds=rounds, seed=seed,
-                                control=cfg)
+                                control=cfg, skip=skip)
             if cex is not None:
                 return REFUTED, f"at sizes {sizes}: {diff}", cex
             return (UNKNOWN, f"value equality not established at sizes "
@@ -149,14 +164,18 @@ def _admitted(o, sizes):
 
 
 def validate_ir(o, s, *, max_sizes=3, budget=4096, rounds=24, seed=0,
-                timeout=20000, sizes=(), prove_first=True, prove=True):
+                timeout=20000, sizes=(), prove_first=True, prove=True,
+                modulo=()):
     """The ``Verdict`` for procedure IRs ``o`` (the original) and ``s``.
 
     ``sizes``: extra size assignments (name -> value) to run at, first;
     ``prove_first=False`` looks for a counterexample before attempting the
     parametric proof (faster on wrong procedures); ``prove=False`` skips
     that proof (runs at sizes only: never 'proven' unless the sizes are
-    all there are)."""
+    all there are); ``modulo``: config fields ``(Config, field)`` whose
+    final values are not compared (equivalence modulo them, as Exo's), or
+    ``"config"`` for all."""
+    skip = _Modulo(modulo)
     t0 = time.perf_counter()
     hint = None
     checked = []
@@ -171,13 +190,13 @@ def validate_ir(o, s, *, max_sizes=3, budget=4096, rounds=24, seed=0,
         return done(UNKNOWN, f"signatures differ: {bad}")
     extra = [dict(z) for z in sizes if _admitted(o, z)]
     if not prove_first and extra:
-        got = _concrete(o, s, extra, rounds, seed, checked)
+        got = _concrete(o, s, extra, rounds, seed, checked, skip)
         if got is not None and got[0] == REFUTED:
             return done(*got)
     try:
         if not prove:
             raise Unsupported("the parametric proof was not attempted")
-        prove_ir(o, s, timeout=timeout)
+        prove_ir(o, s, timeout=timeout, skip=skip)
         checked.clear()
         return done(PROVEN)
     except Failed as e:
@@ -199,7 +218,7 @@ def validate_ir(o, s, *, max_sizes=3, budget=4096, rounds=24, seed=0,
         # the sizes of a model violating the failed condition come first
         models = [hint] + models[:max_sizes - 1]
     models = extra + [m for m in models if m not in extra]
-    got = _concrete(o, s, models, rounds, seed, checked)
+    got = _concrete(o, s, models, rounds, seed, checked, skip)
     if got is not None:
         status, cond, cex = got
         if status == UNKNOWN:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import List
 
 from ..core_ir import datasem as D
 from ..core_ir.nodes import IR
@@ -54,6 +54,10 @@ class Flat:
     elem: dict                       # storage -> element type
     outputs: List[str]               # data argument storages
     instance_dims: dict              # alloc storage -> iterators before idx
+    asserts: list = field(default_factory=list)
+    cfg_keys: dict = field(default_factory=dict)   # storage -> (Config, f)
+    #: (FStmt-like context with no write, condition tree): callees'
+    #: preconditions and positive sizes at each call
 
 
 def _et(t):
@@ -101,6 +105,9 @@ class _Flattener:
         self.stmts = []
         self.shapes, self.elem, self.inst = {}, {}, {}
         self.nalloc = itertools.count()
+        self.asserts = []
+        self.window_args = set()
+        self.cfg_keys = {}
 
     def run(self):
         env = {}
@@ -118,13 +125,15 @@ class _Flattener:
             dims = [self.ctrl(h, env) for h in shape(a.type)]
             self.shapes[st] = dims
             self.elem[st] = _et(a.type)
+            if isinstance(a.type, IR.Tensor) and a.type.is_window:
+                self.window_args.add(st)
             env[a.name] = _View(st, [], [("iv", ("c", 0))] * len(dims),
                                 _et(a.type))
             outputs.append(st)
         preds = [self.ctrl(p, env) for p in self.proc.preds]
         self.block(self.proc.body, env, [], [], [], [], [])
         return Flat(params, preds, self.stmts, self.shapes, self.elem,
-                    outputs, self.inst)
+                    outputs, self.inst, self.asserts, self.cfg_keys)
 
     # -- statements; ctx: iters, bounds, guards, time prefix, par iters
     def block(self, stmts, env, iters, bounds, guards, time, par):
@@ -152,6 +161,7 @@ class _Flattener:
             if ft not in DATA_TYPES:
                 raise Unsupported("control config field written")
             st = f"cfg:{s.config.name()}.{s.field}"
+            self.cfg_keys[st] = (s.config, s.field)
             self.elem[st] = _et(ft)
             self.shapes[st] = []
             val = self.stored(s.rhs, _et(ft), env)
@@ -215,9 +225,14 @@ class _Flattener:
                 cenv[a.name] = self.ctrl(e, env)
             else:
                 cenv[a.name] = self.view(e, env)
-        v = self._level()
+        ctx = FStmt(-1, list(iters), list(bounds), list(guards), [], "",
+                    [], ("k", 0, None), None, s.srcinfo)
+        for a in f.args:
+            if a.type is IR.Size:
+                self.asserts.append((ctx, (">=", cenv[a.name], ("c", 1))))
         for p in f.preds:
-            pass        # a callee's preconditions: checked by the run's VCs
+            self.asserts.append((ctx, self.ctrl(p, cenv)))
+        v = self._level()
         self.block(f.body, cenv, iters + [v],
                    bounds + [(("c", 0), ("c", 1))], guards, time, par)
 
@@ -273,7 +288,23 @@ class _Flattener:
             if e.op == "*" and a[0] != "c" and b[0] != "c":
                 raise Unsupported("a product of two variables")
             return (e.op, a, b)
+        if isinstance(e, IR.StrideExpr):
+            return self.stride(env[e.name], e.dim)
         raise Unsupported(f"control {type(e).__name__}")
+
+    def stride(self, view, dim):
+        """A view's stride in dimension ``dim``: its storage is dense and
+        row-major (a window argument's strides are the caller's:
+        unsupported)."""
+        if view.storage in self.window_args:
+            raise Unsupported("the stride of a window argument")
+        ivs = [k for k, d in enumerate(view.dims) if d[0] == "iv"]
+        if dim >= len(ivs):
+            raise Unsupported("stride of a missing dimension")
+        out = ("c", 1)
+        for n in self.shapes[view.storage][ivs[dim] + 1:]:
+            out = n if out == ("c", 1) else ("*", out, n)
+        return out
 
     # -- data expressions (as symexec.dexpr, over trees)
     def _leaf(self, env):
@@ -298,6 +329,7 @@ class _Flattener:
             return ("rd", view.storage, tuple(loc), view.elem), t
         if isinstance(e, IR.ReadConfig):
             st = f"cfg:{e.config.name()}.{e.field}"
+            self.cfg_keys[st] = (e.config, e.field)
             self.elem.setdefault(st, leaf(e))
             self.shapes.setdefault(st, [])
             return ("rd", st, (), leaf(e)), t

@@ -325,6 +325,12 @@ class Prover:
                     self.check(f"VC2: an access of {storage} in bounds",
                                [side.dom(st)], z3.And(cs))
 
+    def vc_calls(self):
+        """Every call's callee preconditions (and positive sizes) hold."""
+        for ctx, cond in self.s.flat.asserts:
+            self.check(f"VC2: a callee's precondition at {_where(ctx)}",
+                       [self.s.dom(ctx)], ctrl_z3(cond, self.s.env(ctx)))
+
     def vc_defined(self):
         for st in self.s.flat.stmts:
             for rd in _reads(st.rhs, []):
@@ -370,6 +376,9 @@ class Prover:
         stores += [st for st in self.s.flat.shapes
                    if st.startswith("cfg:") and st not in stores]
         for storage in stores:
+            if storage.startswith("cfg:") and self.skip(
+                    self.cfg_key(storage)):
+                continue
             shape = self.o.flat.shapes.get(storage,
                                            self.s.flat.shapes.get(storage))
             dims = [f"x{k}" for k in range(len(shape))]
@@ -391,6 +400,13 @@ class Prover:
             ax = self.axioms(vals)
             self.check(f"VC1: {storage} ends as the original leaves it",
                        box + ax, vals[0] == vals[1])
+
+    def cfg_key(self, storage):
+        for flat in (self.o.flat, self.s.flat):
+            k = flat.cfg_keys.get(storage)
+            if k is not None:
+                return k
+        return None
 
     def vc_races(self):
         side = self.s
@@ -495,12 +511,14 @@ def _mentions(t, vs):
     return False
 
 
-def prove(orig, sched, timeout=20000):
+def prove(orig, sched, timeout=20000, skip=lambda key: False):
     """None when every condition holds; else raises ``Failed`` or
     ``Unsupported`` naming the first that did not."""
     p = Prover(orig, sched, timeout)
+    p.skip = skip
     p.guess()
     p.vc_bounds(p.s)
+    p.vc_calls()
     p.vc_defined()
     p.vc_races()
     p.vc_prophecies()

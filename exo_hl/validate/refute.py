@@ -129,7 +129,7 @@ def _bits(a):
     return np.ascontiguousarray(a).view(np.uint8)
 
 
-def compare_runs(original, scheduled, vals, cfg):
+def compare_runs(original, scheduled, vals, cfg, skip=lambda key: False):
     """(where, original value, scheduled value) of the first difference of
     the two interpreted runs on these inputs, or None."""
     oa, ost, oerr = _run(original, vals, cfg)
@@ -152,6 +152,8 @@ def compare_runs(original, scheduled, vals, cfg):
             where = f"{a.name.name}[{', '.join(map(str, idx))}]"
             return (where, bx[k], by[k])
     for key in set(ost) | set(sst):
+        if skip(key):
+            continue
         u, v = ost.get(key), sst.get(key)
         if not _same(u, v):
             return (f"config {key[0].name()}.{key[1]}", u, v)
@@ -165,7 +167,7 @@ def _same(u, v):
 
 
 def search(original, scheduled, sizes_list, rounds=24, seed=0,
-           control=None):
+           control=None, skip=lambda key: False):
     """A confirmed ``Counterexample`` at one of the given size assignments,
     or None."""
     rng = np.random.default_rng(seed)
@@ -180,7 +182,7 @@ def search(original, scheduled, sizes_list, rounds=24, seed=0,
                 if ft in NUMPY_DTYPES and ft is not IR.Num:
                     cfg[key] = _draw(rng, np.dtype(NUMPY_DTYPES[ft]), 1,
                                      edge)[0]
-            d = compare_runs(original, scheduled, vals, cfg)
+            d = compare_runs(original, scheduled, vals, cfg, skip)
             if d is not None:
                 return Counterexample(dict(sizes), named, cfg, *d)
     return None
