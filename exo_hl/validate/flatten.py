@@ -68,11 +68,13 @@ def _et(t):
 class _View:
     """A buffer as seen by a name: storage, prefix indices, per-dimension
     map (('pt', tree) or ('iv', lo tree)) onto the storage's dims."""
-    __slots__ = ("storage", "prefix", "dims", "elem")
+    __slots__ = ("storage", "prefix", "dims", "elem", "ext", "window")
 
-    def __init__(self, storage, prefix, dims, elem):
+    def __init__(self, storage, prefix, dims, elem, ext, window=False):
         self.storage, self.prefix, self.dims, self.elem = (
             storage, prefix, dims, elem)
+        self.ext = ext            # extent trees of the 'iv' dims, in order
+        self.window = window      # a window (its extents are checked)
 
     def locate(self, idx):
         out, k = list(self.prefix), 0
@@ -128,7 +130,7 @@ class _Flattener:
             if isinstance(a.type, IR.Tensor) and a.type.is_window:
                 self.window_args.add(st)
             env[a.name] = _View(st, [], [("iv", ("c", 0))] * len(dims),
-                                _et(a.type))
+                                _et(a.type), list(dims))
             outputs.append(st)
         preds = [self.ctrl(p, env) for p in self.proc.preds]
         self.block(self.proc.body, env, [], [], [], [], [])
@@ -145,9 +147,12 @@ class _Flattener:
         return f"{self.pre}{next(self.counter)}"
 
     def stmt(self, s, env, iters, bounds, guards, time, par):
+        self.where = (iters, bounds, guards, s.srcinfo)
         if isinstance(s, (IR.Assign, IR.Reduce)):
             view = env[s.name]
-            idx = view.locate([self.ctrl(i, env) for i in s.idx])
+            pts = [self.ctrl(i, env) for i in s.idx]
+            self.within(view, pts)
+            idx = view.locate(pts)
             rhs = s.rhs
             if isinstance(s, IR.Reduce):
                 cur = IR.Read(s.name, s.idx, type=s.type, srcinfo=s.srcinfo)
@@ -194,7 +199,8 @@ class _Flattener:
             self.shapes[st] = dims
             self.elem[st] = et
             env[s.name] = _View(st, [("v", i) for i in iters],
-                                [("iv", ("c", 0))] * len(dims), et)
+                                [("iv", ("c", 0))] * len(dims), et,
+                                list(dims))
             if not dims:
                 # a local scalar starts at zero (docs/semantics.md)
                 zero = ("k", D.literal(0, D.domain(et)), D.domain(et))
@@ -225,6 +231,14 @@ class _Flattener:
                 cenv[a.name] = self.ctrl(e, env)
             else:
                 cenv[a.name] = self.view(e, env)
+        for a in f.args:
+            if not is_control(a.type):
+                want = [self.ctrl(h, cenv) for h in shape(a.type)]
+                got = cenv[a.name].ext
+                if len(want) != len(got):
+                    raise Unsupported("argument rank differs")
+                for w_, g_ in zip(want, got):
+                    self._assert(("==", w_, g_))
         ctx = FStmt(-1, list(iters), list(bounds), list(guards), [], "",
                     [], ("k", 0, None), None, s.srcinfo)
         for a in f.args:
@@ -242,8 +256,9 @@ class _Flattener:
             if not e.idx:
                 return base
             pts = [self.ctrl(i, env) for i in e.idx]
+            self.within(base, pts)
             loc = base.locate(pts)
-            return _View(base.storage, loc, [], base.elem)
+            return _View(base.storage, loc, [], base.elem, [], True)
         if isinstance(e, IR.WindowExpr):
             base = env[e.name]
             acc = []
@@ -253,16 +268,43 @@ class _Flattener:
                 else:
                     acc.append(("pt", self.ctrl(w.pt, env)))
             # compose: the window's dims over the base view's dims
-            out, k = [], 0
+            if len(acc) != len(base.ext):
+                raise Unsupported("window arity")
+            out, ext, k = [], [], 0
             for d in base.dims:
                 if d[0] == "pt":
                     out.append(d)
                 else:
                     a = acc[k]
+                    n = base.ext[k]
+                    if a[0] == "iv":
+                        w = e.idx[k]
+                        hi = self.ctrl(w.hi, env)
+                        self._assert(("and", ("<=", ("c", 0), a[1]),
+                                      ("and", ("<=", a[1], hi),
+                                       ("<=", hi, n))))
+                        ext.append(("-", hi, a[1]))
+                    else:
+                        self._assert(("and", ("<=", ("c", 0), a[1]),
+                                      ("<", a[1], n)))
                     k += 1
                     out.append((a[0], _add(d[1], a[1])))
-            return _View(base.storage, base.prefix, out, base.elem)
+            return _View(base.storage, base.prefix, out, base.elem, ext,
+                         True)
         raise Unsupported(f"argument {type(e).__name__}")
+
+    def _assert(self, cond):
+        iters, bounds, guards, si = self.where
+        ctx = FStmt(-1, list(iters), list(bounds), list(guards), [], "",
+                    [], ("k", 0, None), None, si)
+        self.asserts.append((ctx, cond))
+
+    def within(self, view, idx):
+        """An access through a window stays inside the window."""
+        if not view.window:
+            return
+        for i, n in zip(idx, view.ext):
+            self._assert(("and", ("<=", ("c", 0), i), ("<", i, n)))
 
     # -- control expressions
     def ctrl(self, e, env):
@@ -325,7 +367,9 @@ class _Flattener:
             return ("k", D.literal(e.val, t), t), t
         if isinstance(e, IR.Read):
             view = env[e.name]
-            loc = view.locate([self.ctrl(i, env) for i in e.idx])
+            pts = [self.ctrl(i, env) for i in e.idx]
+            self.within(view, pts)
+            loc = view.locate(pts)
             return ("rd", view.storage, tuple(loc), view.elem), t
         if isinstance(e, IR.ReadConfig):
             st = f"cfg:{e.config.name()}.{e.field}"

@@ -326,9 +326,21 @@ class Prover:
                                [side.dom(st)], z3.And(cs))
 
     def vc_calls(self):
-        """Every call's callee preconditions (and positive sizes) hold."""
+        """Every call's callee preconditions (and positive sizes) hold,
+        windows stay inside what they view and accesses inside windows,
+        arguments have the callee's shapes; and the original's
+        preconditions imply the scheduled procedure's."""
+        for p in self.s.flat.preds:
+            self.check("the scheduled procedure's preconditions follow "
+                       "from the original's", [], ctrl_z3(p, self.penv))
+        seen = set()
         for ctx, cond in self.s.flat.asserts:
-            self.check(f"VC2: a callee's precondition at {_where(ctx)}",
+            key = (tuple(ctx.iters), tuple(map(str, ctx.guards)), str(cond))
+            if key in seen:
+                continue
+            seen.add(key)
+            self.check(f"VC2: a window, call argument or callee "
+                       f"precondition at {_where(ctx)}",
                        [self.s.dom(ctx)], ctrl_z3(cond, self.s.env(ctx)))
 
     def vc_defined(self):

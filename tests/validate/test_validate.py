@@ -189,3 +189,16 @@ def test_cli(tmp_path):
     r = subprocess.run(run + ["--proc", "b", "--against", "a"],
                        capture_output=True, text=True, env=env)
     assert r.returncode == 1 and "refuted" in r.stdout, r.stdout + r.stderr
+
+
+def test_stronger_precondition_refuted():
+    # the scheduled procedure refuses sizes the original accepts
+    @proc
+    def split_exact(n: size, a: f32[1], x: f32[n + 1], y: f32[n]):
+        assert n % 4 == 0
+        for io in seq(0, n / 4):
+            for ii in seq(0, 4):
+                y[4 * io + ii] = a[0] * x[4 * io + ii] - y[4 * io + ii]
+    v = exo_hl.validate(W.axpy, split_exact)
+    assert v.refuted, v
+    _confirm(W.axpy, split_exact, v)
