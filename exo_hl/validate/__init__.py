@@ -27,6 +27,10 @@ def validate(original, scheduled, **options) -> Verdict:
     ``interpret()`` confirms) or ``unknown`` (with the condition it could
     not discharge). Options: ``max_sizes`` (size assignments to check),
     ``budget`` (largest product of sizes), ``rounds`` (random input sets
-    per refutation search), ``seed``.
+    per refutation search), ``seed``; the others are in docs/api.md §11.
+
+    >>> v = exo_hl.validate(gemm, gemm.split('k', 4, 'ko', 'ki'))
+    >>> v.status
+    'proven'
     """
     return validate_ir(_ir(original), _ir(scheduled), **options)

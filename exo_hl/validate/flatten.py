@@ -27,7 +27,7 @@ from ..core_ir.operators import is_parallel
 from ..core_ir.types import DATA_TYPES, basetype, is_control, shape
 from .symexec import Unsupported
 
-__all__ = ["FStmt", "Flat", "flatten"]
+__all__ = ["FStmt", "Flat", "flatten", "reads"]
 
 
 @dataclass
@@ -148,71 +148,83 @@ class _Flattener:
 
     def stmt(self, s, env, iters, bounds, guards, time, par):
         self.where = (iters, bounds, guards, s.srcinfo)
-        if isinstance(s, (IR.Assign, IR.Reduce)):
-            view = env[s.name]
-            pts = [self.ctrl(i, env) for i in s.idx]
-            self.within(view, pts)
-            idx = view.locate(pts)
-            rhs = s.rhs
-            if isinstance(s, IR.Reduce):
-                cur = IR.Read(s.name, s.idx, type=s.type, srcinfo=s.srcinfo)
-                rhs = IR.BinOp("+", cur, s.rhs, type=s.type,
-                               srcinfo=s.srcinfo)
-            val = self.stored(rhs, view.elem, env)
-            self.emit(iters, bounds, guards, time, par, view.storage, idx,
-                      val, view.elem, s.srcinfo)
-        elif isinstance(s, IR.WriteConfig):
-            ft = s.config.lookup_type(s.field)
-            if ft not in DATA_TYPES:
-                raise Unsupported("control config field written")
-            st = f"cfg:{s.config.name()}.{s.field}"
-            self.cfg_keys[st] = (s.config, s.field)
-            self.elem[st] = _et(ft)
-            self.shapes[st] = []
-            val = self.stored(s.rhs, _et(ft), env)
-            self.emit(iters, bounds, guards, time, par, st, [], val,
-                      _et(ft), s.srcinfo)
-        elif isinstance(s, IR.Pass):
-            pass
-        elif isinstance(s, IR.If):
-            c = self.ctrl(s.cond, env)
-            v = self._level()
-            for branch, g, k in ((s.body, c, 0), (s.orelse, ("not", c), 1)):
-                self.block(branch, env, iters + [v],
-                           bounds + [(("c", k), ("c", k + 1))],
-                           guards + [g], time, par)
-        elif isinstance(s, IR.For):
-            v = self._level()
-            lo, hi = self.ctrl(s.lo, env), self.ctrl(s.hi, env)
-            env2 = dict(env)
-            env2[s.iter] = ("v", v)
-            self.block(s.body, env2, iters + [v], bounds + [(lo, hi)],
-                       guards, time, par + ([v] if is_parallel(s.mode)
-                                            else []))
-        elif isinstance(s, IR.Alloc):
-            st = f"{self.pre}alloc{next(self.nalloc)}:{s.name.name}"
-            et = _et(s.type)
-            dims = ([self.ctrl(h, env) for h in s.type.hi]
-                    if isinstance(s.type, IR.Tensor) else [])
-            # one instance per iteration of the loops around it
-            self.inst[st] = list(iters)
-            self.shapes[st] = dims
-            self.elem[st] = et
-            env[s.name] = _View(st, [("v", i) for i in iters],
-                                [("iv", ("c", 0))] * len(dims), et,
-                                list(dims))
-            if not dims:
-                # a local scalar starts at zero (docs/semantics.md)
-                zero = ("k", D.literal(0, D.domain(et)), D.domain(et))
-                self.emit(iters, bounds, guards, time, par, st,
-                          env[s.name].prefix, ("conv", D.domain(et), et,
-                                               zero), et, None)
-        elif isinstance(s, IR.WindowStmt):
-            env[s.name] = self.view(s.rhs, env)
-        elif isinstance(s, IR.Call):
-            self.call(s, env, iters, bounds, guards, time, par)
-        else:
+        meth = getattr(self, "s_" + type(s).__name__, None)
+        if meth is None:
             raise Unsupported(f"statement {type(s).__name__}")
+        meth(s, env, iters, bounds, guards, time, par)
+
+    def s_Assign(self, s, env, iters, bounds, guards, time, par):
+        view = env[s.name]
+        pts = [self.ctrl(i, env) for i in s.idx]
+        self.within(view, pts)
+        idx = view.locate(pts)
+        rhs = s.rhs
+        if isinstance(s, IR.Reduce):
+            cur = IR.Read(s.name, s.idx, type=s.type, srcinfo=s.srcinfo)
+            rhs = IR.BinOp("+", cur, s.rhs, type=s.type,
+                           srcinfo=s.srcinfo)
+        val = self.stored(rhs, view.elem, env)
+        self.emit(iters, bounds, guards, time, par, view.storage, idx,
+                  val, view.elem, s.srcinfo)
+
+    s_Reduce = s_Assign
+
+    def s_WriteConfig(self, s, env, iters, bounds, guards, time, par):
+        ft = s.config.lookup_type(s.field)
+        if ft not in DATA_TYPES:
+            raise Unsupported("control config field written")
+        st = f"cfg:{s.config.name()}.{s.field}"
+        self.cfg_keys[st] = (s.config, s.field)
+        self.elem[st] = _et(ft)
+        self.shapes[st] = []
+        val = self.stored(s.rhs, _et(ft), env)
+        self.emit(iters, bounds, guards, time, par, st, [], val,
+                  _et(ft), s.srcinfo)
+
+    def s_Pass(self, s, env, iters, bounds, guards, time, par):
+        return None
+
+    def s_If(self, s, env, iters, bounds, guards, time, par):
+        c = self.ctrl(s.cond, env)
+        v = self._level()
+        for branch, g, k in ((s.body, c, 0), (s.orelse, ("not", c), 1)):
+            self.block(branch, env, iters + [v],
+                       bounds + [(("c", k), ("c", k + 1))],
+                       guards + [g], time, par)
+
+    def s_For(self, s, env, iters, bounds, guards, time, par):
+        v = self._level()
+        lo, hi = self.ctrl(s.lo, env), self.ctrl(s.hi, env)
+        env2 = dict(env)
+        env2[s.iter] = ("v", v)
+        self.block(s.body, env2, iters + [v], bounds + [(lo, hi)],
+                   guards, time, par + ([v] if is_parallel(s.mode)
+                                        else []))
+
+    def s_Alloc(self, s, env, iters, bounds, guards, time, par):
+        st = f"{self.pre}alloc{next(self.nalloc)}:{s.name.name}"
+        et = _et(s.type)
+        dims = ([self.ctrl(h, env) for h in s.type.hi]
+                if isinstance(s.type, IR.Tensor) else [])
+        # one instance per iteration of the loops around it
+        self.inst[st] = list(iters)
+        self.shapes[st] = dims
+        self.elem[st] = et
+        env[s.name] = _View(st, [("v", i) for i in iters],
+                            [("iv", ("c", 0))] * len(dims), et,
+                            list(dims))
+        if not dims:
+            # a local scalar starts at zero (docs/semantics.md)
+            zero = ("k", D.literal(0, D.domain(et)), D.domain(et))
+            self.emit(iters, bounds, guards, time, par, st,
+                      env[s.name].prefix, ("conv", D.domain(et), et,
+                                           zero), et, None)
+
+    def s_WindowStmt(self, s, env, iters, bounds, guards, time, par):
+        env[s.name] = self.view(s.rhs, env)
+
+    def s_Call(self, s, env, iters, bounds, guards, time, par):
+        self.call(s, env, iters, bounds, guards, time, par)
 
     def emit(self, iters, bounds, guards, time, par, st, idx, val, et, si):
         t = []
@@ -403,3 +415,21 @@ class _Flattener:
 
 def flatten(proc, prefix) -> Flat:
     return _Flattener(proc, prefix).run()
+
+
+
+def reads(tree, out):
+    """The ``('rd', ...)`` leaves of a value tree, appended to ``out``."""
+    if tree[0] == "rd":
+        out.append(tree)
+    elif tree[0] in ("op", ):
+        reads(tree[3], out)
+        reads(tree[4], out)
+    elif tree[0] == "neg":
+        reads(tree[2], out)
+    elif tree[0] == "conv":
+        reads(tree[3], out)
+    elif tree[0] == "ext":
+        for a in tree[3]:
+            reads(a, out)
+    return out

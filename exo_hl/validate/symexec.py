@@ -111,59 +111,71 @@ class SymExec:
         self.steps += 1
         if self.steps > self.max_steps:
             raise Unsupported("too many statement instances at these sizes")
-        if isinstance(s, (IR.Assign, IR.Reduce)):
-            arr, et = env[s.name], ety[s.name]
-            idx = tuple(self.ctrl(i, env, ety) for i in s.idx)
-            self._inb(arr, idx, s.name)
-            rhs = s.rhs
-            if isinstance(s, IR.Reduce):
-                cur = IR.Read(s.name, s.idx, type=s.type, srcinfo=s.srcinfo)
-                rhs = IR.BinOp("+", cur, s.rhs, type=s.type,
-                               srcinfo=s.srcinfo)
-            val = self.stored(rhs, et, env, ety)
-            self._touch(arr, idx, write=True)
-            arr[idx] = val
-        elif isinstance(s, IR.WriteConfig):
-            key = (s.config, s.field)
-            ft = s.config.lookup_type(s.field)
-            if ft in DATA_TYPES:
-                val = self.stored(s.rhs, _elem_type(ft), env, ety)
-            else:
-                val = self.ctrl(s.rhs, env, ety)
-                val = bool(val) if ft is IR.Bool else int(val)
-            self._touch_cfg(key, write=True)
-            self.config[key] = val
-        elif isinstance(s, IR.Pass):
-            pass
-        elif isinstance(s, IR.If):
-            if self.ctrl(s.cond, env, ety):
-                self.block(s.body, env, ety)
-            else:
-                self.block(s.orelse, env, ety)
-        elif isinstance(s, IR.For):
-            self.loop(s, env, ety)
-        elif isinstance(s, IR.Alloc):
-            et = _elem_type(s.type)
-            ety[s.name] = et
-            if isinstance(s.type, IR.Tensor):
-                dims = [self.ctrl(h, env, ety) for h in s.type.hi]
-                arr = np.empty(dims, dtype=object)
-                tag = f"{s.name.name}@{self.steps}"
-                for idx in np.ndindex(*dims):
-                    arr[idx] = self.t.undef(tag, idx, et)
-            else:
-                arr = np.empty((), dtype=object)
-                arr[()] = self.t.const(D.literal(0, D.domain(et)), et)
-            for f in self.par:
-                f.keep.append(arr)
-            env[s.name] = arr
-        elif isinstance(s, IR.WindowStmt):
-            env[s.name] = self.ref(s.rhs, env, ety)
-            ety[s.name] = ety[s.rhs.name]
-        elif isinstance(s, IR.Call):
-            self.call(s, env, ety)
-        else:
+        meth = getattr(self, "s_" + type(s).__name__, None)
+        if meth is None:
             raise Unsupported(f"statement {type(s).__name__}")
+        meth(s, env, ety)
+
+    def s_Assign(self, s, env, ety):
+        arr, et = env[s.name], ety[s.name]
+        idx = tuple(self.ctrl(i, env, ety) for i in s.idx)
+        self._inb(arr, idx, s.name)
+        rhs = s.rhs
+        if isinstance(s, IR.Reduce):
+            cur = IR.Read(s.name, s.idx, type=s.type, srcinfo=s.srcinfo)
+            rhs = IR.BinOp("+", cur, s.rhs, type=s.type,
+                           srcinfo=s.srcinfo)
+        val = self.stored(rhs, et, env, ety)
+        self._touch(arr, idx, write=True)
+        arr[idx] = val
+
+    s_Reduce = s_Assign
+
+    def s_WriteConfig(self, s, env, ety):
+        key = (s.config, s.field)
+        ft = s.config.lookup_type(s.field)
+        if ft in DATA_TYPES:
+            val = self.stored(s.rhs, _elem_type(ft), env, ety)
+        else:
+            val = self.ctrl(s.rhs, env, ety)
+            val = bool(val) if ft is IR.Bool else int(val)
+        self._touch_cfg(key, write=True)
+        self.config[key] = val
+
+    def s_Pass(self, s, env, ety):
+        return None
+
+    def s_If(self, s, env, ety):
+        if self.ctrl(s.cond, env, ety):
+            self.block(s.body, env, ety)
+        else:
+            self.block(s.orelse, env, ety)
+
+    def s_For(self, s, env, ety):
+        self.loop(s, env, ety)
+
+    def s_Alloc(self, s, env, ety):
+        et = _elem_type(s.type)
+        ety[s.name] = et
+        if isinstance(s.type, IR.Tensor):
+            dims = [self.ctrl(h, env, ety) for h in s.type.hi]
+            arr = np.empty(dims, dtype=object)
+            tag = f"{s.name.name}@{self.steps}"
+            for idx in np.ndindex(*dims):
+                arr[idx] = self.t.undef(tag, idx, et)
+        else:
+            arr = np.empty((), dtype=object)
+            arr[()] = self.t.const(D.literal(0, D.domain(et)), et)
+        for f in self.par:
+            f.keep.append(arr)
+        env[s.name] = arr
+
+    def s_WindowStmt(self, s, env, ety):
+        env[s.name] = self.ref(s.rhs, env, ety)
+        ety[s.name] = ety[s.rhs.name]
+
+    def s_Call(self, s, env, ety):
+        self.call(s, env, ety)
 
     def loop(self, s, env, ety):
         lo, hi = self.ctrl(s.lo, env, ety), self.ctrl(s.hi, env, ety)
