@@ -412,6 +412,7 @@ def prove(orig, sched, timeout=20000, skip=lambda key: False):
     p = Prover(orig, sched, timeout)
     p.skip = skip
     p.guess()
+    p.vc_bounds(p.o)
     p.vc_bounds(p.s)
     p.vc_calls()
     p.vc_defined()

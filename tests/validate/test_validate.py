@@ -202,3 +202,17 @@ def test_stronger_precondition_refuted():
     v = exo_hl.validate(W.axpy, split_exact)
     assert v.refuted, v
     _confirm(W.axpy, split_exact, v)
+
+
+def test_fixed_control_config_is_not_a_proof():
+    # equal when Cf.k starts at 3 (the value the runs use), not for all
+    @proc
+    def reads_k(o: f32[1]):
+        if W.Cf.k == 3:
+            o[0] = 1.0
+
+    @proc
+    def writes_one(o: f32[1]):
+        o[0] = 1.0
+    v = exo_hl.validate(reads_k, writes_one)
+    assert not v.proven, v
