@@ -14,12 +14,15 @@ from .errors import (BoundsError, ExoTypeError, MemGenError, SchedulingError,
 from .frontend.decorators import config, extern, instr, proc
 from .frontend.surface import (R, bf16, f16, f32, f64, i8, i16, i32, index,
                                par, seq, size, stride, ui8, ui16)
+from .validate import validate  # noqa: E402  (the function; the package
+#   stays importable as ``exo_hl.validate`` through sys.modules)
 
 __all__ = [
     "proc", "instr", "config", "extern", "Procedure", "Memory", "DRAM",
     "DRAM_STATIC", "MemGenError", "SchedulingError", "ExoTypeError",
     "BoundsError", "compile_procs", "seq", "par", "stride", "R", "f16", "f32",
     "f64", "i8", "ui8", "i16", "ui16", "i32", "size", "index", "bf16",
+    "validate",
 ]
 __version__ = "0.1.0"
 

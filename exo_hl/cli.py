@@ -25,6 +25,10 @@ directory); it defines ``tune_spec(options) -> dict`` with ``template``,
 ``space``, ``bench``, ``key`` and optionally ``units``, ``initial``,
 ``compile`` and ``about`` (``options``: ``--isa``, ``--threads`` and
 ``--option NAME=VALUE``).
+
+``exo-hl validate FILE.py --proc NAME --against NAME`` checks that one
+procedure computes what another does (``exo_hl.validate``): exit status 0
+proven, 1 refuted, 3 unknown.
 """
 from __future__ import annotations
 
@@ -40,6 +44,7 @@ from .api import Procedure
 from .core_ir.nodes import IR
 from .cli_common import UserError
 from .cli_tune import add_tune_parser, tune_command
+from .cli_validate import add_validate_parser, validate_command
 from .errors import ExoError, ExoSyntaxError
 
 
@@ -411,6 +416,7 @@ def build_parser():
                    "compiler (docs/arm_riscv.md); a procedure needing a "
                    "feature the target lacks is an error")
     add_tune_parser(sub, common)
+    add_validate_parser(sub, common)
     s = sub.add_parser("show", parents=[common],
                        help="print the @procs of a Python file")
     s.add_argument("file", help="the Python file defining the procedures")
@@ -461,6 +467,8 @@ def main(argv=None) -> int:
             status = show_command(args)
         elif args.command == "tune":
             status = tune_command(args)
+        elif args.command == "validate":
+            status = validate_command(args, load_user_module, public_procs)
         else:  # pragma: no cover - argparse requires a command
             return 2
         sys.stdout.flush()

@@ -666,12 +666,15 @@ def _ev(e, env):
 
 
 def fuzz(n_seqs, n_steps, seed, roundtrip, budget_s=None, compile_final=False,
-         procs=PROCS, failures=None, progress=None):
+         procs=PROCS, failures=None, progress=None, verdicts=None):
     """Run ``n_seqs`` random sequences on ``procs``; return (sequences,
     steps, accepted, per-op acceptance counts). With a ``failures`` list, a
     failing step is appended to it (and its sequence abandoned) instead of
     raising, so a long run reports every failure it meets. ``progress``
-    (a number n) prints the counts every n sequences."""
+    (a number n) prints the counts every n sequences. With a ``verdicts``
+    dict, each sequence's final procedure is also checked against its
+    algorithm by ``exo_hl.validate`` (independent of the rewrites' own
+    checks): a 'refuted' is a failure, and the statuses are counted."""
     rng = random.Random(seed)
     t0 = time.time()
     steps = accepted = seqs = 0
@@ -722,6 +725,16 @@ def fuzz(n_seqs, n_steps, seed, roundtrip, budget_s=None, compile_final=False,
                 failures.append((op, str(err)))
                 break
             p = q
+        if verdicts is not None and p is not p0:
+            from exo_hl.validate import validate
+            v = validate(p0, p, max_sizes=1, rounds=8)
+            verdicts[v.status] = verdicts.get(v.status, 0) + 1
+            if v.refuted:
+                err = AssertionError(f"accepted {log}, but the validator "
+                                     f"refutes it: {v}\n{p}")
+                if failures is None:
+                    raise err
+                failures.append(("validate", str(err)))
         if compile_final and p is not p0:
             try:
                 fn = p.compile()
@@ -838,3 +851,18 @@ def test_random_schedules_config_bounds_long(assert_roundtrip):
                procs=CONFIG_PROCS, compile_final=True, budget_s=240)
     _report("fuzz-config-long", res, time.time() - t0)
     assert res[2] > 0
+
+
+@_NO_C
+def test_random_schedules_validated(assert_roundtrip):
+    """Translation validation of accepted sequences: a second, independent
+    check (exo_hl.validate reads only the two procedures). Any 'refuted'
+    is a disagreement between a rewrite that accepted and the validator."""
+    t0 = time.time()
+    verdicts = {}
+    res = fuzz(n_seqs=10, n_steps=6, seed=3737, roundtrip=assert_roundtrip,
+               budget_s=20, verdicts=verdicts)
+    _report("fuzz-validated", res, time.time() - t0)
+    print(f"    validator verdicts: {verdicts}")
+    assert "refuted" not in verdicts
+    assert verdicts.get("proven", 0) >= 1

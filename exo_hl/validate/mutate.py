@@ -1,0 +1,165 @@
+"""Single-statement mutations of a procedure, for testing validators.
+
+Each mutant changes one place: an index off by one, the operands of a
+binary operation swapped, a guard dropped (an ``if`` replaced by its
+body), a loop bound moved by one, a literal's sign flipped. Source
+locations are kept, so a validator that guesses prophecies from them
+meets the mutant's statement with the original's claim.
+"""
+from __future__ import annotations
+
+import random
+
+from ..core_ir.nodes import IR
+
+__all__ = ["KINDS", "sites", "mutate"]
+
+KINDS = ("index", "swap", "guard", "bound", "literal")
+
+
+def _one(e):
+    return IR.Const(1, type=e.type, srcinfo=e.srcinfo)
+
+
+def _walk_stmts(stmts, out):
+    for s in stmts:
+        out.append(s)
+        for f in ("body", "orelse"):
+            if hasattr(s, f):
+                _walk_stmts(getattr(s, f), out)
+        if isinstance(s, IR.Call):
+            pass
+    return out
+
+
+def _exprs(e, out):
+    """Subexpressions in preorder (index expressions included)."""
+    out.append(e)
+    for f in e._fields:
+        v = getattr(e, f)
+        for x in (v if isinstance(v, tuple) else (v, )):
+            if isinstance(x, IR.expr):
+                _exprs(x, out)
+    return out
+
+
+def _data_exprs(e, out):
+    """ids of the data (not index) subexpressions of ``e``."""
+    out.add(id(e))
+    if isinstance(e, IR.Read):
+        return out
+    for f in e._fields:
+        v = getattr(e, f)
+        for x in (v if isinstance(v, tuple) else (v, )):
+            if isinstance(x, IR.expr):
+                _data_exprs(x, out)
+    return out
+
+
+def sites(proc):
+    """[(kind, statement number, detail)] of every mutation of ``proc``."""
+    out = []
+    for n, s in enumerate(_walk_stmts(proc.body, [])):
+        if isinstance(s, (IR.Assign, IR.Reduce)):
+            for k in range(len(s.idx)):
+                out.append(("index", n, ("w", k)))
+            data = _data_exprs(s.rhs, set())
+            for m, e in enumerate(_exprs(s.rhs, [])):
+                if isinstance(e, IR.Read) and e.idx:
+                    for k in range(len(e.idx)):
+                        out.append(("index", n, ("r", m, k)))
+                if id(e) not in data:
+                    continue      # index arithmetic: swaps are equivalent
+                if isinstance(e, IR.BinOp) and e.lhs != e.rhs:
+                    out.append(("swap", n, m))
+                if isinstance(e, IR.Const) and e.val != 0:
+                    out.append(("literal", n, m))
+        if isinstance(s, IR.If):
+            out.append(("guard", n, None))
+        if isinstance(s, IR.For):
+            out.append(("bound", n, +1))
+            out.append(("bound", n, -1))
+    return out
+
+
+def _rewrite_expr(e, m, fn, counter):
+    """``e`` with its ``m``-th subexpression (preorder) replaced."""
+    k = counter[0]
+    counter[0] += 1
+    if k == m:
+        return fn(e)
+    changes = {}
+    for f in e._fields:
+        v = getattr(e, f)
+        if isinstance(v, tuple):
+            new = tuple(_rewrite_expr(x, m, fn, counter)
+                        if isinstance(x, IR.expr) else x for x in v)
+            if new != v:
+                changes[f] = new
+        elif isinstance(v, IR.expr):
+            new = _rewrite_expr(v, m, fn, counter)
+            if new is not v:
+                changes[f] = new
+    return e.update(**changes) if changes else e
+
+
+def _apply(s, kind, detail):
+    if kind == "index" and detail[0] == "w":
+        k = detail[1]
+        idx = list(s.idx)
+        idx[k] = IR.BinOp("+", idx[k], _one(idx[k]), type=idx[k].type,
+                          srcinfo=idx[k].srcinfo)
+        return [s.update(idx=tuple(idx))]
+    if kind == "index":
+        _, m, k = detail
+
+        def bump(e):
+            idx = list(e.idx)
+            idx[k] = IR.BinOp("+", idx[k], _one(idx[k]), type=idx[k].type,
+                              srcinfo=idx[k].srcinfo)
+            return e.update(idx=tuple(idx))
+        return [s.update(rhs=_rewrite_expr(s.rhs, m, bump, [0]))]
+    if kind == "swap":
+        return [s.update(rhs=_rewrite_expr(
+            s.rhs, detail, lambda e: e.update(lhs=e.rhs, rhs=e.lhs), [0]))]
+    if kind == "literal":
+        return [s.update(rhs=_rewrite_expr(
+            s.rhs, detail, lambda e: e.update(val=-e.val), [0]))]
+    if kind == "guard":
+        return list(s.body)
+    if kind == "bound":
+        hi = s.hi
+        return [s.update(hi=IR.BinOp("+", hi, IR.Const(detail, type=hi.type),
+                                     type=hi.type, srcinfo=hi.srcinfo))]
+    raise ValueError(kind)
+
+
+def _rebuild(stmts, target, kind, detail, counter):
+    out = []
+    for s in stmts:
+        n = counter[0]
+        counter[0] += 1
+        if n == target:
+            out.extend(_apply(s, kind, detail))
+            continue
+        changes = {}
+        for f in ("body", "orelse"):
+            if hasattr(s, f):
+                changes[f] = tuple(_rebuild(getattr(s, f), target, kind,
+                                            detail, counter))
+        out.append(s.update(**changes) if changes else s)
+    return out
+
+
+def mutate(proc, site):
+    """``proc`` (an IR.Proc) with the mutation ``site`` (from ``sites``)."""
+    kind, n, detail = site
+    body = _rebuild(proc.body, n, kind, detail, [0])
+    return proc.update(body=tuple(body), name=proc.name + "_mut")
+
+
+def random_mutants(proc, count, seed=0):
+    rng = random.Random(seed)
+    all_sites = sites(proc)
+    rng.shuffle(all_sites)
+    return [(s, mutate(proc, s)) for s in all_sites[:count]]

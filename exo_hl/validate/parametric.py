@@ -1,0 +1,428 @@
+"""The size-parametric proof: prophecies and three verification conditions.
+
+After Clément and Cohen (OOPSLA 2022), with the original procedure as the
+specification. Every original statement instance ``s`` of ``S`` writes a
+value named ``V_S(s)``, defined by S's right-hand side with each read
+replaced by its last writer's name (isl's lexmax) or the input. A scheduled
+statement ``T`` may carry a prophecy ``(S, sigma)``: each instance ``t``
+claims to write ``V_S(sigma(t))``. Prophecies are *guessed* (from the
+statement's source location and by matching its accesses) and never
+trusted: they are what the conditions check. Statements without one
+(copies made by staging) are transparent: their value is their
+right-hand side.
+
+- VC2 (defined, in bounds): every access is inside its buffer, and every
+  read of a buffer the procedure allocates has a write before it.
+- VC3 (prophecies): for every instance of a prophesied ``T``, ``sigma(t)``
+  is an instance of ``S``, and T's right-hand side, its reads replaced by
+  their last writers' values, equals S's right-hand side at ``sigma(t)``.
+- VC1 (outputs): every data argument and config field ends with the value
+  the original leaves there (the last writers of both, or the input).
+- Race freedom: no two iterations of a ``par`` loop touch one location,
+  one of them writing.
+
+By induction over the scheduled run, VC2 and VC3 make every prophesied
+write hold its claimed value, and VC1 then gives equal final states, for
+all sizes the preconditions allow. Z3 discharges each condition with
+values uninterpreted (``zvalues``) and control arithmetic exact.
+"""
+from __future__ import annotations
+
+import itertools
+
+import z3
+
+from .flatten import flatten, reads as _reads
+from .poly import Poly, domain_constraints, isl_cond, isl_expr
+from .symexec import Unsupported
+from .prophecy import guess_prophecies
+from .zvalues import ZV, ctrl_z3
+
+__all__ = ["prove", "Failed"]
+
+_MAX_DEPTH = 12
+
+
+class Failed(Exception):
+    """A verification condition that Z3 did not discharge; ``params``:
+    the size arguments (``p<position>`` -> value) of a model violating
+    it, when Z3 gave one (a place to look for a counterexample)."""
+
+    def __init__(self, msg, params=None):
+        super().__init__(msg)
+        self.params = params or {}
+
+
+
+
+class _Side:
+    """One procedure: its flat form, isl view and value construction."""
+
+    def __init__(self, proc, prefix, zv, params, context_isl, spec):
+        self.flat = flatten(proc, prefix)
+        self.poly = Poly(self.flat, params, context_isl)
+        self.zv = zv
+        self.spec = spec            # True: every statement names its value
+        self.proph = {}             # sid -> (spec FStmt, [z3 over iters])
+        self.cache = {}
+        self.penv = {p: z3.Int(p) for p in params}
+
+    def ivars(self, st):
+        return [z3.Int(v) for v in st.iters]
+
+    def env(self, st, vals=None):
+        e = dict(self.penv)
+        vals = self.ivars(st) if vals is None else vals
+        e.update(zip(st.iters, vals))
+        return e
+
+    def dom(self, st, vals=None):
+        e = self.env(st, vals)
+        cs = []
+        for v, (lo, hi) in zip(st.iters, st.bounds):
+            cs += [ctrl_z3(lo, e) <= e[v], e[v] < ctrl_z3(hi, e)]
+        cs += [ctrl_z3(g, e) for g in st.guards]
+        return z3.And(cs) if cs else z3.BoolVal(True)
+
+    def sources(self, st, rd):
+        """Last-writer pieces of read ``rd`` in ``st`` (templates)."""
+        key = (st.sid, rd[1], rd[2])
+        got = self.cache.get(key)
+        if got is None:
+            loc = [isl_expr(i) for i in rd[2]]
+            before = [str(x) for x in st.time]
+            before += ["0"] * (self.poly.L - len(before))
+            got = self.poly.last_writers(st.iters, domain_constraints(st),
+                                         loc, before, rd[1])
+            self.cache[key] = got
+        return got
+
+    def value(self, st, tree, vals, depth=0):
+        """(z3 value, value type) of ``tree`` in ``st`` at iteration
+        ``vals``."""
+        zv = self.zv
+        k = tree[0]
+        if k == "k":
+            return zv.const(tree[1], tree[2]), tree[2]
+        if k == "op":
+            a, _ = self.value(st, tree[3], vals, depth)
+            b, _ = self.value(st, tree[4], vals, depth)
+            return zv.op(tree[1], tree[2], a, b), tree[2]
+        if k == "neg":
+            a, _ = self.value(st, tree[2], vals, depth)
+            return zv.neg(tree[1], a), tree[1]
+        if k == "conv":
+            a, vt = self.value(st, tree[3], vals, depth)
+            return zv.conv(tree[1], tree[2], a, vt)
+        if k == "ext":
+            args = [self.value(st, a, vals, depth)[0] for a in tree[3]]
+            return zv.ext(tree[1], tree[2], args), tree[2]
+        if k == "rd":
+            return self.read(st, tree, vals, depth), tree[3]
+        raise Unsupported(f"value '{k}'")
+
+    def initial(self, storage, idx):
+        if storage.startswith("arg") or storage.startswith("cfg:"):
+            return self.zv.input(storage, idx)
+        return self.zv.undef(storage, idx)
+
+    def read(self, st, rd, vals, depth):
+        pieces, none = self.sources(st, rd)
+        e = self.env(st, vals)
+        idx = [ctrl_z3(i, e) for i in rd[2]]
+        sub = list(zip(self.ivars(st), vals))
+        out = self.initial(rd[1], idx)
+        for cond, w, wv in reversed(pieces):
+            wvals = [z3.substitute(x, *sub) if sub else x for x in wv]
+            c = z3.substitute(cond, *sub) if sub else cond
+            out = z3.If(c, self.written(w, wvals, depth + 1), out)
+        return out
+
+    def written(self, w, wvals, depth):
+        """The value instance ``wvals`` of ``w`` wrote."""
+        if self.spec:
+            return self.zv.proph(w.sid, wvals)
+        p = self.proph.get(w.sid)
+        if p is not None:
+            s, sigma = p
+            sub = list(zip(self.ivars(w), wvals))
+            return self.zv.proph(s.sid, [z3.substitute(x, *sub) if sub
+                                         else x for x in sigma])
+        if depth > _MAX_DEPTH:
+            raise Unsupported("a chain of writes without a prophecy (a "
+                              "statement whose value needs induction)")
+        return self.value(w, w.rhs, wvals, depth)[0]
+
+
+def _solver(timeout):
+    s = z3.Solver()
+    s.set("timeout", timeout)
+    return s
+
+
+def _valid(facts, goal, timeout=20000):
+    s = _solver(timeout)
+    s.add(*facts)
+    s.add(z3.Not(goal))
+    r = s.check()
+    return r == z3.unsat, r, (s.model() if r == z3.sat else None)
+
+
+class Prover:
+    def __init__(self, orig, sched, timeout=20000):
+        self.zv = ZV()
+        self.timeout = timeout
+        o0 = flatten(orig, "o")
+        params = o0.params
+        self.penv = {p: z3.Int(p) for p in params}
+        ctx = []
+        for pos, a in enumerate(orig.args):
+            nm = f"p{pos}"
+            if nm in self.penv:
+                from ..core_ir.nodes import IR
+                if a.type is IR.Size:
+                    ctx.append(f"{nm} >= 1")
+                elif a.type is IR.Index:
+                    ctx.append(f"{nm} >= 0")
+        ctx += [isl_cond(p) for p in o0.preds]
+        ctx_isl = " and ".join(ctx) if ctx else "1 = 1"
+        self.o = _Side(orig, "o", self.zv, params, ctx_isl, spec=True)
+        self.s = _Side(sched, "s", self.zv, params, ctx_isl, spec=False)
+        self.facts = [ctrl_z3(p, self.penv) for p in o0.preds]
+        for pos, a in enumerate(orig.args):
+            nm = f"p{pos}"
+            if nm in self.penv:
+                from ..core_ir.nodes import IR
+                if a.type is IR.Size:
+                    self.facts.append(self.penv[nm] >= 1)
+                elif a.type is IR.Index:
+                    self.facts.append(self.penv[nm] >= 0)
+        self.by_id = {s.sid: s for s in self.o.flat.stmts}
+        self.dropped = []          # (sid, why) of prophecies that failed
+
+    # -- unfolding the specification's names
+    def axioms(self, terms, rounds=3):
+        """Instances of the definitions ``V_S(s) = rhs_S(s)`` for the
+        names occurring in ``terms`` (and, ``rounds`` deep, in theirs)."""
+        out, seen = [], set()
+        todo = list(terms)
+        for _ in range(rounds):
+            apps = []
+            for t in todo:
+                _collect(t, apps, seen)
+            todo = []
+            for app in apps:
+                sid = int(app.decl().name()[1:])
+                st = self.by_id[sid]
+                args = [app.arg(k) for k in range(app.num_args())]
+                body = self.o.value(st, st.rhs, args)[0]
+                out.append(z3.Implies(self.o.dom(st, args), app == body))
+                todo.append(body)
+        return out
+
+    def check(self, what, facts, goal):
+        ok, r, m = _valid(self.facts + facts, goal, self.timeout)
+        if not ok:
+            params = {}
+            if m is not None:
+                for name, v in self.penv.items():
+                    x = m.eval(v, model_completion=False)
+                    if z3.is_int_value(x):
+                        params[name] = x.as_long()
+            raise Failed(f"{what} ("
+                         f"{'timeout' if r == z3.unknown else 'violated'})",
+                         params)
+
+    # -- prophecies (guessed in ``prophecy``; checked by VC3 below)
+    def guess(self):
+        guess_prophecies(self)
+
+    # -- the conditions
+    def vc_bounds(self, side):
+        for st in side.flat.stmts:
+            accs = [(st.storage, st.idx)] + [(r[1], r[2])
+                                              for r in _reads(st.rhs, [])]
+            e = side.env(st)
+            for storage, idx in accs:
+                shape = side.flat.shapes.get(storage)
+                if shape is None:
+                    continue
+                inst = side.flat.instance_dims.get(storage, [])
+                idx = idx[len(inst):]
+                cs = []
+                for i, n in zip(idx, shape):
+                    zi = ctrl_z3(i, e)
+                    cs += [zi >= 0, zi < ctrl_z3(n, e)]
+                if cs:
+                    self.check(f"VC2: an access of {storage} in bounds",
+                               [side.dom(st)], z3.And(cs))
+
+    def vc_calls(self):
+        """Every call's callee preconditions (and positive sizes) hold,
+        windows stay inside what they view and accesses inside windows,
+        arguments have the callee's shapes; and the original's
+        preconditions imply the scheduled procedure's."""
+        for p in self.s.flat.preds:
+            self.check("the scheduled procedure's preconditions follow "
+                       "from the original's", [], ctrl_z3(p, self.penv))
+        seen = set()
+        for ctx, cond in self.s.flat.asserts:
+            key = (tuple(ctx.iters), tuple(map(str, ctx.guards)), str(cond))
+            if key in seen:
+                continue
+            seen.add(key)
+            self.check(f"VC2: a window, call argument or callee "
+                       f"precondition at {_where(ctx)}",
+                       [self.s.dom(ctx)], ctrl_z3(cond, self.s.env(ctx)))
+
+    def vc_defined(self):
+        for st in self.s.flat.stmts:
+            for rd in _reads(st.rhs, []):
+                if rd[1].startswith("arg") or rd[1].startswith("cfg:"):
+                    continue
+                _, none = self.s.sources(st, rd)
+                self.check(f"VC2: every read of {rd[1]} has a write before "
+                           f"it", [], z3.Not(none))
+
+    def vc_prophecies(self):
+        """Check every prophecy; a prophecy that fails is dropped (its
+        statement becomes transparent, which is always sound) and the
+        rest re-checked, until all that remain hold."""
+        while True:
+            failed = []
+            for t in self.s.flat.stmts:
+                if t.sid not in self.s.proph:
+                    continue
+                try:
+                    self._vc3(t)
+                except (Failed, Unsupported) as e:
+                    failed.append((t.sid, e))
+            if not failed:
+                return
+            for sid, _ in failed:
+                del self.s.proph[sid]
+            self.dropped.extend(failed)
+
+    def _vc3(self, t):
+        s, sigma = self.s.proph[t.sid]
+        self.check(f"VC3: the prophecy of scheduled statement "
+                   f"{_where(t)} names an instance of the original's",
+                   [self.s.dom(t)], self.o.dom(s, sigma))
+        lhs = self.s.value(t, t.rhs, self.s.ivars(t))[0]
+        rhs = self.o.value(s, s.rhs, sigma)[0]
+        ax = self.axioms([lhs, rhs])
+        self.check(f"VC3: scheduled statement {_where(t)} computes its "
+                   f"prophecy", [self.s.dom(t)] + ax, lhs == rhs)
+
+    def vc_outputs(self):
+        stores = [st for st in self.o.flat.shapes
+                  if st.startswith("arg") or st.startswith("cfg:")]
+        stores += [st for st in self.s.flat.shapes
+                   if st.startswith("cfg:") and st not in stores]
+        for storage in stores:
+            if storage.startswith("cfg:") and self.skip(
+                    self.cfg_key(storage)):
+                continue
+            shape = self.o.flat.shapes.get(storage,
+                                           self.s.flat.shapes.get(storage))
+            dims = [f"x{k}" for k in range(len(shape))]
+            zx = [z3.Int(d) for d in dims]
+            env = dict(self.penv, **dict(zip(dims, zx)))
+            box = [c for d, n in zip(zx, shape)
+                   for c in (d >= 0, d < ctrl_z3(n, env))]
+            dom_isl = " and ".join(
+                f"0 <= {d} < {isl_expr(n)}" for d, n in zip(dims, shape)) \
+                or "1 = 1"
+            vals = []
+            for side in (self.o, self.s):
+                pieces, none = side.poly.last_writers(dims, dom_isl, dims,
+                                                      None, storage)
+                out = side.initial(storage, zx)
+                for cond, w, wv in reversed(pieces):
+                    out = z3.If(cond, side.written(w, wv, 0), out)
+                vals.append(out)
+            ax = self.axioms(vals)
+            self.check(f"VC1: {storage} ends as the original leaves it",
+                       box + ax, vals[0] == vals[1])
+
+    def cfg_key(self, storage):
+        for flat in (self.o.flat, self.s.flat):
+            k = flat.cfg_keys.get(storage)
+            if k is not None:
+                return k
+        return None
+
+    def vc_races(self):
+        side = self.s
+        pars = sorted({v for st in side.flat.stmts for v in st.par})
+        for v in pars:
+            sts = [st for st in side.flat.stmts if v in st.par]
+            for a, b in itertools.product(sts, sts):
+                accs_b = [(b.storage, b.idx)] + [
+                    (r[1], r[2]) for r in _reads(b.rhs, [])]
+                for storage, idx in accs_b:
+                    if storage != a.storage:
+                        continue
+                    self._race(side, v, a, b, idx)
+
+    def _race(self, side, v, a, b, bidx):
+        k = a.iters.index(v)
+        bv = [z3.Int(n + "'") if j >= k else z3.Int(n)
+              for j, n in enumerate(b.iters)]
+        ea, eb = side.env(a), side.env(b, bv)
+        same = [ctrl_z3(x, ea) == ctrl_z3(y, eb) for x, y in zip(a.idx,
+                                                                 bidx)]
+        facts = [side.dom(a), side.dom(b, bv), z3.Int(v) != bv[k]] + same
+        self.check(f"race freedom of the par loop over {v}", facts,
+                   z3.BoolVal(False))
+
+
+def _collect(t, out, seen):
+    todo = [t]
+    while todo:
+        x = todo.pop()
+        if x.get_id() in seen:
+            continue
+        seen.add(x.get_id())
+        if z3.is_app(x):
+            d = x.decl()
+            if d.name().startswith("V") and d.name()[1:].isdigit() and \
+                    d.range() == x.sort() and x.num_args() >= 0 and \
+                    d.kind() == z3.Z3_OP_UNINTERPRETED:
+                out.append(x)
+            todo.extend(x.children())
+
+
+
+
+
+
+def _where(st):
+    si = st.srcinfo
+    return f"at {si.filename}:{si.lineno}" if si else f"#{st.sid}"
+
+
+
+
+
+
+def prove(orig, sched, timeout=20000, skip=lambda key: False):
+    """None when every condition holds; else raises ``Failed`` or
+    ``Unsupported`` naming the first that did not."""
+    p = Prover(orig, sched, timeout)
+    p.skip = skip
+    p.guess()
+    p.vc_bounds(p.o)
+    p.vc_bounds(p.s)
+    p.vc_calls()
+    p.vc_defined()
+    p.vc_races()
+    p.vc_prophecies()
+    try:
+        p.vc_outputs()
+    except (Failed, Unsupported) as e:
+        if p.dropped:
+            sid, why = p.dropped[0]
+            raise type(e)(f"{e}; first prophecy dropped: {why}") from None
+        raise
+    return p
