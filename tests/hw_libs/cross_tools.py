@@ -15,6 +15,8 @@ import os
 import numpy as np
 import pytest
 
+import exo_hl
+
 from exo_hl.codegen_c.cross import TARGETS
 from exo_hl.core_ir.nodes import IR
 
@@ -30,6 +32,13 @@ def need_target(name):
                                                               "yes"):
         pytest.fail(f"EXO_HL_REQUIRE_CROSS is set but {msg}")
     pytest.skip(msg)
+
+
+def library_scope(lib):
+    """The names a wrapper's source may use: exo_hl's and ``lib``'s."""
+    scope = {n: getattr(exo_hl, n) for n in exo_hl.__all__}
+    scope.update({n: getattr(lib, n) for n in lib.__all__})
+    return scope
 
 
 def size_value(e, sizes):

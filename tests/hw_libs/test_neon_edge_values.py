@@ -20,7 +20,6 @@ import itertools
 import numpy as np
 import pytest
 
-import exo_hl
 from exo_hl import ExoTypeError, SchedulingError
 from exo_hl.codegen_c.cross import CrossProgram
 from exo_hl.core_ir.nodes import IR
@@ -29,7 +28,8 @@ from exo_hl.errors import BoundsError
 from exo_hl.frontend.decorators import parse_proc_source
 from exo_hl.hw_libs import neon
 
-from .cross_tools import check_against_interpret, need_target, size_value
+from .cross_tools import (check_against_interpret, library_scope,
+                          need_target, size_value)
 
 #: the C is for ARM: the suite's host-compiler audit cannot build it; the
 #: cross builds here compile it with -std=c11 -Wall -Wextra -Werror instead
@@ -125,8 +125,7 @@ def size_choices(instr, lanes):
 def build_wrappers(lib, instrs, mem, moves, lanes_of):
     """[(instr, sizes, proc, ins, outs)] of every admitted size choice;
     also asserts a refused choice names the instruction."""
-    scope = {n: getattr(exo_hl, n) for n in exo_hl.__all__}
-    scope.update({n: getattr(lib, n) for n in lib.__all__})
+    scope = library_scope(lib)
     made = []
     for instr in instrs:
         elem = next(basetype(a.type) for a in instr.ir().args

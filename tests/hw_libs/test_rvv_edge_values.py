@@ -20,7 +20,8 @@ from exo_hl.errors import BoundsError
 from exo_hl.frontend.decorators import parse_proc_source
 from exo_hl.hw_libs import rvv
 
-from .cross_tools import check_against_interpret, need_target, size_value
+from .cross_tools import (check_against_interpret, library_scope,
+                          need_target, size_value)
 from .test_neon_edge_values import EDGES, EXACT
 
 pytestmark = pytest.mark.no_c_audit("RISC-V C: checked by the cross "
@@ -67,8 +68,7 @@ def wrapper(instr, n):
 
 
 def build():
-    scope = {n: getattr(exo_hl, n) for n in exo_hl.__all__}
-    scope.update({n: getattr(rvv, n) for n in rvv.__all__})
+    scope = library_scope(rvv)
     made = []
     for instr in rvv.INSTRS:
         for n in (1, 2, 3, 4, 5):
@@ -129,8 +129,7 @@ def test_an_instruction_under_another_vector_length_is_refused():
            "    r: f32[4] @ RVV\n"
            "    rvv_vle32_f32(3, r[0:3], x[0:3])\n"
            "    rvv_vse32_f32(3, y[0:3], r[0:3])\n")
-    scope = {n: getattr(exo_hl, n) for n in exo_hl.__all__}
-    scope.update({n: getattr(rvv, n) for n in rvv.__all__})
+    scope = library_scope(rvv)
     with pytest.raises(BoundsError, match="VL.vl == n"):
         parse_proc_source(src, scope)
     with pytest.raises(BoundsError, match="VL.vl == n"):   # no vsetvl
@@ -145,8 +144,7 @@ def test_rvv_registers_need_constant_indices():
            "    for i in seq(0, 2):\n"
            "        rvv_vle32_f32(4, r[i, 0:4], x[i, 0:4])\n"
            "        rvv_vse32_f32(4, y[i, 0:4], r[i, 0:4])\n")
-    scope = {n: getattr(exo_hl, n) for n in exo_hl.__all__}
-    scope.update({n: getattr(rvv, n) for n in rvv.__all__})
+    scope = library_scope(rvv)
     p = parse_proc_source(src, scope)
     with pytest.raises(exo_hl.MemGenError, match="indexed with constants"):
         p.c_code_str()
