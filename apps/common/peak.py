@@ -130,18 +130,55 @@ int main(int argc, char **argv)
 """
 
 
-def _build(isa: str, workdir: str) -> str:
-    src = os.path.join(workdir, f"fma_peak_{isa}.c")
-    exe = os.path.join(workdir, f"fma_peak_{isa}")
+def build_probe(source: str, workdir: str, name: str, what: str) -> str:
+    """Compile a probe's C ``source`` with ``$CC -O2`` in ``workdir``; the
+    executable's path. Raises ``PeakUnavailable`` (``what`` names the
+    probe) when it does not compile. Shared by the FMA, dot-product and
+    AMX probes."""
+    src, exe = os.path.join(workdir, f"{name}.c"), os.path.join(workdir, name)
     with open(src, "w") as f:
-        f.write(probe_source(isa))
+        f.write(source)
     cc = shlex.split(os.environ.get("CC", "cc"))
     r = subprocess.run([*cc, "-O2", "-o", exe, src], capture_output=True,
                        text=True)
     if r.returncode != 0:
-        raise PeakUnavailable(f"cannot compile the FMA probe: "
-                              f"{r.stderr.strip() or r.returncode}")
+        raise PeakUnavailable(f"cannot compile the {what} probe: "
+                              f"{r.stderr.strip()[:200] or r.returncode}")
     return exe
+
+
+def probe_rate(exe: str, arg: str, what: str, runs: int, seconds: float,
+               copies: int = 1, first_iters: int = 1 << 16,
+               max_iters: int = 1 << 34) -> float:
+    """The best rate a probe measures, run as ``exe ITERS RUNS arg`` (it
+    prints the best rate of RUNS runs of ITERS iterations, then that run's
+    seconds): ITERS is first calibrated (from ``first_iters``, x4 up to
+    ``max_iters``) so one run takes about ``seconds``, then ``runs`` runs;
+    with ``copies`` > 1 that many probes at once, the sum of their rates.
+    Raises ``PeakUnavailable`` when a probe fails (``what`` names it)."""
+    def run(iters, n, copies=1):
+        procs = [subprocess.Popen([exe, str(iters), str(n), arg],
+                                  stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+                 for _ in range(copies)]
+        total, t = 0.0, 0.0
+        for pr in procs:
+            out, err = pr.communicate()
+            if pr.returncode != 0:
+                raise PeakUnavailable(err.strip() or f"{what} probe "
+                                      f"failed ({pr.returncode})")
+            g, t = map(float, out.split()[:2])
+            total += g
+        return total, t
+
+    iters = first_iters
+    while True:
+        _, t = run(iters, 3)
+        if t >= seconds / 4 or iters >= max_iters:
+            break
+        iters *= 4
+    iters = max(1, int(iters * seconds / t))
+    return run(iters, runs, copies)[0]
 
 
 def fma_peak(isa: str = "avx2", runs: int = 200,
@@ -156,31 +193,8 @@ def fma_peak(isa: str = "avx2", runs: int = 200,
     if copies < 1:
         raise ValueError(f"copies must be at least 1, not {copies}")
     with tempfile.TemporaryDirectory(prefix="fma_peak_") as d:
-        exe = _build(isa, d)
-
-        def run(iters, n, copies=1):
-            procs = [subprocess.Popen([exe, str(iters), str(n), "1.0"],
-                                      stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True)
-                     for _ in range(copies)]
-            gflops = []
-            for pr in procs:
-                out, err = pr.communicate()
-                if pr.returncode != 0:
-                    raise PeakUnavailable(err.strip() or f"FMA probe "
-                                          f"failed ({pr.returncode})")
-                g, t, _ = out.split()
-                gflops.append(float(g))
-            return sum(gflops), float(t)
-
-        iters = 1 << 16               # calibrate: find ~`seconds` per run
-        while True:
-            gflops, t = run(iters, 3)
-            if t >= seconds / 4 or iters >= 1 << 34:
-                break
-            iters *= 4
-        iters = max(1, int(iters * seconds / t))
-        return run(iters, runs, copies)[0]
+        exe = build_probe(probe_source(isa), d, f"fma_peak_{isa}", "FMA")
+        return probe_rate(exe, "1.0", "FMA", runs, seconds, copies)
 
 
 def thread_peaks(isa: str, threads) -> dict:

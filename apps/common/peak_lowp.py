@@ -15,13 +15,11 @@ multiply-add): ``vpdpbusd`` 16 lanes x 4 products x 2 = 128 OP;
 from __future__ import annotations
 
 import argparse
-import os
-import shlex
-import subprocess
 import sys
 import tempfile
 
-from apps.common.peak import CHAINS, PeakUnavailable
+from apps.common.peak import (CHAINS, PeakUnavailable, build_probe,
+                              probe_rate)
 
 #: kind -> (target, cpu_supports, ops per instruction, accumulator type,
 #:          init, step)
@@ -103,39 +101,9 @@ def dot_peak(kind: str = "u8s8", runs: int = 200, seconds: float = 0.002,
     """GOP/s (u8s8) or GFLOP/s (bf16) of one core (``copies`` probes at
     once: their sum). Raises ``PeakUnavailable``."""
     with tempfile.TemporaryDirectory(prefix="dot_peak_") as d:
-        src, exe = os.path.join(d, "p.c"), os.path.join(d, "p")
-        with open(src, "w") as f:
-            f.write(probe_source(kind))
-        cc = shlex.split(os.environ.get("CC", "cc"))
-        r = subprocess.run([*cc, "-O2", "-o", exe, src], capture_output=True,
-                           text=True)
-        if r.returncode:
-            raise PeakUnavailable(f"cannot compile the {kind} probe: "
-                                  f"{r.stderr.strip()[:200]}")
-
-        def run(iters, n, copies=1):
-            procs = [subprocess.Popen([exe, str(iters), str(n), "1.0"],
-                                      stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True)
-                     for _ in range(copies)]
-            out = []
-            for pr in procs:
-                o, e = pr.communicate()
-                if pr.returncode:
-                    raise PeakUnavailable(e.strip() or f"{kind} probe "
-                                          f"failed ({pr.returncode})")
-                g, t, _ = o.split()
-                out.append((float(g), float(t)))
-            return sum(g for g, _ in out), out[0][1]
-
-        iters = 1 << 14
-        while True:
-            g, t = run(iters, 3)
-            if t >= seconds / 4 or iters >= 1 << 32:
-                break
-            iters *= 4
-        iters = max(1, int(iters * seconds / t))
-        return run(iters, runs, copies)[0]
+        exe = build_probe(probe_source(kind), d, "p", kind)
+        return probe_rate(exe, "1.0", kind, runs, seconds, copies,
+                          first_iters=1 << 14, max_iters=1 << 32)
 
 
 def thread_peaks(kind: str, threads) -> dict:

@@ -16,13 +16,10 @@ kernel has no AMX.
 from __future__ import annotations
 
 import argparse
-import os
-import shlex
-import subprocess
 import sys
 import tempfile
 
-from apps.common.peak import PeakUnavailable
+from apps.common.peak import PeakUnavailable, build_probe, probe_rate
 
 _SOURCE = r"""
 #include <immintrin.h>
@@ -100,40 +97,10 @@ def amx_peak(kind: str = "int8", runs: int = 200, seconds: float = 0.002,
     if kind not in ("int8", "bf16"):
         raise ValueError(f"kind is 'int8' or 'bf16', not {kind!r}")
     with tempfile.TemporaryDirectory(prefix="amx_peak_") as d:
-        src, exe = os.path.join(d, "amx_peak.c"), os.path.join(d, "amx_peak")
-        with open(src, "w") as f:
-            f.write(_SOURCE)
-        cc = shlex.split(os.environ.get("CC", "cc"))
-        r = subprocess.run([*cc, "-O2", "-o", exe, src], capture_output=True,
-                           text=True)
-        if r.returncode != 0:
-            raise PeakUnavailable(f"cannot compile the AMX probe: "
-                                  f"{r.stderr.strip() or r.returncode}")
-        flag = "1" if kind == "bf16" else "0"
-
-        def run(iters, n, copies=1):
-            procs = [subprocess.Popen([exe, str(iters), str(n), flag],
-                                      stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True)
-                     for _ in range(copies)]
-            total, t = 0.0, 0.0
-            for pr in procs:
-                out, err = pr.communicate()
-                if pr.returncode != 0:
-                    raise PeakUnavailable(err.strip() or f"AMX probe failed "
-                                          f"({pr.returncode})")
-                g, t = map(float, out.split())
-                total += g
-            return total, t
-
-        iters = 1 << 10
-        while True:
-            _, t = run(iters, 3)
-            if t >= seconds / 4 or iters >= 1 << 30:
-                break
-            iters *= 4
-        iters = max(1, int(iters * seconds / t))
-        return run(iters, runs, copies)[0]
+        exe = build_probe(_SOURCE, d, "amx_peak", "AMX")
+        return probe_rate(exe, "1" if kind == "bf16" else "0", "AMX", runs,
+                          seconds, copies, first_iters=1 << 10,
+                          max_iters=1 << 30)
 
 
 def main(argv=None) -> int:

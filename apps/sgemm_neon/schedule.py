@@ -17,6 +17,7 @@ are exact (the tests use small integers).
 """
 from __future__ import annotations
 
+from apps.common.register_tile import in_registers, register_tile
 from exo_hl.hw_libs import neon
 from exo_hl.stdlib import replace_all
 
@@ -38,22 +39,9 @@ def instructions(fused=False):
 
 
 def schedule(p=sgemm, fused=False):
-    p = p.split('i', MR, 'io', 'ii', tail='cut')
-    p = p.split('j', NR, 'jo', 'jm', tail='cut')
-    p = p.split('jm', W, 'jm', 'ji', tail='perfect')
-    # the column edge (j >= N - N % 12) becomes its own loop nest over ii
-    p = p.fission_after(p.find_loop('jo'), n_lifts=1)
-    p = p.reorder('ii', 'jo')                      # io, jo, ii, jm, ji, k
-    p = p.reorder('ji', 'k').reorder('jm', 'k').reorder('ii', 'k')
-    # the 8 x 12 tile of C in registers across the whole k loop
-    p = p.stage_mem(p.find_loop('k'),
-                    f'C[{MR}*io:{MR}*io+{MR}, {NR}*jo:{NR}*jo+{NR}]',
-                    'C_reg')
-    p = p.divide_dim('C_reg', 1, W).set_memory('C_reg', neon.Neon)
-    # one row of B in registers for each k
-    p = p.stage_mem(p.find_loop('ii'), f'B[k, {NR}*jo:{NR}*jo+{NR}]',
-                    'B_reg')
-    p = p.divide_dim('B_reg', 0, W).set_memory('B_reg', neon.Neon)
+    # the 8 x 12 tile of C in registers across the whole k loop, one row
+    # of B in registers for each k
+    p = register_tile(p, MR, NR, W, neon.Neon)
     for name in ('i1', 'i2', 'i1'):
         p = p.split(name, W, name + 'o', name + 'i', tail='perfect')
     p = replace_all(p, instructions(fused))
@@ -70,22 +58,10 @@ def schedule_lane(p=sgemm_at):
     loads the column of A's tile as two registers and does 24
     ``fmla v, v, v.s[lane]`` (fused), so no element of A is loaded alone.
     Equal to ``interpret()`` where products are exact."""
-    p = p.split('i', MR, 'io', 'ii', tail='cut')
-    p = p.split('j', NR, 'jo', 'jm', tail='cut')
-    p = p.split('jm', W, 'jm', 'ji', tail='perfect')
-    p = p.fission_after(p.find_loop('jo'), n_lifts=1)
-    p = p.reorder('ii', 'jo')
-    p = p.reorder('ji', 'k').reorder('jm', 'k').reorder('ii', 'k')
-    p = p.stage_mem(p.find_loop('k'),
-                    f'C[{MR}*io:{MR}*io+{MR}, {NR}*jo:{NR}*jo+{NR}]',
-                    'C_reg')
-    p = p.divide_dim('C_reg', 1, W).set_memory('C_reg', neon.Neon)
-    p = p.stage_mem(p.find_loop('ii'), f'B[k, {NR}*jo:{NR}*jo+{NR}]',
-                    'B_reg')
-    p = p.divide_dim('B_reg', 0, W).set_memory('B_reg', neon.Neon)
+    p = register_tile(p, MR, NR, W, neon.Neon)
     p = p.stage_mem(p.find_loop('ii'), f'At[k, {MR}*io:{MR}*io+{MR}]',
                     'A_reg')
-    p = p.divide_dim('A_reg', 0, W).set_memory('A_reg', neon.Neon)
+    p = in_registers(p, 'A_reg', 0, W, neon.Neon)
     for name in ('i1', 'i2', 'i1', 'i3'):
         p = p.split(name, W, name + 'o', name + 'i', tail='perfect')
     p = p.split('ii', W, 'iio', 'iii', tail='perfect')

@@ -16,6 +16,7 @@ equal to ``interpret()`` bit for bit); ``fused=True``:
 """
 from __future__ import annotations
 
+from apps.common.register_tile import register_tile
 from exo_hl.hw_libs import rvv
 from exo_hl.stdlib import replace_all
 
@@ -33,20 +34,7 @@ def instructions(fused=False):
 def schedule(vl=4, mr=4, nv=2, p=sgemm, fused=False):
     assert 1 <= vl <= rvv.LANES
     nr = nv * vl
-    p = p.split('i', mr, 'io', 'ii', tail='cut')
-    p = p.split('j', nr, 'jo', 'jm', tail='cut')
-    p = p.split('jm', vl, 'jm', 'ji', tail='perfect')
-    p = p.fission_after(p.find_loop('jo'), n_lifts=1)
-    p = p.reorder('ii', 'jo')
-    p = p.reorder('ji', 'k').reorder('jm', 'k').reorder('ii', 'k')
-    p = p.stage_mem(p.find_loop('k'),
-                    f'C[{mr}*io:{mr}*io+{mr}, {nr}*jo:{nr}*jo+{nr}]', 'C_reg')
-    p = p.divide_dim('C_reg', 1, vl)
-    p = p.resize_dim('C_reg', 2, rvv.LANES, 0).set_memory('C_reg', rvv.RVV)
-    p = p.stage_mem(p.find_loop('ii'), f'B[k, {nr}*jo:{nr}*jo+{nr}]',
-                    'B_reg')
-    p = p.divide_dim('B_reg', 0, vl)
-    p = p.resize_dim('B_reg', 1, rvv.LANES, 0).set_memory('B_reg', rvv.RVV)
+    p = register_tile(p, mr, nr, vl, rvv.RVV, reg_lanes=rvv.LANES)
     for name in ('i1', 'i2', 'i1'):
         p = p.split(name, vl, name + 'o', name + 'i', tail='perfect')
     # the vector length, as config state, before the tile

@@ -39,18 +39,15 @@ import struct
 import subprocess
 import tempfile
 
-import numpy as np
-
 from ..core_ir.buffers import written_buffers
 from ..core_ir.call_args import CallPlan
 from ..core_ir.cpu_features import proc_features
-from ..core_ir.nodes import IR
 from ..core_ir.types import (C_TYPES, TYPE_NAMES, basetype, is_control,
                              is_window)
 from . import build_cache
 from .analysis import as_ir
 from .emit import _Program
-from .runner import _CTYPES, CompileError, cache_dir
+from .runner import CompileError, ConfigState, cache_dir, context_struct
 
 
 class CrossTarget:
@@ -284,7 +281,7 @@ def _byte_span(arr, addr):
     return addr, hi
 
 
-class CrossProgram:
+class CrossProgram(ConfigState):
     """Procedures built into one executable for a cross target; run calls
     of them under qemu. The procedures share one context (config state),
     as the C functions of one generated file do."""
@@ -311,28 +308,10 @@ class CrossProgram:
         self._fields = prog.config_fields
         self.executable = _build(self.header, self.source, self.main_source,
                                  stem, target, cc, cflags)
-        fields = []
-        for cfg in self.configs:
-            for f, t in cfg.fields():
-                fields.append((self._fields[cfg, f],
-                               _CTYPES.get(t, ctypes.c_int64)))
-        if not fields:
-            fields = [("unused_", ctypes.c_char)]
-        self._ctx_type = type(f"{stem}_Context", (ctypes.Structure, ),
-                              {"_fields_": fields})
+        # int_fast32_t is 64-bit on both cross targets (checked at run time)
+        self._ctx_type = context_struct(stem, self.configs, self._fields,
+                                        ctypes.c_int64)
         self.context = self._ctx_type()
-
-    # -- config state, as CompiledProcedure's
-    def get_config(self, config, field):
-        v = getattr(self.context, self._fields[config, field])
-        if config.lookup_type(field) is IR.F16:
-            return float(np.array(v, np.uint16).view(np.float16))
-        return v
-
-    def set_config(self, config, field, value):
-        if config.lookup_type(field) is IR.F16:
-            value = int(np.array(value, np.float16).view(np.uint16))
-        setattr(self.context, self._fields[config, field], value)
 
     # -- calls
     def run_many(self, calls):

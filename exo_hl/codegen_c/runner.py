@@ -109,6 +109,35 @@ class CompileError(RuntimeError):
     """The system C compiler rejected the generated code."""
 
 
+def context_struct(name, configs, config_fields, int_type):
+    """The ctypes struct of a build's context (config state), member for
+    member as the generated C declares it; an integer field is
+    ``int_type``, the size of the target's ``int_fast32_t``. Shared by the
+    native and the cross callables, whose C structs are the same."""
+    fields = [(config_fields[cfg, f], _CTYPES.get(t, int_type))
+              for cfg in configs for f, t in cfg.fields()]
+    return type(f"{name}_Context", (ctypes.Structure, ),
+                {"_fields_": fields or [("unused_", ctypes.c_char)]})
+
+
+class ConfigState:
+    """``get_config``/``set_config`` on ``self.context`` (a
+    ``context_struct``) through ``self._fields``, the C member names; for
+    the native and the cross callables alike."""
+
+    def get_config(self, config, field):
+        v = getattr(self.context, self._fields[config, field])
+        if config.lookup_type(field) is IR.F16:
+            # ctypes has no half type: the member holds the bits
+            return float(np.array(v, np.uint16).view(np.float16))
+        return v
+
+    def set_config(self, config, field, value):
+        if config.lookup_type(field) is IR.F16:
+            value = int(np.array(value, np.float16).view(np.uint16))
+        setattr(self.context, self._fields[config, field], value)
+
+
 def _run_cc(cmd, cwd):
     r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     return r.returncode, r.stderr
@@ -176,7 +205,7 @@ def build_shared(header, source, basename, cc=None, cflags=None,
 # the callable
 
 
-class CompiledProcedure:
+class CompiledProcedure(ConfigState):
     """A procedure compiled to C and loaded; call it like the procedure.
 
     ``context`` is this callable's config state (a ctypes struct, zeroed at
@@ -235,15 +264,8 @@ class CompiledProcedure:
         fast = self._lib.exo_hl_sizeof_fast32()
         self._fast32 = {8: ctypes.c_int64, 4: ctypes.c_int32}[fast]
         self._fast32_bits = 8 * fast
-        fields = []
-        for cfg in self.configs:
-            for f, t in cfg.fields():
-                fields.append((self._fields[cfg, f],
-                               _CTYPES.get(t, self._fast32)))
-        if not fields:
-            fields = [("unused_", ctypes.c_char)]
-        self._ctx_type = type(f"{ir.name}_Context", (ctypes.Structure, ),
-                              {"_fields_": fields})
+        self._ctx_type = context_struct(ir.name, self.configs, self._fields,
+                                        self._fast32)
         if ctypes.sizeof(self._ctx_type) != self._lib.exo_hl_sizeof_context():
             raise RuntimeError("context struct layout mismatch between ctypes "
                                "and the C compiler")
@@ -260,19 +282,6 @@ class CompiledProcedure:
         how = (f", emulating {', '.join(sorted(self.emulated))}"
                if self.emulated else "")
         return f"<compiled procedure {self.name} ({self.library_path}{how})>"
-
-    # -- config state
-    def get_config(self, config, field):
-        v = getattr(self.context, self._fields[config, field])
-        if config.lookup_type(field) is IR.F16:
-            # ctypes has no half type: the member holds the bits
-            return float(np.array(v, np.uint16).view(np.float16))
-        return v
-
-    def set_config(self, config, field, value):
-        if config.lookup_type(field) is IR.F16:
-            value = int(np.array(value, np.float16).view(np.uint16))
-        setattr(self.context, self._fields[config, field], value)
 
     # -- ctypes plumbing
     def _win_struct(self, ndim):

@@ -6,8 +6,6 @@ product by the instruction, and the refusal of the other summation
 order."""
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -19,6 +17,8 @@ from exo_hl.hw_libs.avx512 import (AVX512, mm512_dpbf16_ps,
                                    mm512_loadu_epi8, mm512_loadu_epi32,
                                    mm512_loadu_epu8, mm512_loadu_ps,
                                    mm512_storeu_epi32, mm512_storeu_ps)
+
+from .emulation_tools import compile_emulated
 
 
 @proc
@@ -34,15 +34,7 @@ def dp(acc: f32[16], a: bf16[32], b: bf16[32]):
 
 
 def _emulated(p):
-    old = os.environ.get("EXO_HL_HOST_CPU")
-    os.environ["EXO_HL_HOST_CPU"] = "avx512f,avx512bw"
-    try:
-        f = p.compile(emulate=True)
-    finally:
-        if old is None:
-            del os.environ["EXO_HL_HOST_CPU"]
-        else:
-            os.environ["EXO_HL_HOST_CPU"] = old
+    f = compile_emulated(p)
     assert "avx512bf16" in f.emulated
     return f
 

@@ -50,6 +50,8 @@ from exo_hl.frontend.decorators import parse_proc_source
 from exo_hl.core_ir import datasem as D
 from exo_hl.hw_libs import avx2, avx512
 
+from .emulation_tools import compile_emulated
+
 F32_EDGES = np.array([
     np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 1.1754942e-38,
     3.4028235e38, -3.4028235e38, 1e8, -1e8, 1.0, -1.0, 0.5, 3.0, 2.0 ** -126,
@@ -221,19 +223,8 @@ def _bits(a, t=None):
 
 def _emulated(p):
     """The wrapper built against the emulation layer, the host pretending
-    to lack BF16 and VNNI (``p.compile()`` runs natively where the CPU has
-    them: tests run with EXO_HL_EMULATE=1, which emulates only what the
-    host lacks)."""
-    import os
-    old = os.environ.get("EXO_HL_HOST_CPU")
-    os.environ["EXO_HL_HOST_CPU"] = "avx512f,avx512bw"
-    try:
-        f = p.compile(emulate=True)
-    finally:
-        if old is None:
-            del os.environ["EXO_HL_HOST_CPU"]
-        else:
-            os.environ["EXO_HL_HOST_CPU"] = old
+    to lack BF16 and VNNI."""
+    f = compile_emulated(p)
     assert f.emulated & {"avx512bf16", "avx512vnni"}, f.emulated
     return [f]
 

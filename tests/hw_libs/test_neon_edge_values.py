@@ -20,7 +20,6 @@ import itertools
 import numpy as np
 import pytest
 
-import exo_hl
 from exo_hl import ExoTypeError, SchedulingError
 from exo_hl.codegen_c.cross import CrossProgram
 from exo_hl.core_ir.nodes import IR
@@ -29,7 +28,8 @@ from exo_hl.errors import BoundsError
 from exo_hl.frontend.decorators import parse_proc_source
 from exo_hl.hw_libs import neon
 
-from .cross_tools import need_target
+from .cross_tools import (check_against_interpret, library_scope,
+                          need_target, size_value)
 
 #: the C is for ARM: the suite's host-compiler audit cannot build it; the
 #: cross builds here compile it with -std=c11 -Wall -Wextra -Werror instead
@@ -71,14 +71,6 @@ def _fused(instr):
     return "vfma" in instr.ir().instr.c_template
 
 
-def _value(e, sizes):
-    if isinstance(e, IR.Const):
-        return e.val
-    if isinstance(e, IR.Read) and not e.idx:
-        return sizes[e.name.name]
-    raise NotImplementedError(f"size expression {e}")
-
-
 def wrapper(instr, sizes, mem, moves):
     """(source, inputs [(name, type, n)], outputs [(name, type, n)])."""
     args, body, call, ins, outs = [], [], [], [], []
@@ -89,7 +81,7 @@ def wrapper(instr, sizes, mem, moves):
             continue
         t = basetype(a.type)
         tn = TNAME[t]
-        dims = [_value(h, sizes) for h in type_shape(a.type)]
+        dims = [size_value(h, sizes) for h in type_shape(a.type)]
         if not dims:                       # a data scalar
             args += [f"x_{nm}: {tn}[1] @ DRAM", f"y_{nm}: {tn}[1] @ DRAM"]
             ins.append((f"x_{nm}", t, 1))
@@ -130,17 +122,10 @@ def size_choices(instr, lanes):
     return out
 
 
-def bits(a):
-    u = {2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize]
-    b = a.view(u).astype(np.float64)   # exact up to 2**53; NaN -> -1
-    return np.where(np.isnan(a), -1, b)
-
-
 def build_wrappers(lib, instrs, mem, moves, lanes_of):
     """[(instr, sizes, proc, ins, outs)] of every admitted size choice;
     also asserts a refused choice names the instruction."""
-    scope = {n: getattr(exo_hl, n) for n in exo_hl.__all__}
-    scope.update({n: getattr(lib, n) for n in lib.__all__})
+    scope = library_scope(lib)
     made = []
     for instr in instrs:
         elem = next(basetype(a.type) for a in instr.ir().args
@@ -188,26 +173,16 @@ def inputs(instr, ins, rng, trial, edges=EDGES, exact=EXACT):
 def check_target(made, target, trials=8):
     prog = CrossProgram([p for _, _, p, _, _ in made], target,
                         cflags=CROSS_CFLAGS, stem=f"neon_edges_{target.replace('-', '_')}")
-    calls, wants = [], []
+    calls = []
     for k, (instr, sizes, p, ins, outs) in enumerate(made):
         rng = np.random.default_rng(k)
         for trial in range(trials):
             args = inputs(instr, ins, rng, trial)
             for nm, t, n in outs:
                 args[nm] = np.zeros(n, DTYPE[t])
-            want = {a: v.copy() for a, v in args.items()}
-            with np.errstate(all="ignore"):
-                p.interpret(**want)
-            calls.append((p, args))
-            wants.append((instr, sizes, want, outs))
-    prog.run_many(calls)
-    for (p, got), (instr, sizes, want, outs) in zip(calls, wants):
-        for nm, _, _ in outs:
-            assert np.array_equal(bits(got[nm]), bits(want[nm])), (
-                f"{instr.name()} sizes {sizes}: {nm} {target} {got[nm]} "
-                f"interpret {want[nm]} on "
-                f"{ {k: v for k, v in got.items() if k.startswith('x_')} }")
-    return len(calls)
+            calls.append((f"{instr.name()} sizes {sizes}", p, args,
+                          [nm for nm, _, _ in outs]))
+    return check_against_interpret(prog, calls)
 
 
 def _is_f16(instr):

@@ -20,19 +20,12 @@ from exo_hl.errors import BoundsError
 from exo_hl.frontend.decorators import parse_proc_source
 from exo_hl.hw_libs import rvv
 
-from .cross_tools import need_target
-from .test_neon_edge_values import EDGES, EXACT, bits
+from .cross_tools import (check_against_interpret, library_scope,
+                          need_target, size_value)
+from .test_neon_edge_values import EDGES, EXACT
 
 pytestmark = pytest.mark.no_c_audit("RISC-V C: checked by the cross "
                                     "compiler with -Werror in these tests")
-
-
-def _value(e, sizes):
-    if isinstance(e, IR.Const):
-        return e.val
-    if isinstance(e, IR.Read) and not e.idx:
-        return sizes[e.name.name]
-    raise NotImplementedError(f"size expression {e}")
 
 
 def wrapper(instr, n):
@@ -43,7 +36,7 @@ def wrapper(instr, n):
         if a.type is IR.Size:
             call.append(str(n))
             continue
-        dims = [_value(h, {"n": n}) for h in type_shape(a.type)]
+        dims = [size_value(h, {"n": n}) for h in type_shape(a.type)]
         if not dims:
             args += [f"x_{nm}: f32[1] @ DRAM", f"y_{nm}: f32[1] @ DRAM"]
             ins.append((f"x_{nm}", 1))
@@ -75,8 +68,7 @@ def wrapper(instr, n):
 
 
 def build():
-    scope = {n: getattr(exo_hl, n) for n in exo_hl.__all__}
-    scope.update({n: getattr(rvv, n) for n in rvv.__all__})
+    scope = library_scope(rvv)
     made = []
     for instr in rvv.INSTRS:
         for n in (1, 2, 3, 4, 5):
@@ -115,7 +107,7 @@ def test_every_rvv_instruction_equals_its_body_under_qemu(target):
     assert {i for i, *_ in made} == set(rvv.INSTRS)
     prog = CrossProgram([p for _, _, p, _, _ in made], target,
                         cflags="-std=c11 -Werror", stem="rvv_edges")
-    calls, wants = [], []
+    calls = []
     for k, (instr, n, p, ins, outs) in enumerate(made):
         rng = np.random.default_rng(k)
         for trial in range(8):
@@ -124,17 +116,9 @@ def test_every_rvv_instruction_equals_its_body_under_qemu(target):
                 args[nm] = np.zeros(m, np.float32)
             if not args:
                 args = {"z": np.zeros(1, np.float32)}
-            want = {a: v.copy() for a, v in args.items()}
-            with np.errstate(all="ignore"):
-                p.interpret(**want)
-            calls.append((p, args))
-            wants.append((instr, n, want, outs))
-    prog.run_many(calls)
-    for (p, got), (instr, n, want, outs) in zip(calls, wants):
-        for nm, _ in outs:
-            assert np.array_equal(bits(got[nm]), bits(want[nm])), (
-                f"{instr.name()} n={n}: {nm} {target} {got[nm]} interpret "
-                f"{want[nm]} on {got}")
+            calls.append((f"{instr.name()} n={n}", p, args,
+                          [nm for nm, _ in outs]))
+    check_against_interpret(prog, calls)
     # the last wrapper set vl: the context came back from the target
     assert prog.get_config(rvv.VL, "vl") == made[-1][1]
 
@@ -145,8 +129,7 @@ def test_an_instruction_under_another_vector_length_is_refused():
            "    r: f32[4] @ RVV\n"
            "    rvv_vle32_f32(3, r[0:3], x[0:3])\n"
            "    rvv_vse32_f32(3, y[0:3], r[0:3])\n")
-    scope = {n: getattr(exo_hl, n) for n in exo_hl.__all__}
-    scope.update({n: getattr(rvv, n) for n in rvv.__all__})
+    scope = library_scope(rvv)
     with pytest.raises(BoundsError, match="VL.vl == n"):
         parse_proc_source(src, scope)
     with pytest.raises(BoundsError, match="VL.vl == n"):   # no vsetvl
@@ -161,8 +144,7 @@ def test_rvv_registers_need_constant_indices():
            "    for i in seq(0, 2):\n"
            "        rvv_vle32_f32(4, r[i, 0:4], x[i, 0:4])\n"
            "        rvv_vse32_f32(4, y[i, 0:4], r[i, 0:4])\n")
-    scope = {n: getattr(exo_hl, n) for n in exo_hl.__all__}
-    scope.update({n: getattr(rvv, n) for n in rvv.__all__})
+    scope = library_scope(rvv)
     p = parse_proc_source(src, scope)
     with pytest.raises(exo_hl.MemGenError, match="indexed with constants"):
         p.c_code_str()
