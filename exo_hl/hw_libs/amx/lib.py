@@ -154,6 +154,18 @@ class AMX_TILE(Memory):
         return False
 
     @classmethod
+    def exclusive(cls):
+        """One register: C generation refuses two live buffers in it."""
+        return True
+
+    @classmethod
+    def clobbered_by(cls):
+        """A real ``ldtilecfg`` zeroes every tile: C generation refuses a
+        configuration write, not provably the loaded values, while a tile
+        buffer is live."""
+        return (AmxConfig,)
+
+    @classmethod
     def alloc(cls, new_name, prim_type, shape, srcinfo):
         name = cls.__name__
         if prim_type not in _C_ELEM:

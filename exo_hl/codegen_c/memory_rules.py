@@ -1,0 +1,178 @@
+"""Two rules of register-like memories the IR does not model, checked at C
+generation (docs/api.md §2, ``Memory.exclusive`` / ``Memory.clobbered_by``).
+
+- An *exclusive* memory is one register: two of its buffers live at once
+  (an allocation, or a called procedure's, in the scope of another, or of
+  an argument in it) would be the same storage.
+- A memory *clobbered by* a config loses its contents when the config
+  changes (AMX: a real ``ldtilecfg`` zeroes every tile). While such a
+  buffer is live, a write to the config is refused unless it provably
+  writes the value the config already holds.
+
+A buffer is live from its ``Alloc`` to the end of its block. "Provably the
+same" is tracked conservatively: a field's value is known after an
+instruction wrote a constant to it (an instruction loads the device, so
+the device then holds what the IR holds), forgotten after a plain write of
+another value, a write in a loop or a called procedure, and at the start
+of a procedure or of a parallel loop's body (another thread's device).
+"""
+from __future__ import annotations
+
+from ..core_ir.nodes import IR
+from ..core_ir.operators import is_parallel
+from ..errors import MemGenError, located
+
+
+def _ruled(mem):
+    return mem is not None and (mem.exclusive() or bool(mem.clobbered_by()))
+
+
+class _Summary:
+    """What a procedure does, callees included: config fields it writes,
+    exclusive memories it allocates in (memoized per procedure)."""
+
+    def __init__(self):
+        self.memo = {}
+
+    def of(self, p):
+        if p not in self.memo:
+            self.memo[p] = (frozenset(), frozenset())   # no recursion
+            writes, allocs = set(), set()
+            self._block(p.body, p.instr is None, writes, allocs)
+            self.memo[p] = (frozenset(writes), frozenset(allocs))
+        return self.memo[p]
+
+    def _block(self, stmts, emitted, writes, allocs):
+        for s in stmts:
+            if isinstance(s, IR.WriteConfig):
+                writes.add((s.config, s.field))
+            elif isinstance(s, IR.Alloc):
+                if emitted and s.mem is not None and s.mem.exclusive():
+                    allocs.add(s.mem)
+            elif isinstance(s, IR.Call):
+                w, a = self.of(s.f)
+                writes |= w
+                allocs |= a if emitted else set()
+            elif isinstance(s, IR.If):
+                self._block(s.body, emitted, writes, allocs)
+                self._block(s.orelse, emitted, writes, allocs)
+            elif isinstance(s, IR.For):
+                self._block(s.body, emitted, writes, allocs)
+
+
+def _const(e, env=None):
+    """The constant value of ``e`` (a literal, or an instruction parameter
+    bound to one in ``env``), else None."""
+    if isinstance(e, IR.Const):
+        return e.val
+    if env is not None and isinstance(e, IR.Read) and not e.idx:
+        return _const(env.get(e.name))
+    return None
+
+
+class _Checker:
+    def __init__(self, summary):
+        self.summary = summary
+
+    def proc(self, p):
+        self.p = p
+        live = [(a.name, a.mem, a.srcinfo) for a in p.args if _ruled(a.mem)]
+        self.block(p.body, live, {})
+
+    def fail(self, msg, s):
+        raise MemGenError(located(msg, s.srcinfo, self.p.name))
+
+    def block(self, stmts, live, known):
+        live = list(live)
+        for s in stmts:
+            if isinstance(s, IR.Alloc) and _ruled(s.mem):
+                self.check_alloc(s.mem, s, live, f"allocates '{s.name}'")
+                live.append((s.name, s.mem, s.srcinfo))
+            elif isinstance(s, IR.WriteConfig):
+                v = _const(s.rhs)
+                key = (s.config, s.field)
+                same = v is not None and known.get(key, _UNKNOWN) == v
+                if not same:
+                    self.check_write(s.config, s, live)
+                    known.pop(key, None)
+            elif isinstance(s, IR.Call):
+                self.call(s, live, known)
+            elif isinstance(s, IR.If):
+                k1, k2 = dict(known), dict(known)
+                self.block(s.body, live, k1)
+                self.block(s.orelse, live, k2)
+                known.clear()
+                known.update({k: v for k, v in k1.items()
+                              if k2.get(k, _UNKNOWN) == v})
+            elif isinstance(s, IR.For):
+                w = set()
+                self.summary._block(s.body, False, w, set())
+                for key in w:
+                    known.pop(key, None)
+                inner = {} if is_parallel(s.mode) else dict(known)
+                self.block(s.body, live, inner)
+
+    def call(self, s, live, known):
+        f = s.f
+        writes, allocs = self.summary.of(f)
+        for mem in allocs:
+            self.check_alloc(mem, s, live,
+                             f"calls '{f.name}', which allocates in {mem.name()}")
+        if f.instr is None:
+            for cfg in {c for c, _ in writes}:
+                self.check_write(cfg, s, live, f"calls '{f.name}', which ")
+            for key in writes:
+                known.pop(key, None)
+            return
+        # an instruction: the values it writes at its top level, in order
+        env = {a.name: e for a, e in zip(f.args, s.args)}
+        new, changed = dict(known), set()
+        for b in f.body:
+            if isinstance(b, IR.WriteConfig):
+                key, v = (b.config, b.field), _const(b.rhs, env)
+                if v is None or new.get(key, _UNKNOWN) != v:
+                    changed.add(b.config)
+                if v is None:
+                    new.pop(key, None)
+                else:
+                    new[key] = v
+            else:
+                w = set()
+                self.summary._block([b], False, w, set())
+                for key in w:
+                    changed.add(key[0])
+                    new.pop(key, None)
+        for cfg in changed:
+            self.check_write(cfg, s, live, f"calls '{f.name}', which ")
+        known.clear()
+        known.update(new)
+
+    def check_alloc(self, mem, s, live, what):
+        for name, m, _ in live:
+            if m is mem and mem.exclusive():
+                self.fail(f"it {what} while buffer '{name}' in "
+                          f"{mem.name()} is live: {mem.name()} is one "
+                          f"register, so the two would be the same storage "
+                          f"(end the scope of '{name}' first, or use "
+                          f"another register)", s)
+
+    def check_write(self, cfg, s, live, prefix=""):
+        for name, m, _ in live:
+            if cfg in m.clobbered_by():
+                self.fail(f"it {prefix}writes {cfg.name()} (to values not "
+                          f"known to be the ones it holds) while buffer "
+                          f"'{name}' in {m.name()} is live: a change of "
+                          f"{cfg.name()} destroys what {m.name()} holds "
+                          f"(configure before allocating '{name}')", s)
+
+
+_UNKNOWN = object()
+
+
+def check_memory_rules(procs):
+    """Raise a located MemGenError when one of ``procs`` (those emitted)
+    breaks an exclusive or config-clobbered memory's rule."""
+    checker = _Checker(_Summary())
+    for p in procs:
+        if p.instr is None:
+            checker.proc(p)
