@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..core_ir.operators import is_parallel
+from ..core_ir.traversal import walk_stmts
 from ..errors import MemGenError, located
 
 
@@ -37,27 +38,25 @@ class _Summary:
     def of(self, p):
         if p not in self.memo:
             self.memo[p] = (frozenset(), frozenset())   # no recursion
-            writes, allocs = set(), set()
-            self._block(p.body, p.instr is None, writes, allocs)
-            self.memo[p] = (frozenset(writes), frozenset(allocs))
+            self.memo[p] = self.block(p.body, p.instr is None)
         return self.memo[p]
 
-    def _block(self, stmts, emitted, writes, allocs):
-        for s in stmts:
+    def block(self, stmts, emitted):
+        """(config fields written, exclusive memories allocated) by
+        ``stmts``; allocations count only in emitted code (an instruction's
+        body is its meaning, not C)."""
+        writes, allocs = set(), set()
+        for s in walk_stmts(stmts):
             if isinstance(s, IR.WriteConfig):
                 writes.add((s.config, s.field))
-            elif isinstance(s, IR.Alloc):
-                if emitted and s.mem is not None and s.mem.exclusive():
-                    allocs.add(s.mem)
             elif isinstance(s, IR.Call):
                 w, a = self.of(s.f)
                 writes |= w
                 allocs |= a if emitted else set()
-            elif isinstance(s, IR.If):
-                self._block(s.body, emitted, writes, allocs)
-                self._block(s.orelse, emitted, writes, allocs)
-            elif isinstance(s, IR.For):
-                self._block(s.body, emitted, writes, allocs)
+            elif emitted and isinstance(s, IR.Alloc) and \
+                    s.mem is not None and s.mem.exclusive():
+                allocs.add(s.mem)
+        return writes, allocs
 
 
 def _const(e, env=None):
@@ -83,41 +82,47 @@ class _Checker:
         raise MemGenError(located(msg, s.srcinfo, self.p.name))
 
     def block(self, stmts, live, known):
+        """Check ``stmts`` with buffers ``live`` around them; ``known``:
+        the config values known loaded, updated in place."""
         live = list(live)
         for s in stmts:
-            if isinstance(s, IR.Alloc) and _ruled(s.mem):
-                self.check_alloc(s.mem, s, live, f"allocates '{s.name}'")
-                live.append((s.name, s.mem, s.srcinfo))
-            elif isinstance(s, IR.WriteConfig):
-                v = _const(s.rhs)
-                key = (s.config, s.field)
-                same = v is not None and known.get(key, _UNKNOWN) == v
-                if not same:
-                    self.check_write(s.config, s, live)
-                    known.pop(key, None)
-            elif isinstance(s, IR.Call):
-                self.call(s, live, known)
-            elif isinstance(s, IR.If):
-                k1, k2 = dict(known), dict(known)
-                self.block(s.body, live, k1)
-                self.block(s.orelse, live, k2)
-                known.clear()
-                known.update({k: v for k, v in k1.items()
-                              if k2.get(k, _UNKNOWN) == v})
-            elif isinstance(s, IR.For):
-                w = set()
-                self.summary._block(s.body, False, w, set())
-                for key in w:
-                    known.pop(key, None)
-                inner = {} if is_parallel(s.mode) else dict(known)
-                self.block(s.body, live, inner)
+            step = getattr(self, "s_" + type(s).__name__, None)
+            if step is not None:
+                step(s, live, known)
 
-    def call(self, s, live, known):
+    # one method per statement kind that matters; ``live`` grows in place
+    def s_Alloc(self, s, live, known):
+        if _ruled(s.mem):
+            self.check_alloc(s.mem, s, live, f"allocates '{s.name}'")
+            live.append((s.name, s.mem, s.srcinfo))
+
+    def s_WriteConfig(self, s, live, known):
+        v, key = _const(s.rhs), (s.config, s.field)
+        if v is None or known.get(key, _UNKNOWN) != v:
+            self.check_write(s.config, s, live)
+            known.pop(key, None)
+
+    def s_If(self, s, live, known):
+        k1, k2 = dict(known), dict(known)
+        self.block(s.body, live, k1)
+        self.block(s.orelse, live, k2)
+        known.clear()
+        known.update({k: v for k, v in k1.items()
+                      if k2.get(k, _UNKNOWN) == v})
+
+    def s_For(self, s, live, known):
+        # a later iteration sees the writes of an earlier one
+        for key in self.summary.block(s.body, False)[0]:
+            known.pop(key, None)
+        inner = {} if is_parallel(s.mode) else dict(known)
+        self.block(s.body, live, inner)
+
+    def s_Call(self, s, live, known):
         f = s.f
         writes, allocs = self.summary.of(f)
         for mem in allocs:
-            self.check_alloc(mem, s, live,
-                             f"calls '{f.name}', which allocates in {mem.name()}")
+            self.check_alloc(mem, s, live, f"calls '{f.name}', which "
+                             f"allocates in {mem.name()}")
         if f.instr is None:
             for cfg in {c for c, _ in writes}:
                 self.check_write(cfg, s, live, f"calls '{f.name}', which ")
@@ -137,9 +142,7 @@ class _Checker:
                 else:
                     new[key] = v
             else:
-                w = set()
-                self.summary._block([b], False, w, set())
-                for key in w:
+                for key in self.summary.block([b], False)[0]:
                     changed.add(key[0])
                     new.pop(key, None)
         for cfg in changed:

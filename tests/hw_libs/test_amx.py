@@ -17,7 +17,7 @@ from exo_hl.codegen_c.host_cpu import host_features
 from exo_hl.core_ir.paths import InvalidCursorError
 from exo_hl.hw_libs import amx
 from exo_hl.hw_libs.amx import (AMX_TILE0, AMX_TILE1, AMX_TILE2, AMX_TILE4,
-                                AMX_TILE6, ldtilecfg)
+                                AMX_TILE6, AmxConfig, ldtilecfg)
 
 NATIVE = host_features({"amx-tile", "amx-int8"}) == {"amx-tile", "amx-int8"}
 MODES = ["emulated"] + (["native"] if NATIVE else [])
@@ -476,9 +476,23 @@ def tile_across_called_config(C: i32[16, 16] @ DRAM):
     st_c(C, c)
 
 
+@proc
+def tile_across_config_after_plain_write(C: i32[16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    # plain writes change the IR's configuration, not the loaded one: the
+    # ldtilecfg below writes what the IR holds, yet changes the hardware's
+    AmxConfig.rows1 = 8
+    AmxConfig.colsb1 = 64
+    c: i32[16, 16] @ AMX_TILE0
+    ld_c(c, C)
+    ldtilecfg(16, 8, 0, 0, 16, 0, 16, 0, 64, 64, 0, 0, 64, 0, 64, 0)
+    st_c(C, c)
+
+
 @pytest.mark.parametrize("p", [tile_across_config_change,
                                tile_across_config_in_loop,
-                               tile_across_called_config])
+                               tile_across_called_config,
+                               tile_across_config_after_plain_write])
 def test_tile_live_across_config_change_is_refused(p, monkeypatch):
     """Every precondition holds where it is checked, but the tile would be
     zeroed (natively; the emulation would abort): C generation refuses."""
