@@ -123,6 +123,8 @@ class _Checker:
         for mem in allocs:
             self.check_alloc(mem, s, live, f"calls '{f.name}', which "
                              f"allocates in {mem.name()}")
+        if not writes:
+            return
         if f.instr is None:
             for cfg in {c for c, _ in writes}:
                 self.check_write(cfg, s, live, f"calls '{f.name}', which ")
