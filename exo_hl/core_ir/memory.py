@@ -101,6 +101,20 @@ class Memory:
     def can_read(cls) -> bool:
         return True
 
+    @classmethod
+    def exclusive(cls) -> bool:
+        """True when the memory is one register (its buffers share it): C
+        generation refuses a buffer in it allocated, or by a called
+        procedure, while another is live (``codegen_c/memory_rules.py``)."""
+        return False
+
+    @classmethod
+    def clobbered_by(cls) -> tuple:
+        """The ``@config`` classes whose change destroys what this memory's
+        buffers hold (the IR does not model it): C generation refuses a
+        write that may change one of them while such a buffer is live."""
+        return ()
+
 
 class DRAM(Memory):
     """Heap memory: ``malloc``/``free``; scalars live on the stack.

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from exo_hl import (DRAM, MemGenError, SchedulingError, bf16, f32, i8, i32,
-                    proc, seq, ui8)
+                    proc, seq, size, ui8)
 from exo_hl.codegen_c.host_cpu import host_features
 from exo_hl.core_ir.paths import InvalidCursorError
 from exo_hl.hw_libs import amx
 from exo_hl.hw_libs.amx import (AMX_TILE0, AMX_TILE1, AMX_TILE2, AMX_TILE4,
-                                AMX_TILE6, ldtilecfg)
+                                AMX_TILE6, AmxConfig, ldtilecfg)
 
 NATIVE = host_features({"amx-tile", "amx-int8"}) == {"amx-tile", "amx-int8"}
 MODES = ["emulated"] + (["native"] if NATIVE else [])
@@ -435,8 +435,9 @@ def test_dispatch_prefers_amx_then_avx512():
         choose("bf16", {"avx2", "fma"})
 
 
-# the IR does not model that a configuration change zeroes the tiles; the
-# emulation catches a schedule that relies on a tile across one
+# the IR does not model that a real configuration change zeroes the tiles,
+# nor that two buffers in one tile register are the same tile: C generation
+# refuses a schedule that relies on either (codegen_c/memory_rules.py)
 
 @proc
 def tile_across_config_change(C: i32[16, 16] @ DRAM):
@@ -448,26 +449,120 @@ def tile_across_config_change(C: i32[16, 16] @ DRAM):
     st_c(C, c)
 
 
-def test_emulation_aborts_on_tile_read_after_config_change(tmp_path,
-                                                           monkeypatch):
-    """The schedule is accepted (every precondition holds where it is
-    checked), but the tile was zeroed by the second ldtilecfg: the
-    emulation stops with a message instead of computing zeros."""
-    import subprocess
-    import sys
+@proc
+def tile_across_config_in_loop(n: size, C: i32[16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    c: i32[16, 16] @ AMX_TILE0
+    ld_c(c, C)
+    for i in seq(0, n):
+        # the same values each time, but a loop's writes are not tracked
+        ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    st_c(C, c)
+
+
+@proc
+def configure_again(x: size):
+    assert x == 16
+    ldtilecfg(x, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+
+
+@proc
+def tile_across_called_config(C: i32[16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    c: i32[16, 16] @ AMX_TILE0
+    ld_c(c, C)
+    configure_again(16)
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    st_c(C, c)
+
+
+@proc
+def tile_across_config_after_plain_write(C: i32[16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    # plain writes change the IR's configuration, not the loaded one: the
+    # ldtilecfg below writes what the IR holds, yet changes the hardware's
+    AmxConfig.rows1 = 8
+    AmxConfig.colsb1 = 64
+    c: i32[16, 16] @ AMX_TILE0
+    ld_c(c, C)
+    ldtilecfg(16, 8, 0, 0, 16, 0, 16, 0, 64, 64, 0, 0, 64, 0, 64, 0)
+    st_c(C, c)
+
+
+@pytest.mark.parametrize("p", [tile_across_config_change,
+                               tile_across_config_in_loop,
+                               tile_across_called_config,
+                               tile_across_config_after_plain_write])
+def test_tile_live_across_config_change_is_refused(p, monkeypatch):
+    """Every precondition holds where it is checked, but the tile would be
+    zeroed (natively; the emulation would abort): C generation refuses."""
     monkeypatch.setenv("EXO_HL_HOST_CPU", "avx2,fma")
-    f = tile_across_config_change.compile(emulate=True)
-    script = tmp_path / "run.py"
-    script.write_text(
-        "import ctypes, sys\n"
-        "lib = ctypes.CDLL(sys.argv[1])\n"
-        "ctx = (ctypes.c_char * 4096)()\n"
-        "buf = (ctypes.c_int32 * 256)()\n"
-        "lib.tile_across_config_change(ctx, buf)\n")
-    r = subprocess.run([sys.executable, str(script), f.library_path],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode != 0
-    assert "ldtilecfg zeroed it" in r.stderr
+    with pytest.raises(MemGenError, match=r"writes AmxConfig .* while "
+                       r"buffer 'c' in AMX_TILE0 is live"):
+        p.compile(emulate=True)
+
+
+@proc
+def two_buffers_one_tile(C: i32[16, 16] @ DRAM, D: i32[16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    c: i32[16, 16] @ AMX_TILE0
+    ld_c(c, C)
+    d: i32[16, 16] @ AMX_TILE0
+    ld_c(d, D)
+    st_c(C, c)
+
+
+@proc
+def load_store_tile0(D: i32[16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    d: i32[16, 16] @ AMX_TILE0
+    ld_c(d, D)
+    st_c(D, d)
+
+
+@proc
+def tile_live_across_tile_callee(C: i32[16, 16] @ DRAM,
+                                 D: i32[16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    c: i32[16, 16] @ AMX_TILE0
+    ld_c(c, C)
+    load_store_tile0(D)
+    st_c(C, c)
+
+
+@pytest.mark.parametrize("p, msg", [
+    (two_buffers_one_tile, "allocates 'd' while buffer 'c'"),
+    (tile_live_across_tile_callee, "calls 'load_store_tile0', which "
+     "allocates in AMX_TILE0 while buffer 'c'")])
+def test_two_live_buffers_in_one_tile_are_refused(p, msg, monkeypatch):
+    """Two buffers in tile register 0 live at once would both be tmm0 (the
+    second load overwrites the first: C = D natively): refused."""
+    monkeypatch.setenv("EXO_HL_HOST_CPU", "avx2,fma")
+    with pytest.raises(MemGenError, match=msg):
+        p.compile(emulate=True)
+
+
+@proc
+def tiles_in_sequence(C: i32[16, 16] @ DRAM, D: i32[16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    for i in seq(0, 2):
+        c: i32[16, 16] @ AMX_TILE0
+        ld_c(c, C)
+        st_c(D, c)
+    load_store_tile0(D)
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    load_store_tile0(C)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tiles_in_sequence_are_accepted(mode, monkeypatch):
+    """Buffers of one tile whose lifetimes do not overlap, and a
+    configuration between them, are fine."""
+    f = _compile(tiles_in_sequence, mode, monkeypatch)
+    C = _edge_fill((16, 16), I32_EDGES, 7).astype(np.int32)
+    D = np.zeros_like(C)
+    f(C, D)
+    assert np.array_equal(D, C)
 
 
 def test_refused_tile_permission_is_a_clear_error(monkeypatch):

@@ -22,13 +22,13 @@ each tile), and tile instructions that read that configuration.
   ``tdpbssd``) are made on demand per tile register and shape (the tile
   number is part of the machine instruction, an immediate), and cached.
 
-Rules the library relies on (docs/hw_amx.md): one live buffer per tile
-register in a procedure; a real configuration change (``ldtilecfg`` with
-different values) zeroes every tile, so no tile buffer may be live across
-one. The C helper makes an ``ldtilecfg`` that does not change the
-configuration (read back with ``sttilecfg``) a no-op, so re-issuing the
-same configuration keeps the tiles; the emulation aborts when a tile is
-read after a configuration change zeroed it.
+Rules the compiler checks (docs/hw_amx.md; the tile memories' ``exclusive``
+and ``clobbered_by`` hooks, checked at C generation): one live buffer per
+tile register; a real configuration change (``ldtilecfg`` with different
+values) zeroes every tile, so no write to ``AmxConfig`` that may change it
+while a tile buffer is live. The C helper makes an ``ldtilecfg`` that does
+not change the configuration (read back with ``sttilecfg``) a no-op, so
+re-issuing the same configuration keeps the tiles.
 
 The Linux kernel gives a process the AMX tile state only on request
 (``arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)``): compiled
@@ -152,6 +152,18 @@ class AMX_TILE(Memory):
     @classmethod
     def can_read(cls):
         return False
+
+    @classmethod
+    def exclusive(cls):
+        """One register: C generation refuses two live buffers in it."""
+        return True
+
+    @classmethod
+    def clobbered_by(cls):
+        """A real ``ldtilecfg`` zeroes every tile: C generation refuses a
+        configuration write, not provably the loaded values, while a tile
+        buffer is live."""
+        return (AmxConfig,)
 
     @classmethod
     def alloc(cls, new_name, prim_type, shape, srcinfo):
