@@ -163,6 +163,8 @@ class Isa:
     #                        are par; 'cols': the NC column blocks are
     pack_a: bool = True    # pack A's MR x kc micro-panel (False: the
     #                        micro-kernel broadcasts from A's rows)
+    prefetch: int = 0      # prefetch B's packed panel this many k steps
+    #                        ahead in the full k blocks (0: none)
 
     def __post_init__(self):
         if self.nr % self.lanes:
@@ -179,6 +181,9 @@ class Isa:
         if self.par not in ("rows", "cols"):
             raise ValueError(f"{self.name}: par is 'rows' or 'cols', not "
                              f"{self.par!r}")
+        if self.prefetch < 0 or self.prefetch >= self.kc:
+            raise ValueError(f"{self.name}: prefetch={self.prefetch} is not "
+                             f"in [0, KC={self.kc})")
         if self.par == "cols" and not self.nc:
             raise ValueError(f"{self.name}: par='cols' needs NC blocks")
 
@@ -191,7 +196,8 @@ class Isa:
     def params(self) -> dict:
         """The tunable parameters of this description."""
         return {"mr": self.mr, "nr": self.nr, "kc": self.kc, "nc": self.nc,
-                "mc": self.mc, "par": self.par, "pack_a": self.pack_a}
+                "mc": self.mc, "par": self.par, "pack_a": self.pack_a,
+                "prefetch": self.prefetch}
 
     @property
     def regs(self) -> int:
@@ -208,7 +214,8 @@ class Isa:
         out = f"KC={self.kc}" + (f" NC={self.nc}" if self.nc else "") + \
             (f" MC={self.mc}" if self.mc else "")
         return out + (" par=cols" if self.par == "cols" else "") + \
-            ("" if self.pack_a else " A unpacked")
+            ("" if self.pack_a else " A unpacked") + \
+            (f" prefetch={self.prefetch}" if self.prefetch else "")
 
     @property
     def kernel_name(self) -> str:
@@ -642,6 +649,26 @@ def _instructions(p, full, isa, t):
     return p
 
 
+def _prefetch(p, isa):
+    """In the full k blocks' micro-kernel, each k step prefetches the row
+    of B's packed panel ``d = isa.prefetch`` steps ahead, one
+    ``prefetcht0`` per cache line of the row: the k loop is cut at KC - d
+    (``cut_loop``) and the first part gets the calls
+    (``insert_noop_call``), whose windows are then proven inside the
+    panel. The last d steps prefetch nothing: the next panel follows in
+    memory, where the hardware's stream prefetcher finds it, and a guard
+    for the last panel would cost a branch per step. The K % KC block
+    is left alone."""
+    d, KC, NR = isa.prefetch, isa.kc, isa.nr
+    k = lambda q: _loop(_top(q, True, 'io'), 'k')
+    p = p.cut_loop(k(p), KC - d)
+    for c in reversed(range(0, NR, 16)):   # 16 floats: a 64-byte line
+        p = p.insert_noop_call(list(k(p).body())[0].before(),
+                               _avx2.mm_prefetch_t0,
+                               [f'B_pack[jo, k + {d}, {c}:{c + 1}]'])
+    return p
+
+
 def stages(isa: Isa, p: Procedure = None, name: str = None):
     """[(description, procedure)] after each group of rewrites of the
     algorithm (or ``p``, an SGEMM of the same form), the kernel named
@@ -700,6 +727,9 @@ def stages(isa: Isa, p: Procedure = None, name: str = None):
         p = _instructions(p, full, isa, t)
     p = step(f"registers @ {isa.mem.__name__}: {isa.load.name()}, "
              f"{isa.store.name()}, {isa.fma.name()}; unrolled", p)
+    if isa.prefetch:
+        p = step(f"prefetch of B's panel {isa.prefetch} k steps ahead",
+                 _prefetch(p, isa))
 
     # 5. threads: the packing of B (each iteration writes its own panel),
     #    the row blocks of the main and column-tail kernels (each writes

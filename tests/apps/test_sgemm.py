@@ -701,13 +701,16 @@ POINTS = [("avx2", {"shape": "4x24", "kc": 64, "nc": 48, "mc": 12}),
           ("avx2", {"shape": "8x8", "kc": 32, "nc": 16}),
           ("avx512", {"shape": "14x32", "kc": 48, "nc": 64, "mc": 28}),
           ("avx2", {"shape": "6x16", "kc": 32, "nc": 32,
-                    "pack_a": False})]
+                    "pack_a": False}),
+          ("avx512", {"shape": "4x64", "kc": 32, "prefetch": 8})]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("isa_name,params", POINTS,
                          ids=[f"{i}-{p['shape']}"
                               + ("-unpacked-A" if "pack_a" in p else "")
+                              + (f"-prefetch{p['prefetch']}"
+                                 if "prefetch" in p else "")
                               for i, p in POINTS])
 def test_tuning_points_equal_numpy(isa_name, params, threads):
     """Each point of the space is a checked schedule: compiled, it equals
@@ -717,6 +720,15 @@ def test_tuning_points_equal_numpy(isa_name, params, threads):
     p = tuning.template(dict(params, isa=isa_name))
     text = str(p)
     assert ("A_pack" in p.c_code_str()) == isa.pack_a   # kernels too
+    # one prefetch per cache line of a row of B's panel, k + d ahead
+    assert p.c_code_str().count("_mm_prefetch(") == \
+        (-(-isa.nr // 16) if isa.prefetch else 0)
+    if isa.prefetch:
+        assert f"for k in seq(0, {isa.kc - isa.prefetch}):" in text
+        calls = "\n".join(
+            f"mm_prefetch_t0(B_pack[jo, k + {isa.prefetch}, {c}:{c + 1}])"
+            for c in range(0, isa.nr, 16))
+        assert calls in "\n".join(x.strip() for x in text.splitlines())
     if isa.blocked:
         assert f"{isa.kernel_name}_block(" in text
         if isa.nc:
@@ -783,6 +795,13 @@ def test_variant_checks_its_parameters():
     assert not tuning.variant("avx512", {"pack_a": "False"}).pack_a
     with pytest.raises(SchedulingError, match="yes/no"):
         tuning.variant("avx512", {"pack_a": "maybe"})
+    # the prefetch distance: in [0, KC), a step ahead inside the panel
+    assert sp["prefetch"][0] == 0
+    v = tuning.variant("avx2", {"kc": 64, "prefetch": 8})
+    assert v.prefetch == 8 and v.blocking_label == "KC=64 prefetch=8"
+    for d in (64, -1):
+        with pytest.raises(SchedulingError, match="prefetch="):
+            tuning.variant("avx2", {"kc": 64, "prefetch": d})
     for shape in sp["shape"]:
         for nc in sp["nc"]:
             for mc in sp["mc"]:
