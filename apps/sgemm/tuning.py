@@ -67,6 +67,7 @@ def space(isa_name: str, threads: int = 1) -> dict:
            "kc": [96, 128, 192, 256, 320, 384, 512],
            "nc": [0, 256, 512, 768, 1024, 1536, 2048],
            "mc": [0, 192, 384, 768], "pack_a": [True, False],
+           "pack_b": [True, False],
            "prefetch": [0, 4, 8, 16]}
     for name in ("kc", "nc"):           # the model's point is in the space
         out[name] = sorted(set(out[name]) | {model[name]})
@@ -92,6 +93,7 @@ def variant(isa_name: str, params: dict) -> Isa:
                                    nc=nc, mc=mc,
                                    par=params.get("par", "rows"),
                                    pack_a=_flag(params.get("pack_a", True)),
+                                   pack_b=_flag(params.get("pack_b", True)),
                                    prefetch=int(params.get("prefetch", 0)))
     except ValueError as e:
         raise SchedulingError(f"sgemm: {e}") from None
