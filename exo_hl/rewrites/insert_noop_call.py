@@ -1,4 +1,4 @@
-"""``insert_noop_call(gap, callee, args)``: insert a call that changes no value.
+"""``insert_noop_call(gap, callee, args)``: a call that changes no value.
 
 For instructions with no meaning for the program's values, such as a
 cache prefetch (``mm_prefetch_t0`` in ``exo_hl.hw_libs.avx2/avx512``):

@@ -29,7 +29,8 @@ def _guarded():
 
 def test_printed_and_c():
     q = _guarded()
-    assert "        if i + 8 < n:\n            mm_prefetch_t0(x[i + 8:i + 9])\n" \
+    assert "        if i + 8 < n:\n" \
+        "            mm_prefetch_t0(x[i + 8:i + 9])\n" \
         "            y[i] += 2.0 * x[i]" in str(q)
     assert "_mm_prefetch((const char *)&x[i + 8], _MM_HINT_T0);" \
         in q.c_code_str()
