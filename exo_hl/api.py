@@ -396,6 +396,19 @@ class Procedure(Derived):
         return add_guard(self, stmt, cond)
 
     @_records_step
+    def insert_noop_call(self, gap, callee, args):
+        """Insert a call of ``callee`` (with ``args``, expression strings
+        parsed at the gap) whose body changes no value: it may only read
+        its arguments (e.g. a cache prefetch). Re-checked like a call
+        written by hand: types, windows in bounds, preconditions.
+
+        >>> p = p.insert_noop_call(p.find_loop('k').body()[0].before(),
+        ...                        mm_prefetch_t0, ['B[k + 8, 16 * j:16 * j + 16]'])
+        """
+        from .rewrites.insert_noop_call import insert_noop_call
+        return insert_noop_call(self, gap, callee, args)
+
+    @_records_step
     def fuse_loop(self, loop1, loop2=None):
         """Fuse two consecutive loops with equal bounds, checked: moving
         the second body into the first commutes.

@@ -21,6 +21,7 @@ import pytest
 
 from exo_hl import DRAM, DRAM_STATIC, config, f32, instr, proc, seq, size
 from exo_hl.api import Procedure
+from exo_hl.hw_libs.avx2 import mm_prefetch_t0
 from exo_hl.core_ir.nodes import IR
 from exo_hl.core_ir.paths import get_list, get_stmt, walk_with_paths
 from exo_hl.core_ir.srcinfo import SrcInfo
@@ -434,6 +435,8 @@ CASES = {
         "y[_] = _", Cfg, "s", "2.0")),
     "replace": (copies, lambda p: p.replace("i", copy4)),
     "add_guard": (stmts, lambda p: p.add_guard("x[1] = _", "1 < 2")),
+    "insert_noop_call": (stmts, lambda p: p.insert_noop_call(
+        p.find("x[1] = _").before(), mm_prefetch_t0, ["y[2:3]"])),
     "fuse_loop": (two, lambda p: p.fuse_loop("i", "i #1")),
     "lift_if": (scoped, lambda p: p.lift_if("if _: _")),
     "partition_loop": (flat, lambda p: p.partition_loop("i", 2)),

@@ -163,6 +163,10 @@ class Isa:
     #                        are par; 'cols': the NC column blocks are
     pack_a: bool = True    # pack A's MR x kc micro-panel (False: the
     #                        micro-kernel broadcasts from A's rows)
+    pack_b: bool = True    # pack B's kc x NR panels (False: the kernels
+    #                        load B's rows where they are)
+    prefetch: int = 0      # prefetch B's packed panel this many k steps
+    #                        ahead in the full k blocks (0: none)
 
     def __post_init__(self):
         if self.nr % self.lanes:
@@ -179,6 +183,9 @@ class Isa:
         if self.par not in ("rows", "cols"):
             raise ValueError(f"{self.name}: par is 'rows' or 'cols', not "
                              f"{self.par!r}")
+        if self.prefetch < 0 or self.prefetch >= self.kc:
+            raise ValueError(f"{self.name}: prefetch={self.prefetch} is not "
+                             f"in [0, KC={self.kc})")
         if self.par == "cols" and not self.nc:
             raise ValueError(f"{self.name}: par='cols' needs NC blocks")
 
@@ -191,7 +198,8 @@ class Isa:
     def params(self) -> dict:
         """The tunable parameters of this description."""
         return {"mr": self.mr, "nr": self.nr, "kc": self.kc, "nc": self.nc,
-                "mc": self.mc, "par": self.par, "pack_a": self.pack_a}
+                "mc": self.mc, "par": self.par, "pack_a": self.pack_a,
+                "pack_b": self.pack_b, "prefetch": self.prefetch}
 
     @property
     def regs(self) -> int:
@@ -208,7 +216,9 @@ class Isa:
         out = f"KC={self.kc}" + (f" NC={self.nc}" if self.nc else "") + \
             (f" MC={self.mc}" if self.mc else "")
         return out + (" par=cols" if self.par == "cols" else "") + \
-            ("" if self.pack_a else " A unpacked")
+            ("" if self.pack_a else " A unpacked") + \
+            ("" if self.pack_b else " B unpacked") + \
+            (f" prefetch={self.prefetch}" if self.prefetch else "")
 
     @property
     def kernel_name(self) -> str:
@@ -387,12 +397,13 @@ def _main_kernel(p, full, isa, t):
     # pack B: the kc x NR panel of a column block, one slot per column
     # block (expand_dim), the packing loop split off (fission), rows back
     # outside the columns
-    p = p.stage_mem(_loop(root(p), 'io').expand(0, 1),
-                    f'B[{k0}:{k0} + {kc}, {NR} * jo:{NR} * jo + {NR}]',
-                    f'B_pack{t}')
-    p = p.expand_dim(f'B_pack{t}', f'(N + {NR - 1}) / {NR}', 'jo')
-    p = p.lift_alloc(f'B_pack{t}')
-    p = p.fission_after(list(root(p).body())[0])
+    if isa.pack_b:
+        p = p.stage_mem(_loop(root(p), 'io').expand(0, 1),
+                        f'B[{k0}:{k0} + {kc}, {NR} * jo:{NR} * jo + {NR}]',
+                        f'B_pack{t}')
+        p = p.expand_dim(f'B_pack{t}', f'(N + {NR - 1}) / {NR}', 'jo')
+        p = p.lift_alloc(f'B_pack{t}')
+        p = p.fission_after(list(root(p).body())[0])
     p = p.fission_after(_loop(root(p), 'io'))
     p = p.reorder(root(p), _loop(root(p), 'io'))
     tail = lambda q: next(s for s in _block(q, full) if s.is_loop()
@@ -469,8 +480,10 @@ def _row_kernel(p, full, isa, t):
             p = p.divide_dim(name, 0, L)
         p = _split_lanes(p, name, L, [(f'rl{R}', f'rli{R}'),
                                       (f'rs{R}', f'rsi{R}')])
-        p = p.stage_mem(_loop(root(p), r if R > 1 else f'rt{R}'),
-                        f'B_pack{t}[jo, k, 0:{NR}]', bname)
+        src = (f'B_pack{t}[jo, k, 0:{NR}]' if isa.pack_b else
+               f'B[{_k0(isa, full)} + k, {NR} * jo:{NR} * jo + {NR}]')
+        p = p.stage_mem(_loop(root(p), r if R > 1 else f'rt{R}'), src,
+                        bname)
         p = p.divide_dim(bname, 0, L)
         p = _split_lanes(p, bname, L, [(f'rbl{R}', f'rbli{R}')])
         if rows_next is not None:
@@ -642,6 +655,28 @@ def _instructions(p, full, isa, t):
     return p
 
 
+def _prefetch(p, isa):
+    """In the full k blocks' micro-kernel, each k step prefetches the row
+    of B's packed panel ``d = isa.prefetch`` steps ahead, one
+    ``prefetcht0`` per cache line of the row: the k loop is cut at KC - d
+    (``cut_loop``) and the first part gets the calls
+    (``insert_noop_call``), whose windows are then proven inside the
+    panel. The last d steps prefetch nothing: the next panel follows in
+    memory, where the hardware's stream prefetcher finds it, and a guard
+    for the last panel would cost a branch per step. The K % KC block
+    is left alone."""
+    d, KC, NR = isa.prefetch, isa.kc, isa.nr
+    k = lambda q: _loop(_top(q, True, 'io'), 'k')
+    p = p.cut_loop(k(p), KC - d)
+    for c in reversed(range(0, NR, 16)):   # 16 floats: a 64-byte line
+        row = (f'B_pack[jo, k + {d}, {c}:{c + 1}]' if isa.pack_b else
+               f'B[{KC} * ko + k + {d}, {NR} * jo + {c}:'
+               f'{NR} * jo + {c + 1}]')
+        p = p.insert_noop_call(list(k(p).body())[0].before(),
+                               _avx2.mm_prefetch_t0, [row])
+    return p
+
+
 def stages(isa: Isa, p: Procedure = None, name: str = None):
     """[(description, procedure)] after each group of rewrites of the
     algorithm (or ``p``, an SGEMM of the same form), the kernel named
@@ -700,6 +735,9 @@ def stages(isa: Isa, p: Procedure = None, name: str = None):
         p = _instructions(p, full, isa, t)
     p = step(f"registers @ {isa.mem.__name__}: {isa.load.name()}, "
              f"{isa.store.name()}, {isa.fma.name()}; unrolled", p)
+    if isa.prefetch:
+        p = step(f"prefetch of B's panel {isa.prefetch} k steps ahead",
+                 _prefetch(p, isa))
 
     # 5. threads: the packing of B (each iteration writes its own panel),
     #    the row blocks of the main and column-tail kernels (each writes
@@ -717,23 +755,26 @@ def stages(isa: Isa, p: Procedure = None, name: str = None):
                 break
             p = p.reorder_stmts(blk[i - 1], blk[i])
         p = p.fuse_loop(_top(p, full, 'io'), _top(p, full, 'cio'))
-        # pack B row by row (each row of B read once, in order)
-        pack = _staging(p, f'B_pack{t}')[0]
-        p = p.reorder(pack, list(pack.body())[0])
+        if isa.pack_b:
+            # pack B row by row (each row of B read once, in order)
+            pack = _staging(p, f'B_pack{t}')[0]
+            p = p.reorder(pack, list(pack.body())[0])
     # the buffers before the threads: a rewrite after ``parallelize``
     # proves again the par loops it touches
     packs = {full: _staging(p, f'B_pack{t}')[0]
-             for full, t in ((True, ''), (False, '_t'))}
-    p = p.lift_alloc('B_pack')         # one buffer for all full k blocks
-    for buf in ('B_pack', 'B_pack_t'):  # cache-line aligned panels
-        p = p.set_memory(buf, DRAM_ALIGNED)
+             for full, t in ((True, ''), (False, '_t'))} if isa.pack_b else {}
+    if isa.pack_b:
+        p = p.lift_alloc('B_pack')     # one buffer for all full k blocks
+        for buf in ('B_pack', 'B_pack_t'):  # cache-line aligned panels
+            p = p.set_memory(buf, DRAM_ALIGNED)
     if isa.par == "cols":               # the caller's column blocks are
         step("sequential (the column blocks of the caller are par)", p)
         return out
     for full, t in ((True, ''), (False, '_t')):
         # the packing rows in parallel (each writes its own row of every
         # panel), and the row blocks
-        p = p.parallelize(p.forward(packs[full]))
+        if isa.pack_b:
+            p = p.parallelize(p.forward(packs[full]))
         p = p.parallelize(_top(p, full, 'io'))
     step("par: packing; row blocks with their column tails", p)
     return out

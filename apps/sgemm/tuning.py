@@ -46,8 +46,9 @@ def key(isa_name: str) -> str:
 
 def space(isa_name: str, threads: int = 1) -> dict:
     """The search space: tile shape, KC, NC, MC (NC and MC are rounded
-    down to multiples of NR and MR; 0: no blocking) and whether A's
-    micro-panel is packed (``pack_a``).
+    down to multiples of NR and MR; 0: no blocking), whether A's
+    micro-panel and B's panels are packed (``pack_a``, ``pack_b``) and
+    the prefetch distance in k steps (``prefetch``).
 
     Left out, with the reason:
 
@@ -57,16 +58,21 @@ def space(isa_name: str, threads: int = 1) -> dict:
       ``call_eqv``), more than a search can spend on one candidate;
       ``threads`` is kept for when that is fixed. How rows are split
       between threads is OpenMP's static schedule of the row blocks.
-    * the GotoBLAS loop order (B's micro-panel in L1, A's MC x kc block in
-      L2), packing B off, and prefetch distances: the schedule has no
-      such variants yet (there is no prefetch instruction in
-      ``exo_hl.hw_libs``); this schedule's order keeps A's micro-panel
-      in L1 and streams B's packed panels from L2 (README)."""
+    * the GotoBLAS loop order (jc -> pc -> ic -> jr -> ir: B's
+      micro-panel in L1, A's packed MC x kc block in L2): the schedule
+      has no such variant yet; this schedule's order keeps A's
+      micro-panel in L1 and streams B's packed panels from L2 (README).
+
+    ``pack_b`` (B's panels packed or loaded in place) and ``prefetch``
+    (the row of B's panel that many k steps ahead, 0: none; ``Isa``) are
+    in it."""
     model = model_params(isa_name)
     out = {"isa": [isa_name], "shape": list(SHAPES[isa_name]),
            "kc": [96, 128, 192, 256, 320, 384, 512],
            "nc": [0, 256, 512, 768, 1024, 1536, 2048],
-           "mc": [0, 192, 384, 768], "pack_a": [True, False]}
+           "mc": [0, 192, 384, 768], "pack_a": [True, False],
+           "pack_b": [True, False],
+           "prefetch": [0, 4, 8, 16]}
     for name in ("kc", "nc"):           # the model's point is in the space
         out[name] = sorted(set(out[name]) | {model[name]})
     return out
@@ -74,7 +80,7 @@ def space(isa_name: str, threads: int = 1) -> dict:
 
 def variant(isa_name: str, params: dict) -> Isa:
     """The description for ``params`` ({shape or mr/nr, kc, nc, mc, par,
-    pack_a};
+    pack_a, pack_b, prefetch};
     missing ones from the base description). Raises ``SchedulingError``
     for a combination the schedule cannot build (so a search records it as
     refused)."""
@@ -90,7 +96,9 @@ def variant(isa_name: str, params: dict) -> Isa:
                                    kc=int(params.get("kc", base.kc)),
                                    nc=nc, mc=mc,
                                    par=params.get("par", "rows"),
-                                   pack_a=_flag(params.get("pack_a", True)))
+                                   pack_a=_flag(params.get("pack_a", True)),
+                                   pack_b=_flag(params.get("pack_b", True)),
+                                   prefetch=int(params.get("prefetch", 0)))
     except ValueError as e:
         raise SchedulingError(f"sgemm: {e}") from None
 

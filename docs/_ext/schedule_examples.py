@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from exo_hl import DRAM, config, f32, instr, proc, seq, size, stride
 from exo_hl import DRAM_STATIC  # noqa: F401  (named in the example calls)
+from exo_hl.hw_libs.avx2 import mm_prefetch_t0  # noqa: F401  (idem)
 
 
 @proc
@@ -219,6 +220,12 @@ def blur_rows(n: size, inp: f32[4 * n + 2], t: f32[4 * n + 2],
         out[y] = t[y] + t[y + 1] + t[y + 2]
 
 
+@proc
+def copy_ahead(n: size, x: f32[n + 8], y: f32[n]):
+    for i in seq(0, n):
+        y[i] = x[i]
+
+
 EXAMPLES = {
     "split": (vscale, "p.split('i', 4, 'io', 'ii', tail='perfect')"),
     "reorder": (madd, "p.reorder('i', 'j')"),
@@ -239,6 +246,9 @@ EXAMPLES = {
                                   "before=True)"),
     "replace": (clear, "p.replace(p.find_loop('ii'), zero4_instr)"),
     "add_guard": (init_both, "p.add_guard('y[_] = _', 'i == 0')"),
+    "insert_noop_call": (copy_ahead, "p.insert_noop_call(p.find('y[_] = _')"
+                                     ".before(), mm_prefetch_t0, "
+                                     "['x[i + 8:i + 9]'])"),
     "fuse_loop": (two_loops, "p.fuse_loop('i', 'i #1')"),
     "lift_if": (maybe_clear, "p.lift_if('if _: _')"),
     "partition_loop": (clear16, "p.partition_loop('i', 4)"),

@@ -699,15 +699,21 @@ BLOCK_SHAPES = [(1, 1, 1), (13, 37, 70), (24, 96, 128), (29, 101, 131),
 #: (isa, parameters): small blocks, so small shapes cross them
 POINTS = [("avx2", {"shape": "4x24", "kc": 64, "nc": 48, "mc": 12}),
           ("avx2", {"shape": "8x8", "kc": 32, "nc": 16}),
-          ("avx512", {"shape": "14x32", "kc": 48, "nc": 64, "mc": 28}),
+          ("avx512", {"shape": "14x32", "kc": 48, "nc": 64, "mc": 28,
+                      "prefetch": 8}),
           ("avx2", {"shape": "6x16", "kc": 32, "nc": 32,
-                    "pack_a": False})]
+                    "pack_a": False}),
+          ("avx2", {"shape": "6x16", "kc": 32, "nc": 32, "mc": 12,
+                    "pack_b": False, "prefetch": 4})]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("isa_name,params", POINTS,
                          ids=[f"{i}-{p['shape']}"
                               + ("-unpacked-A" if "pack_a" in p else "")
+                              + ("-unpacked-B" if "pack_b" in p else "")
+                              + (f"-prefetch{p['prefetch']}"
+                                 if "prefetch" in p else "")
                               for i, p in POINTS])
 def test_tuning_points_equal_numpy(isa_name, params, threads):
     """Each point of the space is a checked schedule: compiled, it equals
@@ -717,6 +723,19 @@ def test_tuning_points_equal_numpy(isa_name, params, threads):
     p = tuning.template(dict(params, isa=isa_name))
     text = str(p)
     assert ("A_pack" in p.c_code_str()) == isa.pack_a   # kernels too
+    assert ("B_pack" in p.c_code_str()) == isa.pack_b
+    # one prefetch per cache line of a row of B's panel, k + d ahead
+    assert p.c_code_str().count("_mm_prefetch(") == \
+        (-(-isa.nr // 16) if isa.prefetch else 0)
+    if isa.prefetch and not isa.blocked:    # (else in the callee)
+        assert f"for k in seq(0, {isa.kc - isa.prefetch}):" in text
+        row = "B_pack[jo, k + {d}, {c}:{c1}]" if isa.pack_b else \
+            "B[{kc} * ko + k + {d}, {nr} * jo + {c}:{nr} * jo + {c1}]"
+        calls = "\n".join(
+            "mm_prefetch_t0(" + row.format(d=isa.prefetch, c=c, c1=c + 1,
+                                           kc=isa.kc, nr=isa.nr) + ")"
+            for c in range(0, isa.nr, 16))
+        assert calls in "\n".join(x.strip() for x in text.splitlines())
     if isa.blocked:
         assert f"{isa.kernel_name}_block(" in text
         if isa.nc:
@@ -783,6 +802,16 @@ def test_variant_checks_its_parameters():
     assert not tuning.variant("avx512", {"pack_a": "False"}).pack_a
     with pytest.raises(SchedulingError, match="yes/no"):
         tuning.variant("avx512", {"pack_a": "maybe"})
+    assert sp["pack_b"] == [True, False]
+    assert tuning.variant("avx2", {"pack_b": 0}).blocking_label.endswith(
+        " B unpacked")
+    # the prefetch distance: in [0, KC), a step ahead inside the panel
+    assert sp["prefetch"][0] == 0
+    v = tuning.variant("avx2", {"kc": 64, "prefetch": 8})
+    assert v.prefetch == 8 and v.blocking_label == "KC=64 prefetch=8"
+    for d in (64, -1):
+        with pytest.raises(SchedulingError, match="prefetch="):
+            tuning.variant("avx2", {"kc": 64, "prefetch": d})
     for shape in sp["shape"]:
         for nc in sp["nc"]:
             for mc in sp["mc"]:

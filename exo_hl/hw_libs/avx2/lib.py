@@ -618,6 +618,31 @@ def mm256_mean3_wrap_epu16(dst: [ui16][16] @ AVX2, a: [ui16][16] @ AVX2,
         dst[i] = ((a[i] + b[i] + c[i]) % 65536) / 3
 
 
+
+# ---------------------------------------------------------------------------
+# cache hints (no values: not in INSTRS, which replace_all and vectorize
+# select from; put in place with ``Procedure.insert_noop_call``)
+
+@instr("_mm_prefetch((const char *)&{src_data}, _MM_HINT_T0);", _INCLUDE)
+def mm_prefetch_t0(src: [f32][1] @ DRAM):
+    """Prefetch the cache line holding ``src[0]`` into every cache level
+    (``prefetcht0``). SSE, so any x86-64 (no CPU feature declared); the
+    AVX-512 library exports the same instruction.
+
+    The body reads ``src[0]`` into a local and changes nothing else: the
+    effect analysis sees a read of the window and no write, so
+    ``insert_noop_call`` may add the call anywhere, and the bounds check
+    proves the address inside its buffer. The hardware would not fault
+    on an address outside, but C makes computing such a pointer undefined,
+    so a schedule may not prefetch past a buffer's end: guard the call
+    (or clamp the index) at the last iterations instead.
+
+    >>> p = p.insert_noop_call(p.find_loop('k').body()[0].before(),
+    ...                        mm_prefetch_t0, ['B[k + 8, j:j + 1]'])
+    """
+    t: f32 @ DRAM
+    t = src[0]
+
 INSTRS = (mm256_loadu_ps, mm256_storeu_ps, mm256_storeu_relu_ps,
           mm256_maskload_ps,
           mm256_maskstore_ps, mm256_setzero_ps, mm256_broadcast_ss,

@@ -22,6 +22,8 @@ from .lib import (AVX512, mm512_add_loadu_ps, mm512_add_ps,
                   mm512_storeu_ps, mm512_storeu_relu_ps,
                   mm512_loadu_epi16, mm512_storeu_epi16,
                   mm512_mean3_wrap_epu16)
+# the x86 prefetch (SSE): one instruction shared with the AVX2 library
+from ..avx2.lib import mm_prefetch_t0
 
 __all__ = ["AVX512", "INSTRS", "mm512_add_loadu_ps", "mm512_add_ps",
            "mm512_fmadd_bcst_ps", "mm512_fmadd_ps", "mm512_loadu_ps",
@@ -34,7 +36,7 @@ __all__ = ["AVX512", "INSTRS", "mm512_add_loadu_ps", "mm512_add_ps",
            "mm512_reduce_add_ps",
            "mm512_storeu_ps", "mm512_storeu_relu_ps",
            "mm512_loadu_epi16", "mm512_storeu_epi16",
-           "mm512_mean3_wrap_epu16",
+           "mm512_mean3_wrap_epu16", "mm_prefetch_t0",
            # BF16 and VNNI (lowp.py)
            "mm512_cvtne2ps_pbh", "mm512_dpbf16_bcst_ps", "mm512_dpbf16_ps",
            "mm512_dpbusd_bcst_epi32", "mm512_dpbusd_epi32",
