@@ -45,6 +45,7 @@ import time
 
 from .errors import (PKG_DIR, ExoError, ExoSyntaxError,  # noqa: F401
                      debug_tracebacks, is_internal_file, user_frames)
+from .gc_pause import fewer_collections
 from .logdepth import call_depth, set_call_depth
 
 log = logging.getLogger("exo_hl")
@@ -158,7 +159,11 @@ def user_facing(fn, name: str | None = None):
         s0 = _solver_time() if t0 is not None else 0.0
         set_call_depth(depth + 1)
         try:
-            result = fn(self, *args, **kwargs)
+            if depth == 0:      # the user's call: see gc_pause
+                with fewer_collections():
+                    result = fn(self, *args, **kwargs)
+            else:
+                result = fn(self, *args, **kwargs)
         except _USER_ERRORS as e:
             # the error is in the call above (exo_hl frames are hidden)
             __tracebackhide__ = _failed(  # noqa: F841

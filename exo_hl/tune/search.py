@@ -38,6 +38,7 @@ Example (``mykernels`` is a module of yours)::
 """
 from __future__ import annotations
 
+import gc
 import json
 import math
 import multiprocessing
@@ -50,6 +51,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from ..errors import SchedulingError
+from ..gc_pause import fewer_collections
 
 #: the outcomes of a candidate
 STATUSES = ("ok", "refused", "crashed", "timeout")
@@ -147,13 +149,17 @@ def _candidate(conn, template, bench, params, compile_opts):
     """Build one candidate, report, wait for "go", run ``bench``, report."""
     os.environ["EXO_HL_PROGRESS"] = "0"
     from ..api import Procedure
+    # a short-lived process: what is alive now (the imports) stays alive,
+    # so the collector need not walk it again (see also ``gc_pause``)
+    gc.freeze()
     t0 = time.perf_counter()
     try:
-        p = template(dict(params))
-        if not isinstance(p, Procedure):
-            raise TypeError(f"the template returned a "
-                            f"{type(p).__name__}, not a Procedure")
-        obj = p if compile_opts is None else p.compile(**compile_opts)
+        with fewer_collections():
+            p = template(dict(params))
+            if not isinstance(p, Procedure):
+                raise TypeError(f"the template returned a "
+                                f"{type(p).__name__}, not a Procedure")
+            obj = p if compile_opts is None else p.compile(**compile_opts)
     except SchedulingError as e:
         _send(conn, "refused", str(e), time.perf_counter() - t0)
         return
