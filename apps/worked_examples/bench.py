@@ -31,14 +31,13 @@ for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-for _p in (str(REPO), str(HERE)):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 
-from kernels import (blur3x3, gemv, library, schedule_blur,  # noqa: E402
-                     schedule_gemv)
+from apps.worked_examples.kernels import (  # noqa: E402
+    blur3x3, gemv, library, schedule_blur, schedule_gemv)
 
 CLOCK = time.process_time
 

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import numpy as np
 
-APP = Path(__file__).resolve().parents[2] / "apps" / "worked_examples"
-sys.path.insert(0, str(APP))
-try:
-    import bench
-    import kernels
-finally:
-    sys.path.remove(str(APP))
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+# by package path: a top-level ``kernels``/``bench`` would shadow
+# tests/kernels.py and other apps' modules for the rest of the session
+from apps.worked_examples import bench, kernels  # noqa: E402
 
 
 def test_gemv_schedule_against_numpy():

@@ -42,7 +42,6 @@ instruction makers share the tile-shape rules and the per-tile cache.
 """
 from __future__ import annotations
 
-import functools
 import itertools
 import linecache
 
@@ -52,6 +51,7 @@ from exo_hl import (Memory, MemGenError, bf16, config, f32,  # noqa: F401
                     i8, i32, instr, ui8)
 from exo_hl import DRAM, index, seq, stride  # noqa: F401
 from exo_hl.core_ir.memory import const_value
+from exo_hl.caches import memo
 
 N_TILES = 8      # tile registers
 MAX_ROWS = 16    # rows of a tile (palette 1)
@@ -328,7 +328,7 @@ def tile_load(t, typ, shape):
     return _tile_load(t, typ, shape, colsb)
 
 
-@functools.lru_cache(maxsize=None)
+@memo(maxsize=None)
 def _tile_load(t, typ, shape, colsb):
     esize = ELEM_BYTES[typ]
     name = f"tileloadd_t{t}_{_tag(typ, shape)}"
@@ -360,7 +360,7 @@ def tile_store(t, typ, shape):
     return _tile_store(t, typ, shape, colsb)
 
 
-@functools.lru_cache(maxsize=None)
+@memo(maxsize=None)
 def _tile_store(t, typ, shape, colsb):
     esize = ELEM_BYTES[typ]
     name = f"tilestored_t{t}_{_tag(typ, shape)}"
@@ -392,7 +392,7 @@ def tile_zero(t, typ, shape):
     return _tile_zero(t, typ, shape, colsb)
 
 
-@functools.lru_cache(maxsize=None)
+@memo(maxsize=None)
 def _tile_zero(t, typ, shape, colsb):
     name = f"tilezero_t{t}_{_tag(typ, shape)}"
     zero = "0.0" if typ in ("f32", "bf16") else "0"
@@ -444,7 +444,7 @@ def {name}(c: [{c_typ}][{m}, {n}] @ AMX_TILE{c},
     return _define(src, name)
 
 
-@functools.lru_cache(maxsize=None)
+@memo(maxsize=None)
 def tdpbusd(c, a, b, m=16, n=16, k=16):
     """``tdpbusd tmm c, tmm a, tmm b``: ``c[i, j] += sum over kq, kr of
     a[i, 4*kq + kr] * b[kq, j, kr]`` with ``a`` unsigned and ``b`` signed
@@ -457,7 +457,7 @@ def tdpbusd(c, a, b, m=16, n=16, k=16):
                c, a, b, m, n, k)
 
 
-@functools.lru_cache(maxsize=None)
+@memo(maxsize=None)
 def tdpbssd(c, a, b, m=16, n=16, k=16):
     """``tdpbssd``: as ``tdpbusd`` with both ``a`` and ``b`` signed bytes.
 
@@ -467,7 +467,7 @@ def tdpbssd(c, a, b, m=16, n=16, k=16):
                c, a, b, m, n, k)
 
 
-@functools.lru_cache(maxsize=None)
+@memo(maxsize=None)
 def tdpbf16ps(c, a, b, m=16, n=16, k=16):
     """``tdpbf16ps tmm c, tmm a, tmm b`` (``k`` pairs of K): for each
     ``c[i, j]``, the products of the first elements of the pairs summed in
