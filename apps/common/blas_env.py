@@ -185,12 +185,35 @@ def openmp_threads() -> int | None:
     return None if lib is None else int(lib.omp_get_max_threads())
 
 
+def _loaded_openmp_runtimes() -> list:
+    """Every OpenMP runtime mapped in this process: libgomp, and Intel's
+    libiomp5 (MKL) or LLVM's libomp when something loaded them. Either of
+    those exports the ``GOMP_*`` entry points too, and when it was loaded
+    with global symbols first, a kernel compiled against libgomp runs its
+    ``par`` loops on it (measured: with MKL loaded, exo_hl's two-thread
+    SGEMM ran on one thread, libgomp's count being the only one set)."""
+    libs = [lib for lib in (_openmp_lib(),) if lib is not None]
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {ln.split()[-1] for ln in f if ln.rstrip().endswith(
+                (".so", ".so.1", ".so.5")) and "/lib" in ln}
+    except OSError:
+        return libs
+    for path in sorted(paths):
+        name = path.rsplit("/", 1)[-1]
+        if name.startswith(("libiomp5", "libomp")):
+            try:
+                libs.append(ctypes.CDLL(path))
+            except OSError:
+                continue
+    return libs
+
+
 def set_openmp_threads(n: int) -> bool:
-    """Set the thread count of the OpenMP runtime (libgomp) that compiled
-    kernels with ``par`` loops use, for later parallel regions of this
-    thread."""
-    lib = _openmp_lib()
-    if lib is None:
-        return False
-    lib.omp_set_num_threads(ctypes.c_int(n))
-    return True
+    """Set the thread count of every OpenMP runtime in the process (the
+    one compiled kernels with ``par`` loops run on, whichever that is),
+    for later parallel regions of this thread."""
+    libs = _loaded_openmp_runtimes()
+    for lib in libs:
+        lib.omp_set_num_threads(ctypes.c_int(n))
+    return bool(libs)
