@@ -24,10 +24,15 @@ import os
 import sys
 
 import numpy as np
+from pathlib import Path  # noqa: E402
 
-from apps.common.timing import best_times
-from apps.gemm_amx.mkl_lowp import MklLowp
-from apps.gemm_amx.peak import PeakUnavailable, amx_peak
+_REPO = str(Path(__file__).resolve().parents[2])
+if _REPO not in sys.path:            # run as a script: the repo's apps
+    sys.path.insert(0, _REPO)
+
+from apps.common.timing import best_times  # noqa: E402
+from apps.gemm_amx.mkl_lowp import MklLowp  # noqa: E402
+from apps.gemm_amx.peak import PeakUnavailable, amx_peak  # noqa: E402
 
 
 def main(argv=None) -> int:

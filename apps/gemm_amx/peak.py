@@ -18,8 +18,13 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from pathlib import Path  # noqa: E402
 
-from apps.common.peak import PeakUnavailable, build_probe, probe_rate
+_REPO = str(Path(__file__).resolve().parents[2])
+if _REPO not in sys.path:            # run as a script: the repo's apps
+    sys.path.insert(0, _REPO)
+
+from apps.common.peak import PeakUnavailable, build_probe, probe_rate  # noqa: E402
 
 _SOURCE = r"""
 #include <immintrin.h>

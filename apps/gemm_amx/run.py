@@ -12,8 +12,13 @@ import argparse
 import sys
 
 import numpy as np
+from pathlib import Path  # noqa: E402
 
-from apps.gemm_amx.schedule import gemm_bf16, gemm_u8s8, stages
+_REPO = str(Path(__file__).resolve().parents[2])
+if _REPO not in sys.path:            # run as a script: the repo's apps
+    sys.path.insert(0, _REPO)
+
+from apps.gemm_amx.schedule import gemm_bf16, gemm_u8s8, stages  # noqa: E402
 
 
 def bf16_bits(x):
