@@ -9,7 +9,7 @@ from .halide import compute_at, compute_root, inline_producer, store_at
 from .loops import parallel_outer, repeat, tile, unroll_and_jam
 from .pack import pack
 from .scalars import bind_const, hoist
-from .reduction import vectorize_reduction
+from .reduction import vectorize_reduction, vectorize_reduction_rows
 from .vectorize import replace_all, vectorize
 
 from ..feedback import user_function as _user_function
@@ -17,7 +17,7 @@ from ..feedback import user_function as _user_function
 __all__ = ["tile", "vectorize", "replace_all", "repeat", "unroll_and_jam",
            "parallel_outer", "compute_at", "store_at", "compute_root",
            "inline_producer", "pack", "hoist", "bind_const",
-           "vectorize_reduction"]
+           "vectorize_reduction", "vectorize_reduction_rows"]
 
 # a refused step inside a composition reaches the user at their call of it
 # (exo_hl.feedback): rebind each public function to its wrapped form
