@@ -2,16 +2,19 @@
 reduction) and a 3x3 box blur (a stencil), each as the naive loop nest and
 its schedule onto a shipped vector library.
 
-Both schedules are one call of the standard library each: every step they
-take is a checked rewrite, so the scheduled kernels compute what the naive
-ones do (the reduction's additions reordered, as a BLAS does).
+Each schedule is one call of the standard library: every step it takes is
+a checked rewrite, so the scheduled kernels compute what the naive ones do
+(the reduction's additions reordered, as a BLAS does). ``schedule_gemv_row``
+is the page's first gemv schedule (one row at a time), kept to measure
+what the block of rows adds.
 """
 from __future__ import annotations
 
 from exo_hl import DRAM, f32, proc, seq, size
 from exo_hl.codegen_c.host_cpu import host_features
 from exo_hl.hw_libs import avx2, avx512
-from exo_hl.stdlib import vectorize, vectorize_reduction
+from exo_hl.stdlib import (vectorize, vectorize_reduction,
+                           vectorize_reduction_rows)
 
 
 @proc
@@ -42,12 +45,25 @@ def library():
     return avx2.AVX2, 8, avx2.INSTRS
 
 
-def schedule_gemv(p=gemv, lib=None):
+#: rows of A per pass over x in ``schedule_gemv``
+ROWS = 4
+
+
+def schedule_gemv_row(p=gemv, lib=None):
     """One register of partial sums per row, one horizontal sum at the end
     (``n % 16 == 0`` is asserted, so 8 lanes divide it too)."""
     mem, lanes, instrs = lib or library()
     return vectorize_reduction(p, 'j', lanes, mem, instrs).rename(
-        "gemv_vec")
+        "gemv_row")
+
+
+def schedule_gemv(p=gemv, lib=None):
+    """``ROWS`` rows per pass over ``x``: a register of partial sums per
+    row (``ROWS`` independent FMA chains), each ``x[j:j+lanes]`` loaded once
+    for the block; the last ``m % ROWS`` rows one at a time."""
+    mem, lanes, instrs = lib or library()
+    return vectorize_reduction_rows(p, 'i', ROWS, 'j', lanes, mem,
+                                    instrs).rename("gemv_vec")
 
 
 def schedule_blur(p=blur3x3, lib=None):

@@ -19,10 +19,40 @@ from apps.worked_examples import bench, kernels  # noqa: E402
 
 
 def test_gemv_schedule_against_numpy():
+    """The page's gemv: rows in blocks of ``kernels.ROWS`` (``x`` loaded once
+    per block), the rest rows one at a time; ``m`` a multiple of the block
+    or not, small integers (exact: equal) and random floats (close)."""
     g = kernels.schedule_gemv()
     text = str(g)
-    assert "fmadd_ps(acc[0:" in text, text
+    rows = kernels.ROWS
+    assert f"for io in seq(0, m / {rows}):" in text, text
+    assert f"for ii in seq(0, m % {rows}):" in text, text
+    assert f"fmadd_ps(acc_{rows - 1}[0:" in text, text
     rng = np.random.default_rng(1)
+    fast = g.compile()
+    for m in (rows - 1, rows, 2 * rows + 1, 3 * rows + rows - 1):
+        for exact in (True, False):
+            if exact:
+                A = rng.integers(-3, 4, (m, 48)).astype(np.float32)
+                x = rng.integers(-3, 4, 48).astype(np.float32)
+            else:
+                A = rng.standard_normal((m, 48), dtype=np.float32)
+                x = rng.standard_normal(48, dtype=np.float32)
+            for run in (g.interpret, fast):
+                y = np.ones(m, np.float32)
+                run(m=m, n=48, A=A, x=x, y=y)
+                if exact:
+                    np.testing.assert_array_equal(y, 1 + A @ x)
+                else:
+                    np.testing.assert_allclose(y, 1 + A @ x, rtol=1e-5,
+                                               atol=1e-5)
+
+
+def test_gemv_row_schedule_against_numpy():
+    """The page's first gemv schedule, one row at a time."""
+    g = kernels.schedule_gemv_row()
+    assert "fmadd_ps(acc[0:" in str(g), str(g)
+    rng = np.random.default_rng(3)
     A = rng.integers(-3, 4, (5, 48)).astype(np.float32)
     x = rng.integers(-3, 4, 48).astype(np.float32)
     for run in (g.interpret, g.compile()):
@@ -49,10 +79,11 @@ def test_blur_schedule_against_numpy():
 
 def test_bench_script_runs_and_tabulates():
     times, loads = bench.measure(size=32, rounds=1)
-    assert set(times) == {"gemv", "blur3x3"}
+    assert set(times) == {"gemv", "gemv, one row at a time", "blur3x3"}
     for k in times.values():
         assert set(k) == {"naive", "scheduled", "numpy"}
         assert all(t[0] > 0 for t in k.values())
     text = bench.table(times, 32, loads, "AVX512")
     assert "| gemv | " in text and "| blur3x3 | " in text
+    assert "| gemv, one row at a time | " in text
     assert "load average" in text and "cores" in text
