@@ -112,6 +112,11 @@ def test_reference_names_every_public_name(site):
     page = _page(site, "reference")
     for name in exo_hl.__all__:
         assert f'id="exo_hl.{name}"' in page, name
+    # the standard library too (hoist, bind_const and vectorize_reduction,
+    # issue 34's helpers, were missing from it)
+    import exo_hl.stdlib
+    for name in exo_hl.stdlib.__all__:
+        assert f'id="exo_hl.stdlib.{name}"' in page, name
 
 
 def _scheduling_methods():
