@@ -144,8 +144,15 @@ def vectorize_reduction_rows(p, rows_loop, rows, loop, width, memory,
     p = p.lift_alloc(at_path(p, a_path))
     # acc at rows_path; for ii: zero; pass; sum  at rows_path + 1
     loop_ii = sibling_path(rows_path, 1)
-    p = p.fission_after(at_path(p, loop_ii).body()[0])
-    p = p.fission_after(at_path(p, sibling_path(loop_ii, 1)).body()[0])
+    try:
+        p = p.fission_after(at_path(p, loop_ii).body()[0])
+        p = p.fission_after(at_path(p, sibling_path(loop_ii, 1)).body()[0])
+    except SchedulingError as e:
+        raise SchedulingError(
+            f"{who}: the {rows} rows of a block cannot share one pass over "
+            f"{c.name()!r}: a row reads what an earlier row of the block "
+            f"writes (the block would read every row's operands before it "
+            f"adds any row's sum). {e}") from None
     pass_path = sibling_path(loop_ii, 1)          # for ii: for jo: ...
     p = p.reorder(at_path(p, pass_path))          # for jo: for ii: for ji
     p = p.set_memory(at_path(p, rows_path), memory)
