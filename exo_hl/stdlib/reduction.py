@@ -121,7 +121,21 @@ def vectorize_reduction_rows(p, rows_loop, rows, loop, width, memory,
                               f"{rows!r}")
     r = loop_cursor(p, rows_loop)
     body = list(r.body())
-    c = loop_cursor(p, loop)
+    # a pattern for ``loop`` is looked up inside ``rows_loop``: given
+    # ``'i #1'``, ``'j'`` is the second nest's ``j``, not the first's
+    if isinstance(loop, str):
+        try:
+            c = r.find(loop)
+        except SchedulingError:
+            raise SchedulingError(
+                f"{who}: no loop {loop!r} inside loop {r.name()!r} (the "
+                f"reduction loop must be the one statement of the rows "
+                f"loop), found: {text(r)}") from None
+    else:
+        c = loop_cursor(p, loop)
+    if not (callable(getattr(c, "is_loop", None)) and c.is_loop()):
+        raise SchedulingError(f"{who}: {loop!r} is not a loop in "
+                              f"{r.name()!r}")
     if len(body) != 1 or not body[0].is_loop() or \
             body[0].path() != c.path():
         raise SchedulingError(

@@ -95,6 +95,18 @@ def batched(b: size, m: size, n: size, A: f32[b, m, n], x: f32[b, n],
                 y[k, i] += A[k, i, j] * x[k, j]
 
 
+@proc
+def two_nests(m: size, n: size, A: f32[m, n], x: f32[n], y: f32[m],
+              z: f32[m]):
+    assert n % 8 == 0
+    for i in seq(0, m):
+        for j in seq(0, n):
+            y[i] += A[i, j] * x[j]
+    for i in seq(0, m):
+        for j in seq(0, n):
+            z[i] += A[i, j] * x[j]
+
+
 def test_rows_avx2_operand_order_rest_and_nesting():
     # x read first, a block of three rows
     p = vectorize_reduction_rows(matvec_xa, 'i', 3, 'j', 8, avx2.AVX2,
@@ -124,6 +136,22 @@ def test_rows_avx2_operand_order_rest_and_nesting():
         y = np.ones((2, 5), np.float32)
         run(b=2, m=5, n=16, A=A, x=x, y=y)
         assert np.array_equal(y, want)
+    # the second of two nests, by pattern ('j' is looked up in 'i #1') or
+    # by cursors: the first nest is left as it was
+    p = vectorize_reduction_rows(two_nests, 'i #1', 2, 'j', 8, avx2.AVX2,
+                                 avx2.INSTRS)
+    q = vectorize_reduction_rows(two_nests, two_nests.find_loop('i #1'), 2,
+                                 two_nests.find_loop('j #1'), 8, avx2.AVX2,
+                                 avx2.INSTRS)
+    assert str(p) == str(q)
+    first = "\n".join(str(two_nests).splitlines()[:6])
+    assert str(p).startswith(first) and "z[2 * io + 1] +=" in str(p), str(p)
+    A = rng.integers(-3, 4, (5, 16)).astype(np.float32)
+    x = rng.integers(-3, 4, 16).astype(np.float32)
+    for run in (p.interpret, p.compile()):
+        y, z = np.ones(5, np.float32), np.ones(5, np.float32)
+        run(m=5, n=16, A=A, x=x, y=y, z=z)
+        assert np.array_equal(y, 1 + A @ x) and np.array_equal(z, y)
 
 
 @proc
@@ -181,10 +209,17 @@ def test_rows_rejections():
     with pytest.raises(SchedulingError, match="one accumulation"):
         _rows(not_a_sum)
     # the loops swapped (j does not contain i)
-    with pytest.raises(SchedulingError, match="must be exactly the loop"):
+    with pytest.raises(SchedulingError, match="no loop 'i' inside loop 'j'"):
         _rows(matvec16, 'j', 4, 'i')
     for bad in (0, -1, 2.0, True):
         with pytest.raises(SchedulingError, match="positive int"):
             _rows(matvec16, 'i', bad, 'j')
     with pytest.raises(SchedulingError):
         _rows(matvec16, 3, 4, 'j')
+    with pytest.raises(SchedulingError, match="is not a loop in 'i'"):
+        _rows(matvec16, 'i', 4, 'y[_] += _')
+    with pytest.raises(SchedulingError, match="no loop 'k' inside loop 'i'"):
+        _rows(matvec16, 'i', 4, 'k')
+    # a cursor on a loop that is not the rows loop's body
+    with pytest.raises(SchedulingError, match="must be exactly the loop"):
+        _rows(matvec16, 'i', 4, matvec16.find_loop('i'))
