@@ -143,12 +143,10 @@ def vectorize_reduction_rows(p, rows_loop, rows, loop, width, memory,
             f"loop {c.name()!r}, found: {text(r)}")
     _accumulation(c, who)
     where = r.path()
-    parent = list(r.parent().body()) if len(where) > 1 else list(p.body())
+    before = _count_siblings(p, where)
     i = r.name()
     io, ii = f"{i}o", f"{i}i"
     p = p.split(r, rows, io, ii, tail="cut")
-    after = list(at_path(p, where).parent().body()) if len(where) > 1 \
-        else list(p.body())
     # the blocks: for io: for ii: for j: s += e
     rows_path = at_path(p, where).body()[0].path()      # for ii
     p, acc, a_path = _lane_sums(p, at_path(p, rows_path).body()[0], width,
@@ -195,7 +193,17 @@ def vectorize_reduction_rows(p, rows_loop, rows, loop, width, memory,
     p = p.unroll(at_path(p, pass_path).body()[-1])
     p = p.unroll(at_path(p, loop_ii))
     p = p.unroll_buffer(at_path(p, rows_path), 0)
-    if len(after) > len(parent):        # the rest rows, one at a time
+    if _count_siblings(p, where) > before:  # the rest rows, one at a time
         p = vectorize_reduction(p, at_path(p, sibling_path(where, 1))
                                 .body()[0], width, memory, instrs)
     return p
+
+
+def _count_siblings(p, path):
+    """How many statements the block holding the statement at ``path`` has
+    (a ``split(tail='cut')`` adds its rest loop there)."""
+    *parent, (field, _) = path
+    if not parent:
+        return len(list(p.body()))
+    holder = at_path(p, tuple(parent))
+    return len(list(holder.body() if field == "body" else holder.orelse()))

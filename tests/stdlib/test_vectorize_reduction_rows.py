@@ -107,6 +107,19 @@ def two_nests(m: size, n: size, A: f32[m, n], x: f32[n], y: f32[m],
             z[i] += A[i, j] * x[j]
 
 
+@proc
+def in_else(k: size, m: size, n: size, A: f32[m, n], x: f32[n],
+            y: f32[m]):
+    assert n % 8 == 0
+    if k > 2:
+        for i in seq(0, m):
+            y[i] = 0.0
+    else:
+        for i in seq(0, m):
+            for j in seq(0, n):
+                y[i] += A[i, j] * x[j]
+
+
 def test_rows_avx2_operand_order_rest_and_nesting():
     # x read first, a block of three rows
     p = vectorize_reduction_rows(matvec_xa, 'i', 3, 'j', 8, avx2.AVX2,
@@ -152,6 +165,17 @@ def test_rows_avx2_operand_order_rest_and_nesting():
         y, z = np.ones(5, np.float32), np.ones(5, np.float32)
         run(m=5, n=16, A=A, x=x, y=y, z=z)
         assert np.array_equal(y, 1 + A @ x) and np.array_equal(z, y)
+    # in an else branch: its rest rows are vectorized too (the rest loop
+    # was looked for among the then branch's statements)
+    p = vectorize_reduction_rows(in_else, 'i #1', 4, 'j', 8, avx2.AVX2,
+                                 avx2.INSTRS)
+    rest = str(p).split("for ii in seq(0, m % 4):")[1]
+    assert "mm256_fmadd_ps(acc[0:8]" in rest, str(p)
+    A = rng.integers(-3, 4, (6, 16)).astype(np.float32)
+    for run in (p.interpret, p.compile()):
+        y = np.ones(6, np.float32)
+        run(k=1, m=6, n=16, A=A, x=x, y=y)
+        assert np.array_equal(y, 1 + A @ x)
 
 
 @proc
