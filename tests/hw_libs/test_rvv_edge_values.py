@@ -4,7 +4,9 @@ every RVV machine), and the vector length as checked config state.
 
 Wrappers as in test_neon_edge_values.py, with the length ``n`` of each
 instruction set first by ``rvv_vsetvl_e32m1(n)`` (n = 1..4; 5 is
-refused). All wrappers run in one qemu process per VLEN.
+refused). All wrappers run in one qemu process per VLEN. The lengths of
+the machine (``rvv_vsetvlmax_e32m1``, ``rvv_vsetvl_min_e32m1``) at VLEN
+128, 256 and 512, one executable, in their own test.
 """
 from __future__ import annotations
 
@@ -67,10 +69,17 @@ def wrapper(instr, n):
     return src, ins, [o[:2] for o in outs]
 
 
+#: the vector lengths of any machine: tested by
+#: test_machine_vector_length_under_qemu
+VLA_SETS = (rvv.rvv_vsetvlmax_e32m1, rvv.rvv_vsetvl_min_e32m1)
+
+
 def build():
     scope = library_scope(rvv)
     made = []
     for instr in rvv.INSTRS:
+        if instr in VLA_SETS:
+            continue
         for n in (1, 2, 3, 4, 5):
             src, ins, outs = wrapper(instr, n)
             try:
@@ -104,7 +113,7 @@ def _inputs(instr, ins, rng, trial):
 def test_every_rvv_instruction_equals_its_body_under_qemu(target):
     need_target(target)
     made = build()
-    assert {i for i, *_ in made} == set(rvv.INSTRS)
+    assert {i for i, *_ in made} == set(rvv.INSTRS) - set(VLA_SETS)
     prog = CrossProgram([p for _, _, p, _, _ in made], target,
                         cflags="-std=c11 -Werror", stem="rvv_edges")
     calls = []
@@ -154,3 +163,71 @@ def test_rvv_registers_need_constant_indices():
     y = np.zeros((2, 4), np.float32)
     q.compile(target="riscv64", cflags="-std=c11 -Werror")(x, y)
     assert np.array_equal(x, y)
+
+
+VLA_SRC = """\
+def w_vla(m: size, avl: size, x: f32[2048] @ DRAM, y: f32[m] @ DRAM):
+    assert avl <= m
+    assert m <= 2048
+    rvv_vsetvlmax_e32m1()
+    r: f32[2048] @ RVV
+    d: f32[2048] @ RVV
+    rvv_vle32_f32(VL.vl, r[0:VL.vl], x[0:VL.vl])
+    rvv_vsetvl_min_e32m1(avl)
+    rvv_vfadd_vv_f32(VL.vl, d[0:VL.vl], r[0:VL.vl], r[0:VL.vl])
+    rvv_vse32_f32(VL.vl, y[0:VL.vl], d[0:VL.vl])
+"""
+
+
+def test_machine_vector_length_under_qemu():
+    """``rvv_vsetvlmax_e32m1`` reads VLMAX (VLEN / 32) and
+    ``rvv_vsetvl_min_e32m1(avl)`` sets ``min(avl, VLMAX)``: one executable
+    at VLEN 128, 256 and 512 loads VLMAX floats, then doubles and stores
+    the first ``min(avl, VLMAX)``; ``interpret()`` with ``VL.vlmax`` at
+    the machine's value computes the same."""
+    from exo_hl.core_ir.interpret import ConfigState
+    p = parse_proc_source(VLA_SRC, library_scope(rvv))
+    m = 40
+    x = np.arange(1, 2049, dtype=np.float32)
+    exes = set()
+    for target, vlmax in (("riscv64", 4), ("riscv64-vlen256", 8),
+                          ("riscv64-vlen512", 16)):
+        need_target(target)
+        prog = CrossProgram([p], target, cflags="-std=c11 -Werror",
+                            stem="rvv_vla")
+        exes.add(prog.executable)
+        avls = (1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 40)
+        calls = [(p, dict(m=m, avl=a, x=x.copy(),
+                          y=np.zeros(m, np.float32))) for a in avls]
+        prog.run_many(calls)
+        for a, (_, args) in zip(avls, calls):
+            k = min(a, vlmax)
+            want = np.zeros(m, np.float32)
+            want[:k] = 2 * x[:k]
+            assert np.array_equal(args["y"], want), (target, a)
+            st = ConfigState()
+            st[rvv.VL.vlmax] = vlmax
+            y = np.zeros(m, np.float32)
+            p.interpret(m=m, avl=a, x=x, y=y, config_state=st)
+            assert np.array_equal(y, want), (target, a)
+        assert prog.get_config(rvv.VL, "vlmax") == vlmax
+        assert prog.get_config(rvv.VL, "vl") == min(avls[-1], vlmax)
+    assert len(exes) == 1        # the same executable at every VLEN
+
+
+def test_machine_vector_lengths_are_checked():
+    """A length of the machine's needs ``rvv_vsetvlmax_e32m1`` first (the
+    checker knows nothing of ``VL.vlmax`` otherwise), a register of the
+    4 guaranteed lanes cannot hold it, and ``vl`` may be less than
+    ``avl``: each refused."""
+    scope = library_scope(rvv)
+    with pytest.raises(BoundsError, match="VL.vlmax >= 4"):
+        parse_proc_source(VLA_SRC.replace("rvv_vsetvlmax_e32m1()",
+                                          "rvv_vsetvl_e32m1(4)"), scope)
+    with pytest.raises(BoundsError, match="r"):
+        parse_proc_source(VLA_SRC.replace("f32[2048] @ RVV",
+                                          "f32[4] @ RVV"), scope)
+    with pytest.raises(BoundsError, match="VL.vl == n"):
+        parse_proc_source(VLA_SRC.replace(
+            "rvv_vse32_f32(VL.vl, y[0:VL.vl], d[0:VL.vl])",
+            "rvv_vse32_f32(avl, y[0:avl], d[0:avl])"), scope)

@@ -5,8 +5,10 @@ Memory ``RVV``: ``vfloat32m1_t`` registers, 4 lanes used. ``INSTRS`` lists
 every instruction; build with ``compile(target='riscv64')``
 (docs/arm_riscv.md).
 """
-from .lib import (INSTRS, LANES, RVV, VL,
+from .lib import (INSTRS, LANES, MAX_LANES, RVV, VL,
                   rvv_vsetvl_e32m1,
+                  rvv_vsetvlmax_e32m1,
+                  rvv_vsetvl_min_e32m1,
                   rvv_vle32_f32,
                   rvv_vse32_f32,
                   rvv_vfmv_v_f_f32,
@@ -19,8 +21,10 @@ from .lib import (INSTRS, LANES, RVV, VL,
                   rvv_vmacc_unfused_vf_f32,
                   rvv_vfredosum_f32)
 
-__all__ = ["RVV", "VL", "INSTRS", "LANES",
+__all__ = ["RVV", "VL", "INSTRS", "LANES", "MAX_LANES",
            "rvv_vsetvl_e32m1",
+           "rvv_vsetvlmax_e32m1",
+           "rvv_vsetvl_min_e32m1",
            "rvv_vle32_f32",
            "rvv_vse32_f32",
            "rvv_vfmv_v_f_f32",

@@ -40,6 +40,7 @@ from exo_hl.core_ir.memory import const_value
 from exo_hl.hw_libs.vector_registers import VectorRegisters
 
 LANES = 4          # lanes every RVV 1.0 machine has (VLEN >= 128, e32 m1)
+MAX_LANES = 2048   # lanes no RVV 1.0 machine exceeds (VLEN <= 65536, e32 m1)
 
 _RVV = {"rvv"}
 _INCLUDE = "#include <riscv_vector.h>\n"
@@ -48,17 +49,25 @@ _INCLUDE = "#include <riscv_vector.h>\n"
 @config
 class VL:
     """The vector length in force (RVV's ``vl`` CSR), set by
-    ``rvv_vsetvl_e32m1``.
+    ``rvv_vsetvl_e32m1`` (a length of at most 4), ``rvv_vsetvlmax_e32m1``
+    and ``rvv_vsetvl_min_e32m1`` (any length); and the machine's VLMAX
+    for e32 m1 (VLEN / 32), ``vlmax``, read by ``rvv_vsetvlmax_e32m1``.
 
     >>> p = p.configwrite_at(p.find_loop('k'), VL, 'vl', '4', before=True)
     """
     vl: size
+    vlmax: size
 
 
 class RVV(VectorRegisters):
-    """RVV ``vfloat32m1_t`` registers (LMUL 1), of which ``LANES`` = 4
-    lanes are used: a buffer ``f32[..., 4] @ RVV`` is one C variable per
-    register, indexed with constants only.
+    """RVV ``vfloat32m1_t`` registers (LMUL 1): a buffer ``f32[..., 4] @
+    RVV`` (the ``LANES`` = 4 lanes every machine has: lengths set by
+    ``rvv_vsetvl_e32m1``) or ``f32[..., 2048] @ RVV`` (``MAX_LANES``, as
+    many as any machine has: lengths up to the machine's VLMAX, from
+    ``rvv_vsetvl_min_e32m1``) is one C variable per register, indexed with
+    constants only. The lanes past the machine's VLMAX exist only in the
+    model; no instruction reaches them (each acts on ``VL.vl`` lanes, and
+    ``VL.vl <= VL.vlmax``).
 
     >>> p = p.set_memory('C_reg', RVV)      # C_reg: f32[4, 4] -> 4 registers
     """
@@ -73,10 +82,12 @@ class RVV(VectorRegisters):
     @classmethod
     def alloc(cls, new_name, prim_type, shape, srcinfo):
         cls._lanes(prim_type, new_name, srcinfo)
-        if not shape or const_value(shape[-1]) != LANES:
+        if not shape or const_value(shape[-1]) not in (LANES, MAX_LANES):
             raise MemGenError(
                 f"{srcinfo}: RVV buffers need a last dimension of {LANES} "
-                f"(one register), '{new_name}' has shape "
+                f"(one register, the lanes every machine has) or "
+                f"{MAX_LANES} (one register of any machine: for lengths "
+                f"from rvv_vsetvl_min_e32m1), '{new_name}' has shape "
                 f"[{', '.join(map(str, shape))}]")
         regs = 1
         for s in shape[:-1]:
@@ -112,7 +123,8 @@ class RVV(VectorRegisters):
                     f"{srcinfo}: RVV registers are sizeless C variables: "
                     f"'{baseptr}' must be indexed with constants (got "
                     f"{i}); unroll the loops over it")
-            flat += iv * (sv // LANES)
+            # strides[-2] is the last dimension's size: one register
+            flat += iv * (sv // const_value(strides[-2]))
         return f"{baseptr}_{flat}"
 
 
@@ -129,6 +141,47 @@ def rvv_vsetvl_e32m1(n: size):
     VL.vl = n
 
 
+@instr("{VL.vlmax} = (int_fast32_t)__riscv_vsetvlmax_e32m1(); "
+       "{VL.vl} = {VL.vlmax};", _INCLUDE, cpu_features=_RVV)
+def rvv_vsetvlmax_e32m1():
+    """``vl = VLMAX``, the machine's number of f32 lanes in a register
+    (VLEN / 32), also kept in ``VL.vlmax`` for ``rvv_vsetvl_min_e32m1``.
+
+    VLMAX is a property of the machine, not of the program: the C reads
+    it from the hardware; the body keeps the value ``VL.vlmax`` already
+    holds (``interpret()``: the ``config_state`` given, unset = 0 meaning
+    VLEN 128), brought into the range RVV 1.0 allows, 4 (VLEN >= 128) to
+    2048 (VLEN <= 65536). So the checker knows only ``4 <= VL.vlmax <=
+    2048``: what it proves holds at every VLEN.
+
+    >>> p = p.replace(p.find('VL.vlmax = _').parent(), rvv_vsetvlmax_e32m1)
+    """
+    if VL.vlmax < 4:
+        VL.vlmax = 4
+    if VL.vlmax > 2048:
+        VL.vlmax = 2048
+    VL.vl = VL.vlmax
+
+
+@instr("{VL.vl} = __riscv_vsetvl_e32m1({avl} < {VL.vlmax} ? {avl} : "
+       "{VL.vlmax});", _INCLUDE, cpu_features=_RVV)
+def rvv_vsetvl_min_e32m1(avl: size):
+    """``vl = min(avl, VLMAX)``: the length of a strip of ``avl`` elements
+    still to do, at the machine's vector length (after
+    ``rvv_vsetvlmax_e32m1``). The C passes ``min(avl, VLMAX)`` to
+    ``vsetvl``, which RVV 1.0 then returns exactly (for ``VLMAX < avl <
+    2 * VLMAX`` it would let ``vsetvl(avl)`` return less than VLMAX).
+
+    >>> # if Strip.off < n: rvv_vsetvl_min_e32m1(n - Strip.off); ...
+    """
+    assert VL.vlmax >= 4
+    assert VL.vlmax <= 2048
+    if avl < VL.vlmax:
+        VL.vl = avl
+    else:
+        VL.vl = VL.vlmax
+
+
 # ---------------------------------------------------------------------------
 # loads, stores, constants
 
@@ -139,7 +192,6 @@ def rvv_vle32_f32(n: size, dst: [f32][n] @ RVV, src: [f32][n] @ DRAM):
 
     >>> p = p.replace(p.find_loop('i1'), rvv_vle32_f32)
     """
-    assert n <= 4
     assert VL.vl == n
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
@@ -154,7 +206,6 @@ def rvv_vse32_f32(n: size, dst: [f32][n] @ DRAM, src: [f32][n] @ RVV):
 
     >>> p = p.replace(p.find_loop('i1'), rvv_vse32_f32)
     """
-    assert n <= 4
     assert VL.vl == n
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
@@ -169,7 +220,6 @@ def rvv_vfmv_v_f_f32(n: size, dst: [f32][n] @ RVV, src: [f32][1] @ DRAM):
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfmv_v_f_f32)
     """
-    assert n <= 4
     assert VL.vl == n
     assert stride(dst, 0) == 1
     for i in seq(0, n):
@@ -184,7 +234,6 @@ def rvv_vfmv_v_f_scalar_f32(n: size, dst: [f32][n] @ RVV, src: f32):
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfmv_v_f_scalar_f32)
     """
-    assert n <= 4
     assert VL.vl == n
     assert stride(dst, 0) == 1
     for i in seq(0, n):
@@ -198,7 +247,6 @@ def rvv_vzero_f32(n: size, dst: [f32][n] @ RVV):
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vzero_f32)
     """
-    assert n <= 4
     assert VL.vl == n
     assert stride(dst, 0) == 1
     for i in seq(0, n):
@@ -216,7 +264,6 @@ def rvv_vfadd_vv_f32(n: size, dst: [f32][n] @ RVV, a: [f32][n] @ RVV,
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfadd_vv_f32)
     """
-    assert n <= 4
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(a, 0) == 1
@@ -233,7 +280,6 @@ def rvv_vfmul_vv_f32(n: size, dst: [f32][n] @ RVV, a: [f32][n] @ RVV,
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfmul_vv_f32)
     """
-    assert n <= 4
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(a, 0) == 1
@@ -250,7 +296,6 @@ def rvv_vfmacc_vv_f32(n: size, dst: [f32][n] @ RVV, a: [f32][n] @ RVV,
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfmacc_vv_f32)
     """
-    assert n <= 4
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(a, 0) == 1
@@ -268,7 +313,6 @@ def rvv_vfmacc_vf_f32(n: size, dst: [f32][n] @ RVV, a: [f32][1] @ DRAM,
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfmacc_vf_f32)
     """
-    assert n <= 4
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(b, 0) == 1
@@ -289,7 +333,6 @@ def rvv_vmacc_unfused_vf_f32(n: size, dst: [f32][n] @ RVV,
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vmacc_unfused_vf_f32)
     """
-    assert n <= 4
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(b, 0) == 1
@@ -306,14 +349,14 @@ def rvv_vfredosum_f32(n: size, dst: [f32][1] @ DRAM, src: [f32][n] @ RVV):
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfredosum_f32)
     """
-    assert n <= 4
     assert VL.vl == n
     assert stride(src, 0) == 1
     for i in seq(0, n):
         dst[0] += src[i]
 
 
-INSTRS = (rvv_vsetvl_e32m1, rvv_vle32_f32, rvv_vse32_f32, rvv_vfmv_v_f_f32,
+INSTRS = (rvv_vsetvl_e32m1, rvv_vsetvlmax_e32m1, rvv_vsetvl_min_e32m1,
+          rvv_vle32_f32, rvv_vse32_f32, rvv_vfmv_v_f_f32,
           rvv_vfmv_v_f_scalar_f32, rvv_vzero_f32, rvv_vfadd_vv_f32,
           rvv_vfmul_vv_f32, rvv_vfmacc_vv_f32, rvv_vfmacc_vf_f32,
           rvv_vmacc_unfused_vf_f32, rvv_vfredosum_f32)
