@@ -1,7 +1,8 @@
 """The RISC-V Vector (RVV 1.0) hardware library for f32 (a user library:
 public API only), with the vector length as config state ``VL.vl``.
 
-Memory ``RVV``: ``vfloat32m1_t`` registers, 4 lanes used. ``INSTRS`` lists
+Memory ``RVV``: ``vfloat32m1_t`` registers, 4 lanes used (or up to the
+machine's VLMAX, ``VL.vlmax``). ``INSTRS`` lists
 every instruction; build with ``compile(target='riscv64')``
 (docs/arm_riscv.md).
 """

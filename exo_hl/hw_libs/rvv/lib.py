@@ -13,16 +13,22 @@ that calls an instruction under another ``vl`` (or none) is refused, and
 a rewrite that moves a ``vsetvl`` past an instruction that depends on it
 is refused like any other config dependence.
 
-Vector-length agnostic: ``vsetvl(n)`` sets ``vl = n`` exactly when ``n``
-is at most VLMAX, and the V extension requires VLEN >= 128, so VLMAX >= 4
-for 32-bit elements at LMUL 1 on every RVV 1.0 machine. Instructions
-assert ``n <= 4``: the same code computes the same result at any VLEN
-(the tests run it at 128 and 256). A register holds more lanes on a
-longer machine; lanes past ``vl`` are left undisturbed (the ``_tu``
-intrinsics), as the bodies say, and never read.
+Vector-length agnostic, two ways. Lengths every machine has:
+``vsetvl(n)`` sets ``vl = n`` exactly when ``n`` is at most VLMAX, and
+the V extension requires VLEN >= 128, so VLMAX >= 4 for 32-bit elements
+at LMUL 1 on every RVV 1.0 machine; ``rvv_vsetvl_e32m1`` asserts ``n <=
+4``, and the same code computes the same result at any VLEN. The
+machine's length: ``rvv_vsetvlmax_e32m1`` reads the machine's VLMAX into
+``VL.vlmax`` (the checker knows only ``4 <= VL.vlmax <= 2048``) and
+``rvv_vsetvl_min_e32m1(avl)`` sets ``vl = min(avl, VLMAX)``: a strip loop
+(apps/saxpy_rvv) uses every lane of a longer machine, one executable for
+all. A register holds more lanes on a longer machine; lanes past ``vl``
+are left undisturbed (the ``_tu`` intrinsics), as the bodies say, and
+never read.
 
 Registers. ``vfloat32m1_t`` is a sizeless type (no arrays of it in C), so
-a buffer ``f32[..., 4] @ RVV`` becomes one C variable per register,
+a buffer ``f32[..., 4] @ RVV`` (or ``f32[..., 2048]``, for the machine's
+lengths) becomes one C variable per register,
 initialised to zero (a register read before written reads 0.0, as a
 stack array does), and may only be indexed with constants: unroll the
 loops over it.
