@@ -21,12 +21,15 @@ value to the checker. What the checker proves, for every VLMAX from 4 to
 (no rewrite derives one from the other); the tests check it at VLMAX 4,
 5, 8, 16 and 2048 in ``interpret()`` and at VLEN 128, 256, 512 under
 qemu.
+
+``saxpy_strips8`` is the same with register groups of 8 (LMUL 8): strips
+of ``min(n - off, 8 * VLMAX)``, ``ceil(n / 32)`` steps.
 """
 from __future__ import annotations
 
 from exo_hl import DRAM, config, f32, index, proc, seq, size
 from exo_hl.hw_libs.rvv import (VL, rvv_vsetvl_min_e32m1,
-                                rvv_vsetvlmax_e32m1)
+                                rvv_vsetvl_min_e32m8, rvv_vsetvlmax_e32m1)
 
 
 @proc
@@ -74,3 +77,36 @@ def saxpy_strips(n: size, a: f32[1] @ DRAM, x: f32[n] @ DRAM,
     Strip.off = 0
     for s in seq(0, (n + 3) / 4):
         saxpy_strip(n, Strip.off, a, x, y)
+
+
+@proc
+def saxpy_vl8(n: size, off: index, vl: size, a: f32[1] @ DRAM,
+              x: f32[n] @ DRAM, y: f32[n] @ DRAM):
+    """One strip of register groups of 8 (at most ``8 * MAX_LANES``)."""
+    assert VL.vl == vl
+    assert vl <= 16384
+    assert 0 <= off
+    assert off + vl <= n
+    for i in seq(0, vl):
+        y[off + i] += a[0] * x[off + i]
+
+
+@proc
+def saxpy_strip8(n: size, off: index, a: f32[1] @ DRAM, x: f32[n] @ DRAM,
+                 y: f32[n] @ DRAM):
+    """The strip at ``off``: ``vl = min(n - off, 8 * VLMAX)``."""
+    assert VL.vlmax >= 4
+    assert VL.vlmax <= 2048
+    if 0 <= off and off < n:
+        rvv_vsetvl_min_e32m8(n - off)
+        saxpy_vl8(n, off, VL.vl, a, x, y)
+        Strip.off = off + VL.vl
+
+
+@proc
+def saxpy_strips8(n: size, a: f32[1] @ DRAM, x: f32[n] @ DRAM,
+                  y: f32[n] @ DRAM):
+    rvv_vsetvlmax_e32m1()
+    Strip.off = 0
+    for s in seq(0, (n + 31) / 32):
+        saxpy_strip8(n, Strip.off, a, x, y)

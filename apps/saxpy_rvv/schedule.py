@@ -12,7 +12,8 @@ multiply-add and ``vse32.v``, each proven to run under ``vl`` lanes
 
 ``fused=False`` (default): ``rvv_vmacc_unfused_vf_f32`` (two roundings,
 equal to ``interpret()`` bit for bit); ``fused=True``:
-``rvv_vfmacc_vf_f32`` (one rounding).
+``rvv_vfmacc_vf_f32`` (one rounding). ``lmul=8``: the same on register
+groups of 8 (``saxpy_strips8``, ``RVVM8``, the ``_f32m8`` instructions).
 """
 from __future__ import annotations
 
@@ -20,28 +21,44 @@ from exo_hl.hw_libs import rvv
 from exo_hl.stdlib import replace_all
 
 try:
-    from kernel import saxpy_strip, saxpy_strips, saxpy_vl
+    import kernel as K
 except ImportError:                    # imported as apps.saxpy_rvv
-    from .kernel import saxpy_strip, saxpy_strips, saxpy_vl
+    from . import kernel as K
+
+#: LMUL -> (strip body, strip, strip loop, register memory, instructions)
+_LMUL = {
+    1: (K.saxpy_vl, K.saxpy_strip, K.saxpy_strips, rvv.RVV,
+        (rvv.rvv_vle32_f32, rvv.rvv_vse32_f32, rvv.rvv_vfmacc_vf_f32,
+         rvv.rvv_vmacc_unfused_vf_f32)),
+    8: (K.saxpy_vl8, K.saxpy_strip8, K.saxpy_strips8, rvv.RVVM8,
+        (rvv.rvv_vle32_f32m8, rvv.rvv_vse32_f32m8, rvv.rvv_vfmacc_vf_f32m8,
+         rvv.rvv_vmacc_unfused_vf_f32m8)),
+}
 
 
-def schedule_strip(fused=False):
-    """``saxpy_vl`` on RVV registers of the machine's length."""
-    p = saxpy_vl.stage_mem(saxpy_vl.find_loop('i'), 'x[off:off + vl]', 'xr')
+def _tag(fused, lmul):
+    return ('_m8' if lmul == 8 else '') + ('_fma' if fused else '')
+
+
+def schedule_strip(fused=False, lmul=1):
+    """The strip body on RVV registers (``lmul`` 1) or register groups
+    (``lmul`` 8) of the machine's length."""
+    body, _, _, mem, (vle, vse, fma, macc) = _LMUL[lmul]
+    p = body.stage_mem(body.find_loop('i'), 'x[off:off + vl]', 'xr')
     p = p.stage_mem(p.find('y[_] += _').parent(), 'y[off:off + vl]', 'yr')
     for b in ('xr', 'yr'):
-        p = p.resize_dim(b, 0, str(rvv.MAX_LANES), 0)
-        p = p.set_memory(b, rvv.RVV)
-    fma = rvv.rvv_vfmacc_vf_f32 if fused else rvv.rvv_vmacc_unfused_vf_f32
-    p = replace_all(p, [rvv.rvv_vle32_f32, rvv.rvv_vse32_f32, fma])
-    return p.rename('saxpy_vl_rvv' + ('_fma' if fused else ''))
+        p = p.resize_dim(b, 0, str(rvv.MAX_LANES * lmul), 0)
+        p = p.set_memory(b, mem)
+    p = replace_all(p, [vle, vse, fma if fused else macc])
+    return p.rename('saxpy_vl_rvv' + _tag(fused, lmul))
 
 
-def schedule(fused=False):
-    """``saxpy_strips`` with every strip in RVV instructions."""
-    tag = '_fma' if fused else ''
-    strip = saxpy_strip.call_eqv(saxpy_strip.find('saxpy_vl(_)'),
-                                 schedule_strip(fused))
-    strip = strip.rename('saxpy_strip_rvv' + tag)
-    p = saxpy_strips.call_eqv(saxpy_strips.find('saxpy_strip(_)'), strip)
-    return p.rename('saxpy_rvv' + tag)
+def schedule(fused=False, lmul=1):
+    """The strip loop with every strip in RVV instructions: registers
+    (``lmul=1``) or groups of 8 (``lmul=8``)."""
+    body, strip0, strips, _, _ = _LMUL[lmul]
+    strip = strip0.call_eqv(strip0.find(f'{body.name()}(_)'),
+                            schedule_strip(fused, lmul))
+    strip = strip.rename('saxpy_strip_rvv' + _tag(fused, lmul))
+    p = strips.call_eqv(strips.find(f'{strip0.name()}(_)'), strip)
+    return p.rename('saxpy_rvv' + _tag(fused, lmul))

@@ -1,9 +1,9 @@
 """apps/saxpy_rvv: SAXPY strip-mined at the machine's vector length.
-The strip loop equals the algorithm in ``interpret()`` at VLMAX 4, 5, 8,
-16 and 2048; the schedule of a strip is checked rewrites; one executable
-equals ``interpret()`` bit for bit under qemu-riscv64 at VLEN 128, 256 and
-512, with ``VL.vlmax`` read back as VLEN / 32; what the checker needs is
-refused when missing."""
+The strip loop (registers, and groups of 8) equals the algorithm in
+``interpret()`` at VLMAX 4, 5, 8, 16 and 2048; the schedule of a strip is
+checked rewrites; one executable equals ``interpret()`` bit for bit under
+qemu-riscv64 at VLEN 128, 256 and 512, with ``VL.vlmax`` read back as
+VLEN / 32; what the checker needs is refused when missing."""
 from __future__ import annotations
 
 import sys
@@ -37,11 +37,11 @@ def app():
     then covers the RVV procedures they define)."""
     from apps.saxpy_rvv import kernel, schedule
     return SimpleNamespace(**{n: getattr(kernel, n) for n in (
-        "Strip", "saxpy", "saxpy_strips", "saxpy_vl")},
+        "Strip", "saxpy", "saxpy_strips", "saxpy_strips8", "saxpy_vl")},
         schedule=schedule.schedule, schedule_strip=schedule.schedule_strip)
 
 
-SIZES = (1, 3, 4, 5, 7, 8, 9, 16, 17, 31, 33, 64, 100)
+SIZES = (1, 3, 4, 5, 7, 8, 9, 16, 17, 31, 33, 64, 100, 129, 300)
 
 
 def _data(rng, n, exact=False):
@@ -81,6 +81,11 @@ def test_strips_equal_the_algorithm_at_any_vlmax(app):
             assert _same(got, want), (vlmax, n)
             assert st[app.Strip.off] == n
             assert st[rvv.VL.vl] == (n - 1) % strips_of + 1   # the last strip
+            # register groups of 8: strips of 8 * VLMAX
+            got, st = _interpret(app.saxpy_strips8, n, a, x, y,
+                                 vlmax or None)
+            assert _same(got, want), (vlmax, n)
+            assert st[rvv.VL.vl] == (n - 1) % (8 * strips_of) + 1
 
 
 def test_strip_schedule_is_checked_rewrites(app):
@@ -96,6 +101,10 @@ def test_strip_schedule_is_checked_rewrites(app):
                                'x[off:off + vl]', 'xr')
     with pytest.raises(SchedulingError):
         q.resize_dim('xr', 0, '4', 0)
+    text = str(app.schedule_strip(lmul=8))
+    assert "xr: f32[16384] @ RVVM8" in text
+    assert "rvv_vmacc_unfused_vf_f32m8(vl, yr[0:vl], a[0:1], xr[0:vl])" \
+        in text
     text = str(app.schedule())
     assert "rvv_vsetvlmax_e32m1()" in text
     assert "saxpy_strip_rvv(n, Strip.off, a, x, y)" in text
@@ -128,17 +137,18 @@ def test_what_the_strip_loop_needs_is_checked():
 
 def test_one_executable_at_every_vlen_under_qemu(app):
     exact, fused = app.schedule(), app.schedule(fused=True)
+    exact8 = app.schedule(lmul=8)
     rng = np.random.default_rng(35)
     exes = set()
     for target, vlmax in (("riscv64", 4), ("riscv64-vlen256", 8),
                           ("riscv64-vlen512", 16)):
         need_target(target)
-        prog = CrossProgram([exact, fused], target,
+        prog = CrossProgram([exact, fused, exact8], target,
                             cflags="-std=c11 -Werror", stem="saxpy_rvv")
         exes.add(prog.executable)
         calls, wants = [], []
         for n in SIZES:
-            for p, ex in ((exact, False), (fused, True)):
+            for p, ex in ((exact, False), (fused, True), (exact8, False)):
                 a, x, y = _data(rng, n, exact=ex)
                 want, st = _interpret(p, n, a, x, y, vlmax)
                 assert _same(want, _interpret(app.saxpy, n, a, x, y)[0])

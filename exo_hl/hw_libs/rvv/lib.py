@@ -65,19 +65,15 @@ class VL:
     vlmax: size
 
 
-class RVV(VectorRegisters):
-    """RVV ``vfloat32m1_t`` registers (LMUL 1): a buffer ``f32[..., 4] @
-    RVV`` (the ``LANES`` = 4 lanes every machine has: lengths set by
-    ``rvv_vsetvl_e32m1``) or ``f32[..., 2048] @ RVV`` (``MAX_LANES``, as
-    many as any machine has: lengths up to the machine's VLMAX, from
-    ``rvv_vsetvl_min_e32m1``) is one C variable per register, indexed with
-    constants only. The lanes past the machine's VLMAX exist only in the
-    model; no instruction reaches them (each acts on ``VL.vl`` lanes, and
-    ``VL.vl <= VL.vlmax``).
+class RVVRegisters(VectorRegisters):
+    """What the RVV register memories share: registers of LMUL ``lmul``
+    (``vfloat32m{lmul}_t``, of which ``4 * lmul`` lanes every machine has
+    and at most ``2048 * lmul`` any has), sizeless C variables, one per
+    register, indexed with constants only. The memories are distinct
+    classes, none a subclass of another, so an instruction of one LMUL
+    takes no register of another."""
 
-    >>> p = p.set_memory('C_reg', RVV)      # C_reg: f32[4, 4] -> 4 registers
-    """
-
+    lmul = 1
     registers = {"float": ("vfloat32m1_t", LANES)}
     cpu_features = frozenset(_RVV)
 
@@ -88,37 +84,42 @@ class RVV(VectorRegisters):
     @classmethod
     def alloc(cls, new_name, prim_type, shape, srcinfo):
         cls._lanes(prim_type, new_name, srcinfo)
-        if not shape or const_value(shape[-1]) not in (LANES, MAX_LANES):
+        k, name = cls.lmul, cls.__name__
+        if not shape or const_value(shape[-1]) not in (LANES * k,
+                                                       MAX_LANES * k):
             raise MemGenError(
-                f"{srcinfo}: RVV buffers need a last dimension of {LANES} "
-                f"(one register, the lanes every machine has) or "
-                f"{MAX_LANES} (one register of any machine: for lengths "
-                f"from rvv_vsetvl_min_e32m1), '{new_name}' has shape "
-                f"[{', '.join(map(str, shape))}]")
+                f"{srcinfo}: {name} buffers need a last dimension of "
+                f"{LANES * k} (one register, the lanes every machine has) "
+                f"or {MAX_LANES * k} (one register of any machine: for "
+                f"lengths from rvv_vsetvl_min_e32m{k}), '{new_name}' has "
+                f"shape [{', '.join(map(str, shape))}]")
         regs = 1
         for s in shape[:-1]:
             v = const_value(s)
             if v is None:
-                raise MemGenError(f"{srcinfo}: RVV buffer '{new_name}' "
+                raise MemGenError(f"{srcinfo}: {name} buffer '{new_name}' "
                                   f"needs constant sizes, got {s}")
             regs *= v
-        zero = "__riscv_vfmv_v_f_f32m1(0.0f, __riscv_vsetvlmax_e32m1())"
+        t = f"vfloat32m{k}_t"
+        zero = (f"__riscv_vfmv_v_f_f32m{k}(0.0f, "
+                f"__riscv_vsetvlmax_e32m{k}())")
         if len(shape) == 1:
-            return f"vfloat32m1_t {new_name} = {zero};"
+            return f"{t} {new_name} = {zero};"
         # one variable per register (each marked used: a schedule may
         # leave one unused), and the buffer's own name as a constant, for
         # the backend's unused-name bookkeeping, which sees only it
-        regs_c = " ".join(f"vfloat32m1_t {new_name}_{k} = {zero}; "
-                          f"(void){new_name}_{k};" for k in range(regs))
+        regs_c = " ".join(f"{t} {new_name}_{j} = {zero}; "
+                          f"(void){new_name}_{j};" for j in range(regs))
         return f"{regs_c} enum {{ {new_name} = {regs} }};"
 
     @classmethod
     def window(cls, basetyp, baseptr, indices, strides, srcinfo):
         """The variable of the register at constant ``indices``."""
         if const_value(indices[-1]) != 0:
-            raise MemGenError(f"{srcinfo}: RVV buffer '{baseptr}' can only "
-                              f"be addressed a whole register at a time "
-                              f"(lane index {indices[-1]}, expected 0)")
+            raise MemGenError(f"{srcinfo}: {cls.__name__} buffer "
+                              f"'{baseptr}' can only be addressed a whole "
+                              f"register at a time (lane index "
+                              f"{indices[-1]}, expected 0)")
         if len(indices) == 1:
             return baseptr
         flat = 0
@@ -132,6 +133,20 @@ class RVV(VectorRegisters):
             # strides[-2] is the last dimension's size: one register
             flat += iv * (sv // const_value(strides[-2]))
         return f"{baseptr}_{flat}"
+
+
+class RVV(RVVRegisters):
+    """RVV ``vfloat32m1_t`` registers (LMUL 1): a buffer ``f32[..., 4] @
+    RVV`` (the ``LANES`` = 4 lanes every machine has: lengths set by
+    ``rvv_vsetvl_e32m1``) or ``f32[..., 2048] @ RVV`` (``MAX_LANES``, as
+    many as any machine has: lengths up to the machine's VLMAX, from
+    ``rvv_vsetvl_min_e32m1``) is one C variable per register, indexed with
+    constants only. The lanes past the machine's VLMAX exist only in the
+    model; no instruction reaches them (each acts on ``VL.vl`` lanes, and
+    ``VL.vl <= VL.vlmax``).
+
+    >>> p = p.set_memory('C_reg', RVV)      # C_reg: f32[4, 4] -> 4 registers
+    """
 
 
 # ---------------------------------------------------------------------------
