@@ -50,6 +50,7 @@ def saxpy_vl(n: size, off: index, vl: size, a: f32[1] @ DRAM,
     """One strip: elements ``off .. off + vl - 1``, ``vl`` the length in
     force (at most ``MAX_LANES``)."""
     assert VL.vl == vl
+    assert vl <= VL.vlmax
     assert vl <= 2048
     assert 0 <= off
     assert off + vl <= n
@@ -84,6 +85,7 @@ def saxpy_vl8(n: size, off: index, vl: size, a: f32[1] @ DRAM,
               x: f32[n] @ DRAM, y: f32[n] @ DRAM):
     """One strip of register groups of 8 (at most ``8 * MAX_LANES``)."""
     assert VL.vl == vl
+    assert vl <= 8 * VL.vlmax
     assert vl <= 16384
     assert 0 <= off
     assert off + vl <= n

@@ -270,7 +270,19 @@ def test_machine_vector_lengths_are_checked():
     with pytest.raises(BoundsError, match="r"):
         parse_proc_source(VLA_SRC.replace("f32[2048] @ RVV",
                                           "f32[4] @ RVV"), scope)
-    with pytest.raises(BoundsError, match="VL.vl == n"):
+    # a length set for a register group is more than one register has
+    # (the C would act on fewer lanes than the body): refused
+    with pytest.raises(BoundsError, match="n <= 4 or n <= VL.vlmax"):
+        parse_proc_source(
+            "def f(x: f32[32] @ DRAM, y: f32[32] @ DRAM):\n"
+            "    rvv_vsetvl_e32m8(32)\n"
+            "    r: f32[2048] @ RVV\n"
+            "    rvv_vle32_f32(32, r[0:32], x[0:32])\n", scope)
+    with pytest.raises(BoundsError, match="n <= 4 or n <= VL.vlmax"):
+        parse_proc_source(_vla_group_src(8).replace(
+            "@ RVVM8", "@ RVV").replace("_f32m8(", "_f32("), scope)
+    # vl may be less than avl: a store of avl lanes is refused
+    with pytest.raises(BoundsError, match="VL.vl == n|n <= 4 or"):
         parse_proc_source(VLA_SRC.replace(
             "rvv_vse32_f32(VL.vl, y[0:VL.vl], d[0:VL.vl])",
             "rvv_vse32_f32(avl, y[0:avl], d[0:avl])"), scope)

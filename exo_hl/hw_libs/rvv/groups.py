@@ -10,7 +10,8 @@ VLMAX)``, the machine's length for the group, after
 ``RVVM8``: buffers ``f32[..., 4 * k]`` or ``f32[..., 2048 * k]``, one C
 variable (``vfloat32m{k}_t``) per group. Loads, stores and the
 multiply-adds of SAXPY and SGEMM, as in ``lib.py`` (tail undisturbed;
-``vmacc_unfused`` two roundings, ``vfmacc`` fused).
+``vmacc_unfused`` two roundings, ``vfmacc`` fused). Each asserts ``n <=
+4 * k or n <= k * VL.vlmax``: a length the group has on this machine.
 
 Why a module of its own: ``lib.py`` is LMUL 1, what most schedules use;
 these are the same instructions again for wider groups, each a short
@@ -95,6 +96,7 @@ def rvv_vle32_f32m2(n: size, dst: [f32][n] @ RVVM2, src: [f32][n] @ DRAM):
 
     >>> p = p.replace(p.find_loop('i0'), rvv_vle32_f32m2)
     """
+    assert n <= 8 or n <= 2 * VL.vlmax
     assert VL.vl == n
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
@@ -109,6 +111,7 @@ def rvv_vse32_f32m2(n: size, dst: [f32][n] @ DRAM, src: [f32][n] @ RVVM2):
 
     >>> p = p.replace(p.find_loop('i1'), rvv_vse32_f32m2)
     """
+    assert n <= 8 or n <= 2 * VL.vlmax
     assert VL.vl == n
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
@@ -124,6 +127,7 @@ def rvv_vfmacc_vf_f32m2(n: size, dst: [f32][n] @ RVVM2, a: [f32][1] @ DRAM,
 
     >>> p = p.replace(p.find_loop('i'), rvv_vfmacc_vf_f32m2)
     """
+    assert n <= 8 or n <= 2 * VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(b, 0) == 1
@@ -141,6 +145,7 @@ def rvv_vmacc_unfused_vf_f32m2(n: size, dst: [f32][n] @ RVVM2,
 
     >>> p = p.replace(p.find_loop('i'), rvv_vmacc_unfused_vf_f32m2)
     """
+    assert n <= 8 or n <= 2 * VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(b, 0) == 1
@@ -185,6 +190,7 @@ def rvv_vle32_f32m4(n: size, dst: [f32][n] @ RVVM4, src: [f32][n] @ DRAM):
 
     >>> p = p.replace(p.find_loop('i0'), rvv_vle32_f32m4)
     """
+    assert n <= 16 or n <= 4 * VL.vlmax
     assert VL.vl == n
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
@@ -199,6 +205,7 @@ def rvv_vse32_f32m4(n: size, dst: [f32][n] @ DRAM, src: [f32][n] @ RVVM4):
 
     >>> p = p.replace(p.find_loop('i1'), rvv_vse32_f32m4)
     """
+    assert n <= 16 or n <= 4 * VL.vlmax
     assert VL.vl == n
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
@@ -214,6 +221,7 @@ def rvv_vfmacc_vf_f32m4(n: size, dst: [f32][n] @ RVVM4, a: [f32][1] @ DRAM,
 
     >>> p = p.replace(p.find_loop('i'), rvv_vfmacc_vf_f32m4)
     """
+    assert n <= 16 or n <= 4 * VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(b, 0) == 1
@@ -231,6 +239,7 @@ def rvv_vmacc_unfused_vf_f32m4(n: size, dst: [f32][n] @ RVVM4,
 
     >>> p = p.replace(p.find_loop('i'), rvv_vmacc_unfused_vf_f32m4)
     """
+    assert n <= 16 or n <= 4 * VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(b, 0) == 1
@@ -275,6 +284,7 @@ def rvv_vle32_f32m8(n: size, dst: [f32][n] @ RVVM8, src: [f32][n] @ DRAM):
 
     >>> p = p.replace(p.find_loop('i0'), rvv_vle32_f32m8)
     """
+    assert n <= 32 or n <= 8 * VL.vlmax
     assert VL.vl == n
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
@@ -289,6 +299,7 @@ def rvv_vse32_f32m8(n: size, dst: [f32][n] @ DRAM, src: [f32][n] @ RVVM8):
 
     >>> p = p.replace(p.find_loop('i1'), rvv_vse32_f32m8)
     """
+    assert n <= 32 or n <= 8 * VL.vlmax
     assert VL.vl == n
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
@@ -304,6 +315,7 @@ def rvv_vfmacc_vf_f32m8(n: size, dst: [f32][n] @ RVVM8, a: [f32][1] @ DRAM,
 
     >>> p = p.replace(p.find_loop('i'), rvv_vfmacc_vf_f32m8)
     """
+    assert n <= 32 or n <= 8 * VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(b, 0) == 1
@@ -321,6 +333,7 @@ def rvv_vmacc_unfused_vf_f32m8(n: size, dst: [f32][n] @ RVVM8,
 
     >>> p = p.replace(p.find_loop('i'), rvv_vmacc_unfused_vf_f32m8)
     """
+    assert n <= 32 or n <= 8 * VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(b, 0) == 1

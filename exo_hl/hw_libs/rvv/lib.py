@@ -24,7 +24,15 @@ machine's length: ``rvv_vsetvlmax_e32m1`` reads the machine's VLMAX into
 (apps/saxpy_rvv) uses every lane of a longer machine, one executable for
 all. A register holds more lanes on a longer machine; lanes past ``vl``
 are left undisturbed (the ``_tu`` intrinsics), as the bodies say, and
-never read.
+never read. Every instruction asserts ``n <= 4 or n <= VL.vlmax`` (a
+length its register has on this machine): a ``vl`` set for a register
+group (``rvv_vsetvl_e32m8(32)``) is refused by an LMUL-1 instruction,
+which would act on fewer lanes than its body says.
+
+``VL.vlmax`` is the machine's, written by ``rvv_vsetvlmax_e32m1`` only:
+a program that writes it by hand, or a caller that passes a context
+holding another value, describes another machine than the one the code
+runs on, and ``interpret()`` and the machine then differ.
 
 Registers. ``vfloat32m1_t`` is a sizeless type (no arrays of it in C), so
 a buffer ``f32[..., 4] @ RVV`` (or ``f32[..., 2048]``, for the machine's
@@ -213,6 +221,7 @@ def rvv_vle32_f32(n: size, dst: [f32][n] @ RVV, src: [f32][n] @ DRAM):
 
     >>> p = p.replace(p.find_loop('i1'), rvv_vle32_f32)
     """
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
@@ -227,6 +236,7 @@ def rvv_vse32_f32(n: size, dst: [f32][n] @ DRAM, src: [f32][n] @ RVV):
 
     >>> p = p.replace(p.find_loop('i1'), rvv_vse32_f32)
     """
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
@@ -241,6 +251,7 @@ def rvv_vfmv_v_f_f32(n: size, dst: [f32][n] @ RVV, src: [f32][1] @ DRAM):
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfmv_v_f_f32)
     """
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     for i in seq(0, n):
@@ -255,6 +266,7 @@ def rvv_vfmv_v_f_scalar_f32(n: size, dst: [f32][n] @ RVV, src: f32):
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfmv_v_f_scalar_f32)
     """
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     for i in seq(0, n):
@@ -268,6 +280,7 @@ def rvv_vzero_f32(n: size, dst: [f32][n] @ RVV):
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vzero_f32)
     """
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     for i in seq(0, n):
@@ -285,6 +298,7 @@ def rvv_vfadd_vv_f32(n: size, dst: [f32][n] @ RVV, a: [f32][n] @ RVV,
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfadd_vv_f32)
     """
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(a, 0) == 1
@@ -301,6 +315,7 @@ def rvv_vfmul_vv_f32(n: size, dst: [f32][n] @ RVV, a: [f32][n] @ RVV,
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfmul_vv_f32)
     """
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(a, 0) == 1
@@ -317,6 +332,7 @@ def rvv_vfmacc_vv_f32(n: size, dst: [f32][n] @ RVV, a: [f32][n] @ RVV,
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfmacc_vv_f32)
     """
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(a, 0) == 1
@@ -334,6 +350,7 @@ def rvv_vfmacc_vf_f32(n: size, dst: [f32][n] @ RVV, a: [f32][1] @ DRAM,
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfmacc_vf_f32)
     """
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(b, 0) == 1
@@ -354,6 +371,7 @@ def rvv_vmacc_unfused_vf_f32(n: size, dst: [f32][n] @ RVV,
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vmacc_unfused_vf_f32)
     """
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(b, 0) == 1
@@ -370,6 +388,7 @@ def rvv_vfredosum_f32(n: size, dst: [f32][1] @ DRAM, src: [f32][n] @ RVV):
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfredosum_f32)
     """
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(src, 0) == 1
     for i in seq(0, n):
