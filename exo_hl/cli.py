@@ -411,7 +411,8 @@ def build_parser():
                    help="print the CPU features each procedure needs "
                    "(with -o, also compile)")
     c.add_argument("--target", choices=("aarch64", "aarch64-fp16",
-                                         "riscv64", "riscv64-vlen256"),
+                                         "riscv64", "riscv64-vlen256",
+                                         "riscv64-vlen512"),
                    help="also build NAME.o with this cross target's "
                    "compiler (docs/arm_riscv.md); a procedure needing a "
                    "feature the target lacks is an error")

@@ -108,7 +108,28 @@ def sliding_tiles(tile=TILE, parallel=False, algo=blur):
     return p.rename(_name(algo, "strips_par" if parallel else "strips"))
 
 
-def _vec_stage(p, loop, tag, wrap=False, avx512=False):
+def _isa(wrap, avx512=False, neon=False):
+    """(register memory, load, mean of three, store, lanes) of one
+    instruction set: AVX2 (16 lanes), AVX-512 (32, ``wrap`` only) or NEON
+    (8 lanes of ``uint16x8_t``)."""
+    if avx512:
+        from exo_hl.hw_libs.avx512 import (AVX512, mm512_loadu_epi16,
+                                           mm512_mean3_wrap_epu16,
+                                           mm512_storeu_epi16)
+        return (AVX512, mm512_loadu_epi16, mm512_mean3_wrap_epu16,
+                mm512_storeu_epi16, 32)
+    if neon:
+        from exo_hl.hw_libs import neon as n
+        return (n.Neon, n.neon_vld_8xu16,
+                n.neon_mean3_wrap_8xu16 if wrap else n.neon_mean3_8xu16,
+                n.neon_vst_8xu16, n.LANESU16)
+    from exo_hl.hw_libs import avx2 as a
+    return (a.AVX2, a.mm256_loadu_epi16,
+            a.mm256_mean3_wrap_epu16 if wrap else a.mm256_mean3_epu16,
+            a.mm256_storeu_epi16, 16)
+
+
+def _vec_stage(p, loop, tag, wrap=False, avx512=False, neon=False):
     """Vectorize one stage's row loop ``loop`` (body ``d[.., x] = (r0 + r1
     + r2) / 3``) by 16 lanes: split it, bind each read and the mean to
     16-lane ui16 buffers in AVX2 registers (``bind_expr``, ``expand_dim``,
@@ -116,21 +137,10 @@ def _vec_stage(p, loop, tag, wrap=False, avx512=False):
     (``replace``): three loads, ``mm256_mean3_epu16`` (with ``wrap``, the
     body ``d[.., x] = ((r0 + r1 + r2) % 65536) / 3`` and
     ``mm256_mean3_wrap_epu16``), one store. ``avx512`` (with ``wrap``):
-    32 lanes in AVX-512 registers, ``mm512_mean3_wrap_epu16``."""
-    if avx512:
-        from exo_hl.hw_libs.avx512 import (AVX512 as mem,
-                                           mm512_loadu_epi16 as load,
-                                           mm512_mean3_wrap_epu16 as mean3,
-                                           mm512_storeu_epi16 as store)
-        lanes = 32
-    else:
-        from exo_hl.hw_libs.avx2 import (AVX2 as mem,
-                                         mm256_loadu_epi16 as load,
-                                         mm256_mean3_epu16,
-                                         mm256_mean3_wrap_epu16,
-                                         mm256_storeu_epi16 as store)
-        mean3 = mm256_mean3_wrap_epu16 if wrap else mm256_mean3_epu16
-        lanes = 16
+    32 lanes in AVX-512 registers, ``mm512_mean3_wrap_epu16``; ``neon``:
+    8 lanes in NEON registers, ``neon_mean3_8xu16`` or
+    ``neon_mean3_wrap_8xu16``."""
+    mem, load, mean3, store, lanes = _isa(wrap, avx512, neon)
     xo, xi = f"{tag}o", f"{tag}i"
     p = p.split(loop, lanes, xo, xi, tail='perfect')
     body = p.find_loop(xi).body()[0]
@@ -160,11 +170,15 @@ def _vec_stage(p, loop, tag, wrap=False, avx512=False):
     return p.replace(p.find(f"_ = {names[3]}[_]").parent(), store)
 
 
-def vectorized(base=sliding_tiles, algo=blur, avx512=False, pad=PAD, **kw):
+def vectorized(base=sliding_tiles, algo=blur, avx512=False, pad=PAD,
+               neon=False, **kw):
     """``base`` with both stages' row loops vectorized by 16 ui16 lanes
     (AVX2: three loads, ``mm256_mean3_epu16`` or, for ``blur16``,
     ``mm256_mean3_wrap_epu16``, one store per 16 pixels); ``avx512`` (for
-    ``blur16``): by 32 lanes with ``mm512_mean3_wrap_epu16``. The row loop
+    ``blur16``): by 32 lanes with ``mm512_mean3_wrap_epu16``; ``neon``:
+    by 8 lanes in NEON registers (``neon_mean3_8xu16``,
+    ``neon_mean3_wrap_8xu16``; run with ``compile(target='aarch64')``).
+    The row loop
     of the window's new ``bx`` row and that of the output row are fused.
 
     ``bx``'s rows are padded by ``pad`` pixels (``resize_dim``): with
@@ -175,7 +189,8 @@ def vectorized(base=sliding_tiles, algo=blur, avx512=False, pad=PAD, **kw):
     if pad:
         p = p.resize_dim('bx', 1, f"W + {pad}", 0)
     for k, loop in enumerate(('xb', 'xb', 'x')):   # first rows, row, output
-        p = _vec_stage(p, loop, f"v{k}", wrap=algo is blur16, avx512=avx512)
+        p = _vec_stage(p, loop, f"v{k}", wrap=algo is blur16, avx512=avx512,
+                       neon=neon)
     # one pass over the columns per output row: the new row of bx and the
     # output row it completes (each column reads the bx columns just written)
     return p.fuse_loop(p.find_loop('v1o'), p.find_loop('v2o'))
@@ -213,3 +228,15 @@ SCHEDULES16_AVX512 = {
     "vec512_strips_par": _once(lambda: vectorized(
         algo=blur16, avx512=True, parallel=True).rename(
             "blur16_vec512_strips_par"))}
+# ... and the vectorized ones for ARM NEON (8 lanes; compile(target=
+# 'aarch64'), run under qemu-aarch64 on x86), of each algorithm
+def _neon_builders(algo):
+    return {name: _once(functools.partial(
+        lambda base, nm: vectorized(base, algo, neon=True).rename(
+            _name(algo, nm)), base, name))
+        for name, base in (("neon_sliding", sliding),
+                           ("neon_strips", sliding_tiles))}
+
+
+SCHEDULES_NEON = _neon_builders(blur)
+SCHEDULES16_NEON = _neon_builders(blur16)

@@ -23,10 +23,8 @@ from exo_hl.stdlib import replace_all
 
 try:
     from kernel import sgemm, sgemm_at
-    from lanes import FMLA_LANES
 except ImportError:                    # imported as apps.sgemm_neon
     from .kernel import sgemm, sgemm_at
-    from .lanes import FMLA_LANES
 
 MR, NR, W = 8, 12, neon.LANES          # tile rows, tile columns, lanes
 
@@ -67,8 +65,10 @@ def schedule_lane(p=sgemm_at):
     p = p.split('ii', W, 'iio', 'iii', tail='perfect')
     p = p.commute_expr(p.find('A_reg[_] * B_reg[_]'))
     p = p.unroll('iii')                  # constant lanes
+    # replace infers each loop's lane (A_reg[iio, 2]: the register
+    # A_reg[iio, 0:4] and lane 2)
     p = replace_all(p, [neon.neon_vld_4xf32, neon.neon_vst_4xf32,
-                        *FMLA_LANES])
+                        neon.neon_vfmla_lane_4xf32])
     p = p.unroll('iio')
     while 'for jm in seq(0, 3)' in str(p):     # the tile's (first) ones
         p = p.unroll('jm')

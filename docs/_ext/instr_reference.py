@@ -159,7 +159,7 @@ def markdown(module) -> str:
                   f"- signature: `{e['signature']}`", "",
                   e["doc"].split("\n\n")[0], "", "```python", e["body"],
                   "```", ""]
-        if e["edges"]:
+        if e["edges"] and len(e["edges"]) > 1:   # values, not sizes only
             parts += ["Edge values (the body, run by `interpret`):", "",
                       "```text", *[ln for ln in e["edges"] if ln], "```",
                       ""]
@@ -203,7 +203,7 @@ def setup(app):
                 first = e["doc"].split("\n\n")[0]
                 sec += nodes.paragraph(first, first)
                 sec += literal(e["body"], "python")
-                if e["edges"]:
+                if e["edges"] and len(e["edges"]) > 1:
                     t = "Edge values (the body, run by interpret):"
                     sec += nodes.paragraph(t, t)
                     sec += literal("\n".join(ln for ln in e["edges"] if ln),

@@ -92,8 +92,9 @@ _RV_CC = ["clang-19 --target=riscv64-linux-gnu",
 
 #: the cross targets: NEON on ARMv8-A (``aarch64``), with ARMv8.2-A's
 #: half-precision arithmetic (``aarch64-fp16``); RVV 1.0 at a vector
-#: length of 128 bits (``riscv64``) and of 256 bits (``riscv64-vlen256``;
-#: the same code, a CPU with longer registers).
+#: length of 128 bits (``riscv64``), 256 bits (``riscv64-vlen256``) and
+#: 512 bits (``riscv64-vlen512``): the same executable, CPUs with longer
+#: registers.
 TARGETS = {
     "aarch64": CrossTarget(
         "aarch64", ["aarch64-linux-gnu-gcc"], ["-march=armv8-a"],
@@ -111,6 +112,10 @@ TARGETS = {
         "riscv64-vlen256", _RV_CC, ["-march=rv64gcv"],
         ["qemu-riscv64", "-cpu", _RV_CPU.format(256)], {"rvv"},
         "RV64GCV, RVV 1.0 with VLEN=256", needs=["riscv64-linux-gnu-gcc"]),
+    "riscv64-vlen512": CrossTarget(
+        "riscv64-vlen512", _RV_CC, ["-march=rv64gcv"],
+        ["qemu-riscv64", "-cpu", _RV_CPU.format(512)], {"rvv"},
+        "RV64GCV, RVV 1.0 with VLEN=512", needs=["riscv64-linux-gnu-gcc"]),
 }
 
 #: features that only cross targets have: a procedure using them cannot be
@@ -250,7 +255,8 @@ def _build(header, source, main, stem, target, cc, cflags):
         [header, source, main, " ".join(words), " ".join(flags)]
     ).encode()).hexdigest()[:24]
     d = cache_dir()
-    # one file per architecture: the VLEN 128 and 256 targets share it
+    # one file per architecture: the RVV targets (VLEN 128, 256, 512)
+    # share it
     exe = build_cache.cached_file(d, stem, key, f".{target.split('-')[0]}")
     if build_cache.is_valid(exe):
         return exe

@@ -70,7 +70,8 @@ def flag_candidates(cflags=None, target=None) -> list:
         raise ValueError(
             f"compile(): unknown target {target!r}; expected 'host' or one "
             f"of {', '.join(sorted(TARGETS))} (or a cross target: "
-            f"aarch64, aarch64-fp16, riscv64, riscv64-vlen256)")
+            f"aarch64, aarch64-fp16, riscv64, riscv64-vlen256, "
+            f"riscv64-vlen512)")
     return [f"{user if user is not None else FALLBACK_CFLAGS} "
             f"{TARGETS[target][0]}"]
 

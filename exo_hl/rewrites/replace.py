@@ -25,7 +25,7 @@ from ..core_ir.nodes import IR
 from ..core_ir.traversal import used_syms
 from ..core_ir.windows import retype_window_names
 from ..effects.recheck import check_rewritten
-from ..errors import BoundsError, ExoTypeError
+from ..errors import BoundsError, ExoTypeError, SchedulingError
 from ..effects import api as EA
 from ..core_ir.typerules import buffer_memories, call_arg_problem
 from ..unify import UnifyError, unify
@@ -73,6 +73,27 @@ def replace(proc, block, sub_proc):
 
     path0 = b.paths()[0]
     env = S.env_at(pir, path0)
+    # the readings of the match in order (usually one): the first that
+    # passes every check below is the call
+    first_err = None
+    for cand in (u, ) + u.alternatives:
+        try:
+            new_ir = _checked_call(proc, pir, b, sub_ir, cand, env, path0,
+                                   err)
+            break
+        except SchedulingError as e:
+            first_err = first_err or e
+    else:
+        raise first_err
+
+    return derive(proc, new_ir, "replace", forward=C.forward_replace_block(
+        b.parent, b.field, b.lo, b.hi, 1))
+
+
+def _checked_call(proc, pir, b, sub_ir, u, env, path0, err):
+    """The procedure with the block replaced by the call of reading ``u``,
+    after every check; raises ``err(...)`` (a SchedulingError)."""
+    first = b.stmts[0]
     si = first.srcinfo
     args = u.args(si, norm=lambda e: S.simplify_expr(e, env))
     call = IR.Call(sub_ir, args, srcinfo=si)
@@ -110,8 +131,7 @@ def replace(proc, block, sub_proc):
         raise err(f"the inferred call {_e_call(call)} is not valid here: "
                   f"{_first_line(e)}", progress=H.ARGS_FIT) from None
 
-    return derive(proc, new_ir, "replace", forward=C.forward_replace_block(
-        b.parent, b.field, b.lo, b.hi, 1))
+    return new_ir
 
 
 def _sub_ir(sub_proc):

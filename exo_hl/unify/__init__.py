@@ -14,6 +14,13 @@ Two steps:
    expressing every unknown as an affine combination of the block's known
    atoms; the first choice that works wins (deterministic).
 
+When the equations leave freedom between a window's offset and a control
+argument (``b[lane]`` against ``A_reg[r, 2]``: ``b = A_reg[r, 2:6]`` with
+lane 0, or ``b = A_reg[r, 0:4]`` with lane 2), the solver's preferred
+reading comes first and the one with window offsets 0 second
+(``Unified.alternatives``): ``replace`` checks each reading in full and
+takes the first that holds, so either is only ever used when proven.
+
 The caller (``rewrites/replace.py``) then checks what unification cannot
 see: memories, the callee's preconditions and the bounds of the inferred
 windows, in context.
@@ -40,10 +47,13 @@ class Unified:
     """A successful unification: the matcher state, the window choice and
     the solved coefficients."""
 
-    def __init__(self, matcher, choice, solution):
+    def __init__(self, matcher, choice, solution, alternatives=()):
         self.m = matcher
         self.choice = choice
         self.solution = solution
+        #: other readings of the same match (Unified), to try in order
+        #: when this one fails the caller's checks
+        self.alternatives = tuple(alternatives)
 
     def args(self, srcinfo=None, norm: Optional[Callable] = None):
         """The call arguments (IR expressions), one per parameter.
@@ -156,7 +166,10 @@ def _solve_all(m, sub_ir) -> Unified:
         except NoSolution as e:
             fails.append((choice, _why(e.desc)))
             continue
-        return Unified(m, choice, sol)
+        offsets = [u for u in unknowns if u[0] != "arg"]
+        alt = solve(eqs, unknowns, m.atoms, positive, prefer_zero=offsets)
+        return Unified(m, choice, sol,
+                       [Unified(m, choice, alt)] if alt != sol else [])
     if not fails:
         raise UnifyError("no window choice fits the accesses")
     if len(fails) == 1:

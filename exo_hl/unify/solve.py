@@ -80,7 +80,8 @@ Solution = Dict[object, Tuple[int, Dict[object, int]]]
 
 
 def solve(eqs: Sequence[Equation], unknowns: Sequence, basis: Sequence,
-          positive: Sequence = (), optimize: bool = True) -> Solution:
+          positive: Sequence = (), optimize: bool = True,
+          prefer_zero: Sequence = ()) -> Solution:
     """``{unknown: (const, {basis atom: coeff})}`` solving every equation for
     all values of the basis atoms; raises ``NoSolution``.
 
@@ -89,7 +90,10 @@ def solve(eqs: Sequence[Equation], unknowns: Sequence, basis: Sequence,
     cancel exactly (they are bound inside the block, so no call argument
     can mention them). ``positive`` lists unknowns preferably >= 1 (sizes)
     when the equations leave them free. ``optimize=False`` only checks that
-    a solution exists (and returns {}).
+    a solution exists (and returns {}). ``prefer_zero`` lists unknowns
+    whose coefficients should preferably all be 0, before the other
+    preferences (``unify`` asks this for a second reading, window offsets
+    zero and the freedom in control arguments, e.g. a lane number).
 
     The z3 query depends only on the coefficients, with unknowns and basis
     atoms numbered by position (``_rows``), so it is solved once per such
@@ -102,7 +106,8 @@ def solve(eqs: Sequence[Equation], unknowns: Sequence, basis: Sequence,
     if not unknowns:
         return {}
     pos = tuple(uidx[u] for u in positive)
-    out = _solve_rows(rows, len(unknowns), len(basis), pos, optimize)
+    zero = tuple(uidx[u] for u in prefer_zero)
+    out = _solve_rows(rows, len(unknowns), len(basis), pos, optimize, zero)
     if isinstance(out, int):
         raise NoSolution(descs[out])
     if isinstance(out, str):
@@ -137,7 +142,7 @@ def _rows(eqs, uidx, bidx, basis):
 
 
 @memo(maxsize=4096)
-def _solve_rows(rows, nu, nb, positive, optimize):
+def _solve_rows(rows, nu, nb, positive, optimize, prefer_zero=()):
     """The z3 query of ``solve`` on numbered unknowns and basis columns:
     ``((const, ((j, coeff), ...)), ...)`` per unknown; or the index of the
     row an unsat core names; or a message why there is no solution.
@@ -151,7 +156,7 @@ def _solve_rows(rows, nu, nb, positive, optimize):
     fast = _unique_solution(rows, nu, nb)
     if fast is not None:
         return fast if optimize else ()
-    return _solve_rows_z3(rows, nu, nb, positive, optimize)
+    return _solve_rows_z3(rows, nu, nb, positive, optimize, prefer_zero)
 
 
 def _unique_solution(rows, nu, nb):
@@ -217,7 +222,7 @@ def _unique_solution(rows, nu, nb):
     return tuple(out)
 
 
-def _solve_rows_z3(rows, nu, nb, positive, optimize):
+def _solve_rows_z3(rows, nu, nb, positive, optimize, prefer_zero=()):
     """``_solve_rows`` by z3: feasibility (with an unsat core), then the
     simplest solution."""
     # a fresh context per query: z3 keeps learned state in a context, and
@@ -251,6 +256,9 @@ def _solve_rows_z3(rows, nu, nb, positive, optimize):
     for c in cons:
         o.add(c)
     allc = [c for u in range(nu) for c in cvars[u]]
+    if prefer_zero:
+        o.minimize(z3.Sum([z3.If(c != 0, 1, 0) for u in prefer_zero
+                           for c in cvars[u]]))
     if positive:
         o.minimize(z3.Sum([z3.If(_value_at_zero(cvars[u]) >= 1, 0, 1)
                            for u in positive]))

@@ -35,7 +35,9 @@ def test_schedule_keeps_the_tile_in_registers_and_selects_neon(kernels):
     # by lane: the column of A in two registers, 24 fmla by lane
     text = str(lane)
     assert "A_reg: f32[2, 4] @ Neon" in text
-    assert sum(text.count(f"fmla_lane{i}(") for i in range(4)) == 24
+    assert text.count("neon_vfmla_lane_4xf32(") == 24
+    for lane in range(4):        # replace inferred every lane
+        assert text.count(f"A_reg[1, 0:4], {lane})") == 3
 
 
 def test_neon_sgemm_equals_interpret_under_qemu(kernels):

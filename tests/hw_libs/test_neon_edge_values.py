@@ -53,18 +53,25 @@ EDGES = {
                       -1.7976931348623157e308, 1e16, -1e16, 1.0, -1.0, 0.5,
                       3.0, 0.1, 1 + 2.0 ** -30, -(1 + 2.0 ** -29)],
                      np.float64),
+    # ui16: the ends, the multiples of 3 and their neighbours, the points
+    # where a sum of two or three wraps, the largest quarter/low-bit mixes
+    IR.UI16: np.array([0, 1, 2, 3, 4, 5, 21844, 21845, 21846, 32767, 32768,
+                       32769, 43690, 43691, 65532, 65533, 65534, 65535],
+                      np.uint16),
 }
 #: factors of the fused multiply-adds: every product of two is exact
 EXACT = {t: np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.0,
                       -2.0, 3.0, 0.5, 100.0], dt)
          for t, dt in ((IR.F32, np.float32), (IR.F16, np.float16),
                        (IR.F64, np.float64))}
-DTYPE = {IR.F32: np.float32, IR.F16: np.float16, IR.F64: np.float64}
-TNAME = {IR.F32: "f32", IR.F16: "f16", IR.F64: "f64"}
+DTYPE = {IR.F32: np.float32, IR.F16: np.float16, IR.F64: np.float64,
+         IR.UI16: np.uint16}
+TNAME = {IR.F32: "f32", IR.F16: "f16", IR.F64: "f64", IR.UI16: "ui16"}
 MOVES = {IR.F32: ("neon_vld_4xf32", "neon_vst_4xf32"),
          IR.F16: ("neon_vld_8xf16", "neon_vst_8xf16"),
-         IR.F64: ("neon_vld_2xf64", "neon_vst_2xf64")}
-LANES = {IR.F32: 4, IR.F16: 8, IR.F64: 2}
+         IR.F64: ("neon_vld_2xf64", "neon_vst_2xf64"),
+         IR.UI16: ("neon_vld_8xu16", "neon_vst_8xu16")}
+LANES = {IR.F32: 4, IR.F16: 8, IR.F64: 2, IR.UI16: 8}
 
 
 def _fused(instr):
@@ -216,3 +223,49 @@ def test_neon_code_for_the_x86_host_is_refused_naming_the_target():
                           LANES)
     with pytest.raises(RuntimeError, match="target='aarch64'"):
         made[0][2].compile()
+
+
+def test_neon_ui16_means_on_every_edge_triple_under_qemu():
+    """The means of three and the wrapping add on every triple of edge
+    values (5832 lanes) and random ones, against numpy's formulas and
+    ``interpret()``, in one call."""
+    need_target("aarch64")
+    src = (
+        "def means(n: size, a: ui16[8 * n] @ DRAM, b: ui16[8 * n] @ DRAM,\n"
+        "          c: ui16[8 * n] @ DRAM, e: ui16[8 * n] @ DRAM,\n"
+        "          w: ui16[8 * n] @ DRAM, s: ui16[8 * n] @ DRAM):\n"
+        "    for g in seq(0, n):\n"
+        "        ra: ui16[8] @ Neon\n"
+        "        rb: ui16[8] @ Neon\n"
+        "        rc: ui16[8] @ Neon\n"
+        "        rm: ui16[8] @ Neon\n"
+        "        neon_vld_8xu16(ra, a[8 * g:8 * g + 8])\n"
+        "        neon_vld_8xu16(rb, b[8 * g:8 * g + 8])\n"
+        "        neon_vld_8xu16(rc, c[8 * g:8 * g + 8])\n"
+        "        neon_mean3_8xu16(rm, ra, rb, rc)\n"
+        "        neon_vst_8xu16(e[8 * g:8 * g + 8], rm)\n"
+        "        neon_mean3_wrap_8xu16(rm, ra, rb, rc)\n"
+        "        neon_vst_8xu16(w[8 * g:8 * g + 8], rm)\n"
+        "        neon_vadd_8xu16(rm, ra, rb)\n"
+        "        neon_vst_8xu16(s[8 * g:8 * g + 8], rm)\n")
+    p = parse_proc_source(src, library_scope(neon))
+    ev = EDGES[IR.UI16]
+    trip = np.array(list(itertools.product(ev, ev, ev)), np.uint16)
+    rng = np.random.default_rng(3)
+    rand = rng.integers(0, 65536, (2360, 3), dtype=np.uint16)
+    abc = np.concatenate([trip, rand])            # 8192 lanes
+    n = len(abc) // 8
+    args = dict(n=n, a=abc[:, 0].copy(), b=abc[:, 1].copy(),
+                c=abc[:, 2].copy(), e=np.zeros(8 * n, np.uint16),
+                w=np.zeros(8 * n, np.uint16), s=np.zeros(8 * n, np.uint16))
+    want = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+            for k, v in args.items()}
+    p.interpret(**want)
+    p.compile(target="aarch64").run_many([args])
+    tot = abc.astype(np.int64).sum(axis=1)
+    np.testing.assert_array_equal(args["e"], tot // 3)
+    np.testing.assert_array_equal(args["w"], (tot % 65536) // 3)
+    np.testing.assert_array_equal(
+        args["s"], (abc[:, 0].astype(np.int64) + abc[:, 1]) % 65536)
+    for k in "ews":
+        np.testing.assert_array_equal(args[k], want[k])

@@ -4,7 +4,10 @@ every RVV machine), and the vector length as checked config state.
 
 Wrappers as in test_neon_edge_values.py, with the length ``n`` of each
 instruction set first by ``rvv_vsetvl_e32m1(n)`` (n = 1..4; 5 is
-refused). All wrappers run in one qemu process per VLEN.
+refused; for register groups of LMUL k ``rvv_vsetvl_e32m{k}``, up to
+4 * k). All wrappers run in one qemu process per VLEN. The lengths of
+the machine (``rvv_vsetvlmax_e32m1``, ``rvv_vsetvl_min_e32m1``) at VLEN
+128, 256 and 512, one executable, in their own test.
 """
 from __future__ import annotations
 
@@ -28,8 +31,19 @@ pytestmark = pytest.mark.no_c_audit("RISC-V C: checked by the cross "
                                     "compiler with -Werror in these tests")
 
 
+def lmul(instr):
+    """The LMUL of an instruction's registers (1 when it has none)."""
+    return next((a.mem.lmul for a in instr.ir().args
+                 if isinstance(a.mem, type)
+                 and issubclass(a.mem, rvv.RVVRegisters)),
+                int(instr.name()[-1]) if "vsetvl_e32m" in instr.name()
+                else 1)
+
+
 def wrapper(instr, n):
-    args, body, call, ins, outs = [], [f"    rvv_vsetvl_e32m1({n})"], [], \
+    k = lmul(instr)
+    sfx = "" if k == 1 else f"m{k}"
+    args, body, call, ins, outs = [], [f"    rvv_vsetvl_e32m{k}({n})"], [], \
         [], []
     for a in instr.ir().args:
         nm = a.name.name
@@ -44,20 +58,21 @@ def wrapper(instr, n):
             call.append(f"s_{nm}")
             outs.append((f"y_{nm}", 1, f"    y_{nm}[0] = s_{nm}"))
             continue
-        k = dims[0]
-        args += [f"x_{nm}: f32[{k}] @ DRAM", f"y_{nm}: f32[{k}] @ DRAM"]
-        ins.append((f"x_{nm}", k))
-        if a.mem is rvv.RVV:
-            body += [f"    r_{nm}: f32[4] @ RVV",
-                     f"    rvv_vle32_f32({n}, r_{nm}[0:{n}], x_{nm}[0:{n}])"]
+        m = dims[0]
+        args += [f"x_{nm}: f32[{m}] @ DRAM", f"y_{nm}: f32[{m}] @ DRAM"]
+        ins.append((f"x_{nm}", m))
+        if isinstance(a.mem, type) and issubclass(a.mem, rvv.RVVRegisters):
+            body += [f"    r_{nm}: f32[{4 * k}] @ {a.mem.__name__}",
+                     f"    rvv_vle32_f32{sfx}({n}, r_{nm}[0:{n}], "
+                     f"x_{nm}[0:{n}])"]
             call.append(f"r_{nm}[0:{n}]")
-            outs.append((f"y_{nm}", k, f"    rvv_vse32_f32({n}, "
+            outs.append((f"y_{nm}", m, f"    rvv_vse32_f32{sfx}({n}, "
                          f"y_{nm}[0:{n}], r_{nm}[0:{n}])"))
         else:
-            call.append(f"x_{nm}[0:{k}]")
-            outs.append((f"y_{nm}", k, f"    for i in seq(0, {k}):\n"
+            call.append(f"x_{nm}[0:{m}]")
+            outs.append((f"y_{nm}", m, f"    for i in seq(0, {m}):\n"
                          f"        y_{nm}[i] = x_{nm}[i]"))
-    if instr is not rvv.rvv_vsetvl_e32m1:
+    if "vsetvl_e32m" not in instr.name():
         body.append(f"    {instr.name()}({', '.join(call)})")
     body += [o[2] for o in outs]
     if not args:
@@ -67,18 +82,28 @@ def wrapper(instr, n):
     return src, ins, [o[:2] for o in outs]
 
 
+#: the vector lengths of any machine: tested by
+#: test_machine_vector_length_under_qemu
+VLA_SETS = (rvv.rvv_vsetvlmax_e32m1, rvv.rvv_vsetvl_min_e32m1,
+            rvv.rvv_vsetvl_min_e32m2, rvv.rvv_vsetvl_min_e32m4,
+            rvv.rvv_vsetvl_min_e32m8)
+
+
 def build():
     scope = library_scope(rvv)
     made = []
     for instr in rvv.INSTRS:
-        for n in (1, 2, 3, 4, 5):
+        if instr in VLA_SETS:
+            continue
+        top = 4 * lmul(instr)        # the lanes every machine has
+        for n in sorted({1, 2, top - 1, top, top + 1}):
             src, ins, outs = wrapper(instr, n)
             try:
                 p = parse_proc_source(src, scope)
             except (SchedulingError, ExoTypeError, BoundsError) as e:
-                assert n == 5 and "rvv_" in str(e), (src, e)
+                assert n == top + 1 and "rvv_" in str(e), (src, e)
                 continue
-            assert n <= 4, src
+            assert n <= top, src
             made.append((instr, n, p, ins, outs))
     return made
 
@@ -104,7 +129,7 @@ def _inputs(instr, ins, rng, trial):
 def test_every_rvv_instruction_equals_its_body_under_qemu(target):
     need_target(target)
     made = build()
-    assert {i for i, *_ in made} == set(rvv.INSTRS)
+    assert {i for i, *_ in made} == set(rvv.INSTRS) - set(VLA_SETS)
     prog = CrossProgram([p for _, _, p, _, _ in made], target,
                         cflags="-std=c11 -Werror", stem="rvv_edges")
     calls = []
@@ -154,3 +179,110 @@ def test_rvv_registers_need_constant_indices():
     y = np.zeros((2, 4), np.float32)
     q.compile(target="riscv64", cflags="-std=c11 -Werror")(x, y)
     assert np.array_equal(x, y)
+
+
+VLA_SRC = """\
+def w_vla(m: size, avl: size, x: f32[2048] @ DRAM, y: f32[m] @ DRAM):
+    assert avl <= m
+    assert m <= 2048
+    rvv_vsetvlmax_e32m1()
+    r: f32[2048] @ RVV
+    d: f32[2048] @ RVV
+    rvv_vle32_f32(VL.vl, r[0:VL.vl], x[0:VL.vl])
+    rvv_vsetvl_min_e32m1(avl)
+    rvv_vfadd_vv_f32(VL.vl, d[0:VL.vl], r[0:VL.vl], r[0:VL.vl])
+    rvv_vse32_f32(VL.vl, y[0:VL.vl], d[0:VL.vl])
+"""
+
+
+def _vla_group_src(k):
+    """Load and store the first ``min(avl, k * VLMAX)`` floats with
+    register groups of ``k``."""
+    m = 2048 * k
+    return (f"def w_vla{k}(m: size, avl: size, x: f32[m] @ DRAM,\n"
+            f"           y: f32[m] @ DRAM):\n"
+            f"    assert avl <= m\n"
+            f"    assert m <= {m}\n"
+            f"    rvv_vsetvlmax_e32m1()\n"
+            f"    rvv_vsetvl_min_e32m{k}(avl)\n"
+            f"    r: f32[{m}] @ RVVM{k}\n"
+            f"    rvv_vle32_f32m{k}(VL.vl, r[0:VL.vl], x[0:VL.vl])\n"
+            f"    rvv_vse32_f32m{k}(VL.vl, y[0:VL.vl], r[0:VL.vl])\n")
+
+
+def test_machine_vector_length_under_qemu():
+    """``rvv_vsetvlmax_e32m1`` reads VLMAX (VLEN / 32) and
+    ``rvv_vsetvl_min_e32m1(avl)`` sets ``min(avl, VLMAX)``: one executable
+    at VLEN 128, 256 and 512 loads VLMAX floats, then doubles and stores
+    the first ``min(avl, VLMAX)``; ``interpret()`` with ``VL.vlmax`` at
+    the machine's value computes the same. For groups of k = 2, 4, 8,
+    ``rvv_vsetvl_min_e32m{k}(avl)`` copies ``min(avl, k * VLMAX)``."""
+    from exo_hl.core_ir.interpret import ConfigState
+    scope = library_scope(rvv)
+    p = parse_proc_source(VLA_SRC, scope)
+    groups = {k: parse_proc_source(_vla_group_src(k), scope)
+              for k in (2, 4, 8)}
+    m = 40
+    x = np.arange(1, 2049, dtype=np.float32)
+    exes = set()
+    for target, vlmax in (("riscv64", 4), ("riscv64-vlen256", 8),
+                          ("riscv64-vlen512", 16)):
+        need_target(target)
+        prog = CrossProgram([p, *groups.values()], target,
+                            cflags="-std=c11 -Werror", stem="rvv_vla")
+        exes.add(prog.executable)
+        avls = (1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 40)
+        calls = [(p, dict(m=m, avl=a, x=x.copy(),
+                          y=np.zeros(m, np.float32))) for a in avls]
+        gavls = (1, 7, 8, 9, 16, 17, 31, 32, 33, 64, 65, 128, 129, 200)
+        gcalls = [(k, a, (q, dict(m=200, avl=a, x=x[:200].copy(),
+                                  y=np.zeros(200, np.float32))))
+                  for k, q in groups.items() for a in gavls]
+        prog.run_many(calls + [c for _, _, c in gcalls])
+        for k, a, (_, args) in gcalls:      # min(avl, k * VLMAX) copied
+            want = np.where(np.arange(200) < min(a, k * vlmax), x[:200], 0)
+            assert np.array_equal(args["y"], want), (target, k, a)
+        for a, (_, args) in zip(avls, calls):
+            k = min(a, vlmax)
+            want = np.zeros(m, np.float32)
+            want[:k] = 2 * x[:k]
+            assert np.array_equal(args["y"], want), (target, a)
+            st = ConfigState()
+            st[rvv.VL.vlmax] = vlmax
+            y = np.zeros(m, np.float32)
+            p.interpret(m=m, avl=a, x=x, y=y, config_state=st)
+            assert np.array_equal(y, want), (target, a)
+        assert prog.get_config(rvv.VL, "vlmax") == vlmax
+        # the last call: groups of 8, avl 200
+        assert prog.get_config(rvv.VL, "vl") == min(200, 8 * vlmax)
+    assert len(exes) == 1        # the same executable at every VLEN
+
+
+def test_machine_vector_lengths_are_checked():
+    """A length of the machine's needs ``rvv_vsetvlmax_e32m1`` first (the
+    checker knows nothing of ``VL.vlmax`` otherwise), a register of the
+    4 guaranteed lanes cannot hold it, and ``vl`` may be less than
+    ``avl``: each refused."""
+    scope = library_scope(rvv)
+    with pytest.raises(BoundsError, match="VL.vlmax >= 4"):
+        parse_proc_source(VLA_SRC.replace("rvv_vsetvlmax_e32m1()",
+                                          "rvv_vsetvl_e32m1(4)"), scope)
+    with pytest.raises(BoundsError, match="r"):
+        parse_proc_source(VLA_SRC.replace("f32[2048] @ RVV",
+                                          "f32[4] @ RVV"), scope)
+    # a length set for a register group is more than one register has
+    # (the C would act on fewer lanes than the body): refused
+    with pytest.raises(BoundsError, match="n <= 4 or n <= VL.vlmax"):
+        parse_proc_source(
+            "def f(x: f32[32] @ DRAM, y: f32[32] @ DRAM):\n"
+            "    rvv_vsetvl_e32m8(32)\n"
+            "    r: f32[2048] @ RVV\n"
+            "    rvv_vle32_f32(32, r[0:32], x[0:32])\n", scope)
+    with pytest.raises(BoundsError, match="n <= 4 or n <= VL.vlmax"):
+        parse_proc_source(_vla_group_src(8).replace(
+            "@ RVVM8", "@ RVV").replace("_f32m8(", "_f32("), scope)
+    # vl may be less than avl: a store of avl lanes is refused
+    with pytest.raises(BoundsError, match="VL.vl == n|n <= 4 or"):
+        parse_proc_source(VLA_SRC.replace(
+            "rvv_vse32_f32(VL.vl, y[0:VL.vl], d[0:VL.vl])",
+            "rvv_vse32_f32(avl, y[0:avl], d[0:avl])"), scope)

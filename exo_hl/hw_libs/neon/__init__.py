@@ -1,10 +1,11 @@
 """The ARM NEON hardware library (a user library: public API only).
 
 Memory ``Neon``: ``float32x4_t`` (4 x f32), ``float16x8_t`` (8 x f16, with
-``fp16``), ``float64x2_t`` (2 x f64). ``INSTRS`` lists every instruction;
-build with ``compile(target='aarch64')`` (docs/arm_riscv.md).
+``fp16``), ``float64x2_t`` (2 x f64), ``uint16x8_t`` (8 x ui16). ``INSTRS``
+lists every instruction; build with ``compile(target='aarch64')``
+(docs/arm_riscv.md).
 """
-from .lib import (LANES, LANES16, LANES64, INSTRS, Neon,
+from .lib import (LANES, LANES16, LANES64, LANESU16, INSTRS, Neon,
                   neon_vld_4xf32,
                   neon_vst_4xf32,
                   neon_vld_prefix_4xf32,
@@ -50,9 +51,14 @@ from .lib import (LANES, LANES16, LANES64, INSTRS, Neon,
                   neon_vmla_2xf64,
                   neon_reduce_add_2xf64,
                   neon_cvt_low_f32_to_f64,
-                  neon_cvt_high_f32_to_f64)
+                  neon_cvt_high_f32_to_f64,
+                  neon_vld_8xu16,
+                  neon_vst_8xu16,
+                  neon_vadd_8xu16,
+                  neon_mean3_8xu16,
+                  neon_mean3_wrap_8xu16)
 
-__all__ = ["Neon", "INSTRS", "LANES", "LANES16", "LANES64",
+__all__ = ["Neon", "INSTRS", "LANES", "LANES16", "LANES64", "LANESU16",
            "neon_vld_4xf32",
            "neon_vst_4xf32",
            "neon_vld_prefix_4xf32",
@@ -98,4 +104,9 @@ __all__ = ["Neon", "INSTRS", "LANES", "LANES16", "LANES64",
            "neon_vmla_2xf64",
            "neon_reduce_add_2xf64",
            "neon_cvt_low_f32_to_f64",
-           "neon_cvt_high_f32_to_f64"]
+           "neon_cvt_high_f32_to_f64",
+           "neon_vld_8xu16",
+           "neon_vst_8xu16",
+           "neon_vadd_8xu16",
+           "neon_mean3_8xu16",
+           "neon_mean3_wrap_8xu16"]

@@ -6,7 +6,9 @@ memory ``Neon`` holds one kind of register per element type:
 - ``float32x4_t`` for f32, 4 lanes: a buffer ``f32[..., 4]``;
 - ``float16x8_t`` for f16, 8 lanes: a buffer ``f16[..., 8]`` (needs the
   ``fp16`` feature: ARMv8.2-A half-precision arithmetic);
-- ``float64x2_t`` for f64, 2 lanes: a buffer ``f64[..., 2]``.
+- ``float64x2_t`` for f64, 2 lanes: a buffer ``f64[..., 2]``;
+- ``uint16x8_t`` for ui16, 8 lanes: a buffer ``ui16[..., 8]`` (image
+  kernels on 16-bit pixels, such as apps/blur).
 
 Each instruction's body is its exact meaning (what ``interpret`` runs and
 what ``replace`` matches); its template is the intrinsic emitted in C; it
@@ -23,19 +25,27 @@ differently), ``neon_vmax_4xf32`` is ``a > b ? a : b`` (a compare and a
 select: ``vmaxq_f32`` returns NaN for a NaN operand and +0.0 for
 ``max(-0.0, +0.0)``, which no body of ours spells).
 
+Integer bodies (ui16) are exact on the whole ui16 range, under the rules
+the AVX2 library's are (docs/semantics.md): data arithmetic on ui16
+happens in ``int`` and every write wraps to 16 bits, so ``a + b`` is the
+wrapping ``vaddq_u16``; division by 3 is ``(x * 43691) >> 17``, exact for
+every 16-bit ``x``, computed with the widening multiply ``vmull_u16``
+(the 32-bit products) and a narrowing shift.
+
 Why one module of this size: it is the whole library a user imports for
 one register memory, as ``avx2/lib.py`` is; each instruction is a short,
 independent definition sharing the header and helpers.
 """
 from __future__ import annotations
 
-from exo_hl import DRAM, f16, f32, f64, index, instr, seq, size
+from exo_hl import DRAM, f16, f32, f64, index, instr, seq, size, ui16
 from exo_hl import stride  # noqa: F401  (used inside instruction bodies)
 from exo_hl.hw_libs.vector_registers import VectorRegisters
 
 LANES = 4      # f32 lanes of one q register
 LANES16 = 8    # f16 lanes
 LANES64 = 2    # f64 lanes
+LANESU16 = 8   # ui16 lanes
 
 _NEON = {"neon"}
 _FP16 = {"neon", "fp16"}
@@ -74,17 +84,53 @@ static inline float exo_hl_neon_reduce_add_f32(float acc, float32x4_t v) {
 }
 """
 
+_DIV3 = _INCLUDE + """
+/* x / 3 lane-wise for every 16-bit x: (x * 43691) >> 17, 43691 =
+   ceil(2**17 / 3); the products (below 2**32) by the widening multiply,
+   their high halves by a narrowing shift, then one more shift (guarded:
+   both the mean3 helpers' snippets carry it) */
+#ifndef EXO_HL_NEON_DIV3_U16
+#define EXO_HL_NEON_DIV3_U16
+static inline uint16x8_t exo_hl_neon_div3_u16(uint16x8_t x) {
+    const uint16x4_t k = vdup_n_u16(43691);
+    uint32x4_t lo = vmull_u16(vget_low_u16(x), k);
+    uint32x4_t hi = vmull_u16(vget_high_u16(x), k);
+    return vshrq_n_u16(vcombine_u16(vshrn_n_u32(lo, 16),
+                                    vshrn_n_u32(hi, 16)), 1);
+}
+#endif
+"""
+
+_MEAN3 = _DIV3 + """
+/* (a + b + c) / 3 lane-wise, exact for all 16-bit inputs though the sum
+   needs 18 bits: with q = (a>>2) + (b>>2) + (c>>2) and
+   r = (a&3) + (b&3) + (c&3), a + b + c = 4q + r, so the quotient is
+   q + (q + r) / 3, where q + r <= 49158 fits a lane */
+static inline uint16x8_t exo_hl_neon_mean3_u16(uint16x8_t a, uint16x8_t b,
+                                               uint16x8_t c) {
+    const uint16x8_t low2 = vdupq_n_u16(3);
+    uint16x8_t q = vaddq_u16(vaddq_u16(vshrq_n_u16(a, 2), vshrq_n_u16(b, 2)),
+                             vshrq_n_u16(c, 2));
+    uint16x8_t r = vaddq_u16(vaddq_u16(vandq_u16(a, low2),
+                                       vandq_u16(b, low2)),
+                             vandq_u16(c, low2));
+    return vaddq_u16(q, exo_hl_neon_div3_u16(vaddq_u16(q, r)));
+}
+"""
+
 
 class Neon(VectorRegisters):
     """128-bit NEON q registers: ``float32x4_t`` (4 x f32),
-    ``float16x8_t`` (8 x f16, with ``fp16``), ``float64x2_t`` (2 x f64).
+    ``float16x8_t`` (8 x f16, with ``fp16``), ``float64x2_t`` (2 x f64),
+    ``uint16x8_t`` (8 x ui16).
 
     >>> p = p.set_memory('C_reg', Neon)        # C_reg: f32[8, 3, 4] -> 24 registers
     """
 
     registers = {"float": ("float32x4_t", LANES),
                  "_Float16": ("float16x8_t", LANES16),
-                 "double": ("float64x2_t", LANES64)}
+                 "double": ("float64x2_t", LANES64),
+                 "uint16_t": ("uint16x8_t", LANESU16)}
     cpu_features = frozenset(_NEON)
 
     @classmethod
@@ -751,6 +797,86 @@ def neon_cvt_high_f32_to_f64(dst: [f64][2] @ Neon, src: [f32][4] @ Neon):
         dst[i] = src[i + 2]
 
 
+# ===========================================================================
+# ui16: 8 lanes in uint16x8_t
+
+@instr("{dst_data} = vld1q_u16(&{src_data});", _INCLUDE, cpu_features=_NEON)
+def neon_vld_8xu16(dst: [ui16][8] @ Neon, src: [ui16][8] @ DRAM):
+    """Load 8 ui16 from memory into a register.
+
+    >>> p = p.replace(p.find_loop('xi'), neon_vld_8xu16)
+    """
+    assert stride(src, 0) == 1
+    assert stride(dst, 0) == 1
+    for i in seq(0, 8):
+        dst[i] = src[i]
+
+
+@instr("vst1q_u16(&{dst_data}, {src_data});", _INCLUDE, cpu_features=_NEON)
+def neon_vst_8xu16(dst: [ui16][8] @ DRAM, src: [ui16][8] @ Neon):
+    """Store a register's 8 ui16 to memory.
+
+    >>> p = p.replace(p.find_loop('xi'), neon_vst_8xu16)
+    """
+    assert stride(src, 0) == 1
+    assert stride(dst, 0) == 1
+    for i in seq(0, 8):
+        dst[i] = src[i]
+
+
+@instr("{dst_data} = vaddq_u16({a_data}, {b_data});", _INCLUDE,
+       cpu_features=_NEON)
+def neon_vadd_8xu16(dst: [ui16][8] @ Neon, a: [ui16][8] @ Neon,
+                    b: [ui16][8] @ Neon):
+    """``dst = a + b`` lane-wise, modulo 2**16 (the write wraps).
+
+    >>> p = p.replace(p.find_loop('xi'), neon_vadd_8xu16)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    for i in seq(0, 8):
+        dst[i] = a[i] + b[i]
+
+
+@instr("{dst_data} = exo_hl_neon_mean3_u16({a_data}, {b_data}, {c_data});",
+       _MEAN3, cpu_features=_NEON)
+def neon_mean3_8xu16(dst: [ui16][8] @ Neon, a: [ui16][8] @ Neon,
+                     b: [ui16][8] @ Neon, c: [ui16][8] @ Neon):
+    """``dst = (a + b + c) / 3`` lane-wise, the exact floor of the mean of
+    three on the whole ui16 range (the sum, up to 196605, is formed in
+    ``int``): one stage of a 3x3 box blur. Seven 16-bit operations on the
+    quarters and low bits of the inputs, then a division by 3 (a widening
+    multiply and two shifts).
+
+    >>> p = p.replace(p.find_loop('xi'), neon_mean3_8xu16)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    assert stride(c, 0) == 1
+    for i in seq(0, 8):
+        dst[i] = (a[i] + b[i] + c[i]) / 3
+
+
+@instr("{dst_data} = exo_hl_neon_div3_u16(vaddq_u16(vaddq_u16({a_data}, "
+       "{b_data}), {c_data}));", _DIV3, cpu_features=_NEON)
+def neon_mean3_wrap_8xu16(dst: [ui16][8] @ Neon, a: [ui16][8] @ Neon,
+                          b: [ui16][8] @ Neon, c: [ui16][8] @ Neon):
+    """``dst = ((a + b + c) % 65536) / 3`` lane-wise: the sum wraps modulo
+    2**16 as in 16-bit arithmetic (Halide's ``apps/blur`` stage), then is
+    divided by 3 exactly. Two wrapping adds, a widening multiply, shifts.
+
+    >>> p = p.replace(p.find_loop('xi'), neon_mean3_wrap_8xu16)
+    """
+    assert stride(dst, 0) == 1
+    assert stride(a, 0) == 1
+    assert stride(b, 0) == 1
+    assert stride(c, 0) == 1
+    for i in seq(0, 8):
+        dst[i] = ((a[i] + b[i] + c[i]) % 65536) / 3
+
+
 INSTRS = (neon_vld_4xf32, neon_vst_4xf32, neon_vld_prefix_4xf32,
           neon_vst_prefix_4xf32, neon_broadcast_4xf32,
           neon_broadcast_4xf32_scalar, neon_zero_4xf32, neon_reg_copy_4xf32,
@@ -769,4 +895,6 @@ INSTRS = (neon_vld_4xf32, neon_vst_4xf32, neon_vld_prefix_4xf32,
           neon_vfmla_2xf64, neon_broadcast_2xf64_scalar,
           neon_reg_copy_2xf64, neon_vneg_2xf64, neon_vacc_2xf64,
           neon_vmla_2xf64, neon_reduce_add_2xf64, neon_cvt_low_f32_to_f64,
-          neon_cvt_high_f32_to_f64)
+          neon_cvt_high_f32_to_f64,
+          neon_vld_8xu16, neon_vst_8xu16, neon_vadd_8xu16, neon_mean3_8xu16,
+          neon_mean3_wrap_8xu16)

@@ -1,12 +1,36 @@
 """The RISC-V Vector (RVV 1.0) hardware library for f32 (a user library:
 public API only), with the vector length as config state ``VL.vl``.
 
-Memory ``RVV``: ``vfloat32m1_t`` registers, 4 lanes used. ``INSTRS`` lists
-every instruction; build with ``compile(target='riscv64')``
-(docs/arm_riscv.md).
+Memory ``RVV``: ``vfloat32m1_t`` registers, 4 lanes used (or up to the
+machine's VLMAX, ``VL.vlmax``); ``RVVM2``, ``RVVM4``, ``RVVM8``: register
+groups (``groups.py``). ``INSTRS`` lists every instruction; build with
+``compile(target='riscv64')`` (docs/arm_riscv.md).
 """
-from .lib import (INSTRS, LANES, RVV, VL,
+from . import groups as _groups
+from . import lib as _lib
+from .groups import RVVM2, RVVM4, RVVM8
+from .groups import (rvv_vsetvl_e32m2,
+                     rvv_vsetvl_min_e32m2,
+                     rvv_vle32_f32m2,
+                     rvv_vse32_f32m2,
+                     rvv_vfmacc_vf_f32m2,
+                     rvv_vmacc_unfused_vf_f32m2,
+                     rvv_vsetvl_e32m4,
+                     rvv_vsetvl_min_e32m4,
+                     rvv_vle32_f32m4,
+                     rvv_vse32_f32m4,
+                     rvv_vfmacc_vf_f32m4,
+                     rvv_vmacc_unfused_vf_f32m4,
+                     rvv_vsetvl_e32m8,
+                     rvv_vsetvl_min_e32m8,
+                     rvv_vle32_f32m8,
+                     rvv_vse32_f32m8,
+                     rvv_vfmacc_vf_f32m8,
+                     rvv_vmacc_unfused_vf_f32m8)
+from .lib import (LANES, MAX_LANES, RVV, VL, RVVRegisters,
                   rvv_vsetvl_e32m1,
+                  rvv_vsetvlmax_e32m1,
+                  rvv_vsetvl_min_e32m1,
                   rvv_vle32_f32,
                   rvv_vse32_f32,
                   rvv_vfmv_v_f_f32,
@@ -19,8 +43,11 @@ from .lib import (INSTRS, LANES, RVV, VL,
                   rvv_vmacc_unfused_vf_f32,
                   rvv_vfredosum_f32)
 
-__all__ = ["RVV", "VL", "INSTRS", "LANES",
+__all__ = ["RVV", "RVVM2", "RVVM4", "RVVM8", "RVVRegisters", "VL", "INSTRS",
+           "LANES", "MAX_LANES",
            "rvv_vsetvl_e32m1",
+           "rvv_vsetvlmax_e32m1",
+           "rvv_vsetvl_min_e32m1",
            "rvv_vle32_f32",
            "rvv_vse32_f32",
            "rvv_vfmv_v_f_f32",
@@ -31,4 +58,25 @@ __all__ = ["RVV", "VL", "INSTRS", "LANES",
            "rvv_vfmacc_vv_f32",
            "rvv_vfmacc_vf_f32",
            "rvv_vmacc_unfused_vf_f32",
-           "rvv_vfredosum_f32"]
+           "rvv_vfredosum_f32",
+           "rvv_vsetvl_e32m2",
+           "rvv_vsetvl_min_e32m2",
+           "rvv_vle32_f32m2",
+           "rvv_vse32_f32m2",
+           "rvv_vfmacc_vf_f32m2",
+           "rvv_vmacc_unfused_vf_f32m2",
+           "rvv_vsetvl_e32m4",
+           "rvv_vsetvl_min_e32m4",
+           "rvv_vle32_f32m4",
+           "rvv_vse32_f32m4",
+           "rvv_vfmacc_vf_f32m4",
+           "rvv_vmacc_unfused_vf_f32m4",
+           "rvv_vsetvl_e32m8",
+           "rvv_vsetvl_min_e32m8",
+           "rvv_vle32_f32m8",
+           "rvv_vse32_f32m8",
+           "rvv_vfmacc_vf_f32m8",
+           "rvv_vmacc_unfused_vf_f32m8"]
+
+#: every instruction: LMUL 1 (lib.py), then the register groups
+INSTRS = _lib.INSTRS + _groups.INSTRS

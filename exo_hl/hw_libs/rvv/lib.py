@@ -13,16 +13,30 @@ that calls an instruction under another ``vl`` (or none) is refused, and
 a rewrite that moves a ``vsetvl`` past an instruction that depends on it
 is refused like any other config dependence.
 
-Vector-length agnostic: ``vsetvl(n)`` sets ``vl = n`` exactly when ``n``
-is at most VLMAX, and the V extension requires VLEN >= 128, so VLMAX >= 4
-for 32-bit elements at LMUL 1 on every RVV 1.0 machine. Instructions
-assert ``n <= 4``: the same code computes the same result at any VLEN
-(the tests run it at 128 and 256). A register holds more lanes on a
-longer machine; lanes past ``vl`` are left undisturbed (the ``_tu``
-intrinsics), as the bodies say, and never read.
+Vector-length agnostic, two ways. Lengths every machine has:
+``vsetvl(n)`` sets ``vl = n`` exactly when ``n`` is at most VLMAX, and
+the V extension requires VLEN >= 128, so VLMAX >= 4 for 32-bit elements
+at LMUL 1 on every RVV 1.0 machine; ``rvv_vsetvl_e32m1`` asserts ``n <=
+4``, and the same code computes the same result at any VLEN. The
+machine's length: ``rvv_vsetvlmax_e32m1`` reads the machine's VLMAX into
+``VL.vlmax`` (the checker knows only ``4 <= VL.vlmax <= 2048``) and
+``rvv_vsetvl_min_e32m1(avl)`` sets ``vl = min(avl, VLMAX)``: a strip loop
+(apps/saxpy_rvv) uses every lane of a longer machine, one executable for
+all. A register holds more lanes on a longer machine; lanes past ``vl``
+are left undisturbed (the ``_tu`` intrinsics), as the bodies say, and
+never read. Every instruction asserts ``n <= 4 or n <= VL.vlmax`` (a
+length its register has on this machine): a ``vl`` set for a register
+group (``rvv_vsetvl_e32m8(32)``) is refused by an LMUL-1 instruction,
+which would act on fewer lanes than its body says.
+
+``VL.vlmax`` is the machine's, written by ``rvv_vsetvlmax_e32m1`` only:
+a program that writes it by hand, or a caller that passes a context
+holding another value, describes another machine than the one the code
+runs on, and ``interpret()`` and the machine then differ.
 
 Registers. ``vfloat32m1_t`` is a sizeless type (no arrays of it in C), so
-a buffer ``f32[..., 4] @ RVV`` becomes one C variable per register,
+a buffer ``f32[..., 4] @ RVV`` (or ``f32[..., 2048]``, for the machine's
+lengths) becomes one C variable per register,
 initialised to zero (a register read before written reads 0.0, as a
 stack array does), and may only be indexed with constants: unroll the
 loops over it.
@@ -40,6 +54,7 @@ from exo_hl.core_ir.memory import const_value
 from exo_hl.hw_libs.vector_registers import VectorRegisters
 
 LANES = 4          # lanes every RVV 1.0 machine has (VLEN >= 128, e32 m1)
+MAX_LANES = 2048   # lanes no RVV 1.0 machine exceeds (VLEN <= 65536, e32 m1)
 
 _RVV = {"rvv"}
 _INCLUDE = "#include <riscv_vector.h>\n"
@@ -48,21 +63,25 @@ _INCLUDE = "#include <riscv_vector.h>\n"
 @config
 class VL:
     """The vector length in force (RVV's ``vl`` CSR), set by
-    ``rvv_vsetvl_e32m1``.
+    ``rvv_vsetvl_e32m1`` (a length of at most 4), ``rvv_vsetvlmax_e32m1``
+    and ``rvv_vsetvl_min_e32m1`` (any length); and the machine's VLMAX
+    for e32 m1 (VLEN / 32), ``vlmax``, read by ``rvv_vsetvlmax_e32m1``.
 
     >>> p = p.configwrite_at(p.find_loop('k'), VL, 'vl', '4', before=True)
     """
     vl: size
+    vlmax: size
 
 
-class RVV(VectorRegisters):
-    """RVV ``vfloat32m1_t`` registers (LMUL 1), of which ``LANES`` = 4
-    lanes are used: a buffer ``f32[..., 4] @ RVV`` is one C variable per
-    register, indexed with constants only.
+class RVVRegisters(VectorRegisters):
+    """What the RVV register memories share: registers of LMUL ``lmul``
+    (``vfloat32m{lmul}_t``, of which ``4 * lmul`` lanes every machine has
+    and at most ``2048 * lmul`` any has), sizeless C variables, one per
+    register, indexed with constants only. The memories are distinct
+    classes, none a subclass of another, so an instruction of one LMUL
+    takes no register of another."""
 
-    >>> p = p.set_memory('C_reg', RVV)      # C_reg: f32[4, 4] -> 4 registers
-    """
-
+    lmul = 1
     registers = {"float": ("vfloat32m1_t", LANES)}
     cpu_features = frozenset(_RVV)
 
@@ -73,35 +92,42 @@ class RVV(VectorRegisters):
     @classmethod
     def alloc(cls, new_name, prim_type, shape, srcinfo):
         cls._lanes(prim_type, new_name, srcinfo)
-        if not shape or const_value(shape[-1]) != LANES:
+        k, name = cls.lmul, cls.__name__
+        if not shape or const_value(shape[-1]) not in (LANES * k,
+                                                       MAX_LANES * k):
             raise MemGenError(
-                f"{srcinfo}: RVV buffers need a last dimension of {LANES} "
-                f"(one register), '{new_name}' has shape "
-                f"[{', '.join(map(str, shape))}]")
+                f"{srcinfo}: {name} buffers need a last dimension of "
+                f"{LANES * k} (one register, the lanes every machine has) "
+                f"or {MAX_LANES * k} (one register of any machine: for "
+                f"lengths from rvv_vsetvl_min_e32m{k}), '{new_name}' has "
+                f"shape [{', '.join(map(str, shape))}]")
         regs = 1
         for s in shape[:-1]:
             v = const_value(s)
             if v is None:
-                raise MemGenError(f"{srcinfo}: RVV buffer '{new_name}' "
+                raise MemGenError(f"{srcinfo}: {name} buffer '{new_name}' "
                                   f"needs constant sizes, got {s}")
             regs *= v
-        zero = "__riscv_vfmv_v_f_f32m1(0.0f, __riscv_vsetvlmax_e32m1())"
+        t = f"vfloat32m{k}_t"
+        zero = (f"__riscv_vfmv_v_f_f32m{k}(0.0f, "
+                f"__riscv_vsetvlmax_e32m{k}())")
         if len(shape) == 1:
-            return f"vfloat32m1_t {new_name} = {zero};"
+            return f"{t} {new_name} = {zero};"
         # one variable per register (each marked used: a schedule may
         # leave one unused), and the buffer's own name as a constant, for
         # the backend's unused-name bookkeeping, which sees only it
-        regs_c = " ".join(f"vfloat32m1_t {new_name}_{k} = {zero}; "
-                          f"(void){new_name}_{k};" for k in range(regs))
+        regs_c = " ".join(f"{t} {new_name}_{j} = {zero}; "
+                          f"(void){new_name}_{j};" for j in range(regs))
         return f"{regs_c} enum {{ {new_name} = {regs} }};"
 
     @classmethod
     def window(cls, basetyp, baseptr, indices, strides, srcinfo):
         """The variable of the register at constant ``indices``."""
         if const_value(indices[-1]) != 0:
-            raise MemGenError(f"{srcinfo}: RVV buffer '{baseptr}' can only "
-                              f"be addressed a whole register at a time "
-                              f"(lane index {indices[-1]}, expected 0)")
+            raise MemGenError(f"{srcinfo}: {cls.__name__} buffer "
+                              f"'{baseptr}' can only be addressed a whole "
+                              f"register at a time (lane index "
+                              f"{indices[-1]}, expected 0)")
         if len(indices) == 1:
             return baseptr
         flat = 0
@@ -112,8 +138,23 @@ class RVV(VectorRegisters):
                     f"{srcinfo}: RVV registers are sizeless C variables: "
                     f"'{baseptr}' must be indexed with constants (got "
                     f"{i}); unroll the loops over it")
-            flat += iv * (sv // LANES)
+            # strides[-2] is the last dimension's size: one register
+            flat += iv * (sv // const_value(strides[-2]))
         return f"{baseptr}_{flat}"
+
+
+class RVV(RVVRegisters):
+    """RVV ``vfloat32m1_t`` registers (LMUL 1): a buffer ``f32[..., 4] @
+    RVV`` (the ``LANES`` = 4 lanes every machine has: lengths set by
+    ``rvv_vsetvl_e32m1``) or ``f32[..., 2048] @ RVV`` (``MAX_LANES``, as
+    many as any machine has: lengths up to the machine's VLMAX, from
+    ``rvv_vsetvl_min_e32m1``) is one C variable per register, indexed with
+    constants only. The lanes past the machine's VLMAX exist only in the
+    model; no instruction reaches them (each acts on ``VL.vl`` lanes, and
+    ``VL.vl <= VL.vlmax``).
+
+    >>> p = p.set_memory('C_reg', RVV)      # C_reg: f32[4, 4] -> 4 registers
+    """
 
 
 # ---------------------------------------------------------------------------
@@ -129,6 +170,47 @@ def rvv_vsetvl_e32m1(n: size):
     VL.vl = n
 
 
+@instr("{VL.vlmax} = (int_fast32_t)__riscv_vsetvlmax_e32m1(); "
+       "{VL.vl} = {VL.vlmax};", _INCLUDE, cpu_features=_RVV)
+def rvv_vsetvlmax_e32m1():
+    """``vl = VLMAX``, the machine's number of f32 lanes in a register
+    (VLEN / 32), also kept in ``VL.vlmax`` for ``rvv_vsetvl_min_e32m1``.
+
+    VLMAX is a property of the machine, not of the program: the C reads
+    it from the hardware; the body keeps the value ``VL.vlmax`` already
+    holds (``interpret()``: the ``config_state`` given, unset = 0 meaning
+    VLEN 128), brought into the range RVV 1.0 allows, 4 (VLEN >= 128) to
+    2048 (VLEN <= 65536). So the checker knows only ``4 <= VL.vlmax <=
+    2048``: what it proves holds at every VLEN.
+
+    >>> p = p.replace(p.find('VL.vlmax = _').parent(), rvv_vsetvlmax_e32m1)
+    """
+    if VL.vlmax < 4:
+        VL.vlmax = 4
+    if VL.vlmax > 2048:
+        VL.vlmax = 2048
+    VL.vl = VL.vlmax
+
+
+@instr("{VL.vl} = __riscv_vsetvl_e32m1({avl} < {VL.vlmax} ? {avl} : "
+       "{VL.vlmax});", _INCLUDE, cpu_features=_RVV)
+def rvv_vsetvl_min_e32m1(avl: size):
+    """``vl = min(avl, VLMAX)``: the length of a strip of ``avl`` elements
+    still to do, at the machine's vector length (after
+    ``rvv_vsetvlmax_e32m1``). The C passes ``min(avl, VLMAX)`` to
+    ``vsetvl``, which RVV 1.0 then returns exactly (for ``VLMAX < avl <
+    2 * VLMAX`` it would let ``vsetvl(avl)`` return less than VLMAX).
+
+    >>> # if Strip.off < n: rvv_vsetvl_min_e32m1(n - Strip.off); ...
+    """
+    assert VL.vlmax >= 4
+    assert VL.vlmax <= 2048
+    if avl < VL.vlmax:
+        VL.vl = avl
+    else:
+        VL.vl = VL.vlmax
+
+
 # ---------------------------------------------------------------------------
 # loads, stores, constants
 
@@ -139,7 +221,7 @@ def rvv_vle32_f32(n: size, dst: [f32][n] @ RVV, src: [f32][n] @ DRAM):
 
     >>> p = p.replace(p.find_loop('i1'), rvv_vle32_f32)
     """
-    assert n <= 4
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
@@ -154,7 +236,7 @@ def rvv_vse32_f32(n: size, dst: [f32][n] @ DRAM, src: [f32][n] @ RVV):
 
     >>> p = p.replace(p.find_loop('i1'), rvv_vse32_f32)
     """
-    assert n <= 4
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(src, 0) == 1
     assert stride(dst, 0) == 1
@@ -169,7 +251,7 @@ def rvv_vfmv_v_f_f32(n: size, dst: [f32][n] @ RVV, src: [f32][1] @ DRAM):
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfmv_v_f_f32)
     """
-    assert n <= 4
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     for i in seq(0, n):
@@ -184,7 +266,7 @@ def rvv_vfmv_v_f_scalar_f32(n: size, dst: [f32][n] @ RVV, src: f32):
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfmv_v_f_scalar_f32)
     """
-    assert n <= 4
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     for i in seq(0, n):
@@ -198,7 +280,7 @@ def rvv_vzero_f32(n: size, dst: [f32][n] @ RVV):
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vzero_f32)
     """
-    assert n <= 4
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     for i in seq(0, n):
@@ -216,7 +298,7 @@ def rvv_vfadd_vv_f32(n: size, dst: [f32][n] @ RVV, a: [f32][n] @ RVV,
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfadd_vv_f32)
     """
-    assert n <= 4
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(a, 0) == 1
@@ -233,7 +315,7 @@ def rvv_vfmul_vv_f32(n: size, dst: [f32][n] @ RVV, a: [f32][n] @ RVV,
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfmul_vv_f32)
     """
-    assert n <= 4
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(a, 0) == 1
@@ -250,7 +332,7 @@ def rvv_vfmacc_vv_f32(n: size, dst: [f32][n] @ RVV, a: [f32][n] @ RVV,
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfmacc_vv_f32)
     """
-    assert n <= 4
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(a, 0) == 1
@@ -268,7 +350,7 @@ def rvv_vfmacc_vf_f32(n: size, dst: [f32][n] @ RVV, a: [f32][1] @ DRAM,
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfmacc_vf_f32)
     """
-    assert n <= 4
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(b, 0) == 1
@@ -289,7 +371,7 @@ def rvv_vmacc_unfused_vf_f32(n: size, dst: [f32][n] @ RVV,
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vmacc_unfused_vf_f32)
     """
-    assert n <= 4
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(dst, 0) == 1
     assert stride(b, 0) == 1
@@ -306,14 +388,15 @@ def rvv_vfredosum_f32(n: size, dst: [f32][1] @ DRAM, src: [f32][n] @ RVV):
 
     >>> p = p.replace(p.find_loop('ji'), rvv_vfredosum_f32)
     """
-    assert n <= 4
+    assert n <= 4 or n <= VL.vlmax
     assert VL.vl == n
     assert stride(src, 0) == 1
     for i in seq(0, n):
         dst[0] += src[i]
 
 
-INSTRS = (rvv_vsetvl_e32m1, rvv_vle32_f32, rvv_vse32_f32, rvv_vfmv_v_f_f32,
+INSTRS = (rvv_vsetvl_e32m1, rvv_vsetvlmax_e32m1, rvv_vsetvl_min_e32m1,
+          rvv_vle32_f32, rvv_vse32_f32, rvv_vfmv_v_f_f32,
           rvv_vfmv_v_f_scalar_f32, rvv_vzero_f32, rvv_vfadd_vv_f32,
           rvv_vfmul_vv_f32, rvv_vfmacc_vv_f32, rvv_vfmacc_vf_f32,
           rvv_vmacc_unfused_vf_f32, rvv_vfredosum_f32)
