@@ -105,9 +105,10 @@ def hoist_config(p, call, n_loops):
     return p
 
 
-def stages(p=gemm_u8s8):
+def stages(p=gemm_u8s8, threads=False):
     """[(description, procedure)] for every step of the schedule of
-    ``gemm_u8s8`` or ``gemm_bf16`` (the algorithm ``p`` picks the kind)."""
+    ``gemm_u8s8`` or ``gemm_bf16`` (the algorithm ``p`` picks the kind);
+    ``threads``: the column blocks (and the copy of A) as par loops."""
     kind = BF16 if p is gemm_bf16 else INT8
     g, ks = kind.group, kind.kstep
     out = [("the algorithm", p)]
@@ -220,6 +221,17 @@ def stages(p=gemm_u8s8):
     # 5. the configuration out of jo, io and kc: once per call
     p = step("ldtilecfg hoisted out of every loop",
              hoist_config(p, 'ldtilecfg(_)', 3))
+
+    # 6. optionally the column blocks in parallel: each packs its own
+    #    block of B and writes its own columns of C. AmxConfig is
+    #    per-thread state (@config(thread_entry=...)): each iteration
+    #    loads the configuration of the loop's entry into its thread's
+    #    tile unit, so the one ldtilecfg of the schedule configures every
+    #    thread
+    if threads:
+        p = p.parallelize(p.find_loop('i18'))
+        step("column blocks (and the copy of A) in parallel",
+             p.parallelize(p.find_loop('jc')))
     return out
 
 
@@ -233,7 +245,9 @@ def _copy_from(p, buf):
     return p.find(f'C[_] = {buf}[_]').parent().parent()
 
 
-def schedule(p=gemm_u8s8):
-    """The fully scheduled kernel (``gemm_u8s8_amx`` or ``gemm_bf16_amx``)."""
+def schedule(p=gemm_u8s8, threads=False):
+    """The fully scheduled kernel (``gemm_u8s8_amx`` or ``gemm_bf16_amx``;
+    with ``threads``, ``..._amx_par``: column blocks in parallel)."""
     kind = BF16 if p is gemm_bf16 else INT8
-    return stages(p)[-1][1].rename(kind.name)
+    return stages(p, threads)[-1][1].rename(
+        kind.name + ("_par" if threads else ""))

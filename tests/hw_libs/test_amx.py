@@ -576,3 +576,96 @@ def test_refused_tile_permission_is_a_clear_error(monkeypatch):
         host_cpu.check_host("k", {"amx-tile", "amx-int8"}, frozenset())
     # emulated: no request, no error
     host_cpu.check_host("k", {"amx-tile"}, frozenset(), {"amx-tile"})
+
+
+# ---------------------------------------------------------------------------
+# AmxConfig is per-thread state: par loops that use tiles
+
+
+@proc
+def tiles_per_row_block(n: size, A: ui8[n, 16, 64] @ DRAM,
+                        B: i8[16, 16, 4] @ DRAM, C: i32[n, 16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    for i in seq(0, n):
+        c: i32[16, 16] @ AMX_TILE0
+        ld_c(c, C[i, 0:16, 0:16])
+        a: ui8[16, 64] @ AMX_TILE4
+        ld_a(a, A[i, 0:16, 0:64])
+        b: i8[16, 16, 4] @ AMX_TILE6
+        ld_b(b, B)
+        dp_us(c, a, b)
+        st_c(C[i, 0:16, 0:16], c)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_par_loop_of_tiles_configures_every_thread(mode, monkeypatch):
+    """The configuration is written once, before the loop; the iterations
+    only read it, so ``parallelize`` proves them race-free. The hardware
+    (and the emulation) keep the configuration per thread: another thread
+    has none, and its first tile load faults (the emulation aborts). Each
+    iteration therefore loads the loop's entry configuration into its
+    thread's tile unit first (AmxConfig's thread_entry; a no-op where it
+    is loaded already)."""
+    from apps.common.blas_env import openmp_threads, set_openmp_threads
+    p = tiles_per_row_block.parallelize('i')
+    c = p.c_code_str()
+    loop = c[c.index("for (int_fast32_t i = "):]
+    assert loop.index("exo_hl_amx_ldtilecfg(") < loop.index("_tile_loadd")
+    assert ", 1);" in loop[:loop.index("_tile_loadd")]   # as thread entry
+    assert "ctxt->AmxConfig_rows0" in loop[:loop.index("_tile_loadd")]
+    f = _compile(p, mode, monkeypatch)
+    n = 8
+    A = _edge_fill((n, 16, 64), U8_EDGES, 1).astype(np.uint8)
+    B = _edge_fill((16, 16, 4), S8_EDGES, 2).astype(np.int8)
+    C = _edge_fill((n, 16, 16), I32_EDGES, 3).astype(np.int32)
+    want = np.stack([_dp_ref(A[i], B, C[i]) for i in range(n)])
+    before = openmp_threads()
+    try:
+        assert set_openmp_threads(2)
+        got = C.copy()
+        f(n, A, B, got)
+    finally:
+        set_openmp_threads(before or 1)
+    assert np.array_equal(got, want)
+
+
+@proc
+def configured_per_row_block(n: size, C: i32[n, 16, 16] @ DRAM):
+    for i in seq(0, n):
+        ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+        c: i32[16, 16] @ AMX_TILE0
+        ld_c(c, C[i, 0:16, 0:16])
+        st_c(C[i, 0:16, 0:16], c)
+
+
+def test_par_loop_writing_the_configuration_is_refused():
+    """An iteration that writes AmxConfig races with the others (config
+    state is one location in the IR, whatever the hardware keeps)."""
+    with pytest.raises(SchedulingError, match="not race-free"):
+        configured_per_row_block.parallelize('i')
+
+
+def test_shared_config_gets_no_thread_entry():
+    """Only configs declared with ``thread_entry`` are re-established per
+    iteration: a par loop reading ordinary config state emits nothing."""
+    from exo_hl import config, index, par
+
+    @config
+    class Shared:
+        k: index
+
+    @proc
+    def reads_shared(n: size, x: i32[n] @ DRAM):
+        Shared.k = 3
+        for i in par(0, n):
+            if Shared.k == 3:
+                x[i] = 1
+
+    assert amx.AmxConfig.thread_entry is not None
+    assert Shared.thread_entry is None
+    c = reads_shared.c_code_str()
+    loop = c[c.index("for (int_fast32_t i = "):]
+    assert loop.index("if (ctxt->Shared_k == 3)") < 80   # nothing before
+    x = np.zeros(4, np.int32)
+    reads_shared.compile()(4, x)
+    assert list(x) == [1] * 4
