@@ -325,6 +325,44 @@ def test_gemm_bit_exact(kernels, kind, mode, monkeypatch):
     assert np.array_equal(got, ref)
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", ["int8", "bf16"])
+def test_gemm_two_threads_bit_exact(kind, mode, monkeypatch):
+    """The kernel whose column blocks are a par loop, on two threads: the
+    one ldtilecfg of the call stays before the loops, and each iteration
+    loads that configuration into its thread's tile unit (AmxConfig is
+    per-thread state); two column blocks, one per thread."""
+    from apps.common.blas_env import openmp_threads, set_openmp_threads
+    from apps.gemm_amx.schedule import gemm_bf16, gemm_u8s8, schedule
+    k = schedule(gemm_bf16 if kind == "bf16" else gemm_u8s8, threads=True)
+    text = str(k)
+    assert "for jc in par(0, N / 128):" in text
+    assert len(k.find('ldtilecfg(_)', many=True)) == 1
+    f = _compile(k, mode, monkeypatch)
+    rng = np.random.default_rng(8)
+    M, N, K = 64, 256, 128
+    if kind == "int8":
+        A = rng.integers(0, 256, (M, K), dtype=np.uint8)
+        B = rng.integers(-128, 128, (K, N), dtype=np.int8)
+        C = rng.integers(-2**31, 2**31, (M, N),
+                         dtype=np.int64).astype(np.int32)
+        ref = ((C.astype(np.int64) + A.astype(np.int64) @ B.astype(np.int64)
+                + 2**31) % 2**32 - 2**31).astype(np.int32)
+    else:
+        A = _bf16_bits(rng.standard_normal((M, K)))
+        B = _bf16_bits(rng.standard_normal((K, N)))
+        C = rng.standard_normal((M, N)).astype(np.float32)
+        ref = _bf16_gemm_ref(_bf16_vals(A), _bf16_vals(B), C)
+    got = C.copy()
+    before = openmp_threads()
+    try:
+        assert set_openmp_threads(2)
+        f(M, N, K, A, B, got)
+    finally:
+        set_openmp_threads(before or 1)
+    assert np.array_equal(got, ref)
+
+
 def _bf16_vals(bits):
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
@@ -669,3 +707,25 @@ def test_shared_config_gets_no_thread_entry():
     x = np.zeros(4, np.int32)
     reads_shared.compile()(4, x)
     assert list(x) == [1] * 4
+
+
+@proc
+def tile_across_par(n: size, C: i32[16, 16] @ DRAM,
+                    D: i32[n, 16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    c: i32[16, 16] @ AMX_TILE0
+    ld_c(c, C)
+    for i in seq(0, n):
+        st_c(D[i, 0:16, 0:16], c)
+
+
+def test_tile_used_across_par_loop_is_refused(monkeypatch):
+    """The iterations only read the tile, so they are race-free; but a
+    tile is a register of the thread that loaded it, and another thread's
+    iterations would store its own tmm0 (garbage): C generation refuses."""
+    monkeypatch.setenv("EXO_HL_HOST_CPU", "avx2,fma")
+    p = tile_across_par.parallelize('i')
+    with pytest.raises(MemGenError, match=r"par loop's body uses buffer "
+                       r"'c' in AMX_TILE0, allocated outside the loop"):
+        p.compile(emulate=True)
+    tile_across_par.compile(emulate=True)     # seq: fine
