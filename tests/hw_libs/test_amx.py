@@ -325,16 +325,17 @@ def test_gemm_bit_exact(kernels, kind, mode, monkeypatch):
     assert np.array_equal(got, ref)
 
 
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("kind", ["int8", "bf16"])
-def test_gemm_two_threads_bit_exact(kind, mode, monkeypatch):
+def test_gemm_two_threads_bit_exact(kernels, monkeypatch):
     """The kernel whose column blocks are a par loop, on two threads: the
     one ldtilecfg of the call stays before the loops, and each iteration
     loads that configuration into its thread's tile unit (AmxConfig is
-    per-thread state); two column blocks, one per thread."""
+    per-thread state); two column blocks, one per thread. Emulated: the
+    emulation aborts on a thread whose tiles are not configured (the bf16
+    kernel shares the schedule; bench.py checks it against MKL)."""
     from apps.common.blas_env import openmp_threads, set_openmp_threads
-    from apps.gemm_amx.schedule import gemm_bf16, gemm_u8s8, schedule
-    k = schedule(gemm_bf16 if kind == "bf16" else gemm_u8s8, threads=True)
+    from apps.gemm_amx.schedule import gemm_u8s8, schedule
+    kind, mode = "int8", "emulated"
+    k = schedule(gemm_u8s8, threads=True)   # shares the fixture's stages
     text = str(k)
     assert "for jc in par(0, N / 128):" in text
     assert len(k.find('ldtilecfg(_)', many=True)) == 1
