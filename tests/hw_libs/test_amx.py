@@ -702,6 +702,8 @@ def test_shared_config_gets_no_thread_entry():
 
     assert amx.AmxConfig.thread_entry is not None
     assert Shared.thread_entry is None
+    with pytest.raises(TypeError, match="thread_entry"):
+        config(thread_entry="ldtilecfg")
     c = reads_shared.c_code_str()
     loop = c[c.index("for (int_fast32_t i = "):]
     assert loop.index("if (ctxt->Shared_k == 3)") < 80   # nothing before
