@@ -3,6 +3,7 @@
 
     python -m apps.gemm_amx.bench [--kinds int8 bf16] [--sizes 512 1024 2048]
                                   [--reps 7] [--threads 1 2] [--json out.json]
+                                  [--clock wall|cpu]
 
 Square ``C += A @ B`` (u8 x s8 -> s32, or bf16 x bf16 -> f32; row-major; C
 accumulated as the kernels do: MKL with beta = 1). Implementations are
@@ -11,10 +12,10 @@ sampled in turn
 to read on a busy machine, and the load average is printed with it. The
 AMX peak (apps/gemm_amx/peak.py, tile-instruction throughput) is measured
 in the same run for "% of peak". Every result is first checked against MKL
-bit for bit (bf16: MKL's AMX path sums in the kernel's order). The
-exo_hl kernel is single-threaded (its tile configuration
-is per thread; see README): with ``--threads 2`` only MKL's column uses
-two threads, for reference.
+bit for bit (bf16: MKL's AMX path sums in the kernel's order). With
+``--threads t`` > 1 the exo_hl kernel is the one whose column blocks are
+a par loop (``schedule(p, threads=True)``; AmxConfig is per-thread state,
+loaded on each thread by the par loop's iterations), on t OpenMP threads.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ _REPO = str(Path(__file__).resolve().parents[2])
 if _REPO not in sys.path:            # run as a script: the repo's apps
     sys.path.insert(0, _REPO)
 
+from apps.common.blas_env import set_openmp_threads  # noqa: E402
 from apps.common.timing import best_times  # noqa: E402
 from apps.gemm_amx.mkl_lowp import MklLowp  # noqa: E402
 from apps.gemm_amx.peak import PeakUnavailable, amx_peak  # noqa: E402
@@ -44,6 +46,9 @@ def main(argv=None) -> int:
     ap.add_argument("--kinds", nargs="+", default=["int8", "bf16"],
                     choices=["int8", "bf16"])
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                    help="wall time, or process CPU time / threads "
+                    "(steadier on a busy machine)")
     args = ap.parse_args(argv)
 
     from apps.gemm_amx.schedule import gemm_bf16, gemm_u8s8, schedule
@@ -63,8 +68,9 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(0)
     rows = []
     for kind in args.kinds:
-        kernel = schedule(gemm_bf16 if kind == "bf16" else
-                          gemm_u8s8).compile()
+        alg = gemm_bf16 if kind == "bf16" else gemm_u8s8
+        kernels = {t: schedule(alg, threads=t > 1).compile()
+                   for t in sorted(set(args.threads))}
         peak = peaks.get(kind)
         unit = "GOP/s" if kind == "int8" else "GFLOP/s"
         for n in args.sizes:
@@ -79,26 +85,28 @@ def main(argv=None) -> int:
                 C = np.zeros((n, n), np.float32)
                 base = mkl and mkl.bf16bf16f32
             ops = 2.0 * n ** 3
-            run = kernel.bind(n, n, n, A, B, C)
-            if mkl is not None:
-                C2 = C.copy()
-                run()
-                mkl.set_threads(1)
-                base(A, B, C2)
-                if not np.array_equal(C, C2):
-                    print(f"{kind} {n}: the kernel disagrees with MKL",
-                          file=sys.stderr)
-                    return 1
             for t in args.threads:
+                set_openmp_threads(t)
+                run = kernels[t].bind(n, n, n, A, B, C)
+                if mkl is not None:
+                    C1, C2 = C.copy(), C.copy()
+                    kernels[t](n, n, n, A, B, C1)
+                    mkl.set_threads(t)
+                    base(A, B, C2)
+                    if not np.array_equal(C1, C2):
+                        print(f"{kind} {n}: the {t}-thread kernel disagrees "
+                              f"with MKL", file=sys.stderr)
+                        return 1
                 fns = [run]
                 if mkl is not None:
                     mkl.set_threads(t)
                     fns.append(lambda: base(A, B, C))
-                secs = best_times(fns, args.reps, threads=t)
+                secs = best_times(fns, args.reps, clock=args.clock,
+                                  threads=t)
                 load = os.getloadavg()[0]
-                row = {"kind": kind, "n": n, "threads_mkl": t,
+                row = {"kind": kind, "n": n, "threads": t,
                        "exo": ops / secs[0] / 1e9, "load": load}
-                line = (f"{kind:4s} {n:5d}  exo_hl (1 thread) "
+                line = (f"{kind:4s} {n:5d}  t={t}  exo_hl "
                         f"{row['exo']:7.0f} {unit}")
                 if peak:
                     row["exo_pct_peak"] = 100 * row["exo"] / peak
@@ -106,8 +114,8 @@ def main(argv=None) -> int:
                 if mkl is not None:
                     row["mkl"] = ops / secs[1] / 1e9
                     row["ratio"] = secs[1] / secs[0]
-                    line += (f"  MKL ({t} thread{'s' if t > 1 else ''}) "
-                             f"{row['mkl']:7.0f}  ratio {row['ratio']:.2f}x")
+                    line += (f"  MKL {row['mkl']:7.0f}  ratio "
+                             f"{row['ratio']:.2f}x")
                 print(line + f"  load {load:.1f}", flush=True)
                 rows.append(row)
     if args.json:

@@ -5,21 +5,33 @@
 ``stages()`` turns it, one checked rewrite at a time, into a kernel made of
 AMX tile instructions:
 
+- ``A`` copied once per call into the tile layout
+  (``Ap[io, ih, kt, r, c] = A[32*io + 16*ih + r, 64*kt + c]``: every A tile
+  a contiguous 1 KB, the K steps of a row tile one after the other), as
+  ``stage_mem`` of one step + ``divide_dim`` + ``expand_dim`` +
+  ``rearrange_dim``, lifted out and split off (``fission_after``,
+  ``remove_loop``);
 - column blocks of ``NC`` outermost; each column block of ``B`` (all of K)
-  is packed once into the VNNI layout the tile instruction reads
-  (``Bp[kt, kq, j, kr] = B[64*kt + 4*kq + kr, j]``: quads of K side by
-  side), as ``stage_mem`` + ``divide_dim`` + ``rearrange_dim`` +
-  ``expand_dim``;
+  is packed once into the VNNI layout the tile instruction reads, each
+  16-column tile contiguous (``Bp[jt, kt, kq, j, kr] = B[64*kt + 4*kq + kr,
+  16*jt + j]``: quads of K side by side), as ``stage_mem`` +
+  ``divide_dim`` + ``rearrange_dim`` + ``expand_dim``;
 - 32 x 32 blocks of ``C`` held in four tiles (tmm0..3) across all of K,
   two 16 x 64-byte tiles of ``A`` (tmm4, tmm5) and two VNNI tiles of the
   packed ``B`` (tmm6, tmm7) per 64-deep step: four ``tdpbusd`` per four
-  tile loads;
+  tile loads, each load 16 consecutive cache lines;
 - the tile configuration written just before the first tile load (sixteen
   ``configwrite_at`` + ``replace`` by ``ldtilecfg``), then hoisted out of
   every loop by the proofs of ``reorder_stmts``/``fission_after``/
-  ``remove_loop``: one ``ldtilecfg`` per call.
+  ``remove_loop``: one ``ldtilecfg`` per call;
+- ``threads=True``: the copy of A and the column blocks as ``par`` loops.
+  ``AmxConfig`` is per-thread state (``@config(thread_entry=...)``), so the
+  C of each iteration loads the configuration of the loop's entry into its
+  thread's tile unit.
 """
 from __future__ import annotations
+
+import functools
 
 from exo_hl import (DRAM, SchedulingError, bf16, f32, i8, i32, proc, seq,
                     size, ui8)
@@ -105,9 +117,30 @@ def hoist_config(p, call, n_loops):
     return p
 
 
-def stages(p=gemm_u8s8):
+def stages(p=gemm_u8s8, threads=False):
     """[(description, procedure)] for every step of the schedule of
-    ``gemm_u8s8`` or ``gemm_bf16`` (the algorithm ``p`` picks the kind)."""
+    ``gemm_u8s8`` or ``gemm_bf16`` (the algorithm ``p`` picks the kind);
+    ``threads``: the column blocks (and the copy of A) as par loops. The
+    steps up to the hoisted configuration are shared (and cached)."""
+    out = list(_common_stages(p))
+    p = out[-1][1]
+    if not threads:
+        # one packing buffer for all column blocks (a fresh 256 KB block
+        # per column block is a fresh mmap, its pages faulted in again)
+        return out + [("one packing buffer for all column blocks",
+                       p.lift_alloc('Bp'))]
+    # 6. the column blocks in parallel: each packs its own block of B and
+    #    writes its own columns of C. AmxConfig is per-thread state
+    #    (@config(thread_entry=...)): each iteration loads the
+    #    configuration of the loop's entry into its thread's tile unit, so
+    #    the one ldtilecfg of the schedule configures every thread
+    p = p.parallelize(p.find_loop('io'))
+    return out + [("column blocks (and the copy of A) in parallel",
+                   p.parallelize(p.find_loop('jc')))]
+
+
+@functools.lru_cache(maxsize=4)
+def _common_stages(p):
     kind = BF16 if p is gemm_bf16 else INT8
     g, ks = kind.group, kind.kstep
     out = [("the algorithm", p)]
@@ -136,25 +169,52 @@ def stages(p=gemm_u8s8):
     p = step("column blocks, 32 x 32 blocks of C in four 16 x 16 tiles, "
              f"{ks}-deep steps", p.unroll('ih'))
 
+    # 1b. A copied once per call into the tile layout: staged per step of a
+    #     32-row block (rows divided into the two 16-row tiles), a slot per
+    #     step and per row block (expand_dim), rearranged so that
+    #     Ap[io, ih, kt] is one contiguous 1 KB tile and the steps of a row
+    #     tile follow each other (a tile load reads 16 consecutive lines
+    #     instead of 16 rows K apart -- with K a power of two, in two L1
+    #     sets -- and the K loop streams), lifted out and split off
+    #     (fission), the copy not depending on jc, jo (remove_loop)
+    body = p.find_loop('kt').body()
+    p = p.stage_mem(body, f'A[32*io:32*io+32, {ks}*kt:{ks}*kt+{ks}]', 'Ap')
+    p = p.divide_dim('Ap', 0, 16)
+    p = p.expand_dim('Ap', f'K / {ks}', 'kt')
+    p = p.expand_dim('Ap', 'M / 32', 'io')
+    p = p.rearrange_dim('Ap', [0, 2, 1, 3, 4])
+    p = p.lift_alloc('Ap', n_lifts=4)
+    p = p.fission_after(p.find_loop('i0'), n_lifts=4)
+    p = p.remove_loop(p.find_loop('jc'))
+    p = p.remove_loop(p.find_loop('jo'))
+    p = p.split('i0', 16, 'ar', 'ac', tail='perfect')
+    p = step("A copied into the tile layout", p.simplify())
+
     # 2. pack the column block of B into the VNNI layout (quads of K side
     #    by side): staged per 64-deep step, one slot per step (expand_dim),
     #    lifted to the column block and split off (fission); the packing
     #    does not depend on io, jo (remove_loop)
-    body = p.find_loop('kt').body()
+    body = p.find_loop('kt #1').body()
     p = p.stage_mem(body, f'B[{ks}*kt:{ks}*kt+{ks}, {NC}*jc:{NC}*jc+{NC}]',
                     'Bp')
     p = p.divide_dim('Bp', 0, g)
     p = p.rearrange_dim('Bp', [0, 2, 1])
+    # each 16-column tile of the step contiguous (1 KB), and the steps of
+    # one tile column one after the other: a tile load reads 16
+    # consecutive lines, the K loop one sequential stream per tile column
+    p = p.divide_dim('Bp', 1, 16)
+    p = p.rearrange_dim('Bp', [1, 0, 2, 3])
     p = p.expand_dim('Bp', f'K / {ks}', 'kt')
+    p = p.rearrange_dim('Bp', [1, 0, 2, 3, 4])
     p = p.lift_alloc('Bp', n_lifts=3)
     p = p.fission_after(p.find_loop('i0'), n_lifts=3)
-    p = p.remove_loop(p.find_loop('io'))
+    p = p.remove_loop(p.find_loop('io #1'))
     p = p.remove_loop(p.find_loop('jo'))
     p = p.split('i0', g, 'pq', 'pr', tail='perfect')
-    p = p.reorder('pr', 'i1')
+    p = p.reorder('pr', 'i2')
     # 16 columns x g rows at a time by the AVX-512 library's transposing
     # copy (SSE2 unpacks; its body is exactly this permutation)
-    p = p.split('i1', 16, 'i1o', 'i1i', tail='perfect')
+    p = p.split('i2', 16, 'i1o', 'i1i', tail='perfect')
     p = p.simplify()
     p = p.replace(p.find_loop('i1i'), kind.pack)
     p = step("B packed per column block in the VNNI layout", p.simplify())
@@ -164,30 +224,21 @@ def stages(p=gemm_u8s8):
     for ih in range(2):
         for jh in range(2):
             p = p.stage_mem(
-                p.find_loop('kt #1'),
+                p.find_loop('kt #2'),
                 f'C[32*io+{16 * ih}:32*io+{16 * ih + 16}, '
                 f'{NC}*jc+32*jo+{16 * jh}:{NC}*jc+32*jo+{16 * jh + 16}]',
                 f'c{ih}{jh}')
     for ih in range(2):
         p = p.stage_mem(
-            p.find_loop('kt #1').body(),
-            f'A[32*io+{16 * ih}:32*io+{16 * ih + 16}, '
-            f'{ks}*kt:{ks}*kt+{ks}]',
+            p.find_loop('kt #2').body(),
+            f'Ap[io, {ih}, kt, 0:16, 0:{ks}]',
             f'a{ih}')
     for jh in range(2):
         p = p.stage_mem(
-            p.find_loop('kt #1').body(),
-            f'Bp[kt, 0:16, 32*jo+{16 * jh}:32*jo+{16 * jh + 16}, 0:{g}]',
+            p.find_loop('kt #2').body(),
+            f'Bp[2*jo+{jh}, kt, 0:16, 0:16, 0:{g}]',
             f'b{jh}')
     p = step("C, A and B tiles staged", p)
-
-    # 3b. A copied once per call with rows padded by 64 bytes: a row stride
-    #     of a power of two (K = 1024, 2048) maps the 16 rows of a tile to
-    #     two L1 sets, and tile loads evict each other
-    p = p.stage_mem(p.find_loop('jc'), 'A[0:M, 0:K]', 'Ap')
-    p = step("A copied with padded rows",
-             p.resize_dim('Ap : _', 1, f'K + {64 // (1 if g == 4 else 2)}',
-                          '0'))
 
     # 4. tiles into tile registers; the configuration right before the
     #    first tile load; each copy and compute nest becomes its instruction
@@ -220,7 +271,8 @@ def stages(p=gemm_u8s8):
     # 5. the configuration out of jo, io and kc: once per call
     p = step("ldtilecfg hoisted out of every loop",
              hoist_config(p, 'ldtilecfg(_)', 3))
-    return out
+
+    return tuple(out)
 
 
 def _copy_into(p, buf):
@@ -233,7 +285,9 @@ def _copy_from(p, buf):
     return p.find(f'C[_] = {buf}[_]').parent().parent()
 
 
-def schedule(p=gemm_u8s8):
-    """The fully scheduled kernel (``gemm_u8s8_amx`` or ``gemm_bf16_amx``)."""
+def schedule(p=gemm_u8s8, threads=False):
+    """The fully scheduled kernel (``gemm_u8s8_amx`` or ``gemm_bf16_amx``;
+    with ``threads``, ``..._amx_par``: column blocks in parallel)."""
     kind = BF16 if p is gemm_bf16 else INT8
-    return stages(p)[-1][1].rename(kind.name)
+    return stages(p, threads)[-1][1].rename(
+        kind.name + ("_par" if threads else ""))

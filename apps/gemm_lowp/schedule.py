@@ -39,8 +39,9 @@ The schedule, every step a checked rewrite (``stages`` returns them):
    (``mm512_dpbusd_bcst_epi32`` / ``mm512_dpbf16_bcst_ps``, A's group of
    g broadcast, B's 16 x g from the packed panel);
 6. unroll the tile (rows and registers) so the accumulators stay in
-   registers; optionally ``parallelize`` the panel loop ``jo`` (each
-   iteration writes its own columns of C and its own packed panel).
+   registers; optionally ``parallelize`` the packing's panel loop ``jo``
+   (each iteration writes its own packed panel) and the row-block loop
+   ``im`` (each writes its own rows of C, all read the packed B).
 
 ``choose_kernel(features)`` is the runtime-dispatch hook: the best kernel
 for a set of CPU features (AMX kernels are added ahead of these by the AMX
@@ -203,7 +204,12 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
     for loop in ("jb", "ii", "i3o", "i2", "i3p", "i2"):
         p = p.unroll(loop)
     if threads:
-        p = p.parallelize("jo")
+        # the packing's panels, then the row blocks: each row block writes
+        # its own rows of C and reads the shared packed B. (Parallelizing
+        # only the first ``jo`` found -- the packing -- left the compute on
+        # one thread: the 2-thread kernel did not scale.)
+        p = p.parallelize(p.find_loop("jo"))
+        p = p.parallelize(p.find_loop("im"))
     out.append(("tile unrolled" + (", panels in parallel" if threads
                                    else ""), p))
     return out

@@ -4,6 +4,9 @@ generation (docs/api.md §2, ``Memory.exclusive`` / ``Memory.clobbered_by``).
 - An *exclusive* memory is one register: two of its buffers live at once
   (an allocation, or a called procedure's, in the scope of another, or of
   an argument in it) would be the same storage.
+- An exclusive memory is a register *of each thread*: a buffer in it
+  allocated outside a ``par`` loop may not be used in the loop's body
+  (the other threads' registers do not hold it).
 - A memory *clobbered by* a config loses its contents when the config
   changes (AMX: a real ``ldtilecfg`` zeroes every tile). While such a
   buffer is live, a write to the config is refused unless it provably
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 from ..core_ir.nodes import IR
 from ..core_ir.operators import is_parallel
-from ..core_ir.traversal import walk_stmts
+from ..core_ir.traversal import used_syms, walk_stmts
 from ..errors import MemGenError, located
 
 
@@ -114,6 +117,8 @@ class _Checker:
         # a later iteration sees the writes of an earlier one
         for key in self.summary.block(s.body, False)[0]:
             known.pop(key, None)
+        if is_parallel(s.mode):
+            self.check_par_body(s, live)
         inner = {} if is_parallel(s.mode) else dict(known)
         self.block(s.body, live, inner)
 
@@ -151,6 +156,19 @@ class _Checker:
             self.check_write(cfg, s, live, f"calls '{f.name}', which ")
         known.clear()
         known.update(new)
+
+    def check_par_body(self, s, live):
+        """An exclusive memory is one register of the thread that runs the
+        code (an AMX tile): a buffer in it allocated outside a par loop is
+        not in the registers of the other threads that run its body."""
+        used = used_syms(tuple(s.body))
+        for name, m, _ in live:
+            if m.exclusive() and name in used:
+                self.fail(f"the par loop's body uses buffer '{name}' in "
+                          f"{m.name()}, allocated outside the loop: "
+                          f"{m.name()} is a register of each thread, and "
+                          f"the other threads' iterations would not see "
+                          f"'{name}' (allocate it inside the loop body)", s)
 
     def check_alloc(self, mem, s, live, what):
         for name, m, _ in live:

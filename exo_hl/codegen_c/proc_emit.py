@@ -22,7 +22,7 @@ from ..core_ir.traversal import used_syms, walk
 from ..core_ir.buffers import (written_buffers, zero_start_read,
                                zero_start_refusal)
 from ..core_ir.state import (config_reads, config_writes,
-                              instr_config_fields)
+                              instr_config_fields, per_thread_configs)
 from ..core_ir.syms import Sym
 from ..core_ir import datasem as D
 from . import arith as A
@@ -318,6 +318,8 @@ class ProcEmitter(ExprEmitter):
             self.line(depth, f"for (int_fast32_t {it} = {lo}; {it} < {hi}; "
                       f"{it}++) {{")
             self.inline_par += bool(spawns)
+            if is_parallel(s.mode):
+                self.thread_entry(s.body, depth + 1)
             self.block(s.body, depth + 1)
             self.inline_par -= bool(spawns)
             self.line(depth, "}")
@@ -330,6 +332,18 @@ class ProcEmitter(ExprEmitter):
             self.call(s, depth)
         else:  # pragma: no cover - the grammar has no other statements
             self._err(MemGenError, f"cannot compile {type(s).__name__}", s)
+
+    def thread_entry(self, body, depth):
+        """At the start of an iteration of a par loop: the per-thread
+        configs the body uses (hardware state each thread keeps, as AMX's
+        tile configuration) set on this thread to their values at the
+        loop's entry, which the iterations only read (they may not write
+        config state: ``parallelize``). Without it another thread would
+        run the body with whatever its hardware last held."""
+        for cfg in per_thread_configs(body):
+            fields = {f: "ctxt->" + self.prog.config_fields[cfg, f]
+                      for f, _ in cfg.fields()}
+            self.line(depth, cfg.thread_entry(fields))
 
     def once(self, e, base, depth):
         """A control expression as it evaluates *here*, for C text that

@@ -7,11 +7,20 @@ from __future__ import annotations
 
 
 class Config:
-    def __init__(self, name: str, fields, srcinfo=None):
+    def __init__(self, name: str, fields, srcinfo=None, thread_entry=None):
         self._name = name
         self._fields = tuple(fields)  # ((field_name, IR type), ...)
         self._types = dict(self._fields)
         self.srcinfo = srcinfo
+        # per-thread state (hardware each thread keeps, as AMX's tile
+        # configuration): ``{field: C lvalue} -> C statement`` putting the
+        # values of those fields into this thread's hardware; None for
+        # state shared by all threads (docs/semantics.md, "par loops")
+        self._thread_entry = thread_entry
+
+    @property
+    def thread_entry(self):
+        return self._thread_entry
 
     def name(self) -> str:
         return self._name

@@ -18,7 +18,7 @@ from .nodes import IR, Node
 from .traversal import walk, walk_stmts
 
 __all__ = ["config_reads", "config_writes", "instr_config_fields",
-           "reads_written_state"]
+           "per_thread_configs", "reads_written_state"]
 
 
 def _exprs_of_type(t):
@@ -68,6 +68,30 @@ def config_writes(stmts) -> frozenset:
 @memo(maxsize=4096)
 def _proc_writes(proc) -> frozenset:
     return config_writes(proc.body)
+
+
+def per_thread_configs(stmts) -> tuple:
+    """The per-thread configs (``Config.thread_entry`` set) a block reads or
+    writes, through the procedures it calls too, their preconditions
+    included (an instruction asserting its tile shape reads the tile
+    configuration); sorted by name, for deterministic C."""
+    found = set()
+    for s in walk_stmts(tuple(stmts)):
+        found |= {c for c, _ in config_reads(s) | config_writes((s, ))}
+        if isinstance(s, IR.Call):
+            found |= _proc_configs(s.f)
+    return tuple(sorted((c for c in found if c.thread_entry is not None),
+                        key=lambda c: c.name()))
+
+
+@memo(maxsize=4096)
+def _proc_configs(proc) -> frozenset:
+    out = {c for c, _ in config_reads(tuple(proc.preds) + tuple(proc.body))
+           | config_writes(proc.body)}
+    for s in walk_stmts(tuple(proc.body)):
+        if isinstance(s, IR.Call):
+            out |= _proc_configs(s.f)
+    return frozenset(out)
 
 
 def reads_written_state(exprs, stmts) -> frozenset:

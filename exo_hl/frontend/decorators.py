@@ -232,11 +232,19 @@ def instr(c_template: str, c_global: str = "", cpu_features=()):
     return wrap
 
 
-def config(cls):
+def config(cls=None, *, thread_entry=None):
     """``@config class C: field: type``: configuration state.
 
     Field annotations are read as strings (or marker objects when a module
     does not use postponed annotations) and resolved in the class's scope.
+
+    ``@config(thread_entry=f)`` declares *per-thread* state (hardware each
+    thread keeps for itself, as AMX's tile configuration): ``f`` maps
+    ``{field: C lvalue}`` to a C statement that puts those values into the
+    running thread's hardware. The C backend runs it at the start of every
+    iteration of a ``par`` loop whose body uses the config, so every
+    thread starts with the value the config had at the loop's entry
+    (docs/semantics.md).
 
     >>> @config
     ... class ConfigLoad:
@@ -246,15 +254,21 @@ def config(cls):
 
     Errors name the config and the field's line.
     """
-    if not inspect.isclass(cls):
-        raise TypeError("@config decorates a class")
     frame = sys._getframe(1)
-    scope = defining_scope(cls, frame)
-    try:
-        return _config_from_class(cls, scope, frame)
-    except ExoTypeError as e:
-        __tracebackhide__ = not debug_tracebacks()  # noqa: F841
-        raise for_user(e)  # exo_hl's frames: set EXO_HL_DEBUG=1
+    if thread_entry is not None and not callable(thread_entry):
+        raise TypeError("@config(thread_entry=...) takes a function "
+                        "{field: C lvalue} -> C statement")
+
+    def make(cls):
+        if not inspect.isclass(cls):
+            raise TypeError("@config decorates a class")
+        scope = defining_scope(cls, frame)
+        try:
+            return _config_from_class(cls, scope, frame, thread_entry)
+        except ExoTypeError as e:
+            __tracebackhide__ = not debug_tracebacks()  # noqa: F841
+            raise for_user(e)  # exo_hl's frames: set EXO_HL_DEBUG=1
+    return make if cls is None else make(cls)
 
 
 def _class_source_in_frame(cls, frame):
@@ -294,7 +308,7 @@ def _class_source_in_frame(cls, frame):
     return src, SourceMap(filename, raw.splitlines(), start, shift)
 
 
-def _config_from_class(cls, scope, frame=None):
+def _config_from_class(cls, scope, frame=None, thread_entry=None):
     name = cls.__name__
     field_si = {}
     try:
@@ -322,7 +336,7 @@ def _config_from_class(cls, scope, frame=None):
         typ = _config_field_type(name, fname, ann, scope,
                                  field_si.get(fname, si))
         fields.append((fname, typ))
-    cfg = Config(name, fields, si)
+    cfg = Config(name, fields, si, thread_entry)
     if cls.__doc__:
         cfg.__doc__ = inspect.cleandoc(cls.__doc__)
     return cfg

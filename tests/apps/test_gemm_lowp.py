@@ -54,3 +54,21 @@ def test_dispatch_picks_by_cpu_features():
     assert label == "avx512-vnni" and "dpbusd" in str(p)
     with pytest.raises(RuntimeError, match="no bf16 GEMM kernel"):
         S.choose_kernel("bf16", features={"avx2", "fma"})
+
+
+@pytest.mark.parametrize("name", ["u8s8"])
+def test_threaded_kernel_runs_the_compute_in_parallel(name):
+    # the 2-thread kernel once parallelized only the packing (the first
+    # ``jo`` loop) and ran every row block on one thread
+    kind = S.KINDS[name]
+    t = S.Tile(8, 32, 8, 16)
+    p = S.kernel(kind, t, threads=True)
+    text = str(p)
+    assert "for im in par(0, M / 16):" in text
+    assert "for jo in par(0, N / 32):" in text
+    A_ = S.DEFAULT_TILES
+    try:
+        S.DEFAULT_TILES = {**A_, name: t}
+        assert check_exact(kind, p, 32, 64, 16)     # two row blocks
+    finally:
+        S.DEFAULT_TILES = A_

@@ -325,6 +325,45 @@ def test_gemm_bit_exact(kernels, kind, mode, monkeypatch):
     assert np.array_equal(got, ref)
 
 
+def test_gemm_two_threads_bit_exact(kernels, monkeypatch):
+    """The kernel whose column blocks are a par loop, on two threads: the
+    one ldtilecfg of the call stays before the loops, and each iteration
+    loads that configuration into its thread's tile unit (AmxConfig is
+    per-thread state); two column blocks, one per thread. Emulated: the
+    emulation aborts on a thread whose tiles are not configured (the bf16
+    kernel shares the schedule; bench.py checks it against MKL)."""
+    from apps.common.blas_env import openmp_threads, set_openmp_threads
+    from apps.gemm_amx.schedule import gemm_u8s8, schedule
+    kind, mode = "int8", "emulated"
+    k = schedule(gemm_u8s8, threads=True)   # shares the fixture's stages
+    text = str(k)
+    assert "for jc in par(0, N / 128):" in text
+    assert len(k.find('ldtilecfg(_)', many=True)) == 1
+    f = _compile(k, mode, monkeypatch)
+    rng = np.random.default_rng(8)
+    M, N, K = 64, 256, 128
+    if kind == "int8":
+        A = rng.integers(0, 256, (M, K), dtype=np.uint8)
+        B = rng.integers(-128, 128, (K, N), dtype=np.int8)
+        C = rng.integers(-2**31, 2**31, (M, N),
+                         dtype=np.int64).astype(np.int32)
+        ref = ((C.astype(np.int64) + A.astype(np.int64) @ B.astype(np.int64)
+                + 2**31) % 2**32 - 2**31).astype(np.int32)
+    else:
+        A = _bf16_bits(rng.standard_normal((M, K)))
+        B = _bf16_bits(rng.standard_normal((K, N)))
+        C = rng.standard_normal((M, N)).astype(np.float32)
+        ref = _bf16_gemm_ref(_bf16_vals(A), _bf16_vals(B), C)
+    got = C.copy()
+    before = openmp_threads()
+    try:
+        assert set_openmp_threads(2)
+        f(M, N, K, A, B, got)
+    finally:
+        set_openmp_threads(before or 1)
+    assert np.array_equal(got, ref)
+
+
 def _bf16_vals(bits):
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
@@ -576,3 +615,120 @@ def test_refused_tile_permission_is_a_clear_error(monkeypatch):
         host_cpu.check_host("k", {"amx-tile", "amx-int8"}, frozenset())
     # emulated: no request, no error
     host_cpu.check_host("k", {"amx-tile"}, frozenset(), {"amx-tile"})
+
+
+# ---------------------------------------------------------------------------
+# AmxConfig is per-thread state: par loops that use tiles
+
+
+@proc
+def tiles_per_row_block(n: size, A: ui8[n, 16, 64] @ DRAM,
+                        B: i8[16, 16, 4] @ DRAM, C: i32[n, 16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    for i in seq(0, n):
+        c: i32[16, 16] @ AMX_TILE0
+        ld_c(c, C[i, 0:16, 0:16])
+        a: ui8[16, 64] @ AMX_TILE4
+        ld_a(a, A[i, 0:16, 0:64])
+        b: i8[16, 16, 4] @ AMX_TILE6
+        ld_b(b, B)
+        dp_us(c, a, b)
+        st_c(C[i, 0:16, 0:16], c)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_par_loop_of_tiles_configures_every_thread(mode, monkeypatch):
+    """The configuration is written once, before the loop; the iterations
+    only read it, so ``parallelize`` proves them race-free. The hardware
+    (and the emulation) keep the configuration per thread: another thread
+    has none, and its first tile load faults (the emulation aborts). Each
+    iteration therefore loads the loop's entry configuration into its
+    thread's tile unit first (AmxConfig's thread_entry; a no-op where it
+    is loaded already)."""
+    from apps.common.blas_env import openmp_threads, set_openmp_threads
+    p = tiles_per_row_block.parallelize('i')
+    c = p.c_code_str()
+    loop = c[c.index("for (int_fast32_t i = "):]
+    assert loop.index("exo_hl_amx_ldtilecfg(") < loop.index("_tile_loadd")
+    assert ", 1);" in loop[:loop.index("_tile_loadd")]   # as thread entry
+    assert "ctxt->AmxConfig_rows0" in loop[:loop.index("_tile_loadd")]
+    f = _compile(p, mode, monkeypatch)
+    n = 8
+    A = _edge_fill((n, 16, 64), U8_EDGES, 1).astype(np.uint8)
+    B = _edge_fill((16, 16, 4), S8_EDGES, 2).astype(np.int8)
+    C = _edge_fill((n, 16, 16), I32_EDGES, 3).astype(np.int32)
+    want = np.stack([_dp_ref(A[i], B, C[i]) for i in range(n)])
+    before = openmp_threads()
+    try:
+        assert set_openmp_threads(2)
+        got = C.copy()
+        f(n, A, B, got)
+    finally:
+        set_openmp_threads(before or 1)
+    assert np.array_equal(got, want)
+
+
+@proc
+def configured_per_row_block(n: size, C: i32[n, 16, 16] @ DRAM):
+    for i in seq(0, n):
+        ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+        c: i32[16, 16] @ AMX_TILE0
+        ld_c(c, C[i, 0:16, 0:16])
+        st_c(C[i, 0:16, 0:16], c)
+
+
+def test_par_loop_writing_the_configuration_is_refused():
+    """An iteration that writes AmxConfig races with the others (config
+    state is one location in the IR, whatever the hardware keeps)."""
+    with pytest.raises(SchedulingError, match="not race-free"):
+        configured_per_row_block.parallelize('i')
+
+
+def test_shared_config_gets_no_thread_entry():
+    """Only configs declared with ``thread_entry`` are re-established per
+    iteration: a par loop reading ordinary config state emits nothing."""
+    from exo_hl import config, index, par
+
+    @config
+    class Shared:
+        k: index
+
+    @proc
+    def reads_shared(n: size, x: i32[n] @ DRAM):
+        Shared.k = 3
+        for i in par(0, n):
+            if Shared.k == 3:
+                x[i] = 1
+
+    assert amx.AmxConfig.thread_entry is not None
+    assert Shared.thread_entry is None
+    with pytest.raises(TypeError, match="thread_entry"):
+        config(thread_entry="ldtilecfg")
+    c = reads_shared.c_code_str()
+    loop = c[c.index("for (int_fast32_t i = "):]
+    assert loop.index("if (ctxt->Shared_k == 3)") < 80   # nothing before
+    x = np.zeros(4, np.int32)
+    reads_shared.compile()(4, x)
+    assert list(x) == [1] * 4
+
+
+@proc
+def tile_across_par(n: size, C: i32[16, 16] @ DRAM,
+                    D: i32[n, 16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    c: i32[16, 16] @ AMX_TILE0
+    ld_c(c, C)
+    for i in seq(0, n):
+        st_c(D[i, 0:16, 0:16], c)
+
+
+def test_tile_used_across_par_loop_is_refused(monkeypatch):
+    """The iterations only read the tile, so they are race-free; but a
+    tile is a register of the thread that loaded it, and another thread's
+    iterations would store its own tmm0 (garbage): C generation refuses."""
+    monkeypatch.setenv("EXO_HL_HOST_CPU", "avx2,fma")
+    p = tile_across_par.parallelize('i')
+    with pytest.raises(MemGenError, match=r"par loop's body uses buffer "
+                       r"'c' in AMX_TILE0, allocated outside the loop"):
+        p.compile(emulate=True)
+    tile_across_par.compile(emulate=True)     # seq: fine

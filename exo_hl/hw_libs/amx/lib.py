@@ -106,8 +106,24 @@ static inline void exo_hl_amx_request_perm(void) {}
    the loaded configuration is already this one (a real ldtilecfg zeroes
    every tile) */
 static inline void exo_hl_amx_ldtilecfg(const int_fast32_t rows[8],
-                                        const int_fast32_t colsb[8]) {
+                                        const int_fast32_t colsb[8],
+                                        int thread_entry) {
     unsigned char cfg[64], cur[64];
+    if (thread_entry) {
+        /* AmxConfig is per-thread state: an iteration of a par loop sets
+           its thread's configuration to the values the config holds (those
+           at the loop's entry); nothing when they are no valid
+           configuration (never set: the body then uses no tile) */
+        int any = 0;
+        for (int t = 0; t < 8; t++) {
+            if (rows[t] < 0 || rows[t] > 16 || colsb[t] < 0 ||
+                colsb[t] > 64 || (rows[t] == 0) != (colsb[t] == 0))
+                return;
+            any |= rows[t] != 0;
+        }
+        if (!any)
+            return;
+    }
     exo_hl_amx_request_perm();
     memset(cfg, 0, sizeof cfg);
     cfg[0] = 1;
@@ -219,10 +235,22 @@ AMX_TILE0, AMX_TILE1, AMX_TILE2, AMX_TILE3, AMX_TILE4, AMX_TILE5, \
 # configuration state
 
 
-@config
+def _thread_entry(fields):
+    """C that loads the configuration ``fields`` (C lvalues) hold into the
+    running thread's tile unit (``@config(thread_entry=...)``)."""
+    rows = ", ".join(fields[f"rows{t}"] for t in range(N_TILES))
+    cols = ", ".join(fields[f"colsb{t}"] for t in range(N_TILES))
+    return (f"exo_hl_amx_ldtilecfg((const int_fast32_t[8]){{{rows}}}, "
+            f"(const int_fast32_t[8]){{{cols}}}, 1);")
+
+
+@config(thread_entry=_thread_entry)
 class AmxConfig:
     """The tile configuration (palette 1): rows and bytes per row of each
-    tile register. ``ldtilecfg`` writes all sixteen fields.
+    tile register. ``ldtilecfg`` writes all sixteen fields. Per-thread
+    state, as in the hardware: each iteration of a ``par`` loop that uses
+    tiles loads the configuration the loop started with into its thread's
+    tile unit (a no-op where it is loaded already).
 
     >>> p = configure_tiles(p, p.find_loop('io'), {0: (16, 64), 1: (16, 64)})
     """
@@ -531,7 +559,7 @@ def _ldtilecfg():
     cols = ", ".join(f"{{AmxConfig.colsb{t}}}" for t in range(8))
     template = (f"{writes} exo_hl_amx_ldtilecfg("
                 f"(const int_fast32_t[8]){{{{{rows}}}}}, "
-                f"(const int_fast32_t[8]){{{{{cols}}}}});")
+                f"(const int_fast32_t[8]){{{{{cols}}}}}, 0);")
     src = f'''
 @instr({template!r}, _HELPER, cpu_features=_TILE_FEATURES)
 def ldtilecfg({args}):
