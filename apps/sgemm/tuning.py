@@ -53,11 +53,16 @@ def space(isa_name: str, threads: int = 1) -> dict:
     Left out, with the reason:
 
     * ``par='cols'`` (the NC column blocks on the threads instead of the
-      row blocks): its schedule takes about ten minutes to build (the par
-      loop is proven again through the kernel's effects after
-      ``call_eqv``), more than a search can spend on one candidate;
-      ``threads`` is kept for when that is fixed. How rows are split
-      between threads is OpenMP's static schedule of the row blocks.
+      row blocks) and the app's choice of kernel per product
+      (``par_min``, ``nc_cols``: ``api.Dispatch``): the app builds the
+      row-split, one-thread and column-split kernels from one chain and
+      picks per product, so what the search would choose (on its large
+      squares, where the row split is used) is the block kernel; the two
+      thresholds come from the model (``model_params``). ``par='cols'``
+      alone now builds in about a minute (64 s measured, loaded; it took
+      ten before the rewrites got faster). ``threads`` is kept for a
+      search of those. How rows are split between threads is OpenMP's
+      static schedule of the row blocks.
     * the GotoBLAS loop order (jc -> pc -> ic -> jr -> ir: B's
       micro-panel in L1, A's packed MC x kc block in L2): the schedule
       has no such variant yet; this schedule's order keeps A's
