@@ -134,13 +134,14 @@ def even(n: int, nc: int, threads: int) -> bool:
 class Dispatch:
     """The kernel (``RawKernel``) for each product: the one-thread kernel
     (``one``) for the products too small for threads, M N K below
-    ``par_min`` or fewer than two row blocks of MR rows (the threads
-    split the row blocks: with one, the others would only wait; OpenBLAS
-    decides the same way, one thread below M N K = 64^3 per thread); the
-    kernel with the threads on column blocks of ``nc_cols`` (``cols``)
-    for wide products (fewer rows than columns) whose column blocks
-    share out evenly between the ``threads()`` threads (``even``); else
-    the threaded kernel, whose threads split the row blocks. With one
+    ``par_min`` (OpenBLAS decides the same way, one thread below M N K =
+    64^3 per thread); the kernel with the threads on column blocks of
+    ``nc_cols`` (``cols``) for wide products (fewer rows than columns)
+    whose column blocks share out evenly between the ``threads()``
+    threads (``even``); the one-thread kernel again for fewer than two
+    row blocks of MR rows (the threads split the row blocks: with one,
+    the others would only wait); else the threaded kernel, whose threads
+    split the row blocks. With one
     OpenMP thread all run the same loops (a par loop is called directly,
     docs/api.md section 6)."""
 
@@ -152,12 +153,13 @@ class Dispatch:
 
     def pick(self, M, N, K):
         """The kernel that runs an M x N x K product."""
-        if self.one is not None and (M * N * K < self.par_min
-                                     or M < 2 * self.mr):
+        if self.one is not None and M * N * K < self.par_min:
             return self.one
         if self.cols is not None and M < N and N >= 2 * self.nc_cols and \
                 even(N, self.nc_cols, self.threads()):
             return self.cols
+        if self.one is not None and M < 2 * self.mr:
+            return self.one
         return self.threaded
 
     def __call__(self, M, N, K, *arrays):

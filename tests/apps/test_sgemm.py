@@ -434,9 +434,11 @@ def test_one_thread_kernel(chain):
 
 
 def test_dispatch_runs_small_products_on_one_thread():
-    """``api.Dispatch``: the one-thread kernel below ``par_min`` (M N K)
-    or with fewer than two row blocks, else the threaded one; without a
-    one-thread kernel, always the threaded one."""
+    """``api.Dispatch``: the one-thread kernel below ``par_min`` (M N K);
+    the column-split kernel for wide products whose column blocks share
+    out evenly; the one-thread kernel for fewer than two row blocks;
+    else the threaded one; without the others, always the threaded
+    one."""
     ran = []
 
     class Fake:
@@ -465,7 +467,8 @@ def test_dispatch_runs_small_products_on_one_thread():
     assert d.bound(2048, 2048, 512) == "par"          # square
     assert d.bound(128, 1000, 512) == "par"           # 3 blocks + 232
     assert d.bound(128, 300, 512) == "par"            # one block
-    assert d.bound(11, 2048, 5) == "one"              # one row block
+    assert d.bound(11, 2048, 5) == "cols"             # one row block
+    assert d.bound(11, 1000, 5) == "one"              # uneven
     count[0] = 1
     assert d.bound(128, 2048, 512) == "par"           # one thread
     assert api.even(1024, 256, 2) and api.even(1088, 256, 2)
