@@ -11,7 +11,9 @@ is scheduled and compiled on first use per instruction set (then cached
 by this process and, for the C build, on disk). ``isa='auto'`` takes the
 best instruction set the CPU has (AVX-512, else AVX2); naming one the CPU
 lacks is an error unless emulation is on (``EXO_HL_EMULATE=1``). The
-kernels run on ``OMP_NUM_THREADS`` threads (all cores by default).
+kernels run on ``OMP_NUM_THREADS`` threads (all cores by default), except
+the products too small for threads (``Dispatch``), which run on a
+one-thread kernel.
 
 The schedule's parameters (tile, KC, NC, MC, par loops) come from this
 machine's tuning record (``exo-hl tune sgemm``), else from the BLIS
@@ -29,7 +31,8 @@ import numbers
 
 import numpy as np
 
-from apps.sgemm.schedule import ISAS, alpha_beta, schedule
+from apps.sgemm.schedule import (ISAS, alpha_beta, by_columns, sequential,
+                                 stages)
 from apps.sgemm.tuning import configured
 from apps.common import isa_choice as _common_isa
 
@@ -52,11 +55,33 @@ def configuration(isa_name: str):
 
 
 @functools.lru_cache(maxsize=None)
+def _scheduled(isa_name: str):
+    """(threaded C += A @ B, C = alpha A @ B + beta C, the one-thread
+    C += A @ B or None): the last two from the first one's stages."""
+    isa, _ = configuration(isa_name)
+    st = stages(isa)
+    kernel = st[-1][1]
+    one = sequential(isa, st) if isa.par_min else None
+    cols = by_columns(isa, isa.nc_cols, st) if isa.nc_cols else None
+    return kernel, alpha_beta(isa, kernel), one, cols
+
+
 def procedures(isa_name: str):
     """(C += A @ B, C = alpha A @ B + beta C) scheduled for an ISA."""
-    isa, _ = configuration(isa_name)
-    kernel = schedule(isa)
-    return kernel, alpha_beta(isa, kernel)
+    return _scheduled(isa_name)[:2]
+
+
+def sequential_procedure(isa_name: str):
+    """The one-thread C += A @ B for an ISA (``schedule.sequential``), or
+    None when its parameters have no ``par_min``."""
+    return _scheduled(isa_name)[2]
+
+
+def columns_procedure(isa_name: str):
+    """The C += A @ B for an ISA with the threads on column blocks
+    (``schedule.by_columns``), or None when its parameters have no
+    ``nc_cols`` (or are not blocked)."""
+    return _scheduled(isa_name)[3]
 
 
 class RawKernel:
@@ -94,10 +119,76 @@ class RawKernel:
         return call
 
 
+def even(n: int, nc: int, threads: int) -> bool:
+    """Whether ``threads`` threads on the ``n // nc`` column blocks of
+    ``nc`` (OpenMP's static schedule), then one of them on the last
+    ``n % nc`` columns, take at most 15% longer than an even share of
+    the ``n`` columns: ``ceil(blocks / threads) + (n % nc) / nc <= 1.15
+    n / (nc threads)``. At least two threads and a block each."""
+    blocks = n // nc
+    if threads < 2 or blocks < threads:
+        return False
+    return -(-blocks // threads) + (n % nc) / nc <= 1.15 * n / nc / threads
+
+
+class Dispatch:
+    """The kernel (``RawKernel``) for each product: the one-thread kernel
+    (``one``) for the products too small for threads, M N K below
+    ``par_min`` (OpenBLAS decides the same way, one thread below M N K =
+    64^3 per thread); the kernel with the threads on column blocks of
+    ``nc_cols`` (``cols``) for wide products (fewer rows than columns)
+    whose column blocks share out evenly between the ``threads()``
+    threads (``even``); the one-thread kernel again for fewer than two
+    row blocks of MR rows (the threads split the row blocks: with one,
+    the others would only wait); else the threaded kernel, whose threads
+    split the row blocks. With one
+    OpenMP thread all run the same loops (a par loop is called directly,
+    docs/api.md section 6)."""
+
+    def __init__(self, threaded, one=None, par_min=0, mr=1, cols=None,
+                 nc_cols=0, threads=None):
+        self.threaded, self.one, self.cols = threaded, one, cols
+        self.par_min, self.mr, self.nc_cols = par_min, mr, nc_cols
+        self.threads = threads
+
+    def pick(self, M, N, K):
+        """The kernel that runs an M x N x K product."""
+        if self.one is not None and M * N * K < self.par_min:
+            return self.one
+        if self.cols is not None and M < N and N >= 2 * self.nc_cols and \
+                even(N, self.nc_cols, self.threads()):
+            return self.cols
+        if self.one is not None and M < 2 * self.mr:
+            return self.one
+        return self.threaded
+
+    def __call__(self, M, N, K, *arrays):
+        self.pick(M, N, K)(M, N, K, *arrays)
+
+    def bound(self, M, N, K, *arrays):
+        """``RawKernel.bound`` of the kernel ``pick`` chooses."""
+        return self.pick(M, N, K).bound(M, N, K, *arrays)
+
+
 @functools.lru_cache(maxsize=None)
 def compiled(isa_name: str):
-    """The two procedures of ``procedures``, compiled (``RawKernel``)."""
-    return tuple(RawKernel(p.compile()) for p in procedures(isa_name))
+    """(``Dispatch`` of the threaded and one-thread C += A @ B, the
+    alpha-beta procedure), compiled (``RawKernel``)."""
+    plain, scaled = (RawKernel(p.compile()) for p in procedures(isa_name))
+    isa, _ = configuration(isa_name)
+    one = sequential_procedure(isa_name) if isa.par_min else None
+    cols = columns_procedure(isa_name) if isa.nc_cols else None
+    cols = RawKernel(cols.compile()) if cols else None
+    threads = None
+    if cols is not None:     # the runtime the kernels' par loops run on
+        try:
+            threads = cols._lib.omp_get_max_threads
+            threads.restype, threads.argtypes = ctypes.c_int, []
+        except AttributeError:           # built without OpenMP
+            threads = lambda: 1          # noqa: E731
+    return (Dispatch(plain, RawKernel(one.compile()) if one else None,
+                     isa.par_min, isa.mr, cols, isa.nc_cols, threads),
+            scaled)
 
 
 def aligned_zeros(shape, align=64):

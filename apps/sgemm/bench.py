@@ -10,11 +10,14 @@ The kernel's parameters (tile, KC, NC, MC, par loops) are this machine's
 tuning record (``exo-hl tune sgemm``) when there is one, else the BLIS
 model of its caches (``--params model`` forces the model, ``--params
 fixed`` the base description without NC blocking); the first lines say
-which. MKL (the ``mkl`` package, ``apps/common/mkl.py``) is a second
-baseline when it is installed (one line says so when it is not). Every
-run is appended, with the machine's signature, to
-``apps/sgemm/results/<machine>.json`` (``--no-record``: not), from which
-``apps/common/report.py`` makes the README tables.
+which. Each shape runs on the kernel the app picks for it
+(``api.Dispatch``): on more than one thread, the one-thread kernel for
+small products and the column-split kernel for wide ones. MKL (the
+``mkl`` package, ``apps/common/mkl.py``) is a second baseline when it
+is installed (one line says so when it is not). Every run is appended,
+with the machine's signature, to ``apps/sgemm/results/<machine>.json``
+(``--no-record``: not), from which ``apps/common/report.py`` makes the
+README tables.
 
 For every shape and thread count it times ``C += A @ B`` (row-major f32)
 with the exo_hl kernel and with numpy's OpenBLAS called directly

@@ -51,6 +51,7 @@ after each group of steps (``run.py --steps`` prints them).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from exo_hl import (DRAM, DRAM_STATIC, Procedure, SchedulingError, f32, proc,
@@ -167,6 +168,12 @@ class Isa:
     #                        load B's rows where they are)
     prefetch: int = 0      # prefetch B's packed panel this many k steps
     #                        ahead in the full k blocks (0: none)
+    par_min: int = 0       # not the schedule's but the app's: M N K below
+    #                        which it runs the one-thread kernel
+    #                        (``sequential``; 0: always the threaded one)
+    nc_cols: int = 0       # the app's too: the column block of its kernel
+    #                        with the threads on column blocks, for wide
+    #                        products (``by_columns``; 0: none)
 
     def __post_init__(self):
         if self.nr % self.lanes:
@@ -186,6 +193,12 @@ class Isa:
         if self.prefetch < 0 or self.prefetch >= self.kc:
             raise ValueError(f"{self.name}: prefetch={self.prefetch} is not "
                              f"in [0, KC={self.kc})")
+        if self.par_min < 0:
+            raise ValueError(f"{self.name}: par_min={self.par_min} is "
+                             f"negative")
+        if self.nc_cols < 0 or self.nc_cols % self.nr:
+            raise ValueError(f"{self.name}: nc_cols={self.nc_cols} is not "
+                             f"a multiple of NR={self.nr}")
         if self.par == "cols" and not self.nc:
             raise ValueError(f"{self.name}: par='cols' needs NC blocks")
 
@@ -199,7 +212,8 @@ class Isa:
         """The tunable parameters of this description."""
         return {"mr": self.mr, "nr": self.nr, "kc": self.kc, "nc": self.nc,
                 "mc": self.mc, "par": self.par, "pack_a": self.pack_a,
-                "pack_b": self.pack_b, "prefetch": self.prefetch}
+                "pack_b": self.pack_b, "prefetch": self.prefetch,
+                "par_min": self.par_min, "nc_cols": self.nc_cols}
 
     @property
     def regs(self) -> int:
@@ -218,7 +232,9 @@ class Isa:
         return out + (" par=cols" if self.par == "cols" else "") + \
             ("" if self.pack_a else " A unpacked") + \
             ("" if self.pack_b else " B unpacked") + \
-            (f" prefetch={self.prefetch}" if self.prefetch else "")
+            (f" prefetch={self.prefetch}" if self.prefetch else "") + \
+            (f" 1 thread below MNK={self.par_min}" if self.par_min else "") \
+            + (f" wide: par cols of {self.nc_cols}" if self.nc_cols else "")
 
     @property
     def kernel_name(self) -> str:
@@ -770,6 +786,8 @@ def stages(isa: Isa, p: Procedure = None, name: str = None):
     if isa.par == "cols":               # the caller's column blocks are
         step("sequential (the column blocks of the caller are par)", p)
         return out
+    # the kernel as it is before the threads (``sequential``)
+    step(SEQUENTIAL, p)
     for full, t in ((True, ''), (False, '_t')):
         # the packing rows in parallel (each writes its own row of every
         # panel), and the row blocks
@@ -780,7 +798,7 @@ def stages(isa: Isa, p: Procedure = None, name: str = None):
     return out
 
 
-def blocked(isa: Isa, kernel: Procedure) -> Procedure:
+def blocked(isa: Isa, kernel: Procedure, name: str = None) -> Procedure:
     """``sgemm`` in column blocks of NC (B's ``kc x NC`` block, packed by
     the kernel once per k block, stays in L2 while every row block of C
     reads it) and row blocks of MC, each block a call of ``kernel`` (the
@@ -792,7 +810,7 @@ def blocked(isa: Isa, kernel: Procedure) -> Procedure:
     ``par`` (``parallelize`` proves its iterations write disjoint columns
     of C) and the kernel runs sequentially in each."""
     NC, MC = isa.nc, isa.mc
-    p = sgemm.rename(isa.kernel_name)
+    p = sgemm.rename(name or isa.kernel_name)
     top = lambda q, k: list(q.body())[k]
     if NC:
         p = p.split('j', NC, 'jc', 'jn', tail='cut')
@@ -829,6 +847,55 @@ def schedule(isa: Isa, p: Procedure = None) -> Procedure:
     """The fully scheduled kernel, named ``isa.kernel_name`` (for a
     blocked description, the procedure calling it per block)."""
     return stages(isa, p)[-1][1]
+
+
+#: the description of the stage before the par loops (``sequential``)
+SEQUENTIAL = "sequential (before the par loops)"
+
+
+def sequential(isa: Isa, st: list = None) -> Procedure:
+    """The one-thread kernel of ``isa``, named ``isa.kernel_name + '_1t'``:
+    the procedure of ``stages(isa)`` (or ``st``, its result) before any
+    loop is made ``par``, so no call of it opens a parallel region. The
+    app runs it for products too small to pay for the threads
+    (``Isa.par_min``; OpenMP's parallel region and barriers cost
+    microseconds, a 64^3 product takes about 8). It is the same chain of
+    checked rewrites, stopped earlier: building it costs nothing more
+    than the threaded kernel, except for a blocked description, whose
+    driver (``blocked``: the calls swapped by ``call_eqv``) is built
+    again around the sequential block kernel."""
+    st = stages(isa) if st is None else st
+    name = isa.kernel_name + "_1t"
+    if not isa.blocked:
+        return next(p for w, p in st if w == SEQUENTIAL).rename(name)
+    if isa.par == "cols":              # the block kernel is sequential
+        inner = st[-2][1]
+    else:
+        inner = next(p for w, p in st if w == SEQUENTIAL)
+    return blocked(dataclasses.replace(isa, par="rows"),
+                   inner.rename(name + "_block"), name)
+
+
+def by_columns(isa: Isa, nc: int, st: list = None) -> Procedure:
+    """A blocked description's kernel with the threads on column blocks
+    of ``nc`` instead of the row blocks, named ``isa.kernel_name +
+    '_cols'``: ``blocked`` with ``par='cols'`` around the sequential block
+    kernel of ``stages(isa)`` (or ``st``) -- the block kernel does not
+    depend on NC, so only the driver is built again. Each thread packs
+    and reads only its own columns of B, and a call opens one parallel
+    region (the row-block kernel opens one per k block and per column
+    block), which is what a wide, short product needs: its row blocks
+    are few, and with them its k blocks' regions and barriers are most
+    of the time. ``None`` for a description that is not blocked (its
+    kernel is not a kernel of windows)."""
+    if not isa.blocked:
+        return None
+    st = stages(isa) if st is None else st
+    name = isa.kernel_name + "_cols"
+    inner = st[-2][1] if isa.par == "cols" else \
+        next(p for w, p in st if w == SEQUENTIAL)
+    return blocked(dataclasses.replace(isa, par="cols", nc=nc, mc=0),
+                   inner.rename(name + "_block"), name)
 
 
 def alpha_beta(isa: Isa, kernel: Procedure = None) -> Procedure:

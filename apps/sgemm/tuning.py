@@ -53,11 +53,16 @@ def space(isa_name: str, threads: int = 1) -> dict:
     Left out, with the reason:
 
     * ``par='cols'`` (the NC column blocks on the threads instead of the
-      row blocks): its schedule takes about ten minutes to build (the par
-      loop is proven again through the kernel's effects after
-      ``call_eqv``), more than a search can spend on one candidate;
-      ``threads`` is kept for when that is fixed. How rows are split
-      between threads is OpenMP's static schedule of the row blocks.
+      row blocks) and the app's choice of kernel per product
+      (``par_min``, ``nc_cols``: ``api.Dispatch``): the app builds the
+      row-split, one-thread and column-split kernels from one chain and
+      picks per product, so what the search would choose (on its large
+      squares, where the row split is used) is the block kernel; the two
+      thresholds come from the model (``model_params``). ``par='cols'``
+      alone now builds in about a minute (64 s measured, loaded; it took
+      ten before the rewrites got faster). ``threads`` is kept for a
+      search of those. How rows are split between threads is OpenMP's
+      static schedule of the row blocks.
     * the GotoBLAS loop order (jc -> pc -> ic -> jr -> ir: B's
       micro-panel in L1, A's packed MC x kc block in L2): the schedule
       has no such variant yet; this schedule's order keeps A's
@@ -98,7 +103,10 @@ def variant(isa_name: str, params: dict) -> Isa:
                                    par=params.get("par", "rows"),
                                    pack_a=_flag(params.get("pack_a", True)),
                                    pack_b=_flag(params.get("pack_b", True)),
-                                   prefetch=int(params.get("prefetch", 0)))
+                                   prefetch=int(params.get("prefetch", 0)),
+                                   par_min=int(params.get("par_min", 0)),
+                                   nc_cols=int(params.get("nc_cols", 0))
+                                   // nr * nr)
     except ValueError as e:
         raise SchedulingError(f"sgemm: {e}") from None
 
@@ -125,17 +133,42 @@ def default_shape(isa_name: str, vendor: str | None = None) -> str:
     return SHAPES[isa_name][0]
 
 
+#: M N K below which the app runs the one-thread kernel (``par_min``):
+#: 2^23 (203^3). Measured on the quiet 2-core Xeon (README, recorded
+#: machines), the threaded kernel on two threads against one: 128^3
+#: (2.1 M) 68 against 117 GFLOP/s, 127x64x300 (2.4 M) 45 against 97,
+#: 256^3 (16.8 M) 168 against 135, 1000x64x300 (19.2 M) 151 against 99.
+#: Those figures fit a fixed cost of about 40-80 us per threaded call
+#: (each k block opens a parallel region; with the runtime's threads
+#: asleep between regions, as with ``KMP_BLOCKTIME=0``, each region
+#: wakes them), and two threads pay once one thread's time is twice
+#: that: about 100-160 us, 12-19 MFLOP at 120 GFLOP/s, M N K = 6-10 M.
+#: OpenBLAS, whose threads spin between calls, forks above 64^3 per
+#: thread.
+PAR_MIN = 1 << 23
+
+#: the column block of the kernel with the threads on column blocks
+#: (``nc_cols``, ``schedule.by_columns``), for wide products: 256
+#: columns (rounded down to a multiple of NR): B's kc x 256 block is
+#: 160 KiB at KC = 160, a fraction of the L2 each thread packs and reads
+#: alone, and N = 1024 or 2048 share out evenly between 2 or 4 threads
+NC_COLS = 256
+
+
 def model_params(isa_name: str) -> dict:
     """The BLIS model's parameters for the default tile
     (``default_shape``): KC from the L1, NC from the L2 (``nc_l2``: this
     schedule's loop order streams the packed block of B once per MR
     rows), no MC blocks (MC here only splits the calls, each packing B
-    again), A packed."""
+    again), A packed; and how the app uses the threads: one thread below
+    M N K = ``PAR_MIN``, the column blocks of ``NC_COLS`` on the threads
+    for wide products (``api.Dispatch``)."""
     shape = default_shape(isa_name)
     mr, nr = (int(x) for x in shape.split("x"))
     b = blis_blocking(mr, nr)
     return {"shape": shape, "kc": b.kc, "nc": b.nc_l2, "mc": 0,
-            "pack_a": True}
+            "pack_a": True, "par_min": PAR_MIN,
+            "nc_cols": max(nr, NC_COLS // nr * nr)}
 
 
 def configured(isa_name: str, source: str = "auto"):
@@ -150,7 +183,8 @@ def configured(isa_name: str, source: str = "auto"):
     found = TuningDB().lookup(key(isa_name)) if source == "auto" else None
     if found is not None and found.record is not None:
         try:
-            isa = variant(isa_name, found.record["params"])
+            isa = variant(isa_name, dict(_threads(isa_name),
+                                         **found.record["params"]))
             return isa, (f"{isa.label} {isa.blocking_label}: "
                          f"{found.note}")
         except (SchedulingError, KeyError, TypeError, ValueError) as e:
@@ -162,6 +196,17 @@ def configured(isa_name: str, source: str = "auto"):
     isa = variant(isa_name, model_params(isa_name))
     return isa, (f"{isa.label} {isa.blocking_label} from the BLIS model "
                  f"of this machine's caches ({why})")
+
+
+#: the app's choice of kernel per product (``api.Dispatch``), not the
+#: schedule's: the search times the threaded kernel on large squares,
+#: where it does not matter, so a record takes them from the model
+THREAD_PARAMS = ("par_min", "nc_cols")
+
+
+def _threads(isa_name: str) -> dict:
+    model = model_params(isa_name)
+    return {k: model[k] for k in THREAD_PARAMS}
 
 
 def template(params: dict):
@@ -282,7 +327,9 @@ def tune_spec(options: dict) -> dict:
     threads = int(options.get("threads", 1))
     sizes = [int(x) for x in str(options.get("shapes", "512,1024,2048"))
              .split(",")]
-    start = dict(model_params(isa.name), isa=isa.name)
+    start = {k: v for k, v in model_params(isa.name).items()
+             if k not in THREAD_PARAMS}
+    start["isa"] = isa.name
     baseline = options.get("baseline", "openblas")
     if baseline not in ("openblas", "none"):
         raise ValueError(f"baseline is openblas or none, not {baseline!r}")

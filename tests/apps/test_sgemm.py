@@ -31,7 +31,7 @@ from apps.common.peak import (CHAINS, PeakUnavailable, fma_peak,  # noqa: E402
 from apps.sgemm import api  # noqa: E402
 from apps.sgemm.schedule import (AVX2, AVX512, ISAS, Isa,  # noqa: E402
                                  alpha_beta, k_block, row_tiles, sgemm,
-                                 stages)
+                                 sequential, stages)
 from exo_hl import SchedulingError, compile_procs  # noqa: E402
 
 APP = REPO / "apps" / "sgemm"
@@ -358,6 +358,8 @@ def test_python_entry_point(chain, monkeypatch):
     # the module's AVX2 chain instead of scheduling it again
     monkeypatch.setattr(api, "procedures",
                         lambda name: (chain.fast, chain.ab))
+    monkeypatch.setattr(api, "sequential_procedure",
+                        lambda name: sequential(AVX2, chain.stages))
     monkeypatch.setattr(api, "choose_isa",
                         lambda name="auto": (AVX2, False, "test"))
     api.compiled.cache_clear()
@@ -407,6 +409,71 @@ def test_python_entry_point(chain, monkeypatch):
     with pytest.raises(ValueError, match="sizes above 2147483647"):
         api.sgemm(tall, np.ones((1, 1), np.float32))
     api.compiled.cache_clear()
+
+
+def test_one_thread_kernel(chain):
+    """``sequential``: the chain stopped before its par loops, renamed;
+    no parallel region in its C; it equals numpy, interpreted on a shape
+    that reaches every nest and compiled on every tail shape."""
+    one = sequential(AVX2, chain.stages)
+    assert one.name() == "sgemm_avx2_1t"
+    assert " par(" in str(chain.fast) and " par(" not in str(one)
+    assert "#pragma omp" not in one.c_code_str()
+    rng = np.random.default_rng(12)
+    m, n, k = 11, 16 + 8 + 3, AVX2.kc + 3
+    A, B, C = _ints(rng, m, k), _ints(rng, k, n), _ints(rng, m, n)
+    want = C + A @ B
+    one.interpret(M=m, N=n, K=k, A=A, B=B, C=C)
+    assert np.array_equal(C, want)
+    f = one.compile()
+    for m, n, k in EDGE_SHAPES:
+        A, B, C = _ints(rng, m, k), _ints(rng, k, n), _ints(rng, m, n)
+        want = C + A @ B
+        f(m, n, k, A, B, C)
+        assert np.array_equal(C, want), (m, n, k)
+
+
+def test_dispatch_runs_small_products_on_one_thread():
+    """``api.Dispatch``: the one-thread kernel below ``par_min`` (M N K);
+    the column-split kernel for wide products whose column blocks share
+    out evenly; the one-thread kernel for fewer than two row blocks;
+    else the threaded one; without the others, always the threaded
+    one."""
+    ran = []
+
+    class Fake:
+        def __init__(self, name):
+            self.name = name
+
+        def __call__(self, M, N, K, *arrays):
+            ran.append(self.name)
+
+        def bound(self, M, N, K, *arrays):
+            return self.name
+    d = api.Dispatch(Fake("par"), Fake("one"), par_min=1000, mr=6)
+    d(9, 10, 10)                          # 900 < 1000
+    d(12, 10, 10)                         # 1200, two row blocks
+    d(11, 100, 100)                       # one row block of 6
+    assert ran == ["one", "par", "one"]
+    assert d.bound(12, 10, 8) == "one" and d.bound(12, 10, 10) == "par"
+    assert api.Dispatch(Fake("par")).bound(1, 1, 1) == "par"
+    # wide products on the column blocks, when they share out evenly
+    count = [2]
+    d = api.Dispatch(Fake("par"), Fake("one"), 1000, 6, Fake("cols"), 256,
+                     lambda: count[0])
+    assert d.bound(128, 2048, 512) == "cols"          # 4 blocks each
+    assert d.bound(256, 1024, 512) == "cols"          # 2 blocks each
+    assert d.bound(1024, 256, 512) == "par"           # tall
+    assert d.bound(2048, 2048, 512) == "par"          # square
+    assert d.bound(128, 1000, 512) == "par"           # 3 blocks + 232
+    assert d.bound(128, 300, 512) == "par"            # one block
+    assert d.bound(11, 2048, 5) == "cols"             # one row block
+    assert d.bound(11, 1000, 5) == "one"              # uneven
+    count[0] = 1
+    assert d.bound(128, 2048, 512) == "par"           # one thread
+    assert api.even(1024, 256, 2) and api.even(1088, 256, 2)
+    assert not api.even(1000, 256, 2) and not api.even(768, 256, 2)
+    assert not api.even(4096, 256, 1) and not api.even(256, 256, 2)
 
 
 def test_bound_calls_for_the_benchmark(chain):
@@ -689,7 +756,7 @@ def test_register_tiles_do_not_spill(tmp_path, chain, avx512_chain):
 # the tuning space: other tiles, NC / MC blocks, par on the column blocks
 
 from apps.sgemm import tuning  # noqa: E402
-from apps.sgemm.schedule import blocked, sgemm_win  # noqa: E402
+from apps.sgemm.schedule import blocked, by_columns, sgemm_win  # noqa: E402
 
 #: shapes that cross every block of the points below: remainders of NC,
 #: MC, KC, NR and MR at once, exact multiples, and single rows/columns
@@ -775,6 +842,47 @@ def test_par_on_the_column_blocks(threads):
             want = C + A @ B
             f(m, n, k, A, B, C)
             assert np.array_equal(C, want), (nthreads, m, n, k)
+
+
+@pytest.mark.slow
+def test_one_thread_and_column_kernels_of_a_blocked_description(threads):
+    """From one chain of a blocked description, the app's other kernels:
+    the one-thread kernel (``sequential``: its driver calls a sequential
+    block kernel, no par loop anywhere) and the kernel with the threads
+    on column blocks (``by_columns``: the column-block loop par, proven
+    on the calls, the block kernel sequential). Each equals numpy,
+    interpreted on a shape with every tail, and compiled on the block
+    tails on 1 and 2 threads."""
+    isa = tuning.variant("avx2", {"shape": "8x8", "kc": 32, "nc": 16,
+                                  "par_min": 10, "nc_cols": 24})
+    st = stages(isa)
+    one, cols = sequential(isa, st), by_columns(isa, isa.nc_cols, st)
+    assert one.name() == "sgemm_avx2_1t"
+    assert "sgemm_avx2_1t_block(" in str(one)
+    assert "#pragma omp" not in one.c_code_str()
+    assert "for jc in par(0, N / 24):" in str(cols)
+    assert "sgemm_avx2_cols_block(" in str(cols)
+    # one parallel region: the column blocks' (the block kernel has none)
+    assert cols.c_code_str().count("#pragma omp parallel") == 1
+    assert by_columns(tuning.variant("avx2", {}), 24) is None
+    rng = np.random.default_rng(4)
+    m, n, k = 11, 24 + 16 + 3, 32 + 5
+    A, B, C0 = _ints(rng, m, k), _ints(rng, k, n), _ints(rng, m, n)
+    for p in (one, cols):
+        C = C0.copy()
+        p.interpret(M=m, N=n, K=k, A=A, B=B, C=C)
+        assert np.array_equal(C, C0 + A @ B), p.name()
+    for p in (one, cols):
+        f = p.compile()
+        for nthreads in (1, 2):
+            threads(nthreads)
+            for m, n, k in BLOCK_SHAPES:
+                A, B, C = _ints(rng, m, k), _ints(rng, k, n), \
+                    _ints(rng, m, n)
+                want = C + A @ B
+                f(m, n, k, A, B, C)
+                assert np.array_equal(C, want), (p.name(), nthreads,
+                                                 m, n, k)
 
 
 def test_variant_checks_its_parameters():
