@@ -53,7 +53,8 @@ with the weights pre-packed once per layer (``pack_weights``) instead of
 packed by the kernel on every call; ``rows`` tiles of several output
 rows; ``kc`` the reduction in blocks of input channels with partial sums
 in a buffer (``_kc_tiles``); ``par='rows'`` threads on the output rows
-instead of the channel blocks.
+instead of the channel blocks (with N > 1 fixed, the rows of every
+image in one loop, ``_par_rows``).
 
 Every step is a checked rewrite. ``stages(isa)`` returns the procedure
 after each group of steps (``run.py --steps`` prints them).
@@ -62,7 +63,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from exo_hl import DRAM, Procedure, SchedulingError, f32, proc, seq, size
+from exo_hl import (DRAM, Procedure, SchedulingError, f32, instr, proc,
+                    seq, size)
 from exo_hl.hw_libs import avx2 as _avx2
 from exo_hl.hw_libs import avx512 as _avx512
 
@@ -354,6 +356,38 @@ def _kc_tiles(p, isa, kc, fixed, at='image'):
     return p
 
 
+@instr("_mm_prefetch((const char *)&{src_data}, _MM_HINT_T1);",
+       "#include <immintrin.h>\n")
+def mm_prefetch_t1(src: [f32][1] @ DRAM):
+    """Prefetch the cache line holding ``src[0]`` into L2 (``prefetcht1``;
+    SSE, any x86-64). As ``mm_prefetch_t0`` of the AVX2 library, whose
+    body it copies: a read of ``src[0]`` into a local, so
+    ``insert_noop_call`` may add it anywhere and proves the address
+    inside its buffer. Into L2, not L1: the kc block it fetches ahead
+    would otherwise evict the one being used from L1."""
+    t: f32 @ DRAM
+    t = src[0]
+
+
+def _kc_prefetch(p, isa, kc, ic):
+    """In every step ``ici`` of a kc block's register tile, prefetch into
+    L2 the same weight row of the next kc block (``prefetcht1``, one per
+    64-byte line of the ``OB`` channels): the weights of a layer larger
+    than the L2 stream from L3, and the hardware prefetchers stop at each
+    4 KiB ``(ky, kx)`` piece of a block. Every tile of the block issues
+    them; the first brings the lines, the others find them in L2. The
+    next block's index is taken modulo IC (``insert_noop_call`` proves
+    the window inside ``wp``): the last block prefetches the first one
+    again, which is in L2 already."""
+    ici = lambda q: _loop(q.find_loop('ico'), 'ici')
+    for c in reversed(range(0, isa.ob, 16)):
+        row = (f'wp[oco, ky, kx, ({kc} * ico + {kc} + ici) % {ic}, '
+               f'{c}:{c + 1}]')
+        p = p.insert_noop_call(list(ici(p).body())[0].before(),
+                               mm_prefetch_t1, [row])
+    return p
+
+
 def _channel_tail(p, isa, oc):
     """The OC % OB tail channels (``for x: for oci``) -> whole registers of
     them (``ov``) in XB x 1-register tiles, the W % XB tail columns in 1 x 1
@@ -373,9 +407,32 @@ def _channel_tail(p, isa, oc):
     return _lane_tile(p, lambda q: q.find_loop('ov #1'), isa, 0, '_t', oc)
 
 
+def _par_rows(p, n_fixed):
+    """Every row loop ``y`` -> ``par``. With a fixed batch N > 1, each
+    ``for n: for y`` nest is first collapsed into one loop ``ny`` over the
+    N H rows of all images (``mult_loops``): one parallel region per
+    channel block (group) instead of one per block and image (each region
+    ends in a barrier, and the threads that slept through the gap take
+    long to wake on a virtual machine), and N H rows to share out instead
+    of H (5 x 28 rows on 2 threads: 70 each, with no image split)."""
+    if n_fixed > 1:
+        while True:
+            nest = [n for n in _loops(p, 'n') if len(list(n.body())) == 1
+                    and list(n.body())[0].is_loop()
+                    and list(n.body())[0].name() == 'y']
+            if not nest:
+                break
+            p = p.mult_loops(nest[0], list(nest[0].body())[0], 'ny')
+        for k in range(len(_loops(p, 'ny'))):
+            p = p.parallelize(_loop(p, 'ny', k))
+    for k in range(len(_loops(p, 'y'))):
+        p = p.parallelize(_loop(p, 'y', k))
+    return p
+
+
 def stages(isa: Isa, fixed: dict = None, packed: bool = False,
            kc: int = 0, par: str = 'blocks', kc_at: str = 'image',
-           rows: int = 1):
+           rows: int = 1, prefetch: bool = False):
     """[(description, procedure)] after each group of rewrites of the
     algorithm, or of the algorithm with the sizes ``fixed`` ({name:
     value}) by ``partial_eval``. ``packed``: of ``conv_packed`` instead
@@ -391,7 +448,9 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
     columns): register tiles of ``rows`` output rows x XB columns (the
     H % rows last rows in 1-row tiles): each weight row loaded serves
     ``rows`` x XB pixels, the GEMM view's taller micro-tile, for layers
-    whose rows are too short for a wide tile (W = 7)."""
+    whose rows are too short for a wide tile (W = 7). ``prefetch`` (with
+    ``kc``): each kc block's tiles prefetch the next block's weights into
+    L2 (``_kc_prefetch``)."""
     OB, XB = isa.ob, isa.cols
     fixed = fixed or {}
     if kc_at not in ('image', 'row'):
@@ -406,6 +465,9 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
         raise SchedulingError(
             "schedule: tiles of several rows need pre-packed weights, no "
             "groups, no kc, par on blocks and W a multiple of the columns")
+    if prefetch and not kc:
+        raise SchedulingError("schedule: prefetch needs kc blocking (it "
+                              "fetches the next kc block's weights)")
     if kc:
         if not packed or isa.group != 1:
             raise SchedulingError("schedule: kc blocking needs pre-packed "
@@ -465,6 +527,9 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
         p = step(f"reduction in blocks of {kc} input channels around "
                  f"{XB} x {OB} register tiles of partial sums",
                  _kc_tiles(p, isa, kc, fixed, kc_at))
+        if prefetch:
+            p = step("the next kc block's weights prefetched into L2",
+                     _kc_prefetch(p, isa, kc, fixed["IC"]))
         if par == 'rows':        # (the rows of the reduction nest: the
             red = p.find_loop('y') if kc_at == 'row' else \
                 _loop(p.find_loop('ico'), 'y')     # others are short)
@@ -556,9 +621,9 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
     #    every nest, for layers with fewer blocks than threads (a
     #    parallel region per block and image)
     if par == 'rows':
-        for k in range(len(_loops(p, 'y'))):
-            p = p.parallelize(_loop(p, 'y', k))
-        step("par: rows", p)
+        p = _par_rows(p, fixed.get("N", 0))
+        step("par: rows (of every image at once)" if fixed.get("N", 0) > 1
+             else "par: rows", p)
         return out
     if G > 1:
         p = p.parallelize(p.find_loop('og'))
@@ -574,11 +639,12 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
 
 def schedule(isa: Isa, fixed: dict = None, packed: bool = False,
              kc: int = 0, par: str = 'blocks', kc_at: str = 'image',
-             rows: int = 1) -> Procedure:
+             rows: int = 1, prefetch: bool = False) -> Procedure:
     """The fully scheduled kernel, named ``isa.kernel_name`` (sizes
-    ``fixed``, ``packed``, ``kc``, ``par``, ``kc_at`` and ``rows`` as in
-    ``stages``)."""
-    return stages(isa, fixed, packed, kc, par, kc_at, rows)[-1][1]
+    ``fixed``, ``packed``, ``kc``, ``par``, ``kc_at``, ``rows`` and
+    ``prefetch`` as in ``stages``)."""
+    return stages(isa, fixed, packed, kc, par, kc_at, rows,
+                  prefetch)[-1][1]
 
 
 def specialized(isa: Isa, sizes: dict = None) -> Procedure:

@@ -187,6 +187,16 @@ PACKED_POINTS = [
     # tiles of 2 rows: one pair and a last row in a 1-row tile
     ("avx2", {"tile": "5x1", "group": 1, "packed": True, "rows": 2},
      (1, 3, 10, 2, 16)),
+    # rows of every image shared at once (n and y collapsed), packed per
+    # call: a group, its left-over block and the channel tail, each an
+    # n, y nest of its own (pre-packed: test_new_variants_interpreted)
+    ("avx2", {"tile": "5x2", "group": 2, "par": "rows"}, (2, 3, 6, 2, 53)),
+    # the next kc block's weights prefetched (the last block's index
+    # wraps around IC), partial sums per image and per row
+    ("avx512", {"tile": "7x2", "group": 1, "packed": True, "kc": 4,
+                "prefetch": True}, (2, 2, 7, 12, 64)),
+    ("avx2", {"tile": "5x2", "group": 1, "packed": True, "kc": 4,
+              "kc_at": "row", "prefetch": True}, (1, 3, 10, 8, 16)),
 ]
 
 
@@ -200,10 +210,18 @@ def test_packed_and_blocked_points_equal_numpy(isa_name, params, sizes,
     assert "W_pack" not in text or not params.get("packed")
     if params.get("kc"):
         assert f"for ici in seq(0, {params['kc']})" in text
-    if params.get("par") == "rows":
+    if params.get("par") == "rows" and sizes[0] > 1:
+        # one loop over the N H rows of all images, each a par loop
+        N, H = sizes[:2]
+        assert f"for ny in par(0, {N * H})" in text
+        assert "for n in" not in text and "for y in" not in text
+    elif params.get("par") == "rows":
         assert "for y in par(" in text
+    isa = tuning.variant(isa_name, params)
+    # one prefetch per 64-byte line of a weight row, only when asked
+    assert text.count("mm_prefetch_t1(") == \
+        (-(-isa.ob // 16) if params.get("prefetch") else 0)
     if params.get("rows"):
-        isa = tuning.variant(isa_name, params)
         assert f"acc: f32[{params['rows']}, {isa.cols}, {isa.regs}" in text
     k = RawKernel(p.compile())
     N, H, W, IC, OC = sizes
@@ -244,6 +262,10 @@ def test_packed_and_blocked_points_refused():
         tuning.variant("avx512", {"tile": "7x2", "rows": 2, "fixed": False})
     with pytest.raises(SchedulingError, match="kc_at"):
         tuning.variant("avx512", {"packed": True, "kc_at": "row"})
+    with pytest.raises(SchedulingError, match="prefetch"):
+        tuning.variant("avx512", {"packed": True, "prefetch": True})
+    with pytest.raises(SchedulingError, match="prefetch"):
+        schedule(AVX512, fixed, packed=True, prefetch=True)
 
 
 def test_kc_blocks_of_partial_sums_are_not_parallel():
@@ -269,3 +291,47 @@ def test_model_prefers_prepackable_blocks_and_even_threads():
     assert tuning._par_model(1, 56, threads=2) == "rows"
     assert tuning._par_model(16, 7, threads=2) == "blocks"
     assert tuning._par_model(2, 56, threads=2) == "blocks"
+
+
+@pytest.mark.parametrize("params,sizes,shows", [
+    # the collapsed (n, y) par loop: images and rows recovered from ny
+    # (3 images of 2 rows, a column tail)
+    ({"tile": "5x2", "par": "rows"}, (3, 2, 6, 2, 32),
+     "for ny in par(0, 6)"),
+    # prefetch of the next kc block, wrapping around IC at the last one
+    ({"tile": "7x2", "kc": 2, "prefetch": True}, (1, 1, 7, 4, 32),
+     "wp[oco, ky, kx, (2 * ico + 2 + ici) % 4, 16:17]"),
+])
+def test_new_variants_interpreted(params, sizes, shows):
+    """Small layers of the version-3 variants on the interpreter."""
+    from apps.conv.schedule import pack_weights
+    p = tuning.build("avx512", dict(params, group=1, fixed=True,
+                                    packed=True), sizes)
+    assert shows in str(p)
+    N, H, W, IC, OC = sizes
+    rng = np.random.default_rng(5)
+    inp = rng.integers(-3, 4, (N, H + 2, W + 2, IC)).astype(np.float32)
+    wt = rng.integers(-3, 4, (3, 3, IC, OC)).astype(np.float32)
+    bias = rng.integers(-3, 4, OC).astype(np.float32)
+    out = np.full((N, H, W, 1, OC), np.nan, np.float32)
+    p.interpret(inp=inp, wp=pack_weights(wt, OC), bias=bias.reshape(1, OC),
+                out=out)
+    assert np.array_equal(out.reshape(N, H, W, OC),
+                          _numpy_conv(inp, wt, bias))
+
+
+def test_model_blocks_the_reduction_when_the_weights_leave_the_l2(
+        monkeypatch):
+    """7x7x512 (9.4 MB of weights): kc blocks of 32 input channels, on
+    the channel blocks; 14x14x256 (2.4 MB) and smaller: channel groups."""
+    monkeypatch.setattr(tuning, "_l2_bytes", lambda: 2 << 20)
+    for n in (1, 5):
+        m = tuning.model_params("avx512", (n, 7, 7, 512, 512))
+        assert m["kc"] == tuning.KC_MODEL and m["group"] == 1, m
+        assert m["packed"] and m["par"] == "blocks" and m["prefetch"]
+        tuning.variant("avx512", m)
+        m = tuning.model_params("avx512", (n, 14, 14, 256, 256))
+        assert "kc" not in m and m["group"] > 1, m
+    # a larger L2 holds them: no kc
+    monkeypatch.setattr(tuning, "_l2_bytes", lambda: 8 << 20)
+    assert "kc" not in tuning.model_params("avx512", (1, 7, 7, 512, 512))
