@@ -7,7 +7,8 @@ from __future__ import annotations
 
 
 class Config:
-    def __init__(self, name: str, fields, srcinfo=None, thread_entry=None):
+    def __init__(self, name: str, fields, srcinfo=None, thread_entry=None,
+                 hardware_fields=None):
         self._name = name
         self._fields = tuple(fields)  # ((field_name, IR type), ...)
         self._types = dict(self._fields)
@@ -17,10 +18,27 @@ class Config:
         # values of those fields into this thread's hardware; None for
         # state shared by all threads (docs/semantics.md, "par loops")
         self._thread_entry = thread_entry
+        # hardware-defined fields (a value the machine has, as RVV's
+        # VLMAX): ``{field: (instruction name, ...)}``, the instructions
+        # whose C reads it from the machine; compiled code may write the
+        # field only by calling one of them (codegen_c/hardware_fields.py)
+        self._hardware = {f: tuple(ws)
+                          for f, ws in (hardware_fields or {}).items()}
 
     @property
     def thread_entry(self):
         return self._thread_entry
+
+    @property
+    def hardware_fields(self):
+        """``{field: (instruction name, ...)}`` of the fields whose value
+        comes from the machine (empty for ordinary config)."""
+        return dict(self._hardware)
+
+    def hardware_writers(self, f: str):
+        """The names of the instructions that may write field ``f`` in
+        compiled code, or None when ``f`` is not hardware-defined."""
+        return self._hardware.get(f)
 
     def name(self) -> str:
         return self._name

@@ -232,7 +232,7 @@ def instr(c_template: str, c_global: str = "", cpu_features=()):
     return wrap
 
 
-def config(cls=None, *, thread_entry=None):
+def config(cls=None, *, thread_entry=None, hardware_fields=None):
     """``@config class C: field: type``: configuration state.
 
     Field annotations are read as strings (or marker objects when a module
@@ -246,6 +246,16 @@ def config(cls=None, *, thread_entry=None):
     thread starts with the value the config had at the loop's entry
     (docs/semantics.md).
 
+    ``@config(hardware_fields={'vlmax': 'rvv_vsetvlmax_e32m1'})`` declares
+    fields whose value is the *machine's* (RVV's VLMAX): each maps to the
+    name of the instruction (or a tuple of names) whose C reads it from
+    the hardware. C generation refuses any other write to the field in a
+    compiled procedure (a hand write ``VL.vlmax = 64``, or a call of
+    another instruction whose body writes it), since the compiled code
+    would then describe another machine than the one it runs on.
+    ``interpret()`` still runs hand writes: the algorithm's stand-in
+    before ``replace`` (docs/semantics.md, "Hardware-defined config").
+
     >>> @config
     ... class ConfigLoad:
     ...     src_stride: stride
@@ -258,17 +268,43 @@ def config(cls=None, *, thread_entry=None):
     if thread_entry is not None and not callable(thread_entry):
         raise TypeError("@config(thread_entry=...) takes a function "
                         "{field: C lvalue} -> C statement")
+    hardware = _hardware_fields(hardware_fields)
 
     def make(cls):
         if not inspect.isclass(cls):
             raise TypeError("@config decorates a class")
         scope = defining_scope(cls, frame)
         try:
-            return _config_from_class(cls, scope, frame, thread_entry)
+            cfg = _config_from_class(cls, scope, frame, thread_entry,
+                                     hardware)
         except ExoTypeError as e:
             __tracebackhide__ = not debug_tracebacks()  # noqa: F841
             raise for_user(e)  # exo_hl's frames: set EXO_HL_DEBUG=1
+        unknown = [f for f in hardware if not cfg.has_field(f)]
+        if unknown:
+            raise TypeError(f"@config(hardware_fields=...): config "
+                            f"'{cfg.name()}' has no field {unknown[0]!r}")
+        return cfg
     return make if cls is None else make(cls)
+
+
+def _hardware_fields(spec):
+    """``{field: name or (name, ...)}`` checked and normalized to tuples of
+    instruction names (names, since the instructions name the config)."""
+    if spec is None:
+        return {}
+    usage = ("@config(hardware_fields=...) takes {field: instruction "
+             "name or tuple of names}")
+    if not isinstance(spec, dict):
+        raise TypeError(usage)
+    out = {}
+    for f, ws in spec.items():
+        ws = (ws, ) if isinstance(ws, str) else ws
+        if not isinstance(f, str) or not isinstance(ws, (tuple, list)) \
+                or not ws or not all(isinstance(w, str) for w in ws):
+            raise TypeError(usage)
+        out[f] = tuple(ws)
+    return out
 
 
 def _class_source_in_frame(cls, frame):
@@ -308,7 +344,8 @@ def _class_source_in_frame(cls, frame):
     return src, SourceMap(filename, raw.splitlines(), start, shift)
 
 
-def _config_from_class(cls, scope, frame=None, thread_entry=None):
+def _config_from_class(cls, scope, frame=None, thread_entry=None,
+                       hardware_fields=None):
     name = cls.__name__
     field_si = {}
     try:
@@ -336,7 +373,7 @@ def _config_from_class(cls, scope, frame=None, thread_entry=None):
         typ = _config_field_type(name, fname, ann, scope,
                                  field_si.get(fname, si))
         fields.append((fname, typ))
-    cfg = Config(name, fields, si, thread_entry)
+    cfg = Config(name, fields, si, thread_entry, hardware_fields)
     if cls.__doc__:
         cfg.__doc__ = inspect.cleandoc(cls.__doc__)
     return cfg
