@@ -187,7 +187,8 @@ def rvv_vsetvlmax_e32m1():
     2048 (VLEN <= 65536). So the checker knows only ``4 <= VL.vlmax <=
     2048``: what it proves holds at every VLEN.
 
-    >>> p = p.replace(p.find('VL.vlmax = _').parent(), rvv_vsetvlmax_e32m1)
+    >>> p = p.replace(p.find('VL.vlmax = _').parent().expand(0, 2),
+    ...               rvv_vsetvlmax_e32m1)
     """
     if VL.vlmax < 4:
         VL.vlmax = 4
