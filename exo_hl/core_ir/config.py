@@ -22,8 +22,11 @@ class Config:
         # VLMAX): ``{field: (instruction name, ...)}``, the instructions
         # whose C reads it from the machine; compiled code may write the
         # field only by calling one of them (codegen_c/hardware_fields.py)
-        self._hardware = {f: tuple(ws)
-                          for f, ws in (hardware_fields or {}).items()}
+        self._hardware = hardware_fields_spec(hardware_fields)
+        unknown = [f for f in self._hardware if f not in self._types]
+        if unknown:
+            raise TypeError(f"@config(hardware_fields=...): config "
+                            f"'{name}' has no field {unknown[0]!r}")
 
     @property
     def thread_entry(self):
@@ -71,6 +74,26 @@ class Config:
 
     def __eq__(self, other):
         return self is other
+
+
+def hardware_fields_spec(spec):
+    """``{field: name or (name, ...)}`` checked and normalized to tuples of
+    instruction names (names: the instructions are defined after the
+    config they write)."""
+    if spec is None:
+        return {}
+    usage = ("@config(hardware_fields=...) takes {field: instruction "
+             "name or tuple of names}")
+    if not isinstance(spec, dict):
+        raise TypeError(usage)
+    out = {}
+    for f, ws in spec.items():
+        ws = (ws, ) if isinstance(ws, str) else ws
+        if not isinstance(f, str) or not isinstance(ws, (tuple, list)) \
+                or not ws or not all(isinstance(w, str) for w in ws):
+            raise TypeError(usage)
+        out[f] = tuple(ws)
+    return out
 
 
 class ConfigField:

@@ -20,7 +20,7 @@ import textwrap
 from typing import Optional
 
 from ..core_ir import types as T
-from ..core_ir.config import Config
+from ..core_ir.config import Config, hardware_fields_spec
 from ..core_ir.cpu_features import normalize_features
 from ..core_ir.extern import Extern
 from ..core_ir.names import respell
@@ -246,15 +246,9 @@ def config(cls=None, *, thread_entry=None, hardware_fields=None):
     thread starts with the value the config had at the loop's entry
     (docs/semantics.md).
 
-    ``@config(hardware_fields={'vlmax': 'rvv_vsetvlmax_e32m1'})`` declares
-    fields whose value is the *machine's* (RVV's VLMAX): each maps to the
-    name of the instruction (or a tuple of names) whose C reads it from
-    the hardware. C generation refuses any other write to the field in a
-    compiled procedure (a hand write ``VL.vlmax = 64``, or a call of
-    another instruction whose body writes it), since the compiled code
-    would then describe another machine than the one it runs on.
-    ``interpret()`` still runs hand writes: the algorithm's stand-in
-    before ``replace`` (docs/semantics.md, "Hardware-defined config").
+    ``@config(hardware_fields={field: instr name(s)})``: fields whose value
+    is the machine's; C generation refuses writes to them other than calls
+    of those instructions (docs/semantics.md, "Hardware-defined config").
 
     >>> @config
     ... class ConfigLoad:
@@ -268,43 +262,19 @@ def config(cls=None, *, thread_entry=None, hardware_fields=None):
     if thread_entry is not None and not callable(thread_entry):
         raise TypeError("@config(thread_entry=...) takes a function "
                         "{field: C lvalue} -> C statement")
-    hardware = _hardware_fields(hardware_fields)
+    hardware = hardware_fields_spec(hardware_fields)
 
     def make(cls):
         if not inspect.isclass(cls):
             raise TypeError("@config decorates a class")
         scope = defining_scope(cls, frame)
         try:
-            cfg = _config_from_class(cls, scope, frame, thread_entry,
-                                     hardware)
+            return _config_from_class(cls, scope, frame, thread_entry,
+                                      hardware)
         except ExoTypeError as e:
             __tracebackhide__ = not debug_tracebacks()  # noqa: F841
             raise for_user(e)  # exo_hl's frames: set EXO_HL_DEBUG=1
-        unknown = [f for f in hardware if not cfg.has_field(f)]
-        if unknown:
-            raise TypeError(f"@config(hardware_fields=...): config "
-                            f"'{cfg.name()}' has no field {unknown[0]!r}")
-        return cfg
     return make if cls is None else make(cls)
-
-
-def _hardware_fields(spec):
-    """``{field: name or (name, ...)}`` checked and normalized to tuples of
-    instruction names (names, since the instructions name the config)."""
-    if spec is None:
-        return {}
-    usage = ("@config(hardware_fields=...) takes {field: instruction "
-             "name or tuple of names}")
-    if not isinstance(spec, dict):
-        raise TypeError(usage)
-    out = {}
-    for f, ws in spec.items():
-        ws = (ws, ) if isinstance(ws, str) else ws
-        if not isinstance(f, str) or not isinstance(ws, (tuple, list)) \
-                or not ws or not all(isinstance(w, str) for w in ws):
-            raise TypeError(usage)
-        out[f] = tuple(ws)
-    return out
 
 
 def _class_source_in_frame(cls, frame):
