@@ -64,7 +64,7 @@ def test_a_hand_write_is_refused_at_c_generation():
         hand.c_code_str()
     msg = str(e.value)
     assert "VL.vlmax = 64" in msg          # the statement
-    assert "writes VL.vlmax by hand" in msg
+    assert "writes VL.vlmax by hand (VL.vlmax = 64)" in msg
     assert "hardware-defined" in msg
     assert "'rvv_vsetvlmax_e32m1'" in msg   # the instruction to use
     assert "hand" in msg                    # the procedure
@@ -72,6 +72,24 @@ def test_a_hand_write_is_refused_at_c_generation():
     (algo, ) = _procs(ALGO)
     with pytest.raises(MemGenError, match="VL.vlmax by hand"):
         algo.c_code_str()
+
+
+def test_a_write_by_any_route_is_refused():
+    # nested in a loop and a branch, and one a scheduling call inserted
+    (nested, ) = _procs("def nested(n: size):\n"
+                        "    for i in seq(0, n):\n"
+                        "        if i == 0:\n"
+                        "            VL.vlmax = 8\n")
+    (plain, ) = _procs("def plain(n: size):\n"
+                       "    for i in seq(0, n):\n"
+                       "        VL.vl = 4\n")
+    inserted = plain.configwrite_at(plain.find_loop("i"), rvv.VL, "vlmax",
+                                    "16", before=True)
+    plain.c_code_str()                      # vl is not hardware-defined
+    for p, stmt in ((nested, "VL.vlmax = 8"), (inserted, "VL.vlmax = 16")):
+        with pytest.raises(MemGenError, match="VL.vlmax by hand") as e:
+            p.c_code_str()
+        assert stmt in str(e.value)
 
 
 def test_interpret_still_runs_the_hand_write():
@@ -85,7 +103,8 @@ def test_a_write_in_a_called_procedure_is_refused():
     set_vlmax, outer = _procs(SUB)
     with pytest.raises(MemGenError) as e:
         outer.c_code_str()
-    assert "set_vlmax" in str(e.value)
+    assert "in procedure 'set_vlmax'" in str(e.value)
+    assert "called from 'outer'" in str(e.value)
     assert "VL.vlmax = 64" in str(e.value)
     assert "'rvv_vsetvlmax_e32m1'" in str(e.value)
 
@@ -98,8 +117,8 @@ def test_another_instruction_writing_the_field_is_refused():
     (p, ) = _procs("def p():\n    fake_vlmax()\n", fake_vlmax=fake_vlmax)
     with pytest.raises(MemGenError) as e:
         p.c_code_str()
-    assert "calls instruction 'fake_vlmax', whose body writes VL.vlmax" \
-        in str(e.value)
+    assert "calls instruction 'fake_vlmax' (fake_vlmax()), whose body " \
+        "writes VL.vlmax" in str(e.value)
     assert "'rvv_vsetvlmax_e32m1'" in str(e.value)
 
 

@@ -17,6 +17,7 @@ algorithm runs before ``replace``).
 from __future__ import annotations
 
 from ..core_ir.nodes import IR
+from ..core_ir.printer import stmt_to_str
 from ..core_ir.traversal import walk_stmts
 from ..errors import MemGenError, located
 
@@ -46,7 +47,11 @@ def check_hardware_fields(procs):
     """Raise a located MemGenError when one of ``procs`` (those emitted)
     writes a hardware-defined config field other than by calling an
     instruction the config names for it."""
-    memo = {}
+    memo, caller = {}, {}
+    for p in procs:
+        for s in walk_stmts(p.body):
+            if isinstance(s, IR.Call) and s.f.instr is None:
+                caller.setdefault(s.f, p)
     for p in procs:
         if p.instr is not None:
             continue
@@ -54,7 +59,8 @@ def check_hardware_fields(procs):
             if isinstance(s, IR.WriteConfig):
                 if s.config.hardware_writers(s.field) is None:
                     continue
-                what = f"writes {s.config.name()}.{s.field} by hand"
+                what = (f"writes {s.config.name()}.{s.field} by hand "
+                        f"({stmt_to_str(s).strip()})")
                 pairs = [(s.config, s.field)]
             elif isinstance(s, IR.Call) and s.f.instr is not None:
                 pairs = [(c, f) for c, f in sorted(
@@ -64,13 +70,16 @@ def check_hardware_fields(procs):
                 if not pairs:
                     continue
                 cfg, f = pairs[0]
-                what = (f"calls instruction '{s.f.name}', whose body writes "
+                what = (f"calls instruction '{s.f.name}' "
+                        f"({stmt_to_str(s).strip()}), whose body writes "
                         f"{cfg.name()}.{f}")
             else:
                 continue
             cfg, f = pairs[0]
+            via = (f" (called from '{caller[p].name}')" if p in caller
+                   else "")
             raise MemGenError(located(
-                f"it {what}: {cfg.name()}.{f} is hardware-defined (its "
+                f"it {what}{via}: {cfg.name()}.{f} is hardware-defined (its "
                 f"value is the machine's, which the C reads from the "
                 f"hardware), so compiled code may write it only by calling "
                 f"{_use(cfg, f)} (replace the write with that instruction)",
