@@ -30,6 +30,7 @@ from .checks import (check_basename, fresh_c_name, param_c_names,
                      public_fn_names)
 from .openmp import OPENMP_FLAG, has_par_loops
 from .proc_emit import ProcEmitter as _ProcEmitter
+from .hardware_fields import check_hardware_fields
 from .memory_rules import check_memory_rules
 from .stack import check_stack
 
@@ -314,6 +315,7 @@ class _Program:
         from ..progress import Progress, statement_count
         check_stack(self.publics)
         check_memory_rules(self.order)
+        check_hardware_fields(self.order)
         sizes = [statement_count(p) for p in self.order]
         bar = progress or Progress(sum(sizes), f"exo_hl: C for {self.basename}")
         bodies = []

@@ -20,7 +20,7 @@ import textwrap
 from typing import Optional
 
 from ..core_ir import types as T
-from ..core_ir.config import Config
+from ..core_ir.config import Config, hardware_fields_spec
 from ..core_ir.cpu_features import normalize_features
 from ..core_ir.extern import Extern
 from ..core_ir.names import respell
@@ -232,7 +232,7 @@ def instr(c_template: str, c_global: str = "", cpu_features=()):
     return wrap
 
 
-def config(cls=None, *, thread_entry=None):
+def config(cls=None, *, thread_entry=None, hardware_fields=None):
     """``@config class C: field: type``: configuration state.
 
     Field annotations are read as strings (or marker objects when a module
@@ -246,6 +246,10 @@ def config(cls=None, *, thread_entry=None):
     thread starts with the value the config had at the loop's entry
     (docs/semantics.md).
 
+    ``@config(hardware_fields={field: instr name(s)})``: fields whose value
+    is the machine's; C generation refuses writes to them other than calls
+    of those instructions (docs/semantics.md, "Hardware-defined config").
+
     >>> @config
     ... class ConfigLoad:
     ...     src_stride: stride
@@ -258,13 +262,15 @@ def config(cls=None, *, thread_entry=None):
     if thread_entry is not None and not callable(thread_entry):
         raise TypeError("@config(thread_entry=...) takes a function "
                         "{field: C lvalue} -> C statement")
+    hardware = hardware_fields_spec(hardware_fields)
 
     def make(cls):
         if not inspect.isclass(cls):
             raise TypeError("@config decorates a class")
         scope = defining_scope(cls, frame)
         try:
-            return _config_from_class(cls, scope, frame, thread_entry)
+            return _config_from_class(cls, scope, frame, thread_entry,
+                                      hardware)
         except ExoTypeError as e:
             __tracebackhide__ = not debug_tracebacks()  # noqa: F841
             raise for_user(e)  # exo_hl's frames: set EXO_HL_DEBUG=1
@@ -308,7 +314,8 @@ def _class_source_in_frame(cls, frame):
     return src, SourceMap(filename, raw.splitlines(), start, shift)
 
 
-def _config_from_class(cls, scope, frame=None, thread_entry=None):
+def _config_from_class(cls, scope, frame=None, thread_entry=None,
+                       hardware_fields=None):
     name = cls.__name__
     field_si = {}
     try:
@@ -336,7 +343,7 @@ def _config_from_class(cls, scope, frame=None, thread_entry=None):
         typ = _config_field_type(name, fname, ann, scope,
                                  field_si.get(fname, si))
         fields.append((fname, typ))
-    cfg = Config(name, fields, si, thread_entry)
+    cfg = Config(name, fields, si, thread_entry, hardware_fields)
     if cls.__doc__:
         cfg.__doc__ = inspect.cleandoc(cls.__doc__)
     return cfg

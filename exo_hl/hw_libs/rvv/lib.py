@@ -29,10 +29,13 @@ length its register has on this machine): a ``vl`` set for a register
 group (``rvv_vsetvl_e32m8(32)``) is refused by an LMUL-1 instruction,
 which would act on fewer lanes than its body says.
 
-``VL.vlmax`` is the machine's, written by ``rvv_vsetvlmax_e32m1`` only:
-a program that writes it by hand, or a caller that passes a context
-holding another value, describes another machine than the one the code
-runs on, and ``interpret()`` and the machine then differ.
+``VL.vlmax`` is the machine's, written by ``rvv_vsetvlmax_e32m1`` only: it
+is a hardware-defined field, so C generation refuses a procedure that
+writes it by hand (``VL.vlmax = 64``, the algorithm's stand-in, must be
+``replace``d by ``rvv_vsetvlmax_e32m1``). A caller that passes a context
+holding another value (a procedure that reads ``VL.vlmax`` without
+calling ``rvv_vsetvlmax_e32m1`` first) still describes another machine
+than the one the code runs on.
 
 Registers. ``vfloat32m1_t`` is a sizeless type (no arrays of it in C), so
 a buffer ``f32[..., 4] @ RVV`` (or ``f32[..., 2048]``, for the machine's
@@ -60,12 +63,13 @@ _RVV = {"rvv"}
 _INCLUDE = "#include <riscv_vector.h>\n"
 
 
-@config
+@config(hardware_fields={"vlmax": "rvv_vsetvlmax_e32m1"})
 class VL:
     """The vector length in force (RVV's ``vl`` CSR), set by
     ``rvv_vsetvl_e32m1`` (a length of at most 4), ``rvv_vsetvlmax_e32m1``
     and ``rvv_vsetvl_min_e32m1`` (any length); and the machine's VLMAX
-    for e32 m1 (VLEN / 32), ``vlmax``, read by ``rvv_vsetvlmax_e32m1``.
+    for e32 m1 (VLEN / 32), ``vlmax``, read by ``rvv_vsetvlmax_e32m1``
+    (hardware-defined: compiled code writes it only by that call).
 
     >>> p = p.configwrite_at(p.find_loop('k'), VL, 'vl', '4', before=True)
     """
@@ -183,7 +187,8 @@ def rvv_vsetvlmax_e32m1():
     2048 (VLEN <= 65536). So the checker knows only ``4 <= VL.vlmax <=
     2048``: what it proves holds at every VLEN.
 
-    >>> p = p.replace(p.find('VL.vlmax = _').parent(), rvv_vsetvlmax_e32m1)
+    >>> p = p.replace(p.find('VL.vlmax = _').parent().expand(0, 2),
+    ...               rvv_vsetvlmax_e32m1)
     """
     if VL.vlmax < 4:
         VL.vlmax = 4
