@@ -11,7 +11,8 @@ from .codegen_c.emit import compile_procs
 from .core_ir.memory import DRAM, DRAM_STATIC, Memory
 from .errors import (BoundsError, ExoTypeError, MemGenError, SchedulingError,
                      ExoSyntaxError, SanitizerError)
-from .frontend.decorators import config, extern, instr, proc
+from .frontend.config_decl import config
+from .frontend.decorators import extern, instr, proc
 from .frontend.surface import (R, bf16, f16, f32, f64, i8, i16, i32, index,
                                par, seq, size, stride, ui8, ui16)
 from .validate import validate  # noqa: E402  (the function; the package
