@@ -369,16 +369,25 @@ def _compile_key(cc, flags, text, base) -> str:
         [_cc_identity(cc), *flags, "", norm]).encode()).hexdigest()
 
 
-def _known_clean(key) -> bool:
-    """This C was already compiled clean in this session (by any worker)."""
+#: keys older than this process come from an earlier session (counted, so
+#: that the summary says how warm the audit was)
+_STARTED = _time.time()
+
+
+def _known_clean(key, cc="") -> bool:
+    """This C was already compiled clean (this session, by any worker, or
+    an earlier one)."""
     if key in _AUDIT.compiled_ok:
         return True
     if _AUDIT.cache_dir:
+        path = _os.path.join(_AUDIT.cache_dir, key)
         try:
-            # refreshed: a key in use is never pruned
-            _os.utime(_os.path.join(_AUDIT.cache_dir, key))
+            earlier = _os.stat(path).st_mtime < _STARTED
+            _os.utime(path)      # refreshed: a key in use is never pruned
         except OSError:
             return False
+        if earlier:
+            _AUDIT.stats[f"C clean in an earlier session ({cc})"] += 1
         _AUDIT.compiled_ok.add(key)
         return True
     return False
@@ -454,7 +463,8 @@ def _audit_procs(procs):
             first = {}               # key -> the first file with that C
             for b in todo:
                 first.setdefault(keys[b], b)
-            run = [b for key, b in first.items() if not _known_clean(key)]
+            run = [b for key, b in first.items()
+                   if not _known_clean(key, cc)]
             _AUDIT.stats[f"C checked ({cc})"] += len(todo)
             _AUDIT.stats[f"C compiled ({cc})"] += len(run)
             if len(run) < len(todo):
