@@ -114,10 +114,15 @@ def assert_roundtrip():
 # Set EXO_HL_NO_AUDIT=1 to turn the audit off (e.g. when bisecting).
 #
 # A C file whose text (up to its file name), compiler and flags match one
-# already compiled clean in this session - by this worker or another: the
-# keys live in a directory the xdist controller shares - is counted
-# ("C checked") but not compiled again ("C not recompiled"); the verdict of
-# a compiler depends on nothing else.
+# already compiled clean - by this worker or another, in this session or an
+# earlier one on this machine: the keys live in a directory under the build
+# cache (``$EXO_HL_CACHE``...), like the shared libraries compile() builds -
+# is counted ("C checked") but not compiled again ("C not recompiled"); the
+# verdict depends on nothing else, and the key holds all of it: the
+# compiler (its path, binary and version), the C library's version and the
+# host CPU (-march=native). Only clean verdicts are kept: rejected C is
+# compiled, and reported, every time. EXO_HL_AUDIT_CACHE=session keeps the
+# keys for this session only (a fresh directory, removed at the end).
 import hashlib as _hashlib
 import os as _os
 import shutil as _shutil
@@ -204,17 +209,45 @@ def pytest_report_header(config):
     return "exo_hl ISA: " + ", ".join(modes)
 
 
+#: a clean verdict not met again for this long is forgotten (the keys are
+#: empty files: this only bounds their number)
+AUDIT_CACHE_DAYS = 30
+
+
+def _persistent_audit_dir():
+    """The keys' directory under the build cache, stale keys pruned; None
+    when it cannot be made (the session then keeps its own)."""
+    from exo_hl.codegen_c.runner import cache_dir
+    try:
+        d = _os.path.join(cache_dir(), "audit-c-v1")
+        _os.makedirs(d, exist_ok=True)
+        old = _time.time() - AUDIT_CACHE_DAYS * 86400
+        with _os.scandir(d) as it:
+            for e in it:
+                try:
+                    if e.stat().st_mtime < old:
+                        _os.remove(e.path)
+                except OSError:
+                    pass
+        return d
+    except OSError:
+        return None
+
+
 def pytest_configure(config):
     """The audit's compile cache lives in a directory the xdist controller
-    creates and hands to its workers, so each worker skips C that another
-    worker has already compiled clean in this session."""
+    picks and hands to its workers, so each worker skips C that another
+    worker (or an earlier session) has already compiled clean."""
     winput = getattr(config, "workerinput", None)
     if winput is not None:
         _AUDIT.cache_dir = winput.get("exo_hl_audit_cache")
     elif _AUDIT.enabled:
-        _AUDIT.cache_dir = _tempfile.mkdtemp(prefix="exo_audit_cache_")
-        config.add_cleanup(
-            lambda d=_AUDIT.cache_dir: _shutil.rmtree(d, ignore_errors=True))
+        if _os.environ.get("EXO_HL_AUDIT_CACHE", "") != "session":
+            _AUDIT.cache_dir = _persistent_audit_dir()
+        if _AUDIT.cache_dir is None:
+            _AUDIT.cache_dir = _tempfile.mkdtemp(prefix="exo_audit_cache_")
+            config.add_cleanup(lambda d=_AUDIT.cache_dir:
+                               _shutil.rmtree(d, ignore_errors=True))
     config.addinivalue_line(
         "markers", "no_c_audit(reason): procedures made by this test are "
         "deliberately not valid C (nonsense instr templates, reads of "
@@ -293,23 +326,68 @@ def _c_text(d, base) -> str:
     return "\0".join(parts)
 
 
+_CC_IDENTITY = {}
+
+
+def _cc_identity(cc) -> str:
+    """What else a verdict of ``cc`` depends on: the compiler (resolved
+    path, size and time of its binary, its version text), the C library
+    whose headers the C includes, and the CPU that -march=native means."""
+    if cc not in _CC_IDENTITY:
+        parts = [cc]
+        path = _shutil.which(cc)
+        if path:
+            real = _os.path.realpath(path)
+            st = _os.stat(real)
+            parts += [real, str(st.st_size), str(st.st_mtime_ns)]
+            r = _subprocess.run([path, "--version"], capture_output=True,
+                                text=True)
+            parts.append(r.stdout)
+        try:
+            parts.append(_os.confstr("CS_GNU_LIBC_VERSION") or "")
+        except (ValueError, OSError):
+            pass
+        try:
+            with open("/proc/cpuinfo") as f:
+                parts += sorted({ln for ln in f if ln.startswith(
+                    ("flags", "model name", "vendor_id"))})
+        except OSError:
+            pass
+        _CC_IDENTITY[cc] = "\0".join(parts)
+    return _CC_IDENTITY[cc]
+
+
 def _compile_key(cc, flags, text, base) -> str:
-    """What decides a compiler's verdict on ``text``: the compiler, its
-    flags, and the C with its file name abstracted (the base name only
-    names the file, its header guard and its context struct, and the
-    distinctive ``auditNNNNN`` names clash with nothing, so two files
-    equal up to that name get the same diagnostics)."""
+    """What decides a compiler's verdict on ``text``: the compiler (and
+    what ``_cc_identity`` adds), its flags, and the C with its file name
+    abstracted (the base name only names the file, its header guard and
+    its context struct, and the distinctive ``auditNNNNN`` names clash with
+    nothing, so two files equal up to that name get the same
+    diagnostics)."""
     norm = text.replace(base, "\1").replace(base.upper(), "\2")
-    return _hashlib.sha256(
-        "\0".join([cc, *flags, "", norm]).encode()).hexdigest()
+    return _hashlib.sha256("\0".join(
+        [_cc_identity(cc), *flags, "", norm]).encode()).hexdigest()
 
 
-def _known_clean(key) -> bool:
-    """This C was already compiled clean in this session (by any worker)."""
+#: keys older than this process come from an earlier session (counted, so
+#: that the summary says how warm the audit was)
+_STARTED = _time.time()
+
+
+def _known_clean(key, cc="") -> bool:
+    """This C was already compiled clean (this session, by any worker, or
+    an earlier one)."""
     if key in _AUDIT.compiled_ok:
         return True
-    if _AUDIT.cache_dir and _os.path.exists(
-            _os.path.join(_AUDIT.cache_dir, key)):
+    if _AUDIT.cache_dir:
+        path = _os.path.join(_AUDIT.cache_dir, key)
+        try:
+            earlier = _os.stat(path).st_mtime < _STARTED
+            _os.utime(path)      # refreshed: a key in use is never pruned
+        except OSError:
+            return False
+        if earlier:
+            _AUDIT.stats[f"C clean in an earlier session ({cc})"] += 1
         _AUDIT.compiled_ok.add(key)
         return True
     return False
@@ -385,7 +463,8 @@ def _audit_procs(procs):
             first = {}               # key -> the first file with that C
             for b in todo:
                 first.setdefault(keys[b], b)
-            run = [b for key, b in first.items() if not _known_clean(key)]
+            run = [b for key, b in first.items()
+                   if not _known_clean(key, cc)]
             _AUDIT.stats[f"C checked ({cc})"] += len(todo)
             _AUDIT.stats[f"C compiled ({cc})"] += len(run)
             if len(run) < len(todo):

@@ -97,3 +97,46 @@ def test_key_abstracts_only_the_file_name(audit):
     assert k != audit._compile_key("gcc", ["-O2"], text, "audit00001")
     assert k != audit._compile_key("clang", ["-O1"], text, "audit00001")
     assert k != audit._compile_key("gcc", ["-O1"], text + " ", "audit00001")
+
+
+@pytest.mark.no_c_audit("makes C with an unused variable on purpose")
+def test_clean_verdicts_are_kept_across_sessions(audit, fresh_stats,
+                                                 monkeypatch, tmp_path):
+    """The keys live under the build cache: a later session (an empty
+    memory, the same directory) compiles nothing already compiled clean;
+    keys not used for ``AUDIT_CACHE_DAYS`` are pruned when a session
+    starts; rejected C is never kept (the test above, which runs with the
+    suite's directory, sees it rejected every time)."""
+    monkeypatch.setenv("EXO_HL_CACHE", str(tmp_path))
+    d = audit._persistent_audit_dir()
+    assert d.startswith(str(tmp_path))
+    stale, used = os.path.join(d, "0" * 64), os.path.join(d, "1" * 64)
+    for f in (stale, used):
+        open(f, "w").close()
+    os.utime(stale, (0, 0))
+    assert audit._persistent_audit_dir() == d
+    assert not os.path.exists(stale) and os.path.exists(used)
+    monkeypatch.setattr(audit._AUDIT, "cache_dir", d)
+    monkeypatch.setattr(audit._AUDIT, "compiled_ok", set())
+    p = _copies(_clean, 1)[0]
+    assert audit._audit_procs([(p, "here", None)]) == []
+    monkeypatch.setattr(audit._AUDIT, "compiled_ok", set())   # a new session
+    assert audit._audit_procs([(p.rename(p.name()), "there", None)]) == []
+    for cc in audit._c_compilers():
+        assert fresh_stats[f"C checked ({cc})"] == 2
+        assert fresh_stats[f"C compiled ({cc})"] == 1
+    bad = _copies(_warns, 1)[0]
+    for _ in range(2):
+        assert any(m.startswith("gcc ") for m in audit._audit_procs(
+            [(bad, "here", None)]))
+    assert fresh_stats["C compiled (gcc)"] == 3
+
+
+def test_key_holds_the_compiler_library_and_cpu(audit, monkeypatch):
+    """A compiler upgrade (another binary or version), another C library
+    or another CPU (-march=native) gives other keys."""
+    ident = audit._cc_identity("gcc")
+    assert "\0" in ident and ("flags" in ident or "model name" in ident)
+    k = audit._compile_key("gcc", ["-O1"], "int x;", "audit00001")
+    monkeypatch.setitem(audit._CC_IDENTITY, "gcc", ident + "x")
+    assert audit._compile_key("gcc", ["-O1"], "int x;", "audit00001") != k
