@@ -744,6 +744,20 @@ class _Backend:
 
     def __init__(self):
         self._conv = None
+        self._tactics = {}
+
+    def refute_tactic(self, ctx, timeout_ms):
+        """The tactic of ``_refuted`` (made once per context and timeout:
+        making it cost as much as applying it to a small query)."""
+        import z3
+        key = (id(ctx), timeout_ms)
+        hit = self._tactics.get(key)
+        if hit is None or hit[0] is not ctx:
+            hit = (ctx, z3.TryFor(z3.Then(*(z3.Tactic(t, ctx=ctx)
+                                            for t in _REFUTE_TACTICS),
+                                          ctx=ctx), timeout_ms, ctx=ctx))
+            self._tactics[key] = hit
+        return hit[1]
 
     def converter(self):
         if self._conv is None:
@@ -1025,9 +1039,7 @@ def _refuted(zf, timeout_ms) -> bool:
     import z3
     ctx = zf.ctx
     try:
-        tactic = z3.TryFor(z3.Then(*(z3.Tactic(t, ctx=ctx)
-                                     for t in _REFUTE_TACTICS), ctx=ctx),
-                           int(timeout_ms), ctx=ctx)
+        tactic = _BACKEND.refute_tactic(ctx, int(timeout_ms))
         goal = z3.Goal(ctx=ctx)
         goal.add(zf)
         res = tactic(goal)
