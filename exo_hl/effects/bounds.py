@@ -86,6 +86,27 @@ class Obligation:
         return S.band(*self.hyps, self.neg)
 
 
+#: small goal -> its negated D-collapse: a re-check builds the same goals
+#: (an access's index bounds) for every statement it walks again, and
+#: collapsing them is most of building an obligation. Terms are immutable;
+#: big ones share sub-terms and hash in exponential time, so they are not
+#: kept
+_GOAL_MEMO: dict = container("exo_hl.effects.bounds.goals", {})
+_GOAL_LIMIT = 1 << 14
+
+
+def _negated_goal(goal, memo):
+    if not S._is_small(goal):
+        return S.bnot(S.collapse_D(goal, memo))
+    neg = _GOAL_MEMO.get(goal)
+    if neg is None:
+        neg = S.bnot(S.collapse_D(goal, memo))
+        if len(_GOAL_MEMO) >= _GOAL_LIMIT:
+            _GOAL_MEMO.clear()
+        _GOAL_MEMO[goal] = neg
+    return neg
+
+
 class _St:
     """What the walk knows at a program point (copied, never shared).
 
@@ -141,7 +162,7 @@ class _Walker:
         return hyp_terms([ee])
 
     def need(self, st, goal, what, stmt, expr=None, exc=BoundsError):
-        neg = S.bnot(S.collapse_D(goal, self.memo))
+        neg = _negated_goal(goal, self.memo)
         if neg is False:
             return
         self.obs.append(Obligation(neg, st.hyps, what, stmt, expr, goal, exc))
