@@ -202,7 +202,7 @@ def _compute(blk) -> Summary:
 
 _SUMMARIES: "OrderedDict[int, tuple]" = container(
     "exo_hl.core_ir.blockinfo.summaries", OrderedDict())
-_SUMMARY_LIMIT = 256
+_SUMMARY_LIMIT = 4096
 
 
 def summary(blk) -> Summary:
@@ -217,8 +217,9 @@ def summary(blk) -> Summary:
 
 
 def _remember(blk, summ):
-    if len(blk) < 8:
-        return  # cheaper to recompute than to keep
+    # small blocks too: a re-check asks for the summaries of the loop
+    # bodies along the edited path again for each statement it checks
+    # (body ValG, contexts), and most loop bodies are small
     _SUMMARIES[id(blk)] = (blk, summ)
     _SUMMARIES.move_to_end(id(blk))
     while len(_SUMMARIES) > _SUMMARY_LIMIT:

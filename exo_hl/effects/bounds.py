@@ -86,6 +86,27 @@ class Obligation:
         return S.band(*self.hyps, self.neg)
 
 
+#: small goal -> its negated D-collapse: a re-check builds the same goals
+#: (an access's index bounds) for every statement it walks again, and
+#: collapsing them is most of building an obligation. Terms are immutable;
+#: big ones share sub-terms and hash in exponential time, so they are not
+#: kept
+_GOAL_MEMO: dict = container("exo_hl.effects.bounds.goals", {})
+_GOAL_LIMIT = 1 << 14
+
+
+def _negated_goal(goal, memo):
+    if not S._is_small(goal):
+        return S.bnot(S.collapse_D(goal, memo))
+    neg = _GOAL_MEMO.get(goal)
+    if neg is None:
+        neg = S.bnot(S.collapse_D(goal, memo))
+        if len(_GOAL_MEMO) >= _GOAL_LIMIT:
+            _GOAL_MEMO.clear()
+        _GOAL_MEMO[goal] = neg
+    return neg
+
+
 class _St:
     """What the walk knows at a program point (copied, never shared).
 
@@ -141,7 +162,7 @@ class _Walker:
         return hyp_terms([ee])
 
     def need(self, st, goal, what, stmt, expr=None, exc=BoundsError):
-        neg = S.bnot(S.collapse_D(goal, self.memo))
+        neg = _negated_goal(goal, self.memo)
         if neg is False:
             return
         self.obs.append(Obligation(neg, st.hyps, what, stmt, expr, goal, exc))
@@ -682,21 +703,49 @@ _PROVEN: "OrderedDict[tuple, None]" = container(
 _PROVEN_LIMIT = 1 << 16
 
 
-def _ob_key(ob):
+def _ob_key(ob, facts=None):
     """What an obligation's verdict is a function of, besides the
     procedure-level facts: its negated goal and its path facts (as a set).
     None when a term is big: terms share sub-terms, and hashing one walks
-    it as a tree (see ``discharge``)."""
-    if not S._is_small(ob.neg) or not all(S._is_small(h) for h in ob.hyps):
+    it as a tree (see ``discharge``). ``facts``: {id(path facts): (them,
+    their set or None)}, shared by the obligations of one discharge (the
+    statements of a block share one tuple of path facts)."""
+    if not S._is_small(ob.neg):
         return None
-    return (ob.neg, frozenset(ob.hyps))
+    hyps = ob.hyps
+    hit = facts.get(id(hyps)) if facts is not None else None
+    if hit is None or hit[0] is not hyps:
+        fs = frozenset(hyps) if all(S._is_small(h) for h in hyps) else None
+        hit = (hyps, fs)
+        if facts is not None:
+            facts[id(hyps)] = hit
+    return None if hit[1] is None else (ob.neg, hit[1])
+
+
+class _Facts:
+    """Procedure-level facts as a key of ``_PROVEN``: a tuple hashes as a
+    tree at every lookup, and a discharge looks up every obligation under
+    the same facts; this hashes them once."""
+
+    __slots__ = ("facts", "_hash")
+
+    def __init__(self, facts):
+        self.facts = facts
+        self._hash = hash(facts)
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return isinstance(other, _Facts) and self._hash == other._hash \
+            and self.facts == other.facts
 
 
 def _proven_keys(base):
     """The procedure-level facts as a key, or None when one is big."""
     if not all(S._is_small(h) for h in base):
         return None
-    return tuple(base)
+    return _Facts(tuple(base))
 
 
 def _remember_proven(known, keys):
@@ -716,7 +765,8 @@ def discharge(proc, base, obs, solver=None):
         solver = S.solver()
     known = _proven_keys(base) if solver is S.solver() else None
     if known is not None:
-        keys = [_ob_key(ob) for ob in obs]
+        facts = {}
+        keys = [_ob_key(ob, facts) for ob in obs]
         todo = [(ob, k) for ob, k in zip(obs, keys)
                 if k is None or (known, k) not in _PROVEN]
         if not todo:

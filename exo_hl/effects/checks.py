@@ -15,6 +15,7 @@ answer 'unknown' (= not proven).
 """
 from __future__ import annotations
 
+from ..caches import container
 from . import eexpr as E
 from . import smt as S
 from .effects import (A, All, Mod, Rd, Rp, Wr, eff_names, flatten,
@@ -46,12 +47,33 @@ OK = Result(True)
 MESSAGE_LIMIT = 500
 
 
+#: small hypothesis -> its M-collapse: loop bounds and path facts are
+#: collapsed again at every re-check of the statements under them. Values
+#: are immutable terms (and handing back the same object lets the solver's
+#: identity-keyed tables answer); big terms share sub-terms and hash in
+#: exponential time, so they are not kept
+_HYP_TERMS_MEMO: dict = container("exo_hl.effects.checks.hyp_terms", {})
+_HYP_TERMS_LIMIT = 1 << 14
+
+
+def _collapse_hyp(h, memo):
+    if not S._is_small(h):
+        return S.collapse_M(h, memo)
+    t = _HYP_TERMS_MEMO.get(h)
+    if t is None:
+        t = S.collapse_M(h, memo)
+        if len(_HYP_TERMS_MEMO) >= _HYP_TERMS_LIMIT:
+            _HYP_TERMS_MEMO.clear()
+        _HYP_TERMS_MEMO[h] = t
+    return t
+
+
 def hyp_terms(hyps):
     """M-collapse of each hypothesis conjunct (M distributes over ∧)."""
     memo = {}
     out = []
     for h in hyps:
-        t = S.collapse_M(h, memo)
+        t = _collapse_hyp(h, memo)
         if t is True:
             continue
         if isinstance(t, tuple) and t[0] == "and":

@@ -223,6 +223,7 @@ _SMALL_NODES = 64
 _SIZES: dict = {}
 _SIZES_LIMIT = 1 << 17
 register("exo_hl.effects.smt.sizes", _SIZES.clear, _SIZES.__len__)
+_CMP_TAGS = frozenset(("le0", "eq0"))
 
 
 def _is_small(t) -> bool:
@@ -236,6 +237,21 @@ def _is_small(t) -> bool:
     hit = _SIZES.get(id(t))
     if hit is not None and hit[0] is t:
         return hit[1] <= _SMALL_NODES
+    if t[0] in _CMP_TAGS:
+        # the common operand, a comparison of variables: counted without
+        # the walk (the same count: 6 nodes, and 5 per (('iv', k), c) item
+        # whose key is not a tuple)
+        n = 6
+        for a, _ in t[1][2]:
+            if a[0] != "iv" or type(a[1]) is tuple:
+                n = -1
+                break
+            n += 5
+        if n >= 0:
+            if len(_SIZES) >= _SIZES_LIMIT:
+                _SIZES.clear()
+            _SIZES[id(t)] = (t, min(n, _SMALL_NODES + 1))
+            return n <= _SMALL_NODES
     budget = _SMALL_NODES
     stack = [t]
     small = True
@@ -744,6 +760,20 @@ class _Backend:
 
     def __init__(self):
         self._conv = None
+        self._tactics = {}
+
+    def refute_tactic(self, ctx, timeout_ms):
+        """The tactic of ``_refuted`` (made once per context and timeout:
+        making it cost as much as applying it to a small query)."""
+        import z3
+        key = (id(ctx), timeout_ms)
+        hit = self._tactics.get(key)
+        if hit is None or hit[0] is not ctx:
+            hit = (ctx, z3.TryFor(z3.Then(*(z3.Tactic(t, ctx=ctx)
+                                            for t in _REFUTE_TACTICS),
+                                          ctx=ctx), timeout_ms, ctx=ctx))
+            self._tactics[key] = hit
+        return hit[1]
 
     def converter(self):
         if self._conv is None:
@@ -1025,9 +1055,7 @@ def _refuted(zf, timeout_ms) -> bool:
     import z3
     ctx = zf.ctx
     try:
-        tactic = z3.TryFor(z3.Then(*(z3.Tactic(t, ctx=ctx)
-                                     for t in _REFUTE_TACTICS), ctx=ctx),
-                           int(timeout_ms), ctx=ctx)
+        tactic = _BACKEND.refute_tactic(ctx, int(timeout_ms))
         goal = z3.Goal(ctx=ctx)
         goal.add(zf)
         res = tactic(goal)

@@ -666,3 +666,34 @@ def test_interpreter_refuses_nonpositive_size_at_a_call():
     with pytest.raises(InterpreterError, match="size argument 'n' = 0"):
         run_interpreter(ir, (0, np.zeros(4, np.float32),
                              np.zeros(4, np.float32)))
+
+
+# ---------------------------------------------------------------------------
+# the memo of proven obligations is keyed by the procedure's facts
+
+
+def test_proven_obligation_is_not_reused_under_weaker_facts():
+    """An obligation proven under the procedure-level facts (``n <= 8``)
+    is remembered with them (``bounds._PROVEN``); the same obligation
+    under other facts is proven again, and fails without the assert. The
+    path facts of the two loops of ``twice`` are two tuples of one
+    discharge: each keeps its own verdict."""
+    from exo_hl.core_ir.nodes import IR
+
+    @proc
+    def capped(n: size, A: f32[8]):
+        assert n <= 8
+        for i in seq(0, n):
+            A[i] = 0.0
+
+    B.check_proc(capped.ir())
+    p = capped.ir()
+    with pytest.raises(BoundsError, match="A\\[i\\]"):
+        B.check_proc(p.update(preds=()))
+    # one loop proven (i < 8), the same statement under i < 9 is not
+    loop = p.body[0]
+    ok = loop.update(hi=IR.Const(8, IR.Int, loop.srcinfo))
+    bad = loop.update(hi=IR.Const(9, IR.Int, loop.srcinfo))
+    B.check_proc(p.update(preds=(), body=(ok, ok)))
+    with pytest.raises(BoundsError, match="A\\[i\\]"):
+        B.check_proc(p.update(preds=(), body=(ok, bad)))
