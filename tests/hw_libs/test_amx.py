@@ -302,12 +302,10 @@ def _bf16_gemm_ref(a, b, C):
     return ref
 
 
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("kind", ["int8", "bf16"])
-def test_gemm_bit_exact(kernels, kind, mode, monkeypatch):
-    f = _compile(kernels[kind], mode, monkeypatch)
-    rng = np.random.default_rng(7)
-    M, N, K = 64, 256, 128
+def _gemm_case(kind, M, N, K, seed):
+    """Random operands of an int8 (u8 x s8 -> s32, wrapping) or bf16 GEMM
+    and the exact result C + A @ B."""
+    rng = np.random.default_rng(seed)
     if kind == "int8":
         A = rng.integers(0, 256, (M, K), dtype=np.uint8)
         B = rng.integers(-128, 128, (K, N), dtype=np.int8)
@@ -320,6 +318,15 @@ def test_gemm_bit_exact(kernels, kind, mode, monkeypatch):
         B = _bf16_bits(rng.standard_normal((K, N)))
         C = rng.standard_normal((M, N)).astype(np.float32)
         ref = _bf16_gemm_ref(_bf16_vals(A), _bf16_vals(B), C)
+    return A, B, C, ref
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", ["int8", "bf16"])
+def test_gemm_bit_exact(kernels, kind, mode, monkeypatch):
+    f = _compile(kernels[kind], mode, monkeypatch)
+    M, N, K = 64, 256, 128
+    A, B, C, ref = _gemm_case(kind, M, N, K, seed=7)
     got = C.copy()
     f(M, N, K, A, B, got)
     assert np.array_equal(got, ref)
@@ -340,20 +347,8 @@ def test_gemm_two_threads_bit_exact(kernels, monkeypatch):
     assert "for jc in par(0, N / 128):" in text
     assert len(k.find('ldtilecfg(_)', many=True)) == 1
     f = _compile(k, mode, monkeypatch)
-    rng = np.random.default_rng(8)
     M, N, K = 64, 256, 128
-    if kind == "int8":
-        A = rng.integers(0, 256, (M, K), dtype=np.uint8)
-        B = rng.integers(-128, 128, (K, N), dtype=np.int8)
-        C = rng.integers(-2**31, 2**31, (M, N),
-                         dtype=np.int64).astype(np.int32)
-        ref = ((C.astype(np.int64) + A.astype(np.int64) @ B.astype(np.int64)
-                + 2**31) % 2**32 - 2**31).astype(np.int32)
-    else:
-        A = _bf16_bits(rng.standard_normal((M, K)))
-        B = _bf16_bits(rng.standard_normal((K, N)))
-        C = rng.standard_normal((M, N)).astype(np.float32)
-        ref = _bf16_gemm_ref(_bf16_vals(A), _bf16_vals(B), C)
+    A, B, C, ref = _gemm_case(kind, M, N, K, seed=8)
     got = C.copy()
     before = openmp_threads()
     try:
