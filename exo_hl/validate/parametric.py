@@ -36,7 +36,7 @@ from .flatten import flatten, reads as _reads
 from .poly import Poly, domain_constraints, isl_cond, isl_expr
 from .symexec import Unsupported
 from .prophecy import guess_prophecies
-from .zvalues import ZV, ctrl_z3
+from .zvalues import ZV, _truth, ctrl_z3
 
 __all__ = ["prove", "Failed"]
 
@@ -273,7 +273,8 @@ class Prover:
             seen.add(key)
             self.check(f"VC2: a window, call argument or callee "
                        f"precondition at {_where(ctx)}",
-                       [self.s.dom(ctx)], ctrl_z3(cond, self.s.env(ctx)))
+                       [self.s.dom(ctx)],
+                       _truth(ctrl_z3(cond, self.s.env(ctx))))
 
     def vc_defined(self):
         for st in self.s.flat.stmts:
@@ -344,6 +345,29 @@ class Prover:
             ax = self.axioms(vals)
             self.check(f"VC1: {storage} ends as the original leaves it",
                        box + ax, vals[0] == vals[1])
+
+    def vc_control_config(self):
+        """VC1 for control config fields (global variables of the
+        symbolic state, as control trees): each ends with the value the
+        original leaves, unless compared modulo it."""
+        of, sf = self.o.flat.ctl_final, self.s.flat.ctl_final
+        for key in set(of) | set(sf):
+            if self.skip(key):
+                continue
+            name = f"config {key[0].name()}.{key[1]}"
+            a, b = of.get(key, "input"), sf.get(key, "input")
+            if a is None or b is None:
+                raise Unsupported(f"{name}: final value not determined")
+            if a == "input" or b == "input":
+                if a == b:
+                    continue
+                raise Failed(f"VC1: {name} ends as the original leaves it "
+                             f"(one procedure writes it, the other not)")
+            za, zb = ctrl_z3(a, self.penv), ctrl_z3(b, self.penv)
+            if z3.is_bool(za) or z3.is_bool(zb):
+                za, zb = _truth(za), _truth(zb)
+            self.check(f"VC1: {name} ends as the original leaves it", [],
+                       za == zb)
 
     def cfg_key(self, storage):
         for flat in (self.o.flat, self.s.flat):
@@ -419,6 +443,7 @@ def prove(orig, sched, timeout=20000, skip=lambda key: False):
     p.vc_races()
     p.vc_prophecies()
     try:
+        p.vc_control_config()
         p.vc_outputs()
     except (Failed, Unsupported) as e:
         if p.dropped:

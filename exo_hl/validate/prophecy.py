@@ -59,7 +59,10 @@ def infer(self, s, t):
         loc_b, st_b = _through_copies(self, t, b)
         if a[1] == st_b and len(a[2]) == len(loc_b):
             eqs += [(ctrl_z3(x, es), y) for x, y in zip(a[2], loc_b)]
-    return _solve(svars, eqs)
+    # one-iteration levels (an ``if`` branch, a call) have one value
+    fixed = {v: z3.IntVal(lo[1]) for v, (lo, hi) in zip(svars, s.bounds)
+             if lo[0] == "c" and hi == ("c", lo[1] + 1)}
+    return _solve(svars, eqs, fixed)
 
 def _through_copies(self, t, rd):
     """(index z3 terms, storage) of a read, followed back through one
@@ -99,10 +102,10 @@ def _shape(tree):
     return (k, )
 def _src(si):
     return (si.filename, si.lineno, si.col_offset)
-def _solve(svars, eqs):
+def _solve(svars, eqs, fixed=None):
     """Each sigma_k from an equation ``a(sig) == b`` with a = sig_k + rest,
-    rest free of sig; None when some stay unsolved."""
-    sol = {}
+    rest free of sig (or from ``fixed``); None when some stay unsolved."""
+    sol = dict(fixed or {})
     changed = True
     while changed and len(sol) < len(svars):
         changed = False

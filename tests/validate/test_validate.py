@@ -216,3 +216,63 @@ def test_fixed_control_config_is_not_a_proof():
         o[0] = 1.0
     v = exo_hl.validate(reads_k, writes_one)
     assert not v.proven, v
+
+
+def test_control_config_as_state_proven():
+    # a control config field written, then used as a loop bound: the
+    # parametric proof follows its value (modulo the final config state,
+    # which the original does not write)
+    @proc
+    def copy(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            y[i] = x[i]
+
+    @proc
+    def copy_cfg(n: size, x: f32[n], y: f32[n]):
+        W.Cf.k = n
+        for i in seq(0, W.Cf.k):
+            y[i] = x[i]
+
+    @proc
+    def copy_cfg_short(n: size, x: f32[n], y: f32[n]):
+        W.Cf.k = n - 1
+        for i in seq(0, W.Cf.k):
+            y[i] = x[i]
+    key = [(W.Cf, "k")]
+    v = exo_hl.validate(copy, copy_cfg, modulo=key)
+    assert v.proven and not v.sizes, v
+    v = exo_hl.validate(copy, copy_cfg)            # Cf.k ends written
+    assert v.refuted, v
+    v = exo_hl.validate(copy, copy_cfg_short, modulo=key)
+    assert v.refuted, v
+    _confirm(copy, copy_cfg_short, v)
+
+
+def test_control_config_written_in_a_loop_not_followed():
+    # after a loop that writes it, the field's value is the last
+    # iteration's (or the old one, for zero trips): not a proof
+    @proc
+    def copy(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            y[i] = x[i]
+
+    @proc
+    def copy_loop(n: size, x: f32[n], y: f32[n]):
+        W.Cf.k = n
+        for j in seq(0, n):
+            W.Cf.k = j
+        for i in seq(0, n):
+            if i < W.Cf.k:
+                y[i] = x[i]
+    v = exo_hl.validate(copy, copy_loop, modulo=[(W.Cf, "k")])
+    assert v.refuted, v                 # y[n - 1] is not copied
+    _confirm(copy, copy_loop, v)
+
+
+def test_gemmini_matmul_proven_modulo_config():
+    # Gemmini's stride registers are control config fields set once and
+    # read by the instructions' preconditions
+    from apps.gemmini_matmul import matmul as GM
+    s = GM.schedule()
+    v = exo_hl.validate(GM.matmul, s, modulo="config")
+    assert v.proven and not v.sizes, v
