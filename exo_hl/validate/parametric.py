@@ -65,10 +65,19 @@ class _Side:
         self.spec = spec            # True: every statement names its value
         self.proph = {}             # sid -> (spec FStmt, [z3 over iters])
         self.cache = {}
+        self._ivars = {}
+        self._doms = {}
         self.penv = {p: z3.Int(p) for p in params}
 
     def ivars(self, st):
-        return [z3.Int(v) for v in st.iters]
+        """The iterators of ``st`` as Z3 integers (one list per
+        statement: ``read`` knows the identity iteration by it)."""
+        got = self._ivars.get(st.sid)
+        if got is None or st.sid < 0:
+            got = [z3.Int(v) for v in st.iters]
+            if st.sid >= 0:
+                self._ivars[st.sid] = got
+        return got
 
     def env(self, st, vals=None):
         e = dict(self.penv)
@@ -77,6 +86,14 @@ class _Side:
         return e
 
     def dom(self, st, vals=None):
+        if vals is None and st.sid >= 0:
+            got = self._doms.get(st.sid)
+            if got is None:
+                got = self._doms[st.sid] = self._dom(st, None)
+            return got
+        return self._dom(st, vals)
+
+    def _dom(self, st, vals):
         e = self.env(st, vals)
         cs = []
         for v, (lo, hi) in zip(st.iters, st.bounds):
@@ -130,7 +147,9 @@ class _Side:
         pieces, none = self.sources(st, rd)
         e = self.env(st, vals)
         idx = [ctrl_z3(i, e) for i in rd[2]]
-        sub = list(zip(self.ivars(st), vals))
+        # no substitution at the statement's own iteration
+        sub = [] if vals is self.ivars(st) else list(zip(self.ivars(st),
+                                                         vals))
         out = self.initial(rd[1], idx)
         for cond, w, wv in reversed(pieces):
             wvals = [z3.substitute(x, *sub) if sub else x for x in wv]
