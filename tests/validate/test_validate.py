@@ -276,3 +276,38 @@ def test_gemmini_matmul_proven_modulo_config():
     s = GM.schedule()
     v = exo_hl.validate(GM.matmul, s, modulo="config")
     assert v.proven and not v.sizes, v
+
+
+def test_mutants_refuted_or_proven():
+    # a sample of benchmarks/validate_bench.py's mutation check: every
+    # mutant is refuted (confirmed by interpret()) or, when the mutation
+    # does not change the result, proven
+    @proc
+    def twice(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            y[i] = x[i] * 2.0
+
+    @proc
+    def twice_tail(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n - n % 4):
+            y[i] = x[i] * 2.0
+        if n % 4 > 0:
+            for i in seq(0, n % 4):
+                y[i + n - n % 4] = x[i + n - n % 4] * 2.0
+        else:
+            for i in seq(0, n % 4):
+                y[i + n - n % 4] = x[i + n - n % 4] * 2.0
+    p = twice_tail.ir()
+    swaps = [x for x in sites(p) if x[0] == "swap"]
+    guard = [x for x in sites(p) if x[0] == "guard"]
+    for site in [x for x in sites(p) if x[0] == "index"][:3]:
+        m = mutate(p, site)
+        v = exo_hl.validate(twice, m)
+        assert v.refuted, (site, v)
+        _confirm(twice, m, v)
+    # operands swapped in the dead loop (the else branch runs 0 times),
+    # or the guard dropped (the branch's loop runs 0 times when
+    # n % 4 == 0): the same results, proven
+    for site in (swaps[2], guard[0]):
+        v = exo_hl.validate(twice, mutate(p, site))
+        assert v.proven and not v.sizes, (site, v)
