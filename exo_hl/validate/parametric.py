@@ -353,17 +353,23 @@ class Prover:
             dom_isl = " and ".join(
                 f"0 <= {d} < {isl_expr(n)}" for d, n in zip(dims, shape)) \
                 or "1 = 1"
-            vals = []
-            for side in (self.o, self.s):
-                pieces, none = side.poly.last_writers(dims, dom_isl, dims,
-                                                      None, storage)
-                out = side.initial(storage, zx)
-                for cond, w, wv in reversed(pieces):
-                    out = z3.If(cond, side.written(w, wv, 0), out)
-                vals.append(out)
-            ax = self.axioms(vals)
-            self.check(f"VC1: {storage} ends as the original leaves it",
-                       box + ax, vals[0] == vals[1])
+            pieces, none = self.o.poly.last_writers(dims, dom_isl, dims,
+                                                    None, storage)
+            want = self.o.initial(storage, zx)
+            for cond, w, wv in reversed(pieces):
+                want = z3.If(cond, self.o.written(w, wv, 0), want)
+            # one query per piece of the scheduled side's last writers
+            # (isl's pieces are disjoint; the rest is the initial value):
+            # small queries instead of one over a chain of them all
+            pieces, none = self.s.poly.last_writers(dims, dom_isl, dims,
+                                                    None, storage)
+            cases = [(cond, self.s.written(w, wv, 0))
+                     for cond, w, wv in pieces]
+            cases.append((none, self.s.initial(storage, zx)))
+            for cond, got in cases:
+                ax = self.axioms([want, got])
+                self.check(f"VC1: {storage} ends as the original leaves "
+                           f"it", box + [cond] + ax, want == got)
 
     def vc_control_config(self):
         """VC1 for control config fields (global variables of the
