@@ -95,7 +95,7 @@ MUTANT_SIZES = {
 }
 
 
-def run_mutants(n, isa, seed, prove, timeout=10000, part=(0, 1)):
+def run_mutants(n, isa, seed, prove, timeout=60000, part=(0, 1)):
     """Validate ``n`` random mutants of the ``isa`` SGEMM schedule: a
     counterexample search first (at MUTANT_SIZES), then, for a mutant no
     run refutes, the parametric proof (``prove``): a mutation that does

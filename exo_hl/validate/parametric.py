@@ -179,7 +179,7 @@ def _solver(timeout):
     return s
 
 
-def _valid(facts, goal, timeout=20000):
+def _valid(facts, goal, timeout=60000):
     s = _solver(timeout)
     s.add(*facts)
     s.add(z3.Not(goal))
@@ -188,7 +188,7 @@ def _valid(facts, goal, timeout=20000):
 
 
 class Prover:
-    def __init__(self, orig, sched, timeout=20000):
+    def __init__(self, orig, sched, timeout=60000):
         self.zv = ZV()
         self.timeout = timeout
         o0 = flatten(orig, "o")
@@ -455,7 +455,7 @@ def _where(st):
 
 
 
-def prove(orig, sched, timeout=20000, skip=lambda key: False):
+def prove(orig, sched, timeout=60000, skip=lambda key: False):
     """None when every condition holds; else raises ``Failed`` or
     ``Unsupported`` naming the first that did not."""
     p = Prover(orig, sched, timeout)
