@@ -412,6 +412,11 @@ class Prover:
                 for storage, idx in accs_b:
                     if storage != a.storage:
                         continue
+                    if v in side.flat.instance_dims.get(storage, ()):
+                        # a buffer allocated inside the par loop: each
+                        # iteration has its own instance (its index
+                        # starts with the loop's iterator), no race
+                        continue
                     self._race(side, v, a, b, idx)
 
     def _race(self, side, v, a, b, bidx):

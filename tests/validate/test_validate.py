@@ -311,3 +311,37 @@ def test_mutants_refuted_or_proven():
     for site in (swaps[2], guard[0]):
         v = exo_hl.validate(twice, mutate(p, site))
         assert v.proven and not v.sizes, (site, v)
+
+
+def test_race_on_buffer_allocated_outside_par_loop():
+    # a buffer allocated inside the par loop is per iteration (no race);
+    # one allocated outside is shared: a race
+    from exo_hl.core_ir.nodes import IR
+
+    @proc
+    def copy(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            y[i] = x[i]
+
+    @proc
+    def shared(n: size, x: f32[n], y: f32[n]):
+        t: f32[1]
+        for i in seq(0, n):
+            t[0] = x[i]
+            y[i] = t[0]
+
+    @proc
+    def private(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            t: f32[1]
+            t[0] = x[i]
+            y[i] = t[0]
+
+    def par(p, k):
+        body = list(p.ir().body)
+        body[k] = body[k].update(mode=IR.Par)
+        return p.ir().update(body=tuple(body))
+    v = exo_hl.validate(copy, par(shared, 1))
+    assert v.status == "unknown" and "race" in v.condition, v
+    v = exo_hl.validate(copy, par(private, 0))
+    assert v.proven and not v.sizes, v
