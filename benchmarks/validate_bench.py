@@ -84,42 +84,62 @@ def run_schedules(only):
 
 #: the mutated schedule is the shipped one with a k block of 4 instead of
 #: hundreds (the same steps), so that these small sizes reach every path:
-#: register tiles, row and column tails, full k blocks and the k tail
+#: register tiles, the 4-, 2- and 1-row tails, the column tails (whole
+#: registers and masked), full k blocks and the k tail
 MUTANT_KC = 4
-MUTANT_SIZES = [{"M": 7, "N": 17, "K": 9}, {"M": 13, "N": 33, "K": 5}]
+MUTANT_SIZES = {
+    "avx2": [{"M": 7, "N": 17, "K": 9}, {"M": 13, "N": 33, "K": 5},
+             {"M": 10, "N": 27, "K": 6}],
+    "avx512": [{"M": 11, "N": 53, "K": 9}, {"M": 8, "N": 37, "K": 5},
+               {"M": 7, "N": 19, "K": 4}],
+}
 
 
-def run_mutants(n, isa, seed, prove):
+def run_mutants(n, isa, seed, prove, timeout=60000, part=(0, 1)):
+    """Validate ``n`` random mutants of the ``isa`` SGEMM schedule: a
+    counterexample search first (at MUTANT_SIZES), then, for a mutant no
+    run refutes, the parametric proof (``prove``): a mutation that does
+    not change the result must be proven, not left unknown."""
     from apps.sgemm import schedule as S
     from exo_hl.validate.mutate import random_mutants
     import dataclasses
-    sched = S.schedule(dataclasses.replace(S.ISAS[isa], kc=MUTANT_KC))
+    cfg = S.ISAS[isa]
+    cfg = dataclasses.replace(cfg, kc=MUTANT_KC,
+                              prefetch=min(cfg.prefetch, MUTANT_KC - 1))
+    sched = S.schedule(cfg)
     count = collections.Counter()
+    rows = []
     t0 = time.process_time()
     for k, (site, m) in enumerate(random_mutants(sched.ir(), n, seed)):
+        if k % part[1] != part[0]:
+            continue
         v, vc, _ = _timed(lambda: exo_hl.validate(
-            S.sgemm, m, sizes=MUTANT_SIZES, prove_first=False,
-            prove=prove, max_sizes=1, timeout=10000))
+            S.sgemm, m, sizes=MUTANT_SIZES[isa], prove_first=False,
+            prove=prove, max_sizes=1, timeout=timeout))
         count[v.status] += 1
         count[(site[0], v.status)] += 1
-        print(f"  mutant {k:3d} {site[0]:8s} {v.status:8s} {vc:6.1f} s  "
-              f"{v.condition[:110]}", flush=True)
+        rows.append((k, site, v, vc))
+        print(f"  mutant {k:3d} {site[0]:6s} {str(site[1:]):16s} "
+              f"{v.status:8s} {vc:6.1f} s  {v.condition[:110]}", flush=True)
     total = time.process_time() - t0
-    print(f"\nmutants of the {isa} SGEMM (KC={MUTANT_KC}): {dict(count)}; "
-          f"{total:.0f} s CPU")
-    return count
+    print(f"\nmutants of the {isa} SGEMM (KC={MUTANT_KC}): "
+          f"{dict(count)}; {total:.0f} s CPU")
+    return rows
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", default=[])
     ap.add_argument("--mutants", type=int, default=100)
-    ap.add_argument("--isa", default="avx2")
+    ap.add_argument("--isa", default="avx512")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skip-schedules", action="store_true")
-    ap.add_argument("--prove-mutants", action="store_true",
-                    help="attempt the parametric proof on mutants that no "
-                    "run refutes (slow); default: runs at sizes only")
+    ap.add_argument("--runs-only", action="store_true",
+                    help="no parametric proof of mutants that no run "
+                    "refutes (fast; they stay unknown)")
+    ap.add_argument("--part", default="0/1",
+                    help="K/P: only mutants numbered K modulo P (to split "
+                    "the run over processes)")
     a = ap.parse_args(argv)
     print(f"load average: {os.getloadavg()}")
     if not a.skip_schedules:
@@ -127,7 +147,9 @@ def main(argv=None):
               "| condition |\n|---|---|---|---|---|---|")
         run_schedules(a.only)
     if a.mutants:
-        run_mutants(a.mutants, a.isa, a.seed, a.prove_mutants)
+        k, p = map(int, a.part.split("/"))
+        run_mutants(a.mutants, a.isa, a.seed, not a.runs_only,
+                    part=(k, p))
     print(f"load average: {os.getloadavg()}")
 
 

@@ -174,7 +174,7 @@ def _admitted(o, sizes):
 
 
 def validate_ir(o, s, *, max_sizes=3, budget=4096, rounds=24, seed=0,
-                timeout=20000, sizes=(), prove_first=True, prove=True,
+                timeout=60000, sizes=(), prove_first=True, prove=True,
                 modulo=()):
     """The ``Verdict`` for procedure IRs ``o`` (the original) and ``s``.
 

@@ -58,6 +58,9 @@ class Flat:
     cfg_keys: dict = field(default_factory=dict)   # storage -> (Config, f)
     #: (FStmt-like context with no write, condition tree): callees'
     #: preconditions and positive sizes at each call
+    #: control config fields at the end: (Config, field) -> control tree
+    #: (None: not determined by the flattening, e.g. written in a loop)
+    ctl_final: dict = field(default_factory=dict)
 
 
 def _et(t):
@@ -110,6 +113,11 @@ class _Flattener:
         self.asserts = []
         self.window_args = set()
         self.cfg_keys = {}
+        # control config fields: the global config state of the symbolic
+        # heap, followed in program order as control trees over the
+        # sizes and iterators; None = not determined here (written in a
+        # loop or one branch: later reads are then unsupported)
+        self.ctl = {}
 
     def run(self):
         env = {}
@@ -135,7 +143,8 @@ class _Flattener:
         preds = [self.ctrl(p, env) for p in self.proc.preds]
         self.block(self.proc.body, env, [], [], [], [], [])
         return Flat(params, preds, self.stmts, self.shapes, self.elem,
-                    outputs, self.inst, self.asserts, self.cfg_keys)
+                    outputs, self.inst, self.asserts, self.cfg_keys,
+                    dict(self.ctl))
 
     # -- statements; ctx: iters, bounds, guards, time prefix, par iters
     def block(self, stmts, env, iters, bounds, guards, time, par):
@@ -172,7 +181,8 @@ class _Flattener:
     def s_WriteConfig(self, s, env, iters, bounds, guards, time, par):
         ft = s.config.lookup_type(s.field)
         if ft not in DATA_TYPES:
-            raise Unsupported("control config field written")
+            self.ctl[(s.config, s.field)] = self.ctrl(s.rhs, env)
+            return
         st = f"cfg:{s.config.name()}.{s.field}"
         self.cfg_keys[st] = (s.config, s.field)
         self.elem[st] = _et(ft)
@@ -187,19 +197,36 @@ class _Flattener:
     def s_If(self, s, env, iters, bounds, guards, time, par):
         c = self.ctrl(s.cond, env)
         v = self._level()
+        before, after = dict(self.ctl), []
         for branch, g, k in ((s.body, c, 0), (s.orelse, ("not", c), 1)):
+            self.ctl = dict(before)
             self.block(branch, env, iters + [v],
                        bounds + [(("c", k), ("c", k + 1))],
                        guards + [g], time, par)
+            after.append(self.ctl)
+        # a field both branches leave alike keeps its tree; the guard is
+        # in neither tree, so a field the branches set differently is
+        # not determined here
+        self.ctl = {key: (after[0].get(key) if after[0].get(key, 0) ==
+                          after[1].get(key, 1) else None)
+                    for key in set(after[0]) | set(after[1])}
 
     def s_For(self, s, env, iters, bounds, guards, time, par):
         v = self._level()
         lo, hi = self.ctrl(s.lo, env), self.ctrl(s.hi, env)
         env2 = dict(env)
         env2[s.iter] = ("v", v)
+        # a control field the body writes: an iteration may read the
+        # previous one's value, and after the loop it is the last
+        # iteration's (or the value before, for zero trips): undetermined
+        written = _ctl_written(s.body)
+        for key in written:
+            self.ctl[key] = None
         self.block(s.body, env2, iters + [v], bounds + [(lo, hi)],
                    guards, time, par + ([v] if is_parallel(s.mode)
                                         else []))
+        for key in written:
+            self.ctl[key] = None
 
     def s_Alloc(self, s, env, iters, bounds, guards, time, par):
         st = f"{self.pre}alloc{next(self.nalloc)}:{s.name.name}"
@@ -344,6 +371,15 @@ class _Flattener:
             return (e.op, a, b)
         if isinstance(e, IR.StrideExpr):
             return self.stride(env[e.name], e.dim)
+        if isinstance(e, IR.ReadConfig):
+            key = (e.config, e.field)
+            if key not in self.ctl:
+                raise Unsupported("a control config field read before it "
+                                  "is written")
+            if self.ctl[key] is None:
+                raise Unsupported("a control config field read where its "
+                                  "value depends on a loop or branch")
+            return self.ctl[key]
         raise Unsupported(f"control {type(e).__name__}")
 
     def stride(self, view, dim):
@@ -416,6 +452,26 @@ class _Flattener:
 def flatten(proc, prefix) -> Flat:
     return _Flattener(proc, prefix).run()
 
+
+
+def _ctl_written(stmts, seen=None):
+    """The control config fields (Config, field) that ``stmts`` write,
+    in callees too."""
+    seen = set() if seen is None else seen
+    out = set()
+    for s in stmts:
+        if isinstance(s, IR.WriteConfig):
+            if s.config.lookup_type(s.field) not in DATA_TYPES:
+                out.add((s.config, s.field))
+        elif isinstance(s, IR.Call):
+            if id(s.f) not in seen:
+                seen.add(id(s.f))
+                out |= _ctl_written(s.f.body, seen)
+        for attr in ("body", "orelse"):
+            sub = getattr(s, attr, None)
+            if isinstance(sub, (list, tuple)):
+                out |= _ctl_written(sub, seen)
+    return out
 
 
 def reads(tree, out):

@@ -1,7 +1,8 @@
 """Single-statement mutations of a procedure, for testing validators.
 
-Each mutant changes one place: an index off by one, the operands of a
-binary operation swapped, a guard dropped (an ``if`` replaced by its
+Each mutant changes one place: an index off by one (in an access, or a
+call argument's window moved by one along one dimension), the operands of
+a binary operation swapped, a guard dropped (an ``if`` replaced by its
 body), a loop bound moved by one, a literal's sign flipped. Source
 locations are kept, so a validator that guesses prophecies from them
 meets the mutant's statement with the original's claim.
@@ -14,7 +15,7 @@ from ..core_ir.nodes import IR
 
 __all__ = ["KINDS", "sites", "mutate"]
 
-KINDS = ("index", "swap", "guard", "bound", "literal")
+KINDS = ("index", "arg", "swap", "guard", "bound", "literal")
 
 
 def _one(e):
@@ -74,6 +75,11 @@ def sites(proc):
                     out.append(("swap", n, m))
                 if isinstance(e, IR.Const) and e.val != 0:
                     out.append(("literal", n, m))
+        if isinstance(s, IR.Call):
+            for a, e in enumerate(s.args):
+                if isinstance(e, IR.WindowExpr):
+                    for k in range(len(e.idx)):
+                        out.append(("arg", n, (a, k)))
         if isinstance(s, IR.If):
             out.append(("guard", n, None))
         if isinstance(s, IR.For):
@@ -125,6 +131,11 @@ def _apply(s, kind, detail):
     if kind == "literal":
         return [s.update(rhs=_rewrite_expr(
             s.rhs, detail, lambda e: e.update(val=-e.val), [0]))]
+    if kind == "arg":
+        a, k = detail
+        args = list(s.args)
+        args[a] = _shift_window(args[a], k)
+        return [s.update(args=tuple(args))]
     if kind == "guard":
         return list(s.body)
     if kind == "bound":
@@ -132,6 +143,23 @@ def _apply(s, kind, detail):
         return [s.update(hi=IR.BinOp("+", hi, IR.Const(detail, type=hi.type),
                                      type=hi.type, srcinfo=hi.srcinfo))]
     raise ValueError(kind)
+
+
+def _plus1(e):
+    return IR.BinOp("+", e, _one(e), type=e.type, srcinfo=e.srcinfo)
+
+
+def _shift_window(e, k):
+    """Window ``e`` moved by one along its ``k``-th dimension (a point
+    index + 1, or both ends of an interval: the same extent)."""
+    from ..core_ir.simplify import make_window
+    idx = list(e.idx)
+    w = idx[k]
+    if isinstance(w, IR.Interval):
+        idx[k] = w.update(lo=_plus1(w.lo), hi=_plus1(w.hi))
+    else:
+        idx[k] = w.update(pt=_plus1(w.pt))
+    return make_window(e.name, e.type.src_type, idx, e.srcinfo)
 
 
 def _rebuild(stmts, target, kind, detail, counter):
@@ -159,7 +187,17 @@ def mutate(proc, site):
 
 
 def random_mutants(proc, count, seed=0):
+    """``count`` mutants, drawn in turn from each kind's shuffled sites (a
+    call-heavy procedure has far more window arguments than guards)."""
     rng = random.Random(seed)
-    all_sites = sites(proc)
-    rng.shuffle(all_sites)
-    return [(s, mutate(proc, s)) for s in all_sites[:count]]
+    by_kind = {k: [] for k in KINDS}
+    for site in sites(proc):
+        by_kind[site[0]].append(site)
+    for v in by_kind.values():
+        rng.shuffle(v)
+    picked = []
+    while len(picked) < count and any(by_kind.values()):
+        for k in KINDS:
+            if by_kind[k] and len(picked) < count:
+                picked.append(by_kind[k].pop())
+    return [(s, mutate(proc, s)) for s in picked]

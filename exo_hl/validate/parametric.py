@@ -36,7 +36,7 @@ from .flatten import flatten, reads as _reads
 from .poly import Poly, domain_constraints, isl_cond, isl_expr
 from .symexec import Unsupported
 from .prophecy import guess_prophecies
-from .zvalues import ZV, ctrl_z3
+from .zvalues import ZV, _truth, ctrl_z3
 
 __all__ = ["prove", "Failed"]
 
@@ -65,10 +65,19 @@ class _Side:
         self.spec = spec            # True: every statement names its value
         self.proph = {}             # sid -> (spec FStmt, [z3 over iters])
         self.cache = {}
+        self._ivars = {}
+        self._doms = {}
         self.penv = {p: z3.Int(p) for p in params}
 
     def ivars(self, st):
-        return [z3.Int(v) for v in st.iters]
+        """The iterators of ``st`` as Z3 integers (one list per
+        statement: ``read`` knows the identity iteration by it)."""
+        got = self._ivars.get(st.sid)
+        if got is None or st.sid < 0:
+            got = [z3.Int(v) for v in st.iters]
+            if st.sid >= 0:
+                self._ivars[st.sid] = got
+        return got
 
     def env(self, st, vals=None):
         e = dict(self.penv)
@@ -77,6 +86,14 @@ class _Side:
         return e
 
     def dom(self, st, vals=None):
+        if vals is None and st.sid >= 0:
+            got = self._doms.get(st.sid)
+            if got is None:
+                got = self._doms[st.sid] = self._dom(st, None)
+            return got
+        return self._dom(st, vals)
+
+    def _dom(self, st, vals):
         e = self.env(st, vals)
         cs = []
         for v, (lo, hi) in zip(st.iters, st.bounds):
@@ -130,7 +147,9 @@ class _Side:
         pieces, none = self.sources(st, rd)
         e = self.env(st, vals)
         idx = [ctrl_z3(i, e) for i in rd[2]]
-        sub = list(zip(self.ivars(st), vals))
+        # no substitution at the statement's own iteration
+        sub = [] if vals is self.ivars(st) else list(zip(self.ivars(st),
+                                                         vals))
         out = self.initial(rd[1], idx)
         for cond, w, wv in reversed(pieces):
             wvals = [z3.substitute(x, *sub) if sub else x for x in wv]
@@ -160,7 +179,7 @@ def _solver(timeout):
     return s
 
 
-def _valid(facts, goal, timeout=20000):
+def _valid(facts, goal, timeout=60000):
     s = _solver(timeout)
     s.add(*facts)
     s.add(z3.Not(goal))
@@ -169,7 +188,7 @@ def _valid(facts, goal, timeout=20000):
 
 
 class Prover:
-    def __init__(self, orig, sched, timeout=20000):
+    def __init__(self, orig, sched, timeout=60000):
         self.zv = ZV()
         self.timeout = timeout
         o0 = flatten(orig, "o")
@@ -273,7 +292,8 @@ class Prover:
             seen.add(key)
             self.check(f"VC2: a window, call argument or callee "
                        f"precondition at {_where(ctx)}",
-                       [self.s.dom(ctx)], ctrl_z3(cond, self.s.env(ctx)))
+                       [self.s.dom(ctx)],
+                       _truth(ctrl_z3(cond, self.s.env(ctx))))
 
     def vc_defined(self):
         for st in self.s.flat.stmts:
@@ -333,17 +353,46 @@ class Prover:
             dom_isl = " and ".join(
                 f"0 <= {d} < {isl_expr(n)}" for d, n in zip(dims, shape)) \
                 or "1 = 1"
-            vals = []
-            for side in (self.o, self.s):
-                pieces, none = side.poly.last_writers(dims, dom_isl, dims,
-                                                      None, storage)
-                out = side.initial(storage, zx)
-                for cond, w, wv in reversed(pieces):
-                    out = z3.If(cond, side.written(w, wv, 0), out)
-                vals.append(out)
-            ax = self.axioms(vals)
-            self.check(f"VC1: {storage} ends as the original leaves it",
-                       box + ax, vals[0] == vals[1])
+            pieces, none = self.o.poly.last_writers(dims, dom_isl, dims,
+                                                    None, storage)
+            want = self.o.initial(storage, zx)
+            for cond, w, wv in reversed(pieces):
+                want = z3.If(cond, self.o.written(w, wv, 0), want)
+            # one query per piece of the scheduled side's last writers
+            # (isl's pieces are disjoint; the rest is the initial value):
+            # small queries instead of one over a chain of them all
+            pieces, none = self.s.poly.last_writers(dims, dom_isl, dims,
+                                                    None, storage)
+            cases = [(cond, self.s.written(w, wv, 0))
+                     for cond, w, wv in pieces]
+            cases.append((none, self.s.initial(storage, zx)))
+            for cond, got in cases:
+                ax = self.axioms([want, got])
+                self.check(f"VC1: {storage} ends as the original leaves "
+                           f"it", box + [cond] + ax, want == got)
+
+    def vc_control_config(self):
+        """VC1 for control config fields (global variables of the
+        symbolic state, as control trees): each ends with the value the
+        original leaves, unless compared modulo it."""
+        of, sf = self.o.flat.ctl_final, self.s.flat.ctl_final
+        for key in set(of) | set(sf):
+            if self.skip(key):
+                continue
+            name = f"config {key[0].name()}.{key[1]}"
+            a, b = of.get(key, "input"), sf.get(key, "input")
+            if a is None or b is None:
+                raise Unsupported(f"{name}: final value not determined")
+            if a == "input" or b == "input":
+                if a == b:
+                    continue
+                raise Failed(f"VC1: {name} ends as the original leaves it "
+                             f"(one procedure writes it, the other not)")
+            za, zb = ctrl_z3(a, self.penv), ctrl_z3(b, self.penv)
+            if z3.is_bool(za) or z3.is_bool(zb):
+                za, zb = _truth(za), _truth(zb)
+            self.check(f"VC1: {name} ends as the original leaves it", [],
+                       za == zb)
 
     def cfg_key(self, storage):
         for flat in (self.o.flat, self.s.flat):
@@ -362,6 +411,11 @@ class Prover:
                     (r[1], r[2]) for r in _reads(b.rhs, [])]
                 for storage, idx in accs_b:
                     if storage != a.storage:
+                        continue
+                    if v in side.flat.instance_dims.get(storage, ()):
+                        # a buffer allocated inside the par loop: each
+                        # iteration has its own instance (its index
+                        # starts with the loop's iterator), no race
                         continue
                     self._race(side, v, a, b, idx)
 
@@ -406,7 +460,7 @@ def _where(st):
 
 
 
-def prove(orig, sched, timeout=20000, skip=lambda key: False):
+def prove(orig, sched, timeout=60000, skip=lambda key: False):
     """None when every condition holds; else raises ``Failed`` or
     ``Unsupported`` naming the first that did not."""
     p = Prover(orig, sched, timeout)
@@ -419,6 +473,7 @@ def prove(orig, sched, timeout=20000, skip=lambda key: False):
     p.vc_races()
     p.vc_prophecies()
     try:
+        p.vc_control_config()
         p.vc_outputs()
     except (Failed, Unsupported) as e:
         if p.dropped:

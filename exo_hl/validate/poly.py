@@ -86,12 +86,31 @@ def _rename(t, r):
 
 
 def lex_lt(a, b):
-    """isl text: vector a (texts) lexicographically before b."""
-    alts = []
-    for k in range(len(a)):
-        eqs = [f"{a[j]} = {b[j]}" for j in range(k)]
-        alts.append(" and ".join(eqs + [f"{a[k]} < {b[k]}"]))
+    """isl text: vector a (texts) lexicographically before b.
+
+    Positions where both are integer constants are decided here (a time
+    vector's even positions are constants), so the disjunction has one
+    alternative per position that is not: isl parses a disjunction into
+    its disjunctive normal form, and constant alternatives made that the
+    bulk of the validation time."""
+    alts, eqs = [], []
+    for x, y in zip(a, b):
+        if _is_int(x) and _is_int(y):
+            if int(x) < int(y):
+                alts.append(" and ".join(eqs) or "1 = 1")
+                break
+            if int(x) > int(y):
+                break
+            continue
+        alts.append(" and ".join(eqs + [f"{x} < {y}"]))
+        eqs.append(f"{x} = {y}")
+    if not alts:
+        return "1 = 0"
     return " or ".join(f"({x})" for x in alts)
+
+
+def _is_int(x):
+    return isinstance(x, str) and x.lstrip("-").isdigit()
 
 
 class Poly:
@@ -104,6 +123,8 @@ class Poly:
         self.context = context
         self.L = max([len(s.time) for s in flat.stmts] + [1])
         self.ctx = isl.Context()
+        self._ctx_set = None
+        self._wmaps = {}
         self.zparams = {p: z3.Int(p) for p in params}
 
     def _p(self):
@@ -115,6 +136,35 @@ class Poly:
         for x in st.time:
             out.append(names.get(x, x) if isinstance(x, str) else str(x))
         return out + ["0"] * (self.L - len(out))
+
+    def _writes(self, w):
+        """isl map from ``w``'s time vectors to the locations it writes
+        (parsed once per statement)."""
+        got = self._wmaps.get(w.sid)
+        if got is None:
+            T = [f"T{k}" for k in range(self.L)]
+            names = {v: T[2 * k + 1] for k, v in enumerate(w.iters)}
+            tw = self._time(w, names)
+            xs = [f"x{k}" for k in range(len(w.idx))]
+            cons = [domain_constraints(w, names)]
+            cons += [f"{T[j]} = {tw[j]}" for j in range(self.L)
+                     if j % 2 == 0 or j >= len(w.time)]
+            cons += [f"{x} = {isl_expr(_rename(i, names))}"
+                     for x, i in zip(xs, w.idx)]
+            got = isl.Map.read_from_str(
+                self.ctx, f"{self._p()} -> {{ [{', '.join(T)}] -> "
+                f"[{', '.join(xs)}] : "
+                + " and ".join(f"({c})" for c in cons) + " }"
+            ).intersect_params(self.context_set())
+            self._wmaps[w.sid] = got
+        return got
+
+    def context_set(self):
+        """The parameters' context as an isl set (parsed once)."""
+        if self._ctx_set is None:
+            self._ctx_set = isl.Set.read_from_str(
+                self.ctx, f"{self._p()} -> {{ : {self.context} }}")
+        return self._ctx_set
 
     def is_empty(self, dims, cond):
         s = isl.Set.read_from_str(
@@ -130,32 +180,37 @@ class Poly:
         condition under which no write precedes."""
         T = [f"T{k}" for k in range(self.L)]
         maps = None
+        domset = isl.Set.read_from_str(
+            self.ctx, f"{self._p()} -> {{ [{', '.join(dims)}] : ({dom}) }}"
+        ).intersect_params(self.context_set())
+        xs = [f"x{k}" for k in range(len(loc))]
+        locmap = isl.Map.read_from_str(
+            self.ctx, f"{self._p()} -> {{ [{', '.join(dims)}] -> "
+            f"[{', '.join(xs)}] : "
+            + (" and ".join(f"{x} = {e}" for x, e in zip(xs, loc)) or "1 = 1")
+            + " }").intersect_domain(domset)
         for w in self.flat.stmts:
             if w.storage != storage:
                 continue
-            names = {v: T[2 * k + 1] for k, v in enumerate(w.iters)}
-            tw = self._time(w, names)
-            cons = [domain_constraints(w, names)]
-            cons += [f"{T[j]} = {tw[j]}" for j in range(self.L)
-                     if j % 2 == 0 or j >= len(w.time)]
-            widx = [isl_expr(_rename(i, names)) for i in w.idx]
-            if len(widx) != len(loc):
+            if len(w.idx) != len(loc):
                 raise Unsupported("access arity differs")
-            cons += [f"{a} = {b}" for a, b in zip(widx, loc)]
+            m = locmap.apply_range(self._writes(w).reverse())
             if before is not None:
-                cons.append(lex_lt(tw, before))
-            text = (f"{self._p()} -> {{ [{', '.join(dims)}] -> "
-                    f"[{', '.join(T)}] : ({dom}) and ({self.context}) and "
-                    + " and ".join(f"({c})" for c in cons) + " }")
-            m = isl.Map.read_from_str(self.ctx, text)
-            maps = m if maps is None else maps.union(m)
+                names = {v: T[2 * k + 1] for k, v in enumerate(w.iters)}
+                m = m.intersect(isl.Map.read_from_str(
+                    self.ctx, f"{self._p()} -> {{ [{', '.join(dims)}] -> "
+                    f"[{', '.join(T)}] : "
+                    f"{lex_lt(self._time(w, names), before)} }}"))
+            # each writer's own last instance, then the latest of those:
+            # many small problems instead of one over a union of them all
+            if m.is_empty():
+                continue
+            mx = m.lexmax_pw_multi_aff()
+            maps = mx if maps is None else maps.union_lexmax(mx)
         zd = [z3.Int(d) for d in dims]
-        domset = isl.Set.read_from_str(
-            self.ctx, f"{self._p()} -> {{ [{', '.join(dims)}] : ({dom}) and "
-            f"({self.context}) }}")
         if maps is None:
             return [], self.set_z3(domset, zd)
-        pw = maps.lexmax_pw_multi_aff()
+        pw = maps
         pieces = []
 
         def piece(s, ma):

@@ -59,27 +59,42 @@ def infer(self, s, t):
         loc_b, st_b = _through_copies(self, t, b)
         if a[1] == st_b and len(a[2]) == len(loc_b):
             eqs += [(ctrl_z3(x, es), y) for x, y in zip(a[2], loc_b)]
-    return _solve(svars, eqs)
+    # one-iteration levels (an ``if`` branch, a call) have one value
+    fixed = {v: z3.IntVal(lo[1]) for v, (lo, hi) in zip(svars, s.bounds)
+             if lo[0] == "c" and hi == ("c", lo[1] + 1)}
+    return _solve(svars, eqs, fixed)
 
-def _through_copies(self, t, rd):
-    """(index z3 terms, storage) of a read, followed back through one
-    plain copy into an allocated buffer (staging)."""
+def _through_copies(self, t, rd, depth=4):
+    """(index z3 terms, storage) of a read, followed back through plain
+    copies into allocated buffers (staging, packing, register loads; up
+    to ``depth`` of them)."""
     et = self.s.env(t)
     loc = [ctrl_z3(i, et) for i in rd[2]]
-    if rd[1].startswith("arg"):
-        return loc, rd[1]
-    try:
-        pieces, _ = self.s.sources(t, rd)
-    except Unsupported:
-        return loc, rd[1]
-    for cond, w, wv in pieces:
-        src = w.rhs
-        while src[0] == "conv":
-            src = src[3]
-        if src[0] == "rd":
-            ew = self.s.env(w, wv)
-            return [ctrl_z3(i, ew) for i in src[2]], src[1]
-    return loc, rd[1]
+    storage, stmt, cur, sub = rd[1], t, rd, []
+    for _ in range(depth):
+        if storage.startswith("arg") or storage.startswith("cfg:"):
+            break
+        try:
+            pieces, _ = self.s.sources(stmt, cur)
+        except Unsupported:
+            break
+        found = None
+        for cond, w, wv in pieces:
+            src = w.rhs
+            while src[0] == "conv":
+                src = src[3]
+            if src[0] == "rd":
+                found = (w, wv, src)
+                break
+        if found is None:
+            break
+        w, wv, src = found
+        # the writer's iteration, over t's iterators
+        wv = [z3.substitute(x, *sub) if sub else x for x in wv]
+        ew = self.s.env(w, wv)
+        loc, storage = [ctrl_z3(i, ew) for i in src[2]], src[1]
+        stmt, cur, sub = w, src, list(zip(self.s.ivars(w), wv))
+    return loc, storage
 
 def _shape(tree):
     """A value tree without its locations: operations, types, literals."""
@@ -99,10 +114,10 @@ def _shape(tree):
     return (k, )
 def _src(si):
     return (si.filename, si.lineno, si.col_offset)
-def _solve(svars, eqs):
+def _solve(svars, eqs, fixed=None):
     """Each sigma_k from an equation ``a(sig) == b`` with a = sig_k + rest,
-    rest free of sig; None when some stay unsolved."""
-    sol = {}
+    rest free of sig (or from ``fixed``); None when some stay unsolved."""
+    sol = dict(fixed or {})
     changed = True
     while changed and len(sol) < len(svars):
         changed = False

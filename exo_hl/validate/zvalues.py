@@ -90,15 +90,15 @@ def ctrl_z3(t, env):
     if k == "c":
         return z3.IntVal(t[1])
     if k == "not":
-        return z3.Not(ctrl_z3(t[1], env))
+        return z3.Not(_truth(ctrl_z3(t[1], env)))
     a = ctrl_z3(t[1], env)
     if k in ("/", "%"):
         return a / t[2] if k == "/" else a % t[2]
     b = ctrl_z3(t[2], env)
     if k == "and":
-        return z3.And(a, b)
+        return z3.And(_truth(a), _truth(b))
     if k == "or":
-        return z3.Or(a, b)
+        return z3.Or(_truth(a), _truth(b))
     ops = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
            "<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b,
            ">=": lambda: a >= b, "==": lambda: a == b,
@@ -106,3 +106,9 @@ def ctrl_z3(t, env):
     if k not in ops:
         raise Unsupported(f"control '{k}'")
     return ops[k]()
+
+
+def _truth(x):
+    """A boolean control value: booleans are trees ``('c', 0|1)`` (a
+    ``bool`` argument or config field), conditions are Z3 booleans."""
+    return x if z3.is_bool(x) else x != 0

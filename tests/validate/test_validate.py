@@ -216,3 +216,132 @@ def test_fixed_control_config_is_not_a_proof():
         o[0] = 1.0
     v = exo_hl.validate(reads_k, writes_one)
     assert not v.proven, v
+
+
+def test_control_config_as_state_proven():
+    # a control config field written, then used as a loop bound: the
+    # parametric proof follows its value (modulo the final config state,
+    # which the original does not write)
+    @proc
+    def copy(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            y[i] = x[i]
+
+    @proc
+    def copy_cfg(n: size, x: f32[n], y: f32[n]):
+        W.Cf.k = n
+        for i in seq(0, W.Cf.k):
+            y[i] = x[i]
+
+    @proc
+    def copy_cfg_short(n: size, x: f32[n], y: f32[n]):
+        W.Cf.k = n - 1
+        for i in seq(0, W.Cf.k):
+            y[i] = x[i]
+    key = [(W.Cf, "k")]
+    v = exo_hl.validate(copy, copy_cfg, modulo=key)
+    assert v.proven and not v.sizes, v
+    v = exo_hl.validate(copy, copy_cfg)            # Cf.k ends written
+    assert v.refuted, v
+    v = exo_hl.validate(copy, copy_cfg_short, modulo=key)
+    assert v.refuted, v
+    _confirm(copy, copy_cfg_short, v)
+
+
+def test_control_config_written_in_a_loop_not_followed():
+    # after a loop that writes it, the field's value is the last
+    # iteration's (or the old one, for zero trips): not a proof
+    @proc
+    def copy(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            y[i] = x[i]
+
+    @proc
+    def copy_loop(n: size, x: f32[n], y: f32[n]):
+        W.Cf.k = n
+        for j in seq(0, n):
+            W.Cf.k = j
+        for i in seq(0, n):
+            if i < W.Cf.k:
+                y[i] = x[i]
+    v = exo_hl.validate(copy, copy_loop, modulo=[(W.Cf, "k")])
+    assert v.refuted, v                 # y[n - 1] is not copied
+    _confirm(copy, copy_loop, v)
+
+
+def test_gemmini_matmul_proven_modulo_config():
+    # Gemmini's stride registers are control config fields set once and
+    # read by the instructions' preconditions
+    from apps.gemmini_matmul import matmul as GM
+    s = GM.schedule()
+    v = exo_hl.validate(GM.matmul, s, modulo="config")
+    assert v.proven and not v.sizes, v
+
+
+def test_mutants_refuted_or_proven():
+    # a sample of benchmarks/validate_bench.py's mutation check: every
+    # mutant is refuted (confirmed by interpret()) or, when the mutation
+    # does not change the result, proven
+    @proc
+    def twice(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            y[i] = x[i] * 2.0
+
+    @proc
+    def twice_tail(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n - n % 4):
+            y[i] = x[i] * 2.0
+        if n % 4 > 0:
+            for i in seq(0, n % 4):
+                y[i + n - n % 4] = x[i + n - n % 4] * 2.0
+        else:
+            for i in seq(0, n % 4):
+                y[i + n - n % 4] = x[i + n - n % 4] * 2.0
+    p = twice_tail.ir()
+    swaps = [x for x in sites(p) if x[0] == "swap"]
+    guard = [x for x in sites(p) if x[0] == "guard"]
+    for site in [x for x in sites(p) if x[0] == "index"][:3]:
+        m = mutate(p, site)
+        v = exo_hl.validate(twice, m)
+        assert v.refuted, (site, v)
+        _confirm(twice, m, v)
+    # operands swapped in the dead loop (the else branch runs 0 times),
+    # or the guard dropped (the branch's loop runs 0 times when
+    # n % 4 == 0): the same results, proven
+    for site in (swaps[2], guard[0]):
+        v = exo_hl.validate(twice, mutate(p, site))
+        assert v.proven and not v.sizes, (site, v)
+
+
+def test_race_on_buffer_allocated_outside_par_loop():
+    # a buffer allocated inside the par loop is per iteration (no race);
+    # one allocated outside is shared: a race
+    from exo_hl.core_ir.nodes import IR
+
+    @proc
+    def copy(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            y[i] = x[i]
+
+    @proc
+    def shared(n: size, x: f32[n], y: f32[n]):
+        t: f32[1]
+        for i in seq(0, n):
+            t[0] = x[i]
+            y[i] = t[0]
+
+    @proc
+    def private(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            t: f32[1]
+            t[0] = x[i]
+            y[i] = t[0]
+
+    def par(p, k):
+        body = list(p.ir().body)
+        body[k] = body[k].update(mode=IR.Par)
+        return p.ir().update(body=tuple(body))
+    v = exo_hl.validate(copy, par(shared, 1))
+    assert v.status == "unknown" and "race" in v.condition, v
+    v = exo_hl.validate(copy, par(private, 0))
+    assert v.proven and not v.sizes, v
