@@ -4,7 +4,9 @@ A ``par`` loop is emitted under ``#pragma omp parallel for``; the code is
 parallel only when built with ``-fopenmp``. ``compile()`` builds with it by
 default whenever the procedure (or anything it calls) has a ``par`` loop and
 the C compiler supports it, which is probed once per compiler; without
-support the build is serial and still correct.
+support the build is serial and still correct, and a ``RuntimeWarning``
+says so once per compiler (a par kernel that silently runs on one thread
+cost a benchmark its two-thread rows: clang without libomp).
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import os
 import shlex
 import subprocess
 import tempfile
+import warnings
 
 from ..caches import memo
 from ..core_ir.nodes import IR
@@ -64,5 +67,18 @@ def openmp_flags(procedure, cc: str, openmp=None) -> list:
     ``-fopenmp``, ``False`` never uses it, ``None`` (the default) uses it
     when the procedure has par loops and ``cc`` supports it."""
     if openmp is None:
-        openmp = has_par_loops([procedure]) and openmp_supported(cc)
+        par = has_par_loops([procedure])
+        openmp = par and openmp_supported(cc)
+        if par and not openmp:
+            _warn_serial(cc)
     return [OPENMP_FLAG] if openmp else []
+
+
+@memo(maxsize=None)
+def _warn_serial(cc: str) -> None:
+    """Once per compiler: its par loops will run on one thread."""
+    warnings.warn(f"{cc!r} cannot build OpenMP code ({OPENMP_FLAG} fails "
+                  f"to compile or link, e.g. clang without libomp): "
+                  f"par loops run serially; use a compiler with OpenMP "
+                  f"support or pass openmp=False to silence this",
+                  RuntimeWarning, stacklevel=4)

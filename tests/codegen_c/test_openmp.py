@@ -85,7 +85,15 @@ def test_falls_back_to_serial_without_openmp(tmp_path, monkeypatch):
                     "done\nexec gcc \"$@\"\n")
     fake.chmod(0o755)
     assert not openmp.openmp_supported(str(fake))
-    np.testing.assert_array_equal(_run(levels.compile(cc=str(fake))), -1.0)
+    with pytest.warns(RuntimeWarning, match="par loops run serially"):
+        f = levels.compile(cc=str(fake))
+    np.testing.assert_array_equal(_run(f), -1.0)
+    # opting out says nothing
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(
+            _run(levels.compile(cc=str(fake), openmp=False)), -1.0)
 
 
 def test_header_says_which_flag_the_build_needs():
