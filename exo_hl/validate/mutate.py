@@ -57,34 +57,46 @@ def _data_exprs(e, out):
     return out
 
 
+def _assign_sites(s, n):
+    """Index, operand-swap and literal mutations of an assignment or
+    reduction (swaps and literals in data expressions only)."""
+    out = [("index", n, ("w", k)) for k in range(len(s.idx))]
+    data = _data_exprs(s.rhs, set())
+    for m, e in enumerate(_exprs(s.rhs, [])):
+        if isinstance(e, IR.Read) and e.idx:
+            out += [("index", n, ("r", m, k)) for k in range(len(e.idx))]
+        if id(e) not in data:
+            continue      # index arithmetic: swaps are equivalent
+        if isinstance(e, IR.BinOp) and e.lhs != e.rhs:
+            out.append(("swap", n, m))
+        if isinstance(e, IR.Const) and e.val != 0:
+            out.append(("literal", n, m))
+    return out
+
+
+def _call_sites(s, n):
+    """A window argument moved by one along each of its dimensions."""
+    return [("arg", n, (a, k)) for a, e in enumerate(s.args)
+            if isinstance(e, IR.WindowExpr) for k in range(len(e.idx))]
+
+
+#: the mutations each statement kind offers
+_SITES = {
+    IR.Assign: _assign_sites,
+    IR.Reduce: _assign_sites,
+    IR.Call: _call_sites,
+    IR.If: lambda s, n: [("guard", n, None)],
+    IR.For: lambda s, n: [("bound", n, +1), ("bound", n, -1)],
+}
+
+
 def sites(proc):
     """[(kind, statement number, detail)] of every mutation of ``proc``."""
     out = []
     for n, s in enumerate(_walk_stmts(proc.body, [])):
-        if isinstance(s, (IR.Assign, IR.Reduce)):
-            for k in range(len(s.idx)):
-                out.append(("index", n, ("w", k)))
-            data = _data_exprs(s.rhs, set())
-            for m, e in enumerate(_exprs(s.rhs, [])):
-                if isinstance(e, IR.Read) and e.idx:
-                    for k in range(len(e.idx)):
-                        out.append(("index", n, ("r", m, k)))
-                if id(e) not in data:
-                    continue      # index arithmetic: swaps are equivalent
-                if isinstance(e, IR.BinOp) and e.lhs != e.rhs:
-                    out.append(("swap", n, m))
-                if isinstance(e, IR.Const) and e.val != 0:
-                    out.append(("literal", n, m))
-        if isinstance(s, IR.Call):
-            for a, e in enumerate(s.args):
-                if isinstance(e, IR.WindowExpr):
-                    for k in range(len(e.idx)):
-                        out.append(("arg", n, (a, k)))
-        if isinstance(s, IR.If):
-            out.append(("guard", n, None))
-        if isinstance(s, IR.For):
-            out.append(("bound", n, +1))
-            out.append(("bound", n, -1))
+        for kind, make in _SITES.items():
+            if isinstance(s, kind):
+                out += make(s, n)
     return out
 
 
