@@ -76,6 +76,7 @@ BLAS_NOTES = configure_blas()        # before numpy is imported
 
 import numpy as np  # noqa: E402
 
+from apps.common.ort_session import ort_session  # noqa: E402
 from apps.common.peak import thread_peaks  # noqa: E402
 from apps.common.timing import add_timing_args, best_times  # noqa: E402
 from apps.conv.api import RawKernel, choose_isa, compiled  # noqa: E402
@@ -103,8 +104,6 @@ class OnnxConv:
     graph optimizer fuses them)."""
 
     def __init__(self, wt, bias, shape_nchw, threads):
-        import onnx
-        import onnxruntime as ort
         from onnx import TensorProto, helper
         N, IC, H2, W2 = shape_nchw
         OC = wt.shape[3]
@@ -122,16 +121,7 @@ class OnnxConv:
             [helper.make_tensor("w", TensorProto.FLOAT, w_oihw.shape,
                                 w_oihw.ravel()),
              helper.make_tensor("b", TensorProto.FLOAT, bias.shape, bias)])
-        model = helper.make_model(graph,
-                                  opset_imports=[helper.make_opsetid("", 13)])
-        onnx.checker.check_model(model)
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = threads
-        so.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(
-            model.SerializeToString(), so,
-            providers=["CPUExecutionProvider"])
-        self.version = ort.__version__
+        self.session, self.version = ort_session(graph, threads)
 
     def __call__(self, x_nchw):
         return self.session.run(None, {"x": x_nchw})[0]

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import functools
 
-from exo_hl import (DRAM, SchedulingError, bf16, f32, i8, i32, proc, seq,
+from apps.common.config_hoist import hoist_config
+from exo_hl import (DRAM, bf16, f32, i8, i32, proc, seq,
                     size, ui8)
 from exo_hl.hw_libs import amx
 from exo_hl.hw_libs.avx512 import lowp
@@ -96,25 +97,6 @@ C_TILES = ((0, 1), (2, 3))      # [ih][jh]
 A_TILES = (4, 5)                # [ih]
 B_TILES = (6, 7)                # [jh]
 FULL = (16, 64)                 # every tile: 16 rows x 64 bytes
-
-
-def hoist_config(p, call, n_loops):
-    """Hoist the statement ``call`` (a pattern) out of its ``n_loops``
-    innermost enclosing loops: move it first in its loop body
-    (``reorder_stmts`` proves it commutes with what it passes), cut the
-    loop after it (``fission_after``) and drop the config-only loop
-    (``remove_loop``: idempotent, provably run at least once)."""
-    for _ in range(n_loops):
-        while True:
-            c = p.find(call)
-            try:
-                prev = c.prev()
-            except SchedulingError:  # already first in its block
-                break
-            p = p.reorder_stmts(prev, c)
-        p = p.fission_after(call)
-        p = p.remove_loop(p.find(call).parent())
-    return p
 
 
 def stages(p=gemm_u8s8, threads=False):

@@ -77,6 +77,7 @@ BLAS_NOTES = configure_blas()
 import numpy as np  # noqa: E402
 
 from apps.common.mkl import Mkl  # noqa: E402
+from apps.common.ort_session import ort_session  # noqa: E402
 from apps.common.peak_lowp import thread_peaks  # noqa: E402
 from apps.common.timing import add_timing_args, best_times  # noqa: E402
 from apps.gemm_lowp import schedule as S  # noqa: E402
@@ -88,24 +89,13 @@ class OrtMatMulInteger:
     int32), one node, ``threads`` intra-op threads."""
 
     def __init__(self, M, N, K, threads):
-        import onnx
-        import onnxruntime as ort
         from onnx import TensorProto, helper
         g = helper.make_graph(
             [helper.make_node("MatMulInteger", ["a", "b"], ["c"])], "mmi",
             [helper.make_tensor_value_info("a", TensorProto.UINT8, [M, K]),
              helper.make_tensor_value_info("b", TensorProto.INT8, [K, N])],
             [helper.make_tensor_value_info("c", TensorProto.INT32, [M, N])])
-        model = helper.make_model(g, opset_imports=[
-            helper.make_opsetid("", 13)])
-        onnx.checker.check_model(model)
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = threads
-        so.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(
-            model.SerializeToString(), so,
-            providers=["CPUExecutionProvider"])
-        self.version = ort.__version__
+        self.session, self.version = ort_session(g, threads)
 
     def bound(self, A, B):
         run, feeds = self.session.run, {"a": A, "b": B}

@@ -10,7 +10,8 @@ the algorithm), which covers every ResNet-50 shape in ``SHAPES``.
 """
 from __future__ import annotations
 
-from exo_hl import DRAM, SchedulingError, f32, i8, i32, proc, seq, size
+from apps.common.config_hoist import hoist_config
+from exo_hl import DRAM, f32, i8, i32, proc, seq, size
 from exo_hl.hw_libs.gemmini import (ConfigLoad, ConfigLoadId1, ConfigStore,
                                     GEMM_ACCUM, GEMM_SCRATCH, acc_scale,
                                     clamp_i8, config_ld, config_ld_id1,
@@ -51,27 +52,6 @@ def matmul_relu(M: size, N: size, K: size, scale: f32, A: i8[M, K] @ DRAM,
             for k in seq(0, K):
                 res += A[i, k] * B[k, j]
             C[i, j] = clamp_i8(relu(acc_scale(res, scale)))
-
-
-def hoist_config(p, call, n_loops):
-    """Hoist the config instruction ``call`` (a pattern) out of its
-    ``n_loops`` innermost enclosing loops, the way the paper does it: move
-    it to the top of the loop body (``reorder_stmts`` proves it commutes
-    with each statement it passes), cut the loop after it
-    (``fission_after``: no later iteration's write may be observed by an
-    earlier iteration's reads) and drop the config-only loop
-    (``remove_loop``: it is idempotent and provably runs at least once)."""
-    for _ in range(n_loops):
-        while True:
-            c = p.find(call)
-            try:
-                prev = c.prev()
-            except SchedulingError:  # already first in its block
-                break
-            p = p.reorder_stmts(prev, c)
-        p = p.fission_after(call)
-        p = p.remove_loop(p.find(call).parent())
-    return p
 
 
 def stages(p=matmul, relu=None):
