@@ -7,43 +7,46 @@ builds procedures as source text with a fixed seed, and an independent
 rule, computed from what the generator chose (not from exo_hl), says
 which are refused and at which stage:
 
-1. ``PerThreadGen`` (per-thread config): a toy device whose state is a
-   C ``_Thread_local`` (``Dev``, declared ``@config(thread_entry=...)``;
-   ``dev_get``'s C reads the running thread's copy) and shared config
-   (``Sh``, no thread_entry, read in conditions and by an instruction
-   whose C reads the context). Writes by instruction, by hand and in
-   a callee, before, between and inside loops that are ``seq``, ``par`` in
-   the source or parallelized by ``parallelize``; loops nested in a seq
-   loop that re-writes the config, par loops inside par loops, a callee's
-   par loop. Rule: a config write inside a par loop is a race (refused
-   by the checks); else a hand write of ``Dev`` (direct or in a callee)
-   is refused at C generation; else accepted.
+1. ``PerThreadGen`` (per-thread config): a toy device whose state is a C
+   ``_Thread_local`` (``Dev``, declared ``@config(thread_entry=...)``;
+   ``dev_get``'s C reads the running thread's copy; ``dev_ready`` names
+   ``Dev`` only in its precondition) and shared config (``Sh``, no
+   thread_entry, read in conditions and by an instruction whose C reads the
+   context). Writes by instruction, by hand, by a callee's instruction and
+   by hand in a callee, before, between and inside loops that are ``seq``,
+   ``par`` in the source or parallelized by ``parallelize``; loops nested
+   in a seq loop that re-writes the config, par loops inside par loops, a
+   callee's par loop. Rule: a config write inside a par loop is a race
+   (refused by the checks); else a hand write of ``Dev`` (direct or in a
+   callee) is refused at C generation; else accepted.
 2. ``RegisterGen`` (per-thread registers): a buffer in ``REG``, an
    ``exclusive`` memory whose C is a ``static _Thread_local`` array (each
    thread's own register), allocated at nesting level 0, 1 or 2 of two
    loops (each seq, par or parallelized), filled and used at the same or
    deeper levels, directly, through a window made at any level between,
-   through a callee, or by a callee whose own par loop uses it. Rule: a
-   fill inside a par loop the buffer is allocated outside is a race; else
-   a use inside such a par loop (or the callee's par loop) is refused at
-   C generation; else accepted.
+   through a callee, or by a callee whose own par loop uses it; then maybe
+   moved by ``lift_alloc`` or ``sink_alloc``, or allocated in DRAM and
+   moved to ``REG`` by ``set_memory``. Rule, at the level the allocation
+   ends at: a fill inside a par loop the buffer is allocated outside is a
+   race; else a use inside such a par loop (or the callee's par loop) is
+   refused at C generation; else accepted.
 3. ``HardwareFieldGen`` (hardware-defined fields): ``HW.vmax`` declared
-   ``hardware_fields={'vmax': 'hw_query'}`` (the toy machine's value is
-   8). Writes by ``hw_query`` (direct, in a loop, in a callee: allowed),
-   by hand at the top, in a loop, in a branch never taken, in a callee,
-   by another instruction writing the field, and inserted by
-   ``configwrite_at``; the plain field ``HW.vl`` written by hand, in a
-   loop and by ``configwrite_at``; a loop (seq, par or parallelized)
-   reads both.
-   Rule: any write of ``vmax`` other than ``hw_query`` in compiled code is
-   refused at C generation (a ``configwrite_at`` the scheduler refuses
-   counts as refused there); else accepted.
+   ``hardware_fields={'vmax': 'hw_query'}`` (the toy machine's value is 8).
+   Writes by ``hw_query`` (direct, in a loop, in a callee: allowed), by
+   hand at the top, in a loop, in a branch never taken, in a callee, by
+   another instruction writing the field (direct or in a callee), and
+   inserted by ``configwrite_at``; the plain field ``HW.vl`` written by
+   hand, in a loop and by ``configwrite_at``; a loop (seq, par or
+   parallelized) reads both. Rule: any write of ``vmax`` other than
+   ``hw_query`` in compiled code is refused at C generation; else
+   accepted (``configwrite_at`` may refuse a write that later code reads;
+   one at the end, which nothing reads, must be accepted).
 
 The oracle: the verdict and its stage equal the rule's; the accepted
 procedures of a generator are called from one procedure (one C build),
 compiled with OpenMP and run on two threads for several argument values,
-and their outputs equal ``interpret()``'s (five (n, c) pairs, each c a
-new config value, so a thread's stale hardware shows). Each generator must
+and their outputs equal ``interpret()``'s (five (n, c) pairs, each c other
+than the one before, so a thread's stale hardware shows). Each generator must
 give accepted and refused procedures and meet each of its cases with the
 verdicts listed in its test (counts asserted). ``test_*_oracle_*``
 switch the library's check off and show the oracle then fails, so a
