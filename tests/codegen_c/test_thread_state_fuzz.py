@@ -35,12 +35,13 @@ which are refused and at which stage:
    Writes by ``hw_query`` (direct, in a loop, in a callee: allowed), by
    hand at the top, in a loop, in a branch never taken, in a callee, by
    another instruction writing the field (direct or in a callee), and
-   inserted by ``configwrite_at``; the plain field ``HW.vl`` written by
-   hand, in a loop and by ``configwrite_at``; a loop (seq, par or
-   parallelized) reads both. Rule: any write of ``vmax`` other than
-   ``hw_query`` in compiled code is refused at C generation; else
-   accepted (``configwrite_at`` may refuse a write that later code reads;
-   one at the end, which nothing reads, must be accepted).
+   inserted by ``configwrite_at``, ``write_config`` or ``bind_config``; the
+   plain field ``HW.vl`` written by hand, in a loop and by
+   ``configwrite_at``; a loop (seq, par or parallelized) reads both. Rule:
+   any write of ``vmax`` other than ``hw_query`` in compiled code is
+   refused at C generation; else accepted (``configwrite_at`` may refuse a
+   write that later code reads; one at the end, which nothing reads, must
+   be accepted).
 
 The oracle: the verdict and its stage equal the rule's; the accepted
 procedures of a generator are called from one procedure (one C build),
@@ -491,14 +492,16 @@ class HardwareFieldGen(_Base):
 
     ROUTES = ["query_loop", "query_callee", "hand_top", "hand_loop",
               "hand_dead", "hand_callee", "fake_instr", "fake_callee",
-              "cw_vmax", "cw_vl", "plain_vl"]
+              "cw_vmax", "cw_vl", "wc_vmax", "bind_vmax", "plain_vl"]
+    INSERTED = ("cw_vmax", "cw_vl", "wc_vmax", "bind_vmax")
 
     def program(self, name):
         r = self.rng
         self.meta = dict(hand=False, cw=None)
         routes = r.sample(self.ROUTES, r.randint(0, 3))
-        if "cw_vmax" in routes and "cw_vl" in routes:
-            routes.remove("cw_vl")          # one configwrite_at each
+        ins = [rt for rt in routes if rt in self.INSERTED]
+        for rt in ins[1:]:
+            routes.remove(rt)               # one inserted write each
         self.tags |= set(routes)
         body = ["    hw_query()"]
         for rt in routes:
@@ -510,15 +513,20 @@ class HardwareFieldGen(_Base):
                  f"            y[{i}, 0] = x[{i}, 0] * 2.0",
                  f"        if {i} < HW.vl:",
                  f"            y[{i}, 1] = x[{i}, 1] + 3.0"]
+        t = self.meta["tail"] = self.it("t")
+        body += [f"    for {t} in seq(0, n):",
+                 f"        y[{t}, 3] = x[{t}, 3] + 1.0"]
         return "\n".join([f"def {name}{SIG}:", PRE, "    HW.vl = 2"] +
                          body)
 
     def route(self, rt):
         m = self.meta
-        if rt in ("cw_vmax", "cw_vl"):
-            m["cw"] = (rt[3:], self.rng.choice(["5", "8", "12"]),
-                       self.rng.random() < 0.5)
-            m["hand"] |= rt == "cw_vmax"
+        if rt in self.INSERTED:
+            # (rewrite, field, value, at the end: nothing reads it after)
+            op, field = rt.split("_")
+            at_end = op != "cw" or self.rng.random() < 0.5
+            m["cw"] = (op, field, self.rng.choice(["5", "8", "12"]), at_end)
+            m["hand"] |= field == "vmax"
             return []
         m["hand"] |= rt in ("hand_top", "hand_loop", "hand_dead",
                             "hand_callee", "fake_instr", "fake_callee")
@@ -544,9 +552,14 @@ class HardwareFieldGen(_Base):
         cw = self.meta["cw"]
         if cw is None:
             return p
-        field, val, at_end = cw
-        body = p.ir().body
-        anchor = p.body()[len(body) - 1] if at_end else p.body()[1]
+        op, field, val, at_end = cw
+        last = p.body()[len(p.ir().body) - 1]
+        if op == "bind":       # the tail loop's bound becomes HW.vmax
+            return p.bind_config(p.find_loop(self.meta["tail"]).hi(), HW,
+                                 field)
+        if op == "wc":         # Exo's spelling, at a gap
+            return p.write_config(last.after(), HW, field, val)
+        anchor = last if at_end else p.body()[1]
         return p.configwrite_at(anchor, HW, field, val, before=not at_end)
 
     def expected(self):
@@ -592,7 +605,7 @@ def run_generator(cls, seed, count=N_PROCS):
         if stage == "sched" and want != "check":
             # configwrite_at refuses a write some later code reads; the
             # rule predicts only a write at the end (nothing reads after)
-            assert not gen.meta["cw"][2], src
+            assert not gen.meta["cw"][3], src
             continue
         if stage != want:
             bad.append(f"{name}: rule says {want}, exo_hl says {got}:\n{src}")
@@ -675,12 +688,13 @@ def test_register_buffers_and_par_loops():
 
 
 def test_hardware_field_writes():
-    _check(HardwareFieldGen, SEED + 20, 40, 8, [
+    _check(HardwareFieldGen, SEED + 10, 40, 8, [
         "cgen", ("cw_vmax", "cgen"), ("cw_vl", "ok"), ("hand_top", "cgen"),
         ("hand_loop", "cgen"), ("hand_dead", "cgen"),
         ("hand_callee", "cgen"), ("fake_instr", "cgen"),
         ("fake_callee", "cgen"), ("query_callee", "ok"),
-        ("query_loop", "ok"), ("plain_vl", "ok")])
+        ("query_loop", "ok"), ("plain_vl", "ok"), ("wc_vmax", "cgen"),
+        ("bind_vmax", "cgen")])
 
 
 # ----------------------------------------------------------------------
@@ -711,5 +725,5 @@ def test_register_oracle_sees_a_missing_par_rule(monkeypatch):
 def test_hardware_field_oracle_sees_a_missing_check(monkeypatch):
     from exo_hl.codegen_c import emit
     monkeypatch.setattr(emit, "check_hardware_fields", lambda procs: None)
-    accepted, counts, bad = run_generator(HardwareFieldGen, SEED + 20, 10)
+    accepted, counts, bad = run_generator(HardwareFieldGen, SEED + 10, 10)
     assert any("rule says cgen, exo_hl says ok" in b for b in bad)
