@@ -13,6 +13,14 @@ instruction), and a call of any other instruction whose body writes it
 are refused too: every procedure reached is compiled and checked here.
 ``interpret()`` does not apply the rule (the stand-in is what an
 algorithm runs before ``replace``).
+
+Per-thread config (``@config(thread_entry=...)``, AMX's tile
+configuration) is hardware state as well: instructions load it into the
+thread's hardware, and par loops re-load it at each iteration's start. A
+hand write of one of its fields would change the IR's value but not the
+hardware's, which the next instruction reads (AMX: a tile load on an
+unconfigured unit faults), so it is refused too; any instruction may
+write it (its C is what loads the hardware).
 """
 from __future__ import annotations
 
@@ -43,6 +51,18 @@ def _use(cfg, field):
     return " or ".join(f"'{n}'" for n in names)
 
 
+def _refuse_per_thread_write(s, p, caller):
+    cfg = s.config
+    via = f" (called from '{caller[p].name}')" if p in caller else ""
+    raise MemGenError(located(
+        f"it writes {cfg.name()}.{s.field} by hand "
+        f"({stmt_to_str(s).strip()}){via}: {cfg.name()} is per-thread "
+        f"hardware state (@config(thread_entry=...)), which compiled code "
+        f"sets only by calling an instruction that loads it; a hand write "
+        f"would change the IR's value but not the hardware's (replace the "
+        f"writes with that instruction)", s.srcinfo, p.name))
+
+
 def check_hardware_fields(procs):
     """Raise a located MemGenError when one of ``procs`` (those emitted)
     writes a hardware-defined config field other than by calling an
@@ -56,6 +76,10 @@ def check_hardware_fields(procs):
         if p.instr is not None:
             continue
         for s in walk_stmts(p.body):
+            if isinstance(s, IR.WriteConfig) and \
+                    s.config.thread_entry is not None and \
+                    s.config.hardware_writers(s.field) is None:
+                _refuse_per_thread_write(s, p, caller)
             if isinstance(s, IR.WriteConfig):
                 if s.config.hardware_writers(s.field) is None:
                     continue

@@ -6,7 +6,8 @@ generation (docs/api.md §2, ``Memory.exclusive`` / ``Memory.clobbered_by``).
   an argument in it) would be the same storage.
 - An exclusive memory is a register *of each thread*: a buffer in it
   allocated outside a ``par`` loop may not be used in the loop's body
-  (the other threads' registers do not hold it).
+  (the other threads' registers do not hold it), nor may a window of it
+  made outside the loop (a window names the same register).
 - A memory *clobbered by* a config loses its contents when the config
   changes (AMX: a real ``ldtilecfg`` zeroes every tile). While such a
   buffer is live, a write to the config is refused unless it provably
@@ -78,6 +79,7 @@ class _Checker:
 
     def proc(self, p):
         self.p = p
+        self.base = {}      # window name -> the buffer it views
         live = [(a.name, a.mem, a.srcinfo) for a in p.args if _ruled(a.mem)]
         self.block(p.body, live, {})
 
@@ -104,6 +106,10 @@ class _Checker:
         if v is None or known.get(key, _UNKNOWN) != v:
             self.check_write(s.config, s, live)
             known.pop(key, None)
+
+    def s_WindowStmt(self, s, live, known):
+        if isinstance(s.rhs, IR.WindowExpr):
+            self.base[s.name] = self.base.get(s.rhs.name, s.rhs.name)
 
     def s_If(self, s, live, known):
         k1, k2 = dict(known), dict(known)
@@ -160,11 +166,15 @@ class _Checker:
     def check_par_body(self, s, live):
         """An exclusive memory is one register of the thread that runs the
         code (an AMX tile): a buffer in it allocated outside a par loop is
-        not in the registers of the other threads that run its body."""
+        not in the registers of the other threads that run its body, nor
+        is a window of it made outside the loop."""
         used = used_syms(tuple(s.body))
+        via = {self.base[v]: v for v in used if v in self.base}
         for name, m, _ in live:
-            if m.exclusive() and name in used:
-                self.fail(f"the par loop's body uses buffer '{name}' in "
+            if m.exclusive() and (name in used or name in via):
+                how = (f"buffer '{name}'" if name in used else
+                       f"window '{via[name]}' of buffer '{name}'")
+                self.fail(f"the par loop's body uses {how} in "
                           f"{m.name()}, allocated outside the loop: "
                           f"{m.name()} is a register of each thread, and "
                           f"the other threads' iterations would not see "

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from exo_hl import (DRAM_STATIC, MemGenError, config, f32, index, instr,
+from exo_hl import (DRAM_STATIC, MemGenError, config, f32, index, instr, par,
                     proc, seq, size)
 
 
@@ -100,3 +100,38 @@ def test_buffers_in_sequence_and_same_mode_are_accepted():
 def test_rule_breaks_are_refused(p, msg):
     with pytest.raises(MemGenError, match=msg):
         p.c_code_str()
+
+
+@proc
+def window_across_par(n: size, x: f32[4], y: f32[n, 4]):
+    t: f32[4] @ REG
+    for j in seq(0, 4):
+        t[j] = x[j]
+    w = t[0:4]
+    ww = w[1:4]
+    for i in par(0, n):
+        for j in seq(0, 3):
+            y[i, j] = ww[j]
+
+
+@proc
+def window_inside_par(n: size, x: f32[4], y: f32[n, 4]):
+    for i in par(0, n):
+        t: f32[4] @ REG
+        for j in seq(0, 4):
+            t[j] = x[j]
+        w = t[0:4]
+        for j in seq(0, 4):
+            y[i, j] = w[j]
+
+
+def test_window_of_a_register_across_a_par_loop_is_refused():
+    """A window names the register its buffer is in: a window made
+    outside a par loop, of a buffer allocated there, is no more in the
+    other threads' registers than the buffer (was accepted: the rule
+    looked for the buffer's own name in the loop body). Found by
+    tests/codegen_c/test_thread_state_fuzz.py."""
+    with pytest.raises(MemGenError, match=r"par loop's body uses window "
+                       r"'ww' of buffer 't' in REG, allocated outside"):
+        window_across_par.c_code_str()
+    window_inside_par.c_code_str()

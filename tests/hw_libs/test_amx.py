@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from exo_hl import (DRAM, MemGenError, SchedulingError, bf16, f32, i8, i32,
-                    proc, seq, size, ui8)
+                    index, proc, seq, size, ui8)
 from exo_hl.codegen_c.host_cpu import host_features
 from exo_hl.core_ir.paths import InvalidCursorError
 from exo_hl.hw_libs import amx
@@ -727,3 +727,45 @@ def test_tile_used_across_par_loop_is_refused(monkeypatch):
                        r"'c' in AMX_TILE0, allocated outside the loop"):
         p.compile(emulate=True)
     tile_across_par.compile(emulate=True)     # seq: fine
+
+
+@proc
+def configured_by_hand(C: i32[16, 16] @ DRAM, D: i32[16, 16] @ DRAM):
+    AmxConfig.rows0 = 16
+    AmxConfig.colsb0 = 64
+    c: i32[16, 16] @ AMX_TILE0
+    ld_c(c, C)
+    st_c(D, c)
+
+
+@proc
+def set_rows_by_hand(r: index):
+    assert 0 <= r and r <= 16
+    AmxConfig.rows0 = r
+
+
+@proc
+def configured_in_callee(C: i32[16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    set_rows_by_hand(16)
+    load_store_tile0(C)
+
+
+def test_a_hand_write_of_the_configuration_is_refused():
+    """AmxConfig is per-thread hardware state: a plain write changes the
+    IR's configuration, not the tile unit's, and the tile load after it
+    ran on an unconfigured unit (was accepted; the emulation aborted the
+    process with #UD). C generation refuses the write, also in a called
+    procedure; interpret() still runs it; ldtilecfg compiles."""
+    with pytest.raises(MemGenError, match=r"writes AmxConfig.rows0 by "
+                       r"hand \(AmxConfig.rows0 = 16\): AmxConfig is "
+                       r"per-thread hardware state"):
+        configured_by_hand.c_code_str()
+    with pytest.raises(MemGenError, match=r"in procedure 'set_rows_by_hand'"
+                       r".*\(called from 'configured_in_callee'\)"):
+        configured_in_callee.c_code_str()
+    C = np.arange(256, dtype=np.int32).reshape(16, 16)
+    D = np.zeros_like(C)
+    configured_by_hand.interpret(C, D)
+    assert np.array_equal(D, C)
+    dpbusd_full.c_code_str()
