@@ -11,7 +11,7 @@ algorithms state different summation orders (the instructions sum in
 different orders: tdpbf16ps two chains per 32-deep step, vdpbf16ps the
 pairs one after the other, the odd element first), so the AMX and the
 AVX-512 results may differ in the last bits. The AMX kernels need M % 32,
-N % 128 and K % 64 (int8) or 32 (bf16) and run on one thread (the tile
+N % 256 and K % 64 (int8) or 32 (bf16) and run on one thread (the tile
 configuration is per thread); ``threads`` and ``tile`` go to the AVX-512
 builders only.
 """

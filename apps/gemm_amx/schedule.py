@@ -39,14 +39,21 @@ from exo_hl import (DRAM, bf16, f32, i8, i32, proc, seq,
 from exo_hl.hw_libs import amx
 from exo_hl.hw_libs.avx512 import lowp
 
-NC = 128   # column block: B is packed NC columns (all of K) at a time
+#: column block: B is packed NC columns (all of K) at a time. 256, not
+#: 128: every 32-row block of A (32 x K, from L2 or L3) is reused by NC / 32
+#: blocks of C before the next column block streams all of A again, so at
+#: 128 A came from L3 four times per 32 x 32 x K of work and the kernel
+#: waited on it at K = 1024-2048; 256 halves that (the packed block, NC x K,
+#: is 512 KB at K = 2048 int8, 1 MB bf16: in the 2 MB L2). 512 was no
+#: faster than 256 at 1024-2048 and gives the two threads one block at 512
+NC = 256
 
 
 @proc
 def gemm_u8s8(M: size, N: size, K: size, A: ui8[M, K] @ DRAM,
               B: i8[K, N] @ DRAM, C: i32[M, N] @ DRAM):
     assert M % 32 == 0
-    assert N % 128 == 0
+    assert N % 256 == 0
     assert K % 64 == 0
     for i in seq(0, M):
         for j in seq(0, N):
@@ -58,7 +65,7 @@ def gemm_u8s8(M: size, N: size, K: size, A: ui8[M, K] @ DRAM,
 def gemm_bf16(M: size, N: size, K: size, A: bf16[M, K] @ DRAM,
               B: bf16[K, N] @ DRAM, C: f32[M, N] @ DRAM):
     assert M % 32 == 0
-    assert N % 128 == 0
+    assert N % 256 == 0
     assert K % 32 == 0
     for i in seq(0, M):
         for j in seq(0, N):

@@ -105,6 +105,15 @@ static inline uint16_t exo_f32_to_bf16(float x) {
        infinity */
     return (uint16_t)((v.u + 0x7fffu + ((v.u >> 16) & 1u)) >> 16);
 }"""),
+        # a bf16 stored into a bf16: exo_f32_to_bf16(exo_bf16_to_f32(h)),
+        # the same bits, in 16-bit lanes (the round trip through f32
+        # vectorized at half the width: the tile-layout copy of A in the
+        # bf16 AMX GEMM)
+        "exo_bf16_copy": ((), """\
+static inline uint16_t exo_bf16_copy(uint16_t h) {
+    /* exact, so unchanged unless a NaN, which is quieted */
+    return (uint16_t)((h & 0x7fffu) > 0x7f80u ? (h | 0x40u) : h);
+}"""),
     }
 
 

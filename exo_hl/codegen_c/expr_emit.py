@@ -34,6 +34,10 @@ def _c_data_type(t):
     return IR.F32 if t is IR.Num else t
 
 
+#: the text a bf16 read prints as (its value: the f32 its bits are the top of)
+_BF16_READ = "exo_bf16_to_f32("
+
+
 class ExprEmitter:
     """Expression printing for one procedure's emitter."""
 
@@ -48,6 +52,10 @@ class ExprEmitter:
         tgt = _c_data_type(target_t)
         t = D.eval_type(e, tgt, D.default_leaf)
         text, prec, rng = self.dexpr(e, t)
+        if (tgt is IR.BF16 and isinstance(e, (IR.Read, IR.ReadConfig))
+                and e.type is IR.BF16 and text.startswith(_BF16_READ)):
+            # bf16 into bf16: the round trip through f32 done on the bits
+            return "exo_bf16_copy(" + text[len(_BF16_READ):]
         conv = A.convert(text, prec >= _PREC_UNARY, t, tgt, rng)
         return text if conv is None else conv
 

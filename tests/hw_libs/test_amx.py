@@ -332,6 +332,18 @@ def test_gemm_bit_exact(kernels, kind, mode, monkeypatch):
     assert np.array_equal(got, ref)
 
 
+@pytest.mark.parametrize("kind", ["int8", "bf16"])
+def test_gemm_interpreted_bit_exact(kernels, kind):
+    """The scheduled kernel itself through interpret() (tile instructions
+    by their bodies), on the smallest shape the preconditions allow: one
+    column block of NC = 256, one 32-row block, one or two K steps."""
+    M, N, K = 32, 256, 64 if kind == "int8" else 32
+    A, B, C, ref = _gemm_case(kind, M, N, K, seed=9)
+    got = C.copy()
+    kernels[kind].interpret(M, N, K, A, B, got)
+    assert np.array_equal(got, ref)
+
+
 def test_gemm_two_threads_bit_exact(kernels, monkeypatch):
     """The kernel whose column blocks are a par loop, on two threads: the
     one ldtilecfg of the call stays before the loops, and each iteration
@@ -344,10 +356,10 @@ def test_gemm_two_threads_bit_exact(kernels, monkeypatch):
     kind, mode = "int8", "emulated"
     k = schedule(gemm_u8s8, threads=True)   # shares the fixture's stages
     text = str(k)
-    assert "for jc in par(0, N / 128):" in text
+    assert "for jc in par(0, N / 256):" in text
     assert len(k.find('ldtilecfg(_)', many=True)) == 1
     f = _compile(k, mode, monkeypatch)
-    M, N, K = 64, 256, 128
+    M, N, K = 64, 512, 128
     A, B, C, ref = _gemm_case(kind, M, N, K, seed=8)
     got = C.copy()
     before = openmp_threads()
