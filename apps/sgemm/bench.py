@@ -325,6 +325,9 @@ def main(argv=None):
     print(f"parameters: {conf_note}")
     t0 = time.perf_counter()
     kernel = compiled(isa.name)[0]      # called without per-call checks
+    if kernel.narrow is not None and any(n <= kernel.narrow_n
+                                         for _, n, _ in shapes):
+        kernel.narrow()                 # the narrow products' kernels too
     print(f"scheduled and compiled in {time.perf_counter() - t0:.1f} s")
     peaks = {} if emulated else thread_peaks(isa.name, threads)
     print(f"\nSGEMM C += A @ B (row-major f32), best of {args.reps}, "
