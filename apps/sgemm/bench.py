@@ -12,7 +12,8 @@ model of its caches (``--params model`` forces the model, ``--params
 fixed`` the base description without NC blocking); the first lines say
 which. Each shape runs on the kernel the app picks for it
 (``api.Dispatch``): on more than one thread, the one-thread kernel for
-small products and the column-split kernel for wide ones. MKL (the
+small products and the column-split kernel for wide ones; for narrow
+ones (N at most ``narrow_n``) the kernels with A unpacked. MKL (the
 ``mkl`` package, ``apps/common/mkl.py``) is a second baseline when it
 is installed (one line says so when it is not). Every run is appended,
 with the machine's signature, to ``apps/sgemm/results/<machine>.json``
