@@ -362,7 +362,13 @@ def test_python_entry_point(chain, monkeypatch):
                         lambda name: sequential(AVX2, chain.stages))
     monkeypatch.setattr(api, "choose_isa",
                         lambda name="auto": (AVX2, False, "test"))
+    # the narrow products' kernels (A unpacked: test_narrow_kernels_...)
+    # replaced by the same chain's too, to schedule nothing more here
+    monkeypatch.setattr(api, "narrow_procedures",
+                        lambda name: (chain.fast,
+                                      sequential(AVX2, chain.stages)))
     api.compiled.cache_clear()
+    api._narrow_dispatch.cache_clear()
     rng = np.random.default_rng(5)
     A, B, C = _ints(rng, 13, 300), _ints(rng, 300, 37), _ints(rng, 13, 37)
     new = api.sgemm(A, B)
@@ -409,6 +415,7 @@ def test_python_entry_point(chain, monkeypatch):
     with pytest.raises(ValueError, match="sizes above 2147483647"):
         api.sgemm(tall, np.ones((1, 1), np.float32))
     api.compiled.cache_clear()
+    api._narrow_dispatch.cache_clear()
 
 
 def test_one_thread_kernel(chain):
