@@ -31,8 +31,8 @@ import numbers
 
 import numpy as np
 
-from apps.sgemm.schedule import (ISAS, alpha_beta, by_columns, sequential,
-                                 stages)
+from apps.sgemm.schedule import (ISAS, alpha_beta, by_columns, narrow,
+                                 sequential, stages)
 from apps.sgemm.tuning import configured
 from apps.common import isa_choice as _common_isa
 
@@ -82,6 +82,15 @@ def columns_procedure(isa_name: str):
     (``schedule.by_columns``), or None when its parameters have no
     ``nc_cols`` (or are not blocked)."""
     return _scheduled(isa_name)[3]
+
+
+@functools.lru_cache(maxsize=None)
+def narrow_procedures(isa_name: str):
+    """(threaded, one-thread) C += A @ B with A unpacked for an ISA
+    (``schedule.narrow``), for products with N at most ``narrow_n``; None
+    when its parameters have no ``narrow_n``."""
+    isa, _ = configuration(isa_name)
+    return narrow(isa) if isa.narrow_n else None
 
 
 class RawKernel:
@@ -141,18 +150,24 @@ class Dispatch:
     threads (``even``); the one-thread kernel again for fewer than two
     row blocks of MR rows (the threads split the row blocks: with one,
     the others would only wait); else the threaded kernel, whose threads
-    split the row blocks. With one
-    OpenMP thread all run the same loops (a par loop is called directly,
-    docs/api.md section 6)."""
+    split the row blocks. Before all that, a product with N at most
+    ``narrow_n`` goes to ``narrow()``, the ``Dispatch`` of the kernels
+    with A unpacked (``schedule.narrow``; a callable, so they are
+    scheduled and compiled only when a narrow product first comes). With
+    one OpenMP thread all run the same loops (a par loop is called
+    directly, docs/api.md section 6)."""
 
     def __init__(self, threaded, one=None, par_min=0, mr=1, cols=None,
-                 nc_cols=0, threads=None):
+                 nc_cols=0, threads=None, narrow=None, narrow_n=0):
         self.threaded, self.one, self.cols = threaded, one, cols
         self.par_min, self.mr, self.nc_cols = par_min, mr, nc_cols
         self.threads = threads
+        self.narrow, self.narrow_n = narrow, narrow_n
 
     def pick(self, M, N, K):
         """The kernel that runs an M x N x K product."""
+        if self.narrow is not None and N <= self.narrow_n:
+            return self.narrow().pick(M, N, K)
         if self.one is not None and M * N * K < self.par_min:
             return self.one
         if self.cols is not None and M < N and N >= 2 * self.nc_cols and \
@@ -173,7 +188,8 @@ class Dispatch:
 @functools.lru_cache(maxsize=None)
 def compiled(isa_name: str):
     """(``Dispatch`` of the threaded and one-thread C += A @ B, the
-    alpha-beta procedure), compiled (``RawKernel``)."""
+    alpha-beta procedure), compiled (``RawKernel``); the narrow products'
+    kernels are compiled when the first one comes (``_narrow_dispatch``)."""
     plain, scaled = (RawKernel(p.compile()) for p in procedures(isa_name))
     isa, _ = configuration(isa_name)
     one = sequential_procedure(isa_name) if isa.par_min else None
@@ -186,9 +202,24 @@ def compiled(isa_name: str):
             threads.restype, threads.argtypes = ctypes.c_int, []
         except AttributeError:           # built without OpenMP
             threads = lambda: 1          # noqa: E731
+    narrow = functools.partial(_narrow_dispatch, isa_name) \
+        if isa.narrow_n else None
     return (Dispatch(plain, RawKernel(one.compile()) if one else None,
-                     isa.par_min, isa.mr, cols, isa.nc_cols, threads),
+                     isa.par_min, isa.mr, cols, isa.nc_cols, threads,
+                     narrow, isa.narrow_n),
             scaled)
+
+
+@functools.lru_cache(maxsize=None)
+def _narrow_dispatch(isa_name: str):
+    """The ``Dispatch`` of the kernels with A unpacked (threaded, and
+    one-thread below ``par_min`` or for one row block), compiled on first
+    use."""
+    isa, _ = configuration(isa_name)
+    threaded, one = narrow_procedures(isa_name)
+    return Dispatch(RawKernel(threaded.compile()),
+                    RawKernel(one.compile()) if isa.par_min else None,
+                    isa.par_min, isa.mr)
 
 
 def aligned_zeros(shape, align=64):

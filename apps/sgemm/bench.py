@@ -12,7 +12,8 @@ model of its caches (``--params model`` forces the model, ``--params
 fixed`` the base description without NC blocking); the first lines say
 which. Each shape runs on the kernel the app picks for it
 (``api.Dispatch``): on more than one thread, the one-thread kernel for
-small products and the column-split kernel for wide ones. MKL (the
+small products and the column-split kernel for wide ones; for narrow
+ones (N at most ``narrow_n``) the kernels with A unpacked. MKL (the
 ``mkl`` package, ``apps/common/mkl.py``) is a second baseline when it
 is installed (one line says so when it is not). Every run is appended,
 with the machine's signature, to ``apps/sgemm/results/<machine>.json``
@@ -325,6 +326,9 @@ def main(argv=None):
     print(f"parameters: {conf_note}")
     t0 = time.perf_counter()
     kernel = compiled(isa.name)[0]      # called without per-call checks
+    if kernel.narrow is not None and any(n <= kernel.narrow_n
+                                         for _, n, _ in shapes):
+        kernel.narrow()                 # the narrow products' kernels too
     print(f"scheduled and compiled in {time.perf_counter() - t0:.1f} s")
     peaks = {} if emulated else thread_peaks(isa.name, threads)
     print(f"\nSGEMM C += A @ B (row-major f32), best of {args.reps}, "

@@ -174,6 +174,9 @@ class Isa:
     nc_cols: int = 0       # the app's too: the column block of its kernel
     #                        with the threads on column blocks, for wide
     #                        products (``by_columns``; 0: none)
+    narrow_n: int = 0      # the app's too: N at or below which it runs
+    #                        the kernels with A unpacked (``narrow``; 0:
+    #                        none)
 
     def __post_init__(self):
         if self.nr % self.lanes:
@@ -199,6 +202,9 @@ class Isa:
         if self.nc_cols < 0 or self.nc_cols % self.nr:
             raise ValueError(f"{self.name}: nc_cols={self.nc_cols} is not "
                              f"a multiple of NR={self.nr}")
+        if self.narrow_n < 0:
+            raise ValueError(f"{self.name}: narrow_n={self.narrow_n} is "
+                             f"negative")
         if self.par == "cols" and not self.nc:
             raise ValueError(f"{self.name}: par='cols' needs NC blocks")
 
@@ -213,7 +219,8 @@ class Isa:
         return {"mr": self.mr, "nr": self.nr, "kc": self.kc, "nc": self.nc,
                 "mc": self.mc, "par": self.par, "pack_a": self.pack_a,
                 "pack_b": self.pack_b, "prefetch": self.prefetch,
-                "par_min": self.par_min, "nc_cols": self.nc_cols}
+                "par_min": self.par_min, "nc_cols": self.nc_cols,
+                "narrow_n": self.narrow_n}
 
     @property
     def regs(self) -> int:
@@ -234,7 +241,8 @@ class Isa:
             ("" if self.pack_b else " B unpacked") + \
             (f" prefetch={self.prefetch}" if self.prefetch else "") + \
             (f" 1 thread below MNK={self.par_min}" if self.par_min else "") \
-            + (f" wide: par cols of {self.nc_cols}" if self.nc_cols else "")
+            + (f" wide: par cols of {self.nc_cols}" if self.nc_cols else "") \
+            + (f" N <= {self.narrow_n}: A unpacked" if self.narrow_n else "")
 
     @property
     def kernel_name(self) -> str:
@@ -896,6 +904,27 @@ def by_columns(isa: Isa, nc: int, st: list = None) -> Procedure:
         next(p for w, p in st if w == SEQUENTIAL)
     return blocked(dataclasses.replace(isa, par="cols", nc=nc, mc=0),
                    inner.rename(name + "_block"), name)
+
+
+def narrow(isa: Isa) -> tuple:
+    """(threaded, one-thread) kernels of ``isa`` with A unpacked, for
+    narrow products (N at most ``isa.narrow_n``), named
+    ``isa.kernel_name + '_narrow'`` and ``+ '_narrow_1t'``: the chain of
+    ``stages`` for the same tile, KC and prefetch with ``pack_a=False``
+    and no NC or MC blocks (N is below any NC), the one-thread kernel its
+    stage before the par loops. A packed MR x kc micro-panel of A is read
+    by N / NR column panels: at N = 64 by one, so the copy is as much
+    traffic as the kernel's own reads of A. Measured on the 2-core Xeon
+    (loaded, one thread, side by side in one process, two rounds; README):
+    A unpacked 8-18% faster at 4099x64x300, 1000x64x300 and 127x64x300,
+    3-10% at 128^3 and 2048x128x512, the same at N = 256 and 512, and 5-7%
+    slower at 2048^3 (6 rows of A 8 KiB apart share cache sets)."""
+    base = dataclasses.replace(isa, pack_a=False, nc=0, mc=0, par="rows",
+                               par_min=0, nc_cols=0, narrow_n=0)
+    name = isa.kernel_name + "_narrow"
+    st = stages(base, None, name)
+    one = next(p for w, p in st if w == SEQUENTIAL).rename(name + "_1t")
+    return st[-1][1], one
 
 
 def alpha_beta(isa: Isa, kernel: Procedure = None) -> Procedure:

@@ -106,7 +106,8 @@ def variant(isa_name: str, params: dict) -> Isa:
                                    prefetch=int(params.get("prefetch", 0)),
                                    par_min=int(params.get("par_min", 0)),
                                    nc_cols=int(params.get("nc_cols", 0))
-                                   // nr * nr)
+                                   // nr * nr,
+                                   narrow_n=int(params.get("narrow_n", 0)))
     except ValueError as e:
         raise SchedulingError(f"sgemm: {e}") from None
 
@@ -155,6 +156,15 @@ PAR_MIN = 1 << 23
 NC_COLS = 256
 
 
+#: products of at most this many column panels (N <= 2 NR: 128 for the
+#: 6x64 tile) run the kernels with A unpacked (``narrow_n``,
+#: ``schedule.narrow``): a packed micro-panel of A is read by one or two
+#: panels there, so packing it costs as much as it saves. Measured on the
+#: 2-core Xeon (loaded, one thread, side by side, two rounds): 8-18%
+#: faster at N = 64, 3-10% at N = 128, the same at N = 256 (README)
+NARROW_PANELS = 2
+
+
 def model_params(isa_name: str) -> dict:
     """The BLIS model's parameters for the default tile
     (``default_shape``): KC from the L1, NC from the L2 (``nc_l2``: this
@@ -162,13 +172,15 @@ def model_params(isa_name: str) -> dict:
     rows), no MC blocks (MC here only splits the calls, each packing B
     again), A packed; and how the app uses the threads: one thread below
     M N K = ``PAR_MIN``, the column blocks of ``NC_COLS`` on the threads
-    for wide products (``api.Dispatch``)."""
+    for wide products, the kernels with A unpacked for N at most
+    ``NARROW_PANELS`` panels of NR (``api.Dispatch``)."""
     shape = default_shape(isa_name)
     mr, nr = (int(x) for x in shape.split("x"))
     b = blis_blocking(mr, nr)
     return {"shape": shape, "kc": b.kc, "nc": b.nc_l2, "mc": 0,
             "pack_a": True, "par_min": PAR_MIN,
-            "nc_cols": max(nr, NC_COLS // nr * nr)}
+            "nc_cols": max(nr, NC_COLS // nr * nr),
+            "narrow_n": NARROW_PANELS * nr}
 
 
 def configured(isa_name: str, source: str = "auto"):
@@ -201,7 +213,7 @@ def configured(isa_name: str, source: str = "auto"):
 #: the app's choice of kernel per product (``api.Dispatch``), not the
 #: schedule's: the search times the threaded kernel on large squares,
 #: where it does not matter, so a record takes them from the model
-THREAD_PARAMS = ("par_min", "nc_cols")
+THREAD_PARAMS = ("par_min", "nc_cols", "narrow_n")
 
 
 def _threads(isa_name: str) -> dict:

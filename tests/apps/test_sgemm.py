@@ -362,7 +362,13 @@ def test_python_entry_point(chain, monkeypatch):
                         lambda name: sequential(AVX2, chain.stages))
     monkeypatch.setattr(api, "choose_isa",
                         lambda name="auto": (AVX2, False, "test"))
+    # the narrow products' kernels (A unpacked: test_narrow_kernels_...)
+    # replaced by the same chain's too, to schedule nothing more here
+    monkeypatch.setattr(api, "narrow_procedures",
+                        lambda name: (chain.fast,
+                                      sequential(AVX2, chain.stages)))
     api.compiled.cache_clear()
+    api._narrow_dispatch.cache_clear()
     rng = np.random.default_rng(5)
     A, B, C = _ints(rng, 13, 300), _ints(rng, 300, 37), _ints(rng, 13, 37)
     new = api.sgemm(A, B)
@@ -409,6 +415,7 @@ def test_python_entry_point(chain, monkeypatch):
     with pytest.raises(ValueError, match="sizes above 2147483647"):
         api.sgemm(tall, np.ones((1, 1), np.float32))
     api.compiled.cache_clear()
+    api._narrow_dispatch.cache_clear()
 
 
 def test_one_thread_kernel(chain):
@@ -471,6 +478,19 @@ def test_dispatch_runs_small_products_on_one_thread():
     assert d.bound(11, 1000, 5) == "one"              # uneven
     count[0] = 1
     assert d.bound(128, 2048, 512) == "par"           # one thread
+    # narrow products (N <= narrow_n) on the kernels with A unpacked,
+    # which are built only when the first one comes
+    built = []
+
+    def narrow():
+        built.append(1)
+        return api.Dispatch(Fake("npar"), Fake("none"), 1000, 6)
+    d = api.Dispatch(Fake("par"), Fake("one"), 1000, 6, narrow=narrow,
+                     narrow_n=128)
+    assert d.bound(512, 512, 512) == "par" and not built
+    assert d.bound(4099, 64, 300) == "npar"           # narrow, large
+    assert d.bound(127, 128, 300) == "npar" and d.bound(5, 64, 3) == "none"
+    assert d.bound(127, 129, 300) == "par"
     assert api.even(1024, 256, 2) and api.even(1088, 256, 2)
     assert not api.even(1000, 256, 2) and not api.even(768, 256, 2)
     assert not api.even(4096, 256, 1) and not api.even(256, 256, 2)
@@ -756,7 +776,8 @@ def test_register_tiles_do_not_spill(tmp_path, chain, avx512_chain):
 # the tuning space: other tiles, NC / MC blocks, par on the column blocks
 
 from apps.sgemm import tuning  # noqa: E402
-from apps.sgemm.schedule import blocked, by_columns, sgemm_win  # noqa: E402
+from apps.sgemm.schedule import (blocked, by_columns, narrow,  # noqa: E402
+                                 sgemm_win)
 
 #: shapes that cross every block of the points below: remainders of NC,
 #: MC, KC, NR and MR at once, exact multiples, and single rows/columns
@@ -885,6 +906,36 @@ def test_one_thread_and_column_kernels_of_a_blocked_description(threads):
                                                  m, n, k)
 
 
+def test_narrow_kernels_equal_numpy(threads):
+    """``schedule.narrow``: from a blocked description, the threaded and
+    one-thread kernels with A unpacked and no NC / MC blocks (the app's
+    kernels for N <= ``narrow_n``); no A_pack in their C, no parallel
+    region in the one-thread one; each equals numpy exactly on shapes
+    crossing every remainder (rows, columns, the K % KC block), 1 and 2
+    threads."""
+    isa = tuning.variant("avx2", {"shape": "2x8", "kc": 16, "nc": 16,
+                                  "par_min": 10, "narrow_n": 16})
+    par, one = narrow(isa)                 # a small tile: quick to build
+    assert (par.name(), one.name()) == ("sgemm_avx2_narrow",
+                                        "sgemm_avx2_narrow_1t")
+    assert "A_pack" not in par.c_code_str() and "B_pack" in str(par)
+    assert " par(" in str(par) and " par(" not in str(one)
+    assert "_block(" not in str(par)          # no NC driver
+    rng = np.random.default_rng(6)
+    for p in (par, one):
+        f = p.compile()
+        for nthreads in (1, 2):
+            threads(nthreads)
+            for m, n, k in BLOCK_SHAPES + [(13, 17, 32), (8, 8, 33),
+                                           (2, 16, 16)]:
+                A, B, C = _ints(rng, m, k), _ints(rng, k, n), \
+                    _ints(rng, m, n)
+                want = C + A @ B
+                f(m, n, k, A, B, C)
+                assert np.array_equal(C, want), (p.name(), nthreads,
+                                                 m, n, k)
+
+
 def test_variant_checks_its_parameters():
     v = tuning.variant("avx512", {"shape": "8x32", "kc": 256, "nc": 1000,
                                   "mc": 100})
@@ -908,6 +959,13 @@ def test_variant_checks_its_parameters():
     assert tuning.default_shape("avx512", "GenuineIntel") == "6x64"
     assert tuning.default_shape("avx2", "AuthenticAMD") == "6x16"
     assert not tuning.variant("avx512", {"pack_a": "False"}).pack_a
+    # the app's narrow products: N <= 2 NR on the kernels with A unpacked
+    assert tuning.model_params("avx2")["narrow_n"] == 32
+    v = tuning.variant("avx2", {"narrow_n": 32})
+    assert v.narrow_n == 32 and v.blocking_label.endswith(
+        "N <= 32: A unpacked")
+    with pytest.raises(SchedulingError, match="narrow_n=-1"):
+        tuning.variant("avx2", {"narrow_n": -1})
     with pytest.raises(SchedulingError, match="yes/no"):
         tuning.variant("avx512", {"pack_a": "maybe"})
     assert sp["pack_b"] == [True, False]
