@@ -30,7 +30,7 @@ from exo_hl import (DRAM, BoundsError, ExoTypeError, SchedulingError, config,
 from exo_hl.api import Procedure
 from exo_hl.core_ir import blockinfo
 from exo_hl.core_ir.nodes import IR
-from exo_hl.core_ir.traversal import used_syms, walk_stmts
+from exo_hl.core_ir.traversal import free_vars, used_syms, walk_stmts
 from exo_hl.core_ir.windows import make_window, retype_window_names
 from exo_hl.cursors import ExprCursor, StmtCursor
 from exo_hl.frontend import recheck
@@ -499,6 +499,11 @@ def _assert_structural_caches_fresh(ir):
         inf = blockinfo.stmt_info(x)
         assert [inf.cw, inf.binder, inf.has_call, inf.has_win, inf.has_par,
                 inf.names] == _ref_info(x)
+        # the composed free symbols (the re-check's scope test) are the
+        # walk's, for every statement and with any names bound around it
+        assert blockinfo.free_syms(x) == frozenset(free_vars(x))
+        some = set(list(used_syms(x))[::2])
+        assert blockinfo.free_syms(x) - some == free_vars(x, some)
 
 
 def _verdict(fn):
