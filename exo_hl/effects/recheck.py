@@ -46,8 +46,9 @@ the new one:
    * a config writer, window statement or call differs (or one of them was
      added or removed): every later statement of the block is re-checked;
    * only allocations differ: the later statements mentioning one of their
-     names are re-checked (only those containing calls, when only memories
-     differ), transitively through later allocations, window statements
+     names are re-checked (only the calls' memory checks of those
+     containing calls, when only memories differ: no other check reads a
+     memory), transitively through later allocations, window statements
      and config writers they feed; a later statement not mentioning them
      sees the same state up to dense-stride facts about other buffers'
      strides, which are definitions of variables it does not mention (so
@@ -421,8 +422,15 @@ class _Recheck:
                 continue
             hit_b = not inf.names.isdisjoint(xb)
             hit_c = inf.has_call and not inf.names.isdisjoint(xc)
-            if hit_b or hit_c:
+            if hit_b:
                 st, mems = self.check(s, st, mems, ppath + ((field, j), ))
+            elif hit_c:
+                # only memories differ for it: its calls' memory checks
+                # are all that read them (bounds, scopes and races do not)
+                check_calls_in((s, ), mems, self.new.name)
+                if inf.sc:
+                    st = self.w.transfer(s, st)
+                    mems = bind_memory(s, mems)
             elif inf.sc:
                 st = self.w.transfer(s, st)
                 mems = bind_memory(s, mems)

@@ -284,6 +284,23 @@ def test_allocation_memory_through_a_window():
     _context_case(base, new, [(1, ), (2, )], match="memory")
 
 
+def test_allocation_memory_of_a_call_nested_in_a_loop():
+    """Only a memory changes: a later loop containing a call on the buffer
+    has its calls' memory checked again (the rest of the loop keeps its
+    verdict: no other check reads a memory)."""
+    @proc
+    def nested(n: size, B: f32[n]):
+        v: f32[8] @ SCR
+        for i in seq(0, n):
+            for j in seq(0, 2):
+                need_scr(v[4 * j:4 * j + 4])
+                B[i] = v[j]
+    base = _checked(nested)
+    s = _at(base.ir(), 0)
+    new = _replace(base.ir(), (0, ), [s.update(mem=DRAM)])
+    _context_case(base, new, [(1, )], match="memory")
+
+
 @config
 class RS:
     s: stride
