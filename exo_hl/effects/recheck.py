@@ -34,10 +34,14 @@ the new one:
 2. Each block is compared with its old version (``blockinfo.diff``): the
    common prefix (same objects, same state changers before them) keeps its
    verdicts. The edited region is re-checked in the state rebuilt from the
-   state changers before it, except that a region that is one loop (one
-   ``if``) in both versions with the same header (condition) and the same
-   loop-body ValG is compared recursively instead; a ``par`` loop whose body
-   changed gets its race check again.
+   state changers before it, except that a region whose first statement is
+   a loop (an ``if``) with the header (condition) and the loop-body ValG of
+   the old region's first is compared with it recursively instead (the
+   rest of the region is re-checked after it; a loop edited inside, two
+   loops fused, a loop fissioned); a ``par`` loop whose body changed gets
+   its race check again. Statements a swap moved within a region without
+   state changers keep their verdicts (the same state, the same enclosing
+   statements).
 3. Statements after the region (the same objects) keep their verdicts when
    the state changers of the region are the same in both versions, as
    projections carrying everything a later statement can see of them:
@@ -344,15 +348,21 @@ class _Recheck:
             s = new[j]          # old[:p] == new[:p]
             st = w.transfer(s, st)
             mems = bind_memory(s, mems)
-        if eo - p == 1 and en - p == 1 and \
+        start = p
+        if en > p and eo > p and \
                 self.descend(old[p], new[p], st, mems, ppath + ((field, p), )):
+            # the region's first statement is a loop (if) with the header
+            # of the old region's first: compared with it, like a loop
+            # edited inside (fuse_loop appends the second loop's body, a
+            # fission keeps a prefix of it); it stands in the state the
+            # old one stood in, whatever follows in either region
             st = w.transfer(new[p], st)
-        else:
-            kept = _moved(old, new, osum, nsum, p, eo, en)
-            for j in range(p, en):
-                if id(new[j]) in kept:
-                    continue
-                st, mems = self.check(new[j], st, mems, ppath + ((field, j), ))
+            start = p + 1
+        kept = _moved(old, new, osum, nsum, p, eo, en) if start == p else ()
+        for j in range(start, en):
+            if id(new[j]) in kept:
+                continue
+            st, mems = self.check(new[j], st, mems, ppath + ((field, j), ))
         self.suffix(old, new, osum, nsum, p, eo, en, st, mems, ppath, field)
 
     def descend(self, o, n, st, mems, path):

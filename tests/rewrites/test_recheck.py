@@ -301,6 +301,50 @@ def test_allocation_memory_of_a_call_nested_in_a_loop():
     _context_case(base, new, [(1, )], match="memory")
 
 
+def test_fused_and_fissioned_loops_compared_with_the_first_old_loop():
+    """A region whose first statement is a loop with the old first loop's
+    header is compared with it: what fuse_loop appends (the second loop's
+    body under the first's iterator) and what a fission leaves in the
+    second loop are checked, the kept prefix is not asked again, and an
+    out-of-bounds appended access is still refused by the incremental
+    check itself."""
+    @proc
+    def two_loops(n: size, A: f32[n], B: f32[n + 1]):
+        for i in seq(0, n):
+            A[i] = 1.0
+        for j in seq(0, n):
+            B[j + 1] = 2.0
+    base = _checked(two_loops)
+    ir = base.ir()
+    first, second = ir.body
+    i = first.iter
+
+    def fused(off):
+        b = second.body[0]
+        idx = IR.BinOp("+", IR.Read(i, (), type=IR.Index), _const(off),
+                       type=IR.Index)
+        loop = first.update(body=first.body + (b.update(idx=(idx, )), ))
+        return ir.update(body=(loop, ))
+    good, bad = fused(1), fused(2)
+    recheck._Recheck(ir, good).run()
+    assert recheck._Recheck(ir, good).prepare(ir.body, good.body)[:3] \
+        == (0, 2, 1)
+    base._derive(good, "edit")
+    _full_rejects(bad)
+    _incremental_rejects(ir, bad)
+    _derive_rejects(base, bad, "out of bounds")
+    # fission: the old single loop's prefix first, a new loop after it
+    # (checked in full: here out of bounds)
+    one = base._derive(good, "edit")
+    loop = one.ir().body[0]
+    tail = second.update(body=(loop.body[1].update(idx=(IR.BinOp(
+        "+", IR.Read(second.iter, (), type=IR.Index), _const(2),
+        type=IR.Index), )), ))
+    split = one.ir().update(body=(loop.update(body=loop.body[:1]), tail))
+    _full_rejects(split)
+    _incremental_rejects(one.ir(), split)
+
+
 @config
 class RS:
     s: stride
