@@ -39,7 +39,11 @@ the new one:
    the old region's first is compared with it recursively instead (the
    rest of the region is re-checked after it; a loop edited inside, two
    loops fused, a loop fissioned); a ``par`` loop whose body changed gets
-   its race check again. Statements a swap moved within a region without
+   its race check again. Two perfectly nested loops interchanged
+   (``reorder``: neither's bounds name the other's iterator, no config
+   write in them) have their body compared the same way: it is checked
+   under the same facts, in the other order. Statements a swap moved
+   within a region without
    state changers keep their verdicts (the same state, the same enclosing
    statements).
 3. Statements after the region (the same objects) keep their verdicts when
@@ -372,7 +376,7 @@ class _Recheck:
             return False
         if isinstance(n, IR.For):
             if (o.iter, o.lo, o.hi, o.mode) != (n.iter, n.lo, n.hi, n.mode):
-                return False
+                return self.interchanged(o, n, st, mems, path)
             prep = self.prepare(o.body, n.body)
             if self.w.body_valg(o.body) != self.w.body_valg(n.body):
                 return False
@@ -390,6 +394,42 @@ class _Recheck:
                 self.block(o.orelse, n.orelse, st_else, mems, path, "orelse")
             return True
         return False
+
+    def interchanged(self, o, n, st, mems, path):
+        """``for x: for y: B`` -> ``for y: for x: B'`` (``reorder``), neither
+        loop's bounds naming the other's iterator and nothing in it writing
+        config: B' is checked in the same state as B was (the two loops'
+        facts are the same terms, in the other order; the config values
+        are those before the nest), so B' is compared with B; the headers
+        are walked again and the ``par`` loops asked again."""
+        if len(o.body) != 1 or len(n.body) != 1:
+            return False
+        o2, n2 = o.body[0], n.body[0]
+        if type(o2) is not IR.For or type(n2) is not IR.For:
+            return False
+        if (o.iter, o.lo, o.hi, o.mode) != (n2.iter, n2.lo, n2.hi, n2.mode) \
+                or (o2.iter, o2.lo, o2.hi, o2.mode) != \
+                (n.iter, n.lo, n.hi, n.mode):
+            return False
+        if stmt_info(o).cw or stmt_info(n).cw \
+                or o.iter in free_vars((n.lo, n.hi)) \
+                or n.iter in free_vars((o.lo, o.hi)):
+            return False
+        prep = self.prepare(o2.body, n2.body)
+        w = self.w
+        w.expr(n.lo, st, n)
+        w.expr(n.hi, st, n)
+        st_n = w.loop_state(n, st)
+        w.expr(n2.lo, st_n, n2)
+        w.expr(n2.hi, st_n, n2)
+        inner = path + (("body", 0), )
+        self.block(o2.body, n2.body, w.loop_state(n2, st_n), mems, inner,
+                   "body", prep)
+        if is_parallel(n2.mode):
+            self.par(n2, inner)
+        if is_parallel(n.mode):
+            self.par(n, path)
+        return True
 
     def suffix(self, old, new, osum, nsum, p, eo, en, st, mems, ppath, field):
         n = len(new)

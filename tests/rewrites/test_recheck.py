@@ -345,6 +345,59 @@ def test_fused_and_fissioned_loops_compared_with_the_first_old_loop():
     _incremental_rejects(one.ir(), split)
 
 
+def test_interchanged_loops_keep_their_body_and_ask_the_par_loop_again():
+    """``for x: for y: B`` -> ``for y: for x: B`` (what reorder builds):
+    B is not re-checked (the same facts, in the other order), but a
+    ``par`` loop moved outside is asked again: here its iterations race
+    (A[x + y] across x), which the incremental check itself refuses;
+    a nest that is not the old one interchanged is checked in full."""
+    @proc
+    def nest(n: size, A: f32[n + 8]):
+        for x in seq(0, 4):
+            for y in par(0, 4):
+                A[x + y] = 1.0
+    base = _checked(nest)
+    ir = base.ir()
+    outer = ir.body[0]
+    inner = outer.body[0]
+    swapped = ir.update(body=(inner.update(body=(outer.update(
+        body=inner.body), )), ))
+    checked = []
+    orig = recheck._Recheck.check
+
+    def counting(self, s, *a):
+        checked.append(s)
+        return orig(self, s, *a)
+    recheck._Recheck.check = counting
+    try:
+        _full_rejects(swapped)
+        _incremental_rejects(ir, swapped)
+        assert checked == []
+    finally:
+        recheck._Recheck.check = orig
+    _derive_rejects(base, swapped, "race")
+    # both seq: passes, nothing re-checked
+    seq_ir = ir.update(body=(outer.update(body=(inner.update(
+        mode=outer.mode), )), ))
+    seq_base = base._derive(seq_ir, "edit")
+    o2, i2 = seq_ir.body[0], seq_ir.body[0].body[0]
+    both = seq_ir.update(body=(i2.update(body=(o2.update(
+        body=i2.body), )), ))
+    recheck._Recheck(seq_ir, both).run()
+    seq_base._derive(both, "edit")
+    # the new inner loop's bounds name the new outer iterator: not an
+    # interchange of the old nest, checked in full (and fine)
+    tri = seq_ir.update(body=(i2.update(body=(o2.update(
+        body=i2.body, hi=IR.Read(i2.iter, (), type=IR.Index)), )), ))
+    recheck._Recheck.check = counting
+    try:
+        recheck._Recheck(seq_ir, tri).run()
+        assert checked
+    finally:
+        recheck._Recheck.check = orig
+    recheck.check_full(tri)
+
+
 @config
 class RS:
     s: stride
