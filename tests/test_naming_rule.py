@@ -224,6 +224,29 @@ def test_globals_used_covers_what_the_printer_reserves():
         assert globals_used(p.ir()) >= _names_in(p.ir())[0], p.name()
 
 
+def test_expression_globals_are_what_a_walk_finds():
+    """``names._expr_globals`` (a recursion over expression kinds) finds
+    what a walk of every node finds, on every expression of procedures
+    with config reads, externs, strides and windows."""
+    from exo_hl.core_ir import names as NM
+    from exo_hl.core_ir.nodes import IR
+    from exo_hl.core_ir.traversal import walk
+    from exo_hl.hw_libs.avx2 import INSTRS as AVX
+    from exo_hl.hw_libs.gemmini import INSTRS as GEM
+    seen = set()
+    count = 0
+    for p in (caller, calls_sub, loops_and_sub, outer3, *AVX, *GEM):
+        ir = p.ir()
+        for node in walk(ir):
+            if isinstance(node, IR.expr):
+                ref = set()
+                NM._walk_globals(node, ref)
+                assert NM._expr_globals(node) == frozenset(ref)
+                seen |= ref
+                count += 1
+    assert count > 100 and "stride" in seen and len(seen) > 1
+
+
 @proc
 def cal2(n: size, x: [f32][n, n], y: [f32][n, n]):
     for j in seq(0, n):

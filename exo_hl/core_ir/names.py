@@ -50,8 +50,50 @@ def globals_used(proc_ir) -> set:
 
 
 def _expr_globals(e) -> frozenset:
-    from .traversal import walk
     out = set()
+    _globals_in(e, out)
+    return frozenset(out)
+
+
+def _globals_in(e, out):
+    """Add the globals expression ``e`` names to ``out``: what a walk of
+    all its nodes (``traversal.walk``) finds, by a recursion over the
+    expression kinds (the walk asks every node for its fields; this is
+    run on every statement a rewrite builds)."""
+    cls = type(e)
+    if cls is IR.Read:
+        for i in e.idx:
+            _globals_in(i, out)
+    elif cls is IR.BinOp:
+        _globals_in(e.lhs, out)
+        _globals_in(e.rhs, out)
+    elif cls is IR.Const:
+        pass
+    elif cls is IR.USub or cls is IR.Not:
+        _globals_in(e.arg, out)
+    elif cls is IR.WindowExpr:
+        for a in e.idx:
+            if type(a) is IR.Interval:
+                _globals_in(a.lo, out)
+                _globals_in(a.hi, out)
+            elif type(a) is IR.Point:
+                _globals_in(a.pt, out)
+            else:
+                _walk_globals(a, out)
+    elif cls is IR.StrideExpr:
+        out.add("stride")
+    elif cls is IR.ReadConfig:
+        out.add(e.config.name())
+    elif cls is IR.Extern:
+        out.add(e.f.name())
+        for a in e.args:
+            _globals_in(a, out)
+    else:   # anything new in the grammar
+        _walk_globals(e, out)
+
+
+def _walk_globals(e, out):
+    from .traversal import walk
     for n in walk(e):
         cls = type(n)
         if cls is IR.Extern:
@@ -60,7 +102,6 @@ def _expr_globals(e) -> frozenset:
             out.add(n.config.name())
         elif cls is IR.StrideExpr:
             out.add("stride")
-    return frozenset(out)
 
 
 @memo(maxsize=16384)
