@@ -144,7 +144,7 @@ def respell(proc_ir):
     decided: Dict[Sym, str] = {}
     env: Dict[Sym, Sym] = {}
 
-    def bind(sym, scope):
+    def bind(sym, scope, undo):
         nonlocal taken
         nm = decided.get(sym)
         if nm is None:
@@ -158,20 +158,26 @@ def respell(proc_ir):
             if taken is not None:
                 taken.add(nm)
             decided[sym] = nm
+        undo.append((nm, scope.get(nm, _UNSET)))
         scope[nm] = sym
 
     def block(stmts, scope):
+        # one scope dict, each block's bindings undone at its end (what
+        # a copy per nested block gave, without the copies)
+        undo = []
         for s in stmts:
             cls = type(s)
             if cls is IR.If:
-                block(s.body, dict(scope))
-                block(s.orelse, dict(scope))
+                block(s.body, scope)
+                block(s.orelse, scope)
             elif cls is IR.For:
-                inner = dict(scope)
-                bind(s.iter, inner)
-                block(s.body, inner)
+                it = []
+                bind(s.iter, scope, it)
+                block(s.body, scope)
+                _restore(scope, it)
             elif cls is IR.Alloc or cls is IR.WindowStmt:
-                bind(s.name, scope)
+                bind(s.name, scope, undo)
+        _restore(scope, undo)
 
     scope: Dict[str, Sym] = {}
     for a in proc_ir.args:
@@ -180,6 +186,17 @@ def respell(proc_ir):
     if not env:
         return proc_ir
     return proc_ir.update(body=tuple(subst(s, env) for s in proc_ir.body))
+
+
+_UNSET = object()
+
+
+def _restore(scope, undo):
+    for nm, old in reversed(undo):
+        if old is _UNSET:
+            del scope[nm]
+        else:
+            scope[nm] = old
 
 
 __all__ = ["fresh_name", "globals_used", "respell"]
