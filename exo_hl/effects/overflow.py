@@ -130,9 +130,13 @@ class _Ranges:
         comparisons, ``and``/``or``, ``-`` and ``not`` (``rng`` recurses into
         those), but not what is below other nodes (indices of a read)."""
         t = type(n)
-        if t is IR.BinOp or t is IR.USub or t is IR.Not:
-            for c in children(n):
-                self.covered(c, s)
+        if t is IR.BinOp:
+            self.covered(n.lhs, s)
+            self.covered(n.rhs, s)
+        elif t is IR.USub or t is IR.Not:
+            self.covered(n.arg, s)
+        elif t is IR.Const or (t is IR.Read and not n.idx):
+            return      # (no node below)
         else:
             for c in children(n):
                 self.exprs(c, s)
