@@ -30,10 +30,10 @@ def _records_step(method):
     def wrapper(self, *args, **kwargs):
         result = method(self, *args, **kwargs)
         if isinstance(result, Procedure) and result is not self:
-            from .display import named_objects, step_text
+            from .display import StepText, named_objects
             object.__setattr__(result, "_step",
-                               (self, step_text(method.__name__, args,
-                                                kwargs),
+                               (self, StepText(method.__name__, args,
+                                               kwargs),
                                 named_objects(args, kwargs)))
         return result
     return user_facing(wrapper)
@@ -146,7 +146,7 @@ class Procedure(Derived):
         while p is not None:
             if p._step is not None:
                 receiver, text, objs = p._step
-                steps.append(text)
+                steps.append(str(text))
                 named[:0] = objs
                 p = receiver
             else:

@@ -1010,7 +1010,7 @@ def _find(proc, pattern, many, want, within=None):
     if not isinstance(pattern, str):
         raise TypeError(f"expected a pattern string, got {pattern!r}")
     pat = P.parse(pattern)
-    locs = P.match(pat, proc.ir(), want)
+    locs = P.match(pat, proc.ir(), want, within)
     if within is not None:
         n = len(within)
         locs = [l for l in locs if l[0] != "arg" and l[1][:n] == within]

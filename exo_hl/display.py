@@ -58,6 +58,8 @@ def _arg_text(a, var: str) -> str:
     """A scheduling argument as Python text that recreates it."""
     from .cursors import Cursor
     from .core_ir.memory import Memory
+    if isinstance(a, _Spelled):
+        return a.text
     if isinstance(a, Cursor):
         return _cursor_text(a, var)
     if isinstance(a, type) and issubclass(a, Memory):
@@ -207,6 +209,55 @@ def _loops(stmts):
     from .core_ir.nodes import IR
     from .core_ir.traversal import walk_stmts
     return [s for s in walk_stmts(stmts) if isinstance(s, IR.For)]
+
+
+class _Spelled:
+    """An argument already turned into its text (``StepText``)."""
+
+    __slots__ = ("text", )
+
+    def __init__(self, text):
+        self.text = text
+
+
+def _snapshot(a, var):
+    """``a`` with every part but cursors spelled now (a list the caller
+    may change later is copied): cursors are immutable, and spelling one
+    (``p.find_loop('i #2')``) walks its procedure's loops."""
+    from .cursors import Cursor
+    if isinstance(a, Cursor):
+        return a
+    if isinstance(a, (tuple, list)) and any(isinstance(x, (Cursor, tuple,
+                                                            list))
+                                            for x in a):
+        out = [_snapshot(x, var) for x in a]
+        return tuple(out) if isinstance(a, tuple) else out
+    return _Spelled(_arg_text(a, var))
+
+
+class StepText:
+    """``step_text(...)``, spelled when first read (``history()``): a
+    schedule makes hundreds of steps and spelling their cursors was ~3%
+    of building the SGEMM schedule. Everything but the cursors is spelled
+    at the call, so the text is the one the call would have had."""
+
+    __slots__ = ("_parts", "_text")
+
+    def __init__(self, method: str, args, kwargs, var: str = "p"):
+        try:
+            self._parts = (method, [_snapshot(a, var) for a in args],
+                           {k: _snapshot(v, var) for k, v in kwargs.items()},
+                           var)
+            self._text = None
+        except Exception:  # noqa: BLE001 - a description, not semantics
+            self._parts, self._text = None, f"{var}.{method}(...)"
+
+    def __str__(self):
+        if self._text is None:
+            method, args, kwargs, var = self._parts
+            self._text = step_text(method, args, kwargs, var)
+            self._parts = None
+        return self._text
 
 
 def step_text(method: str, args, kwargs, var: str = "p") -> str:

@@ -36,7 +36,7 @@ from typing import Iterator, List, Optional, Tuple
 from .caches import memo
 from .core_ir.nodes import IR, same_constant
 from .core_ir.operators import LOOP_KINDS, PY_ARITH, PY_BOOL, PY_CMP
-from .core_ir.paths import walk_with_paths
+from .core_ir.paths import get_stmt, walk_with_paths
 from .core_ir.types import TYPE_NAMES
 from .errors import SchedulingError
 
@@ -186,14 +186,24 @@ def expr_paths(s) -> Iterator[Tuple[tuple, object]]:
 
 # ----------------------------------------------------------------------
 # matching
-def match(pattern, proc, want: Optional[str] = None) -> list:
+def match(pattern, proc, want: Optional[str] = None,
+          within: Optional[tuple] = None) -> list:
     """All locations in ``proc`` (an ``IR.Proc``) matching ``pattern``.
 
     ``want`` narrows what may match: ``'loop'``, ``'stmt'``, ``'expr'``,
     ``'buffer'`` (allocations, windows and arguments), or None for the
     pattern's natural kind. ``#k`` is *not* applied here (see ``select``).
+    ``within``: a statement path; only that statement and the statements
+    in it are searched (the same matches, in the same order, as the
+    matches of the whole procedure under that path; arguments may still
+    be returned when nothing in it matches a name).
     """
     pat = parse(pattern) if isinstance(pattern, str) else pattern
+    if within is not None:
+        def stmt_paths(proc):
+            return _subtree_paths(proc, within)
+    else:
+        stmt_paths = _all_stmt_paths
     out = []
     if pat.kind == "name" and want != "expr":
         name = pat.node.id
@@ -239,6 +249,18 @@ def match(pattern, proc, want: Optional[str] = None) -> list:
                 if _match_expr(pat.node, e):
                     out.append(("expr", path, epath))
     return out
+
+
+def _all_stmt_paths(proc):
+    return stmt_paths(proc)
+
+
+def _subtree_paths(proc, within):
+    """``(path, stmt)`` for the statement at ``within`` and those in it, in
+    program order (a cursor's search: not the whole procedure)."""
+    *parent, (field, i) = within
+    return walk_with_paths((get_stmt(proc, within), ), tuple(parent), field,
+                           i)
 
 
 def select(pattern, matches: list) -> list:

@@ -107,6 +107,36 @@ def test_find_within_a_statement():
         j.find("if _: _")
 
 
+
+def test_find_within_searches_the_subtree_only_with_the_same_matches():
+    """A statement cursor's ``find`` walks only its own subtree; the
+    matches (kinds, order, ``#k``, expressions, names, a name only an
+    argument has) are those of the whole procedure under its path."""
+    from exo_hl import patterns as P
+    p = foo.split('i', 2, 'io', 'ii', tail='cut')
+    pats = ["x[_]", "y[_] = _", "y[_] += _", "if _: _", "for _ in _: _",
+            "ii", "io", "j", "x", "n", "i", "ii #1", "x[_] #1", "_ + _",
+            "_ < _", "y[_] = _ #2"]
+    ir = p.ir()
+    for path, _ in P.stmt_paths(ir):
+        c = StmtCursor(p, path)
+        for pat in pats:
+            for want in (None, "loop", "stmt", "expr", "buffer"):
+                whole = [loc for loc in P.match(pat, ir, want)
+                         if loc[0] != "arg" and loc[1][:len(path)] == path]
+                part = [loc for loc in P.match(pat, ir, want, path)
+                        if loc[0] != "arg"]
+                assert part == whole, (pat, want, path)
+            try:
+                got = [x.path() for x in c.find(pat, many=True)]
+            except SchedulingError:
+                got = None
+            sel = P.select(pat, [loc for loc in P.match(pat, ir)
+                                 if loc[0] != "arg"
+                                 and loc[1][:len(path)] == path])
+            assert got == ([loc[1] for loc in sel] or None) \
+                or all(loc[0] == "expr" for loc in sel), (pat, path)
+
 def test_forward_through_rename_and_simplify():
     c = foo.find("y[_] = _")
     e = foo.find("x[i] + 2.0")

@@ -154,3 +154,22 @@ def test_history_with_configs_and_an_unimportable_name():
     scope = {"load": load}
     exec(text, scope)
     assert str(scope["p"]) == str(p)
+
+
+def test_history_spells_each_step_as_the_call_had_it():
+    """A step's cursors are spelled when ``history()`` is read; everything
+    else at the call, so a list the caller changes afterwards (or a cursor
+    inside it) reads as it was passed."""
+    from exo_hl.display import StepText, step_text
+    names = ['io', 'ii']
+    p = gemm.split('i', 4, *names, tail='perfect')
+    names[0] = 'changed'
+    loops = [p.find_loop('io'), (p.find_loop('j'), 3)]
+    eager = step_text('m', (loops, 'x'), {'k': names})
+    lazy = StepText('m', (loops, 'x'), {'k': names})
+    loops[0] = None
+    names.append('more')
+    assert str(lazy) == eager == (
+        "p.m([p.find_loop('io'), (p.find_loop('j'), 3)], 'x', "
+        "k=['changed', 'ii'])")
+    assert "p = p.split('i', 4, 'io', 'ii', tail='perfect')" in p.history()

@@ -224,6 +224,29 @@ def test_globals_used_covers_what_the_printer_reserves():
         assert globals_used(p.ir()) >= _names_in(p.ir())[0], p.name()
 
 
+def test_expression_globals_are_what_a_walk_finds():
+    """``names._expr_globals`` (a recursion over expression kinds) finds
+    what a walk of every node finds, on every expression of procedures
+    with config reads, externs, strides and windows."""
+    from exo_hl.core_ir import names as NM
+    from exo_hl.core_ir.nodes import IR
+    from exo_hl.core_ir.traversal import walk
+    from exo_hl.hw_libs.avx2 import INSTRS as AVX
+    from exo_hl.hw_libs.gemmini import INSTRS as GEM
+    seen = set()
+    count = 0
+    for p in (caller, calls_sub, loops_and_sub, outer3, *AVX, *GEM):
+        ir = p.ir()
+        for node in walk(ir):
+            if isinstance(node, IR.expr):
+                ref = set()
+                NM._walk_globals(node, ref)
+                assert NM._expr_globals(node) == frozenset(ref)
+                seen |= ref
+                count += 1
+    assert count > 100 and "stride" in seen and len(seen) > 1
+
+
 @proc
 def cal2(n: size, x: [f32][n, n], y: [f32][n, n]):
     for j in seq(0, n):
@@ -289,3 +312,77 @@ def test_random_schedules_keep_names_agreeing():
             p = q
         check_equiv(top2, p, [{"n": 2}], compiled=False)
     assert reached >= 8
+
+
+def _respell_reference(proc_ir):
+    """``names.respell`` as it was written first: a scope dict copied for
+    each nested block."""
+    from exo_hl.core_ir.names import fresh_name, globals_used
+    from exo_hl.core_ir.nodes import IR
+    from exo_hl.core_ir.printer import _names_in
+    from exo_hl.core_ir.syms import Sym
+    from exo_hl.core_ir.traversal import subst
+    reserved = globals_used(proc_ir)
+    taken, decided, env = None, {}, {}
+
+    def bind(sym, scope):
+        nonlocal taken
+        nm = decided.get(sym)
+        if nm is None:
+            nm = sym.name
+            other = scope.get(nm)
+            if (other is not None and other is not sym) or nm in reserved:
+                if taken is None:
+                    taken = set(reserved) | _names_in(proc_ir)[1]
+                nm = fresh_name(sym.name, taken)
+                env[sym] = Sym(nm)
+            if taken is not None:
+                taken.add(nm)
+            decided[sym] = nm
+        scope[nm] = sym
+
+    def block(stmts, scope):
+        for s in stmts:
+            if type(s) is IR.If:
+                block(s.body, dict(scope))
+                block(s.orelse, dict(scope))
+            elif type(s) is IR.For:
+                inner = dict(scope)
+                bind(s.iter, inner)
+                block(s.body, inner)
+            elif type(s) in (IR.Alloc, IR.WindowStmt):
+                bind(s.name, scope)
+    block(proc_ir.body, {a.name.name: a.name for a in proc_ir.args})
+    return [(k, v.name) for k, v in env.items()]
+
+
+def test_respell_with_one_undone_scope_renames_as_with_copies():
+    """Random renamings of the binders of a few procedures to a handful
+    of spellings (loops and allocations in loops, branches and siblings,
+    a callee's name): ``respell`` renames the same symbols to the same
+    spellings as the scope-copying version."""
+    import random
+    from exo_hl.core_ir.names import respell
+    from exo_hl.core_ir.traversal import bound_syms, subst
+    from exo_hl.core_ir.syms import Sym
+    rng = random.Random(3)
+    bases = [caller.inline("row(_)").ir(), outer3.ir(), shadows.ir(),
+             alloc_shadows_arg.ir(), loops_and_sub.ir()]
+    renamed = 0
+    for _ in range(120):
+        ir = rng.choice(bases)
+        syms = bound_syms(ir.body)
+        env = {s: Sym(rng.choice(["i", "j", "x", "n", "sub", s.name]))
+               for s in syms}
+        body = tuple(subst(s, env) for s in ir.body)
+        new = ir.update(body=body)
+        want = _respell_reference(new)
+        out = respell(new)
+        back = {}
+        for a, b in zip(bound_syms(new.body), bound_syms(out.body)):
+            if a is not b:
+                back[a] = b.name
+        assert sorted((k.name, id(k), v) for k, v in back.items()) == \
+            sorted((k.name, id(k), v) for k, v in want), (want, back)
+        renamed += bool(want)
+    assert renamed > 20

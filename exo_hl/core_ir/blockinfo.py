@@ -22,6 +22,10 @@ never be reused by another object while its entry exists).
 * ``diff(old, new)``: the common prefix and suffix of two blocks (equal
   statements, almost always the same objects), found by C-level tuple
   comparisons.
+* ``free_syms(s)``: the symbols ``s`` uses but does not bind
+  (``traversal.free_vars(s)``), composed from those of its nested
+  statements, so a re-check of a loop whose body was edited walks only
+  what the edit built.
 * ``sc_prefix(block, i)``: the state changers among ``block[:i]``, in order
   (what a context computation must fold over; every other statement leaves
   the configuration state and the bindings unchanged).
@@ -34,10 +38,11 @@ from collections import OrderedDict
 
 from .nodes import IR
 from .operators import is_parallel
-from .traversal import used_syms
+from .traversal import free_vars, used_syms
 
 __all__ = ["StmtInfo", "stmt_info", "proc_writes_config", "Summary",
            "summary", "derive_summary", "diff", "note_splice", "sc_prefix",
+           "free_syms",
            "clear_cache"]
 
 
@@ -151,6 +156,33 @@ def stmt_info(s) -> StmtInfo:
     return StmtInfo(cw, isinstance(s, (IR.Alloc, IR.WindowStmt)),
                     isinstance(s, IR.Call), isinstance(s, IR.WindowStmt),
                     False, frozenset(own))
+
+
+@memo(maxsize=1 << 16)
+def free_syms(s) -> frozenset:
+    """``traversal.free_vars(s)``: the symbols statement ``s`` (with the
+    statements in it) uses but does not bind. A loop's or if's from those
+    of its blocks (each remembered), the same sets ``free_vars`` walks
+    for: a loop's bounds, then its body with the iterator bound; the
+    branches each on their own; in a block, what a statement binds is bound
+    for the statements after it."""
+    t = type(s)
+    if t is IR.For:
+        return frozenset(free_vars((s.lo, s.hi))
+                         | (_block_free(s.body) - {s.iter}))
+    if t is IR.If:
+        return frozenset(free_vars(s.cond) | _block_free(s.body)
+                         | _block_free(s.orelse))
+    return frozenset(free_vars(s))
+
+
+def _block_free(blk) -> set:
+    out, bound = set(), set()
+    for s in blk:
+        out |= free_syms(s) - bound
+        if type(s) is IR.Alloc or type(s) is IR.WindowStmt:
+            bound.add(s.name)
+    return out
 
 
 @memo(maxsize=4096)

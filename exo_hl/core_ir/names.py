@@ -50,8 +50,50 @@ def globals_used(proc_ir) -> set:
 
 
 def _expr_globals(e) -> frozenset:
-    from .traversal import walk
     out = set()
+    _globals_in(e, out)
+    return frozenset(out)
+
+
+def _globals_in(e, out):
+    """Add the globals expression ``e`` names to ``out``: what a walk of
+    all its nodes (``traversal.walk``) finds, by a recursion over the
+    expression kinds (the walk asks every node for its fields; this is
+    run on every statement a rewrite builds)."""
+    cls = type(e)
+    if cls is IR.Read:
+        for i in e.idx:
+            _globals_in(i, out)
+    elif cls is IR.BinOp:
+        _globals_in(e.lhs, out)
+        _globals_in(e.rhs, out)
+    elif cls is IR.Const:
+        pass
+    elif cls is IR.USub or cls is IR.Not:
+        _globals_in(e.arg, out)
+    elif cls is IR.WindowExpr:
+        for a in e.idx:
+            if type(a) is IR.Interval:
+                _globals_in(a.lo, out)
+                _globals_in(a.hi, out)
+            elif type(a) is IR.Point:
+                _globals_in(a.pt, out)
+            else:
+                _walk_globals(a, out)
+    elif cls is IR.StrideExpr:
+        out.add("stride")
+    elif cls is IR.ReadConfig:
+        out.add(e.config.name())
+    elif cls is IR.Extern:
+        out.add(e.f.name())
+        for a in e.args:
+            _globals_in(a, out)
+    else:   # anything new in the grammar
+        _walk_globals(e, out)
+
+
+def _walk_globals(e, out):
+    from .traversal import walk
     for n in walk(e):
         cls = type(n)
         if cls is IR.Extern:
@@ -60,7 +102,6 @@ def _expr_globals(e) -> frozenset:
             out.add(n.config.name())
         elif cls is IR.StrideExpr:
             out.add("stride")
-    return frozenset(out)
 
 
 @memo(maxsize=16384)
@@ -103,7 +144,7 @@ def respell(proc_ir):
     decided: Dict[Sym, str] = {}
     env: Dict[Sym, Sym] = {}
 
-    def bind(sym, scope):
+    def bind(sym, scope, undo):
         nonlocal taken
         nm = decided.get(sym)
         if nm is None:
@@ -117,20 +158,26 @@ def respell(proc_ir):
             if taken is not None:
                 taken.add(nm)
             decided[sym] = nm
+        undo.append((nm, scope.get(nm, _UNSET)))
         scope[nm] = sym
 
     def block(stmts, scope):
+        # one scope dict, each block's bindings undone at its end (what
+        # a copy per nested block gave, without the copies)
+        undo = []
         for s in stmts:
             cls = type(s)
             if cls is IR.If:
-                block(s.body, dict(scope))
-                block(s.orelse, dict(scope))
+                block(s.body, scope)
+                block(s.orelse, scope)
             elif cls is IR.For:
-                inner = dict(scope)
-                bind(s.iter, inner)
-                block(s.body, inner)
+                it = []
+                bind(s.iter, scope, it)
+                block(s.body, scope)
+                _restore(scope, it)
             elif cls is IR.Alloc or cls is IR.WindowStmt:
-                bind(s.name, scope)
+                bind(s.name, scope, undo)
+        _restore(scope, undo)
 
     scope: Dict[str, Sym] = {}
     for a in proc_ir.args:
@@ -139,6 +186,17 @@ def respell(proc_ir):
     if not env:
         return proc_ir
     return proc_ir.update(body=tuple(subst(s, env) for s in proc_ir.body))
+
+
+_UNSET = object()
+
+
+def _restore(scope, undo):
+    for nm, old in reversed(undo):
+        if old is _UNSET:
+            del scope[nm]
+        else:
+            scope[nm] = old
 
 
 __all__ = ["fresh_name", "globals_used", "respell"]

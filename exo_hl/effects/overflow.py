@@ -35,7 +35,7 @@ from ..core_ir import types as T
 from ..core_ir.blockinfo import stmt_info
 from ..core_ir.nodes import IR
 from ..core_ir.printer import expr_to_str
-from ..core_ir.traversal import walk
+from ..core_ir.traversal import children
 from ..core_ir.operators import const_int
 from ..errors import BoundsError, ExoTypeError, located
 
@@ -109,9 +109,37 @@ class _Ranges:
         else:
             if isinstance(s, IR.Alloc):
                 self.type_(s.type, s.srcinfo)
-            for n in walk(s):
-                if isinstance(n, IR.expr) and T.is_control(n.type):
-                    self.tree(n, s)
+            for n in children(s):
+                self.exprs(n, s)
+
+    def exprs(self, n, s):
+        """``tree`` of every control expression in ``n`` (in pre-order, as
+        ``walk`` gives them), except the operands ``rng`` already went
+        through for an enclosing one: the same intervals in the same
+        environment, so the same verdict (an expression nested d deep was
+        bounded d times)."""
+        if isinstance(n, IR.expr) and T.is_control(n.type):
+            self.tree(n, s)
+            self.covered(n, s)
+            return
+        for c in children(n):
+            self.exprs(c, s)
+
+    def covered(self, n, s):
+        """``n`` went through ``rng``: so did the operands of ``+ - * / %``,
+        comparisons, ``and``/``or``, ``-`` and ``not`` (``rng`` recurses into
+        those), but not what is below other nodes (indices of a read)."""
+        t = type(n)
+        if t is IR.BinOp:
+            self.covered(n.lhs, s)
+            self.covered(n.rhs, s)
+        elif t is IR.USub or t is IR.Not:
+            self.covered(n.arg, s)
+        elif t is IR.Const or (t is IR.Read and not n.idx):
+            return      # (no node below)
+        else:
+            for c in children(n):
+                self.exprs(c, s)
 
     def type_(self, t, srcinfo):
         for h in getattr(t, "hi", ()):

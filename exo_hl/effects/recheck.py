@@ -34,10 +34,18 @@ the new one:
 2. Each block is compared with its old version (``blockinfo.diff``): the
    common prefix (same objects, same state changers before them) keeps its
    verdicts. The edited region is re-checked in the state rebuilt from the
-   state changers before it, except that a region that is one loop (one
-   ``if``) in both versions with the same header (condition) and the same
-   loop-body ValG is compared recursively instead; a ``par`` loop whose body
-   changed gets its race check again.
+   state changers before it, except that a region whose first statement is
+   a loop (an ``if``) with the header (condition) and the loop-body ValG of
+   the old region's first is compared with it recursively instead (the
+   rest of the region is re-checked after it; a loop edited inside, two
+   loops fused, a loop fissioned); a ``par`` loop whose body changed gets
+   its race check again. Two perfectly nested loops interchanged
+   (``reorder``: neither's bounds name the other's iterator, no config
+   write in them) have their body compared the same way: it is checked
+   under the same facts, in the other order. Statements a swap moved
+   within a region without
+   state changers keep their verdicts (the same state, the same enclosing
+   statements).
 3. Statements after the region (the same objects) keep their verdicts when
    the state changers of the region are the same in both versions, as
    projections carrying everything a later statement can see of them:
@@ -46,8 +54,9 @@ the new one:
    * a config writer, window statement or call differs (or one of them was
      added or removed): every later statement of the block is re-checked;
    * only allocations differ: the later statements mentioning one of their
-     names are re-checked (only those containing calls, when only memories
-     differ), transitively through later allocations, window statements
+     names are re-checked (only the calls' memory checks of those
+     containing calls, when only memories differ: no other check reads a
+     memory), transitively through later allocations, window statements
      and config writers they feed; a later statement not mentioning them
      sees the same state up to dense-stride facts about other buffers'
      strides, which are definitions of variables it does not mention (so
@@ -67,8 +76,8 @@ from __future__ import annotations
 import bisect
 import os
 
-from ..core_ir.blockinfo import (derive_summary, diff, sc_prefix, stmt_info,
-                                 summary)
+from ..core_ir.blockinfo import (derive_summary, diff, free_syms, sc_prefix,
+                                 stmt_info, summary)
 from ..core_ir.nodes import IR
 from ..core_ir.operators import is_parallel
 from ..core_ir.traversal import free_vars
@@ -220,6 +229,24 @@ class _Walker(bounds._Walker):
         return super().transfer(s, st)
 
 
+def _moved(old, new, osum, nsum, p, eo, en):
+    """The ids of the statements of the edited region ``new[p:en]`` that
+    are statements of the old region ``old[p:eo]`` (the same objects: a
+    swap, a statement moved within the region) when neither region has a
+    state changer. Every statement of such a region is checked in the
+    state before it (the common prefix is the same, and nothing in the
+    region changes the state), under the same enclosing statements; the
+    old procedure passed, so these statements pass where they stand
+    now."""
+    def none_in(pos, lo, hi):
+        return bisect.bisect_left(pos, hi) == bisect.bisect_left(pos, lo)
+    if en - p < 2 or eo - p < 2 or not none_in(osum.sc, p, eo) \
+            or not none_in(nsum.sc, p, en):
+        return ()
+    was = {id(s) for s in old[p:eo]}
+    return {id(s) for s in new[p:en] if id(s) in was}
+
+
 def _proj(s):
     """What later statements of the block can see of a state changer."""
     if isinstance(s, IR.Alloc):
@@ -270,7 +297,7 @@ class _Recheck:
             node = getattr(node, field)[i]
             if isinstance(node, IR.For):
                 bound.add(node.iter)
-        free = free_vars(s, bound)
+        free = free_syms(s) - bound     # = free_vars(s, bound)
         if free:
             names = ", ".join(sorted(f"'{x.name}'" for x in free))
             raise ExoTypeError(located(
@@ -325,12 +352,21 @@ class _Recheck:
             s = new[j]          # old[:p] == new[:p]
             st = w.transfer(s, st)
             mems = bind_memory(s, mems)
-        if eo - p == 1 and en - p == 1 and \
+        start = p
+        if en > p and eo > p and \
                 self.descend(old[p], new[p], st, mems, ppath + ((field, p), )):
+            # the region's first statement is a loop (if) with the header
+            # of the old region's first: compared with it, like a loop
+            # edited inside (fuse_loop appends the second loop's body, a
+            # fission keeps a prefix of it); it stands in the state the
+            # old one stood in, whatever follows in either region
             st = w.transfer(new[p], st)
-        else:
-            for j in range(p, en):
-                st, mems = self.check(new[j], st, mems, ppath + ((field, j), ))
+            start = p + 1
+        kept = _moved(old, new, osum, nsum, p, eo, en) if start == p else ()
+        for j in range(start, en):
+            if id(new[j]) in kept:
+                continue
+            st, mems = self.check(new[j], st, mems, ppath + ((field, j), ))
         self.suffix(old, new, osum, nsum, p, eo, en, st, mems, ppath, field)
 
     def descend(self, o, n, st, mems, path):
@@ -340,7 +376,7 @@ class _Recheck:
             return False
         if isinstance(n, IR.For):
             if (o.iter, o.lo, o.hi, o.mode) != (n.iter, n.lo, n.hi, n.mode):
-                return False
+                return self.interchanged(o, n, st, mems, path)
             prep = self.prepare(o.body, n.body)
             if self.w.body_valg(o.body) != self.w.body_valg(n.body):
                 return False
@@ -358,6 +394,42 @@ class _Recheck:
                 self.block(o.orelse, n.orelse, st_else, mems, path, "orelse")
             return True
         return False
+
+    def interchanged(self, o, n, st, mems, path):
+        """``for x: for y: B`` -> ``for y: for x: B'`` (``reorder``), neither
+        loop's bounds naming the other's iterator and nothing in it writing
+        config: B' is checked in the same state as B was (the two loops'
+        facts are the same terms, in the other order; the config values
+        are those before the nest), so B' is compared with B; the headers
+        are walked again and the ``par`` loops asked again."""
+        if len(o.body) != 1 or len(n.body) != 1:
+            return False
+        o2, n2 = o.body[0], n.body[0]
+        if type(o2) is not IR.For or type(n2) is not IR.For:
+            return False
+        if (o.iter, o.lo, o.hi, o.mode) != (n2.iter, n2.lo, n2.hi, n2.mode) \
+                or (o2.iter, o2.lo, o2.hi, o2.mode) != \
+                (n.iter, n.lo, n.hi, n.mode):
+            return False
+        if stmt_info(o).cw or stmt_info(n).cw \
+                or o.iter in free_vars((n.lo, n.hi)) \
+                or n.iter in free_vars((o.lo, o.hi)):
+            return False
+        prep = self.prepare(o2.body, n2.body)
+        w = self.w
+        w.expr(n.lo, st, n)
+        w.expr(n.hi, st, n)
+        st_n = w.loop_state(n, st)
+        w.expr(n2.lo, st_n, n2)
+        w.expr(n2.hi, st_n, n2)
+        inner = path + (("body", 0), )
+        self.block(o2.body, n2.body, w.loop_state(n2, st_n), mems, inner,
+                   "body", prep)
+        if is_parallel(n2.mode):
+            self.par(n2, inner)
+        if is_parallel(n.mode):
+            self.par(n, path)
+        return True
 
     def suffix(self, old, new, osum, nsum, p, eo, en, st, mems, ppath, field):
         n = len(new)
@@ -400,8 +472,15 @@ class _Recheck:
                 continue
             hit_b = not inf.names.isdisjoint(xb)
             hit_c = inf.has_call and not inf.names.isdisjoint(xc)
-            if hit_b or hit_c:
+            if hit_b:
                 st, mems = self.check(s, st, mems, ppath + ((field, j), ))
+            elif hit_c:
+                # only memories differ for it: its calls' memory checks
+                # are all that read them (bounds, scopes and races do not)
+                check_calls_in((s, ), mems, self.new.name)
+                if inf.sc:
+                    st = self.w.transfer(s, st)
+                    mems = bind_memory(s, mems)
             elif inf.sc:
                 st = self.w.transfer(s, st)
                 mems = bind_memory(s, mems)

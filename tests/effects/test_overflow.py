@@ -73,3 +73,99 @@ def test_a_remembered_statement_is_asked_again_under_other_ranges():
     with pytest.raises(BoundsError, match="may overflow"):
         check_control_ranges(wide)
     check_control_ranges(ir)            # and the bounded one still passes
+
+
+def _reference_ranges():
+    """The walk before nested operands were skipped: ``tree`` of every
+    control expression ``walk`` yields."""
+    from exo_hl.core_ir import types as T
+    from exo_hl.core_ir.nodes import IR
+    from exo_hl.core_ir.traversal import walk
+    from exo_hl.effects import overflow as O
+
+    class Ref(O._Ranges):
+        calls = 0
+
+        def exprs(self, n, s):
+            for m in walk(n):
+                if isinstance(m, IR.expr) and T.is_control(m.type):
+                    self.tree(m, s)
+
+        def rng(self, e):
+            Ref.calls += 1
+            return super().rng(e)
+    return Ref
+
+
+def test_nested_control_operands_bounded_once_with_the_same_verdicts():
+    """Each control expression is bounded once, not once per enclosing
+    operator; random nested index expressions (some overflowing, some not
+    quasi-affine, some inside a data read's index) get the same verdict
+    and message as from the walk that bounded every sub-expression."""
+    import random
+    from exo_hl.core_ir.nodes import IR
+    from exo_hl.effects import overflow as O
+    from exo_hl.errors import ExoTypeError
+    Ref = _reference_ranges()
+    ir = bounded_guard.ir()
+    loop = ir.body[0]
+    i = loop.iter
+    rng = random.Random(7)
+
+    def rand_expr(d):
+        if d == 0 or rng.random() < 0.2:
+            if rng.random() < 0.5:
+                return IR.Read(i, (), type=IR.Index)
+            return IR.Const(rng.choice([1, 3, 2**20, 2**40, 2**62]),
+                            type=IR.Int)
+        op = rng.choice(["+", "-", "*", "*", "/", "%"])
+        a, b = rand_expr(d - 1), rand_expr(d - 1)
+        if op in "*/%" and rng.random() < 0.8:
+            b = IR.Const(rng.choice([2, 5, 2**21]), type=IR.Int)
+        return IR.BinOp(op, a, b, type=IR.Index)
+
+    def verdict(cls, body):
+        cls.calls = 0
+        r = cls(ir, {a.name: O.SIZE for a in ir.args if a.type is IR.Size})
+        r.env[i] = (0, 3)
+        try:
+            r.stmts(body)
+        except (BoundsError, ExoTypeError) as e:
+            return type(e), str(e)
+        return None
+
+    class New(O._Ranges):
+        calls = 0
+
+        def rng(self, e):
+            New.calls += 1
+            return super().rng(e)
+
+    assign = loop.body[0].body[0]          # A[0] = 1.0
+
+    def idx(d):
+        return IR.BinOp("%", rand_expr(d), IR.Const(4, type=IR.Int),
+                        type=IR.Index)
+
+    seen = set()
+    for _ in range(300):
+        # a data read's index inside the right-hand side, too
+        rhs = IR.BinOp("+", IR.Read(assign.name, (idx(3), ), type=IR.F32),
+                       IR.Const(1.0, type=IR.F32), type=IR.F32)
+        stmt = assign.update(idx=(idx(5), ), rhs=rhs)
+        O._PASSED.clear()
+        want = verdict(Ref, (stmt, ))
+        O._PASSED.clear()
+        got = verdict(New, (stmt, ))
+        assert got == want
+        assert New.calls <= Ref.calls
+        seen.add(None if want is None else want[0])
+    assert seen == {None, BoundsError, ExoTypeError}
+    # a chain nested 40 deep: bounded 41 times, not 40 * 41 / 2
+    e = IR.Read(i, (), type=IR.Index)
+    for _ in range(40):
+        e = IR.BinOp("+", e, IR.Const(1, type=IR.Int), type=IR.Index)
+    stmt = assign.update(idx=(IR.BinOp("-", e, e, type=IR.Index), ))
+    O._PASSED.clear()
+    assert verdict(New, (stmt, )) is None
+    assert New.calls == 2 * (1 + 40 * 2) + 1

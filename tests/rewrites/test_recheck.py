@@ -30,7 +30,7 @@ from exo_hl import (DRAM, BoundsError, ExoTypeError, SchedulingError, config,
 from exo_hl.api import Procedure
 from exo_hl.core_ir import blockinfo
 from exo_hl.core_ir.nodes import IR
-from exo_hl.core_ir.traversal import used_syms, walk_stmts
+from exo_hl.core_ir.traversal import free_vars, used_syms, walk_stmts
 from exo_hl.core_ir.windows import make_window, retype_window_names
 from exo_hl.cursors import ExprCursor, StmtCursor
 from exo_hl.frontend import recheck
@@ -284,6 +284,120 @@ def test_allocation_memory_through_a_window():
     _context_case(base, new, [(1, ), (2, )], match="memory")
 
 
+def test_allocation_memory_of_a_call_nested_in_a_loop():
+    """Only a memory changes: a later loop containing a call on the buffer
+    has its calls' memory checked again (the rest of the loop keeps its
+    verdict: no other check reads a memory)."""
+    @proc
+    def nested(n: size, B: f32[n]):
+        v: f32[8] @ SCR
+        for i in seq(0, n):
+            for j in seq(0, 2):
+                need_scr(v[4 * j:4 * j + 4])
+                B[i] = v[j]
+    base = _checked(nested)
+    s = _at(base.ir(), 0)
+    new = _replace(base.ir(), (0, ), [s.update(mem=DRAM)])
+    _context_case(base, new, [(1, )], match="memory")
+
+
+def test_fused_and_fissioned_loops_compared_with_the_first_old_loop():
+    """A region whose first statement is a loop with the old first loop's
+    header is compared with it: what fuse_loop appends (the second loop's
+    body under the first's iterator) and what a fission leaves in the
+    second loop are checked, the kept prefix is not asked again, and an
+    out-of-bounds appended access is still refused by the incremental
+    check itself."""
+    @proc
+    def two_loops(n: size, A: f32[n], B: f32[n + 1]):
+        for i in seq(0, n):
+            A[i] = 1.0
+        for j in seq(0, n):
+            B[j + 1] = 2.0
+    base = _checked(two_loops)
+    ir = base.ir()
+    first, second = ir.body
+    i = first.iter
+
+    def fused(off):
+        b = second.body[0]
+        idx = IR.BinOp("+", IR.Read(i, (), type=IR.Index), _const(off),
+                       type=IR.Index)
+        loop = first.update(body=first.body + (b.update(idx=(idx, )), ))
+        return ir.update(body=(loop, ))
+    good, bad = fused(1), fused(2)
+    recheck._Recheck(ir, good).run()
+    assert recheck._Recheck(ir, good).prepare(ir.body, good.body)[:3] \
+        == (0, 2, 1)
+    base._derive(good, "edit")
+    _full_rejects(bad)
+    _incremental_rejects(ir, bad)
+    _derive_rejects(base, bad, "out of bounds")
+    # fission: the old single loop's prefix first, a new loop after it
+    # (checked in full: here out of bounds)
+    one = base._derive(good, "edit")
+    loop = one.ir().body[0]
+    tail = second.update(body=(loop.body[1].update(idx=(IR.BinOp(
+        "+", IR.Read(second.iter, (), type=IR.Index), _const(2),
+        type=IR.Index), )), ))
+    split = one.ir().update(body=(loop.update(body=loop.body[:1]), tail))
+    _full_rejects(split)
+    _incremental_rejects(one.ir(), split)
+
+
+def test_interchanged_loops_keep_their_body_and_ask_the_par_loop_again():
+    """``for x: for y: B`` -> ``for y: for x: B`` (what reorder builds):
+    B is not re-checked (the same facts, in the other order), but a
+    ``par`` loop moved outside is asked again: here its iterations race
+    (A[x + y] across x), which the incremental check itself refuses;
+    a nest that is not the old one interchanged is checked in full."""
+    @proc
+    def nest(n: size, A: f32[n + 8]):
+        for x in seq(0, 4):
+            for y in par(0, 4):
+                A[x + y] = 1.0
+    base = _checked(nest)
+    ir = base.ir()
+    outer = ir.body[0]
+    inner = outer.body[0]
+    swapped = ir.update(body=(inner.update(body=(outer.update(
+        body=inner.body), )), ))
+    checked = []
+    orig = recheck._Recheck.check
+
+    def counting(self, s, *a):
+        checked.append(s)
+        return orig(self, s, *a)
+    recheck._Recheck.check = counting
+    try:
+        _full_rejects(swapped)
+        _incremental_rejects(ir, swapped)
+        assert checked == []
+    finally:
+        recheck._Recheck.check = orig
+    _derive_rejects(base, swapped, "race")
+    # both seq: passes, nothing re-checked
+    seq_ir = ir.update(body=(outer.update(body=(inner.update(
+        mode=outer.mode), )), ))
+    seq_base = base._derive(seq_ir, "edit")
+    o2, i2 = seq_ir.body[0], seq_ir.body[0].body[0]
+    both = seq_ir.update(body=(i2.update(body=(o2.update(
+        body=i2.body), )), ))
+    recheck._Recheck(seq_ir, both).run()
+    seq_base._derive(both, "edit")
+    # the new inner loop's bounds name the new outer iterator: not an
+    # interchange of the old nest, checked in full (and fine)
+    tri = seq_ir.update(body=(i2.update(body=(o2.update(
+        body=i2.body, hi=IR.Read(i2.iter, (), type=IR.Index)), )), ))
+    recheck._Recheck.check = counting
+    try:
+        recheck._Recheck(seq_ir, tri).run()
+        assert checked
+    finally:
+        recheck._Recheck.check = orig
+    recheck.check_full(tri)
+
+
 @config
 class RS:
     s: stride
@@ -499,6 +613,11 @@ def _assert_structural_caches_fresh(ir):
         inf = blockinfo.stmt_info(x)
         assert [inf.cw, inf.binder, inf.has_call, inf.has_win, inf.has_par,
                 inf.names] == _ref_info(x)
+        # the composed free symbols (the re-check's scope test) are the
+        # walk's, for every statement and with any names bound around it
+        assert blockinfo.free_syms(x) == frozenset(free_vars(x))
+        some = set(list(used_syms(x))[::2])
+        assert blockinfo.free_syms(x) - some == free_vars(x, some)
 
 
 def _verdict(fn):
