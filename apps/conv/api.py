@@ -26,6 +26,7 @@ import functools
 import numpy as np
 
 from apps.common import isa_choice as _common_isa
+from apps.common.aligned import aligned_empty
 from apps.conv.schedule import ISAS, schedule
 
 
@@ -121,7 +122,8 @@ def conv(inp, wt, bias, out=None, *, isa="auto", params=None):
     if bias.shape != (OC,):
         raise ValueError(f"conv: bias is {bias.shape}, expected ({OC},)")
     if out is None:
-        out = np.empty((N, H, W, OC), np.float32)
+        out = aligned_empty((N, H, W, OC))    # (on a cache line: no
+        #                                         store straddles two)
     out = _array(out, "out", 4)
     if out.shape != (N, H, W, OC):
         raise ValueError(f"conv: out is {out.shape}, expected "

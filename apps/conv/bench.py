@@ -76,6 +76,8 @@ BLAS_NOTES = configure_blas()        # before numpy is imported
 
 import numpy as np  # noqa: E402
 
+from apps.common.aligned import aligned_empty  # noqa: E402
+
 from apps.common.ort_session import ort_session  # noqa: E402
 from apps.common.peak import thread_peaks  # noqa: E402
 from apps.common.timing import add_timing_args, best_times  # noqa: E402
@@ -150,7 +152,7 @@ def measure(kernels, sizes, threads, reps, peaks, isa, clock, blas,
         fns = []
         pack_ms = {}
         for label, k in kernels.items():
-            o = np.empty((N, H, W, OC), np.float32)
+            o = aligned_empty((N, H, W, OC))   # (as ORT's own output)
             outs[label] = o
             w = k.prepare(wt)       # pre-packed weights: once, apart
             if w is not wt:

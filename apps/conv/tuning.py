@@ -313,6 +313,7 @@ class Bench:
     def __call__(self, compiled, params):
         import numpy as np
 
+        from apps.common.aligned import aligned_empty
         from apps.common.blas_env import set_openmp_threads
         from apps.common.timing import best_times
         from apps.conv.api import RawKernel
@@ -326,7 +327,7 @@ class Bench:
         inp = rng.integers(-2, 3, (N, H + 2, W + 2, IC)).astype(np.float32)
         wt = rng.integers(-2, 3, (3, 3, IC, OC)).astype(np.float32)
         bias = rng.integers(-2, 3, OC).astype(np.float32)
-        out = np.empty((N, H, W, OC), np.float32)
+        out = aligned_empty((N, H, W, OC))
         want = reference(inp, wt, bias)
         wt = kernel.prepare(wt)       # pre-packed: once, not timed
         kernel(sizes, inp, wt, bias, out)

@@ -182,7 +182,10 @@ _NO_CONTRACT = """\
 _HEAP_HELPER = """\
 /* n = dims[0] * ... * dims[k-1] elements of elem bytes on the heap, or NULL
    with *status |= 1 when the byte count overflows size_t, |= 2 when malloc
-   fails (the caller frees what it holds and returns *status). */
+   fails (the caller frees what it holds and returns *status). The block
+   starts on a 64-byte cache line (aligned_alloc, the size rounded up to a
+   multiple of 64 as C11 asks): malloc's 16 bytes made every other vector
+   load of a buffer read with 64-byte loads straddle two lines. */
 static inline void *exo_hl_malloc(int *status, size_t elem, int k,
                                   const size_t *dims) {
     size_t bytes = elem;
@@ -193,7 +196,11 @@ static inline void *exo_hl_malloc(int *status, size_t elem, int k,
         }
         bytes *= dims[i];
     }
-    void *p = malloc(bytes ? bytes : 1);
+    if (bytes > SIZE_MAX - 63) {    /* no block that large exists */
+        *status |= 2;
+        return NULL;
+    }
+    void *p = aligned_alloc(64, bytes ? (bytes + 63) / 64 * 64 : 64);
     if (p == NULL)
         *status |= 2;
     return p;
