@@ -35,6 +35,7 @@ from apps.sgemm.schedule import (ISAS, alpha_beta, by_columns, narrow,
                                  sequential, stages)
 from apps.sgemm.tuning import configured
 from apps.common import isa_choice as _common_isa
+from apps.common.aligned import aligned_empty
 
 
 def missing_features(isa) -> frozenset:
@@ -227,10 +228,9 @@ def aligned_zeros(shape, align=64):
     ``align``-byte boundary. numpy puts large arrays 16 bytes past a cache
     line, so each 64-byte row piece of a C tile spans two lines; the AVX2
     kernel runs 2-3% slower on such a C (apps/sgemm/README.md)."""
-    n = int(np.prod(shape))
-    raw = np.zeros(n + align // 4, np.float32)
-    skip = (-raw.ctypes.data % align) // 4
-    return raw[skip:skip + n].reshape(shape)
+    out = aligned_empty(shape, np.float32, align)
+    out[...] = 0.0
+    return out
 
 
 #: the largest size a kernel takes (its sizes are 32-bit values)
