@@ -113,19 +113,13 @@ ALIGN = 64
 
 
 class DRAM_ALIGNED(DRAM):
-    """Heap memory aligned to a cache line (C11 ``aligned_alloc``, the
-    size rounded up to a multiple of the alignment). A packed panel read
-    register by register then never has a load that straddles two cache
-    lines, which ``malloc``'s 16-byte alignment gives every other load."""
-
-    @classmethod
-    def alloc(cls, new_name, prim_type, shape, srcinfo):
-        if not shape:
-            return f"{prim_type} {new_name};"
-        size = " * ".join(f"(size_t)({s})" for s in shape)
-        return (f"{prim_type} *{new_name} = ({prim_type}*) aligned_alloc("
-                f"{ALIGN}, ({size} * sizeof({prim_type}) + {ALIGN - 1}) "
-                f"/ {ALIGN} * {ALIGN});")
+    """Heap memory aligned to a cache line. A packed panel read register
+    by register then never has a load that straddles two cache lines,
+    which ``malloc``'s 16-byte alignment gives every other load. ``DRAM``'s
+    own allocation now starts on a line (``exo_hl_malloc``: aligned_alloc,
+    the size checked for overflow and the result for NULL), so this
+    memory inherits it: its own ``aligned_alloc`` had neither check. It
+    stays a memory of its own so the schedule states the requirement."""
 
 
 class DRAM_STATIC_ALIGNED(DRAM_STATIC):

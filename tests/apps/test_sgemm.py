@@ -155,7 +155,10 @@ def test_schedule_shape(chain):
     c = FAST.c_code_str()
     assert "__m256 C_reg[12];" in c and "_mm256_fmadd_ps(" in c
     assert c.count("_Alignas(64) float A_pack") == 2
-    assert c.count("aligned_alloc(64, ") == 2 and " malloc(" not in c
+    # the heap panels through exo_hl_malloc (on a 64-byte line, the size
+    # checked for overflow and the block for NULL), no unchecked allocation
+    assert c.count("exo_hl_malloc(&exo_hl_status") == 2
+    assert c.count("aligned_alloc(") == 1 and " malloc(" not in c
     # each par loop is outlined (a target function: codegen_c/outline.py);
     # the two of a k block share one parallel region, a barrier between
     assert c.count("#pragma omp parallel\n") == 2
