@@ -27,6 +27,7 @@ import numpy as np
 
 from apps.common import isa_choice as _common_isa
 from apps.common.aligned import aligned_empty
+from apps.common.raw_call import raw_function
 from apps.conv.schedule import ISAS, schedule
 
 
@@ -55,15 +56,8 @@ class RawKernel:
         if "wp" in names:
             self.packed_ob = int(compiled.proc.args[names.index("wp")]
                                  .type.hi[-1].val)
-        lib = ctypes.CDLL(compiled.library_path)
-        self._fn = getattr(lib, compiled.name)
-        self._fn.restype = None
         self.n_sizes = len(compiled.proc.args) - 4
-        lib.exo_hl_sizeof_fast32.restype = ctypes.c_size_t
-        fast = ctypes.c_int64 if lib.exo_hl_sizeof_fast32() == 8 \
-            else ctypes.c_int32
-        p = ctypes.c_void_p
-        self._fn.argtypes = [p] + [fast] * self.n_sizes + [p] * 4
+        lib, self._fn, self._check = raw_function(compiled, self.n_sizes, 4)
         self._lib = lib
 
     def prepare(self, wt):
@@ -74,8 +68,9 @@ class RawKernel:
         return pack_weights(wt, self.packed_ob)
 
     def __call__(self, sizes, inp, wt, bias, out):
-        self._fn(None, *sizes[:self.n_sizes], inp.ctypes.data,
-                 wt.ctypes.data, bias.ctypes.data, out.ctypes.data)
+        self._check(self._fn(None, *sizes[:self.n_sizes], inp.ctypes.data,
+                             wt.ctypes.data, bias.ctypes.data,
+                             out.ctypes.data))
 
 
 @functools.lru_cache(maxsize=None)

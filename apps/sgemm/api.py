@@ -36,6 +36,7 @@ from apps.sgemm.schedule import (ISAS, alpha_beta, by_columns, narrow,
 from apps.sgemm.tuning import configured
 from apps.common import isa_choice as _common_isa
 from apps.common.aligned import aligned_empty
+from apps.common.raw_call import raw_function
 
 
 def missing_features(isa) -> frozenset:
@@ -102,19 +103,14 @@ class RawKernel:
 
     def __init__(self, compiled):
         self.compiled = compiled
-        lib = ctypes.CDLL(compiled.library_path)
-        self._fn = getattr(lib, compiled.name)
-        self._fn.restype = None
         n_scalars = len(compiled.proc.args) - 6      # alpha, beta
-        lib.exo_hl_sizeof_fast32.restype = ctypes.c_size_t
-        fast = ctypes.c_int64 if lib.exo_hl_sizeof_fast32() == 8 \
-            else ctypes.c_int32
-        p = ctypes.c_void_p
-        self._fn.argtypes = [p, fast, fast, fast] + [p] * (3 + n_scalars)
+        lib, self._fn, self._check = raw_function(compiled, 3,
+                                                  3 + n_scalars)
         self._lib = lib
 
     def __call__(self, M, N, K, *arrays):
-        self._fn(None, M, N, K, *(a.ctypes.data for a in arrays))
+        self._check(self._fn(None, M, N, K,
+                             *(a.ctypes.data for a in arrays)))
 
     def bound(self, M, N, K, *arrays):
         """A call of the kernel on these arrays with no arguments: their
@@ -123,9 +119,10 @@ class RawKernel:
         benchmarks that time the kernel and not its caller. The callable
         keeps the arrays alive."""
         fn, ptrs = self._fn, tuple(a.ctypes.data for a in arrays)
+        check = self._check
 
         def call(_keep=arrays):
-            fn(None, M, N, K, *ptrs)
+            check(fn(None, M, N, K, *ptrs))
         return call
 
 

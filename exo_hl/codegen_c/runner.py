@@ -319,6 +319,17 @@ class CompiledProcedure(ConfigState):
         c_args, _held = self._c_args(args, kwargs)
         self._raise_status(self._fn(*c_args))
 
+    @property
+    def returns_status(self) -> bool:
+        """Whether the C function returns exo_hl's allocation status (it
+        has a heap buffer): a caller going straight through ctypes must
+        pass the result to ``check_status``."""
+        return self._status
+
+    def check_status(self, status):
+        """Raise the C function's nonzero status as ``__call__`` does."""
+        self._raise_status(status)
+
     def _raise_status(self, status):
         """The C function's status as the interpreter's exception (numpy
         refuses an array too big to address with ValueError, and one it

@@ -31,7 +31,8 @@ static int check(int M, int N, int K, unsigned seed)
                 s += A[i * K + k] * B[k * N + j];
             W[i * N + j] = s;
         }
-    sgemm(M, N, K, A, B, C);                       /* C += A @ B */
+    if (sgemm(M, N, K, A, B, C))                   /* C += A @ B */
+        bad = 1;
     if (sgemm_alpha_beta(M, N, K, 2.0f, -1.0f, A, B, D)) /* D = 2AB - D */
         bad = 1;
     for (int i = 0; i < M * N; i++)

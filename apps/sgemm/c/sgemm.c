@@ -23,13 +23,14 @@ static int has_avx512(void)
     return __builtin_cpu_supports("avx512f") != 0;
 }
 
-void sgemm(int_fast32_t M, int_fast32_t N, int_fast32_t K,
-           const float *A, const float *B, float *C)
+int sgemm(int_fast32_t M, int_fast32_t N, int_fast32_t K,
+          const float *A, const float *B, float *C)
 {
+    /* the kernels allocate B's packed panels on the heap: they return
+       exo_hl's status */
     if (has_avx512())
-        sgemm_avx512(NULL, M, N, K, A, B, C);
-    else
-        sgemm_avx2(NULL, M, N, K, A, B, C);
+        return sgemm_avx512(NULL, M, N, K, A, B, C);
+    return sgemm_avx2(NULL, M, N, K, A, B, C);
 }
 
 int sgemm_alpha_beta(int_fast32_t M, int_fast32_t N, int_fast32_t K,

@@ -1,6 +1,9 @@
 /* SGEMM for C programs: row-major float matrices, any sizes >= 1.
  *
  *   sgemm(M, N, K, A, B, C):                  C += A @ B
+ *     (returns 0, or nonzero when a packed panel of B could not be
+ *     allocated: 1 its size overflows size_t, 2 out of memory; C then
+ *     holds the k blocks done before, or is unchanged)
  *   sgemm_alpha_beta(M, N, K, a, b, A, B, C): C = a * A @ B + b * C
  *     (returns 0, or nonzero, C unchanged, when its M x N temporary could
  *     not be allocated)
@@ -21,8 +24,8 @@
 extern "C" {
 #endif
 
-void sgemm(int_fast32_t M, int_fast32_t N, int_fast32_t K,
-           const float *A, const float *B, float *C);
+int sgemm(int_fast32_t M, int_fast32_t N, int_fast32_t K,
+          const float *A, const float *B, float *C);
 
 int sgemm_alpha_beta(int_fast32_t M, int_fast32_t N, int_fast32_t K,
                      float alpha, float beta,
