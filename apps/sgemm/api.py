@@ -13,7 +13,8 @@ best instruction set the CPU has (AVX-512, else AVX2); naming one the CPU
 lacks is an error unless emulation is on (``EXO_HL_EMULATE=1``). The
 kernels run on ``OMP_NUM_THREADS`` threads (all cores by default), except
 the products too small for threads (``Dispatch``), which run on a
-one-thread kernel.
+one-thread kernel. With or without alpha/beta, a product runs the same
+kernel (``Dispatch``: one-thread, column split, A unpacked or row split).
 
 The schedule's parameters (tile, KC, NC, MC, par loops) come from this
 machine's tuning record (``exo-hl tune sgemm``), else from the BLIS
@@ -95,6 +96,35 @@ def narrow_procedures(isa_name: str):
     return narrow(isa) if isa.narrow_n else None
 
 
+@functools.lru_cache(maxsize=None)
+def alpha_beta_procedures(isa_name: str):
+    """(threaded, one-thread or None, column-split or None) ``C = alpha A
+    @ B + beta C`` for an ISA: ``schedule.alpha_beta`` around each of the
+    kernels ``Dispatch`` picks from (``procedures``,
+    ``sequential_procedure``, ``columns_procedure``), the one-thread one
+    with no par loop. All compute T = A @ B in the same order, so their C
+    is the same, bit for bit; each is scheduled (checked) on first use."""
+    isa, _ = configuration(isa_name)
+    one = sequential_procedure(isa_name) if isa.par_min else None
+    cols = columns_procedure(isa_name) if isa.nc_cols else None
+    return (procedures(isa_name)[1],
+            alpha_beta(isa, one, "_1t", par=False) if one else None,
+            alpha_beta(isa, cols, "_cols") if cols else None)
+
+
+@functools.lru_cache(maxsize=None)
+def narrow_alpha_beta_procedures(isa_name: str):
+    """(threaded, one-thread) ``C = alpha A @ B + beta C`` around the
+    kernels with A unpacked (``narrow_procedures``); None without
+    ``narrow_n``."""
+    isa, _ = configuration(isa_name)
+    kernels = narrow_procedures(isa_name)
+    if kernels is None:
+        return None
+    return (alpha_beta(isa, kernels[0], "_narrow"),
+            alpha_beta(isa, kernels[1], "_narrow_1t", par=False))
+
+
 class RawKernel:
     """A compiled SGEMM called straight through ctypes: the compiled
     callable's argument checks (shapes, dtypes, overlap: tens of
@@ -124,6 +154,27 @@ class RawKernel:
         def call(_keep=arrays):
             check(fn(None, M, N, K, *ptrs))
         return call
+
+
+class Deferred:
+    """A kernel built (scheduled and compiled: ``build()`` returns a
+    ``RawKernel``) on its first call, for the kernels of ``Dispatch``
+    that many programs never run (the alpha/beta ones)."""
+
+    def __init__(self, build):
+        self._build, self._kernel = build, None
+
+    def kernel(self):
+        """The ``RawKernel``, built on the first call."""
+        if self._kernel is None:
+            self._kernel = self._build()
+        return self._kernel
+
+    def __call__(self, M, N, K, *arrays):
+        self.kernel()(M, N, K, *arrays)
+
+    def bound(self, M, N, K, *arrays):
+        return self.kernel().bound(M, N, K, *arrays)
 
 
 def even(n: int, nc: int, threads: int) -> bool:
@@ -185,10 +236,13 @@ class Dispatch:
 
 @functools.lru_cache(maxsize=None)
 def compiled(isa_name: str):
-    """(``Dispatch`` of the threaded and one-thread C += A @ B, the
-    alpha-beta procedure), compiled (``RawKernel``); the narrow products'
-    kernels are compiled when the first one comes (``_narrow_dispatch``)."""
-    plain, scaled = (RawKernel(p.compile()) for p in procedures(isa_name))
+    """(``Dispatch`` of the C += A @ B kernels, ``Dispatch`` of the
+    ``C = alpha A @ B + beta C`` kernels), compiled (``RawKernel``). Both
+    pick the same way for a product (the alpha/beta kernels are the same
+    kernels inside ``schedule.alpha_beta``); the alpha/beta ones, and the
+    narrow products' kernels, are scheduled and compiled when the first
+    product that runs them comes (``Deferred``, ``_narrow_dispatch``)."""
+    plain = RawKernel(procedures(isa_name)[0].compile())
     isa, _ = configuration(isa_name)
     one = sequential_procedure(isa_name) if isa.par_min else None
     cols = columns_procedure(isa_name) if isa.nc_cols else None
@@ -200,21 +254,30 @@ def compiled(isa_name: str):
             threads.restype, threads.argtypes = ctypes.c_int, []
         except AttributeError:           # built without OpenMP
             threads = lambda: 1          # noqa: E731
+
+    def scaled(i):
+        return Deferred(lambda: RawKernel(
+            alpha_beta_procedures(isa_name)[i].compile()))
     narrow = functools.partial(_narrow_dispatch, isa_name) \
+        if isa.narrow_n else None
+    narrow_scaled = functools.partial(_narrow_dispatch, isa_name, True) \
         if isa.narrow_n else None
     return (Dispatch(plain, RawKernel(one.compile()) if one else None,
                      isa.par_min, isa.mr, cols, isa.nc_cols, threads,
                      narrow, isa.narrow_n),
-            scaled)
+            Dispatch(scaled(0), scaled(1) if one else None, isa.par_min,
+                     isa.mr, scaled(2) if cols else None, isa.nc_cols,
+                     threads, narrow_scaled, isa.narrow_n))
 
 
 @functools.lru_cache(maxsize=None)
-def _narrow_dispatch(isa_name: str):
+def _narrow_dispatch(isa_name: str, scaled: bool = False):
     """The ``Dispatch`` of the kernels with A unpacked (threaded, and
     one-thread below ``par_min`` or for one row block), compiled on first
-    use."""
+    use; with ``scaled``, of their alpha/beta kernels."""
     isa, _ = configuration(isa_name)
-    threaded, one = narrow_procedures(isa_name)
+    threaded, one = (narrow_alpha_beta_procedures if scaled
+                     else narrow_procedures)(isa_name)
     return Dispatch(RawKernel(threaded.compile()),
                     RawKernel(one.compile()) if isa.par_min else None,
                     isa.par_min, isa.mr)

@@ -921,14 +921,22 @@ def narrow(isa: Isa) -> tuple:
     return st[-1][1], one
 
 
-def alpha_beta(isa: Isa, kernel: Procedure = None) -> Procedure:
-    """``C = alpha * A @ B + beta * C`` for ``isa``: the product loop nest
-    of ``sgemm_alpha_beta`` is replaced by a call of the algorithm (checked
-    by unification), then by the scheduled kernel (``call_eqv``: derived
-    from the algorithm); the two passes over C and T run in parallel."""
+def alpha_beta(isa: Isa, kernel: Procedure = None, suffix: str = "",
+               par: bool = True) -> Procedure:
+    """``C = alpha * A @ B + beta * C`` for ``isa``, named
+    ``sgemm_alpha_beta_<isa><suffix>``: the product loop nest of
+    ``sgemm_alpha_beta`` is replaced by a call of the algorithm (checked
+    by unification), then by ``kernel`` (default: the scheduled kernel;
+    any kernel derived from the algorithm: ``call_eqv`` checks it); with
+    ``par`` the two passes over C and T run in parallel (without, for a
+    one-thread kernel: no parallel region at all). The app builds one
+    per kernel it picks from (``api.Dispatch``): all compute the same T,
+    so the same C, bit for bit."""
     kernel = schedule(isa) if kernel is None else kernel
-    p = sgemm_alpha_beta.rename(f"sgemm_alpha_beta_{isa.name}")
+    p = sgemm_alpha_beta.rename(f"sgemm_alpha_beta_{isa.name}{suffix}")
     p = p.replace(p.find_loop('i #1'), sgemm)
     p = p.call_eqv(p.find('sgemm(_)'), kernel)
+    if not par:
+        return p
     p = p.parallelize(p.find_loop('i'))
     return p.parallelize(p.find_loop('i #1'))

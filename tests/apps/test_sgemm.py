@@ -357,6 +357,16 @@ def test_packing_needs_enough_slots(chain):
 # ---------------------------------------------------------------------------
 # entry points
 
+def _clear_api_caches():
+    """The entry point's per-ISA caches (a test that patches what they
+    are built from clears them before and after; a patched one is no
+    cache)."""
+    for f in (api.compiled, api._narrow_dispatch, api._scheduled,
+              api.narrow_procedures, api.alpha_beta_procedures,
+              api.narrow_alpha_beta_procedures):
+        getattr(f, "cache_clear", lambda: None)()
+
+
 def test_python_entry_point(chain, monkeypatch):
     # the module's AVX2 chain instead of scheduling it again
     monkeypatch.setattr(api, "procedures",
@@ -370,8 +380,7 @@ def test_python_entry_point(chain, monkeypatch):
     monkeypatch.setattr(api, "narrow_procedures",
                         lambda name: (chain.fast,
                                       sequential(AVX2, chain.stages)))
-    api.compiled.cache_clear()
-    api._narrow_dispatch.cache_clear()
+    _clear_api_caches()
     rng = np.random.default_rng(5)
     A, B, C = _ints(rng, 13, 300), _ints(rng, 300, 37), _ints(rng, 13, 37)
     new = api.sgemm(A, B)
@@ -417,8 +426,7 @@ def test_python_entry_point(chain, monkeypatch):
     assert tall.flags.c_contiguous
     with pytest.raises(ValueError, match="sizes above 2147483647"):
         api.sgemm(tall, np.ones((1, 1), np.float32))
-    api.compiled.cache_clear()
-    api._narrow_dispatch.cache_clear()
+    _clear_api_caches()
 
 
 def test_one_thread_kernel(chain):
@@ -1052,3 +1060,66 @@ def test_the_tuning_bench_restores_the_thread_count(chain):
         assert openmp_threads() == 2
     finally:
         set_openmp_threads(os.cpu_count() or 1)
+
+
+def test_alpha_beta_takes_the_same_kernel_as_the_product(monkeypatch,
+                                                         threads):
+    """``sgemm(..., alpha=, beta=)`` picks its kernel per product as
+    ``sgemm(A, B, C)`` does (it ran the row split for every product): the
+    one-thread, column-split, narrow (A unpacked, threaded and one-thread)
+    and row-split kernels, each inside ``schedule.alpha_beta``. Shapes
+    crossing every threshold of a small-tile description equal numpy
+    exactly on small integers, and on float data equal, bit for bit, what
+    the row-split alpha/beta kernel computes (the documented rounding:
+    T = A @ B, then alpha T + beta C)."""
+    isa = tuning.variant("avx2", {"shape": "2x8", "kc": 16, "nc": 16,
+                                  "par_min": 2000, "nc_cols": 16,
+                                  "narrow_n": 16})
+    monkeypatch.setattr(api, "configuration", lambda name: (isa, "test"))
+    monkeypatch.setattr(api, "choose_isa",
+                        lambda name="auto": (AVX2, False, "test"))
+    _clear_api_caches()
+    threads(2)
+    try:
+        plain, scaled = api.compiled("avx2")
+        ab_one = api.alpha_beta_procedures("avx2")[1]
+        assert "sgemm_avx2_1t(M, N, K, A, B, T)" in str(ab_one)
+        assert " par(" not in str(ab_one)
+        assert "#pragma omp" not in ab_one.c_code_str()
+        assert str(api.alpha_beta_procedures("avx2")[2]).count(
+            "in par(") == 2
+        rng = np.random.default_rng(14)
+        # (M, N, K) -> the kernel Dispatch picks (MR = 2, par_min = 2000,
+        # nc_cols = 16, narrow_n = 16, 2 threads)
+        want_kernel = {(3, 17, 5): "_1t", (4, 64, 33): "_cols",
+                       (40, 24, 33): "", (1, 40, 100): "_1t",
+                       (37, 16, 20): "_narrow", (5, 9, 7): "_narrow_1t",
+                       (61, 37, 40): ""}
+        for (m, n, k), suffix in want_kernel.items():
+            name = plain.pick(m, n, k).compiled.name
+            assert name == "sgemm_avx2" + suffix, (m, n, k)
+            picked = scaled.pick(m, n, k)    # a Deferred, else compiled
+            picked = getattr(picked, "kernel", lambda: picked)()
+            assert picked.compiled.name == "sgemm_alpha_beta_avx2" + suffix
+            for al, be in ((2.0, -3.0), (0.5, 0.0), (-1.0, 1.0)):
+                A, B, C = _ints(rng, m, k), _ints(rng, k, n), \
+                    _ints(rng, m, n)
+                want = np.float32(al) * (A @ B) + np.float32(be) * C
+                assert api.sgemm(A, B, C, alpha=al, beta=be) is C
+                assert np.array_equal(C, want), (m, n, k, al, be)
+            A = rng.standard_normal((m, k), dtype=np.float32)
+            B = rng.standard_normal((k, n), dtype=np.float32)
+            C0 = rng.standard_normal((m, n), dtype=np.float32)
+            a, b = np.float32(0.7), np.float32(-1.3)
+            rows = C0.copy()
+            scaled.threaded(m, n, k, np.array([a]), np.array([b]), A, B,
+                            rows)
+            C = C0.copy()
+            api.sgemm(A, B, C, alpha=a, beta=b)
+            assert np.array_equal(C, rows), (m, n, k)
+            exact = a * (A.astype(np.float64) @ B) + b * C0.astype(
+                np.float64)
+            assert np.max(np.abs(C - exact)) <= 1e-5 * np.max(np.abs(exact))
+    finally:
+        _clear_api_caches()
+
