@@ -25,6 +25,11 @@ Matching returns *locations* in the path convention of ``exo_hl.cursors``:
 ``('stmt', path)``, ``('expr', path, expr_path)`` or ``('arg', index)``.
 This module knows nothing about cursors or procedures objects; it works on
 ``IR.Proc`` nodes.
+
+Why one module of this size: reading a pattern and matching it share one
+representation (Python's ast of the pattern, its wildcards and ``#k``
+picks), and each pattern kind's reading and matching are written side by
+side; split apart, that representation would be every piece's interface.
 """
 from __future__ import annotations
 
