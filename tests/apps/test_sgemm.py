@@ -905,11 +905,17 @@ def test_one_thread_and_column_kernels_of_a_blocked_description(threads):
         C = C0.copy()
         p.interpret(M=m, N=n, K=k, A=A, B=B, C=C)
         assert np.array_equal(C, C0 + A @ B), p.name()
-    for p in (one, cols):
+    _compiled_equal_numpy((one, cols), BLOCK_SHAPES, rng, threads)
+
+
+def _compiled_equal_numpy(procs, shapes, rng, threads):
+    """Each of ``procs`` compiled equals C + A @ B exactly on small-integer
+    data, for every shape, on 1 and 2 threads."""
+    for p in procs:
         f = p.compile()
         for nthreads in (1, 2):
             threads(nthreads)
-            for m, n, k in BLOCK_SHAPES:
+            for m, n, k in shapes:
                 A, B, C = _ints(rng, m, k), _ints(rng, k, n), \
                     _ints(rng, m, n)
                 want = C + A @ B
@@ -934,18 +940,8 @@ def test_narrow_kernels_equal_numpy(threads):
     assert " par(" in str(par) and " par(" not in str(one)
     assert "_block(" not in str(par)          # no NC driver
     rng = np.random.default_rng(6)
-    for p in (par, one):
-        f = p.compile()
-        for nthreads in (1, 2):
-            threads(nthreads)
-            for m, n, k in BLOCK_SHAPES + [(13, 17, 32), (8, 8, 33),
-                                           (2, 16, 16)]:
-                A, B, C = _ints(rng, m, k), _ints(rng, k, n), \
-                    _ints(rng, m, n)
-                want = C + A @ B
-                f(m, n, k, A, B, C)
-                assert np.array_equal(C, want), (p.name(), nthreads,
-                                                 m, n, k)
+    _compiled_equal_numpy((par, one), BLOCK_SHAPES + [
+        (13, 17, 32), (8, 8, 33), (2, 16, 16)], rng, threads)
 
 
 def test_variant_checks_its_parameters():
