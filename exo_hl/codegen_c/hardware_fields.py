@@ -51,9 +51,14 @@ def _use(cfg, field):
     return " or ".join(f"'{n}'" for n in names)
 
 
+def _via(p, caller):
+    """Where ``p`` is called from, for a message (empty when emitted)."""
+    return f" (called from '{caller[p].name}')" if p in caller else ""
+
+
 def _refuse_per_thread_write(s, p, caller):
     cfg = s.config
-    via = f" (called from '{caller[p].name}')" if p in caller else ""
+    via = _via(p, caller)
     raise MemGenError(located(
         f"it writes {cfg.name()}.{s.field} by hand "
         f"({stmt_to_str(s).strip()}){via}: {cfg.name()} is per-thread "
@@ -76,12 +81,10 @@ def check_hardware_fields(procs):
         if p.instr is not None:
             continue
         for s in walk_stmts(p.body):
-            if isinstance(s, IR.WriteConfig) and \
-                    s.config.thread_entry is not None and \
-                    s.config.hardware_writers(s.field) is None:
-                _refuse_per_thread_write(s, p, caller)
             if isinstance(s, IR.WriteConfig):
                 if s.config.hardware_writers(s.field) is None:
+                    if s.config.thread_entry is not None:
+                        _refuse_per_thread_write(s, p, caller)
                     continue
                 what = (f"writes {s.config.name()}.{s.field} by hand "
                         f"({stmt_to_str(s).strip()})")
@@ -100,10 +103,8 @@ def check_hardware_fields(procs):
             else:
                 continue
             cfg, f = pairs[0]
-            via = (f" (called from '{caller[p].name}')" if p in caller
-                   else "")
             raise MemGenError(located(
-                f"it {what}{via}: {cfg.name()}.{f} is hardware-defined (its "
+                f"it {what}{_via(p, caller)}: {cfg.name()}.{f} is hardware-defined (its "
                 f"value is the machine's, which the C reads from the "
                 f"hardware), so compiled code may write it only by calling "
                 f"{_use(cfg, f)} (replace the write with that instruction)",
