@@ -20,7 +20,6 @@ note that says which); it is scheduled and compiled on first use per layer.
 """
 from __future__ import annotations
 
-import ctypes
 import functools
 
 import numpy as np
