@@ -22,6 +22,7 @@ of a procedure or of a parallel loop's body (another thread's device).
 """
 from __future__ import annotations
 
+from ..core_ir.buffers import buffer_root, window_aliases
 from ..core_ir.nodes import IR
 from ..core_ir.operators import is_parallel
 from ..core_ir.traversal import used_syms, walk_stmts
@@ -79,7 +80,7 @@ class _Checker:
 
     def proc(self, p):
         self.p = p
-        self.base = {}      # window name -> the buffer it views
+        self.alias = window_aliases(p.body)    # window -> what it views
         live = [(a.name, a.mem, a.srcinfo) for a in p.args if _ruled(a.mem)]
         self.block(p.body, live, {})
 
@@ -106,10 +107,6 @@ class _Checker:
         if v is None or known.get(key, _UNKNOWN) != v:
             self.check_write(s.config, s, live)
             known.pop(key, None)
-
-    def s_WindowStmt(self, s, live, known):
-        if isinstance(s.rhs, IR.WindowExpr):
-            self.base[s.name] = self.base.get(s.rhs.name, s.rhs.name)
 
     def s_If(self, s, live, known):
         k1, k2 = dict(known), dict(known)
@@ -169,7 +166,8 @@ class _Checker:
         not in the registers of the other threads that run its body, nor
         is a window of it made outside the loop."""
         used = used_syms(tuple(s.body))
-        via = {self.base[v]: v for v in used if v in self.base}
+        via = {buffer_root(self.alias, v): v for v in used
+               if v in self.alias}
         for name, m, _ in live:
             if m.exclusive() and (name in used or name in via):
                 how = (f"buffer '{name}'" if name in used else
