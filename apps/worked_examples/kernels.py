@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from exo_hl import DRAM, f32, proc, seq, size
 from exo_hl.codegen_c.host_cpu import host_features
-from exo_hl.hw_libs import avx2, avx512
+from exo_hl.hw_libs import avx2, avx512, neon, rvv
 from exo_hl.stdlib import (vectorize, vectorize_reduction,
                            vectorize_reduction_rows)
 
@@ -73,3 +73,24 @@ def schedule_blur(p=blur3x3, lib=None):
     mem, lanes, instrs = lib or library()
     return vectorize(p, 'j', lanes, mem, instrs, tail='cut').rename(
         "blur3x3_vec")
+
+
+def schedule_blur_neon(p=blur3x3):
+    """The blur on ARM NEON: the same ``vectorize`` call, by 4 f32 lanes
+    (``neon_vld_4xf32``, ``neon_vadd_4xf32``, ``neon_vmul_4xf32``, the
+    literal broadcast by ``neon_broadcast_4xf32_scalar``)."""
+    return vectorize(p, 'j', neon.LANES, neon.Neon, neon.INSTRS,
+                     tail='cut').rename("blur3x3_neon")
+
+
+def schedule_blur_rvv(p=blur3x3, vl=4):
+    """The blur on RISC-V V: the vector length is config state
+    (docs/arm_riscv.md), so ``VL.vl = vl`` is written once at the top
+    (``configwrite_at``, selected as ``rvv_vsetvl_e32m1``); then the same
+    ``vectorize`` call by ``vl`` lanes, every instruction's ``VL.vl == vl``
+    proven by the checker. ``vl`` <= 4: a length every RVV machine has."""
+    assert 1 <= vl <= rvv.LANES
+    p = p.configwrite_at(p.body()[0], rvv.VL, 'vl', str(vl), before=True)
+    p = p.replace(p.find('VL.vl = _'), rvv.rvv_vsetvl_e32m1)
+    return vectorize(p, 'j', vl, rvv.RVV, rvv.INSTRS,
+                     tail='cut').rename(f"blur3x3_rvv{vl}")
