@@ -45,3 +45,19 @@ def test_neon_sgemm_equals_interpret_under_qemu(kernels):
     exact, fused, lane = kernels
     assert check_kernels([(exact, False), (fused, True), (lane, True)],
                          "aarch64", n_random=2) == 3 * (9 + 2)
+
+
+def test_bench_tells_exos_wrong_lanes_from_right_ones():
+    """bench.py counts Exo's by-lane kernel only when each row takes its
+    own element of A (Exo 1.0's replace picks the lane differently from run
+    to run, sometimes wrongly)."""
+    from apps.sgemm_neon.bench import lanes_right
+
+    def kernel(lane_of):
+        return "\n".join(
+            f"  C_reg[{r}][{j}] = vfmaq_laneq_f32(C_reg[{r}][{j}], "
+            f"B_reg[{j}], A_reg[{lane_of(r)[0]}], ({lane_of(r)[1]}));"
+            for r in range(8) for j in range(3))
+    assert lanes_right(kernel(lambda r: (r // 4, r % 4)))
+    assert not lanes_right(kernel(lambda r: (0, r // 4)))   # a seen one
+    assert not lanes_right(kernel(lambda r: (r // 4, r % 4))[:-60])
