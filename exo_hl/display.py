@@ -198,11 +198,60 @@ def _cursor_text(c, var: str) -> str:
         return f"{var}.find_loop({pat!r})"
     if isinstance(node, IR.expr):
         from .core_ir.printer import expr_to_str
-        return f"{var}.find({expr_to_str(node)!r})"
+        pat = expr_to_str(node)
+        found = _selector(c.proc(), pat, c)
+        if found is None:   # not found by its text (a bare read 'c' is a
+            steps = _accessors(c)             # name pattern): by its path
+            if steps is not None:
+                return _cursor_text(c.stmt(), var) + steps
+        return f"{var}.find({found or pat!r})"
     if isinstance(node, IR.stmt):
         first = stmt_to_str(node).splitlines()[0].strip().rstrip(":")
-        return f"{var}.find({first!r})"
+        return f"{var}.find({_selector(c.proc(), first, c) or first!r})"
     return f"{var}.body()"
+
+
+def _accessors(c):
+    """The cursor methods that lead from ``c``'s statement to ``c``
+    (``.rhs().lhs()``, ``.idx()[1]``), checked by following them; None if
+    some step has no method."""
+    from .cursors import ExprCursor
+    cur, text, epath = c.stmt(), "", ()
+    for field, i in c.expr_path():
+        epath += ((field, i), )
+        want = ExprCursor(c.proc(), c.stmt_path(), epath)
+        # the method named as the field (.rhs(), .idx()[i]), else the
+        # operands (.args()[i]: a read's indices, ``-e``'s operand)
+        for name, k in ((field, i), ("args", i or 0)):
+            step = getattr(cur, name, None)
+            try:
+                nxt = step() if k is None else step()[k]
+            except Exception:  # noqa: BLE001 - a description, not semantics
+                continue
+            if nxt == want:
+                cur = nxt
+                text += f".{name}()" + ("" if k is None else f"[{k}]")
+                break
+        else:
+            return None
+    return text
+
+
+def _selector(where, pat, c):
+    """``pat``, with ``#k`` when the cursor ``c`` is its k-th match in
+    ``where`` (a procedure or a statement cursor), so that the spelled
+    ``find`` finds ``c`` and not an earlier match of the same text (the
+    alloc ``c: f32`` for a read of ``c``); None if no match is ``c``."""
+    from .cursors import find
+    try:
+        found = (where.find(pat, many=True) if hasattr(where, "path")
+                 else find(where, pat, many=True))
+    except Exception:  # noqa: BLE001 - a description, not semantics
+        return None
+    for k, m in enumerate(found):
+        if m == c:
+            return pat if k == 0 else f"{pat} #{k}"
+    return None
 
 
 def _loops(stmts):

@@ -200,13 +200,37 @@ def user_frames(tb):
     return keep[0] if keep else None
 
 
+def error_chain(err):
+    """``err`` and the exceptions it was raised from or while handling."""
+    seen = []
+    while err is not None and err not in seen:
+        seen.append(err)
+        err = err.__cause__ or (None if err.__suppress_context__
+                                else err.__context__)
+    return seen
+
+
+def hide_internal_frames(err):
+    """Drop exo_hl's frames from the tracebacks of ``err`` and of the
+    exo_hl errors in its chain: an error raised for the user, and one it was
+    raised from (``vectorize(tail='mask')`` says why, ``from`` the refusal
+    of the step it tried), whose frames are all exo_hl's. Other exceptions
+    in the chain (a bug's) keep theirs."""
+    if debug_tracebacks():
+        return
+    for e in error_chain(err):
+        if getattr(e, "_exo_hl_for_user", False) or isinstance(
+                e, (ExoError, ExoSyntaxError)):
+            e.__traceback__ = user_frames(e.__traceback__)
+
+
 def ipython_traceback(err):
     """IPython's structured traceback of ``err`` without exo_hl's frames
     when it was raised for the user (``ExoError._render_traceback_``).
     IPython hides ``__tracebackhide__`` frames except the last one, which
     is the facade's re-raise: without this, a notebook showed it."""
     shell = sys.modules["IPython"].get_ipython()
-    tb = err.__traceback__
-    if getattr(err, "_exo_hl_for_user", False) and not debug_tracebacks():
-        tb = user_frames(tb)
-    return shell.InteractiveTB.structured_traceback(type(err), err, tb)
+    if getattr(err, "_exo_hl_for_user", False):
+        hide_internal_frames(err)
+    return shell.InteractiveTB.structured_traceback(type(err), err,
+                                                    err.__traceback__)

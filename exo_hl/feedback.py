@@ -44,7 +44,8 @@ import sys
 import time
 
 from .errors import (PKG_DIR, ExoError, ExoSyntaxError,  # noqa: F401
-                     debug_tracebacks, is_internal_file, user_frames)
+                     debug_tracebacks, hide_internal_frames,
+                     is_internal_file, user_frames)
 from .gc_pause import fewer_collections
 from .logdepth import call_depth, set_call_depth
 
@@ -77,24 +78,12 @@ def for_user(err: BaseException) -> BaseException:
     return err.with_traceback(None)
 
 
-def _chain(err):
-    """``err`` and the exceptions it was raised from or while handling."""
-    seen = []
-    while err is not None and err not in seen:
-        seen.append(err)
-        err = err.__cause__ or (None if err.__suppress_context__
-                                else err.__context__)
-    return seen
-
-
 def make_excepthook(previous):
     """A ``sys.excepthook`` that hides exo_hl's frames of the errors it
     raised for the user (``for_user``), then calls ``previous``."""
     def exo_hl_excepthook(etype, value, tb):
         if not debug_tracebacks():
-            for e in _chain(value):
-                if getattr(e, "_exo_hl_for_user", False):
-                    e.__traceback__ = user_frames(e.__traceback__)
+            hide_internal_frames(value)
             tb = value.__traceback__
         previous(etype, value, tb)
     exo_hl_excepthook._exo_hl = True

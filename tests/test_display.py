@@ -6,6 +6,7 @@ import inspect
 
 from exo_hl import DRAM, DRAM_STATIC, Procedure, f32, proc, seq, size
 from exo_hl.core_ir.printer import alpha_equal
+from exo_hl.cursors import ExprCursor
 
 
 @proc
@@ -173,3 +174,65 @@ def test_history_spells_each_step_as_the_call_had_it():
         "p.m([p.find_loop('io'), (p.find_loop('j'), 3)], 'x', "
         "k=['changed', 'ii'])")
     assert "p = p.split('i', 4, 'io', 'ii', tail='perfect')" in p.history()
+
+
+@proc
+def _repeats(n: size, x: f32[n], y: f32[n]):
+    c: f32
+    c = 0.5
+    for i in seq(0, n):
+        y[i] = x[i] * c + c
+        y[i] = y[i] * c
+    for i in seq(0, n):
+        x[i] = x[i] * c
+
+
+def _expr_cursors(stmt):
+    """Every expression cursor inside the statement cursor ``stmt``."""
+    from exo_hl.core_ir.nodes import IR
+    out, todo = [], [((), stmt.node())]
+    while todo:
+        epath, node = todo.pop()
+        for field in node._fields:
+            v = getattr(node, field)
+            for i, x in (enumerate(v) if isinstance(v, tuple)
+                         else [(None, v)]):
+                if isinstance(x, IR.expr):
+                    sub = epath + ((field, i), )
+                    out.append(ExprCursor(stmt.proc(), stmt.path(), sub))
+                    todo.append((sub, x))
+    return out
+
+
+def test_history_spells_every_cursor_so_that_it_finds_it_again():
+    """A cursor's spelling in ``history()`` finds that cursor, not an
+    earlier node of the same text: every statement and every expression
+    of procedures with repeated text (a read of the scalar ``c`` was
+    spelled ``p.find('c')``, which finds the allocation ``c: f32``)."""
+    from exo_hl.core_ir.paths import walk_with_paths
+    from exo_hl.cursors import StmtCursor
+    from exo_hl.display import _cursor_text
+    from exo_hl.hw_libs import avx2
+    from exo_hl.stdlib import vectorize
+    vec = vectorize(_repeats, 'i #1', 8, avx2.AVX2, avx2.INSTRS, tail='cut')
+    for p in (_repeats, _scheduled(), vec):
+        cursors = []
+        for path, _ in walk_with_paths(p.ir().body):
+            s = StmtCursor(p, path)
+            cursors += [s] + _expr_cursors(s)
+        assert len(cursors) > 20
+        for c in cursors:
+            text = _cursor_text(c, "p")
+            assert eval(text, {"p": p}) == c, (text, c)
+
+
+def test_history_reruns_vectorize_of_a_literal():
+    """``vectorize`` binds a literal to ``c`` and broadcasts the read of
+    ``c`` (a cursor on a bare read): ``exec(p.history())`` rebuilds it."""
+    from exo_hl.hw_libs import avx2
+    from exo_hl.stdlib import vectorize
+    p = vectorize(_repeats, 'i #1', 8, avx2.AVX2, avx2.INSTRS, tail='cut')
+    ns = {}
+    exec(p.history().replace("from tests.test_display import _repeats",
+                             ""), {**globals(), **ns}, ns)
+    assert str(ns["p"]) == str(p)

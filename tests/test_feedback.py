@@ -209,6 +209,24 @@ STDLIB_SCRIPT = '''\
     my_schedule(rows)
     '''
 
+# refused with ``raise ... from`` the step it tried: the cause's frames
+# (all exo_hl's) are hidden too, its message kept
+MASK_SCRIPT = '''\
+    from __future__ import annotations
+    from exo_hl import f32, proc, seq, size
+    from exo_hl.hw_libs import avx2
+    from exo_hl.stdlib import vectorize
+
+
+    @proc
+    def half(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            y[i] = x[i] * 0.5
+
+
+    vectorize(half, 'i', 8, avx2.AVX2, avx2.INSTRS, tail='mask')
+    '''
+
 DECORATOR_SCRIPT = '''\
     from __future__ import annotations
     from exo_hl import f32, proc, seq, size
@@ -226,6 +244,8 @@ DECORATOR_SCRIPT = '''\
                      "line 15, in my_schedule",
                      "return vectorize(p, 'i', 16,"], "SchedulingError"),
     (DECORATOR_SCRIPT, ["line 5, in <module>", "@proc"], "BoundsError"),
+    (MASK_SCRIPT, ["line 13, in <module>", "vectorize(half, 'i', 8,"],
+     "SchedulingError"),
 ])
 def test_script_traceback_shows_only_user_frames(tmp_path, script,
                                                  user_lines, error):
@@ -242,6 +262,9 @@ def test_script_traceback_shows_only_user_frames(tmp_path, script,
     for line in user_lines:
         assert line in err, (line, err)
     assert f"exo_hl.errors.{error}: " in err
+    for word in ("stdlib", "rewrites"):
+        assert not [ln for ln in err.splitlines()
+                    if ln.strip().startswith("File ") and word in ln], err
     frames = [l for l in err.splitlines() if l.strip().startswith("File ")]
     assert len(frames) == len(user_lines) // 2, err
 
