@@ -216,6 +216,7 @@ def vectorize(p, loop, width, memory, instrs, tail="perfect"):
     instrs = _instr_list(instrs)
     c = loop_cursor(p, loop)
     i = c.name()
+    _refuse_nested_loop(c, i)
     o, inner = f"{i}o", f"{i}i"
     # each step finds what the previous one built by its place (the split
     # loop stands where the loop stood, the cut's second part after it)
@@ -268,6 +269,21 @@ def vectorize(p, loop, width, memory, instrs, tail="perfect"):
         if kind is None:
             raise
         raise SchedulingError(masked_refusal(kind, i, width)) from e
+
+
+def _refuse_nested_loop(c, i):
+    """``vectorize`` works on an innermost loop: a loop in the body of
+    ``c`` (over ``i``) is refused up front, saying what to do instead."""
+    for s in c.body():
+        if s.is_loop():
+            j = s.name()
+            raise SchedulingError(
+                f"vectorize: the body of loop {i!r} holds the loop {j!r} "
+                f"({text(s).splitlines()[0].strip()}); vectorize works on an "
+                f"innermost loop of assignments. Vectorize {j!r} instead "
+                f"(vectorize_reduction if it sums into a location that does "
+                f"not vary with {j!r}), or move {i!r} inside it first "
+                f"(p.reorder({i!r}, {j!r}))")
 
 
 def _masked(p, where, inner, width, memory, instrs, trips):

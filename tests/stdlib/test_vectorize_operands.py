@@ -120,6 +120,19 @@ def test_a_reduction_is_named_with_what_to_do():
     assert "(0)" not in msg and "i == i" not in msg
 
 
+def test_a_loop_with_a_loop_inside_is_named_with_what_to_do():
+    """The outer loop of a matvec: refused up front, naming the inner loop
+    and what to vectorize instead (was 'the body of loop 'ii' must be plain
+    assignments', about a loop the user never named)."""
+    for tail in ("cut", "mask"):
+        with pytest.raises(SchedulingError) as e:
+            vectorize(matvec, 'i', 8, avx2.AVX2, avx2.INSTRS, tail=tail)
+        msg = str(e.value)
+        assert "the body of loop 'i' holds the loop 'j'" in msg, msg
+        assert "Vectorize 'j' instead (vectorize_reduction" in msg, msg
+        assert "'ii'" not in msg, msg
+
+
 @proc
 def shifted(n: size, x: f32[n + 1], y: f32[n]):
     for i in seq(0, n):
