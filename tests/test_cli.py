@@ -163,6 +163,32 @@ def test_cli_says_which_cpu_features_and_plain_cc_builds(tmp_path):
     assert b.returncode == 0, b.stderr
 
 
+NEON_KERNEL = '''
+from __future__ import annotations
+from exo_hl import proc, f16, DRAM
+from exo_hl.hw_libs.neon import Neon, neon_vld_8xf16, neon_vst_8xf16
+
+@proc
+def cp16(x: f16[8] @ DRAM, y: f16[8] @ DRAM):
+    r: f16[8] @ Neon
+    neon_vld_8xf16(r[0:8], x[0:8])
+    neon_vst_8xf16(y[0:8], r[0:8])
+'''
+
+
+def test_cli_says_how_to_build_arm_code(tmp_path):
+    """NEON code without --target: the C is written, and the output says
+    its features come from -march (not that no -m flags are needed)."""
+    (tmp_path / "k16.py").write_text(NEON_KERNEL)
+    r = cli("compile", "k16.py", "-o", "out", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "needs CPU features fp16, neon" in r.stdout, r.stdout
+    assert "no -m flags" not in r.stdout, r.stdout
+    assert ("aarch64-linux-gnu-gcc -march=armv8.2-a+fp16, or here with "
+            "--target aarch64-fp16") in r.stdout, r.stdout
+    assert "ARM and RISC-V" in (tmp_path / "out" / "k16.h").read_text()
+
+
 # ---------------------------------------------------------------------------
 # show, --cpu-features, --version, one-line errors
 

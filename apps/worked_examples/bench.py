@@ -143,14 +143,21 @@ def machine():
     return f"{model}, {os.cpu_count()} cores"
 
 
+def _load_words(load):
+    """What the highest load average of the run says about the machine."""
+    if load < 0.5 * (os.cpu_count() or 1):
+        return "a quiet machine"
+    return "other jobs shared the machine"
+
+
 def table(times, size, loads, lib_name):
     lines = [f"Measured by `python apps/worked_examples/bench.py --write` "
              f"on {time.strftime('%Y-%m-%d')}: {machine()}, library "
              f"{lib_name}, one thread, {size} x {size} f32; median over "
              f"{len(loads) - 1} rounds of CPU time (each the best of 3 "
              f"samples), the variants interleaved; load average "
-             f"{min(loads):.1f} to {max(loads):.1f} during the run (other "
-             f"jobs shared the machine).", "",
+             f"{min(loads):.1f} to {max(loads):.1f} during the run "
+             f"({_load_words(max(loads))}).", "",
              "| kernel | naive C | scheduled | numpy | scheduled vs naive "
              "| scheduled vs numpy |",
              "|---|---|---|---|---|---|"]

@@ -383,11 +383,13 @@ class _Program:
         if not self.all_features:
             return []
         return [f"/* CPU features needed: "
-                f"{', '.join(sorted(self.all_features))}. The functions that "
-                f"use them carry",
-                "   target attributes, so no -m flags are needed to build; "
-                "call them only on",
-                "   CPUs that have these features. */"]
+                f"{', '.join(sorted(self.all_features))}. On x86 the "
+                f"functions that use them",
+                "   carry target attributes, so no -m flags are needed to "
+                "build; ARM and RISC-V",
+                "   builds take them from -march (docs/arm_riscv.md). Call "
+                "them only on CPUs",
+                "   that have these features. */"]
 
     def _source(self, bodies):
         out = [_NO_CONTRACT, f'#include "{self.basename}.h"', ""]
