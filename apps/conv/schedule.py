@@ -54,7 +54,9 @@ packed by the kernel on every call; ``rows`` tiles of several output
 rows; ``kc`` the reduction in blocks of input channels with partial sums
 in a buffer (``_kc_tiles``); ``par='rows'`` threads on the output rows
 instead of the channel blocks (with N > 1 fixed, the rows of every
-image in one loop, ``_par_rows``).
+image in one loop, ``_par_rows``); ``dynamic`` every ``par`` loop a
+``par_dynamic`` one (``parallelize(..., dynamic=True)``: the threads
+take its iterations one at a time instead of a fixed block each).
 
 Every step is a checked rewrite. ``stages(isa)`` returns the procedure
 after each group of steps (``run.py --steps`` prints them).
@@ -524,7 +526,8 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
             p = _tile(p, lambda q: _loops(q, 'xo')[-1], isa, XB, '_t', pack)
         p = step(f"{rows} x {XB} x {OB} register tiles (rows x columns x "
                  f"channels), {XB} x {OB} for the last H % {rows} rows", p)
-        step("par: channel blocks", p.parallelize(p.find_loop('oco'), dynamic=dynamic))
+        step("par: channel blocks",
+             p.parallelize(p.find_loop('oco'), dynamic=dynamic))
         return out
 
     if kc:
@@ -539,7 +542,8 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
                 _loop(p.find_loop('ico'), 'y')     # others are short)
             step("par: rows", p.parallelize(red, dynamic=dynamic))
         else:
-            step("par: channel blocks", p.parallelize(p.find_loop('oco'), dynamic=dynamic))
+            step("par: channel blocks",
+                 p.parallelize(p.find_loop('oco'), dynamic=dynamic))
         return out
 
     # 3. the weights of a channel block, packed once per block
