@@ -198,10 +198,10 @@ PACKED_POINTS = [
     ("avx2", {"tile": "5x2", "group": 1, "packed": True, "kc": 4,
               "kc_at": "row", "prefetch": True}, (1, 3, 10, 8, 16)),
     # the par loops shared out one iteration at a time (par_dynamic):
-    # the rows of a group, its left-over block and the channel tail; the
-    # channel blocks of a kc-blocked kernel
+    # the rows of a group and of its left-over block (two loops, one
+    # region); the channel blocks of a kc-blocked kernel
     ("avx2", {"tile": "5x2", "group": 2, "par": "rows", "dynamic": True},
-     (2, 3, 6, 2, 53)),
+     (2, 2, 5, 2, 48)),
     ("avx512", {"tile": "7x2", "group": 1, "packed": True, "kc": 4,
                 "dynamic": True}, (2, 2, 14, 8, 64)),
 ]
