@@ -498,13 +498,10 @@ class ProcEmitter(ExprEmitter):
         args = ["ctxt"] + [self.call_arg(fa, a, fa.name not in written, loop)
                            for fa, a in zip(sub.args, actuals)]
 
-        if counter:
-            args_end = [f"&{counter}"]
-        else:
-            args_end = []
+        last = [f"&{counter}"] if counter else []
 
         def call(part):
-            return f"{name}({', '.join(args + part + args_end)});"
+            return f"{name}({', '.join(args + part + last)});"
         return call
 
     def alloc(self, s, depth, bound, frees):
