@@ -14,7 +14,8 @@ from .errors import (BoundsError, ExoTypeError, MemGenError, SchedulingError,
 from .frontend.config_decl import config
 from .frontend.decorators import extern, instr, proc
 from .frontend.surface import (R, bf16, f16, f32, f64, i8, i16, i32, index,
-                               par, seq, size, stride, ui8, ui16)
+                               par, par_dynamic, seq, size, stride, ui8,
+                               ui16)
 from .validate import validate  # noqa: E402  (the function; the package
 #   stays importable as ``exo_hl.validate`` through sys.modules)
 
@@ -23,7 +24,7 @@ __all__ = [
     "DRAM_STATIC", "MemGenError", "SchedulingError", "ExoTypeError",
     "BoundsError", "compile_procs", "seq", "par", "stride", "R", "f16", "f32",
     "f64", "i8", "ui8", "i16", "ui16", "i32", "size", "index", "bf16",
-    "validate",
+    "validate", "par_dynamic",
 ]
 __version__ = "0.1.0"
 

@@ -448,14 +448,19 @@ class Procedure(Derived):
         return remove_loop(self, loop)
 
     @_records_step
-    def parallelize(self, loop):
+    def parallelize(self, loop, dynamic=False):
         """``seq`` → ``par`` after proving the iterations race-free (no
-        iteration touches a location another writes).
+        iteration touches a location another writes); ``dynamic=True``:
+        ``par_dynamic``, whose threads take the iterations one at a time
+        in C (for iterations of uneven cost, or threads that another
+        process slows down). A parallel loop changes kind without a new
+        proof.
 
         >>> p = p.parallelize('io')
+        >>> p = p.parallelize('io', dynamic=True)
         """
         from .rewrites.parallelize import parallelize
-        return parallelize(self, loop)
+        return parallelize(self, loop, dynamic)
 
     @_records_step
     def rename(self, new_name):

@@ -54,7 +54,9 @@ packed by the kernel on every call; ``rows`` tiles of several output
 rows; ``kc`` the reduction in blocks of input channels with partial sums
 in a buffer (``_kc_tiles``); ``par='rows'`` threads on the output rows
 instead of the channel blocks (with N > 1 fixed, the rows of every
-image in one loop, ``_par_rows``).
+image in one loop, ``_par_rows``); ``dynamic`` every ``par`` loop a
+``par_dynamic`` one (``parallelize(..., dynamic=True)``: the threads
+take its iterations one at a time instead of a fixed block each).
 
 Every step is a checked rewrite. ``stages(isa)`` returns the procedure
 after each group of steps (``run.py --steps`` prints them).
@@ -411,7 +413,7 @@ def _channel_tail(p, isa, oc):
     return _lane_tile(p, lambda q: q.find_loop('ov #1'), isa, 0, '_t', oc)
 
 
-def _par_rows(p, n_fixed):
+def _par_rows(p, n_fixed, dynamic=False):
     """Every row loop ``y`` -> ``par``. With a fixed batch N > 1, each
     ``for n: for y`` nest is first collapsed into one loop ``ny`` over the
     N H rows of all images (``mult_loops``): one parallel region per
@@ -428,15 +430,15 @@ def _par_rows(p, n_fixed):
                 break
             p = p.mult_loops(nest[0], list(nest[0].body())[0], 'ny')
         for k in range(len(_loops(p, 'ny'))):
-            p = p.parallelize(_loop(p, 'ny', k))
+            p = p.parallelize(_loop(p, 'ny', k), dynamic=dynamic)
     for k in range(len(_loops(p, 'y'))):
-        p = p.parallelize(_loop(p, 'y', k))
+        p = p.parallelize(_loop(p, 'y', k), dynamic=dynamic)
     return p
 
 
 def stages(isa: Isa, fixed: dict = None, packed: bool = False,
            kc: int = 0, par: str = 'blocks', kc_at: str = 'image',
-           rows: int = 1, prefetch: bool = False):
+           rows: int = 1, prefetch: bool = False, dynamic: bool = False):
     """[(description, procedure)] after each group of rewrites of the
     algorithm, or of the algorithm with the sizes ``fixed`` ({name:
     value}) by ``partial_eval``. ``packed``: of ``conv_packed`` instead
@@ -524,7 +526,8 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
             p = _tile(p, lambda q: _loops(q, 'xo')[-1], isa, XB, '_t', pack)
         p = step(f"{rows} x {XB} x {OB} register tiles (rows x columns x "
                  f"channels), {XB} x {OB} for the last H % {rows} rows", p)
-        step("par: channel blocks", p.parallelize(p.find_loop('oco')))
+        step("par: channel blocks",
+             p.parallelize(p.find_loop('oco'), dynamic=dynamic))
         return out
 
     if kc:
@@ -537,9 +540,10 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
         if par == 'rows':        # (the rows of the reduction nest: the
             red = p.find_loop('y') if kc_at == 'row' else \
                 _loop(p.find_loop('ico'), 'y')     # others are short)
-            step("par: rows", p.parallelize(red))
+            step("par: rows", p.parallelize(red, dynamic=dynamic))
         else:
-            step("par: channel blocks", p.parallelize(p.find_loop('oco')))
+            step("par: channel blocks",
+                 p.parallelize(p.find_loop('oco'), dynamic=dynamic))
         return out
 
     # 3. the weights of a channel block, packed once per block
@@ -625,30 +629,31 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
     #    every nest, for layers with fewer blocks than threads (a
     #    parallel region per block and image)
     if par == 'rows':
-        p = _par_rows(p, fixed.get("N", 0))
+        p = _par_rows(p, fixed.get("N", 0), dynamic)
         step("par: rows (of every image at once)" if fixed.get("N", 0) > 1
              else "par: rows", p)
         return out
     if G > 1:
-        p = p.parallelize(p.find_loop('og'))
+        p = p.parallelize(p.find_loop('og'), dynamic=dynamic)
         if rest:
-            p = p.parallelize(rest(p))
+            p = p.parallelize(rest(p), dynamic=dynamic)
     else:
-        p = p.parallelize(p.find_loop('oco'))
+        p = p.parallelize(p.find_loop('oco'), dynamic=dynamic)
     if oc_tail:
-        p = p.parallelize(_loops(p, 'y')[-1])
+        p = p.parallelize(_loops(p, 'y')[-1], dynamic=dynamic)
     step("par: channel blocks", p)
     return out
 
 
 def schedule(isa: Isa, fixed: dict = None, packed: bool = False,
              kc: int = 0, par: str = 'blocks', kc_at: str = 'image',
-             rows: int = 1, prefetch: bool = False) -> Procedure:
+             rows: int = 1, prefetch: bool = False,
+             dynamic: bool = False) -> Procedure:
     """The fully scheduled kernel, named ``isa.kernel_name`` (sizes
     ``fixed``, ``packed``, ``kc``, ``par``, ``kc_at``, ``rows`` and
     ``prefetch`` as in ``stages``)."""
     return stages(isa, fixed, packed, kc, par, kc_at, rows,
-                  prefetch)[-1][1]
+                  prefetch, dynamic)[-1][1]
 
 
 def specialized(isa: Isa, sizes: dict = None) -> Procedure:

@@ -25,7 +25,13 @@ description; the ones searched here:
   the packing apart); needs fixed sizes and OB dividing OC. With
   ``group`` > 1 the group's blocks then only change the loop order (the
   blocks under the column tiles, so a tile's input pixels serve G
-  blocks while in L1).
+  blocks while in L1);
+* ``dynamic``: how the threads share the ``par`` loop's iterations
+  (channel blocks or rows): False, fixed consecutive blocks, one per
+  thread; True, one iteration at a time from a shared counter
+  (``parallelize(..., dynamic=True)``, a ``par_dynamic`` loop), so a
+  thread slowed by another process does not hold the others at the end
+  of the parallel region.
 
 ``variant`` makes a description from a dict of them (``SchedulingError``
 for a point the schedule refuses: a tile that needs more vector registers
@@ -93,7 +99,8 @@ def space(isa_name: str) -> dict:
             "group": [1, 2, 4], "fixed": [True, False],
             "packed": [True, False], "kc": [0, 32, 64, 128],
             "par": ["blocks", "rows"], "kc_at": ["image", "row"],
-            "rows": [1, 2], "prefetch": [False, True]}
+            "rows": [1, 2], "prefetch": [False, True],
+            "dynamic": [False, True]}
 
 
 def variant(isa_name: str, params: dict) -> Isa:
@@ -166,7 +173,8 @@ def model_params(isa_name: str, sizes) -> dict:
     then the largest channel group whose packed weights fit half the L2
     and divide OC; the weights pre-packed when OB divides OC; threads on
     the channel blocks or the rows (of every image: ``N H``), whichever
-    spreads more evenly (``_par_model``). A layer whose weights exceed
+    spreads more evenly (``_par_model``), shared out one at a time on a
+    machine of several cores (``_dynamic_model``). A layer whose weights exceed
     twice the L2 (7x7x512: 9.4 MB) gets the reduction in blocks of
     ``KC_MODEL`` input channels instead of groups (``kc``). Sizes
     fixed."""
@@ -213,15 +221,19 @@ def model_params(isa_name: str, sizes) -> dict:
         # hardware prefetchers stop at its 4 KiB pieces): 0.89 vs 0.81x and
         # 1.08 vs 0.79x ORT on 1x7x7x512 in two same-run pairs, 1 thread
         return {"tile": tile, "group": 1, "fixed": True, "packed": True,
-                "kc": KC_MODEL, "par": "blocks", "prefetch": True}
+                "kc": KC_MODEL, "par": "blocks", "prefetch": True,
+                "dynamic": _dynamic_model(flops(**s) * ob / OC)}
     group = 1
     for g in (4, 2):
         if OC % (g * ob) == 0 and 9 * IC * g * ob * 4 <= l2 // 2:
             group = g
             break
+    par = _par_model(OC // (group * ob), s["N"] * s["H"])
+    iters = OC // (group * ob) * (1 if par == "blocks" else s["N"] * s["H"])
+    #     (rows: one parallel loop of N H rows per channel group)
     return {"tile": tile, "group": group, "fixed": True,
-            "packed": OC % ob == 0,
-            "par": _par_model(OC // (group * ob), s["N"] * s["H"])}
+            "packed": OC % ob == 0, "par": par,
+            "dynamic": _dynamic_model(flops(**s) / max(1, iters))}
 
 
 def _par_model(blocks: int, rows: int, threads: int = None) -> str:
@@ -232,6 +244,25 @@ def _par_model(blocks: int, rows: int, threads: int = None) -> str:
     t = threads or os.cpu_count() or 1
     waste = lambda n: -(-n // t) * t / n if n else float("inf")
     return "rows" if waste(rows) < waste(blocks) else "blocks"
+
+
+#: the least work (flops) of one iteration of a ``par`` loop for which
+#: the model shares the iterations dynamically: one atomic increment of a
+#: counter two cores contend for costs about 0.1 us, 1% of the 10 us such
+#: an iteration takes at 100 GFLOP/s
+DYNAMIC_MIN_FLOPS = 1e6
+
+
+def _dynamic_model(iteration_flops: float, threads: int = None) -> bool:
+    """Whether the threads take the ``par`` loop's iterations one at a
+    time (``dynamic``): on a machine of more than one core, for
+    iterations coarse enough that the shared counter costs nothing. On a
+    machine shared with other processes a thread is descheduled now and
+    then; with fixed blocks the other waits for it at the end of the
+    region (measured: see apps/conv/README.md, "Two threads")."""
+    import os
+    t = threads or os.cpu_count() or 1
+    return t > 1 and iteration_flops >= DYNAMIC_MIN_FLOPS
 
 
 def label(isa: Isa, params: dict) -> str:
@@ -247,6 +278,8 @@ def label(isa: Isa, params: dict) -> str:
         out += ", par rows"
     if params.get("prefetch"):
         out += ", prefetch"
+    if params.get("dynamic"):
+        out += ", dynamic par"
     if int(params.get("rows", 1)) > 1:
         out += f", tiles of {params['rows']} rows"
     return out
@@ -287,10 +320,11 @@ def build(isa_name: str, params: dict, sizes):
                         par=str(params.get("par", "blocks")),
                         kc_at=str(params.get("kc_at", "image")),
                         rows=int(params.get("rows", 1)),
-                        prefetch=bool(params.get("prefetch", False)))
+                        prefetch=bool(params.get("prefetch", False)),
+                        dynamic=bool(params.get("dynamic", False)))
     if params.get("par", "blocks") != "blocks":
         raise SchedulingError("conv: par='rows' needs fixed sizes")
-    return schedule(isa)
+    return schedule(isa, dynamic=bool(params.get("dynamic", False)))
 
 
 def template(params: dict):

@@ -118,6 +118,21 @@ static inline int_fast32_t exo_hl_share(int_fast32_t lo, int_fast32_t hi,
 }
 """
 
+#: emitted only when a par_dynamic loop is outlined (outline.py)
+_CLAIM_HELPER = """\
+/* The next iteration of a par_dynamic loop, counted from 0: the threads
+   running it share *next and each takes the next one it finds (OpenMP's
+   dynamic schedule, written out; serial code without OpenMP). */
+static inline int64_t exo_hl_claim(int64_t *next) {
+    int64_t k;
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+    k = (*next)++;
+    return k;
+}
+"""
+
 #: emitted only when used (clang warns on unused static functions)
 _FLOOR_HELPERS = {
     "exo_floor_div": """\
@@ -236,6 +251,8 @@ class _Program:
         except RecursionError:
             raise _too_deep(self.publics[0]) from None
         self.win_structs = {}       # name -> (elem ctype, ndim, const)
+        self.claimed = set()        # outlined par_dynamic functions: they
+        #                             take a counter (outline.py)
         self.globals = {}           # ordered set of C text emitted once
         self.need_assume = False
         self.need_floor = False
@@ -303,6 +320,8 @@ class _Program:
     def signature(self, proc, in_header):
         params = [f"{self.ctx_name} *ctxt"]
         params += [self.param_decl(proc, a, in_header) for a in proc.args]
+        if proc in self.claimed:
+            params.append("int64_t *exo_hl_next")
         static = "" if proc in self.publics or in_header else "static "
         target = "" if in_header else self.target_prefix(proc)
         ret = "int" if self.may_fail(proc) else "void"
@@ -402,7 +421,8 @@ class _Program:
             incs.append("#include <math.h>")
         if incs:
             out += incs + [""]
-        outlined = any("exo_hl_share(" in b for b in bodies)
+        outlined = any("exo_hl_share(" in b or "exo_hl_claim(" in b
+                       for b in bodies)
         if outlined:
             out.append(_OMP_PROTOTYPES)
         for g in self.globals:
@@ -413,8 +433,10 @@ class _Program:
             out.append(_FLOOR_COMMENT)
             out += [h for fn, h in _FLOOR_HELPERS.items()
                     if any(f"{fn}(" in b for b in bodies)]
-        if outlined:
+        if any("exo_hl_share(" in b for b in bodies):
             out.append(_SHARE_HELPER)
+        if any("exo_hl_claim(" in b for b in bodies):
+            out.append(_CLAIM_HELPER)
         if any("exo_hl_malloc(" in b for b in bodies):
             out.append(_HEAP_HELPER)
         out += A.helper_texts(bodies)

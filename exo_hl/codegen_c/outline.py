@@ -22,6 +22,12 @@ OpenMP, it calls the function once with ``0, 1``: the whole loop, with no
 parallel region. No worksharing construct is involved, so the function is
 correct however calls nest.
 
+A ``par_dynamic`` loop's function shares the iterations out instead:
+the caller zeroes a counter before the region and passes its address
+last (``exo_hl_next``), and each thread takes the next iteration from it
+(``exo_hl_claim``, an OpenMP atomic capture) until none is left; the
+thread parameters stay, unused.
+
 The loop's free symbols become the function's parameters, with the types
 the emitter recorded when it bound them. Buffers that cannot be passed as
 pointers (register or accelerator memories), and tensors whose sizes read

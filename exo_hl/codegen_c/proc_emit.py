@@ -89,6 +89,7 @@ class ProcEmitter(ExprEmitter):
         self.types = {}          # Sym -> (IR type, memory), for outlining
         self.outlined = []       # C bodies of loops outlined (outline.py)
         self.worksharing = None  # the outlined par loop this function runs
+        self.claims = 0          # par_dynamic counters declared (outline)
         self.free_stack = []     # the frees of the blocks open, outermost first
         self.inline_par = 0      # par loops open inline (no return there)
         self.fails = False       # returns a status (fail_check)
@@ -299,24 +300,38 @@ class ProcEmitter(ExprEmitter):
             # the upper bound once, at loop entry
             lo = self.expr(s.lo)
             hi = self.expr(self.once(s.hi, f"{s.iter.name}_hi", depth))
-            if s is self.worksharing:
+            claim = None
+            if s is self.worksharing and s.mode is IR.ParDynamic:
+                claim = self.claim_bounds(s, lo, hi, depth)
+            elif s is self.worksharing:
                 lo, hi = self.share(s, lo, hi, depth)
             it = self.bind(s.iter)
             self.types[s.iter] = (IR.Index, None)
             if self.is_nonneg(s.lo):
                 self.nonneg.add(s.iter)
+            pragma = "#pragma omp parallel for" + (
+                " schedule(dynamic)" if s.mode is IR.ParDynamic else "")
             if spawns and self.prog.target_prefix(self.proc):
                 # clang does not give the region it makes of the loop the
                 # function's target attribute (outline.py), and then
                 # refuses its vector code: serial under clang
                 self.lines += [
                     "#if defined(_OPENMP) && !defined(__clang__)",
-                    "#pragma omp parallel for", "#endif"]
+                    pragma, "#endif"]
             elif spawns:
-                self.lines += ["#ifdef _OPENMP", "#pragma omp parallel for",
-                               "#endif"]
-            self.line(depth, f"for (int_fast32_t {it} = {lo}; {it} < {hi}; "
-                      f"{it}++) {{")
+                self.lines += ["#ifdef _OPENMP", pragma, "#endif"]
+            if claim:
+                # the iterations taken one at a time from the shared
+                # counter: the k-th taken is iteration lo + k
+                first, count, k = claim
+                self.line(depth, f"for (int64_t {k} = exo_hl_claim("
+                          f"exo_hl_next); {k} < {count}; {k} = "
+                          f"exo_hl_claim(exo_hl_next)) {{")
+                self.line(depth + 1, f"int_fast32_t {it} = (int_fast32_t)"
+                          f"({first} + {k});")
+            else:
+                self.line(depth, f"for (int_fast32_t {it} = {lo}; {it} < "
+                          f"{hi}; {it}++) {{")
             self.inline_par += bool(spawns)
             if is_parallel(s.mode):
                 self.thread_entry(s.body, depth + 1)
@@ -373,6 +388,19 @@ class ProcEmitter(ExprEmitter):
             names.append(name)
         return names
 
+    def claim_bounds(self, loop, lo, hi, depth):
+        """For the outlined par_dynamic ``loop`` (outline.py): ``(first,
+        count, k)``, C names of new locals holding its first iteration
+        and its trip count (in 64 bits: the shared counter, passed as
+        ``exo_hl_next``, runs past it by up to the number of threads), and
+        the name of the claimed-iteration variable its header declares."""
+        names = [self.bind(Sym(f"{loop.iter.name}_{part}"))
+                 for part in ("first", "count", "k")]
+        self.line(depth, f"int_fast32_t {names[0]} = {lo};")
+        self.line(depth, f"int64_t {names[1]} = (int64_t)({hi}) - "
+                  f"{names[0]};")
+        return names
+
     def spawns(self, s):
         """A par loop other than the one this outlined function runs."""
         return (isinstance(s, IR.For) and is_parallel(s.mode)
@@ -400,7 +428,7 @@ class ProcEmitter(ExprEmitter):
         costs about 0.6 us, a barrier 0.3 us, and SGEMMs of 64^3-128^3 on
         two threads ran 2-8% faster with one region per k block than with
         two); else directly, one call per loop for all its iterations."""
-        calls = [self.outline(*g) for g in group]
+        calls = [self.outline(*g, depth) for g in group]
         fails = any(self.prog.may_fail(g[1]) for g in group)
         if fails:
             # each thread's status, or'ed together (a failing share
@@ -432,11 +460,19 @@ class ProcEmitter(ExprEmitter):
         if fails:
             self.fail_check(depth, group[0][0])
 
-    def outline(self, loop, sub, actuals):
+    def outline(self, loop, sub, actuals, depth):
         """Emit the static function ``sub`` that runs a share of the par
         ``loop`` (outline.py); returns ``call(last_args)``, the C text of a
-        call of it with the given thread number and count."""
+        call of it with the given thread number and count. A par_dynamic
+        ``loop``'s function also takes a pointer to the counter its
+        threads share, a new local here at ``depth``, zero."""
         prog = self.prog
+        counter = None
+        if loop.mode is IR.ParDynamic:
+            prog.claimed.add(sub)
+            counter = f"exo_hl_next_{self.claims}"
+            self.claims += 1
+            self.line(depth, f"int64_t {counter} = 0;")
         name = fresh_c_name(sub.name, prog.fn_name_set | self.in_use)
         prog.fn_name_set.add(name)
         self.in_use.add(name)
@@ -462,8 +498,10 @@ class ProcEmitter(ExprEmitter):
         args = ["ctxt"] + [self.call_arg(fa, a, fa.name not in written, loop)
                            for fa, a in zip(sub.args, actuals)]
 
+        last = [f"&{counter}"] if counter else []
+
         def call(part):
-            return f"{name}({', '.join(args + part)});"
+            return f"{name}({', '.join(args + part + last)});"
         return call
 
     def alloc(self, s, depth, bound, frees):

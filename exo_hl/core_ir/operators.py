@@ -1,14 +1,15 @@
 """Operators and loop kinds of the IR, defined once.
 
 The grammar (``loopir.asdl``) has ``BinOp(string op, ...)`` and
-``loop_mode = Seq | Par``; this table says which strings ``op`` may be and,
-for each, everything another module needs to know about it: how Python
-spells it (the parser and the pattern matcher), how tightly it binds in
-Python and in C (the printer and the C emitter), how C spells it, its value
-on control values (the interpreter, constant folding, the effect
-expressions), and its family (arithmetic, comparison, logical), which the
-simplifier and the SMT translation dispatch on. What loop kinds are called
-in source is here too. A new operator is one row; the test in
+``loop_mode = Seq | Par | ParDynamic``; this table says which strings
+``op`` may be and, for each, everything another module needs to know
+about it: how Python spells it (the parser and the pattern matcher), how
+tightly it binds in Python and in C (the printer and the C emitter), how
+C spells it, its value on control values (the interpreter, constant
+folding, the effect expressions), and its family (arithmetic,
+comparison, logical), which the simplifier and the SMT translation
+dispatch on. What loop kinds are called in source is here too. A new
+operator is one row; the test in
 ``tests/core_ir/test_operators.py`` walks every row through every consumer.
 """
 from __future__ import annotations
@@ -133,6 +134,9 @@ class LoopKind:
 LOOP_KIND_TABLE = (
     LoopKind("seq", IR.Seq, False),
     LoopKind("par", IR.Par, True),
+    # the same race-free loop; in C its threads take the iterations one
+    # at a time (docs/api.md, section 6), not in fixed consecutive blocks
+    LoopKind("par_dynamic", IR.ParDynamic, True),
 )
 
 #: loop kind as written in source -> IR loop_mode
@@ -147,7 +151,8 @@ def _kind(mode) -> LoopKind:
 
 
 def loop_kind_name(mode) -> str:
-    """How the loop kind ``mode`` (``IR.Seq``/``IR.Par``) is written."""
+    """How the loop kind ``mode`` (``IR.Seq``, ``IR.Par``,
+    ``IR.ParDynamic``) is written."""
     return _kind(mode).name
 
 

@@ -283,7 +283,8 @@ def extern(c_emit, typecheck=None, c_global: str = "", name=None):
 def _surface_scope():
     from ..core_ir.memory import DRAM, DRAM_STATIC
     names = dict(surface.TYPE_MARKERS)
-    names.update(seq=surface.seq, par=surface.par, DRAM=DRAM,
+    names.update(seq=surface.seq, par=surface.par,
+                 par_dynamic=surface.par_dynamic, DRAM=DRAM,
                  DRAM_STATIC=DRAM_STATIC, proc=proc, instr=instr)
     return names
 

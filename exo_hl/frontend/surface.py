@@ -41,10 +41,13 @@ class TypeMarker:
 
 
 class LoopMarker:
-    """``seq`` / ``par``: the loop constructors of ``for i in seq(lo, hi)``.
+    """``seq`` / ``par`` / ``par_dynamic``: the loop constructors of ``for
+    i in seq(lo, hi)``.
 
     ``seq`` runs the iterations in order; ``par`` lets them run in parallel
-    (OpenMP) and is accepted only when they provably do not race.
+    (OpenMP) and is accepted only when they provably do not race;
+    ``par_dynamic`` is ``par`` whose threads take the iterations one at a
+    time in C instead of fixed blocks (docs/api.md, section 6).
 
     >>> @proc
     ... def scale(n: size, x: f32[n]):
@@ -96,6 +99,7 @@ index = TypeMarker("index", IR.Index)
 stride = StrideMarker("stride", IR.Stride)
 seq = LoopMarker("seq", LOOP_KINDS["seq"])
 par = LoopMarker("par", LOOP_KINDS["par"])
+par_dynamic = LoopMarker("par_dynamic", LOOP_KINDS["par_dynamic"])
 
 #: markers by their canonical spelling; ``bool`` and ``int`` are read by name
 TYPE_MARKERS = {m._name: m for m in (R, f16, bf16, f32, f64, i8, ui8, i16,

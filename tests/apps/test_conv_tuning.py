@@ -197,6 +197,13 @@ PACKED_POINTS = [
                 "prefetch": True}, (2, 2, 7, 12, 64)),
     ("avx2", {"tile": "5x2", "group": 1, "packed": True, "kc": 4,
               "kc_at": "row", "prefetch": True}, (1, 3, 10, 8, 16)),
+    # the par loops shared out one iteration at a time (par_dynamic):
+    # the rows of a group and of its left-over block (two loops, one
+    # region); the channel blocks of a kc-blocked kernel
+    ("avx2", {"tile": "5x2", "group": 2, "par": "rows", "dynamic": True},
+     (2, 2, 5, 2, 48)),
+    ("avx512", {"tile": "7x2", "group": 1, "packed": True, "kc": 4,
+                "dynamic": True}, (2, 2, 14, 8, 64)),
 ]
 
 
@@ -210,13 +217,16 @@ def test_packed_and_blocked_points_equal_numpy(isa_name, params, sizes,
     assert "W_pack" not in text or not params.get("packed")
     if params.get("kc"):
         assert f"for ici in seq(0, {params['kc']})" in text
+    par = "par_dynamic" if params.get("dynamic") else "par"
+    assert f" in {par}(" in text
+    assert (" in par(" in text) == (par == "par")
     if params.get("par") == "rows" and sizes[0] > 1:
         # one loop over the N H rows of all images, each a par loop
         N, H = sizes[:2]
-        assert f"for ny in par(0, {N * H})" in text
+        assert f"for ny in {par}(0, {N * H})" in text
         assert "for n in" not in text and "for y in" not in text
     elif params.get("par") == "rows":
-        assert "for y in par(" in text
+        assert f"for y in {par}(" in text
     isa = tuning.variant(isa_name, params)
     # one prefetch per 64-byte line of a weight row, only when asked
     assert text.count("mm_prefetch_t1(") == \
@@ -291,6 +301,10 @@ def test_model_prefers_prepackable_blocks_and_even_threads():
     assert tuning._par_model(1, 56, threads=2) == "rows"
     assert tuning._par_model(16, 7, threads=2) == "blocks"
     assert tuning._par_model(2, 56, threads=2) == "blocks"
+    # iterations shared out one at a time on several cores, when coarse
+    assert tuning._dynamic_model(4e6, threads=2)
+    assert not tuning._dynamic_model(4e6, threads=1)
+    assert not tuning._dynamic_model(1e4, threads=2)
 
 
 @pytest.mark.parametrize("params,sizes,shows", [

@@ -4,6 +4,8 @@ from __future__ import annotations
 import pytest
 
 from exo_hl import SchedulingError, config, f32, proc, seq, size
+from exo_hl.core_ir.nodes import IR
+from exo_hl.core_ir.operators import is_parallel
 
 
 @proc
@@ -125,3 +127,35 @@ def test_per_iteration_buffer_is_private(equiv):
     p = private_tmp.parallelize("i")
     assert "for i in par(0, n):" in str(p)
     equiv(private_tmp, p, [{"n": 5}])
+
+
+@proc
+def bump(m: size, n: size, x: f32[m, n], y: f32[m, n]):
+    for r in seq(0, m):
+        for i in seq(0, n):
+            y[r, i] += x[r, i] + 1.0
+
+
+def test_prints_parses_and_switches_kind(assert_roundtrip, equiv):
+    p = bump.parallelize('i', dynamic=True)
+    assert str(p) == """\
+def bump(m: size, n: size, x: f32[m, n] @ DRAM, y: f32[m, n] @ DRAM):
+    for r in seq(0, m):
+        for i in par_dynamic(0, n):
+            y[r, i] += x[r, i] + 1.0"""
+    assert_roundtrip(p)
+    assert is_parallel(IR.ParDynamic)
+    equiv(bump, p, [{"m": 2, "n": 5}])
+    # a par loop changes kind both ways; the same kind is a no-op
+    q = bump.parallelize('i')
+    assert "for i in par(0, n):" in str(q)
+    assert str(q.parallelize('i', dynamic=True)) == str(p)
+    assert str(p.parallelize('i')) == str(q)
+    assert str(p.parallelize('i', dynamic=True)) == str(p)
+
+
+def test_rejects_races_and_bad_option():
+    with pytest.raises(SchedulingError, match="race-free"):
+        total.parallelize('i', dynamic=True)
+    with pytest.raises(SchedulingError, match="True or False"):
+        bump.parallelize('i', dynamic='yes')
