@@ -14,7 +14,8 @@ which are refused and at which stage:
    thread_entry, read in conditions and by an instruction whose C reads the
    context). Writes by instruction, by hand, by a callee's instruction and
    by hand in a callee, before, between and inside loops that are ``seq``,
-   ``par`` in the source or parallelized by ``parallelize``; loops nested
+   ``par`` in the source or parallelized by ``parallelize`` (every other
+   one ``par_dynamic`` / ``dynamic=True``); loops nested
    in a seq loop that re-writes the config, par loops inside par loops, a
    callee's par loop. Rule: a config write inside a par loop is a race
    (refused by the checks); else a hand write of ``Dev`` (direct or in a
@@ -252,6 +253,11 @@ class _Base:
             self.sched.append(it)
             self.tags.add("parallelize")
         kw = "par" if mode == "par" else "seq"
+        if kw == "par" and int(it.lstrip("ij")) % 2:
+            # every other par loop shares its iterations dynamically in C
+            # (same rules; drawn without the rng, so the seeds' cases stay)
+            kw = "par_dynamic"
+            self.tags.add("par_dynamic")
         return f"for {it} in {kw}({lo_hi}):"
 
 
@@ -573,8 +579,8 @@ def build(gen, name):
     src = gen.program(name)
     try:
         (p, ) = parse_procs_source(src, dict(SCOPE), filename=f"<{name}>")
-        for it in gen.sched:
-            p = p.parallelize(p.find_loop(it))
+        for n, it in enumerate(gen.sched):
+            p = p.parallelize(p.find_loop(it), dynamic=bool(n % 2))
     except CHECK_ERRORS:
         return None, "check", src
     if hasattr(gen, "schedule"):
@@ -674,7 +680,8 @@ def test_per_thread_config_across_par_loops():
         ("hand_callee", "cgen"), ("reconfigured_par", "ok"),
         ("par_in_par", "ok"), ("callee_par", "ok"), ("parallelize", "ok"),
         ("parallelize", "check"), ("set_in_callee", "ok"),
-        ("read_pre", "ok"), ("read_sh", "ok"), ("read_if", "ok")])
+        ("read_pre", "ok"), ("read_sh", "ok"), ("read_if", "ok"),
+        ("par_dynamic", "ok"), ("par_dynamic", "check")])
 
 
 def test_register_buffers_and_par_loops():
@@ -684,7 +691,8 @@ def test_register_buffers_and_par_loops():
         ("callee_par", "cgen"), ("alloc2", "ok"), ("parallelize", "cgen"),
         ("lift_1_to_0", "cgen"), ("lift_refused", "ok"),
         ("sink_0_to_1", "ok"), ("set_memory", "cgen"),
-        ("set_memory", "ok")])
+        ("set_memory", "ok"), ("par_dynamic", "ok"),
+        ("par_dynamic", "cgen")])
 
 
 def test_hardware_field_writes():
