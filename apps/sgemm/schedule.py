@@ -171,6 +171,13 @@ class Isa:
     narrow_n: int = 0      # the app's too: N at or below which it runs
     #                        the kernels with A unpacked (``narrow``; 0:
     #                        none)
+    order: str = "rows"    # 'rows': per row block of MR, its A micro-panel
+    #                        packed, then all column panels (A in L1, B's
+    #                        panels streamed from L2); 'goto': per MC rows,
+    #                        their A block packed, then for each column
+    #                        panel all its row blocks (GotoBLAS/BLIS: B's
+    #                        micro-panel in L1, A's MC x kc block streamed
+    #                        from L2; MC is then the kernel's, not calls)
 
     def __post_init__(self):
         if self.nr % self.lanes:
@@ -201,11 +208,25 @@ class Isa:
                              f"negative")
         if self.par == "cols" and not self.nc:
             raise ValueError(f"{self.name}: par='cols' needs NC blocks")
+        if self.order not in ("rows", "goto"):
+            raise ValueError(f"{self.name}: order is 'rows' or 'goto', not "
+                             f"{self.order!r}")
+        if self.order == "goto" and not (self.mc and self.pack_a):
+            raise ValueError(f"{self.name}: order='goto' needs MC (the "
+                             f"packed MC x KC block of A) and pack_a")
 
     @property
     def blocked(self) -> bool:
-        """Whether the kernel is called per NC x MC block (``blocked``)."""
-        return bool(self.nc or self.mc)
+        """Whether the kernel is called per NC x MC block (``blocked``;
+        with ``order='goto'`` MC is the kernel's own A block, not a call's
+        rows)."""
+        return bool(self.nc or self.call_mc)
+
+    @property
+    def call_mc(self) -> int:
+        """The row block per call of the kernel (``blocked``): MC in the
+        'rows' order, 0 in the 'goto' one (MC blocks A in the kernel)."""
+        return self.mc if self.order == "rows" else 0
 
     @property
     def params(self) -> dict:
@@ -214,7 +235,7 @@ class Isa:
                 "mc": self.mc, "par": self.par, "pack_a": self.pack_a,
                 "pack_b": self.pack_b, "prefetch": self.prefetch,
                 "par_min": self.par_min, "nc_cols": self.nc_cols,
-                "narrow_n": self.narrow_n}
+                "narrow_n": self.narrow_n, "order": self.order}
 
     @property
     def regs(self) -> int:
@@ -230,7 +251,8 @@ class Isa:
         """``KC=288 NC=896`` (MC, par when set)."""
         out = f"KC={self.kc}" + (f" NC={self.nc}" if self.nc else "") + \
             (f" MC={self.mc}" if self.mc else "")
-        return out + (" par=cols" if self.par == "cols" else "") + \
+        return out + (" order=goto" if self.order == "goto" else "") + \
+            (" par=cols" if self.par == "cols" else "") + \
             ("" if self.pack_a else " A unpacked") + \
             ("" if self.pack_b else " B unpacked") + \
             (f" prefetch={self.prefetch}" if self.prefetch else "") + \
@@ -435,6 +457,10 @@ def _main_kernel(p, full, isa, t):
                     f'{k0}:{k0} + {kc}]', f'A_pack{t}')
     if not full:                       # K % KC < KC columns: room for KC
         p = p.resize_dim(f'A_pack{t} : _', 1, KC, '0')
+    if isa.order == "goto":            # k-major: a k step reads MR
+        #                                  consecutive floats (one stream
+        #                                  of the MC x kc block from L2)
+        p = p.rearrange_dim(f'A_pack{t} : _', [1, 0])
     # constant size: on the stack, cache-line aligned
     p = p.set_memory(f'A_pack{t}', DRAM_STATIC_ALIGNED)
     return p
@@ -703,7 +729,7 @@ def stages(isa: Isa, p: Procedure = None, name: str = None):
     from ``sgemm_win``, per block (``blocked``)."""
     if isa.blocked and p is None:
         out = stages(isa, sgemm_win, isa.kernel_name + "_block")
-        return out + [(f"NC={isa.nc}, MC={isa.mc} blocks, each a call of "
+        return out + [(f"NC={isa.nc}, MC={isa.call_mc} blocks, each a call of "
                        f"the kernel (par: {isa.par})",
                        blocked(isa, out[-1][1]))]
     MR, NR, KC, L = isa.mr, isa.nr, isa.kc, isa.lanes
@@ -765,14 +791,17 @@ def stages(isa: Isa, p: Procedure = None, name: str = None):
     #    rows of C: reorder_stmts proves they commute) and joins the row
     #    blocks' loop (fuse_loop), so one parallel region does both
     for full, t in ((True, ''), (False, '_t')):
-        while True:
-            blk = _block(p, full)
-            i = next(n for n, s in enumerate(blk) if s.is_loop()
-                     and s.name() == 'cio')
-            if blk[i - 1].is_loop() and blk[i - 1].name() == 'io':
-                break
-            p = p.reorder_stmts(blk[i - 1], blk[i])
-        p = p.fuse_loop(_top(p, full, 'io'), _top(p, full, 'cio'))
+        if isa.order == "goto":
+            p = _goto_order(p, full, isa, t)
+        else:
+            while True:
+                blk = _block(p, full)
+                i = next(n for n, s in enumerate(blk) if s.is_loop()
+                         and s.name() == 'cio')
+                if blk[i - 1].is_loop() and blk[i - 1].name() == 'io':
+                    break
+                p = p.reorder_stmts(blk[i - 1], blk[i])
+            p = p.fuse_loop(_top(p, full, 'io'), _top(p, full, 'cio'))
         if isa.pack_b:
             # pack B row by row (each row of B read once, in order)
             pack = _staging(p, f'B_pack{t}')[0]
@@ -795,9 +824,63 @@ def stages(isa: Isa, p: Procedure = None, name: str = None):
         # panel), and the row blocks
         if isa.pack_b:
             p = p.parallelize(p.forward(packs[full]))
-        p = p.parallelize(_top(p, full, 'io'))
-    step("par: packing; row blocks with their column tails", p)
+        if isa.order == "goto":
+            p = _goto_par(p, full)
+        else:
+            p = p.parallelize(_top(p, full, 'io'))
+    step("par: packing of B; per MC block, packing of A and the column "
+         "panels; the column tails" if isa.order == "goto" else
+         "par: packing; row blocks with their column tails", p)
     return out
+
+
+def _goto_blocks(q, full):
+    """The two row-block nests of a k block in the 'goto' order: the
+    ``for ir`` loop of the MC blocks (inside ``for ic``) and the ``for
+    ir`` loop of the (M / MR) % (MC / MR) row blocks after them."""
+    return (_loop(_top(q, full, 'ic'), 'ir'), _top(q, full, 'ir'))
+
+
+def _goto_order(p, full, isa, t):
+    """The GotoBLAS/BLIS loop order on the row blocks of a k block
+    (``for io: A_pack; pack A's MR x kc micro-panel; for jo: tile``):
+    the row blocks in blocks of MC / MR (``split``, ``tail='cut'``: M /
+    MC whole blocks in ``for ic: for ir``, then a loop of the (M / MR) %
+    (MC / MR) row blocks left, which gets the same steps); in each, one
+    slot of the micro-panel buffer per row block (``expand_dim``), the
+    buffer out of the row-block loop (``lift_alloc``: the packed MC x kc
+    block of A, heap memory: it is up to MiBs; each micro-panel is stored
+    k-major, ``_main_kernel``), the packing split off
+    (``fission_after``: the whole block is packed before the kernel runs)
+    and the column panels moved outside the row blocks (``reorder``: each
+    kc x NR panel of B is read by MC / MR tiles in a row, from L1). The
+    column tails (``cio``) stay a loop of their own."""
+    R = isa.mc // isa.mr
+    p = p.split(_top(p, full, 'io'), R, 'ic', 'ir', tail='cut')
+    for n in range(2):
+        nest = lambda q: _goto_blocks(q, full)[n]
+        alloc = list(nest(p).body())[0]
+        p = p.expand_dim(alloc, R, 'ir')
+        p = p.lift_alloc(p.forward(alloc))
+        p = p.set_memory(nest(p).prev(), DRAM_ALIGNED)
+        p = p.fission_after(list(nest(p).body())[0])
+        compute = nest(p).next()
+        p = p.reorder(compute, _loop(compute, 'jo'))
+    return p
+
+
+def _goto_par(p, full):
+    """The par loops of a k block in the 'goto' order: in each row-block
+    nest of ``_goto_blocks``, the packing of A (each iteration writes its
+    own micro-panel) and the column panels (each writes its own columns
+    of C), both in one parallel region; and the column tails (each row
+    block writes its own rows of C). ``parallelize`` proves each."""
+    for n in range(2):
+        pack = _goto_blocks(p, full)[n]
+        compute = pack.next()
+        p = p.parallelize(pack)
+        p = p.parallelize(p.forward(compute))
+    return p.parallelize(_top(p, full, 'cio'))
 
 
 def blocked(isa: Isa, kernel: Procedure, name: str = None) -> Procedure:
@@ -811,7 +894,7 @@ def blocked(isa: Isa, kernel: Procedure, name: str = None) -> Procedure:
     (unification). With ``isa.par == 'cols'`` the column-block loop is
     ``par`` (``parallelize`` proves its iterations write disjoint columns
     of C) and the kernel runs sequentially in each."""
-    NC, MC = isa.nc, isa.mc
+    NC, MC = isa.nc, isa.call_mc
     p = sgemm.rename(name or isa.kernel_name)
     top = lambda q, k: list(q.body())[k]
     if NC:
@@ -896,7 +979,8 @@ def by_columns(isa: Isa, nc: int, st: list = None) -> Procedure:
     name = isa.kernel_name + "_cols"
     inner = st[-2][1] if isa.par == "cols" else \
         next(p for w, p in st if w == SEQUENTIAL)
-    return blocked(dataclasses.replace(isa, par="cols", nc=nc, mc=0),
+    return blocked(dataclasses.replace(isa, par="cols", nc=nc, mc=0,
+                                       order="rows"),
                    inner.rename(name + "_block"), name)
 
 
@@ -914,7 +998,8 @@ def narrow(isa: Isa) -> tuple:
     3-10% at 128^3 and 2048x128x512, the same at N = 256 and 512, and 5-7%
     slower at 2048^3 (6 rows of A 8 KiB apart share cache sets)."""
     base = dataclasses.replace(isa, pack_a=False, nc=0, mc=0, par="rows",
-                               par_min=0, nc_cols=0, narrow_n=0)
+                               par_min=0, nc_cols=0, narrow_n=0,
+                               order="rows")
     name = isa.kernel_name + "_narrow"
     st = stages(base, None, name)
     one = next(p for w, p in st if w == SEQUENTIAL).rename(name + "_1t")

@@ -63,21 +63,20 @@ def space(isa_name: str, threads: int = 1) -> dict:
       ten before the rewrites got faster). ``threads`` is kept for a
       search of those. How rows are split between threads is OpenMP's
       static schedule of the row blocks.
-    * the GotoBLAS loop order (jc -> pc -> ic -> jr -> ir: B's
-      micro-panel in L1, A's packed MC x kc block in L2): the schedule
-      has no such variant yet; this schedule's order keeps A's
-      micro-panel in L1 and streams B's packed panels from L2 (README).
-
-    ``pack_b`` (B's panels packed or loaded in place) and ``prefetch``
-    (the row of B's panel that many k steps ahead, 0: none; ``Isa``) are
-    in it."""
+    ``pack_b`` (B's panels packed or loaded in place), ``prefetch``
+    (the row of B's panel that many k steps ahead, 0: none; ``Isa``) and
+    the loop order (``order``: 'rows', A's micro-panel in L1 and B's
+    panels streamed from L2, or 'goto', GotoBLAS/BLIS's jc -> pc -> ic ->
+    jr -> ir: B's micro-panel in L1, A's packed MC x kc block in L2; in
+    it MC is the A block, and a point with MC = 0 or A unpacked is
+    refused) are in it."""
     model = model_params(isa_name)
     out = {"isa": [isa_name], "shape": list(SHAPES[isa_name]),
            "kc": [96, 128, 192, 256, 320, 384, 512],
            "nc": [0, 256, 512, 768, 1024, 1536, 2048],
            "mc": [0, 192, 384, 768], "pack_a": [True, False],
            "pack_b": [True, False],
-           "prefetch": [0, 4, 8, 16]}
+           "prefetch": [0, 4, 8, 16], "order": ["rows", "goto"]}
     for name in ("kc", "nc"):           # the model's point is in the space
         out[name] = sorted(set(out[name]) | {model[name]})
     return out
@@ -85,7 +84,7 @@ def space(isa_name: str, threads: int = 1) -> dict:
 
 def variant(isa_name: str, params: dict) -> Isa:
     """The description for ``params`` ({shape or mr/nr, kc, nc, mc, par,
-    pack_a, pack_b, prefetch};
+    pack_a, pack_b, prefetch, order};
     missing ones from the base description). Raises ``SchedulingError``
     for a combination the schedule cannot build (so a search records it as
     refused)."""
@@ -107,7 +106,8 @@ def variant(isa_name: str, params: dict) -> Isa:
                                    par_min=int(params.get("par_min", 0)),
                                    nc_cols=int(params.get("nc_cols", 0))
                                    // nr * nr,
-                                   narrow_n=int(params.get("narrow_n", 0)))
+                                   narrow_n=int(params.get("narrow_n", 0)),
+                                   order=params.get("order", "rows"))
     except ValueError as e:
         raise SchedulingError(f"sgemm: {e}") from None
 
