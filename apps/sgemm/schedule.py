@@ -46,6 +46,25 @@ generated C runs in one parallel region with a barrier between them.
 OpenMP runs them on all cores by default; with one thread the generated C
 calls the loops directly, with no region (docs/api.md section 6).
 
+That is the 'rows' loop order (``Isa.order``): per row block, its MR x kc
+micro-panel of A packed (in L1), then all the column panels, whose packed
+kc x NR panels of B stream from L2. ``order='goto'`` is GotoBLAS/BLIS's
+(jc -> pc -> ic -> jr -> ir): the row blocks in blocks of MC rows, each
+MC x kc block of A packed at once (one k-major micro-panel per row block,
+so a k step reads MR consecutive floats), then the column panels outside
+the row blocks, so each kc x NR panel of B stays in L1 while the MC / MR
+tiles below it read A's block from L2 (``_goto_order``; the (M / MR) %
+(MC / MR) row blocks left over get the same steps). Its tiles walk down
+the rows of C, where the hardware's prefetcher does not follow, so each
+tile but an MC block's last prefetches the next tile's C
+(``_prefetch_c``). Its par loops: per MC block the packing of A (each
+iteration writes its own micro-panel) and the column panels (BLIS's jr:
+each writes its own columns of C; with 2 threads even a 128-row product
+splits), one region per MC block; the column tails are a par loop of
+their own (``_goto_par``). Measured on the 2-core Xeon it was not faster
+than the 'rows' order (README, "The GotoBLAS/BLIS order"), so the model
+keeps 'rows'.
+
 Every step is a checked rewrite. ``stages(isa)`` returns the procedure
 after each group of steps (``run.py --steps`` prints them).
 """
@@ -866,6 +885,31 @@ def _goto_order(p, full, isa, t):
         p = p.fission_after(list(nest(p).body())[0])
         compute = nest(p).next()
         p = p.reorder(compute, _loop(compute, 'jo'))
+        if n == 0 and R > 1:
+            p = _prefetch_c(p, full, isa, R)
+    return p
+
+
+def _prefetch_c(p, full, isa, R):
+    """In the MC blocks of the 'goto' order, each tile but a block's last
+    prefetches the C tile of the next row block (same columns), one
+    ``prefetcht0`` per row and cache line, before its k loop: the row
+    loop is cut at R - 1 (``cut_loop``), so the windows are proven inside
+    the block (``insert_noop_call``). The tiles walk down the rows of C,
+    each row in another page, where the hardware's stream prefetcher
+    does not follow: without it the tile's C loads stall the FMA chains
+    (measured loaded on the Xeon, 12x32 KC=192 MC=192: 0.66x OpenBLAS at
+    2048^3 without, 0.87x with, side by side)."""
+    MR, NR = isa.mr, isa.nr
+    ir = lambda q: _loop(_goto_blocks(q, full)[0].next(), 'ir')
+    p = p.cut_loop(ir(p), R - 1)
+    k = _loop(ir(p), 'k')
+    for r in reversed(range(MR)):
+        for c in reversed(range(0, NR, 16)):
+            row = f'{MR * R} * ic + {MR} * ir + {MR + r}'
+            p = p.insert_noop_call(
+                p.forward(k).before(), _avx2.mm_prefetch_t0,
+                [f'C[{row}, {NR} * jo + {c}:{NR} * jo + {c + 1}]'])
     return p
 
 

@@ -1140,7 +1140,8 @@ def test_goto_order_structure(goto_stages):
     (one k-major micro-panel per row block, par) and the column panels
     outside the row blocks (par: BLIS's jr), the (M / MR) % (MC / MR)
     row blocks left the same way, the column tails a par loop of their
-    own. The A block is one heap buffer per MC block."""
+    own. The A block is one heap buffer per MC block; the tiles prefetch
+    the next row block's C."""
     text = str(goto_stages[-1][1])
     lines = [x.strip() for x in text.splitlines()]
     block = ["for ic in seq(0, M / 4):",
@@ -1148,9 +1149,16 @@ def test_goto_order_structure(goto_stages):
              "for ir in par(0, 2):", "for i3 in seq(0, 2):",
              "for i4 in seq(0, 8):",
              "A_pack[ir, i4, i3] = A[i3 + 4 * ic + 2 * ir, 8 * ko + i4]",
-             "for jo in par(0, N / 8):", "for ir in seq(0, 2):"]
+             "for jo in par(0, N / 8):", "for ir in seq(0, 1):"]
     at = lines.index(block[0])
     assert lines[at:at + len(block)] == block
+    # each tile but an MC block's last prefetches the next tile's C rows
+    # (the last one, ir = 1, in a loop of its own, does not)
+    flat = "".join(lines)
+    assert flat.count("mm_prefetch_t0(C[4 * ic + 2 * ir + 2, 8 * jo + 0:"
+                      "8 * jo + 1])") == 2           # both k blocks
+    assert flat.count("mm_prefetch_t0(") == 4
+    assert lines.count("for ir in seq(1, 2):") == 2
     rest = ["A_pack: f32[2, 8, 2] @ DRAM_ALIGNED",
             "for ir in par(0, M / 2 % 2):"]
     at = lines.index(rest[1], at)
