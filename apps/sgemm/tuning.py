@@ -168,9 +168,12 @@ NARROW_PANELS = 2
 def model_params(isa_name: str) -> dict:
     """The BLIS model's parameters for the default tile
     (``default_shape``): KC from the L1, NC from the L2 (``nc_l2``: this
-    schedule's loop order streams the packed block of B once per MR
-    rows), no MC blocks (MC here only splits the calls, each packing B
-    again), A packed; and how the app uses the threads: one thread below
+    schedule's 'rows' loop order streams the packed block of B once per
+    MR rows), no MC blocks (MC here only splits the calls, each packing B
+    again), A packed. The 'rows' order, not 'goto' (GotoBLAS/BLIS's, with
+    the model's MC as its A block): on the 2-core Xeon no goto point
+    measured faster, most 5-30% slower (README, "The GotoBLAS/BLIS
+    order"). And how the app uses the threads: one thread below
     M N K = ``PAR_MIN``, the column blocks of ``NC_COLS`` on the threads
     for wide products, the kernels with A unpacked for N at most
     ``NARROW_PANELS`` panels of NR (``api.Dispatch``)."""
