@@ -721,7 +721,9 @@ def _instructions(p, full, isa, t):
 def _prefetch(p, isa):
     """In the full k blocks' micro-kernel, each k step prefetches the row
     of B's packed panel ``d = isa.prefetch`` steps ahead, one
-    ``prefetcht0`` per cache line of the row: the k loop is cut at KC - d
+    ``prefetcht0`` per cache line of the row (in the 'goto' order, where
+    B's panel stays in L1 and A's block streams from L2, the row of A's
+    k-major micro-panel d steps ahead): the k loop is cut at KC - d
     (``cut_loop``) and the first part gets the calls
     (``insert_noop_call``), whose windows are then proven inside the
     panel. The last d steps prefetch nothing: the next panel follows in
@@ -731,6 +733,13 @@ def _prefetch(p, isa):
     d, KC, NR = isa.prefetch, isa.kc, isa.nr
     k = lambda q: _loop(_top(q, True, 'io'), 'k')
     p = p.cut_loop(k(p), KC - d)
+    if isa.order == "goto":            # the streamed operand is A: its
+        #                                k-major micro-panel, MR floats a
+        #                                step (MR <= 16: one call a step
+        #                                reaches every line)
+        return p.insert_noop_call(list(k(p).body())[0].before(),
+                                  _avx2.mm_prefetch_t0,
+                                  [f'A_pack[k + {d}, 0:1]'])
     for c in reversed(range(0, NR, 16)):   # 16 floats: a 64-byte line
         row = (f'B_pack[jo, k + {d}, {c}:{c + 1}]' if isa.pack_b else
                f'B[{KC} * ko + k + {d}, {NR} * jo + {c}:'
@@ -799,7 +808,8 @@ def stages(isa: Isa, p: Procedure = None, name: str = None):
     p = step(f"registers @ {isa.mem.__name__}: {isa.load.name()}, "
              f"{isa.store.name()}, {isa.fma.name()}; unrolled", p)
     if isa.prefetch:
-        p = step(f"prefetch of B's panel {isa.prefetch} k steps ahead",
+        what = "A's block" if isa.order == "goto" else "B's panel"
+        p = step(f"prefetch of {what} {isa.prefetch} k steps ahead",
                  _prefetch(p, isa))
 
     # 5. threads: the packing of B (each iteration writes its own panel),

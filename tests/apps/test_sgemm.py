@@ -1125,9 +1125,10 @@ def test_alpha_beta_takes_the_same_kernel_as_the_product(monkeypatch,
 # the GotoBLAS/BLIS loop order (``order='goto'``)
 
 #: a small tile and blocks, so small shapes cross every block: MR = 2,
-#: NR = 8, KC = 8, MC = 4 (two row blocks per A block)
+#: NR = 8, KC = 8, MC = 4 (two row blocks per A block), A's block
+#: prefetched 2 k steps ahead
 GOTO = ("avx2", {"shape": "2x8", "kc": 8, "mc": 4, "nc": 0,
-                 "order": "goto"})
+                 "order": "goto", "prefetch": 2})
 
 
 @pytest.fixture(scope="module")
@@ -1157,8 +1158,12 @@ def test_goto_order_structure(goto_stages):
     flat = "".join(lines)
     assert flat.count("mm_prefetch_t0(C[4 * ic + 2 * ir + 2, 8 * jo + 0:"
                       "8 * jo + 1])") == 2           # both k blocks
-    assert flat.count("mm_prefetch_t0(") == 4
     assert lines.count("for ir in seq(1, 2):") == 2
+    # in the full k blocks, each of the first KC - 2 k steps prefetches
+    # the row of A's micro-panel 2 steps ahead (the streamed operand)
+    assert flat.count("for k in seq(0, 6):mm_prefetch_t0(A_pack[ir, k + 2,"
+                      " 0:1])") == 3    # MC blocks: 2 row loops; the rest
+    assert flat.count("mm_prefetch_t0(") == 4 + 3
     rest = ["A_pack: f32[2, 8, 2] @ DRAM_ALIGNED",
             "for ir in par(0, M / 2 % 2):"]
     at = lines.index(rest[1], at)
@@ -1196,7 +1201,7 @@ def test_goto_order_in_the_space_and_checked():
     assert tuning.space("avx2")["order"] == ["rows", "goto"]
     isa = tuning.variant(*GOTO)
     assert isa.params["order"] == "goto"
-    assert isa.blocking_label == "KC=8 MC=4 order=goto"
+    assert isa.blocking_label == "KC=8 MC=4 order=goto prefetch=2"
     assert not isa.blocked and isa.call_mc == 0     # MC is the kernel's
     assert tuning.variant("avx2", {"mc": 12}).params["order"] == "rows"
     for bad, why in (({"mc": 0}, "needs MC"), ({"pack_a": False}, "needs MC"),
