@@ -62,8 +62,8 @@ iteration writes its own micro-panel) and the column panels (BLIS's jr:
 each writes its own columns of C; with 2 threads even a 128-row product
 splits), one region per MC block; the column tails are a par loop of
 their own (``_goto_par``). Measured on the 2-core Xeon it was not faster
-than the 'rows' order (README, "The GotoBLAS/BLIS order"), so the model
-keeps 'rows'.
+than the 'rows' order (level or 5-30% slower in five runs of six at
+512-2048; README, "The GotoBLAS/BLIS order"), so the model keeps 'rows'.
 
 Every step is a checked rewrite. ``stages(isa)`` returns the procedure
 after each group of steps (``run.py --steps`` prints them).
@@ -180,7 +180,8 @@ class Isa:
     pack_b: bool = True    # pack B's kc x NR panels (False: the kernels
     #                        load B's rows where they are)
     prefetch: int = 0      # prefetch B's packed panel this many k steps
-    #                        ahead in the full k blocks (0: none)
+    #                        ahead in the full k blocks (0: none; in the
+    #                        'goto' order A's packed micro-panel)
     par_min: int = 0       # not the schedule's but the app's: M N K below
     #                        which it runs the one-thread kernel
     #                        (``sequential``; 0: always the threaded one)

@@ -64,7 +64,8 @@ def space(isa_name: str, threads: int = 1) -> dict:
       search of those. How rows are split between threads is OpenMP's
       static schedule of the row blocks.
     ``pack_b`` (B's panels packed or loaded in place), ``prefetch``
-    (the row of B's panel that many k steps ahead, 0: none; ``Isa``) and
+    (the row of B's panel that many k steps ahead, 0: none; in the goto
+    order the row of A's micro-panel; ``Isa``) and
     the loop order (``order``: 'rows', A's micro-panel in L1 and B's
     panels streamed from L2, or 'goto', GotoBLAS/BLIS's jc -> pc -> ic ->
     jr -> ir: B's micro-panel in L1, A's packed MC x kc block in L2; in
@@ -171,12 +172,14 @@ def model_params(isa_name: str) -> dict:
     schedule's 'rows' loop order streams the packed block of B once per
     MR rows), no MC blocks (MC here only splits the calls, each packing B
     again), A packed. The 'rows' order, not 'goto' (GotoBLAS/BLIS's, with
-    the model's MC as its A block): on the 2-core Xeon no goto point
-    measured faster, most 5-30% slower (README, "The GotoBLAS/BLIS
-    order"). And how the app uses the threads: one thread below
-    M N K = ``PAR_MIN``, the column blocks of ``NC_COLS`` on the threads
-    for wide products, the kernels with A unpacked for N at most
-    ``NARROW_PANELS`` panels of NR (``api.Dispatch``)."""
+    the model's MC as its A block): on the 2-core Xeon (loaded, six
+    side-by-side runs) the goto points were level or 5-30% slower, at
+    1024^3 and 1536^3 in every run; ahead only at 2048^3 in two runs
+    (README, "The GotoBLAS/BLIS order"). And how the app uses the
+    threads: one thread below M N K = ``PAR_MIN``, the column blocks of
+    ``NC_COLS`` on the threads for wide products, the kernels with A
+    unpacked for N at most ``NARROW_PANELS`` panels of NR
+    (``api.Dispatch``)."""
     shape = default_shape(isa_name)
     mr, nr = (int(x) for x in shape.split("x"))
     b = blis_blocking(mr, nr)
