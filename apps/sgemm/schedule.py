@@ -46,6 +46,25 @@ generated C runs in one parallel region with a barrier between them.
 OpenMP runs them on all cores by default; with one thread the generated C
 calls the loops directly, with no region (docs/api.md section 6).
 
+That is the 'rows' loop order (``Isa.order``): per row block, its MR x kc
+micro-panel of A packed (in L1), then all the column panels, whose packed
+kc x NR panels of B stream from L2. ``order='goto'`` is GotoBLAS/BLIS's
+(jc -> pc -> ic -> jr -> ir): the row blocks in blocks of MC rows, each
+MC x kc block of A packed at once (one k-major micro-panel per row block,
+so a k step reads MR consecutive floats), then the column panels outside
+the row blocks, so each kc x NR panel of B stays in L1 while the MC / MR
+tiles below it read A's block from L2 (``_goto_order``; the (M / MR) %
+(MC / MR) row blocks left over get the same steps). Its tiles walk down
+the rows of C, where the hardware's prefetcher does not follow, so each
+tile but an MC block's last prefetches the next tile's C
+(``_prefetch_c``). Its par loops: per MC block the packing of A (each
+iteration writes its own micro-panel) and the column panels (BLIS's jr:
+each writes its own columns of C; with 2 threads even a 128-row product
+splits), one region per MC block; the column tails are a par loop of
+their own (``_goto_par``). Measured on the 2-core Xeon it was not faster
+than the 'rows' order (level or 5-30% slower in five runs of six at
+512-2048; README, "The GotoBLAS/BLIS order"), so the model keeps 'rows'.
+
 Every step is a checked rewrite. ``stages(isa)`` returns the procedure
 after each group of steps (``run.py --steps`` prints them).
 """
@@ -161,7 +180,8 @@ class Isa:
     pack_b: bool = True    # pack B's kc x NR panels (False: the kernels
     #                        load B's rows where they are)
     prefetch: int = 0      # prefetch B's packed panel this many k steps
-    #                        ahead in the full k blocks (0: none)
+    #                        ahead in the full k blocks (0: none; in the
+    #                        'goto' order A's packed micro-panel)
     par_min: int = 0       # not the schedule's but the app's: M N K below
     #                        which it runs the one-thread kernel
     #                        (``sequential``; 0: always the threaded one)
@@ -171,6 +191,13 @@ class Isa:
     narrow_n: int = 0      # the app's too: N at or below which it runs
     #                        the kernels with A unpacked (``narrow``; 0:
     #                        none)
+    order: str = "rows"    # 'rows': per row block of MR, its A micro-panel
+    #                        packed, then all column panels (A in L1, B's
+    #                        panels streamed from L2); 'goto': per MC rows,
+    #                        their A block packed, then for each column
+    #                        panel all its row blocks (GotoBLAS/BLIS: B's
+    #                        micro-panel in L1, A's MC x kc block streamed
+    #                        from L2; MC is then the kernel's, not calls)
 
     def __post_init__(self):
         if self.nr % self.lanes:
@@ -201,11 +228,25 @@ class Isa:
                              f"negative")
         if self.par == "cols" and not self.nc:
             raise ValueError(f"{self.name}: par='cols' needs NC blocks")
+        if self.order not in ("rows", "goto"):
+            raise ValueError(f"{self.name}: order is 'rows' or 'goto', not "
+                             f"{self.order!r}")
+        if self.order == "goto" and not (self.mc and self.pack_a):
+            raise ValueError(f"{self.name}: order='goto' needs MC (the "
+                             f"packed MC x KC block of A) and pack_a")
 
     @property
     def blocked(self) -> bool:
-        """Whether the kernel is called per NC x MC block (``blocked``)."""
-        return bool(self.nc or self.mc)
+        """Whether the kernel is called per NC x MC block (``blocked``;
+        with ``order='goto'`` MC is the kernel's own A block, not a call's
+        rows)."""
+        return bool(self.nc or self.call_mc)
+
+    @property
+    def call_mc(self) -> int:
+        """The row block per call of the kernel (``blocked``): MC in the
+        'rows' order, 0 in the 'goto' one (MC blocks A in the kernel)."""
+        return self.mc if self.order == "rows" else 0
 
     @property
     def params(self) -> dict:
@@ -214,7 +255,7 @@ class Isa:
                 "mc": self.mc, "par": self.par, "pack_a": self.pack_a,
                 "pack_b": self.pack_b, "prefetch": self.prefetch,
                 "par_min": self.par_min, "nc_cols": self.nc_cols,
-                "narrow_n": self.narrow_n}
+                "narrow_n": self.narrow_n, "order": self.order}
 
     @property
     def regs(self) -> int:
@@ -230,7 +271,8 @@ class Isa:
         """``KC=288 NC=896`` (MC, par when set)."""
         out = f"KC={self.kc}" + (f" NC={self.nc}" if self.nc else "") + \
             (f" MC={self.mc}" if self.mc else "")
-        return out + (" par=cols" if self.par == "cols" else "") + \
+        return out + (" order=goto" if self.order == "goto" else "") + \
+            (" par=cols" if self.par == "cols" else "") + \
             ("" if self.pack_a else " A unpacked") + \
             ("" if self.pack_b else " B unpacked") + \
             (f" prefetch={self.prefetch}" if self.prefetch else "") + \
@@ -435,6 +477,10 @@ def _main_kernel(p, full, isa, t):
                     f'{k0}:{k0} + {kc}]', f'A_pack{t}')
     if not full:                       # K % KC < KC columns: room for KC
         p = p.resize_dim(f'A_pack{t} : _', 1, KC, '0')
+    if isa.order == "goto":            # k-major: a k step reads MR
+        #                                  consecutive floats (one stream
+        #                                  of the MC x kc block from L2)
+        p = p.rearrange_dim(f'A_pack{t} : _', [1, 0])
     # constant size: on the stack, cache-line aligned
     p = p.set_memory(f'A_pack{t}', DRAM_STATIC_ALIGNED)
     return p
@@ -676,7 +722,9 @@ def _instructions(p, full, isa, t):
 def _prefetch(p, isa):
     """In the full k blocks' micro-kernel, each k step prefetches the row
     of B's packed panel ``d = isa.prefetch`` steps ahead, one
-    ``prefetcht0`` per cache line of the row: the k loop is cut at KC - d
+    ``prefetcht0`` per cache line of the row (in the 'goto' order, where
+    B's panel stays in L1 and A's block streams from L2, the row of A's
+    k-major micro-panel d steps ahead): the k loop is cut at KC - d
     (``cut_loop``) and the first part gets the calls
     (``insert_noop_call``), whose windows are then proven inside the
     panel. The last d steps prefetch nothing: the next panel follows in
@@ -686,6 +734,13 @@ def _prefetch(p, isa):
     d, KC, NR = isa.prefetch, isa.kc, isa.nr
     k = lambda q: _loop(_top(q, True, 'io'), 'k')
     p = p.cut_loop(k(p), KC - d)
+    if isa.order == "goto":            # the streamed operand is A: its
+        #                                k-major micro-panel, MR floats a
+        #                                step (MR <= 16: one call a step
+        #                                reaches every line)
+        return p.insert_noop_call(list(k(p).body())[0].before(),
+                                  _avx2.mm_prefetch_t0,
+                                  [f'A_pack[k + {d}, 0:1]'])
     for c in reversed(range(0, NR, 16)):   # 16 floats: a 64-byte line
         row = (f'B_pack[jo, k + {d}, {c}:{c + 1}]' if isa.pack_b else
                f'B[{KC} * ko + k + {d}, {NR} * jo + {c}:'
@@ -703,7 +758,7 @@ def stages(isa: Isa, p: Procedure = None, name: str = None):
     from ``sgemm_win``, per block (``blocked``)."""
     if isa.blocked and p is None:
         out = stages(isa, sgemm_win, isa.kernel_name + "_block")
-        return out + [(f"NC={isa.nc}, MC={isa.mc} blocks, each a call of "
+        return out + [(f"NC={isa.nc}, MC={isa.call_mc} blocks, each a call of "
                        f"the kernel (par: {isa.par})",
                        blocked(isa, out[-1][1]))]
     MR, NR, KC, L = isa.mr, isa.nr, isa.kc, isa.lanes
@@ -754,7 +809,8 @@ def stages(isa: Isa, p: Procedure = None, name: str = None):
     p = step(f"registers @ {isa.mem.__name__}: {isa.load.name()}, "
              f"{isa.store.name()}, {isa.fma.name()}; unrolled", p)
     if isa.prefetch:
-        p = step(f"prefetch of B's panel {isa.prefetch} k steps ahead",
+        what = "A's block" if isa.order == "goto" else "B's panel"
+        p = step(f"prefetch of {what} {isa.prefetch} k steps ahead",
                  _prefetch(p, isa))
 
     # 5. threads: the packing of B (each iteration writes its own panel),
@@ -765,14 +821,17 @@ def stages(isa: Isa, p: Procedure = None, name: str = None):
     #    rows of C: reorder_stmts proves they commute) and joins the row
     #    blocks' loop (fuse_loop), so one parallel region does both
     for full, t in ((True, ''), (False, '_t')):
-        while True:
-            blk = _block(p, full)
-            i = next(n for n, s in enumerate(blk) if s.is_loop()
-                     and s.name() == 'cio')
-            if blk[i - 1].is_loop() and blk[i - 1].name() == 'io':
-                break
-            p = p.reorder_stmts(blk[i - 1], blk[i])
-        p = p.fuse_loop(_top(p, full, 'io'), _top(p, full, 'cio'))
+        if isa.order == "goto":
+            p = _goto_order(p, full, isa, t)
+        else:
+            while True:
+                blk = _block(p, full)
+                i = next(n for n, s in enumerate(blk) if s.is_loop()
+                         and s.name() == 'cio')
+                if blk[i - 1].is_loop() and blk[i - 1].name() == 'io':
+                    break
+                p = p.reorder_stmts(blk[i - 1], blk[i])
+            p = p.fuse_loop(_top(p, full, 'io'), _top(p, full, 'cio'))
         if isa.pack_b:
             # pack B row by row (each row of B read once, in order)
             pack = _staging(p, f'B_pack{t}')[0]
@@ -795,9 +854,88 @@ def stages(isa: Isa, p: Procedure = None, name: str = None):
         # panel), and the row blocks
         if isa.pack_b:
             p = p.parallelize(p.forward(packs[full]))
-        p = p.parallelize(_top(p, full, 'io'))
-    step("par: packing; row blocks with their column tails", p)
+        if isa.order == "goto":
+            p = _goto_par(p, full)
+        else:
+            p = p.parallelize(_top(p, full, 'io'))
+    step("par: packing of B; per MC block, packing of A and the column "
+         "panels; the column tails" if isa.order == "goto" else
+         "par: packing; row blocks with their column tails", p)
     return out
+
+
+def _goto_blocks(q, full):
+    """The two row-block nests of a k block in the 'goto' order: the
+    ``for ir`` loop of the MC blocks (inside ``for ic``) and the ``for
+    ir`` loop of the (M / MR) % (MC / MR) row blocks after them."""
+    return (_loop(_top(q, full, 'ic'), 'ir'), _top(q, full, 'ir'))
+
+
+def _goto_order(p, full, isa, t):
+    """The GotoBLAS/BLIS loop order on the row blocks of a k block
+    (``for io: A_pack; pack A's MR x kc micro-panel; for jo: tile``):
+    the row blocks in blocks of MC / MR (``split``, ``tail='cut'``: M /
+    MC whole blocks in ``for ic: for ir``, then a loop of the (M / MR) %
+    (MC / MR) row blocks left, which gets the same steps); in each, one
+    slot of the micro-panel buffer per row block (``expand_dim``), the
+    buffer out of the row-block loop (``lift_alloc``: the packed MC x kc
+    block of A, heap memory: it is up to MiBs; each micro-panel is stored
+    k-major, ``_main_kernel``), the packing split off
+    (``fission_after``: the whole block is packed before the kernel runs)
+    and the column panels moved outside the row blocks (``reorder``: each
+    kc x NR panel of B is read by MC / MR tiles in a row, from L1). The
+    column tails (``cio``) stay a loop of their own."""
+    R = isa.mc // isa.mr
+    p = p.split(_top(p, full, 'io'), R, 'ic', 'ir', tail='cut')
+    for n in range(2):
+        nest = lambda q: _goto_blocks(q, full)[n]
+        alloc = list(nest(p).body())[0]
+        p = p.expand_dim(alloc, R, 'ir')
+        p = p.lift_alloc(p.forward(alloc))
+        p = p.set_memory(nest(p).prev(), DRAM_ALIGNED)
+        p = p.fission_after(list(nest(p).body())[0])
+        compute = nest(p).next()
+        p = p.reorder(compute, _loop(compute, 'jo'))
+        if n == 0 and R > 1:
+            p = _prefetch_c(p, full, isa, R)
+    return p
+
+
+def _prefetch_c(p, full, isa, R):
+    """In the MC blocks of the 'goto' order, each tile but a block's last
+    prefetches the C tile of the next row block (same columns), one
+    ``prefetcht0`` per row and cache line, before its k loop: the row
+    loop is cut at R - 1 (``cut_loop``), so the windows are proven inside
+    the block (``insert_noop_call``). The tiles walk down the rows of C,
+    each row in another page, where the hardware's stream prefetcher
+    does not follow: without it the tile's C loads stall the FMA chains
+    (measured loaded on the Xeon, 12x32 KC=192 MC=192: 0.66x OpenBLAS at
+    2048^3 without, 0.87x with, side by side)."""
+    MR, NR = isa.mr, isa.nr
+    ir = lambda q: _loop(_goto_blocks(q, full)[0].next(), 'ir')
+    p = p.cut_loop(ir(p), R - 1)
+    k = _loop(ir(p), 'k')
+    for r in reversed(range(MR)):
+        for c in reversed(range(0, NR, 16)):
+            row = f'{MR * R} * ic + {MR} * ir + {MR + r}'
+            p = p.insert_noop_call(
+                p.forward(k).before(), _avx2.mm_prefetch_t0,
+                [f'C[{row}, {NR} * jo + {c}:{NR} * jo + {c + 1}]'])
+    return p
+
+
+def _goto_par(p, full):
+    """The par loops of a k block in the 'goto' order: in each row-block
+    nest of ``_goto_blocks``, the packing of A (each iteration writes its
+    own micro-panel) and the column panels (each writes its own columns
+    of C), both in one parallel region; and the column tails (each row
+    block writes its own rows of C). ``parallelize`` proves each."""
+    for n in range(2):
+        pack = _goto_blocks(p, full)[n]
+        compute = pack.next()
+        p = p.parallelize(pack)
+        p = p.parallelize(p.forward(compute))
+    return p.parallelize(_top(p, full, 'cio'))
 
 
 def blocked(isa: Isa, kernel: Procedure, name: str = None) -> Procedure:
@@ -811,7 +949,7 @@ def blocked(isa: Isa, kernel: Procedure, name: str = None) -> Procedure:
     (unification). With ``isa.par == 'cols'`` the column-block loop is
     ``par`` (``parallelize`` proves its iterations write disjoint columns
     of C) and the kernel runs sequentially in each."""
-    NC, MC = isa.nc, isa.mc
+    NC, MC = isa.nc, isa.call_mc
     p = sgemm.rename(name or isa.kernel_name)
     top = lambda q, k: list(q.body())[k]
     if NC:
@@ -896,7 +1034,8 @@ def by_columns(isa: Isa, nc: int, st: list = None) -> Procedure:
     name = isa.kernel_name + "_cols"
     inner = st[-2][1] if isa.par == "cols" else \
         next(p for w, p in st if w == SEQUENTIAL)
-    return blocked(dataclasses.replace(isa, par="cols", nc=nc, mc=0),
+    return blocked(dataclasses.replace(isa, par="cols", nc=nc, mc=0,
+                                       order="rows"),
                    inner.rename(name + "_block"), name)
 
 
@@ -914,7 +1053,8 @@ def narrow(isa: Isa) -> tuple:
     3-10% at 128^3 and 2048x128x512, the same at N = 256 and 512, and 5-7%
     slower at 2048^3 (6 rows of A 8 KiB apart share cache sets)."""
     base = dataclasses.replace(isa, pack_a=False, nc=0, mc=0, par="rows",
-                               par_min=0, nc_cols=0, narrow_n=0)
+                               par_min=0, nc_cols=0, narrow_n=0,
+                               order="rows")
     name = isa.kernel_name + "_narrow"
     st = stages(base, None, name)
     one = next(p for w, p in st if w == SEQUENTIAL).rename(name + "_1t")

@@ -63,21 +63,21 @@ def space(isa_name: str, threads: int = 1) -> dict:
       ten before the rewrites got faster). ``threads`` is kept for a
       search of those. How rows are split between threads is OpenMP's
       static schedule of the row blocks.
-    * the GotoBLAS loop order (jc -> pc -> ic -> jr -> ir: B's
-      micro-panel in L1, A's packed MC x kc block in L2): the schedule
-      has no such variant yet; this schedule's order keeps A's
-      micro-panel in L1 and streams B's packed panels from L2 (README).
-
-    ``pack_b`` (B's panels packed or loaded in place) and ``prefetch``
-    (the row of B's panel that many k steps ahead, 0: none; ``Isa``) are
-    in it."""
+    ``pack_b`` (B's panels packed or loaded in place), ``prefetch``
+    (the row of B's panel that many k steps ahead, 0: none; in the goto
+    order the row of A's micro-panel; ``Isa``) and
+    the loop order (``order``: 'rows', A's micro-panel in L1 and B's
+    panels streamed from L2, or 'goto', GotoBLAS/BLIS's jc -> pc -> ic ->
+    jr -> ir: B's micro-panel in L1, A's packed MC x kc block in L2; in
+    it MC is the A block, and a point with MC = 0 or A unpacked is
+    refused) are in it."""
     model = model_params(isa_name)
     out = {"isa": [isa_name], "shape": list(SHAPES[isa_name]),
            "kc": [96, 128, 192, 256, 320, 384, 512],
            "nc": [0, 256, 512, 768, 1024, 1536, 2048],
            "mc": [0, 192, 384, 768], "pack_a": [True, False],
            "pack_b": [True, False],
-           "prefetch": [0, 4, 8, 16]}
+           "prefetch": [0, 4, 8, 16], "order": ["rows", "goto"]}
     for name in ("kc", "nc"):           # the model's point is in the space
         out[name] = sorted(set(out[name]) | {model[name]})
     return out
@@ -85,7 +85,7 @@ def space(isa_name: str, threads: int = 1) -> dict:
 
 def variant(isa_name: str, params: dict) -> Isa:
     """The description for ``params`` ({shape or mr/nr, kc, nc, mc, par,
-    pack_a, pack_b, prefetch};
+    pack_a, pack_b, prefetch, order};
     missing ones from the base description). Raises ``SchedulingError``
     for a combination the schedule cannot build (so a search records it as
     refused)."""
@@ -107,7 +107,8 @@ def variant(isa_name: str, params: dict) -> Isa:
                                    par_min=int(params.get("par_min", 0)),
                                    nc_cols=int(params.get("nc_cols", 0))
                                    // nr * nr,
-                                   narrow_n=int(params.get("narrow_n", 0)))
+                                   narrow_n=int(params.get("narrow_n", 0)),
+                                   order=params.get("order", "rows"))
     except ValueError as e:
         raise SchedulingError(f"sgemm: {e}") from None
 
@@ -168,12 +169,17 @@ NARROW_PANELS = 2
 def model_params(isa_name: str) -> dict:
     """The BLIS model's parameters for the default tile
     (``default_shape``): KC from the L1, NC from the L2 (``nc_l2``: this
-    schedule's loop order streams the packed block of B once per MR
-    rows), no MC blocks (MC here only splits the calls, each packing B
-    again), A packed; and how the app uses the threads: one thread below
-    M N K = ``PAR_MIN``, the column blocks of ``NC_COLS`` on the threads
-    for wide products, the kernels with A unpacked for N at most
-    ``NARROW_PANELS`` panels of NR (``api.Dispatch``)."""
+    schedule's 'rows' loop order streams the packed block of B once per
+    MR rows), no MC blocks (MC here only splits the calls, each packing B
+    again), A packed. The 'rows' order, not 'goto' (GotoBLAS/BLIS's, with
+    the model's MC as its A block): on the 2-core Xeon (loaded, six
+    side-by-side runs) the goto points were level or 5-30% slower, at
+    1024^3 and 1536^3 in every run; ahead only at 2048^3 in two runs
+    (README, "The GotoBLAS/BLIS order"). And how the app uses the
+    threads: one thread below M N K = ``PAR_MIN``, the column blocks of
+    ``NC_COLS`` on the threads for wide products, the kernels with A
+    unpacked for N at most ``NARROW_PANELS`` panels of NR
+    (``api.Dispatch``)."""
     shape = default_shape(isa_name)
     mr, nr = (int(x) for x in shape.split("x"))
     b = blis_blocking(mr, nr)

@@ -1119,3 +1119,92 @@ def test_alpha_beta_takes_the_same_kernel_as_the_product(monkeypatch,
     finally:
         _clear_api_caches()
 
+
+
+# ---------------------------------------------------------------------------
+# the GotoBLAS/BLIS loop order (``order='goto'``)
+
+#: a small tile and blocks, so small shapes cross every block: MR = 2,
+#: NR = 8, KC = 8, MC = 4 (two row blocks per A block), A's block
+#: prefetched 2 k steps ahead
+GOTO = ("avx2", {"shape": "2x8", "kc": 8, "mc": 4, "nc": 0,
+                 "order": "goto", "prefetch": 2})
+
+
+@pytest.fixture(scope="module")
+def goto_stages():
+    return stages(tuning.variant(*GOTO))
+
+
+def test_goto_order_structure(goto_stages):
+    """Per k block: B packed (par), then per MC block its A block packed
+    (one k-major micro-panel per row block, par) and the column panels
+    outside the row blocks (par: BLIS's jr), the (M / MR) % (MC / MR)
+    row blocks left the same way, the column tails a par loop of their
+    own. The A block is one heap buffer per MC block; the tiles prefetch
+    the next row block's C."""
+    text = str(goto_stages[-1][1])
+    lines = [x.strip() for x in text.splitlines()]
+    block = ["for ic in seq(0, M / 4):",
+             "A_pack: f32[2, 8, 2] @ DRAM_ALIGNED",
+             "for ir in par(0, 2):", "for i3 in seq(0, 2):",
+             "for i4 in seq(0, 8):",
+             "A_pack[ir, i4, i3] = A[i3 + 4 * ic + 2 * ir, 8 * ko + i4]",
+             "for jo in par(0, N / 8):", "for ir in seq(0, 1):"]
+    at = lines.index(block[0])
+    assert lines[at:at + len(block)] == block
+    # each tile but an MC block's last prefetches the next tile's C rows
+    # (the last one, ir = 1, in a loop of its own, does not)
+    flat = "".join(lines)
+    assert flat.count("mm_prefetch_t0(C[4 * ic + 2 * ir + 2, 8 * jo + 0:"
+                      "8 * jo + 1])") == 2           # both k blocks
+    assert lines.count("for ir in seq(1, 2):") == 2
+    # in the full k blocks, each of the first KC - 2 k steps prefetches
+    # the row of A's micro-panel 2 steps ahead (the streamed operand)
+    assert flat.count("for k in seq(0, 6):mm_prefetch_t0(A_pack[ir, k + 2,"
+                      " 0:1])") == 3    # MC blocks: 2 row loops; the rest
+    assert flat.count("mm_prefetch_t0(") == 4 + 3
+    rest = ["A_pack: f32[2, 8, 2] @ DRAM_ALIGNED",
+            "for ir in par(0, M / 2 % 2):"]
+    at = lines.index(rest[1], at)
+    assert lines[at - 1:at + 1] == rest
+    assert lines.count("for cio in par(0, M / 2):") == 2  # both k blocks
+    # the micro-kernel broadcasts A from the packed block, k-major
+    assert "A_pack[ir, k, 1:2]" in text
+    # the one-thread kernel: the same order, no par loop
+    one = sequential(tuning.variant(*GOTO), goto_stages)
+    assert "for ic in seq(0, M / 4):" in str(one) and " par(" not in str(one)
+
+
+def test_goto_order_equals_numpy(goto_stages, threads):
+    """Interpreted on a shape crossing every block (2 MC blocks and a row
+    block left, M % MR, N % NR with a masked register, K % KC), then
+    compiled on edge shapes (1x1x1, M, N, K off every multiple of MR, NR,
+    KC and MC), 1 and 2 threads: equal to numpy exactly (small integers)."""
+    p = goto_stages[-1][1]
+    rng = np.random.default_rng(31)
+    m, n, k = 11, 8 * 2 + 8 + 3, 2 * 8 + 3
+    A, B, C0 = _ints(rng, m, k), _ints(rng, k, n), _ints(rng, m, n)
+    C = C0.copy()
+    p.interpret(M=m, N=n, K=k, A=A, B=B, C=C)
+    assert np.array_equal(C, C0 + A @ B)
+    _compiled_equal_numpy((p, ), BLOCK_SHAPES + [
+        (2, 8, 8), (4, 8, 8), (5, 9, 9), (9, 17, 17), (6, 3, 1),
+        (3, 16, 40)], rng, threads)
+
+
+def test_goto_order_in_the_space_and_checked():
+    """The tuning space has both orders; 'goto' is in the parameters and
+    the label; a 'goto' point without an A block (MC = 0) or with A
+    unpacked, or an unknown order, is refused as a search records it."""
+    assert tuning.space("avx512")["order"] == ["rows", "goto"]
+    assert tuning.space("avx2")["order"] == ["rows", "goto"]
+    isa = tuning.variant(*GOTO)
+    assert isa.params["order"] == "goto"
+    assert isa.blocking_label == "KC=8 MC=4 order=goto prefetch=2"
+    assert not isa.blocked and isa.call_mc == 0     # MC is the kernel's
+    assert tuning.variant("avx2", {"mc": 12}).params["order"] == "rows"
+    for bad, why in (({"mc": 0}, "needs MC"), ({"pack_a": False}, "needs MC"),
+                     ({"order": "ijk"}, "order is")):
+        with pytest.raises(SchedulingError, match=why):
+            tuning.variant(GOTO[0], dict(GOTO[1], **bad))
