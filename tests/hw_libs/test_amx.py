@@ -545,6 +545,11 @@ def test_dispatch_prefers_amx_then_avx512():
                            "avx512bf16"})[0] == "avx512-bf16"
     with pytest.raises(RuntimeError, match="no bf16 GEMM kernel"):
         choose("bf16", {"avx2", "fma"})
+    # the int8 AMX kernel takes any M; its tail rows run on AVX-512 VNNI
+    label, build = choose("u8s8", amx8)
+    assert build(False).name() == "gemm_u8s8_mtail_amx"
+    with pytest.raises(RuntimeError, match="no u8s8 GEMM kernel"):
+        choose("u8s8", {"amx-tile", "amx-int8"})
 
 
 # the IR does not model that a real configuration change zeroes the tiles,
