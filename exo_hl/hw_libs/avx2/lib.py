@@ -664,7 +664,11 @@ def mm_prefetch_t0_epi8(src: [i8][1] @ DRAM):
 @instr("_mm_prefetch((const char *)&{src_data}, _MM_HINT_T0);", _INCLUDE)
 def mm_prefetch_t0_epu8(src: [ui8][1] @ DRAM):
     """``prefetcht0`` of the line holding ``src[0]``, a ``ui8`` (as
-    ``mm_prefetch_t0``: reads ``src[0]``, changes nothing)."""
+    ``mm_prefetch_t0``: reads ``src[0]``, changes nothing).
+
+    >>> p = p.insert_noop_call(gap, mm_prefetch_t0_epu8,
+    ...                        ['A[i, k + 64:k + 65]'])
+    """
     t: ui8 @ DRAM
     t = src[0]
 
@@ -672,7 +676,11 @@ def mm_prefetch_t0_epu8(src: [ui8][1] @ DRAM):
 @instr("_mm_prefetch((const char *)&{src_data}, _MM_HINT_T0);", _INCLUDE)
 def mm_prefetch_t0_bf16(src: [bf16][1] @ DRAM):
     """``prefetcht0`` of the line holding ``src[0]``, a ``bf16`` (as
-    ``mm_prefetch_t0``: reads ``src[0]``, changes nothing)."""
+    ``mm_prefetch_t0``: reads ``src[0]``, changes nothing).
+
+    >>> p = p.insert_noop_call(gap, mm_prefetch_t0_bf16,
+    ...                        ['B_pack[jo, ko, kk + 8, 0, 0, 0:1]'])
+    """
     t: bf16 @ DRAM
     t = src[0]
 
