@@ -14,8 +14,9 @@ AVX-512 results may differ in the last bits. The AMX int8 kernel is
 ``gemm_u8s8_mtail`` (any M: the last M % 32 rows on AVX-512 VNNI inside
 the same call, so it also needs ``avx512f``/``avx512vnni``, which every
 AMX CPU has) and needs N % 256 and K % 64; the bf16 one needs M % 32, N %
-256, K % 32 and runs on one thread. ``threads`` goes to the int8 AMX
-builder and the AVX-512 builders, ``tile`` to the AVX-512 ones only.
+256, K % 32. ``threads`` picks the kernels whose column blocks are a par
+loop (it was ignored for AMX: the one-thread kernel was built), ``tile``
+goes to the AVX-512 builders only.
 """
 from __future__ import annotations
 
@@ -30,9 +31,8 @@ def _amx_builder(kind):
     def build(threads, tile=None):
         from apps.gemm_amx.schedule import (gemm_bf16, gemm_u8s8_mtail,
                                             schedule)
-        if kind == "bf16":
-            return schedule(gemm_bf16)
-        return schedule(gemm_u8s8_mtail, threads=bool(threads))
+        return schedule(gemm_bf16 if kind == "bf16" else gemm_u8s8_mtail,
+                        threads=bool(threads))
     return build
 
 

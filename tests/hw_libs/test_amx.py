@@ -548,6 +548,8 @@ def test_dispatch_prefers_amx_then_avx512():
     # the int8 AMX kernel takes any M; its tail rows run on AVX-512 VNNI
     label, build = choose("u8s8", amx8)
     assert build(False).name() == "gemm_u8s8_mtail_amx"
+    assert build(True).name() == "gemm_u8s8_mtail_amx_par"
+    assert choose("bf16", amx8)[1](True).name() == "gemm_bf16_amx_par"
     with pytest.raises(RuntimeError, match="no u8s8 GEMM kernel"):
         choose("u8s8", {"amx-tile", "amx-int8"})
 
