@@ -3,7 +3,7 @@
 
     python -m apps.gemm_amx.bench [--kinds int8 bf16] [--sizes 512 1024 2048]
                                   [--reps 7] [--threads 1 2] [--json out.json]
-                                  [--clock wall|cpu]
+                                  [--clock wall|cpu] [--m-extra R]
 
 Square ``C += A @ B`` (u8 x s8 -> s32, or bf16 x bf16 -> f32; row-major; C
 accumulated as the kernels do: MKL with beta = 1). Implementations are
@@ -16,6 +16,9 @@ bit for bit (bf16: MKL's AMX path sums in the kernel's order). With
 ``--threads t`` > 1 the exo_hl kernel is the one whose column blocks are
 a par loop (``schedule(p, threads=True)``; AmxConfig is per-thread state,
 loaded on each thread by the par loop's iterations), on t OpenMP threads.
+``--m-extra R``: M = n + R rows (N = K = n), int8 only, timed with
+``gemm_u8s8_mtail`` (the AMX kernel for any M: the last M % 32 rows on
+AVX-512 VNNI in the same call).
 """
 from __future__ import annotations
 
@@ -46,12 +49,18 @@ def main(argv=None) -> int:
     ap.add_argument("--kinds", nargs="+", default=["int8", "bf16"],
                     choices=["int8", "bf16"])
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--m-extra", type=int, default=0, metavar="R",
+                    help="M = n + R (int8 only: the any-M kernel)")
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                     help="wall time, or process CPU time / threads "
                     "(steadier on a busy machine)")
     args = ap.parse_args(argv)
 
-    from apps.gemm_amx.schedule import gemm_bf16, gemm_u8s8, schedule
+    from apps.gemm_amx.schedule import (gemm_bf16, gemm_u8s8,
+                                        gemm_u8s8_mtail, schedule)
+    if args.m_extra and "bf16" in args.kinds:
+        print("--m-extra: int8 only (the bf16 AMX kernel needs M % 32)")
+        args.kinds = [k for k in args.kinds if k != "bf16"]
     mkl, why = MklLowp.load()
     print(why)
     if mkl is not None:
@@ -68,29 +77,32 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(0)
     rows = []
     for kind in args.kinds:
-        alg = gemm_bf16 if kind == "bf16" else gemm_u8s8
+        alg = (gemm_bf16 if kind == "bf16" else
+               gemm_u8s8_mtail if args.m_extra else gemm_u8s8)
         kernels = {t: schedule(alg, threads=t > 1).compile()
                    for t in sorted(set(args.threads))}
         peak = peaks.get(kind)
         unit = "GOP/s" if kind == "int8" else "GFLOP/s"
         for n in args.sizes:
+            m = n + args.m_extra
             if kind == "int8":
-                A = rng.integers(0, 256, (n, n), dtype=np.uint8)
+                A = rng.integers(0, 256, (m, n), dtype=np.uint8)
                 B = rng.integers(-128, 128, (n, n), dtype=np.int8)
-                C = np.zeros((n, n), np.int32)
+                C = np.zeros((m, n), np.int32)
                 base = mkl and mkl.u8s8s32
             else:
                 A = _bf16(rng.standard_normal((n, n)))
                 B = _bf16(rng.standard_normal((n, n)))
                 C = np.zeros((n, n), np.float32)
                 base = mkl and mkl.bf16bf16f32
-            ops = 2.0 * n ** 3
+                m = n
+            ops = 2.0 * m * n * n
             for t in args.threads:
                 set_openmp_threads(t)
-                run = kernels[t].bind(n, n, n, A, B, C)
+                run = kernels[t].bind(m, n, n, A, B, C)
                 if mkl is not None:
                     C1, C2 = C.copy(), C.copy()
-                    kernels[t](n, n, n, A, B, C1)
+                    kernels[t](m, n, n, A, B, C1)
                     mkl.set_threads(t)
                     base(A, B, C2)
                     if not np.array_equal(C1, C2):
@@ -104,9 +116,10 @@ def main(argv=None) -> int:
                 secs = best_times(fns, args.reps, clock=args.clock,
                                   threads=t)
                 load = os.getloadavg()[0]
-                row = {"kind": kind, "n": n, "threads": t,
+                row = {"kind": kind, "n": n, "m": m, "threads": t,
                        "exo": ops / secs[0] / 1e9, "load": load}
-                line = (f"{kind:4s} {n:5d}  t={t}  exo_hl "
+                line = (f"{kind:4s} {n:5d}" + (f" M={m}" if m != n else "")
+                        + f"  t={t}  exo_hl "
                         f"{row['exo']:7.0f} {unit}")
                 if peak:
                     row["exo_pct_peak"] = 100 * row["exo"] / peak

@@ -10,23 +10,29 @@ The bf16 GEMMs are each bit-exact with their own algorithm, and the two
 algorithms state different summation orders (the instructions sum in
 different orders: tdpbf16ps two chains per 32-deep step, vdpbf16ps the
 pairs one after the other, the odd element first), so the AMX and the
-AVX-512 results may differ in the last bits. The AMX kernels need M % 32,
-N % 256 and K % 64 (int8) or 32 (bf16) and run on one thread (the tile
-configuration is per thread); ``threads`` and ``tile`` go to the AVX-512
-builders only.
+AVX-512 results may differ in the last bits. The AMX int8 kernel is
+``gemm_u8s8_mtail`` (any M: the last M % 32 rows on AVX-512 VNNI inside
+the same call, so it also needs ``avx512f``/``avx512vnni``, which every
+AMX CPU has) and needs N % 256 and K % 64; the bf16 one needs M % 32, N %
+256, K % 32. ``threads`` picks the kernels whose column blocks are a par
+loop (it was ignored for AMX: the one-thread kernel was built), ``tile``
+goes to the AVX-512 builders only.
 """
 from __future__ import annotations
 
 from apps.gemm_lowp import schedule as lowp
 
-AMX_FEATURES = {"u8s8": frozenset({"amx-tile", "amx-int8"}),
+AMX_FEATURES = {"u8s8": frozenset({"amx-tile", "amx-int8", "avx512f",
+                                    "avx512vnni"}),
                 "bf16": frozenset({"amx-tile", "amx-bf16"})}
 
 
 def _amx_builder(kind):
     def build(threads, tile=None):
-        from apps.gemm_amx.schedule import gemm_bf16, gemm_u8s8, schedule
-        return schedule(gemm_bf16 if kind == "bf16" else gemm_u8s8)
+        from apps.gemm_amx.schedule import (gemm_bf16, gemm_u8s8_mtail,
+                                            schedule)
+        return schedule(gemm_bf16 if kind == "bf16" else gemm_u8s8_mtail,
+                        threads=bool(threads))
     return build
 
 

@@ -37,6 +37,7 @@ from apps.common.config_hoist import hoist_config
 from exo_hl import (DRAM, bf16, f32, i8, i32, proc, seq,
                     size, ui8)
 from exo_hl.hw_libs import amx
+from exo_hl.hw_libs import avx512 as X
 from exo_hl.hw_libs.avx512 import lowp
 
 #: column block: B is packed NC columns (all of K) at a time. 256, not
@@ -53,6 +54,17 @@ NC = 256
 def gemm_u8s8(M: size, N: size, K: size, A: ui8[M, K] @ DRAM,
               B: i8[K, N] @ DRAM, C: i32[M, N] @ DRAM):
     assert M % 32 == 0
+    assert N % 256 == 0
+    assert K % 64 == 0
+    for i in seq(0, M):
+        for j in seq(0, N):
+            for k in seq(0, K):
+                C[i, j] += A[i, k] * B[k, j]
+
+
+@proc
+def gemm_u8s8_mtail(M: size, N: size, K: size, A: ui8[M, K] @ DRAM,
+                    B: i8[K, N] @ DRAM, C: i32[M, N] @ DRAM):
     assert N % 256 == 0
     assert K % 64 == 0
     for i in seq(0, M):
@@ -110,7 +122,10 @@ def stages(p=gemm_u8s8, threads=False):
     """[(description, procedure)] for every step of the schedule of
     ``gemm_u8s8`` or ``gemm_bf16`` (the algorithm ``p`` picks the kind);
     ``threads``: the column blocks (and the copy of A) as par loops. The
-    steps up to the hoisted configuration are shared (and cached)."""
+    steps up to the hoisted configuration are shared (and cached).
+    ``gemm_u8s8_mtail`` (any M): ``_mtail_stages``."""
+    if p is gemm_u8s8_mtail:
+        return list(_mtail_stages(threads))
     out = list(_common_stages(p))
     p = out[-1][1]
     if not threads:
@@ -183,9 +198,161 @@ def _common_stages(p):
     #    by side): staged per 64-deep step, one slot per step (expand_dim),
     #    lifted to the column block and split off (fission); the packing
     #    does not depend on io, jo (remove_loop)
-    body = p.find_loop('kt #1').body()
-    p = p.stage_mem(body, f'B[{ks}*kt:{ks}*kt+{ks}, {NC}*jc:{NC}*jc+{NC}]',
-                    'Bp')
+    p = _stage_b(p, kind, p.find_loop('kt #1'))
+    p = p.fission_after(p.find_loop('i0'), n_lifts=3)
+    p = p.remove_loop(p.find_loop('io #1'))
+    p = p.remove_loop(p.find_loop('jo'))
+    p = step("B packed per column block in the VNNI layout",
+             _pack_b(p, kind, 'i2'))
+
+    # 3. stage the tiles: four of C around the k steps, two of A and two of
+    #    packed B per step
+    p = step("C, A and B tiles staged", _stage_tiles(p, kind))
+
+    # 4. tiles into tile registers; the configuration right before the
+    #    first tile load; each copy and compute nest becomes its instruction
+    #    (whose preconditions on AmxConfig are now provable)
+    p = _tiles_in_registers(p)
+    p = step("tiles in tile registers", amx.configure_tiles(
+        p, p.find('c00 : _'), {t: FULL for t in range(amx.N_TILES)}))
+    p = step("tile loads, stores and tile dot products",
+             _tile_instructions(p, kind))
+
+    # 5. the configuration out of jo, io and kc: once per call
+    p = step("ldtilecfg hoisted out of every loop",
+             hoist_config(p, 'ldtilecfg(_)', 3))
+
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=2)
+def _mtail_stages(threads):
+    """The int8 GEMM for any M (``gemm_u8s8_mtail``): the full 32-row
+    blocks on AMX as in ``_common_stages``, the last M % 32 rows on
+    AVX-512 VNNI (``vpdpbusd``) reading the same packed B, inside the same
+    column block. The order of the steps differs from the other schedule
+    so that the packing of B is staged while the partial block is still a
+    guarded iteration of the row-block loop (its reads of B become reads
+    of Bp), and only then is that loop cut:
+
+    1. split i by 32 with a guard (``tail='guard'``), the guard sunk to the
+       innermost body (``lift_scope``), the loops as in ``_common_stages``;
+    2. B packed per column block (``_stage_b``, ``_pack_b``);
+    3. the row-block loop cut at M / 32 (``cut_loop``): the full blocks'
+       guards are proven true (``eliminate_dead_code``);
+    4. A copied into the tile layout for the full blocks ((M + 31) / 32
+       slots: an allocation must be positive), moved ahead of the packing
+       (``reorder_stmts``) and out of the column blocks (``fission_after``,
+       ``remove_loop``);
+    5. the tiles as in ``_common_stages``, the configuration written once
+       before the column blocks (``configure_tiles`` there: the full-block
+       loop may run zero times, so it cannot be hoisted out of it by
+       ``remove_loop``);
+    6. the tail: one row at a time (guarded), its NC columns in 16 zmm
+       accumulators over all of K (``stage_mem`` of the C row,
+       ``divide_dim``, ``set_memory``), ``mm512_dpbusd_bcst_epi32`` on the
+       packed B (its [16, 4] blocks are the VNNI layout of vpdpbusd)."""
+    kind = INT8
+    g, ks = kind.group, kind.kstep
+    p = gemm_u8s8_mtail
+    out = [("the algorithm", p)]
+
+    def step(what, q):
+        out.append((what, q))
+        return q
+
+    p = p.split('j', NC, 'jc', 'jj', tail='perfect')
+    p = p.reorder('i', 'jc')
+    p = p.split('i', 32, 'io', 'ib', tail='guard')
+    p = p.lift_scope(p.find_loop('jj'))
+    p = p.lift_scope(p.find_loop('k'))
+    p = p.split('ib', 16, 'ih', 'ii', tail='perfect')
+    p = p.split('jj', 32, 'jo', 'jb', tail='perfect')
+    p = p.split('jb', 16, 'jh', 'ji', tail='perfect')
+    p = p.reorder('ii', 'jo')
+    p = p.reorder('ih', 'jo')
+    p = p.reorder('ii', 'jh')
+    p = p.split('k', 64, 'kt', 'kb', tail='perfect')
+    p = p.split('kb', 4, 'kq', 'kr', tail='perfect')
+    for loop in ('ji', 'ii', 'jh', 'ih'):
+        p = p.reorder(loop, 'kt')
+    p = step("column blocks, 32-row blocks (the last guarded), 16 x 16 "
+             "tiles, 64-deep steps", p)
+
+    p = _stage_b(p, kind, p.find_loop('kt'))
+    p = p.fission_after(p.find_loop('i0'), n_lifts=3)
+    p = p.remove_loop(p.find_loop('io'))
+    p = p.remove_loop(p.find_loop('jo'))
+    p = step("B packed per column block in the VNNI layout",
+             _pack_b(p, kind, 'i1'))
+
+    p = p.cut_loop(p.find_loop('io'), 'M / 32')
+    p = p.eliminate_dead_code(p.find('if _: _'))
+    p = p.unroll('jh')
+    p = step("the full 32-row blocks cut from the partial one",
+             p.unroll('ih'))
+
+    p = p.stage_mem(p.find_loop('kt #1').body(),
+                    f'A[32*io:32*io+32, {ks}*kt:{ks}*kt+{ks}]', 'Ap')
+    p = p.divide_dim('Ap', 0, 16)
+    p = p.expand_dim('Ap', f'K / {ks}', 'kt')
+    p = p.expand_dim('Ap', '(M + 31) / 32', 'io')
+    p = p.rearrange_dim('Ap', [0, 2, 1, 3, 4])
+    p = p.lift_alloc('Ap', n_lifts=4)
+    p = p.fission_after(p.find_loop('i0'), n_lifts=3)
+    p = p.remove_loop(p.find_loop('jo'))
+    jcb = list(p.find_loop('jc').body())     # Bp, packing, copy of A, ...
+    p = p.reorder_stmts(jcb[1], jcb[2])
+    if threads:   # a slot of Bp per column block: the blocks in parallel
+        p = p.expand_dim('Bp', f'N / {NC}', 'jc')
+    p = p.lift_alloc('Bp')
+    p = p.fission_after(list(p.find_loop('jc').body())[0])
+    p = p.remove_loop(p.find_loop('jc'))
+    p = p.split('i0', 16, 'ar', 'ac', tail='perfect')
+    p = step("A copied into the tile layout (full blocks)", p.simplify())
+
+    p = _tiles_in_registers(_stage_tiles(p, kind, 'jc, ' if threads else ''))
+    p = amx.configure_tiles(p, p.find_loop('jc'),
+                            {t: FULL for t in range(amx.N_TILES)})
+    p = step("full blocks: tiles, one ldtilecfg before the column blocks",
+             _tile_instructions(p, kind))
+
+    # the tail rows: io, ih, ii, (guard), kt, kq, jo, jh, ji, kr
+    for a, b in (('jh', 'ii'), ('kt', 'ih'), ('jo', 'ih'), ('kt', 'ii'),
+                 ('jo', 'ii'), ('ji', 'kq'), ('jh', 'kq'), ('jo', 'kt'),
+                 ('jo', 'kq')):
+        p = p.reorder(a, b)
+    for _ in range(6):                       # kr, ji, jh, jo, kq, kt
+        p = p.lift_scope(p.find('if _: _'))
+    p = p.stage_mem(p.find_loop('kt #3'),
+                    f'C[32*io+16*ih+ii, {NC}*jc:{NC}*jc+{NC}]', 'Ct')
+    p = p.divide_dim('Ct', 0, 16)
+    p = p.set_memory('Ct', X.AVX512)
+    p = p.split('i0', 16, 'tlo', 'tli', tail='perfect')
+    p = p.split('i0', 16, 'tso', 'tsi', tail='perfect')
+    p = p.replace(p.find_loop('tli'), X.mm512_loadu_epi32)
+    p = p.replace(p.find_loop('tsi'), X.mm512_storeu_epi32)
+    p = p.replace(p.find_loop('ji'), X.mm512_dpbusd_bcst_epi32)
+    for loop in ('jh', 'jo #1', 'tlo', 'tso'):
+        p = p.unroll(loop)
+    p = step("the last M % 32 rows on AVX-512 VNNI, from the packed B", p)
+    if not threads:
+        return tuple(out)
+    # the copy of A and the column blocks in parallel (each packs into
+    # its own slot of Bp: expand_dim above)
+    p = p.parallelize(p.find_loop('io'))
+    p = step("column blocks (and the copy of A) in parallel",
+             p.parallelize(p.find_loop('jc')))
+    return tuple(out)
+
+
+def _stage_b(p, kind, kt):
+    """Stage the column block of B read by one step of the loop ``kt`` in
+    the VNNI layout (``Bp[jt, kt, kq, j, kr]``), a slot per step, the
+    buffer lifted to the column block."""
+    g, ks = kind.group, kind.kstep
+    p = p.stage_mem(kt.body(),
+                    f'B[{ks}*kt:{ks}*kt+{ks}, {NC}*jc:{NC}*jc+{NC}]', 'Bp')
     p = p.divide_dim('Bp', 0, g)
     p = p.rearrange_dim('Bp', [0, 2, 1])
     # each 16-column tile of the step contiguous (1 KB), and the steps of
@@ -195,21 +362,28 @@ def _common_stages(p):
     p = p.rearrange_dim('Bp', [1, 0, 2, 3])
     p = p.expand_dim('Bp', f'K / {ks}', 'kt')
     p = p.rearrange_dim('Bp', [1, 0, 2, 3, 4])
-    p = p.lift_alloc('Bp', n_lifts=3)
-    p = p.fission_after(p.find_loop('i0'), n_lifts=3)
-    p = p.remove_loop(p.find_loop('io #1'))
-    p = p.remove_loop(p.find_loop('jo'))
-    p = p.split('i0', g, 'pq', 'pr', tail='perfect')
-    p = p.reorder('pr', 'i2')
+    return p.lift_alloc('Bp', n_lifts=3)
+
+
+def _pack_b(p, kind, cols):
+    """The packing nest (split off, its loops ``i0`` over the step's rows
+    and ``cols`` over its columns) by the packing instruction."""
+    p = p.split('i0', kind.group, 'pq', 'pr', tail='perfect')
+    p = p.reorder('pr', cols)
     # 16 columns x g rows at a time by the AVX-512 library's transposing
     # copy (SSE2 unpacks; its body is exactly this permutation)
-    p = p.split('i2', 16, 'i1o', 'i1i', tail='perfect')
+    p = p.split(cols, 16, 'i1o', 'i1i', tail='perfect')
     p = p.simplify()
     p = p.replace(p.find_loop('i1i'), kind.pack)
-    p = step("B packed per column block in the VNNI layout", p.simplify())
+    return p.simplify()
 
-    # 3. stage the tiles: four of C around the k steps, two of A and two of
-    #    packed B per step
+
+def _stage_tiles(p, kind, slot=''):
+    """Four C tiles around the k steps of the compute (the third ``kt``
+    loop: after the copy of A and the packing of B), two tiles of A and
+    two of packed B per step (``slot``: the index of Bp's column-block
+    slot and a comma, when it has one)."""
+    g, ks = kind.group, kind.kstep
     for ih in range(2):
         for jh in range(2):
             p = p.stage_mem(
@@ -225,20 +399,24 @@ def _common_stages(p):
     for jh in range(2):
         p = p.stage_mem(
             p.find_loop('kt #2').body(),
-            f'Bp[2*jo+{jh}, kt, 0:16, 0:16, 0:{g}]',
+            f'Bp[{slot}2*jo+{jh}, kt, 0:16, 0:16, 0:{g}]',
             f'b{jh}')
-    p = step("C, A and B tiles staged", p)
+    return p
 
-    # 4. tiles into tile registers; the configuration right before the
-    #    first tile load; each copy and compute nest becomes its instruction
-    #    (whose preconditions on AmxConfig are now provable)
+
+def _tiles_in_registers(p):
     for ih in range(2):
         p = p.set_memory(f'a{ih}', amx.TILES[A_TILES[ih]])
         p = p.set_memory(f'b{ih}', amx.TILES[B_TILES[ih]])
         for jh in range(2):
             p = p.set_memory(f'c{ih}{jh}', amx.TILES[C_TILES[ih][jh]])
-    p = step("tiles in tile registers", amx.configure_tiles(
-        p, p.find('c00 : _'), {t: FULL for t in range(amx.N_TILES)}))
+    return p
+
+
+def _tile_instructions(p, kind):
+    """Each tile copy and the compute nests by their tile instructions
+    (the configuration is in place: their preconditions are provable)."""
+    g = kind.group
     for ih in range(2):
         for jh in range(2):
             t = C_TILES[ih][jh]
@@ -255,13 +433,7 @@ def _common_stages(p):
             p = p.replace(p.find_loop('ii'),
                           kind.dp(C_TILES[ih][jh], A_TILES[ih],
                                   B_TILES[jh]))
-    p = step("tile loads, stores and tile dot products", p)
-
-    # 5. the configuration out of jo, io and kc: once per call
-    p = step("ldtilecfg hoisted out of every loop",
-             hoist_config(p, 'ldtilecfg(_)', 3))
-
-    return tuple(out)
+    return p
 
 
 def _copy_into(p, buf):
@@ -278,5 +450,6 @@ def schedule(p=gemm_u8s8, threads=False):
     """The fully scheduled kernel (``gemm_u8s8_amx`` or ``gemm_bf16_amx``;
     with ``threads``, ``..._amx_par``: column blocks in parallel)."""
     kind = BF16 if p is gemm_bf16 else INT8
+    name = "gemm_u8s8_mtail_amx" if p is gemm_u8s8_mtail else kind.name
     return stages(p, threads)[-1][1].rename(
-        kind.name + ("_par" if threads else ""))
+        name + ("_par" if threads else ""))

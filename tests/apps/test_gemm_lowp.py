@@ -72,3 +72,36 @@ def test_threaded_kernel_runs_the_compute_in_parallel(name):
         assert check_exact(kind, p, 32, 64, 16)     # two row blocks
     finally:
         S.DEFAULT_TILES = A_
+
+
+@pytest.mark.parametrize("name", ["u8s8"])   # bf16: the same steps
+def test_prefetch_of_the_packed_panel(name):
+    """``Tile.prefetch``: the k loop cut, the first part prefetching the
+    packed panel d steps ahead (one prefetcht0 per 64-byte block), the
+    kernel still bit-exact; without the cut the same call is refused (its
+    window would pass the k block's end)."""
+    kind = S.KINDS[name]
+    t = S.Tile(8, 32, 16, 16, prefetch=2)   # 4 (u8s8) / 8 (bf16) k steps
+    p = S.kernel(kind, t)
+    kq = "kq" if name == "u8s8" else "kk"
+    n = 16 // kind.group
+    text = str(p)
+    pf = kind.prefetch.name()
+    assert (f"for {kq} in seq(0, {n - 2}):\n"
+            f"                        {pf}(B_pack[jo, ko, {kq} + 2, 0, 0, 0:1])\n"
+            f"                        {pf}(B_pack[jo, ko, {kq} + 2, 1, 0, 0:1])"
+            in text)
+    assert f"for {kq} in seq({n - 2}, {n}):" in text
+    assert text.count(pf) == 2
+    A_ = S.DEFAULT_TILES
+    try:
+        S.DEFAULT_TILES = {**A_, name: t}
+        assert check_exact(kind, p, 16, 64, 32)   # two k blocks
+    finally:
+        S.DEFAULT_TILES = A_
+    q = S.kernel(kind, S.Tile(8, 32, 16, 16))
+    with pytest.raises(SchedulingError, match="out of bounds"):
+        q.insert_noop_call(list(q.find_loop(kq).body())[0].before(),
+                           kind.prefetch, [f"B_pack[jo, ko, {kq} + 2, 0, 0, 0:1]"])
+    with pytest.raises(ValueError, match="prefetch"):
+        S.stages(kind, S.Tile(8, 32, 16, 16, prefetch=n))

@@ -371,6 +371,72 @@ def test_gemm_two_threads_bit_exact(kernels, monkeypatch):
     assert np.array_equal(got, ref)
 
 
+@pytest.fixture(scope="module")
+def mtail():
+    from apps.gemm_amx.schedule import gemm_u8s8_mtail, schedule, stages
+    return schedule(gemm_u8s8_mtail), dict(stages(gemm_u8s8_mtail))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_gemm_m_tail_bit_exact(mtail, mode, monkeypatch):
+    """gemm_u8s8_mtail takes any M: the full 32-row blocks on AMX, the
+    last M % 32 rows on vpdpbusd from the same packed B, one ldtilecfg;
+    exact on edge shapes (tail only, one row, both parts, no tail)."""
+    k, _ = mtail
+    text = str(k)
+    assert "for io in seq(M / 32, (M + 31) / 32):" in text
+    assert "if 32 * io + 16 * ih + ii < M:" in text
+    assert text.count("mm512_dpbusd_bcst_epi32(") == 16
+    assert text.count("tdpbusd_") == 4
+    assert len(k.find('ldtilecfg(_)', many=True)) == 1
+    f = _compile(k, mode, monkeypatch)
+    for M, N, K, seed in ((1, 256, 64, 1), (31, 256, 64, 2),
+                          (33, 512, 128, 3), (64, 256, 64, 4)):
+        A, B, C, ref = _gemm_case("int8", M, N, K, seed)
+        got = C.copy()
+        f(M, N, K, A, B, got)
+        assert np.array_equal(got, ref), (M, N, K)
+
+
+def test_gemm_m_tail_interpreted_and_two_threads(mtail, monkeypatch):
+    """interpret() of the tail kernel (17 rows: the tail path only), and
+    the threaded kernel (a Bp slot per column block) on two threads."""
+    from apps.common.blas_env import openmp_threads, set_openmp_threads
+    from apps.gemm_amx.schedule import gemm_u8s8_mtail, schedule
+    k, _ = mtail
+    A, B, C, ref = _gemm_case("int8", 17, 256, 64, seed=5)
+    got = C.copy()
+    k.interpret(17, 256, 64, A, B, got)
+    assert np.array_equal(got, ref)
+    kp = schedule(gemm_u8s8_mtail, threads=True)
+    assert "for jc in par(0, N / 256):" in str(kp)
+    f = _compile(kp, "emulated", monkeypatch)
+    A, B, C, ref = _gemm_case("int8", 45, 512, 64, seed=6)
+    got = C.copy()
+    before = openmp_threads()
+    try:
+        assert set_openmp_threads(2)
+        f(45, 512, 64, A, B, got)
+    finally:
+        set_openmp_threads(before or 1)
+    assert np.array_equal(got, ref)
+
+
+def test_gemm_m_tail_keeps_the_partial_blocks_guard(mtail):
+    """After the cut, the full blocks' guards were proven true and
+    removed; the partial block's guard is not provably true, so removing
+    it is refused."""
+    _, st = mtail
+    p = st["the full 32-row blocks cut from the partial one"]
+    guards = p.find('if _: _', many=True)
+    assert len(guards) == 1
+    assert str(p.find_loop('io #1')).endswith(
+        "for io in seq(M / 32, (M + 31) / 32): ...>")
+    assert "if 16 * ih + ii + 32 * io < M:" in str(p)
+    with pytest.raises(SchedulingError):
+        p.eliminate_dead_code(guards[0])
+
+
 def _bf16_vals(bits):
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
@@ -479,6 +545,12 @@ def test_dispatch_prefers_amx_then_avx512():
                            "avx512bf16"})[0] == "avx512-bf16"
     with pytest.raises(RuntimeError, match="no bf16 GEMM kernel"):
         choose("bf16", {"avx2", "fma"})
+    # the int8 AMX kernel takes any M; its tail rows run on AVX-512 VNNI
+    label, build = choose("u8s8", amx8)
+    assert build(False).name() == "gemm_u8s8_mtail_amx"
+    assert build(True).name() == "gemm_u8s8_mtail_amx_par"
+    with pytest.raises(RuntimeError, match="no u8s8 GEMM kernel"):
+        choose("u8s8", {"amx-tile", "amx-int8"})
 
 
 # the IR does not model that a real configuration change zeroes the tiles,

@@ -5,8 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exo_hl import DRAM, SchedulingError, f32, proc, seq, size
+from exo_hl import (DRAM, SchedulingError, bf16, f32, i8, i32, proc, seq,
+                    size, ui8)
+from exo_hl.core_ir import datasem as D
 from exo_hl.hw_libs.avx2 import mm256_loadu_ps, mm_prefetch_t0
+from exo_hl.hw_libs.avx2 import mm_prefetch_t0_bf16 as pf_bf16
+from exo_hl.hw_libs.avx2 import mm_prefetch_t0_epi8 as pf_i8
+from exo_hl.hw_libs.avx2 import mm_prefetch_t0_epu8 as pf_u8
 from exo_hl.hw_libs.avx512 import mm_prefetch_t0 as pf512
 
 
@@ -81,3 +86,97 @@ def test_rejects_bad_arguments():
         axpy.insert_noop_call(gap, mm_prefetch_t0, ['x[0:2]'])
     with pytest.raises(SchedulingError, match="procedure or an @instr"):
         axpy.insert_noop_call(gap, "mm_prefetch_t0", ['x[i:i + 1]'])
+
+
+# the prefetch for the other element types (packed i8/ui8/bf16 panels)
+
+@proc
+def widen_i8(n: size, x: i8[n] @ DRAM, y: i32[n] @ DRAM):
+    for i in seq(0, n):
+        y[i] += x[i]
+
+
+@proc
+def widen_u8(n: size, x: ui8[n] @ DRAM, y: i32[n] @ DRAM):
+    for i in seq(0, n):
+        y[i] += x[i]
+
+
+@proc
+def widen_bf16(n: size, x: bf16[n] @ DRAM, y: f32[n] @ DRAM):
+    for i in seq(0, n):
+        y[i] += x[i]
+
+
+TYPED = [(widen_i8, pf_i8, np.int8), (widen_u8, pf_u8, np.uint8),
+         (widen_bf16, pf_bf16, "bf16")]
+
+
+def _typed(p, pf):
+    p = p.add_guard(p.find_loop('i').body()[0], 'i + 8 < n')
+    return p.insert_noop_call(p.find('if _: _').body()[0].before(), pf,
+                              ['x[i + 8:i + 9]'])
+
+
+def _typed_inputs(dtype, n, rng):
+    """x with the type's edge values first (bf16: bits of NaN, -0, inf,
+    -inf, a denormal), then random; y random."""
+    if dtype == "bf16":
+        edges = np.array([0x7FC0, 0x8000, 0x7F80, 0xFF80, 0x0001, 0x3FC0],
+                         np.uint16)
+        x = D.f32_to_bf16_bits(rng.standard_normal(n).astype(np.float32))
+        y = rng.standard_normal(n).astype(np.float32)
+    else:
+        info = np.iinfo(dtype)
+        edges = np.array([info.min, info.max, 0, 1], dtype)
+        x = rng.integers(info.min, int(info.max) + 1, n).astype(dtype)
+        y = rng.integers(-2**20, 2**20, n).astype(np.int32)
+    x[:min(n, len(edges))] = edges[:n]
+    return x, y
+
+
+@pytest.mark.parametrize("p,pf,dtype", TYPED,
+                         ids=["epi8", "epu8", "bf16"])
+def test_typed_prefetch_printed_c_and_equivalent(p, pf, dtype):
+    q = _typed(p, pf)
+    assert "        if i + 8 < n:\n" \
+        f"            {pf.name()}(x[i + 8:i + 9])\n" \
+        "            y[i] += x[i]" in str(q)
+    assert "_mm_prefetch((const char *)&x[i + 8], _MM_HINT_T0);" \
+        in q.c_code_str()
+    rng = np.random.default_rng(7)
+    for n in (1, 9, 37):
+        x, y0 = _typed_inputs(dtype, n, rng)
+        want = y0.copy()
+        p.interpret(n, x, want)
+        for run in (q.interpret, q.compile(), q.compile(emulate=True)):
+            got = y0.copy()
+            run(n, x, got)
+            # bit for bit (NaN included)
+            assert got.tobytes() == want.tobytes(), (pf.name(), n)
+
+
+@pytest.mark.parametrize("p,pf,dtype", TYPED,
+                         ids=["epi8", "epu8", "bf16"])
+def test_typed_prefetch_rejections(p, pf, dtype):
+    gap = p.find_loop('i').body()[0].before()
+    with pytest.raises(SchedulingError, match="out of bounds"):
+        p.insert_noop_call(gap, pf, ['x[i + 8:i + 9]'])
+    # a window of another element type: the f32 prefetch, and each typed
+    # one on the other types' buffers
+    for other in [mm_prefetch_t0] + [o for _, o, _ in TYPED if o is not pf]:
+        with pytest.raises(SchedulingError):
+            p.insert_noop_call(gap, other, ['x[i:i + 1]'])
+    with pytest.raises(SchedulingError):          # y is not of x's type
+        p.insert_noop_call(gap, pf, ['y[i:i + 1]'])
+    with pytest.raises(SchedulingError):          # a window of 2
+        p.insert_noop_call(gap, pf, ['x[0:2]'])
+
+
+def test_typed_prefetch_exported_by_both_libraries():
+    from exo_hl.hw_libs import avx2, avx512
+    for pf in (pf_i8, pf_u8, pf_bf16):
+        assert getattr(avx2, pf.name()) is pf
+        assert getattr(avx512, pf.name()) is pf
+        # no value: never a candidate of replace_all / vectorize
+        assert pf not in avx2.INSTRS and pf not in avx512.INSTRS

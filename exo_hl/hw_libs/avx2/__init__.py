@@ -13,7 +13,9 @@ from .lib import (AVX2, INSTRS, mm256_add_epi16, mm256_add_ps,
                   mm256_reduce_add_ps, mm256_relu_ps, mm256_set1_scalar_ps,
                   mm256_set1_epi16, mm256_setzero_ps, mm256_srli_epi16,
                   mm256_storeu_epi16, mm256_storeu_ps,
-                  mm256_storeu_relu_ps, mm_prefetch_t0)
+                  mm256_storeu_relu_ps, mm_prefetch_t0,
+                  mm_prefetch_t0_bf16, mm_prefetch_t0_epi8,
+                  mm_prefetch_t0_epu8)
 
 __all__ = ["AVX2", "INSTRS", "mm256_add_epi16", "mm256_add_ps",
            "mm256_avg_epu16", "mm256_broadcast_ss", "mm256_fmadd_bcst_ps",
@@ -25,4 +27,5 @@ __all__ = ["AVX2", "INSTRS", "mm256_add_epi16", "mm256_add_ps",
            "mm256_reduce_add_ps", "mm256_relu_ps", "mm256_set1_scalar_ps",
            "mm256_set1_epi16", "mm256_setzero_ps", "mm256_srli_epi16",
            "mm256_storeu_epi16", "mm256_storeu_ps",
-           "mm256_storeu_relu_ps", "mm_prefetch_t0"]
+           "mm256_storeu_relu_ps", "mm_prefetch_t0", "mm_prefetch_t0_bf16",
+           "mm_prefetch_t0_epi8", "mm_prefetch_t0_epu8"]

@@ -34,7 +34,7 @@ select from), and each is a short, independent definition.
 """
 from __future__ import annotations
 
-from exo_hl import DRAM, f32, instr, seq, size, ui16
+from exo_hl import DRAM, bf16, f32, i8, instr, seq, size, ui8, ui16
 from exo_hl import stride  # noqa: F401  (used inside instruction bodies)
 from exo_hl.hw_libs.vector_registers import VectorRegisters
 
@@ -641,6 +641,47 @@ def mm_prefetch_t0(src: [f32][1] @ DRAM):
     ...                        mm_prefetch_t0, ['B[k + 8, j:j + 1]'])
     """
     t: f32 @ DRAM
+    t = src[0]
+
+
+# The same prefetch for the other element types a packed panel may hold
+# (the AVX-512 VNNI/BF16 and AMX GEMMs pack i8, ui8 and bf16 operands): a
+# window must match the callee's type, so each type needs its own
+# instruction. Same template, same read-only body.
+
+@instr("_mm_prefetch((const char *)&{src_data}, _MM_HINT_T0);", _INCLUDE)
+def mm_prefetch_t0_epi8(src: [i8][1] @ DRAM):
+    """``prefetcht0`` of the line holding ``src[0]``, an ``i8`` (as
+    ``mm_prefetch_t0``: reads ``src[0]``, changes nothing).
+
+    >>> p = p.insert_noop_call(gap, mm_prefetch_t0_epi8,
+    ...                        ['B_pack[jo, ko, kq + 8, 0, 0, 0:1]'])
+    """
+    t: i8 @ DRAM
+    t = src[0]
+
+
+@instr("_mm_prefetch((const char *)&{src_data}, _MM_HINT_T0);", _INCLUDE)
+def mm_prefetch_t0_epu8(src: [ui8][1] @ DRAM):
+    """``prefetcht0`` of the line holding ``src[0]``, a ``ui8`` (as
+    ``mm_prefetch_t0``: reads ``src[0]``, changes nothing).
+
+    >>> p = p.insert_noop_call(gap, mm_prefetch_t0_epu8,
+    ...                        ['A[i, k + 64:k + 65]'])
+    """
+    t: ui8 @ DRAM
+    t = src[0]
+
+
+@instr("_mm_prefetch((const char *)&{src_data}, _MM_HINT_T0);", _INCLUDE)
+def mm_prefetch_t0_bf16(src: [bf16][1] @ DRAM):
+    """``prefetcht0`` of the line holding ``src[0]``, a ``bf16`` (as
+    ``mm_prefetch_t0``: reads ``src[0]``, changes nothing).
+
+    >>> p = p.insert_noop_call(gap, mm_prefetch_t0_bf16,
+    ...                        ['B_pack[jo, ko, kk + 8, 0, 0, 0:1]'])
+    """
+    t: bf16 @ DRAM
     t = src[0]
 
 INSTRS = (mm256_loadu_ps, mm256_storeu_ps, mm256_storeu_relu_ps,

@@ -23,7 +23,8 @@ from .lib import (AVX512, mm512_add_loadu_ps, mm512_add_ps,
                   mm512_loadu_epi16, mm512_storeu_epi16,
                   mm512_mean3_wrap_epu16)
 # the x86 prefetch (SSE): one instruction shared with the AVX2 library
-from ..avx2.lib import mm_prefetch_t0
+from ..avx2.lib import (mm_prefetch_t0, mm_prefetch_t0_bf16,
+                        mm_prefetch_t0_epi8, mm_prefetch_t0_epu8)
 
 __all__ = ["AVX512", "INSTRS", "mm512_add_loadu_ps", "mm512_add_ps",
            "mm512_fmadd_bcst_ps", "mm512_fmadd_ps", "mm512_loadu_ps",
@@ -36,7 +37,8 @@ __all__ = ["AVX512", "INSTRS", "mm512_add_loadu_ps", "mm512_add_ps",
            "mm512_reduce_add_ps",
            "mm512_storeu_ps", "mm512_storeu_relu_ps",
            "mm512_loadu_epi16", "mm512_storeu_epi16",
-           "mm512_mean3_wrap_epu16", "mm_prefetch_t0",
+           "mm512_mean3_wrap_epu16", "mm_prefetch_t0", "mm_prefetch_t0_bf16",
+           "mm_prefetch_t0_epi8", "mm_prefetch_t0_epu8",
            # BF16 and VNNI (lowp.py)
            "mm512_cvtne2ps_pbh", "mm512_dpbf16_bcst_ps", "mm512_dpbf16_ps",
            "mm512_dpbusd_bcst_epi32", "mm512_dpbusd_epi32",
