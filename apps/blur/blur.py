@@ -108,10 +108,12 @@ def sliding_tiles(tile=TILE, parallel=False, algo=blur):
     return p.rename(_name(algo, "strips_par" if parallel else "strips"))
 
 
-def _isa(wrap, avx512=False, neon=False):
+def _isa(wrap, avx512=False, neon=False, rvv=False):
     """(register memory, load, mean of three, store, lanes) of one
-    instruction set: AVX2 (16 lanes), AVX-512 (32, ``wrap`` only) or NEON
-    (8 lanes of ``uint16x8_t``)."""
+    instruction set: AVX2 (16 lanes), AVX-512 (32, ``wrap`` only), NEON
+    (8 lanes of ``uint16x8_t``) or RVV (8 lanes of ``vuint16m1_t``, the
+    ui16 lanes every RVV machine has: each instruction takes its length
+    ``n`` = 8 first and asserts ``VL.vl == 8``)."""
     if avx512:
         from exo_hl.hw_libs.avx512 import (AVX512, mm512_loadu_epi16,
                                            mm512_mean3_wrap_epu16,
@@ -123,13 +125,19 @@ def _isa(wrap, avx512=False, neon=False):
         return (n.Neon, n.neon_vld_8xu16,
                 n.neon_mean3_wrap_8xu16 if wrap else n.neon_mean3_8xu16,
                 n.neon_vst_8xu16, n.LANESU16)
+    if rvv:
+        from exo_hl.hw_libs import rvv as r
+        return (r.RVV, r.rvv_vle16_u16,
+                r.rvv_mean3_wrap_u16 if wrap else r.rvv_mean3_u16,
+                r.rvv_vse16_u16, r.LANESU16)
     from exo_hl.hw_libs import avx2 as a
     return (a.AVX2, a.mm256_loadu_epi16,
             a.mm256_mean3_wrap_epu16 if wrap else a.mm256_mean3_epu16,
             a.mm256_storeu_epi16, 16)
 
 
-def _vec_stage(p, loop, tag, wrap=False, avx512=False, neon=False):
+def _vec_stage(p, loop, tag, wrap=False, avx512=False, neon=False,
+               rvv=False):
     """Vectorize one stage's row loop ``loop`` (body ``d[.., x] = (r0 + r1
     + r2) / 3``) by 16 lanes: split it, bind each read and the mean to
     16-lane ui16 buffers in AVX2 registers (``bind_expr``, ``expand_dim``,
@@ -139,8 +147,10 @@ def _vec_stage(p, loop, tag, wrap=False, avx512=False, neon=False):
     ``mm256_mean3_wrap_epu16``), one store. ``avx512`` (with ``wrap``):
     32 lanes in AVX-512 registers, ``mm512_mean3_wrap_epu16``; ``neon``:
     8 lanes in NEON registers, ``neon_mean3_8xu16`` or
-    ``neon_mean3_wrap_8xu16``."""
-    mem, load, mean3, store, lanes = _isa(wrap, avx512, neon)
+    ``neon_mean3_wrap_8xu16``; ``rvv``: 8 lanes in RVV registers,
+    ``rvv_mean3_u16`` or ``rvv_mean3_wrap_u16`` (``VL.vl == 8`` proven
+    at each)."""
+    mem, load, mean3, store, lanes = _isa(wrap, avx512, neon, rvv)
     xo, xi = f"{tag}o", f"{tag}i"
     p = p.split(loop, lanes, xo, xi, tail='perfect')
     body = p.find_loop(xi).body()[0]
@@ -171,14 +181,18 @@ def _vec_stage(p, loop, tag, wrap=False, avx512=False, neon=False):
 
 
 def vectorized(base=sliding_tiles, algo=blur, avx512=False, pad=PAD,
-               neon=False, **kw):
+               neon=False, rvv=False, **kw):
     """``base`` with both stages' row loops vectorized by 16 ui16 lanes
     (AVX2: three loads, ``mm256_mean3_epu16`` or, for ``blur16``,
     ``mm256_mean3_wrap_epu16``, one store per 16 pixels); ``avx512`` (for
     ``blur16``): by 32 lanes with ``mm512_mean3_wrap_epu16``; ``neon``:
     by 8 lanes in NEON registers (``neon_mean3_8xu16``,
-    ``neon_mean3_wrap_8xu16``; run with ``compile(target='aarch64')``).
-    The row loop
+    ``neon_mean3_wrap_8xu16``; run with ``compile(target='aarch64')``);
+    ``rvv``: by 8 lanes in RVV registers, the vector length written once
+    at the top (``configwrite_at`` of ``VL.vl = 8``, selected as
+    ``rvv_vsetvl_e16m1``), the checker proving ``VL.vl == 8`` at each
+    instruction (``rvv_mean3_u16``, ``rvv_mean3_wrap_u16``; run with
+    ``compile(target='riscv64')``, the same code at any VLEN). The row loop
     of the window's new ``bx`` row and that of the output row are fused.
 
     ``bx``'s rows are padded by ``pad`` pixels (``resize_dim``): with
@@ -188,9 +202,14 @@ def vectorized(base=sliding_tiles, algo=blur, avx512=False, pad=PAD,
     p = base(algo=algo, **kw)
     if pad:
         p = p.resize_dim('bx', 1, f"W + {pad}", 0)
+    if rvv:                      # the vector length, once, as config state
+        from exo_hl.hw_libs.rvv import VL, LANESU16, rvv_vsetvl_e16m1
+        p = p.configwrite_at(p.body()[0], VL, 'vl', str(LANESU16),
+                             before=True)
+        p = p.replace(p.find('VL.vl = _'), rvv_vsetvl_e16m1)
     for k, loop in enumerate(('xb', 'xb', 'x')):   # first rows, row, output
         p = _vec_stage(p, loop, f"v{k}", wrap=algo is blur16, avx512=avx512,
-                       neon=neon)
+                       neon=neon, rvv=rvv)
     # one pass over the columns per output row: the new row of bx and the
     # output row it completes (each column reads the bx columns just written)
     return p.fuse_loop(p.find_loop('v1o'), p.find_loop('v2o'))
@@ -240,3 +259,17 @@ def _neon_builders(algo):
 
 SCHEDULES_NEON = _neon_builders(blur)
 SCHEDULES16_NEON = _neon_builders(blur16)
+
+
+# ... and for RISC-V V (8 ui16 lanes at every VLEN; compile(target=
+# 'riscv64'), run under qemu-riscv64 on x86), of each algorithm
+def _rvv_builders(algo):
+    return {name: _once(functools.partial(
+        lambda base, nm: vectorized(base, algo, rvv=True).rename(
+            _name(algo, nm)), base, name))
+        for name, base in (("rvv_sliding", sliding),
+                           ("rvv_strips", sliding_tiles))}
+
+
+SCHEDULES_RVV = _rvv_builders(blur)
+SCHEDULES16_RVV = _rvv_builders(blur16)

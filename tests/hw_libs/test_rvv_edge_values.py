@@ -11,6 +11,8 @@ the machine (``rvv_vsetvlmax_e32m1``, ``rvv_vsetvl_min_e32m1``) at VLEN
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -40,11 +42,20 @@ def lmul(instr):
                 else 1)
 
 
+def is_u16(instr):
+    """Whether an instruction works on ui16 lanes (``u16.py``)."""
+    return instr.name().endswith(("_u16", "_e16m1"))
+
+
 def wrapper(instr, n):
     k = lmul(instr)
+    u16 = is_u16(instr)
     sfx = "" if k == 1 else f"m{k}"
-    args, body, call, ins, outs = [], [f"    rvv_vsetvl_e32m{k}({n})"], [], \
-        [], []
+    ty, lanes = ("ui16", 8) if u16 else ("f32", 4)
+    setvl = "rvv_vsetvl_e16m1" if u16 else f"rvv_vsetvl_e32m{k}"
+    load, store = (("rvv_vle16_u16", "rvv_vse16_u16") if u16 else
+                   (f"rvv_vle32_f32{sfx}", f"rvv_vse32_f32{sfx}"))
+    args, body, call, ins, outs = [], [f"    {setvl}({n})"], [], [], []
     for a in instr.ir().args:
         nm = a.name.name
         if a.type is IR.Size:
@@ -59,20 +70,19 @@ def wrapper(instr, n):
             outs.append((f"y_{nm}", 1, f"    y_{nm}[0] = s_{nm}"))
             continue
         m = dims[0]
-        args += [f"x_{nm}: f32[{m}] @ DRAM", f"y_{nm}: f32[{m}] @ DRAM"]
+        args += [f"x_{nm}: {ty}[{m}] @ DRAM", f"y_{nm}: {ty}[{m}] @ DRAM"]
         ins.append((f"x_{nm}", m))
         if isinstance(a.mem, type) and issubclass(a.mem, rvv.RVVRegisters):
-            body += [f"    r_{nm}: f32[{4 * k}] @ {a.mem.__name__}",
-                     f"    rvv_vle32_f32{sfx}({n}, r_{nm}[0:{n}], "
-                     f"x_{nm}[0:{n}])"]
+            body += [f"    r_{nm}: {ty}[{lanes * k}] @ {a.mem.__name__}",
+                     f"    {load}({n}, r_{nm}[0:{n}], x_{nm}[0:{n}])"]
             call.append(f"r_{nm}[0:{n}]")
-            outs.append((f"y_{nm}", m, f"    rvv_vse32_f32{sfx}({n}, "
+            outs.append((f"y_{nm}", m, f"    {store}({n}, "
                          f"y_{nm}[0:{n}], r_{nm}[0:{n}])"))
         else:
             call.append(f"x_{nm}[0:{m}]")
             outs.append((f"y_{nm}", m, f"    for i in seq(0, {m}):\n"
                          f"        y_{nm}[i] = x_{nm}[i]"))
-    if "vsetvl_e32m" not in instr.name():
+    if "vsetvl_e" not in instr.name():
         body.append(f"    {instr.name()}({', '.join(call)})")
     body += [o[2] for o in outs]
     if not args:
@@ -86,7 +96,7 @@ def wrapper(instr, n):
 #: test_machine_vector_length_under_qemu
 VLA_SETS = (rvv.rvv_vsetvlmax_e32m1, rvv.rvv_vsetvl_min_e32m1,
             rvv.rvv_vsetvl_min_e32m2, rvv.rvv_vsetvl_min_e32m4,
-            rvv.rvv_vsetvl_min_e32m8)
+            rvv.rvv_vsetvl_min_e32m8, rvv.rvv_vsetvl_min_e16m1)
 
 
 def build():
@@ -95,7 +105,8 @@ def build():
     for instr in rvv.INSTRS:
         if instr in VLA_SETS:
             continue
-        top = 4 * lmul(instr)        # the lanes every machine has
+        # the lanes every machine has
+        top = 8 if is_u16(instr) else 4 * lmul(instr)
         for n in sorted({1, 2, top - 1, top, top + 1}):
             src, ins, outs = wrapper(instr, n)
             try:
@@ -109,6 +120,8 @@ def build():
 
 
 def _inputs(instr, ins, rng, trial):
+    if is_u16(instr):        # ui16 edge values, any mix
+        return {nm: rng.choice(EDGES[IR.UI16], k) for nm, k in ins}
     fused = "vfmacc" in instr.ir().instr.c_template
     args = {}
     for nm, k in ins:
@@ -138,7 +151,8 @@ def test_every_rvv_instruction_equals_its_body_under_qemu(target):
         for trial in range(8):
             args = _inputs(instr, ins, rng, trial)
             for nm, m in outs:
-                args[nm] = np.zeros(m, np.float32)
+                args[nm] = np.zeros(m, np.uint16 if is_u16(instr)
+                                    else np.float32)
             if not args:
                 args = {"z": np.zeros(1, np.float32)}
             calls.append((f"{instr.name()} n={n}", p, args,
@@ -286,3 +300,133 @@ def test_machine_vector_lengths_are_checked():
         parse_proc_source(VLA_SRC.replace(
             "rvv_vse32_f32(VL.vl, y[0:VL.vl], d[0:VL.vl])",
             "rvv_vse32_f32(avl, y[0:avl], d[0:avl])"), scope)
+
+
+MEANS_SRC = """\
+def means(n: size, a: ui16[8 * n] @ DRAM, b: ui16[8 * n] @ DRAM,
+          c: ui16[8 * n] @ DRAM, e: ui16[8 * n] @ DRAM,
+          w: ui16[8 * n] @ DRAM, s: ui16[8 * n] @ DRAM):
+    rvv_vsetvl_e16m1(8)
+    for g in seq(0, n):
+        ra: ui16[8] @ RVV
+        rb: ui16[8] @ RVV
+        rc: ui16[8] @ RVV
+        rm: ui16[8] @ RVV
+        rvv_vle16_u16(8, ra, a[8 * g:8 * g + 8])
+        rvv_vle16_u16(8, rb, b[8 * g:8 * g + 8])
+        rvv_vle16_u16(8, rc, c[8 * g:8 * g + 8])
+        rvv_mean3_u16(8, rm, ra, rb, rc)
+        rvv_vse16_u16(8, e[8 * g:8 * g + 8], rm)
+        rvv_mean3_wrap_u16(8, rm, ra, rb, rc)
+        rvv_vse16_u16(8, w[8 * g:8 * g + 8], rm)
+        rvv_vadd_vv_u16(8, rm, ra, rb)
+        rvv_vse16_u16(8, s[8 * g:8 * g + 8], rm)
+"""
+
+VLA16_SRC = """\
+def w_vla16(m: size, avl: size, x: ui16[m] @ DRAM, y: ui16[m] @ DRAM):
+    assert avl <= m
+    assert m <= 4096
+    rvv_vsetvlmax_e32m1()
+    rvv_vsetvl_min_e16m1(avl)
+    r: ui16[4096] @ RVV
+    d: ui16[4096] @ RVV
+    e: ui16[4096] @ RVV
+    rvv_vle16_u16(VL.vl, r[0:VL.vl], x[0:VL.vl])
+    rvv_mean3_u16(VL.vl, d[0:VL.vl], r[0:VL.vl], r[0:VL.vl], r[0:VL.vl])
+    rvv_vadd_vv_u16(VL.vl, e[0:VL.vl], d[0:VL.vl], r[0:VL.vl])
+    rvv_vse16_u16(VL.vl, y[0:VL.vl], e[0:VL.vl])
+"""
+
+
+def test_rvv_ui16_means_on_every_edge_triple_under_qemu():
+    """The means of three and the wrapping add on every triple of ui16
+    edge values (5832 lanes) and random ones, against numpy's formulas and
+    ``interpret()``, in one call (VLEN 128); and at the machine's length
+    for 16-bit lanes, ``rvv_vsetvl_min_e16m1(avl)`` = ``min(avl, 2 *
+    VLMAX)``, at VLEN 128 and 256 (one executable): ``x / 1 + x`` wraps
+    in the first ``min(avl, VLEN / 16)`` lanes."""
+    from exo_hl.core_ir.interpret import ConfigState
+    need_target("riscv64")
+    scope = library_scope(rvv)
+    p = parse_proc_source(MEANS_SRC, scope)
+    q = parse_proc_source(VLA16_SRC, scope)
+    ev = EDGES[IR.UI16]
+    trip = np.array(list(itertools.product(ev, ev, ev)), np.uint16)
+    rng = np.random.default_rng(35)
+    rand = rng.integers(0, 65536, (2360, 3), dtype=np.uint16)
+    abc = np.concatenate([trip, rand])            # 8192 lanes
+    n = len(abc) // 8
+    args = dict(n=n, a=abc[:, 0].copy(), b=abc[:, 1].copy(),
+                c=abc[:, 2].copy(), e=np.zeros(8 * n, np.uint16),
+                w=np.zeros(8 * n, np.uint16), s=np.zeros(8 * n, np.uint16))
+    want = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+            for k, v in args.items()}
+    p.interpret(**want)
+    x = rng.integers(0, 65536, 200, dtype=np.uint16)
+    x[:4] = [65535, 32768, 32767, 0]
+    avls = (1, 7, 8, 9, 16, 17, 31, 32, 33, 200)
+    for target, vlmax in (("riscv64", 4), ("riscv64-vlen256", 8)):
+        need_target(target)
+        prog = CrossProgram([p, q], target, cflags="-std=c11 -Werror",
+                            stem="rvv_u16")
+        calls = [(q, dict(m=200, avl=a, x=x.copy(),
+                          y=np.zeros(200, np.uint16))) for a in avls]
+        prog.run_many(([(p, args)] if vlmax == 4 else []) + calls)
+        for a, (_, got) in zip(avls, calls):
+            k = min(a, 2 * vlmax)
+            y = np.zeros(200, np.uint16)
+            y[:k] = (2 * x[:k].astype(np.int64)) % 65536
+            assert np.array_equal(got["y"], y), (target, a)
+            st = ConfigState()
+            st[rvv.VL.vlmax] = vlmax
+            mine = np.zeros(200, np.uint16)
+            q.interpret(m=200, avl=a, x=x, y=mine, config_state=st)
+            assert np.array_equal(mine, y), (target, a)
+        assert prog.get_config(rvv.VL, "vl") == min(200, 2 * vlmax)
+    tot = abc.astype(np.int64).sum(axis=1)
+    np.testing.assert_array_equal(args["e"], tot // 3)
+    np.testing.assert_array_equal(args["w"], (tot % 65536) // 3)
+    np.testing.assert_array_equal(
+        args["s"], (abc[:, 0].astype(np.int64) + abc[:, 1]) % 65536)
+    for k in "ews":
+        np.testing.assert_array_equal(args[k], want[k])
+
+
+def test_rvv_ui16_vector_lengths_are_checked():
+    """A length of 8 set for ui16 is more than the 4 f32 lanes every
+    machine has: an f32 instruction under it is refused (a length of 4 is
+    exact for both); a ui16 length past 8 needs the machine's, and a
+    ui16 register buffer has 8 or 4096 lanes."""
+    scope = library_scope(rvv)
+    with pytest.raises(BoundsError, match="n <= 4 or n <= VL.vlmax"):
+        parse_proc_source(
+            "def f(x: f32[8] @ DRAM):\n"
+            "    rvv_vsetvl_e16m1(8)\n"
+            "    r: f32[2048] @ RVV\n"
+            "    rvv_vle32_f32(8, r[0:8], x[0:8])\n", scope)
+    parse_proc_source(
+        "def f(x: f32[4] @ DRAM, u: ui16[4] @ DRAM):\n"
+        "    rvv_vsetvl_e16m1(4)\n"
+        "    r: f32[4] @ RVV\n"
+        "    s: ui16[8] @ RVV\n"
+        "    rvv_vle32_f32(4, r[0:4], x[0:4])\n"
+        "    rvv_vle16_u16(4, s[0:4], u[0:4])\n", scope)
+    with pytest.raises((BoundsError, SchedulingError),
+                       match=r"n <= 8|VL.vlmax"):
+        parse_proc_source(
+            "def f(u: ui16[16] @ DRAM):\n"
+            "    rvv_vsetvl_e32m4(16)\n"
+            "    s: ui16[4096] @ RVV\n"
+            "    rvv_vle16_u16(16, s[0:16], u[0:16])\n", scope)
+    # the machine's length needs vsetvlmax first
+    with pytest.raises(BoundsError, match="VL.vlmax >= 4"):
+        parse_proc_source(VLA16_SRC.replace("rvv_vsetvlmax_e32m1()",
+                                            "rvv_vsetvl_e16m1(8)"), scope)
+    p = parse_proc_source(
+        "def f(u: ui16[4] @ DRAM):\n"
+        "    rvv_vsetvl_e16m1(4)\n"
+        "    s: ui16[4] @ RVV\n"
+        "    rvv_vle16_u16(4, s[0:4], u[0:4])\n", scope)
+    with pytest.raises(exo_hl.MemGenError, match="8 .*or 4096"):
+        p.c_code_str()

@@ -58,9 +58,21 @@ from exo_hl.hw_libs.vector_registers import VectorRegisters
 
 LANES = 4          # lanes every RVV 1.0 machine has (VLEN >= 128, e32 m1)
 MAX_LANES = 2048   # lanes no RVV 1.0 machine exceeds (VLEN <= 65536, e32 m1)
+LANESU16 = 8       # ui16 lanes every machine has (e16 m1)
+MAX_LANESU16 = 4096  # ui16 lanes no machine exceeds (e16 m1)
 
 _RVV = {"rvv"}
 _INCLUDE = "#include <riscv_vector.h>\n"
+
+#: register type -> a C expression of a register with every lane zero
+#: (what a register buffer is initialised to, as a stack array reads 0)
+_ZERO = {**{f"vfloat32m{k}_t": f"__riscv_vfmv_v_f_f32m{k}(0.0f, "
+            f"__riscv_vsetvlmax_e32m{k}())" for k in (1, 2, 4, 8)},
+         "vuint16m1_t": "__riscv_vmv_v_x_u16m1(0, __riscv_vsetvlmax_e16m1())"}
+#: register type -> the instruction setting a machine's length for it
+_VSETVL_MIN = {**{f"vfloat32m{k}_t": f"rvv_vsetvl_min_e32m{k}"
+                  for k in (1, 2, 4, 8)},
+               "vuint16m1_t": "rvv_vsetvl_min_e16m1"}
 
 
 @config(hardware_fields={"vlmax": "rvv_vsetvlmax_e32m1"})
@@ -83,7 +95,8 @@ class RVVRegisters(VectorRegisters):
     and at most ``2048 * lmul`` any has), sizeless C variables, one per
     register, indexed with constants only. The memories are distinct
     classes, none a subclass of another, so an instruction of one LMUL
-    takes no register of another."""
+    takes no register of another. ``RVV`` (LMUL 1) also has ``vuint16m1_t``
+    registers for ui16 (``u16.py``): twice the lanes, ``8`` to ``4096``."""
 
     lmul = 1
     registers = {"float": ("vfloat32m1_t", LANES)}
@@ -95,15 +108,14 @@ class RVVRegisters(VectorRegisters):
 
     @classmethod
     def alloc(cls, new_name, prim_type, shape, srcinfo):
-        cls._lanes(prim_type, new_name, srcinfo)
-        k, name = cls.lmul, cls.__name__
-        if not shape or const_value(shape[-1]) not in (LANES * k,
-                                                       MAX_LANES * k):
+        reg, lanes = cls._lanes(prim_type, new_name, srcinfo)
+        name, most = cls.__name__, lanes * (MAX_LANES // LANES)
+        if not shape or const_value(shape[-1]) not in (lanes, most):
             raise MemGenError(
-                f"{srcinfo}: {name} buffers need a last dimension of "
-                f"{LANES * k} (one register, the lanes every machine has) "
-                f"or {MAX_LANES * k} (one register of any machine: for "
-                f"lengths from rvv_vsetvl_min_e32m{k}), '{new_name}' has "
+                f"{srcinfo}: {name} buffers of {prim_type} need a last "
+                f"dimension of {lanes} (one register, the lanes every "
+                f"machine has) or {most} (one register of any machine: "
+                f"for lengths from {_VSETVL_MIN[reg]}), '{new_name}' has "
                 f"shape [{', '.join(map(str, shape))}]")
         regs = 1
         for s in shape[:-1]:
@@ -112,15 +124,13 @@ class RVVRegisters(VectorRegisters):
                 raise MemGenError(f"{srcinfo}: {name} buffer '{new_name}' "
                                   f"needs constant sizes, got {s}")
             regs *= v
-        t = f"vfloat32m{k}_t"
-        zero = (f"__riscv_vfmv_v_f_f32m{k}(0.0f, "
-                f"__riscv_vsetvlmax_e32m{k}())")
+        zero = _ZERO[reg]
         if len(shape) == 1:
-            return f"{t} {new_name} = {zero};"
+            return f"{reg} {new_name} = {zero};"
         # one variable per register (each marked used: a schedule may
         # leave one unused), and the buffer's own name as a constant, for
         # the backend's unused-name bookkeeping, which sees only it
-        regs_c = " ".join(f"{t} {new_name}_{j} = {zero}; "
+        regs_c = " ".join(f"{reg} {new_name}_{j} = {zero}; "
                           f"(void){new_name}_{j};" for j in range(regs))
         return f"{regs_c} enum {{ {new_name} = {regs} }};"
 
@@ -157,8 +167,16 @@ class RVV(RVVRegisters):
     model; no instruction reaches them (each acts on ``VL.vl`` lanes, and
     ``VL.vl <= VL.vlmax``).
 
+    ``vuint16m1_t`` registers hold ui16: ``ui16[..., 8] @ RVV``
+    (``LANESU16``, lengths from ``rvv_vsetvl_e16m1``) or ``ui16[...,
+    4096]`` (``MAX_LANESU16``, lengths up to the machine's ``2 *
+    VL.vlmax``, from ``rvv_vsetvl_min_e16m1``); instructions in ``u16.py``.
+
     >>> p = p.set_memory('C_reg', RVV)      # C_reg: f32[4, 4] -> 4 registers
     """
+
+    registers = {"float": ("vfloat32m1_t", LANES),
+                 "uint16_t": ("vuint16m1_t", LANESU16)}
 
 
 # ---------------------------------------------------------------------------
