@@ -261,21 +261,6 @@ def public_procs(module, wanted=None):
     return out
 
 
-def _build_hint(feats):
-    """How to build C that needs ``feats``: x86 functions carry target
-    attributes; ARM and RISC-V code needs its target's ``-march``."""
-    from .codegen_c.cross import CROSS_FEATURES, TARGETS
-    if not CROSS_FEATURES & set(feats):
-        return ("each function carries its target attribute: no -m flags "
-                "are needed to build it")
-    for name, t in TARGETS.items():
-        if set(feats) <= t.features:
-            return (f"ARM and RISC-V code takes them from -march: build it "
-                    f"with {t.compilers[0]} {' '.join(t.flags)}, or here "
-                    f"with --target {name}")
-    return "no cross target has them all"
-
-
 def _dep_path(p):
     rel = os.path.relpath(p)
     p = rel if not rel.startswith("..") else p
@@ -328,8 +313,9 @@ def compile_command(args):
         print(f"{_dep_path(obj)}: built for {args.target} with "
               f"{' '.join(cmd[:-4])}")
     elif feats:
+        from .codegen_c.cross import build_hint
         print(f"{c_out}: needs CPU features {', '.join(feats)} at run time "
-              f"({_build_hint(feats)})")
+              f"({build_hint(feats)})")
     if has_par_loops(procs):
         print(f"exo-hl: {_dep_path(c_out)} has OpenMP parallel loops: build "
               f"it with {OPENMP_FLAG} to run them in parallel (without it "

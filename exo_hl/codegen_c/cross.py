@@ -130,6 +130,20 @@ class CrossToolsMissing(RuntimeError):
     """The cross compiler or qemu-user for a target is not installed."""
 
 
+def build_hint(feats) -> str:
+    """How to build C that needs ``feats``: x86 functions carry target
+    attributes; ARM and RISC-V code needs its target's ``-march``."""
+    if not CROSS_FEATURES & set(feats):
+        return ("each function carries its target attribute: no -m flags "
+                "are needed to build it")
+    for name, t in TARGETS.items():
+        if set(feats) <= t.features:
+            return (f"ARM and RISC-V code takes them from -march: build it "
+                    f"with {t.compilers[0]} {' '.join(t.flags)}, or here "
+                    f"with --target {name}")
+    return "no cross target has them all"
+
+
 def check_target_features(name, needed, target):
     """Refuse (``RuntimeError``) a procedure needing features the target
     lacks, naming a target that has them."""
