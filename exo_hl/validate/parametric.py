@@ -33,6 +33,7 @@ import itertools
 import z3
 
 from .flatten import flatten, reads as _reads
+from .limits import RLIMIT, TIMEOUT_MS, bound, why_unknown
 from .poly import Poly, domain_constraints, isl_cond, isl_expr
 from .symexec import Unsupported
 from .prophecy import guess_prophecies
@@ -173,23 +174,20 @@ class _Side:
         return self.value(w, w.rhs, wvals, depth)[0]
 
 
-def _solver(timeout):
-    s = z3.Solver()
-    s.set("timeout", timeout)
-    return s
-
-
-def _valid(facts, goal, timeout=60000):
-    s = _solver(timeout)
+def _valid(facts, goal, rlimit=RLIMIT, timeout=TIMEOUT_MS):
+    """(holds, z3 result, model or None, why unknown) of ``facts -> goal``."""
+    s = bound(z3.Solver(), rlimit, timeout)
     s.add(*facts)
     s.add(z3.Not(goal))
     r = s.check()
-    return r == z3.unsat, r, (s.model() if r == z3.sat else None)
+    return (r == z3.unsat, r, (s.model() if r == z3.sat else None),
+            why_unknown(s) if r == z3.unknown else "")
 
 
 class Prover:
-    def __init__(self, orig, sched, timeout=60000):
+    def __init__(self, orig, sched, rlimit=RLIMIT, timeout=TIMEOUT_MS):
         self.zv = ZV()
+        self.rlimit = rlimit
         self.timeout = timeout
         o0 = flatten(orig, "o")
         params = o0.params
@@ -240,7 +238,8 @@ class Prover:
         return out
 
     def check(self, what, facts, goal):
-        ok, r, m = _valid(self.facts + facts, goal, self.timeout)
+        ok, r, m, why = _valid(self.facts + facts, goal, self.rlimit,
+                               self.timeout)
         if not ok:
             params = {}
             if m is not None:
@@ -249,7 +248,7 @@ class Prover:
                     if z3.is_int_value(x):
                         params[name] = x.as_long()
             raise Failed(f"{what} ("
-                         f"{'timeout' if r == z3.unknown else 'violated'})",
+                         f"{why if r == z3.unknown else 'violated'})",
                          params)
 
     # -- prophecies (guessed in ``prophecy``; checked by VC3 below)
@@ -460,10 +459,11 @@ def _where(st):
 
 
 
-def prove(orig, sched, timeout=60000, skip=lambda key: False):
+def prove(orig, sched, rlimit=RLIMIT, timeout=TIMEOUT_MS,
+          skip=lambda key: False):
     """None when every condition holds; else raises ``Failed`` or
     ``Unsupported`` naming the first that did not."""
-    p = Prover(orig, sched, timeout)
+    p = Prover(orig, sched, rlimit, timeout)
     p.skip = skip
     p.guess()
     p.vc_bounds(p.o)

@@ -89,6 +89,17 @@ def test_gemm_schedules_proven():
     assert v.proven, v
 
 
+def test_queries_bounded_by_resource_count_not_clock():
+    # the proof's Z3 queries stop on z3's resource count (the same verdict
+    # on a fast or a loaded machine); the wall clock is only a backstop:
+    # with ten minutes of clock and one resource unit, no condition holds
+    p = gemm.split("k", 4, "ko", "ki", tail="guard")
+    v = exo_hl.validate(gemm, p, rlimit=1, timeout=600_000, max_sizes=1)
+    assert v.status == "unknown", v
+    assert "resource limit" in v.condition, v.condition
+    assert exo_hl.validate(gemm, p).proven
+
+
 def test_reassociated_reduction_not_proven():
     # k split with its halves summed separately: a reassociated float sum
     @proc
