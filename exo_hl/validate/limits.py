@@ -12,7 +12,7 @@ from __future__ import annotations
 __all__ = ["RLIMIT", "SIZES_RLIMIT", "TIMEOUT_MS", "bound", "why_unknown"]
 
 #: Z3 resource units per query. Calibrated on every shipped schedule
-#: (benchmarks/validate_bench.py --rlimits; z3 4.x "5.4.1", Intel Xeon,
+#: (benchmarks/validate_bench.py --rlimits; z3 5.4.1, Intel Xeon,
 #: 2026-11-28): see docs/validate.md for the largest query answered.
 RLIMIT = 50_000_000
 

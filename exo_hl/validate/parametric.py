@@ -405,29 +405,62 @@ class Prover:
         pars = sorted({v for st in side.flat.stmts for v in st.par})
         for v in pars:
             sts = [st for st in side.flat.stmts if v in st.par]
-            for a, b in itertools.product(sts, sts):
-                accs_b = [(b.storage, b.idx)] + [
-                    (r[1], r[2]) for r in _reads(b.rhs, [])]
-                for storage, idx in accs_b:
-                    if storage != a.storage:
-                        continue
-                    if v in side.flat.instance_dims.get(storage, ()):
-                        # a buffer allocated inside the par loop: each
-                        # iteration has its own instance (its index
-                        # starts with the loop's iterator), no race
-                        continue
-                    self._race(side, v, a, b, idx)
+            accs = {b.sid: [(b.storage, b.idx, True)] + [
+                (r[1], r[2], False) for r in _reads(b.rhs, [])]
+                for b in sts}
+            primed = {}                   # b.sid -> b in another iteration
+            asked = set()
+            for a in sts:
+                todo = []
+                for b in sts:
+                    for storage, idx, writes in accs[b.sid]:
+                        if storage != a.storage:
+                            continue
+                        if v in side.flat.instance_dims.get(storage, ()):
+                            # a buffer allocated inside the par loop: each
+                            # iteration has its own instance (its index
+                            # starts with the loop's iterator), no race
+                            continue
+                        # the same question asked once: two writes race
+                        # either way round, and an access read twice (or
+                        # read and written, as C[i] += ...) is one access
+                        key = (("w", min(a.sid, b.sid), max(a.sid, b.sid))
+                               if writes else (a.sid, b.sid, tuple(idx)))
+                        if key not in asked:
+                            asked.add(key)
+                            todo.append((b, idx))
+                if not todo:
+                    continue
+                # one query for all of a's partners (a disjunction); the
+                # partners one by one only when it fails, to name the race
+                try:
+                    self._race(side, v, a, todo, primed)
+                except Failed:
+                    if len(todo) == 1:
+                        raise
+                    for b, idx in todo:
+                        self._race(side, v, a, [(b, idx)], primed)
 
-    def _race(self, side, v, a, b, bidx):
+    def _race(self, side, v, a, partners, primed):
+        """No iteration of ``a`` and one of a partner ``(b, index)`` in
+        another iteration of the par loop over ``v`` touch one location
+        (``primed``: each b's iterators in that other iteration, with
+        its environment and domain, built once per statement)."""
         k = a.iters.index(v)
-        bv = [z3.Int(n + "'") if j >= k else z3.Int(n)
-              for j, n in enumerate(b.iters)]
-        ea, eb = side.env(a), side.env(b, bv)
-        same = [ctrl_z3(x, ea) == ctrl_z3(y, eb) for x, y in zip(a.idx,
-                                                                 bidx)]
-        facts = [side.dom(a), side.dom(b, bv), z3.Int(v) != bv[k]] + same
-        self.check(f"race freedom of the par loop over {v}", facts,
-                   z3.BoolVal(False))
+        ea = side.env(a)
+        ia = [ctrl_z3(x, ea) for x in a.idx]
+        alts = []
+        for b, bidx in partners:
+            m = primed.get(b.sid)
+            if m is None:
+                bv = [z3.Int(n + "'") if j >= k else z3.Int(n)
+                      for j, n in enumerate(b.iters)]
+                m = primed[b.sid] = (bv, side.env(b, bv), side.dom(b, bv))
+            bv, eb, db = m
+            alts.append(z3.And([db, z3.Int(v) != bv[k]] + [
+                x == ctrl_z3(y, eb) for x, y in zip(ia, bidx)]))
+        self.check(f"race freedom of the par loop over {v}",
+                   [side.dom(a), z3.Or(alts)], z3.BoolVal(False))
 
 
 def _collect(t, out, seen):

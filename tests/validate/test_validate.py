@@ -152,6 +152,27 @@ def test_race_in_par_loop_not_proven():
     assert "race" in v.condition
 
 
+def test_race_among_many_partners_found():
+    # a statement's race queries are asked as one disjunction over its
+    # partners: one racing partner among race-free ones is still found
+    # (the last statement reads y[i + 1], which iteration i + 1 writes)
+    from exo_hl.core_ir.nodes import IR
+
+    @proc
+    def three(n: size, x: f32[n + 1], y: f32[n + 1], z: f32[n]):
+        for i in seq(0, n):
+            y[i] = x[i]
+            y[i] = y[i] + x[i]
+            z[i] = y[i + 1]
+    loop = three.ir().body[0]
+    par = three.ir().update(body=(loop.update(mode=IR.Par), ))
+    v = exo_hl.validate(three, par)
+    assert v.status == "unknown" and "race" in v.condition, v
+    ok = par.update(body=(loop.update(mode=IR.Par, body=loop.body[:2]), ))
+    orig = three.ir().update(body=(loop.update(body=loop.body[:2]), ))
+    assert exo_hl.validate(orig, ok).proven
+
+
 def test_zero_trip_and_guards_proven():
     @proc
     def tri(n: size, y: f32[n, n]):
