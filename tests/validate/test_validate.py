@@ -100,6 +100,30 @@ def test_queries_bounded_by_resource_count_not_clock():
     assert exo_hl.validate(gemm, p).proven
 
 
+def test_nan_payloads_are_not_a_refutation():
+    # commute_expr's a * w + y -> y + a * w is exact by the semantics (a
+    # NaN's sign and payload are not specified), yet numpy returns the
+    # first operand's NaN: inf * 0 (the default NaN, negative) + NaN is
+    # another NaN than NaN + inf * 0. Not a counterexample
+    from exo_hl.validate.refute import compare_runs
+
+    @proc
+    def fma3(n: size, x: f32[n], w: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            y[i] = x[i] * w[i] + y[i]
+    q = fma3.commute_expr(fma3.find("x[_] * w[_]").parent())
+    vals = [2, np.array([np.inf, 1.0], np.float32),
+            np.array([0.0, 2.0], np.float32),
+            np.array([np.nan, 3.0], np.float32)]
+    assert compare_runs(fma3.ir(), q.ir(), vals, {}) is None
+    # y dropped: a difference in a number is still one
+    loop = fma3.ir().body[0]
+    r = fma3.ir().update(body=(loop.update(body=(
+        loop.body[0].update(rhs=loop.body[0].rhs.lhs), )), ))
+    assert compare_runs(fma3.ir(), r, vals, {})[0] == "y[1]"
+    assert not exo_hl.validate(fma3, q).refuted
+
+
 def test_reassociated_reduction_not_proven():
     # k split with its halves summed separately: a reassociated float sum
     @proc
@@ -315,33 +339,41 @@ def test_mutants_refuted_or_proven():
     # mutant is refuted (confirmed by interpret()) or, when the mutation
     # does not change the result, proven
     @proc
-    def twice(n: size, x: f32[n], y: f32[n]):
+    def less2(n: size, x: f32[n], y: f32[n]):
         for i in seq(0, n):
-            y[i] = x[i] * 2.0
+            y[i] = x[i] - 2.0
 
     @proc
-    def twice_tail(n: size, x: f32[n], y: f32[n]):
+    def less2_tail(n: size, x: f32[n], y: f32[n]):
         for i in seq(0, n - n % 4):
-            y[i] = x[i] * 2.0
+            y[i] = x[i] - 2.0
         if n % 4 > 0:
             for i in seq(0, n % 4):
-                y[i + n - n % 4] = x[i + n - n % 4] * 2.0
+                y[i + n - n % 4] = x[i + n - n % 4] - 2.0
         else:
             for i in seq(0, n % 4):
-                y[i + n - n % 4] = x[i + n - n % 4] * 2.0
-    p = twice_tail.ir()
+                y[i + n - n % 4] = x[i + n - n % 4] - 2.0
+    p = less2_tail.ir()
     swaps = [x for x in sites(p) if x[0] == "swap"]
+    # a commutative operation's operands are not swapped (a + b and b + a
+    # are the same value: an equivalent mutant)
+    @proc
+    def scale(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            y[i] = x[i] * 2.0 + y[i]
+    assert len(swaps) == 3
+    assert not [x for x in sites(scale.ir()) if x[0] == "swap"]
     guard = [x for x in sites(p) if x[0] == "guard"]
-    for site in [x for x in sites(p) if x[0] == "index"][:3]:
+    for site in [x for x in sites(p) if x[0] == "index"][:3] + swaps[:1]:
         m = mutate(p, site)
-        v = exo_hl.validate(twice, m)
+        v = exo_hl.validate(less2, m)
         assert v.refuted, (site, v)
-        _confirm(twice, m, v)
+        _confirm(less2, m, v)
     # operands swapped in the dead loop (the else branch runs 0 times),
     # or the guard dropped (the branch's loop runs 0 times when
     # n % 4 == 0): the same results, proven
     for site in (swaps[2], guard[0]):
-        v = exo_hl.validate(twice, mutate(p, site))
+        v = exo_hl.validate(less2, mutate(p, site))
         assert v.proven and not v.sizes, (site, v)
 
 
