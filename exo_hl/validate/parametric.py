@@ -256,11 +256,25 @@ class Prover:
         guess_prophecies(self)
 
     # -- the conditions
+    def check_all(self, facts, goals):
+        """Each ``(what, goal)`` of ``goals`` follows from ``facts``: one
+        query for all of them, then one each only when it fails (to name
+        the goal that does not hold)."""
+        if len(goals) > 1:
+            try:
+                self.check(goals[0][0], facts, z3.And([g for _, g in goals]))
+                return
+            except Failed:
+                pass
+        for what, goal in goals:
+            self.check(what, facts, goal)
+
     def vc_bounds(self, side):
         for st in side.flat.stmts:
             accs = [(st.storage, st.idx)] + [(r[1], r[2])
                                               for r in _reads(st.rhs, [])]
             e = side.env(st)
+            goals = []
             for storage, idx in accs:
                 shape = side.flat.shapes.get(storage)
                 if shape is None:
@@ -272,8 +286,10 @@ class Prover:
                     zi = ctrl_z3(i, e)
                     cs += [zi >= 0, zi < ctrl_z3(n, e)]
                 if cs:
-                    self.check(f"VC2: an access of {storage} in bounds",
-                               [side.dom(st)], z3.And(cs))
+                    goals.append((f"VC2: an access of {storage} in bounds",
+                                  z3.And(cs)))
+            if goals:
+                self.check_all([side.dom(st)], goals)
 
     def vc_calls(self):
         """Every call's callee preconditions (and positive sizes) hold,
@@ -284,15 +300,19 @@ class Prover:
             self.check("the scheduled procedure's preconditions follow "
                        "from the original's", [], ctrl_z3(p, self.penv))
         seen = set()
+        at = {}          # the conditions at one place, asked together
         for ctx, cond in self.s.flat.asserts:
-            key = (tuple(ctx.iters), tuple(map(str, ctx.guards)), str(cond))
+            place = (tuple(ctx.iters), str(ctx.bounds),
+                     tuple(map(str, ctx.guards)))
+            key = place + (str(cond), )
             if key in seen:
                 continue
             seen.add(key)
-            self.check(f"VC2: a window, call argument or callee "
-                       f"precondition at {_where(ctx)}",
-                       [self.s.dom(ctx)],
-                       _truth(ctrl_z3(cond, self.s.env(ctx))))
+            at.setdefault(place, (ctx, []))[1].append(
+                (f"VC2: a window, call argument or callee precondition at "
+                 f"{_where(ctx)}", _truth(ctrl_z3(cond, self.s.env(ctx)))))
+        for ctx, goals in at.values():
+            self.check_all([self.s.dom(ctx)], goals)
 
     def vc_defined(self):
         for st in self.s.flat.stmts:

@@ -124,6 +124,29 @@ def test_nan_payloads_are_not_a_refutation():
     assert not exo_hl.validate(fma3, q).refuted
 
 
+def test_conditions_asked_together_still_name_the_failing_one():
+    # a statement's bounds conditions are one query; when it fails, each
+    # is asked alone, so the access out of bounds (of y, not x or z) is
+    # the one named
+    from exo_hl.core_ir.nodes import IR
+    from exo_hl.validate.parametric import Failed, prove
+
+    @proc
+    def add3(n: size, x: f32[n], y: f32[n], z: f32[n]):
+        for i in seq(0, n):
+            z[i] = x[i] + y[i]
+    loop = add3.ir().body[0]
+    st = loop.body[0]
+    y_i = st.rhs.rhs
+    i = y_i.idx[0]
+    y_next = y_i.update(idx=(IR.BinOp("+", i, IR.Const(1, type=i.type),
+                                      type=i.type), ))
+    bad = add3.ir().update(body=(loop.update(body=(st.update(
+        rhs=st.rhs.update(rhs=y_next)), )), ))
+    with pytest.raises(Failed, match="an access of arg2 in bounds"):
+        prove(add3.ir(), bad)
+
+
 def test_reassociated_reduction_not_proven():
     # k split with its halves summed separately: a reassociated float sum
     @proc
