@@ -357,6 +357,24 @@ def test_gemmini_matmul_proven_modulo_config():
     assert v.proven and not v.sizes, v
 
 
+def test_conv_mutants_refuted():
+    # off-by-one indices in the shipped AVX2 conv (packing, register
+    # loads, the fused multiply-add's body, the stores), each refuted by a
+    # counterexample interpret() confirms, at sizes reaching the channel
+    # tail (OC = 17) and a partial column tile (W = 6)
+    from apps.conv import schedule as C
+    s = C.schedule(C.ISAS["avx2"]).ir()
+    index = [x for x in sites(s) if x[0] == "index"]
+    assert len(index) >= 12
+    for site in index[::6]:
+        m = mutate(s, site)
+        v = exo_hl.validate(C.conv, m, prove=False, prove_first=False,
+                            max_sizes=1, sizes=[{"N": 1, "H": 1, "W": 6,
+                                                 "IC": 2, "OC": 17}])
+        assert v.refuted, (site, v)
+        _confirm(C.conv, m, v)
+
+
 def test_mutants_refuted_or_proven():
     # a sample of benchmarks/validate_bench.py's mutation check: every
     # mutant is refuted (confirmed by interpret()) or, when the mutation
