@@ -99,7 +99,7 @@ class _Side:
         cs = []
         for v, (lo, hi) in zip(st.iters, st.bounds):
             cs += [ctrl_z3(lo, e) <= e[v], e[v] < ctrl_z3(hi, e)]
-        cs += [ctrl_z3(g, e) for g in st.guards]
+        cs += [_truth(ctrl_z3(g, e)) for g in st.guards]
         return z3.And(cs) if cs else z3.BoolVal(True)
 
     def sources(self, st, rd):

@@ -147,6 +147,25 @@ def test_conditions_asked_together_still_name_the_failing_one():
         prove(add3.ir(), bad)
 
 
+def test_constant_guard_proven():
+    # an `if False:` (left by a rewrite) is a guard that is a constant:
+    # it was an integer in the domain's conjunction (a Z3 sort error, so
+    # unknown); it is a condition
+    @proc
+    def cp(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            y[i] = x[i]
+
+    @proc
+    def cp_dead(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            y[i] = x[i]
+            if False:
+                y[i] = 0.0
+    v = exo_hl.validate(cp, cp_dead)
+    assert v.proven and not v.sizes, v
+
+
 def test_reassociated_reduction_not_proven():
     # k split with its halves summed separately: a reassociated float sum
     @proc
