@@ -238,8 +238,8 @@ class Prover:
         return out
 
     def check(self, what, facts, goal):
-        ok, r, m, why = _valid(self.facts + facts, goal, self.rlimit,
-                               self.timeout)
+        ok, r, m, why = _valid(self.facts + self.zv.commutative() + facts,
+                               goal, self.rlimit, self.timeout)
         if not ok:
             params = {}
             if m is not None:
