@@ -3,8 +3,9 @@
 Values live in one uninterpreted sort: an input element is ``in_<storage>``
 applied to its indices, every operation an uninterpreted function named by
 the operation and its evaluation type, a literal a constant named by its
-bits. Z3 then decides equality by congruence only: no algebra on floats
-(the semantics forbid reassociation), which is sound because every data
+bits. Z3 then decides equality by congruence, and by one law: ``+`` and
+``*`` commute (``commutative``). No other algebra on floats (the
+semantics forbid reassociation), which is sound because every data
 operation is a deterministic function of its operands. The one
 simplification is the terms module's: a conversion to a type that holds
 the value exactly is dropped.
