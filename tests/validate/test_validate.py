@@ -125,6 +125,9 @@ def test_commuted_operands_proven_and_nan_payloads_no_refutation():
     q2 = q.commute_expr(q.find("x[_] * w[_]"))
     assert exo_hl.validate(fma3, q).proven
     assert exo_hl.validate(fma3, q2).proven
+    # and so do the symbolic runs at sizes (one order for the operands)
+    v = exo_hl.validate(fma3, q2, prove=False)
+    assert "equal at the sizes checked" in v.condition, v
 
 
 def test_conditions_asked_together_still_name_the_failing_one():
