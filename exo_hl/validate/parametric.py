@@ -28,7 +28,6 @@ values uninterpreted (``zvalues``) and control arithmetic exact.
 """
 from __future__ import annotations
 
-import itertools
 
 import z3
 
@@ -37,23 +36,13 @@ from .limits import RLIMIT, TIMEOUT_MS, bound, why_unknown
 from .poly import Poly, domain_constraints, isl_cond, isl_expr
 from .symexec import Unsupported
 from .prophecy import guess_prophecies
+from .races import check_races
+from .verdict import Failed
 from .zvalues import ZV, _truth, ctrl_z3
 
 __all__ = ["prove", "Failed"]
 
 _MAX_DEPTH = 12
-
-
-class Failed(Exception):
-    """A verification condition that Z3 did not discharge; ``params``:
-    the size arguments (``p<position>`` -> value) of a model violating
-    it, when Z3 gave one (a place to look for a counterexample)."""
-
-    def __init__(self, msg, params=None):
-        super().__init__(msg)
-        self.params = params or {}
-
-
 
 
 class _Side:
@@ -421,66 +410,7 @@ class Prover:
         return None
 
     def vc_races(self):
-        side = self.s
-        pars = sorted({v for st in side.flat.stmts for v in st.par})
-        for v in pars:
-            sts = [st for st in side.flat.stmts if v in st.par]
-            accs = {b.sid: [(b.storage, b.idx, True)] + [
-                (r[1], r[2], False) for r in _reads(b.rhs, [])]
-                for b in sts}
-            primed = {}                   # b.sid -> b in another iteration
-            asked = set()
-            for a in sts:
-                todo = []
-                for b in sts:
-                    for storage, idx, writes in accs[b.sid]:
-                        if storage != a.storage:
-                            continue
-                        if v in side.flat.instance_dims.get(storage, ()):
-                            # a buffer allocated inside the par loop: each
-                            # iteration has its own instance (its index
-                            # starts with the loop's iterator), no race
-                            continue
-                        # the same question asked once: two writes race
-                        # either way round, and an access read twice (or
-                        # read and written, as C[i] += ...) is one access
-                        key = (("w", min(a.sid, b.sid), max(a.sid, b.sid))
-                               if writes else (a.sid, b.sid, tuple(idx)))
-                        if key not in asked:
-                            asked.add(key)
-                            todo.append((b, idx))
-                if not todo:
-                    continue
-                # one query for all of a's partners (a disjunction); the
-                # partners one by one only when it fails, to name the race
-                try:
-                    self._race(side, v, a, todo, primed)
-                except Failed:
-                    if len(todo) == 1:
-                        raise
-                    for b, idx in todo:
-                        self._race(side, v, a, [(b, idx)], primed)
-
-    def _race(self, side, v, a, partners, primed):
-        """No iteration of ``a`` and one of a partner ``(b, index)`` in
-        another iteration of the par loop over ``v`` touch one location
-        (``primed``: each b's iterators in that other iteration, with
-        its environment and domain, built once per statement)."""
-        k = a.iters.index(v)
-        ea = side.env(a)
-        ia = [ctrl_z3(x, ea) for x in a.idx]
-        alts = []
-        for b, bidx in partners:
-            m = primed.get(b.sid)
-            if m is None:
-                bv = [z3.Int(n + "'") if j >= k else z3.Int(n)
-                      for j, n in enumerate(b.iters)]
-                m = primed[b.sid] = (bv, side.env(b, bv), side.dom(b, bv))
-            bv, eb, db = m
-            alts.append(z3.And([db, z3.Int(v) != bv[k]] + [
-                x == ctrl_z3(y, eb) for x, y in zip(ia, bidx)]))
-        self.check(f"race freedom of the par loop over {v}",
-                   [side.dom(a), z3.Or(alts)], z3.BoolVal(False))
+        check_races(self)
 
 
 def _collect(t, out, seen):
