@@ -22,6 +22,7 @@ import time
 from ..core_ir.nodes import IR
 from ..core_ir.types import DATA_TYPES, basetype, is_control
 from . import refute
+from .limits import RLIMIT, TIMEOUT_MS
 from .parametric import Failed
 from .parametric import prove as prove_ir
 from .sizes import size_models
@@ -174,8 +175,8 @@ def _admitted(o, sizes):
 
 
 def validate_ir(o, s, *, max_sizes=3, budget=4096, rounds=24, seed=0,
-                timeout=60000, sizes=(), prove_first=True, prove=True,
-                modulo=()):
+                rlimit=RLIMIT, timeout=TIMEOUT_MS, sizes=(),
+                prove_first=True, prove=True, modulo=()):
     """The ``Verdict`` for procedure IRs ``o`` (the original) and ``s``.
 
     ``sizes``: extra size assignments (name -> value) to run at, first;
@@ -184,7 +185,9 @@ def validate_ir(o, s, *, max_sizes=3, budget=4096, rounds=24, seed=0,
     that proof (runs at sizes only: never 'proven' unless the sizes are
     all there are); ``modulo``: config fields ``(Config, field)`` whose
     final values are not compared (equivalence modulo them, as Exo's), or
-    ``"config"`` for all."""
+    ``"config"`` for all; ``rlimit``: Z3 resource units per query (the
+    verdict's bound, the same on any machine), ``timeout``: ms of wall
+    clock per query (a backstop)."""
     skip = _Modulo(modulo)
     t0 = time.perf_counter()
     hint = None
@@ -206,7 +209,7 @@ def validate_ir(o, s, *, max_sizes=3, budget=4096, rounds=24, seed=0,
     try:
         if not prove:
             raise Unsupported("the parametric proof was not attempted")
-        prove_ir(o, s, timeout=timeout, skip=skip)
+        prove_ir(o, s, rlimit=rlimit, timeout=timeout, skip=skip)
         checked.clear()
         return done(PROVEN)
     except Failed as e:

@@ -2,8 +2,11 @@
 
 Each mutant changes one place: an index off by one (in an access, or a
 call argument's window moved by one along one dimension), the operands of
-a binary operation swapped, a guard dropped (an ``if`` replaced by its
-body), a loop bound moved by one, a literal's sign flipped. Source
+a non-commutative binary operation swapped (``a + b`` and ``b + a`` are
+the same value by docs/semantics.md, where a NaN's sign and payload are
+not specified: an equivalent mutant, not drawn), a guard dropped (an
+``if`` replaced by its body), a loop bound moved by one, a literal's sign
+flipped. Source
 locations are kept, so a validator that guesses prophecies from them
 meets the mutant's statement with the original's claim.
 """
@@ -16,6 +19,9 @@ from ..core_ir.nodes import IR
 __all__ = ["KINDS", "sites", "mutate"]
 
 KINDS = ("index", "arg", "swap", "guard", "bound", "literal")
+
+#: operations whose operands commute (swapping them is no mutation)
+COMMUTATIVE = frozenset(("+", "*", "and", "or", "==", "!="))
 
 
 def _one(e):
@@ -67,7 +73,8 @@ def _assign_sites(s, n):
             out += [("index", n, ("r", m, k)) for k in range(len(e.idx))]
         if id(e) not in data:
             continue      # index arithmetic: swaps are equivalent
-        if isinstance(e, IR.BinOp) and e.lhs != e.rhs:
+        if isinstance(e, IR.BinOp) and e.lhs != e.rhs and \
+                e.op not in COMMUTATIVE:
             out.append(("swap", n, m))
         if isinstance(e, IR.Const) and e.val != 0:
             out.append(("literal", n, m))

@@ -28,31 +28,21 @@ values uninterpreted (``zvalues``) and control arithmetic exact.
 """
 from __future__ import annotations
 
-import itertools
 
 import z3
 
 from .flatten import flatten, reads as _reads
+from .limits import RLIMIT, TIMEOUT_MS, bound, why_unknown
 from .poly import Poly, domain_constraints, isl_cond, isl_expr
 from .symexec import Unsupported
 from .prophecy import guess_prophecies
+from .races import check_races
+from .verdict import Failed
 from .zvalues import ZV, _truth, ctrl_z3
 
 __all__ = ["prove", "Failed"]
 
 _MAX_DEPTH = 12
-
-
-class Failed(Exception):
-    """A verification condition that Z3 did not discharge; ``params``:
-    the size arguments (``p<position>`` -> value) of a model violating
-    it, when Z3 gave one (a place to look for a counterexample)."""
-
-    def __init__(self, msg, params=None):
-        super().__init__(msg)
-        self.params = params or {}
-
-
 
 
 class _Side:
@@ -98,7 +88,7 @@ class _Side:
         cs = []
         for v, (lo, hi) in zip(st.iters, st.bounds):
             cs += [ctrl_z3(lo, e) <= e[v], e[v] < ctrl_z3(hi, e)]
-        cs += [ctrl_z3(g, e) for g in st.guards]
+        cs += [_truth(ctrl_z3(g, e)) for g in st.guards]
         return z3.And(cs) if cs else z3.BoolVal(True)
 
     def sources(self, st, rd):
@@ -173,23 +163,20 @@ class _Side:
         return self.value(w, w.rhs, wvals, depth)[0]
 
 
-def _solver(timeout):
-    s = z3.Solver()
-    s.set("timeout", timeout)
-    return s
-
-
-def _valid(facts, goal, timeout=60000):
-    s = _solver(timeout)
+def _valid(facts, goal, rlimit=RLIMIT, timeout=TIMEOUT_MS):
+    """(holds, z3 result, model or None, why unknown) of ``facts -> goal``."""
+    s = bound(z3.Solver(), rlimit, timeout)
     s.add(*facts)
     s.add(z3.Not(goal))
     r = s.check()
-    return r == z3.unsat, r, (s.model() if r == z3.sat else None)
+    return (r == z3.unsat, r, (s.model() if r == z3.sat else None),
+            why_unknown(s) if r == z3.unknown else "")
 
 
 class Prover:
-    def __init__(self, orig, sched, timeout=60000):
+    def __init__(self, orig, sched, rlimit=RLIMIT, timeout=TIMEOUT_MS):
         self.zv = ZV()
+        self.rlimit = rlimit
         self.timeout = timeout
         o0 = flatten(orig, "o")
         params = o0.params
@@ -240,7 +227,8 @@ class Prover:
         return out
 
     def check(self, what, facts, goal):
-        ok, r, m = _valid(self.facts + facts, goal, self.timeout)
+        ok, r, m, why = _valid(self.facts + self.zv.commutative() + facts,
+                               goal, self.rlimit, self.timeout)
         if not ok:
             params = {}
             if m is not None:
@@ -249,7 +237,7 @@ class Prover:
                     if z3.is_int_value(x):
                         params[name] = x.as_long()
             raise Failed(f"{what} ("
-                         f"{'timeout' if r == z3.unknown else 'violated'})",
+                         f"{why if r == z3.unknown else 'violated'})",
                          params)
 
     # -- prophecies (guessed in ``prophecy``; checked by VC3 below)
@@ -257,11 +245,25 @@ class Prover:
         guess_prophecies(self)
 
     # -- the conditions
+    def check_all(self, facts, goals):
+        """Each ``(what, goal)`` of ``goals`` follows from ``facts``: one
+        query for all of them, then one each only when it fails (to name
+        the goal that does not hold)."""
+        if len(goals) > 1:
+            try:
+                self.check(goals[0][0], facts, z3.And([g for _, g in goals]))
+                return
+            except Failed:
+                pass
+        for what, goal in goals:
+            self.check(what, facts, goal)
+
     def vc_bounds(self, side):
         for st in side.flat.stmts:
             accs = [(st.storage, st.idx)] + [(r[1], r[2])
                                               for r in _reads(st.rhs, [])]
             e = side.env(st)
+            goals = []
             for storage, idx in accs:
                 shape = side.flat.shapes.get(storage)
                 if shape is None:
@@ -273,8 +275,10 @@ class Prover:
                     zi = ctrl_z3(i, e)
                     cs += [zi >= 0, zi < ctrl_z3(n, e)]
                 if cs:
-                    self.check(f"VC2: an access of {storage} in bounds",
-                               [side.dom(st)], z3.And(cs))
+                    goals.append((f"VC2: an access of {storage} in bounds",
+                                  z3.And(cs)))
+            if goals:
+                self.check_all([side.dom(st)], goals)
 
     def vc_calls(self):
         """Every call's callee preconditions (and positive sizes) hold,
@@ -285,15 +289,19 @@ class Prover:
             self.check("the scheduled procedure's preconditions follow "
                        "from the original's", [], ctrl_z3(p, self.penv))
         seen = set()
+        at = {}          # the conditions at one place, asked together
         for ctx, cond in self.s.flat.asserts:
-            key = (tuple(ctx.iters), tuple(map(str, ctx.guards)), str(cond))
+            place = (tuple(ctx.iters), str(ctx.bounds),
+                     tuple(map(str, ctx.guards)))
+            key = place + (str(cond), )
             if key in seen:
                 continue
             seen.add(key)
-            self.check(f"VC2: a window, call argument or callee "
-                       f"precondition at {_where(ctx)}",
-                       [self.s.dom(ctx)],
-                       _truth(ctrl_z3(cond, self.s.env(ctx))))
+            at.setdefault(place, (ctx, []))[1].append(
+                (f"VC2: a window, call argument or callee precondition at "
+                 f"{_where(ctx)}", _truth(ctrl_z3(cond, self.s.env(ctx)))))
+        for ctx, goals in at.values():
+            self.check_all([self.s.dom(ctx)], goals)
 
     def vc_defined(self):
         for st in self.s.flat.stmts:
@@ -402,33 +410,7 @@ class Prover:
         return None
 
     def vc_races(self):
-        side = self.s
-        pars = sorted({v for st in side.flat.stmts for v in st.par})
-        for v in pars:
-            sts = [st for st in side.flat.stmts if v in st.par]
-            for a, b in itertools.product(sts, sts):
-                accs_b = [(b.storage, b.idx)] + [
-                    (r[1], r[2]) for r in _reads(b.rhs, [])]
-                for storage, idx in accs_b:
-                    if storage != a.storage:
-                        continue
-                    if v in side.flat.instance_dims.get(storage, ()):
-                        # a buffer allocated inside the par loop: each
-                        # iteration has its own instance (its index
-                        # starts with the loop's iterator), no race
-                        continue
-                    self._race(side, v, a, b, idx)
-
-    def _race(self, side, v, a, b, bidx):
-        k = a.iters.index(v)
-        bv = [z3.Int(n + "'") if j >= k else z3.Int(n)
-              for j, n in enumerate(b.iters)]
-        ea, eb = side.env(a), side.env(b, bv)
-        same = [ctrl_z3(x, ea) == ctrl_z3(y, eb) for x, y in zip(a.idx,
-                                                                 bidx)]
-        facts = [side.dom(a), side.dom(b, bv), z3.Int(v) != bv[k]] + same
-        self.check(f"race freedom of the par loop over {v}", facts,
-                   z3.BoolVal(False))
+        check_races(self)
 
 
 def _collect(t, out, seen):
@@ -460,10 +442,11 @@ def _where(st):
 
 
 
-def prove(orig, sched, timeout=60000, skip=lambda key: False):
+def prove(orig, sched, rlimit=RLIMIT, timeout=TIMEOUT_MS,
+          skip=lambda key: False):
     """None when every condition holds; else raises ``Failed`` or
     ``Unsupported`` naming the first that did not."""
-    p = Prover(orig, sched, timeout)
+    p = Prover(orig, sched, rlimit, timeout)
     p.skip = skip
     p.guess()
     p.vc_bounds(p.o)

@@ -12,6 +12,7 @@ import z3
 
 from ..core_ir.nodes import IR
 from ..core_ir.types import is_control
+from .limits import SIZES_RLIMIT, bound
 from .symexec import Unsupported
 
 __all__ = ["control_args", "size_models"]
@@ -86,8 +87,7 @@ def size_models(proc, limit=3, budget=4096, enumerate_upto=64, config=None):
     # is the set finite (and small)? enumerate without the budget
     complete = False
     if args:
-        s = z3.Solver()
-        s.set("timeout", 5000)
+        s = bound(z3.Solver(), SIZES_RLIMIT)
         s.add(*facts)
         for a in args:
             if a.type is IR.Size:
@@ -108,8 +108,7 @@ def size_models(proc, limit=3, budget=4096, enumerate_upto=64, config=None):
     else:
         return [{}], True
     out = []
-    o = z3.Optimize()
-    o.set("timeout", 10000)
+    o = bound(z3.Optimize(), SIZES_RLIMIT)
     o.add(*facts, *opt_base)
     if size_vars:
         o.minimize(z3.Sum(size_vars))

@@ -6,8 +6,10 @@ docs/semantics.md is a deterministic function of its operands' values and
 their evaluation types, so equal trees (with the types in the node) are
 equal values, bit for bit: this is the validator's value equality. Float
 operations stay uninterpreted (no reassociation, no algebra), which is
-what the semantics promise; only conversions that provably keep the value
-are dropped (a value converted to a type that holds it exactly).
+what the semantics promise, except that the operands of ``+`` and ``*``
+are put in one order (they commute: a NaN's sign and payload aside, which
+the semantics leave unspecified); only conversions that provably keep the
+value are dropped (a value converted to a type that holds it exactly).
 """
 from __future__ import annotations
 
@@ -64,8 +66,10 @@ class Terms:
 
     # -- operations (evaluation type ``t``)
     def binop(self, op, t, a, b):
-        if op in ("+", "*") and D.is_int(t) and b < a:
-            a, b = b, a      # 32-bit wrapping + and * commute
+        if op in ("+", "*") and b < a:
+            # + and * commute: exactly on wrapping integers, and on floats
+            # but for a NaN's sign and payload (unspecified: semantics.md)
+            a, b = b, a
         return self._mk(("op", op, t, a, b), t)
 
     def neg(self, t, a):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-__all__ = ["Verdict", "PROVEN", "REFUTED", "UNKNOWN"]
+__all__ = ["Verdict", "Failed", "PROVEN", "REFUTED", "UNKNOWN"]
 
 PROVEN, REFUTED, UNKNOWN = "proven", "refuted", "unknown"
 
@@ -46,3 +46,13 @@ class Verdict:
         if self.counterexample is not None:
             s += f"\n  {self.counterexample!r}"
         return s
+
+
+class Failed(Exception):
+    """A verification condition that Z3 did not discharge; ``params``:
+    the size arguments (``p<position>`` -> value) of a model violating
+    it, when Z3 gave one (a place to look for a counterexample)."""
+
+    def __init__(self, msg, params=None):
+        super().__init__(msg)
+        self.params = params or {}

@@ -3,8 +3,9 @@
 Values live in one uninterpreted sort: an input element is ``in_<storage>``
 applied to its indices, every operation an uninterpreted function named by
 the operation and its evaluation type, a literal a constant named by its
-bits. Z3 then decides equality by congruence only: no algebra on floats
-(the semantics forbid reassociation), which is sound because every data
+bits. Z3 then decides equality by congruence, and by one law: ``+`` and
+``*`` commute (``commutative``). No other algebra on floats (the
+semantics forbid reassociation), which is sound because every data
 operation is a deterministic function of its operands. The one
 simplification is the terms module's: a conversion to a type that holds
 the value exactly is dropped.
@@ -58,6 +59,20 @@ class ZV:
 
     def op(self, op, t, a, b):
         return self.fn(f"op{op}_{_tn(t)}", 0, 2)(a, b)
+
+    def commutative(self):
+        """``f(a, b) = f(b, a)`` for the ``+`` and ``*`` made so far (the
+        semantics: the same value either way, but for a NaN's sign and
+        payload, which they leave unspecified), instantiated by Z3 on
+        each ``f(a, b)`` it meets."""
+        out = []
+        for (name, ni, nv), f in self.fns.items():
+            if nv == 2 and ni == 0 and name[2:3] in "+*" and \
+                    name.startswith("op"):
+                a, b = z3.Consts("ca cb", V)
+                out.append(z3.ForAll([a, b], f(a, b) == f(b, a),
+                                     patterns=[f(a, b)]))
+        return out
 
     def neg(self, t, a):
         return self.fn(f"neg_{_tn(t)}", 0, 1)(a)

@@ -89,6 +89,89 @@ def test_gemm_schedules_proven():
     assert v.proven, v
 
 
+def test_queries_bounded_by_resource_count_not_clock():
+    # the proof's Z3 queries stop on z3's resource count (the same verdict
+    # on a fast or a loaded machine); the wall clock is only a backstop:
+    # with ten minutes of clock and one resource unit, no condition holds
+    p = gemm.split("k", 4, "ko", "ki", tail="guard")
+    v = exo_hl.validate(gemm, p, rlimit=1, timeout=600_000, max_sizes=1)
+    assert v.status == "unknown", v
+    assert "resource limit" in v.condition, v.condition
+    assert exo_hl.validate(gemm, p).proven
+
+
+def test_commuted_operands_proven_and_nan_payloads_no_refutation():
+    # commute_expr's a * w + y -> y + a * w is exact by the semantics (a
+    # NaN's sign and payload are not specified), yet numpy returns the
+    # first operand's NaN: inf * 0 (the default NaN, negative) + NaN is
+    # another NaN than NaN + inf * 0. Not a counterexample
+    from exo_hl.validate.refute import compare_runs
+
+    @proc
+    def fma3(n: size, x: f32[n], w: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            y[i] = x[i] * w[i] + y[i]
+    q = fma3.commute_expr(fma3.find("x[_] * w[_]").parent())
+    vals = [2, np.array([np.inf, 1.0], np.float32),
+            np.array([0.0, 2.0], np.float32),
+            np.array([np.nan, 3.0], np.float32)]
+    assert compare_runs(fma3.ir(), q.ir(), vals, {}) is None
+    # y dropped: a difference in a number is still one
+    loop = fma3.ir().body[0]
+    r = fma3.ir().update(body=(loop.update(body=(
+        loop.body[0].update(rhs=loop.body[0].rhs.lhs), )), ))
+    assert compare_runs(fma3.ir(), r, vals, {})[0] == "y[1]"
+    # and the parametric proof knows + and * commute (Z3 axioms)
+    q2 = q.commute_expr(q.find("x[_] * w[_]"))
+    assert exo_hl.validate(fma3, q).proven
+    assert exo_hl.validate(fma3, q2).proven
+    # and so do the symbolic runs at sizes (one order for the operands)
+    v = exo_hl.validate(fma3, q2, prove=False)
+    assert "equal at the sizes checked" in v.condition, v
+
+
+def test_conditions_asked_together_still_name_the_failing_one():
+    # a statement's bounds conditions are one query; when it fails, each
+    # is asked alone, so the access out of bounds (of y, not x or z) is
+    # the one named
+    from exo_hl.core_ir.nodes import IR
+    from exo_hl.validate.parametric import Failed, prove
+
+    @proc
+    def add3(n: size, x: f32[n], y: f32[n], z: f32[n]):
+        for i in seq(0, n):
+            z[i] = x[i] + y[i]
+    loop = add3.ir().body[0]
+    st = loop.body[0]
+    y_i = st.rhs.rhs
+    i = y_i.idx[0]
+    y_next = y_i.update(idx=(IR.BinOp("+", i, IR.Const(1, type=i.type),
+                                      type=i.type), ))
+    bad = add3.ir().update(body=(loop.update(body=(st.update(
+        rhs=st.rhs.update(rhs=y_next)), )), ))
+    with pytest.raises(Failed, match="an access of arg2 in bounds"):
+        prove(add3.ir(), bad)
+
+
+def test_constant_guard_proven():
+    # an `if False:` (left by a rewrite) is a guard that is a constant:
+    # it was an integer in the domain's conjunction (a Z3 sort error, so
+    # unknown); it is a condition
+    @proc
+    def cp(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            y[i] = x[i]
+
+    @proc
+    def cp_dead(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            y[i] = x[i]
+            if False:
+                y[i] = 0.0
+    v = exo_hl.validate(cp, cp_dead)
+    assert v.proven and not v.sizes, v
+
+
 def test_reassociated_reduction_not_proven():
     # k split with its halves summed separately: a reassociated float sum
     @proc
@@ -139,6 +222,27 @@ def test_race_in_par_loop_not_proven():
     v = exo_hl.validate(shift, shift_par)
     assert v.status == "unknown", v
     assert "race" in v.condition
+
+
+def test_race_among_many_partners_found():
+    # a statement's race queries are asked as one disjunction over its
+    # partners: one racing partner among race-free ones is still found
+    # (the last statement reads y[i + 1], which iteration i + 1 writes)
+    from exo_hl.core_ir.nodes import IR
+
+    @proc
+    def three(n: size, x: f32[n + 1], y: f32[n + 1], z: f32[n]):
+        for i in seq(0, n):
+            y[i] = x[i]
+            y[i] = y[i] + x[i]
+            z[i] = y[i + 1]
+    loop = three.ir().body[0]
+    par = three.ir().update(body=(loop.update(mode=IR.Par), ))
+    v = exo_hl.validate(three, par)
+    assert v.status == "unknown" and "race" in v.condition, v
+    ok = par.update(body=(loop.update(mode=IR.Par, body=loop.body[:2]), ))
+    orig = three.ir().update(body=(loop.update(body=loop.body[:2]), ))
+    assert exo_hl.validate(orig, ok).proven
 
 
 def test_zero_trip_and_guards_proven():
@@ -278,38 +382,64 @@ def test_gemmini_matmul_proven_modulo_config():
     assert v.proven and not v.sizes, v
 
 
+def test_conv_mutants_refuted():
+    # off-by-one indices in the shipped AVX2 conv (packing, register
+    # loads, the fused multiply-add's body, the stores), each refuted by a
+    # counterexample interpret() confirms, at sizes reaching the channel
+    # tail (OC = 17) and a partial column tile (W = 6)
+    from apps.conv import schedule as C
+    s = C.schedule(C.ISAS["avx2"]).ir()
+    index = [x for x in sites(s) if x[0] == "index"]
+    assert len(index) >= 12
+    for site in index[::6]:
+        m = mutate(s, site)
+        v = exo_hl.validate(C.conv, m, prove=False, prove_first=False,
+                            max_sizes=1, sizes=[{"N": 1, "H": 1, "W": 6,
+                                                 "IC": 2, "OC": 17}])
+        assert v.refuted, (site, v)
+        _confirm(C.conv, m, v)
+
+
 def test_mutants_refuted_or_proven():
     # a sample of benchmarks/validate_bench.py's mutation check: every
     # mutant is refuted (confirmed by interpret()) or, when the mutation
     # does not change the result, proven
     @proc
-    def twice(n: size, x: f32[n], y: f32[n]):
+    def less2(n: size, x: f32[n], y: f32[n]):
         for i in seq(0, n):
-            y[i] = x[i] * 2.0
+            y[i] = x[i] - 2.0
 
     @proc
-    def twice_tail(n: size, x: f32[n], y: f32[n]):
+    def less2_tail(n: size, x: f32[n], y: f32[n]):
         for i in seq(0, n - n % 4):
-            y[i] = x[i] * 2.0
+            y[i] = x[i] - 2.0
         if n % 4 > 0:
             for i in seq(0, n % 4):
-                y[i + n - n % 4] = x[i + n - n % 4] * 2.0
+                y[i + n - n % 4] = x[i + n - n % 4] - 2.0
         else:
             for i in seq(0, n % 4):
-                y[i + n - n % 4] = x[i + n - n % 4] * 2.0
-    p = twice_tail.ir()
+                y[i + n - n % 4] = x[i + n - n % 4] - 2.0
+    p = less2_tail.ir()
     swaps = [x for x in sites(p) if x[0] == "swap"]
+    # a commutative operation's operands are not swapped (a + b and b + a
+    # are the same value: an equivalent mutant)
+    @proc
+    def scale(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            y[i] = x[i] * 2.0 + y[i]
+    assert len(swaps) == 3
+    assert not [x for x in sites(scale.ir()) if x[0] == "swap"]
     guard = [x for x in sites(p) if x[0] == "guard"]
-    for site in [x for x in sites(p) if x[0] == "index"][:3]:
+    for site in [x for x in sites(p) if x[0] == "index"][:3] + swaps[:1]:
         m = mutate(p, site)
-        v = exo_hl.validate(twice, m)
+        v = exo_hl.validate(less2, m)
         assert v.refuted, (site, v)
-        _confirm(twice, m, v)
+        _confirm(less2, m, v)
     # operands swapped in the dead loop (the else branch runs 0 times),
     # or the guard dropped (the branch's loop runs 0 times when
     # n % 4 == 0): the same results, proven
     for site in (swaps[2], guard[0]):
-        v = exo_hl.validate(twice, mutate(p, site))
+        v = exo_hl.validate(less2, mutate(p, site))
         assert v.proven and not v.sizes, (site, v)
 
 
