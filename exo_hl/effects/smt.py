@@ -41,6 +41,7 @@ would expose that representation to the others.
 """
 from __future__ import annotations
 
+import ctypes
 import math
 import time
 from collections import OrderedDict
@@ -948,6 +949,150 @@ def to_pysmt(t):
     return f, names
 
 
+#: the z3 C functions ``to_z3`` calls, without the Python wrappers' error
+#: check after each call (``to_z3`` checks the context's error code once)
+_Z3_RAW = {}
+
+
+def _z3_raw():
+    if not _Z3_RAW:
+        from z3 import z3core
+        for n in ("Z3_inc_ref", "Z3_dec_ref", "Z3_mk_true", "Z3_mk_false",
+                  "Z3_mk_numeral", "Z3_mk_const", "Z3_mk_string_symbol",
+                  "Z3_mk_mul", "Z3_mk_add", "Z3_mk_eq", "Z3_mk_le",
+                  "Z3_mk_lt", "Z3_mk_and", "Z3_mk_or", "Z3_mk_ite",
+                  "Z3_mk_not"):
+            # the wrapper's last default is its ``Elementaries`` (the C
+            # function as ``.f``)
+            _Z3_RAW[n] = getattr(z3core, n).__defaults__[-1].f
+    return _Z3_RAW
+
+
+def to_z3(key):
+    """The z3 formula of a query without quantifiers, built from its
+    ``canonical_key`` in the key's order, and {(key, sort): z3 constant};
+    None for a query with quantifiers (``to_pysmt`` builds those).
+
+    The key lists each distinct node after its children, so one pass
+    over it builds each node once, with no recursion and no memo. The
+    formula is the one ``to_pysmt`` and pysmt's z3 converter build (the
+    same z3 calls on the same arguments in the same order, so z3, which
+    shares equal terms, gets the very same term: ``/`` and ``%`` by c as
+    fresh q, r with x = c*q + r, 0 <= r < c, conjoined in front in the
+    order they are first met); without the pysmt formula in between, which
+    cost twice the translation."""
+    import z3
+    root, entries = key
+    for e in entries:
+        if e[0] in ("forall", "exists"):
+            return None
+    if len(entries) > TRANSLATE_BUDGET:    # as ``to_pysmt``'s count
+        raise FormulaTooLarge()
+    R = _z3_raw()
+    inc, dec = R["Z3_inc_ref"], R["Z3_dec_ref"]
+    mk_num, mk_const, mk_sym = (R["Z3_mk_numeral"], R["Z3_mk_const"],
+                                R["Z3_mk_string_symbol"])
+    mk_mul, mk_add, mk_and, mk_or = (R["Z3_mk_mul"], R["Z3_mk_add"],
+                                     R["Z3_mk_and"], R["Z3_mk_or"])
+    mk_eq, mk_le, mk_lt = R["Z3_mk_eq"], R["Z3_mk_le"], R["Z3_mk_lt"]
+    ctx = z3.main_ctx()                   # pysmt's z3 converter's context
+    c = ctx.ref()
+    int_sort, bool_sort = z3.IntSort(ctx).ast, z3.BoolSort(ctx).ast
+    Ast = z3.Ast
+    held = []        # every term made, referenced until the formula is
+
+    def keep(a):
+        inc(c, a)
+        held.append(a)
+        return a
+
+    def vec(xs):
+        return len(xs), (Ast * len(xs))(*xs)
+
+    nums = {}
+
+    def num(v):
+        a = nums.get(v)
+        if a is None:
+            a = nums[v] = keep(mk_num(c, str(v).encode(), int_sort))
+        return a
+
+    try:
+        true, false = keep(R["Z3_mk_true"](c)), keep(R["Z3_mk_false"](c))
+        nodes = []
+        names = {}
+        defs, divmods = [], {}
+
+        def sub(n):
+            return true if n == "T" else false if n == "F" else nodes[n]
+
+        for e in entries:
+            tag = e[0]
+            if tag == "lin":
+                parts = []
+                if e[1] != 0 or not e[2]:
+                    parts.append(num(e[1]))
+                for a, co in e[2]:
+                    parts.append(nodes[a] if co == 1 else
+                                 keep(mk_mul(c, *vec((num(co), nodes[a])))))
+                node = parts[0] if len(parts) == 1 else \
+                    keep(mk_add(c, *vec(parts)))
+            elif tag == "iv" or tag == "bv":
+                k = e[1]
+                sort = E.INT if tag == "iv" else E.BOOL
+                spelt = f"{'i' if sort == E.INT else 'b'}{k[1]}"
+                node = keep(mk_const(c, mk_sym(c, spelt.encode()),
+                                     int_sort if sort == E.INT
+                                     else bool_sort))
+                names[(k, sort)] = node
+            elif tag == "div" or tag == "mod":
+                qr = divmods.get((e[1], e[2]))
+                if qr is None:
+                    x, cc = nodes[e[1]], num(e[2])
+                    qr = tuple(
+                        keep(mk_const(c, mk_sym(
+                            c, f"_q{len(divmods) * 2 + i + 1}".encode()),
+                            int_sort)) for i in (0, 1))
+                    q, r = qr
+                    cq = keep(mk_mul(c, *vec((cc, q))))
+                    eq = keep(mk_eq(c, x, keep(mk_add(c, *vec((cq, r))))))
+                    lo = keep(mk_le(c, num(0), r))
+                    hi = keep(mk_lt(c, r, cc))
+                    defs.append(keep(mk_and(c, *vec((eq, lo, hi)))))
+                    divmods[(e[1], e[2])] = qr
+                node = qr[0] if tag == "div" else qr[1]
+            elif tag == "ite":
+                node = keep(R["Z3_mk_ite"](c, sub(e[1]), nodes[e[2]],
+                                           nodes[e[3]]))
+            elif tag == "mul":
+                node = keep(mk_mul(c, *vec((nodes[e[1]], nodes[e[2]]))))
+            elif tag == "not":
+                node = keep(R["Z3_mk_not"](c, sub(e[1])))
+            elif tag == "and" or tag == "or":
+                xs = [sub(x) for x in e[1]]
+                node = xs[0] if len(xs) == 1 else \
+                    keep((mk_and if tag == "and" else mk_or)(c, *vec(xs)))
+            elif tag == "le0":
+                node = keep(mk_le(c, nodes[e[1]], num(0)))
+            elif tag == "eq0":
+                node = keep(mk_eq(c, nodes[e[1]], num(0)))
+            else:
+                raise ValueError(tag)
+            nodes.append(node)
+        f = sub(root)
+        if defs:
+            f = keep(mk_and(c, *vec(defs + [f])))
+        if z3.z3core.Z3_get_error_code(c) != z3.Z3_OK:
+            return None                   # (never seen) pysmt's way then
+        # the wrappers take their own references
+        return z3.BoolRef(f, ctx), {
+            ks: (z3.ArithRef(a, ctx) if ks[1] == E.INT else z3.BoolRef(a, ctx))
+            for ks, a in names.items()}
+    finally:
+        for a in held:
+            dec(c, a)
+
+
 class QueryStats:
     __slots__ = ("queries", "cache_hits", "trivial", "solver_calls",
                  "unknown", "solver_time")
@@ -1008,7 +1153,7 @@ class Solver:
             self.stats.cache_hits += 1
             res, cmodel = hit
         else:
-            res, cmodel = self._solve(canonical_term(key))
+            res, cmodel = self._solve(canonical_term(key), key)
             self._cache[key] = (res, cmodel)
             if len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
@@ -1017,17 +1162,29 @@ class Solver:
             model = {back[k]: v for k, v in cmodel.items() if k in back}
         return res, model
 
-    def _solve(self, ct):
+    def _solve(self, ct, key=None):
+        """Decide the canonical term ``ct`` (``key``: its ``canonical_key``,
+        from which a query without quantifiers is built in z3 directly)."""
         import z3
         self.stats.solver_calls += 1
         t0 = time.perf_counter()
         try:
             try:
-                f, names = to_pysmt(ct)
+                try:
+                    direct = to_z3(key) if key is not None else None
+                except ctypes.ArgumentError:   # (never seen) pysmt's way
+                    direct = None
+                if direct is None:
+                    f, names = to_pysmt(ct)
+                    conv = _BACKEND.converter()
+                    zf = conv.convert(f)
+                    names = {ks: conv.convert(symb)
+                             for ks, symb in names.items()}
+                else:
+                    zf, names = direct
             except (FormulaTooLarge, RecursionError):
                 self.stats.unknown += 1
                 return "unknown", None
-            zf = _BACKEND.converter().convert(f)
             if _refuted(zf, self.rlimit, self.timeout_ms):
                 return "unsat", None
             s = z3.Solver(ctx=zf.ctx)
@@ -1039,9 +1196,8 @@ class Solver:
             if r == z3.sat:
                 m = s.model()
                 out = {}
-                conv = _BACKEND.converter()
-                for (k, srt), symb in names.items():
-                    zv = m.eval(conv.convert(symb), model_completion=True)
+                for (k, srt), zsym in names.items():
+                    zv = m.eval(zsym, model_completion=True)
                     out[k] = (z3.is_true(zv) if srt == E.BOOL
                               else zv.as_long())
                 return "sat", out
