@@ -968,19 +968,54 @@ def _z3_raw():
     return _Z3_RAW
 
 
+class _Z3Terms:
+    """The z3 terms ``to_z3`` made, by their structure: (operation, the
+    z3 addresses of the operands, constants) -> z3 term, each held by one
+    z3 reference. Queries share most of their nodes (the facts of the
+    same loops; 81% of the nodes of the SGEMM schedule's queries were
+    made for an earlier query), and z3 gives equal terms one address, so
+    a hit is the term z3 would make again. Emptied (the references
+    dropped) when full, only between two queries, and by
+    ``caches.clear_all``."""
+
+    LIMIT = 1 << 16
+
+    def __init__(self):
+        self.ctx = None
+        self.terms = {}
+
+    def clear(self):
+        if self.terms:
+            dec, c = _z3_raw()["Z3_dec_ref"], self.ctx.ref()
+            for a in self.terms.values():
+                dec(c, a)
+            self.terms.clear()
+
+    def table(self, ctx):
+        if ctx is not self.ctx or len(self.terms) >= self.LIMIT:
+            self.clear()
+            self.ctx = ctx
+        return self.terms
+
+
+_Z3_TERMS = _Z3Terms()
+register("exo_hl.effects.smt.z3_terms", _Z3_TERMS.clear,
+         lambda: len(_Z3_TERMS.terms))
+
+
 def to_z3(key):
     """The z3 formula of a query without quantifiers, built from its
     ``canonical_key`` in the key's order, and {(key, sort): z3 constant};
     None for a query with quantifiers (``to_pysmt`` builds those).
 
     The key lists each distinct node after its children, so one pass
-    over it builds each node once, with no recursion and no memo. The
-    formula is the one ``to_pysmt`` and pysmt's z3 converter build (the
-    same z3 calls on the same arguments in the same order, so z3, which
-    shares equal terms, gets the very same term: ``/`` and ``%`` by c as
-    fresh q, r with x = c*q + r, 0 <= r < c, conjoined in front in the
-    order they are first met); without the pysmt formula in between, which
-    cost twice the translation."""
+    over it builds each node once, with no recursion, and nodes made for
+    an earlier query are found by structure (``_Z3Terms``). The formula
+    is the one ``to_pysmt`` and pysmt's z3 converter build (the same z3
+    calls on the same arguments, so z3, which shares equal terms, gets the
+    very same term: ``/`` and ``%`` by c as fresh q, r with x = c*q + r,
+    0 <= r < c, conjoined in front in the order they are first met),
+    without the pysmt formula in between."""
     import z3
     root, entries = key
     for e in entries:
@@ -989,108 +1024,110 @@ def to_z3(key):
     if len(entries) > TRANSLATE_BUDGET:    # as ``to_pysmt``'s count
         raise FormulaTooLarge()
     R = _z3_raw()
-    inc, dec = R["Z3_inc_ref"], R["Z3_dec_ref"]
-    mk_num, mk_const, mk_sym = (R["Z3_mk_numeral"], R["Z3_mk_const"],
-                                R["Z3_mk_string_symbol"])
-    mk_mul, mk_add, mk_and, mk_or = (R["Z3_mk_mul"], R["Z3_mk_add"],
-                                     R["Z3_mk_and"], R["Z3_mk_or"])
-    mk_eq, mk_le, mk_lt = R["Z3_mk_eq"], R["Z3_mk_le"], R["Z3_mk_lt"]
+    inc = R["Z3_inc_ref"]
+    mk_sym = R["Z3_mk_string_symbol"]
     ctx = z3.main_ctx()                   # pysmt's z3 converter's context
     c = ctx.ref()
-    int_sort, bool_sort = z3.IntSort(ctx).ast, z3.BoolSort(ctx).ast
+    terms = _Z3_TERMS.table(ctx)
     Ast = z3.Ast
-    held = []        # every term made, referenced until the formula is
 
-    def keep(a):
-        inc(c, a)
-        held.append(a)
+    def made(k, make, *args):
+        """The term of structure ``k``: remembered, or ``make(*args)``."""
+        a = terms.get(k)
+        if a is None:
+            a = make(c, *args)
+            inc(c, a)
+            terms[k] = a
         return a
 
-    def vec(xs):
-        return len(xs), (Ast * len(xs))(*xs)
+    def nary(name, xs):
+        return made((name, tuple([x.value for x in xs])), R[name],
+                    len(xs), (Ast * len(xs))(*xs))
 
-    nums = {}
+    int_sort, bool_sort = z3.IntSort(ctx).ast, z3.BoolSort(ctx).ast
 
     def num(v):
-        a = nums.get(v)
-        if a is None:
-            a = nums[v] = keep(mk_num(c, str(v).encode(), int_sort))
-        return a
+        return made(("num", v), R["Z3_mk_numeral"], str(v).encode(),
+                    int_sort)
 
-    try:
-        true, false = keep(R["Z3_mk_true"](c)), keep(R["Z3_mk_false"](c))
-        nodes = []
-        names = {}
-        defs, divmods = [], {}
+    def const(spelt, sort):
+        return made(("const", spelt), lambda c, s, srt: R["Z3_mk_const"](
+            c, mk_sym(c, s), srt), spelt.encode(), sort)
 
-        def sub(n):
-            return true if n == "T" else false if n == "F" else nodes[n]
+    true = made(("true", ), R["Z3_mk_true"])
+    false = made(("false", ), R["Z3_mk_false"])
+    nodes = []
+    names = {}
+    defs, divmods = [], {}
 
-        for e in entries:
-            tag = e[0]
-            if tag == "lin":
-                parts = []
-                if e[1] != 0 or not e[2]:
-                    parts.append(num(e[1]))
-                for a, co in e[2]:
-                    parts.append(nodes[a] if co == 1 else
-                                 keep(mk_mul(c, *vec((num(co), nodes[a])))))
-                node = parts[0] if len(parts) == 1 else \
-                    keep(mk_add(c, *vec(parts)))
-            elif tag == "iv" or tag == "bv":
-                k = e[1]
-                sort = E.INT if tag == "iv" else E.BOOL
-                spelt = f"{'i' if sort == E.INT else 'b'}{k[1]}"
-                node = keep(mk_const(c, mk_sym(c, spelt.encode()),
-                                     int_sort if sort == E.INT
-                                     else bool_sort))
-                names[(k, sort)] = node
-            elif tag == "div" or tag == "mod":
-                qr = divmods.get((e[1], e[2]))
-                if qr is None:
-                    x, cc = nodes[e[1]], num(e[2])
-                    qr = tuple(
-                        keep(mk_const(c, mk_sym(
-                            c, f"_q{len(divmods) * 2 + i + 1}".encode()),
-                            int_sort)) for i in (0, 1))
-                    q, r = qr
-                    cq = keep(mk_mul(c, *vec((cc, q))))
-                    eq = keep(mk_eq(c, x, keep(mk_add(c, *vec((cq, r))))))
-                    lo = keep(mk_le(c, num(0), r))
-                    hi = keep(mk_lt(c, r, cc))
-                    defs.append(keep(mk_and(c, *vec((eq, lo, hi)))))
-                    divmods[(e[1], e[2])] = qr
-                node = qr[0] if tag == "div" else qr[1]
-            elif tag == "ite":
-                node = keep(R["Z3_mk_ite"](c, sub(e[1]), nodes[e[2]],
-                                           nodes[e[3]]))
-            elif tag == "mul":
-                node = keep(mk_mul(c, *vec((nodes[e[1]], nodes[e[2]]))))
-            elif tag == "not":
-                node = keep(R["Z3_mk_not"](c, sub(e[1])))
-            elif tag == "and" or tag == "or":
-                xs = [sub(x) for x in e[1]]
-                node = xs[0] if len(xs) == 1 else \
-                    keep((mk_and if tag == "and" else mk_or)(c, *vec(xs)))
-            elif tag == "le0":
-                node = keep(mk_le(c, nodes[e[1]], num(0)))
-            elif tag == "eq0":
-                node = keep(mk_eq(c, nodes[e[1]], num(0)))
+    def sub(n):
+        return true if n == "T" else false if n == "F" else nodes[n]
+
+    for e in entries:
+        tag = e[0]
+        if tag == "lin":
+            parts = []
+            if e[1] != 0 or not e[2]:
+                parts.append(num(e[1]))
+            for a, co in e[2]:
+                parts.append(nodes[a] if co == 1 else
+                             nary("Z3_mk_mul", (num(co), nodes[a])))
+            node = parts[0] if len(parts) == 1 else \
+                nary("Z3_mk_add", parts)
+        elif tag == "iv" or tag == "bv":
+            k = e[1]
+            if tag == "iv":
+                node = const(f"i{k[1]}", int_sort)
+                names[(k, E.INT)] = node
             else:
-                raise ValueError(tag)
-            nodes.append(node)
-        f = sub(root)
-        if defs:
-            f = keep(mk_and(c, *vec(defs + [f])))
-        if z3.z3core.Z3_get_error_code(c) != z3.Z3_OK:
-            return None                   # (never seen) pysmt's way then
-        # the wrappers take their own references
-        return z3.BoolRef(f, ctx), {
-            ks: (z3.ArithRef(a, ctx) if ks[1] == E.INT else z3.BoolRef(a, ctx))
-            for ks, a in names.items()}
-    finally:
-        for a in held:
-            dec(c, a)
+                node = const(f"b{k[1]}", bool_sort)
+                names[(k, E.BOOL)] = node
+        elif tag == "div" or tag == "mod":
+            qr = divmods.get((e[1], e[2]))
+            if qr is None:
+                x, cc = nodes[e[1]], num(e[2])
+                n = 2 * len(divmods)
+                q = const(f"_q{n + 1}", int_sort)
+                r = const(f"_q{n + 2}", int_sort)
+                cq = nary("Z3_mk_mul", (cc, q))
+                eq = made(("eq", x.value, nary("Z3_mk_add", (cq, r)).value),
+                          R["Z3_mk_eq"], x, terms[("Z3_mk_add",
+                                                   (cq.value, r.value))])
+                lo = made(("le", num(0).value, r.value), R["Z3_mk_le"],
+                          num(0), r)
+                hi = made(("lt", r.value, cc.value), R["Z3_mk_lt"], r, cc)
+                defs.append(nary("Z3_mk_and", (eq, lo, hi)))
+                qr = divmods[(e[1], e[2])] = (q, r)
+            node = qr[0] if tag == "div" else qr[1]
+        elif tag == "ite":
+            b, x, y = sub(e[1]), nodes[e[2]], nodes[e[3]]
+            node = made(("ite", b.value, x.value, y.value), R["Z3_mk_ite"],
+                        b, x, y)
+        elif tag == "mul":
+            node = nary("Z3_mk_mul", (nodes[e[1]], nodes[e[2]]))
+        elif tag == "not":
+            b = sub(e[1])
+            node = made(("not", b.value), R["Z3_mk_not"], b)
+        elif tag == "and" or tag == "or":
+            xs = [sub(x) for x in e[1]]
+            node = xs[0] if len(xs) == 1 else \
+                nary("Z3_mk_and" if tag == "and" else "Z3_mk_or", xs)
+        elif tag == "le0" or tag == "eq0":
+            x, zero = nodes[e[1]], num(0)
+            node = made((tag, x.value), R["Z3_mk_le" if tag == "le0"
+                                          else "Z3_mk_eq"], x, zero)
+        else:
+            raise ValueError(tag)
+        nodes.append(node)
+    f = sub(root)
+    if defs:
+        f = nary("Z3_mk_and", defs + [f])
+    if z3.z3core.Z3_get_error_code(c) != z3.Z3_OK:
+        _Z3_TERMS.clear()                 # (never seen) pysmt's way then
+        return None
+    return z3.BoolRef(f, ctx), {
+        ks: (z3.ArithRef(a, ctx) if ks[1] == E.INT else z3.BoolRef(a, ctx))
+        for ks, a in names.items()}
 
 
 class QueryStats:
