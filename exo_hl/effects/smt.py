@@ -1190,7 +1190,7 @@ class Solver:
             self.stats.cache_hits += 1
             res, cmodel = hit
         else:
-            res, cmodel = self._solve(canonical_term(key), key)
+            res, cmodel = self._solve(None, key)
             self._cache[key] = (res, cmodel)
             if len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
@@ -1201,7 +1201,8 @@ class Solver:
 
     def _solve(self, ct, key=None):
         """Decide the canonical term ``ct`` (``key``: its ``canonical_key``,
-        from which a query without quantifiers is built in z3 directly)."""
+        from which a query without quantifiers is built in z3 directly;
+        ``ct`` None: made from ``key`` when needed)."""
         import z3
         self.stats.solver_calls += 1
         t0 = time.perf_counter()
@@ -1212,7 +1213,8 @@ class Solver:
                 except ctypes.ArgumentError:   # (never seen) pysmt's way
                     direct = None
                 if direct is None:
-                    f, names = to_pysmt(ct)
+                    f, names = to_pysmt(canonical_term(key) if ct is None
+                                        else ct)
                     conv = _BACKEND.converter()
                     zf = conv.convert(f)
                     names = {ks: conv.convert(symb)
