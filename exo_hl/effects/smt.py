@@ -988,7 +988,7 @@ class _Z3Terms:
         if self.terms:
             dec, c = _z3_raw()["Z3_dec_ref"], self.ctx.ref()
             for a in self.terms.values():
-                dec(c, a)
+                dec(c, ctypes.c_void_p(a))
             self.terms.clear()
 
     def table(self, ctx):
@@ -1005,8 +1005,8 @@ register("exo_hl.effects.smt.z3_terms", _Z3_TERMS.clear,
 
 def to_z3(key):
     """The z3 formula of a query without quantifiers, built from its
-    ``canonical_key`` in the key's order, and {(key, sort): z3 constant};
-    None for a query with quantifiers (``to_pysmt`` builds those).
+    ``canonical_key`` in the key's order, and a function giving {(key,
+    sort): z3 constant} (for a model; made only then); None for a query with quantifiers (``to_pysmt`` builds those).
 
     The key lists each distinct node after its children, so one pass
     over it builds each node once, with no recursion, and nodes made for
@@ -1025,11 +1025,13 @@ def to_z3(key):
         raise FormulaTooLarge()
     R = _z3_raw()
     inc = R["Z3_inc_ref"]
-    mk_sym = R["Z3_mk_string_symbol"]
     ctx = z3.main_ctx()                   # pysmt's z3 converter's context
     c = ctx.ref()
     terms = _Z3_TERMS.table(ctx)
     Ast = z3.Ast
+    # terms are handled as their z3 addresses (ints: cheap keys; a C call
+    # takes one as a ``c_void_p``, an array of terms takes the ints)
+    vp = ctypes.c_void_p
 
     def made(k, make, *args):
         """The term of structure ``k``: remembered, or ``make(*args)``."""
@@ -1037,25 +1039,37 @@ def to_z3(key):
         if a is None:
             a = make(c, *args)
             inc(c, a)
-            terms[k] = a
+            a = terms[k] = a.value
         return a
 
     def nary(name, xs):
-        return made((name, tuple([x.value for x in xs])), R[name],
-                    len(xs), (Ast * len(xs))(*xs))
+        k = (name, tuple(xs))
+        a = terms.get(k)
+        if a is None:
+            a = R[name](c, len(xs), (Ast * len(xs))(*xs))
+            inc(c, a)
+            a = terms[k] = a.value
+        return a
 
     int_sort, bool_sort = z3.IntSort(ctx).ast, z3.BoolSort(ctx).ast
+    mk_num, mk_const, mk_sym = (R["Z3_mk_numeral"], R["Z3_mk_const"],
+                                R["Z3_mk_string_symbol"])
+    mk_le, mk_eq = R["Z3_mk_le"], R["Z3_mk_eq"]
 
     def num(v):
-        return made(("num", v), R["Z3_mk_numeral"], str(v).encode(),
-                    int_sort)
+        a = terms.get(("num", v))
+        return a if a is not None else made(
+            ("num", v), mk_num, str(v).encode(), int_sort)
 
     def const(spelt, sort):
-        return made(("const", spelt), lambda c, s, srt: R["Z3_mk_const"](
-            c, mk_sym(c, s), srt), spelt.encode(), sort)
+        a = terms.get(("const", spelt))
+        return a if a is not None else made(
+            ("const", spelt), lambda c, s, srt: mk_const(c, mk_sym(c, s), srt),
+            spelt.encode(), sort)
 
     true = made(("true", ), R["Z3_mk_true"])
     false = made(("false", ), R["Z3_mk_false"])
+    zero = num(0)
     nodes = []
     names = {}
     defs, divmods = [], {}
@@ -1074,6 +1088,14 @@ def to_z3(key):
                              nary("Z3_mk_mul", (num(co), nodes[a])))
             node = parts[0] if len(parts) == 1 else \
                 nary("Z3_mk_add", parts)
+        elif tag == "le0" or tag == "eq0":
+            x = nodes[e[1]]
+            node = made((tag, x), mk_le if tag == "le0" else mk_eq, vp(x),
+                        vp(zero))
+        elif tag == "and" or tag == "or":
+            xs = [sub(x) for x in e[1]]
+            node = xs[0] if len(xs) == 1 else \
+                nary("Z3_mk_and" if tag == "and" else "Z3_mk_or", xs)
         elif tag == "iv" or tag == "bv":
             k = e[1]
             if tag == "iv":
@@ -1089,33 +1111,22 @@ def to_z3(key):
                 n = 2 * len(divmods)
                 q = const(f"_q{n + 1}", int_sort)
                 r = const(f"_q{n + 2}", int_sort)
-                cq = nary("Z3_mk_mul", (cc, q))
-                eq = made(("eq", x.value, nary("Z3_mk_add", (cq, r)).value),
-                          R["Z3_mk_eq"], x, terms[("Z3_mk_add",
-                                                   (cq.value, r.value))])
-                lo = made(("le", num(0).value, r.value), R["Z3_mk_le"],
-                          num(0), r)
-                hi = made(("lt", r.value, cc.value), R["Z3_mk_lt"], r, cc)
+                cq_r = nary("Z3_mk_add", (nary("Z3_mk_mul", (cc, q)), r))
+                eq = made(("eq0", x, cq_r), mk_eq, vp(x), vp(cq_r))
+                lo = made(("le0", zero, r), mk_le, vp(zero), vp(r))
+                hi = made(("lt", r, cc), R["Z3_mk_lt"], vp(r), vp(cc))
                 defs.append(nary("Z3_mk_and", (eq, lo, hi)))
                 qr = divmods[(e[1], e[2])] = (q, r)
             node = qr[0] if tag == "div" else qr[1]
         elif tag == "ite":
             b, x, y = sub(e[1]), nodes[e[2]], nodes[e[3]]
-            node = made(("ite", b.value, x.value, y.value), R["Z3_mk_ite"],
-                        b, x, y)
+            node = made(("ite", b, x, y), R["Z3_mk_ite"], vp(b), vp(x),
+                        vp(y))
         elif tag == "mul":
             node = nary("Z3_mk_mul", (nodes[e[1]], nodes[e[2]]))
         elif tag == "not":
             b = sub(e[1])
-            node = made(("not", b.value), R["Z3_mk_not"], b)
-        elif tag == "and" or tag == "or":
-            xs = [sub(x) for x in e[1]]
-            node = xs[0] if len(xs) == 1 else \
-                nary("Z3_mk_and" if tag == "and" else "Z3_mk_or", xs)
-        elif tag == "le0" or tag == "eq0":
-            x, zero = nodes[e[1]], num(0)
-            node = made((tag, x.value), R["Z3_mk_le" if tag == "le0"
-                                          else "Z3_mk_eq"], x, zero)
+            node = made(("not", b), R["Z3_mk_not"], vp(b))
         else:
             raise ValueError(tag)
         nodes.append(node)
@@ -1125,8 +1136,13 @@ def to_z3(key):
     if z3.z3core.Z3_get_error_code(c) != z3.Z3_OK:
         _Z3_TERMS.clear()                 # (never seen) pysmt's way then
         return None
-    return z3.BoolRef(f, ctx), {
-        ks: (z3.ArithRef(a, ctx) if ks[1] == E.INT else z3.BoolRef(a, ctx))
+    def ast(a):     # a z3 ``Ast`` as a call returns one
+        r = Ast.__new__(Ast)
+        r.value = a
+        return r
+    return z3.BoolRef(ast(f), ctx), lambda: {
+        ks: (z3.ArithRef(ast(a), ctx) if ks[1] == E.INT
+             else z3.BoolRef(ast(a), ctx))
         for ks, a in names.items()}
 
 
@@ -1217,10 +1233,12 @@ class Solver:
                                         else ct)
                     conv = _BACKEND.converter()
                     zf = conv.convert(f)
-                    names = {ks: conv.convert(symb)
-                             for ks, symb in names.items()}
+
+                    def syms(names=names):
+                        return {ks: conv.convert(symb)
+                                for ks, symb in names.items()}
                 else:
-                    zf, names = direct
+                    zf, syms = direct
             except (FormulaTooLarge, RecursionError):
                 self.stats.unknown += 1
                 return "unknown", None
@@ -1235,7 +1253,7 @@ class Solver:
             if r == z3.sat:
                 m = s.model()
                 out = {}
-                for (k, srt), zsym in names.items():
+                for (k, srt), zsym in syms().items():
                     zv = m.eval(zsym, model_completion=True)
                     out[k] = (z3.is_true(zv) if srt == E.BOOL
                               else zv.as_long())

@@ -59,7 +59,8 @@ def test_direct_term_is_the_pysmt_term_and_answers_alike():
         if t is True or t is False:
             continue
         key, _ = S.canonical_key(t)
-        direct, names = S.to_z3(key)
+        direct, syms = S.to_z3(key)
+        names = syms()
         f, pnames = S.to_pysmt(S.canonical_term(key))
         assert direct.eq(conv.convert(f)), t
         assert set(names) == set(pnames)
