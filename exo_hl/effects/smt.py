@@ -255,6 +255,16 @@ def _is_small(t) -> bool:
                 _SIZES.clear()
             _SIZES[id(t)] = (t, min(n, _SMALL_NODES + 1))
             return n <= _SMALL_NODES
+    if t[0] in _EE_TAGS:
+        # an effect expression (a goal or path fact: most of the terms
+        # asked about are new ones): counted by its shape, one call per
+        # tuple instead of a stack step per object
+        n = _ee_count(t, _SMALL_NODES)
+        if n is not None:
+            if len(_SIZES) >= _SIZES_LIMIT:
+                _SIZES.clear()
+            _SIZES[id(t)] = (t, n if n >= 0 else _SMALL_NODES + 1)
+            return n >= 0
     budget = _SMALL_NODES
     stack = [t]
     small = True
@@ -279,6 +289,47 @@ def _is_small(t) -> bool:
     _SIZES[id(t)] = (t, _SMALL_NODES - budget if small
                      else _SMALL_NODES + 1)
     return small
+
+
+_EE_TAGS = frozenset(("op", "ite"))
+
+
+def _ee_count(e, budget):
+    """The number of objects of the effect expression ``e`` as a tree (what
+    ``_is_small`` counts) when at most ``budget``, else -1; None when ``e``
+    is not of a shape counted here (the generic walk counts it then)."""
+    tag = e[0]
+    if tag == "var" or tag == "const":
+        if len(e) == 3 and not isinstance(e[1], tuple) \
+                and not isinstance(e[2], tuple):
+            return 4 if budget >= 4 else -1
+        return None
+    if tag == "op":
+        if len(e) not in (3, 4) or isinstance(e[1], tuple):
+            return None
+        total = 3           # the tuple, 'op' and the operator
+        kids = e[2:]
+    elif tag == "ite":
+        if len(e) != 4:
+            return None
+        total = 2           # the tuple and 'ite'
+        kids = e[1:]
+    elif tag == "bot":
+        if len(e) != 2 or isinstance(e[1], tuple):
+            return None
+        return 3 if budget >= 3 else -1
+    else:
+        return None
+    if total > budget:
+        return -1
+    for k in kids:
+        if type(k) is not tuple:
+            return None
+        n = _ee_count(k, budget - total)
+        if n is None or n < 0:
+            return n
+        total += n
+    return total
 
 
 def band(*xs):
