@@ -77,34 +77,41 @@ class Node:
     _opt_fields: frozenset = frozenset()
 
     def __init__(self, *args, **kwargs):
-        names = self._fields + self._attributes
-        if len(args) > len(names):
-            raise TypeError(f"{type(self).__name__} takes at most "
+        # (every IR node is made here: written for speed, with the checks
+        # and messages of a plain field-by-field version)
+        cls = type(self)
+        names = cls._fields + cls._attributes
+        n = len(args)
+        if n > len(names):
+            raise TypeError(f"{cls.__name__} takes at most "
                             f"{len(names)} arguments")
-        values = dict(zip(names, args))
+        seq = cls._seq_fields
+        setattr_ = object.__setattr__
+        for name, v in zip(names, args):
+            if name in seq and not isinstance(v, tuple):
+                v = () if v is None else tuple(v)
+            setattr_(self, name, v)
         for k, v in kwargs.items():
             if k not in names:
-                raise TypeError(f"{type(self).__name__} has no field {k!r}")
-            if k in values:
-                raise TypeError(f"{type(self).__name__}: {k!r} given twice")
-            values[k] = v
-        for name in names:
-            if name in values:
-                v = values[name]
-            elif name in self._attributes or name in self._opt_fields:
-                v = None
-            elif name in self._seq_fields:
-                v = ()
-            else:
-                raise TypeError(
-                    f"{type(self).__name__} is missing field {name!r}")
-            if name in self._seq_fields:
-                if v is None:
+                raise TypeError(f"{cls.__name__} has no field {k!r}")
+            if k in names[:n]:
+                raise TypeError(f"{cls.__name__}: {k!r} given twice")
+            if k in seq and not isinstance(v, tuple):
+                v = () if v is None else tuple(v)
+            setattr_(self, k, v)
+        if n + len(kwargs) < len(names):
+            for name in names[n:]:
+                if name in kwargs:
+                    continue
+                if name in cls._attributes or name in cls._opt_fields:
+                    v = None
+                elif name in seq:
                     v = ()
-                elif not isinstance(v, tuple):
-                    v = tuple(v)
-            object.__setattr__(self, name, v)
-        object.__setattr__(self, "_hash", None)
+                else:
+                    raise TypeError(
+                        f"{cls.__name__} is missing field {name!r}")
+                setattr_(self, name, v)
+        setattr_(self, "_hash", None)
 
     def __setattr__(self, name, value):
         raise AttributeError(f"IR nodes are immutable; use .update({name}=...)")

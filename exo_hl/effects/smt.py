@@ -41,6 +41,7 @@ would expose that representation to the others.
 """
 from __future__ import annotations
 
+import ctypes
 import math
 import time
 from collections import OrderedDict
@@ -254,6 +255,16 @@ def _is_small(t) -> bool:
                 _SIZES.clear()
             _SIZES[id(t)] = (t, min(n, _SMALL_NODES + 1))
             return n <= _SMALL_NODES
+    if t[0] in _EE_TAGS:
+        # an effect expression (a goal or path fact: most of the terms
+        # asked about are new ones): counted by its shape, one call per
+        # tuple instead of a stack step per object
+        n = _ee_count(t, _SMALL_NODES)
+        if n is not None:
+            if len(_SIZES) >= _SIZES_LIMIT:
+                _SIZES.clear()
+            _SIZES[id(t)] = (t, n if n >= 0 else _SMALL_NODES + 1)
+            return n >= 0
     budget = _SMALL_NODES
     stack = [t]
     small = True
@@ -278,6 +289,47 @@ def _is_small(t) -> bool:
     _SIZES[id(t)] = (t, _SMALL_NODES - budget if small
                      else _SMALL_NODES + 1)
     return small
+
+
+_EE_TAGS = frozenset(("op", "ite"))
+
+
+def _ee_count(e, budget):
+    """The number of objects of the effect expression ``e`` as a tree (what
+    ``_is_small`` counts) when at most ``budget``, else -1; None when ``e``
+    is not of a shape counted here (the generic walk counts it then)."""
+    tag = e[0]
+    if tag == "var" or tag == "const":
+        if len(e) == 3 and not isinstance(e[1], tuple) \
+                and not isinstance(e[2], tuple):
+            return 4 if budget >= 4 else -1
+        return None
+    if tag == "op":
+        if len(e) not in (3, 4) or isinstance(e[1], tuple):
+            return None
+        total = 3           # the tuple, 'op' and the operator
+        kids = e[2:]
+    elif tag == "ite":
+        if len(e) != 4:
+            return None
+        total = 2           # the tuple and 'ite'
+        kids = e[1:]
+    elif tag == "bot":
+        if len(e) != 2 or isinstance(e[1], tuple):
+            return None
+        return 3 if budget >= 3 else -1
+    else:
+        return None
+    if total > budget:
+        return -1
+    for k in kids:
+        if type(k) is not tuple:
+            return None
+        n = _ee_count(k, budget - total)
+        if n is None or n < 0:
+            return n
+        total += n
+    return total
 
 
 def band(*xs):
@@ -948,6 +1000,203 @@ def to_pysmt(t):
     return f, names
 
 
+#: the z3 C functions ``to_z3`` calls, without the Python wrappers' error
+#: check after each call (``to_z3`` checks the context's error code once)
+_Z3_RAW = {}
+
+
+def _z3_raw():
+    if not _Z3_RAW:
+        from z3 import z3core
+        for n in ("Z3_inc_ref", "Z3_dec_ref", "Z3_mk_true", "Z3_mk_false",
+                  "Z3_mk_numeral", "Z3_mk_const", "Z3_mk_string_symbol",
+                  "Z3_mk_mul", "Z3_mk_add", "Z3_mk_eq", "Z3_mk_le",
+                  "Z3_mk_lt", "Z3_mk_and", "Z3_mk_or", "Z3_mk_ite",
+                  "Z3_mk_not"):
+            # the wrapper's last default is its ``Elementaries`` (the C
+            # function as ``.f``)
+            _Z3_RAW[n] = getattr(z3core, n).__defaults__[-1].f
+    return _Z3_RAW
+
+
+class _Z3Terms:
+    """The z3 terms ``to_z3`` made, by their structure: (operation, the
+    z3 addresses of the operands, constants) -> z3 term, each held by one
+    z3 reference. Queries share most of their nodes (the facts of the
+    same loops; 81% of the nodes of the SGEMM schedule's queries were
+    made for an earlier query), and z3 gives equal terms one address, so
+    a hit is the term z3 would make again. Emptied (the references
+    dropped) when full, only between two queries, and by
+    ``caches.clear_all``."""
+
+    LIMIT = 1 << 16
+
+    def __init__(self):
+        self.ctx = None
+        self.terms = {}
+
+    def clear(self):
+        if self.terms:
+            dec, c = _z3_raw()["Z3_dec_ref"], self.ctx.ref()
+            for a in self.terms.values():
+                dec(c, ctypes.c_void_p(a))
+            self.terms.clear()
+
+    def table(self, ctx):
+        if ctx is not self.ctx or len(self.terms) >= self.LIMIT:
+            self.clear()
+            self.ctx = ctx
+        return self.terms
+
+
+_Z3_TERMS = _Z3Terms()
+register("exo_hl.effects.smt.z3_terms", _Z3_TERMS.clear,
+         lambda: len(_Z3_TERMS.terms))
+
+
+def to_z3(key):
+    """The z3 formula of a query without quantifiers, built from its
+    ``canonical_key`` in the key's order, and a function giving {(key,
+    sort): z3 constant} (for a model; made only then); None for a query with quantifiers (``to_pysmt`` builds those).
+
+    The key lists each distinct node after its children, so one pass
+    over it builds each node once, with no recursion, and nodes made for
+    an earlier query are found by structure (``_Z3Terms``). The formula
+    is the one ``to_pysmt`` and pysmt's z3 converter build (the same z3
+    calls on the same arguments, so z3, which shares equal terms, gets the
+    very same term: ``/`` and ``%`` by c as fresh q, r with x = c*q + r,
+    0 <= r < c, conjoined in front in the order they are first met),
+    without the pysmt formula in between."""
+    import z3
+    root, entries = key
+    for e in entries:
+        if e[0] in ("forall", "exists"):
+            return None
+    if len(entries) > TRANSLATE_BUDGET:    # as ``to_pysmt``'s count
+        raise FormulaTooLarge()
+    R = _z3_raw()
+    inc = R["Z3_inc_ref"]
+    ctx = z3.main_ctx()                   # pysmt's z3 converter's context
+    c = ctx.ref()
+    terms = _Z3_TERMS.table(ctx)
+    Ast = z3.Ast
+    # terms are handled as their z3 addresses (ints: cheap keys; a C call
+    # takes one as a ``c_void_p``, an array of terms takes the ints)
+    vp = ctypes.c_void_p
+
+    def made(k, make, *args):
+        """The term of structure ``k``: remembered, or ``make(*args)``."""
+        a = terms.get(k)
+        if a is None:
+            a = make(c, *args)
+            inc(c, a)
+            a = terms[k] = a.value
+        return a
+
+    def nary(name, xs):
+        k = (name, tuple(xs))
+        a = terms.get(k)
+        if a is None:
+            a = R[name](c, len(xs), (Ast * len(xs))(*xs))
+            inc(c, a)
+            a = terms[k] = a.value
+        return a
+
+    int_sort, bool_sort = z3.IntSort(ctx).ast, z3.BoolSort(ctx).ast
+    mk_num, mk_const, mk_sym = (R["Z3_mk_numeral"], R["Z3_mk_const"],
+                                R["Z3_mk_string_symbol"])
+    mk_le, mk_eq = R["Z3_mk_le"], R["Z3_mk_eq"]
+
+    def num(v):
+        a = terms.get(("num", v))
+        return a if a is not None else made(
+            ("num", v), mk_num, str(v).encode(), int_sort)
+
+    def const(spelt, sort):
+        a = terms.get(("const", spelt))
+        return a if a is not None else made(
+            ("const", spelt), lambda c, s, srt: mk_const(c, mk_sym(c, s), srt),
+            spelt.encode(), sort)
+
+    true = made(("true", ), R["Z3_mk_true"])
+    false = made(("false", ), R["Z3_mk_false"])
+    zero = num(0)
+    nodes = []
+    names = {}
+    defs, divmods = [], {}
+
+    def sub(n):
+        return true if n == "T" else false if n == "F" else nodes[n]
+
+    for e in entries:
+        tag = e[0]
+        if tag == "lin":
+            parts = []
+            if e[1] != 0 or not e[2]:
+                parts.append(num(e[1]))
+            for a, co in e[2]:
+                parts.append(nodes[a] if co == 1 else
+                             nary("Z3_mk_mul", (num(co), nodes[a])))
+            node = parts[0] if len(parts) == 1 else \
+                nary("Z3_mk_add", parts)
+        elif tag == "le0" or tag == "eq0":
+            x = nodes[e[1]]
+            node = made((tag, x), mk_le if tag == "le0" else mk_eq, vp(x),
+                        vp(zero))
+        elif tag == "and" or tag == "or":
+            xs = [sub(x) for x in e[1]]
+            node = xs[0] if len(xs) == 1 else \
+                nary("Z3_mk_and" if tag == "and" else "Z3_mk_or", xs)
+        elif tag == "iv" or tag == "bv":
+            k = e[1]
+            if tag == "iv":
+                node = const(f"i{k[1]}", int_sort)
+                names[(k, E.INT)] = node
+            else:
+                node = const(f"b{k[1]}", bool_sort)
+                names[(k, E.BOOL)] = node
+        elif tag == "div" or tag == "mod":
+            qr = divmods.get((e[1], e[2]))
+            if qr is None:
+                x, cc = nodes[e[1]], num(e[2])
+                n = 2 * len(divmods)
+                q = const(f"_q{n + 1}", int_sort)
+                r = const(f"_q{n + 2}", int_sort)
+                cq_r = nary("Z3_mk_add", (nary("Z3_mk_mul", (cc, q)), r))
+                eq = made(("eq0", x, cq_r), mk_eq, vp(x), vp(cq_r))
+                lo = made(("le0", zero, r), mk_le, vp(zero), vp(r))
+                hi = made(("lt", r, cc), R["Z3_mk_lt"], vp(r), vp(cc))
+                defs.append(nary("Z3_mk_and", (eq, lo, hi)))
+                qr = divmods[(e[1], e[2])] = (q, r)
+            node = qr[0] if tag == "div" else qr[1]
+        elif tag == "ite":
+            b, x, y = sub(e[1]), nodes[e[2]], nodes[e[3]]
+            node = made(("ite", b, x, y), R["Z3_mk_ite"], vp(b), vp(x),
+                        vp(y))
+        elif tag == "mul":
+            node = nary("Z3_mk_mul", (nodes[e[1]], nodes[e[2]]))
+        elif tag == "not":
+            b = sub(e[1])
+            node = made(("not", b), R["Z3_mk_not"], vp(b))
+        else:
+            raise ValueError(tag)
+        nodes.append(node)
+    f = sub(root)
+    if defs:
+        f = nary("Z3_mk_and", defs + [f])
+    if z3.z3core.Z3_get_error_code(c) != z3.Z3_OK:
+        _Z3_TERMS.clear()                 # (never seen) pysmt's way then
+        return None
+    def ast(a):     # a z3 ``Ast`` as a call returns one
+        r = Ast.__new__(Ast)
+        r.value = a
+        return r
+    return z3.BoolRef(ast(f), ctx), lambda: {
+        ks: (z3.ArithRef(ast(a), ctx) if ks[1] == E.INT
+             else z3.BoolRef(ast(a), ctx))
+        for ks, a in names.items()}
+
+
 class QueryStats:
     __slots__ = ("queries", "cache_hits", "trivial", "solver_calls",
                  "unknown", "solver_time")
@@ -1008,7 +1257,7 @@ class Solver:
             self.stats.cache_hits += 1
             res, cmodel = hit
         else:
-            res, cmodel = self._solve(canonical_term(key))
+            res, cmodel = self._solve(None, key)
             self._cache[key] = (res, cmodel)
             if len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
@@ -1017,17 +1266,33 @@ class Solver:
             model = {back[k]: v for k, v in cmodel.items() if k in back}
         return res, model
 
-    def _solve(self, ct):
+    def _solve(self, ct, key=None):
+        """Decide the canonical term ``ct`` (``key``: its ``canonical_key``,
+        from which a query without quantifiers is built in z3 directly;
+        ``ct`` None: made from ``key`` when needed)."""
         import z3
         self.stats.solver_calls += 1
         t0 = time.perf_counter()
         try:
             try:
-                f, names = to_pysmt(ct)
+                try:
+                    direct = to_z3(key) if key is not None else None
+                except ctypes.ArgumentError:   # (never seen) pysmt's way
+                    direct = None
+                if direct is None:
+                    f, names = to_pysmt(canonical_term(key) if ct is None
+                                        else ct)
+                    conv = _BACKEND.converter()
+                    zf = conv.convert(f)
+
+                    def syms(names=names):
+                        return {ks: conv.convert(symb)
+                                for ks, symb in names.items()}
+                else:
+                    zf, syms = direct
             except (FormulaTooLarge, RecursionError):
                 self.stats.unknown += 1
                 return "unknown", None
-            zf = _BACKEND.converter().convert(f)
             if _refuted(zf, self.rlimit, self.timeout_ms):
                 return "unsat", None
             s = z3.Solver(ctx=zf.ctx)
@@ -1039,9 +1304,8 @@ class Solver:
             if r == z3.sat:
                 m = s.model()
                 out = {}
-                conv = _BACKEND.converter()
-                for (k, srt), symb in names.items():
-                    zv = m.eval(conv.convert(symb), model_completion=True)
+                for (k, srt), zsym in syms().items():
+                    zv = m.eval(zsym, model_completion=True)
                     out[k] = (z3.is_true(zv) if srt == E.BOOL
                               else zv.as_long())
                 return "sat", out

@@ -524,7 +524,7 @@ def test_allocated_buffer_is_dense_for_callee_stride_asserts():
 
 
 class _GiveUp(S.Solver):
-    def _solve(self, ct):
+    def _solve(self, ct, key=None):
         self.stats.solver_calls += 1
         return "unknown", None
 
