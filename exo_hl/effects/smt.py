@@ -1277,7 +1277,10 @@ class Solver:
             try:
                 try:
                     direct = to_z3(key) if key is not None else None
-                except ctypes.ArgumentError:   # (never seen) pysmt's way
+                except (ctypes.ArgumentError, AttributeError, TypeError,
+                        IndexError):
+                    # (never seen) pysmt's way; also when a z3 release
+                    # wraps its C functions otherwise (_z3_raw)
                     direct = None
                 if direct is None:
                     f, names = to_pysmt(canonical_term(key) if ct is None
