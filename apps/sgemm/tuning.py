@@ -61,8 +61,12 @@ def space(isa_name: str, threads: int = 1) -> dict:
       thresholds come from the model (``model_params``). ``par='cols'``
       alone now builds in about a minute (64 s measured, loaded; it took
       ten before the rewrites got faster). ``threads`` is kept for a
-      search of those. How rows are split between threads is OpenMP's
-      static schedule of the row blocks.
+      search of those.
+    How the threads share the row blocks (``dynamic``: False, a fixed
+    block of consecutive row blocks each, OpenMP's static schedule
+    written out; True, one at a time from a shared counter, a
+    ``par_dynamic`` loop, so a thread another process slows does not
+    hold the other at the end of the region),
     ``pack_b`` (B's panels packed or loaded in place), ``prefetch``
     (the row of B's panel that many k steps ahead, 0: none; in the goto
     order the row of A's micro-panel; ``Isa``) and
@@ -77,7 +81,8 @@ def space(isa_name: str, threads: int = 1) -> dict:
            "nc": [0, 256, 512, 768, 1024, 1536, 2048],
            "mc": [0, 192, 384, 768], "pack_a": [True, False],
            "pack_b": [True, False],
-           "prefetch": [0, 4, 8, 16], "order": ["rows", "goto"]}
+           "prefetch": [0, 4, 8, 16], "order": ["rows", "goto"],
+           "dynamic": [False, True]}
     for name in ("kc", "nc"):           # the model's point is in the space
         out[name] = sorted(set(out[name]) | {model[name]})
     return out
@@ -85,7 +90,7 @@ def space(isa_name: str, threads: int = 1) -> dict:
 
 def variant(isa_name: str, params: dict) -> Isa:
     """The description for ``params`` ({shape or mr/nr, kc, nc, mc, par,
-    pack_a, pack_b, prefetch, order};
+    pack_a, pack_b, prefetch, order, dynamic};
     missing ones from the base description). Raises ``SchedulingError``
     for a combination the schedule cannot build (so a search records it as
     refused)."""
@@ -108,7 +113,9 @@ def variant(isa_name: str, params: dict) -> Isa:
                                    nc_cols=int(params.get("nc_cols", 0))
                                    // nr * nr,
                                    narrow_n=int(params.get("narrow_n", 0)),
-                                   order=params.get("order", "rows"))
+                                   order=params.get("order", "rows"),
+                                   dynamic=_flag(params.get("dynamic",
+                                                            False)))
     except ValueError as e:
         raise SchedulingError(f"sgemm: {e}") from None
 
