@@ -199,8 +199,9 @@ class Isa:
     #                        micro-panel in L1, A's MC x kc block streamed
     #                        from L2; MC is then the kernel's, not calls)
     dynamic: bool = False  # the threads take the par row blocks (the
-    #                        column panels in the 'goto' order, the column
-    #                        blocks with par='cols') one at a time from a
+    #                        column panels and tails in the 'goto' order,
+    #                        the column blocks with par='cols'; not
+    #                        by_columns') one at a time from a
     #                        shared counter (par_dynamic) instead of a
     #                        fixed consecutive block each (par)
 
@@ -1046,8 +1047,12 @@ def by_columns(isa: Isa, nc: int, st: list = None) -> Procedure:
     region (the row-block kernel opens one per k block and per column
     block), which is what a wide, short product needs: its row blocks
     are few, and with them its k blocks' regions and barriers are most
-    of the time. ``None`` for a description that is not blocked (its
-    kernel is not a kernel of windows)."""
+    of the time. Its column blocks stay ``par`` (a fixed block each)
+    whatever ``isa.dynamic``: on the 2-core Xeon (loaded, 2 threads,
+    side by side, two rounds) par_dynamic column blocks were 4-12%
+    slower at 128x2048x512 and level at 256x1024x512 (8 and 4 blocks of
+    256 on 2 threads). ``None`` for a description that is not blocked
+    (its kernel is not a kernel of windows)."""
     if not isa.blocked:
         return None
     st = stages(isa) if st is None else st
@@ -1055,7 +1060,7 @@ def by_columns(isa: Isa, nc: int, st: list = None) -> Procedure:
     inner = st[-2][1] if isa.par == "cols" else \
         next(p for w, p in st if w == SEQUENTIAL)
     return blocked(dataclasses.replace(isa, par="cols", nc=nc, mc=0,
-                                       order="rows"),
+                                       order="rows", dynamic=False),
                    inner.rename(name + "_block"), name)
 
 

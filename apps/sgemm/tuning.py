@@ -173,6 +173,20 @@ NC_COLS = 256
 NARROW_PANELS = 2
 
 
+def dynamic_model(threads: int = None) -> bool:
+    """Whether the threads take the row blocks one at a time
+    (``dynamic``): on a machine of more than one core. A row block is
+    MR x N x KC multiply-adds, 0.5 MFLOP at 6x256x160: the one atomic
+    increment per block (about 0.1 us contended) is well under 1% of it,
+    and a thread another process slows no longer holds the other at the
+    end of each k block's region. Measured on the 2-core Xeon (loaded, 2
+    threads, side by side, static and dynamic alternating; README, "Two
+    threads: par_dynamic row blocks"): dynamic ahead at 1024^3, 2048^3
+    and 256x1024x512 in every run."""
+    import os
+    return (threads or os.cpu_count() or 1) > 1
+
+
 def model_params(isa_name: str) -> dict:
     """The BLIS model's parameters for the default tile
     (``default_shape``): KC from the L1, NC from the L2 (``nc_l2``: this
@@ -186,12 +200,14 @@ def model_params(isa_name: str) -> dict:
     threads: one thread below M N K = ``PAR_MIN``, the column blocks of
     ``NC_COLS`` on the threads for wide products, the kernels with A
     unpacked for N at most ``NARROW_PANELS`` panels of NR
-    (``api.Dispatch``)."""
+    (``api.Dispatch``). The row blocks ``par_dynamic`` on a machine of
+    more than one core (``dynamic_model``)."""
     shape = default_shape(isa_name)
     mr, nr = (int(x) for x in shape.split("x"))
     b = blis_blocking(mr, nr)
     return {"shape": shape, "kc": b.kc, "nc": b.nc_l2, "mc": 0,
-            "pack_a": True, "par_min": PAR_MIN,
+            "pack_a": True, "dynamic": dynamic_model(),
+            "par_min": PAR_MIN,
             "nc_cols": max(nr, NC_COLS // nr * nr),
             "narrow_n": NARROW_PANELS * nr}
 
