@@ -181,8 +181,10 @@ def dynamic_model(threads: int = None) -> bool:
     and a thread another process slows no longer holds the other at the
     end of each k block's region. Measured on the 2-core Xeon (loaded, 2
     threads, side by side, static and dynamic alternating; README, "Two
-    threads: par_dynamic row blocks"): dynamic ahead at 1024^3, 2048^3
-    and 256x1024x512 in every run."""
+    threads: par_dynamic row blocks"): dynamic ahead at 1024^3 in every
+    run, at 2048^3 ahead or level in three of four (static once at
+    0.69x OpenBLAS, dynamic 1.16x), but behind at 256^3 in three
+    samples of five (by 0.06-0.19x OpenBLAS)."""
     import os
     return (threads or os.cpu_count() or 1) > 1
 
