@@ -198,6 +198,12 @@ class Isa:
     #                        panel all its row blocks (GotoBLAS/BLIS: B's
     #                        micro-panel in L1, A's MC x kc block streamed
     #                        from L2; MC is then the kernel's, not calls)
+    dynamic: bool = False  # the threads take the par row blocks (the
+    #                        column panels and tails in the 'goto' order,
+    #                        the column blocks with par='cols'; not
+    #                        by_columns') one at a time from a
+    #                        shared counter (par_dynamic) instead of a
+    #                        fixed consecutive block each (par)
 
     def __post_init__(self):
         if self.nr % self.lanes:
@@ -234,6 +240,9 @@ class Isa:
         if self.order == "goto" and not (self.mc and self.pack_a):
             raise ValueError(f"{self.name}: order='goto' needs MC (the "
                              f"packed MC x KC block of A) and pack_a")
+        if not isinstance(self.dynamic, bool):
+            raise ValueError(f"{self.name}: dynamic is True or False, not "
+                             f"{self.dynamic!r}")
 
     @property
     def blocked(self) -> bool:
@@ -255,7 +264,8 @@ class Isa:
                 "mc": self.mc, "par": self.par, "pack_a": self.pack_a,
                 "pack_b": self.pack_b, "prefetch": self.prefetch,
                 "par_min": self.par_min, "nc_cols": self.nc_cols,
-                "narrow_n": self.narrow_n, "order": self.order}
+                "narrow_n": self.narrow_n, "order": self.order,
+                "dynamic": self.dynamic}
 
     @property
     def regs(self) -> int:
@@ -273,6 +283,7 @@ class Isa:
             (f" MC={self.mc}" if self.mc else "")
         return out + (" order=goto" if self.order == "goto" else "") + \
             (" par=cols" if self.par == "cols" else "") + \
+            (" dynamic" if self.dynamic else "") + \
             ("" if self.pack_a else " A unpacked") + \
             ("" if self.pack_b else " B unpacked") + \
             (f" prefetch={self.prefetch}" if self.prefetch else "") + \
@@ -851,16 +862,22 @@ def stages(isa: Isa, p: Procedure = None, name: str = None):
     step(SEQUENTIAL, p)
     for full, t in ((True, ''), (False, '_t')):
         # the packing rows in parallel (each writes its own row of every
-        # panel), and the row blocks
+        # panel), and the row blocks (``isa.dynamic``: par_dynamic; the
+        # packing stays par: an iteration copies one row of B's block, a
+        # few KiB, which a contended counter per row would slow)
         if isa.pack_b:
             p = p.parallelize(p.forward(packs[full]))
         if isa.order == "goto":
-            p = _goto_par(p, full)
+            p = _goto_par(p, full, isa.dynamic)
         else:
-            p = p.parallelize(_top(p, full, 'io'))
-    step("par: packing of B; per MC block, packing of A and the column "
-         "panels; the column tails" if isa.order == "goto" else
-         "par: packing; row blocks with their column tails", p)
+            p = p.parallelize(_top(p, full, 'io'), dynamic=isa.dynamic)
+    step(("par: packing of B; per MC block, packing of A and the column "
+          "panels; the column tails" if isa.order == "goto" else
+          "par: packing; row blocks with their column tails")
+         + (" (par_dynamic: " + ("the column panels and tails)"
+                                 if isa.order == "goto" else
+                                 "the row blocks)") if isa.dynamic else ""),
+         p)
     return out
 
 
@@ -924,18 +941,22 @@ def _prefetch_c(p, full, isa, R):
     return p
 
 
-def _goto_par(p, full):
+def _goto_par(p, full, dynamic=False):
     """The par loops of a k block in the 'goto' order: in each row-block
     nest of ``_goto_blocks``, the packing of A (each iteration writes its
     own micro-panel) and the column panels (each writes its own columns
     of C), both in one parallel region; and the column tails (each row
-    block writes its own rows of C). ``parallelize`` proves each."""
+    block writes its own rows of C). ``parallelize`` proves each. With
+    ``dynamic`` the column panels and the column tails are
+    ``par_dynamic``; the packing stays ``par`` (an iteration copies one
+    MR x kc micro-panel, a few KiB: a contended counter per iteration
+    would cost a good part of it)."""
     for n in range(2):
         pack = _goto_blocks(p, full)[n]
         compute = pack.next()
         p = p.parallelize(pack)
-        p = p.parallelize(p.forward(compute))
-    return p.parallelize(_top(p, full, 'cio'))
+        p = p.parallelize(p.forward(compute), dynamic=dynamic)
+    return p.parallelize(_top(p, full, 'cio'), dynamic=dynamic)
 
 
 def blocked(isa: Isa, kernel: Procedure, name: str = None) -> Procedure:
@@ -977,7 +998,7 @@ def blocked(isa: Isa, kernel: Procedure, name: str = None) -> Procedure:
     if isa.par == "cols":
         # proven on the calls of the algorithm, whose effects (what each
         # call reads and writes) the kernel's calls then inherit
-        p = p.parallelize(p.find_loop('jc'))
+        p = p.parallelize(p.find_loop('jc'), dynamic=isa.dynamic)
     for call in p.find('sgemm_win(_)', many=True):
         p = p.call_eqv(p.forward(call), kernel)
     return p
@@ -1026,8 +1047,12 @@ def by_columns(isa: Isa, nc: int, st: list = None) -> Procedure:
     region (the row-block kernel opens one per k block and per column
     block), which is what a wide, short product needs: its row blocks
     are few, and with them its k blocks' regions and barriers are most
-    of the time. ``None`` for a description that is not blocked (its
-    kernel is not a kernel of windows)."""
+    of the time. Its column blocks stay ``par`` (a fixed block each)
+    whatever ``isa.dynamic``: on the 2-core Xeon (loaded, 2 threads,
+    side by side, two rounds) par_dynamic column blocks were 4-12%
+    slower at 128x2048x512 and level at 256x1024x512 (8 and 4 blocks of
+    256 on 2 threads). ``None`` for a description that is not blocked
+    (its kernel is not a kernel of windows)."""
     if not isa.blocked:
         return None
     st = stages(isa) if st is None else st
@@ -1035,7 +1060,7 @@ def by_columns(isa: Isa, nc: int, st: list = None) -> Procedure:
     inner = st[-2][1] if isa.par == "cols" else \
         next(p for w, p in st if w == SEQUENTIAL)
     return blocked(dataclasses.replace(isa, par="cols", nc=nc, mc=0,
-                                       order="rows"),
+                                       order="rows", dynamic=False),
                    inner.rename(name + "_block"), name)
 
 

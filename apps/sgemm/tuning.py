@@ -61,8 +61,12 @@ def space(isa_name: str, threads: int = 1) -> dict:
       thresholds come from the model (``model_params``). ``par='cols'``
       alone now builds in about a minute (64 s measured, loaded; it took
       ten before the rewrites got faster). ``threads`` is kept for a
-      search of those. How rows are split between threads is OpenMP's
-      static schedule of the row blocks.
+      search of those.
+    How the threads share the row blocks (``dynamic``: False, a fixed
+    block of consecutive row blocks each, OpenMP's static schedule
+    written out; True, one at a time from a shared counter, a
+    ``par_dynamic`` loop, so a thread another process slows does not
+    hold the other at the end of the region),
     ``pack_b`` (B's panels packed or loaded in place), ``prefetch``
     (the row of B's panel that many k steps ahead, 0: none; in the goto
     order the row of A's micro-panel; ``Isa``) and
@@ -77,7 +81,8 @@ def space(isa_name: str, threads: int = 1) -> dict:
            "nc": [0, 256, 512, 768, 1024, 1536, 2048],
            "mc": [0, 192, 384, 768], "pack_a": [True, False],
            "pack_b": [True, False],
-           "prefetch": [0, 4, 8, 16], "order": ["rows", "goto"]}
+           "prefetch": [0, 4, 8, 16], "order": ["rows", "goto"],
+           "dynamic": [False, True]}
     for name in ("kc", "nc"):           # the model's point is in the space
         out[name] = sorted(set(out[name]) | {model[name]})
     return out
@@ -85,7 +90,7 @@ def space(isa_name: str, threads: int = 1) -> dict:
 
 def variant(isa_name: str, params: dict) -> Isa:
     """The description for ``params`` ({shape or mr/nr, kc, nc, mc, par,
-    pack_a, pack_b, prefetch, order};
+    pack_a, pack_b, prefetch, order, dynamic};
     missing ones from the base description). Raises ``SchedulingError``
     for a combination the schedule cannot build (so a search records it as
     refused)."""
@@ -108,7 +113,9 @@ def variant(isa_name: str, params: dict) -> Isa:
                                    nc_cols=int(params.get("nc_cols", 0))
                                    // nr * nr,
                                    narrow_n=int(params.get("narrow_n", 0)),
-                                   order=params.get("order", "rows"))
+                                   order=params.get("order", "rows"),
+                                   dynamic=_flag(params.get("dynamic",
+                                                            False)))
     except ValueError as e:
         raise SchedulingError(f"sgemm: {e}") from None
 
@@ -166,6 +173,22 @@ NC_COLS = 256
 NARROW_PANELS = 2
 
 
+def dynamic_model(threads: int = None) -> bool:
+    """Whether the threads take the row blocks one at a time
+    (``dynamic``): on a machine of more than one core. A row block is
+    MR x N x KC multiply-adds, 0.5 MFLOP at 6x256x160: the one atomic
+    increment per block (about 0.1 us contended) is well under 1% of it,
+    and a thread another process slows no longer holds the other at the
+    end of each k block's region. Measured on the 2-core Xeon (loaded, 2
+    threads, side by side, static and dynamic alternating; README, "Two
+    threads: par_dynamic row blocks"): dynamic ahead at 1024^3 in every
+    run, at 2048^3 ahead or level in three of four (static once at
+    0.69x OpenBLAS, dynamic 1.16x), but behind at 256^3 in three
+    samples of five (by 0.06-0.19x OpenBLAS)."""
+    import os
+    return (threads or os.cpu_count() or 1) > 1
+
+
 def model_params(isa_name: str) -> dict:
     """The BLIS model's parameters for the default tile
     (``default_shape``): KC from the L1, NC from the L2 (``nc_l2``: this
@@ -179,12 +202,14 @@ def model_params(isa_name: str) -> dict:
     threads: one thread below M N K = ``PAR_MIN``, the column blocks of
     ``NC_COLS`` on the threads for wide products, the kernels with A
     unpacked for N at most ``NARROW_PANELS`` panels of NR
-    (``api.Dispatch``)."""
+    (``api.Dispatch``). The row blocks ``par_dynamic`` on a machine of
+    more than one core (``dynamic_model``)."""
     shape = default_shape(isa_name)
     mr, nr = (int(x) for x in shape.split("x"))
     b = blis_blocking(mr, nr)
     return {"shape": shape, "kc": b.kc, "nc": b.nc_l2, "mc": 0,
-            "pack_a": True, "par_min": PAR_MIN,
+            "pack_a": True, "dynamic": dynamic_model(),
+            "par_min": PAR_MIN,
             "nc_cols": max(nr, NC_COLS // nr * nr),
             "narrow_n": NARROW_PANELS * nr}
 

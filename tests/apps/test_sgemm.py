@@ -1208,3 +1208,52 @@ def test_goto_order_in_the_space_and_checked():
                      ({"order": "ijk"}, "order is")):
         with pytest.raises(SchedulingError, match=why):
             tuning.variant(GOTO[0], dict(GOTO[1], **bad))
+
+
+# ---------------------------------------------------------------------------
+# the par loops shared out one iteration at a time (``Isa.dynamic``)
+
+def test_dynamic_par_loops_equal_numpy(threads):
+    """``dynamic=True``: the row blocks (with their column tails) are
+    ``par_dynamic``, B's packing and the column-split kernel's column
+    blocks stay ``par``; in the 'goto' order the column panels and tails are
+    ``par_dynamic``, A's packing ``par``. Compiled, each equals numpy
+    exactly on the block edge shapes on 1 and 2 OpenMP threads."""
+    rng = np.random.default_rng(37)
+    isa = tuning.variant("avx2", {"shape": "8x8", "kc": 32, "nc": 16,
+                                  "nc_cols": 24, "dynamic": True})
+    st = stages(isa)
+    what, block = st[-2]                          # the block kernel
+    text = str(block)
+    assert text.count("for io in par_dynamic(0, M / 8):") == 2
+    assert " in par(0, 32):" in text              # the packing of B
+    assert "par_dynamic" in what
+    cols = by_columns(isa, isa.nc_cols, st)    # static whatever dynamic
+    assert "for jc in par(0, N / 24):" in str(cols)
+    goto = stages(tuning.variant(GOTO[0], dict(GOTO[1], dynamic=True)))[-1][1]
+    gtext = str(goto)
+    assert "for ir in par(0, 2):" in gtext          # A's packing
+    assert "for jo in par_dynamic(0, N / 8):" in gtext
+    assert "for cio in par_dynamic(0, M / 2):" in gtext
+    _compiled_equal_numpy((st[-1][1], cols, goto), BLOCK_SHAPES + [
+        (9, 17, 17), (6, 3, 1), (3, 16, 40)], rng, threads)
+
+
+def test_dynamic_in_the_space_and_checked():
+    """``dynamic`` is searched, in the parameters and the label; the
+    default is off; a value that is not yes/no is refused."""
+    assert tuning.space("avx512")["dynamic"] == [False, True]
+    assert tuning.variant("avx2", {}).params["dynamic"] is False
+    isa = tuning.variant("avx2", {"kc": 32, "dynamic": "True"})
+    assert isa.dynamic is True and isa.params["dynamic"] is True
+    assert isa.blocking_label == "KC=32 dynamic"
+    with pytest.raises(SchedulingError, match="yes/no"):
+        tuning.variant("avx2", {"dynamic": "maybe"})
+    with pytest.raises(ValueError, match="dynamic is True or False"):
+        dataclasses.replace(ISAS["avx2"], dynamic=1)
+
+
+def test_model_shares_row_blocks_dynamically_on_several_cores():
+    """The model's ``dynamic``: on a machine of more than one core only."""
+    assert tuning.dynamic_model(2) and not tuning.dynamic_model(1)
+    assert tuning.model_params("avx2")["dynamic"] == tuning.dynamic_model()
