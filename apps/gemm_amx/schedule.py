@@ -286,7 +286,11 @@ def _mtail_stages(threads, nc=NC, p=None):
     6. the tail: one row at a time (guarded), its NC columns in 16 zmm
        accumulators over all of K (``stage_mem`` of the C row,
        ``divide_dim``, ``set_memory``), ``mm512_dpbusd_bcst_epi32`` on the
-       packed B (its [16, 4] blocks are the VNNI layout of vpdpbusd)."""
+       packed B (its [16, 4] blocks are the VNNI layout of vpdpbusd).
+
+    ``nc`` is the column block (a multiple of 32) and ``p`` the algorithm
+    (default ``gemm_u8s8_mtail``): ``_ntail_stages`` schedules the window
+    algorithms of ``_window_gemm`` with blocks of 256 and 32."""
     kind = INT8
     g, ks = kind.group, kind.kstep
     p = gemm_u8s8_mtail if p is None else p
