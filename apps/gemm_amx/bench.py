@@ -4,6 +4,7 @@
     python -m apps.gemm_amx.bench [--kinds int8 bf16] [--sizes 512 1024 2048]
                                   [--reps 7] [--threads 1 2] [--json out.json]
                                   [--clock wall|cpu] [--m-extra R]
+                                  [--n-extra R]
 
 Square ``C += A @ B`` (u8 x s8 -> s32, or bf16 x bf16 -> f32; row-major; C
 accumulated as the kernels do: MKL with beta = 1). Implementations are
@@ -18,7 +19,9 @@ a par loop (``schedule(p, threads=True)``; AmxConfig is per-thread state,
 loaded on each thread by the par loop's iterations), on t OpenMP threads.
 ``--m-extra R``: M = n + R rows (N = K = n), int8 only, timed with
 ``gemm_u8s8_mtail`` (the AMX kernel for any M: the last M % 32 rows on
-AVX-512 VNNI in the same call).
+AVX-512 VNNI in the same call). ``--n-extra R``: N = n + R columns (R a
+multiple of 32; with ``--m-extra``, both), int8 only, timed with
+``gemm_u8s8_ntail`` (the last N % 256 columns in 32-column blocks).
 """
 from __future__ import annotations
 
@@ -51,15 +54,20 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--m-extra", type=int, default=0, metavar="R",
                     help="M = n + R (int8 only: the any-M kernel)")
+    ap.add_argument("--n-extra", type=int, default=0, metavar="R",
+                    help="N = n + R, R % 32 == 0 (int8 only: the N-tail "
+                    "kernel)")
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                     help="wall time, or process CPU time / threads "
                     "(steadier on a busy machine)")
     args = ap.parse_args(argv)
 
     from apps.gemm_amx.schedule import (gemm_bf16, gemm_u8s8,
-                                        gemm_u8s8_mtail, schedule)
-    if args.m_extra and "bf16" in args.kinds:
-        print("--m-extra: int8 only (the bf16 AMX kernel needs M % 32)")
+                                        gemm_u8s8_mtail, gemm_u8s8_ntail,
+                                        schedule)
+    if (args.m_extra or args.n_extra) and "bf16" in args.kinds:
+        print("--m-extra/--n-extra: int8 only (the bf16 AMX kernel needs "
+              "M % 32 and N % 256)")
         args.kinds = [k for k in args.kinds if k != "bf16"]
     mkl, why = MklLowp.load()
     print(why)
@@ -78,31 +86,32 @@ def main(argv=None) -> int:
     rows = []
     for kind in args.kinds:
         alg = (gemm_bf16 if kind == "bf16" else
+               gemm_u8s8_ntail if args.n_extra else
                gemm_u8s8_mtail if args.m_extra else gemm_u8s8)
         kernels = {t: schedule(alg, threads=t > 1).compile()
                    for t in sorted(set(args.threads))}
         peak = peaks.get(kind)
         unit = "GOP/s" if kind == "int8" else "GFLOP/s"
         for n in args.sizes:
-            m = n + args.m_extra
+            m, nn = n + args.m_extra, n + args.n_extra
             if kind == "int8":
                 A = rng.integers(0, 256, (m, n), dtype=np.uint8)
-                B = rng.integers(-128, 128, (n, n), dtype=np.int8)
-                C = np.zeros((m, n), np.int32)
+                B = rng.integers(-128, 128, (n, nn), dtype=np.int8)
+                C = np.zeros((m, nn), np.int32)
                 base = mkl and mkl.u8s8s32
             else:
                 A = _bf16(rng.standard_normal((n, n)))
                 B = _bf16(rng.standard_normal((n, n)))
                 C = np.zeros((n, n), np.float32)
                 base = mkl and mkl.bf16bf16f32
-                m = n
-            ops = 2.0 * m * n * n
+                m = nn = n
+            ops = 2.0 * m * nn * n
             for t in args.threads:
                 set_openmp_threads(t)
-                run = kernels[t].bind(m, n, n, A, B, C)
+                run = kernels[t].bind(m, nn, n, A, B, C)
                 if mkl is not None:
                     C1, C2 = C.copy(), C.copy()
-                    kernels[t](m, n, n, A, B, C1)
+                    kernels[t](m, nn, n, A, B, C1)
                     mkl.set_threads(t)
                     base(A, B, C2)
                     if not np.array_equal(C1, C2):
@@ -117,8 +126,10 @@ def main(argv=None) -> int:
                                   threads=t)
                 load = os.getloadavg()[0]
                 row = {"kind": kind, "n": n, "m": m, "threads": t,
+                       "cols": nn,
                        "exo": ops / secs[0] / 1e9, "load": load}
                 line = (f"{kind:4s} {n:5d}" + (f" M={m}" if m != n else "")
+                        + (f" N={nn}" if nn != n else "")
                         + f"  t={t}  exo_hl "
                         f"{row['exo']:7.0f} {unit}")
                 if peak:

@@ -13,8 +13,11 @@ pairs one after the other, the odd element first), so the AMX and the
 AVX-512 results may differ in the last bits. The AMX int8 kernel is
 ``gemm_u8s8_mtail`` (any M: the last M % 32 rows on AVX-512 VNNI inside
 the same call, so it also needs ``avx512f``/``avx512vnni``, which every
-AMX CPU has) and needs N % 256 and K % 64; the bf16 one needs M % 32, N %
-256, K % 32. ``threads`` picks the kernels whose column blocks are a par
+AMX CPU has) and ``gemm_u8s8_ntail`` (any N % 32 == 0: the full 256-column
+blocks and the last N % 256 columns are two calls of the any-M kernel on
+windows, with column blocks of 256 and 32), so it needs N % 32 and K % 64;
+the bf16 one needs M % 32, N % 256, K % 32. ``shape`` (M, N, K), when
+given, skips an AMX entry whose kernel does not take that shape. ``threads`` picks the kernels whose column blocks are a par
 loop (it was ignored for AMX: the one-thread kernel was built), ``tile``
 goes to the AVX-512 builders only.
 """
@@ -29,12 +32,17 @@ AMX_FEATURES = {"u8s8": frozenset({"amx-tile", "amx-int8", "avx512f",
 
 def _amx_builder(kind):
     def build(threads, tile=None):
-        from apps.gemm_amx.schedule import (gemm_bf16, gemm_u8s8_mtail,
+        from apps.gemm_amx.schedule import (gemm_bf16, gemm_u8s8_ntail,
                                             schedule)
-        return schedule(gemm_bf16 if kind == "bf16" else gemm_u8s8_mtail,
+        return schedule(gemm_bf16 if kind == "bf16" else gemm_u8s8_ntail,
                         threads=bool(threads))
     return build
 
+
+#: (kind) -> whether the AMX kernel takes (M, N, K) (its assertions)
+AMX_SHAPES = {"u8s8": lambda M, N, K: N % 32 == 0 and K % 64 == 0,
+              "bf16": lambda M, N, K: (M % 32 == 0 and N % 256 == 0
+                                       and K % 32 == 0)}
 
 #: (kind) -> [(required CPU features, label, builder)], best first
 _LABELS = {"u8s8": "amx-int8", "bf16": "amx-bf16"}
@@ -42,16 +50,20 @@ DISPATCH = {kind: [(AMX_FEATURES[kind], _LABELS[kind], _amx_builder(kind))]
             + list(entries) for kind, entries in lowp.DISPATCH.items()}
 
 
-def choose(kind: str, features=None):
+def choose(kind: str, features=None, shape=None):
     """(label, builder) of the first entry of ``DISPATCH[kind]`` whose CPU
-    features ``features`` (default: this host's) has; ``RuntimeError`` when
-    none fits.
+    features ``features`` (default: this host's) has and, for an AMX
+    entry, whose kernel takes ``shape`` (M, N, K) when given;
+    ``RuntimeError`` when none fits.
 
     >>> choose("u8s8", {"avx512f", "avx512vnni"})[0]
     'avx512-vnni'
     """
     from exo_hl.codegen_c.host_cpu import host_features
     for need, label, build in DISPATCH[kind]:
+        if (shape is not None and label == _LABELS[kind]
+                and not AMX_SHAPES[kind](*shape)):
+            continue
         have = (host_features(need) if features is None
                 else frozenset(need) & frozenset(features))
         if have == frozenset(need):
@@ -61,8 +73,8 @@ def choose(kind: str, features=None):
 
 
 def choose_kernel(kind: str, features=None, threads: bool = False,
-                  tile=None):
+                  tile=None, shape=None):
     """(label, procedure): the kernel ``choose`` picks, built (``tile``
     goes to the AVX-512 builders; the AMX kernels have one shape)."""
-    label, build = choose(kind, features)
+    label, build = choose(kind, features, shape)
     return label, build(threads, tile)

@@ -35,7 +35,7 @@ import functools
 
 from apps.common.config_hoist import hoist_config
 from exo_hl import (DRAM, bf16, f32, i8, i32, proc, seq,
-                    size, ui8)
+                    size, stride, ui8)
 from exo_hl.hw_libs import amx
 from exo_hl.hw_libs import avx512 as X
 from exo_hl.hw_libs.avx512 import lowp
@@ -71,6 +71,38 @@ def gemm_u8s8_mtail(M: size, N: size, K: size, A: ui8[M, K] @ DRAM,
         for j in seq(0, N):
             for k in seq(0, K):
                 C[i, j] += A[i, k] * B[k, j]
+
+
+@proc
+def gemm_u8s8_ntail(M: size, N: size, K: size, A: ui8[M, K] @ DRAM,
+                    B: i8[K, N] @ DRAM, C: i32[M, N] @ DRAM):
+    assert N % 32 == 0
+    assert K % 64 == 0
+    for i in seq(0, M):
+        for j in seq(0, N):
+            for k in seq(0, K):
+                C[i, j] += A[i, k] * B[k, j]
+
+
+@functools.lru_cache(maxsize=2)
+def _window_gemm(nc):
+    """The int8 algorithm on windows (a block of columns of the caller's B
+    and C: ``replace`` passes a window, never a dense buffer of another
+    extent), N a multiple of ``nc``; rows contiguous, as the tile loads
+    and the packing instructions need."""
+    @proc
+    def gemm_u8s8_w(M: size, N: size, K: size, A: [ui8][M, K] @ DRAM,
+                    B: [i8][K, N] @ DRAM, C: [i32][M, N] @ DRAM):
+        assert N % nc == 0
+        assert K % 64 == 0
+        assert stride(A, 1) == 1
+        assert stride(B, 1) == 1
+        assert stride(C, 1) == 1
+        for i in seq(0, M):
+            for j in seq(0, N):
+                for k in seq(0, K):
+                    C[i, j] += A[i, k] * B[k, j]
+    return gemm_u8s8_w.rename(f"gemm_u8s8_w{nc}")
 
 
 @proc
@@ -123,9 +155,12 @@ def stages(p=gemm_u8s8, threads=False):
     ``gemm_u8s8`` or ``gemm_bf16`` (the algorithm ``p`` picks the kind);
     ``threads``: the column blocks (and the copy of A) as par loops. The
     steps up to the hoisted configuration are shared (and cached).
-    ``gemm_u8s8_mtail`` (any M): ``_mtail_stages``."""
+    ``gemm_u8s8_mtail`` (any M): ``_mtail_stages``; ``gemm_u8s8_ntail``
+    (any M, N % 32): ``_ntail_stages``."""
     if p is gemm_u8s8_mtail:
         return list(_mtail_stages(threads))
+    if p is gemm_u8s8_ntail:
+        return list(_ntail_stages(threads))
     out = list(_common_stages(p))
     p = out[-1][1]
     if not threads:
@@ -226,7 +261,7 @@ def _common_stages(p):
 
 
 @functools.lru_cache(maxsize=2)
-def _mtail_stages(threads):
+def _mtail_stages(threads, nc=NC, p=None):
     """The int8 GEMM for any M (``gemm_u8s8_mtail``): the full 32-row
     blocks on AMX as in ``_common_stages``, the last M % 32 rows on
     AVX-512 VNNI (``vpdpbusd``) reading the same packed B, inside the same
@@ -251,17 +286,21 @@ def _mtail_stages(threads):
     6. the tail: one row at a time (guarded), its NC columns in 16 zmm
        accumulators over all of K (``stage_mem`` of the C row,
        ``divide_dim``, ``set_memory``), ``mm512_dpbusd_bcst_epi32`` on the
-       packed B (its [16, 4] blocks are the VNNI layout of vpdpbusd)."""
+       packed B (its [16, 4] blocks are the VNNI layout of vpdpbusd).
+
+    ``nc`` is the column block (a multiple of 32) and ``p`` the algorithm
+    (default ``gemm_u8s8_mtail``): ``_ntail_stages`` schedules the window
+    algorithms of ``_window_gemm`` with blocks of 256 and 32."""
     kind = INT8
     g, ks = kind.group, kind.kstep
-    p = gemm_u8s8_mtail
+    p = gemm_u8s8_mtail if p is None else p
     out = [("the algorithm", p)]
 
     def step(what, q):
         out.append((what, q))
         return q
 
-    p = p.split('j', NC, 'jc', 'jj', tail='perfect')
+    p = p.split('j', nc, 'jc', 'jj', tail='perfect')
     p = p.reorder('i', 'jc')
     p = p.split('i', 32, 'io', 'ib', tail='guard')
     p = p.lift_scope(p.find_loop('jj'))
@@ -279,7 +318,7 @@ def _mtail_stages(threads):
     p = step("column blocks, 32-row blocks (the last guarded), 16 x 16 "
              "tiles, 64-deep steps", p)
 
-    p = _stage_b(p, kind, p.find_loop('kt'))
+    p = _stage_b(p, kind, p.find_loop('kt'), nc)
     p = p.fission_after(p.find_loop('i0'), n_lifts=3)
     p = p.remove_loop(p.find_loop('io'))
     p = p.remove_loop(p.find_loop('jo'))
@@ -304,14 +343,15 @@ def _mtail_stages(threads):
     jcb = list(p.find_loop('jc').body())     # Bp, packing, copy of A, ...
     p = p.reorder_stmts(jcb[1], jcb[2])
     if threads:   # a slot of Bp per column block: the blocks in parallel
-        p = p.expand_dim('Bp', f'N / {NC}', 'jc')
+        p = p.expand_dim('Bp', f'N / {nc}', 'jc')
     p = p.lift_alloc('Bp')
     p = p.fission_after(list(p.find_loop('jc').body())[0])
     p = p.remove_loop(p.find_loop('jc'))
     p = p.split('i0', 16, 'ar', 'ac', tail='perfect')
     p = step("A copied into the tile layout (full blocks)", p.simplify())
 
-    p = _tiles_in_registers(_stage_tiles(p, kind, 'jc, ' if threads else ''))
+    p = _tiles_in_registers(_stage_tiles(p, kind, 'jc, ' if threads else '',
+                                         nc))
     p = amx.configure_tiles(p, p.find_loop('jc'),
                             {t: FULL for t in range(amx.N_TILES)})
     p = step("full blocks: tiles, one ldtilecfg before the column blocks",
@@ -325,7 +365,7 @@ def _mtail_stages(threads):
     for _ in range(6):                       # kr, ji, jh, jo, kq, kt
         p = p.lift_scope(p.find('if _: _'))
     p = p.stage_mem(p.find_loop('kt #3'),
-                    f'C[32*io+16*ih+ii, {NC}*jc:{NC}*jc+{NC}]', 'Ct')
+                    f'C[32*io+16*ih+ii, {nc}*jc:{nc}*jc+{nc}]', 'Ct')
     p = p.divide_dim('Ct', 0, 16)
     p = p.set_memory('Ct', X.AVX512)
     p = p.split('i0', 16, 'tlo', 'tli', tail='perfect')
@@ -346,13 +386,66 @@ def _mtail_stages(threads):
     return tuple(out)
 
 
-def _stage_b(p, kind, kt):
+#: column block of the N tail: N % 256 columns in blocks of 32 (one
+#: 32-column pair of tiles per block)
+NC_TAIL = 32
+
+
+@functools.lru_cache(maxsize=2)
+def _ntail_stages(threads):
+    """The int8 GEMM for any M and N % 32 == 0 (``gemm_u8s8_ntail``): the
+    columns cut at 256 * (N / 256) (``cut_loop``) and the row loop split
+    with them (``fission_after``, ``shift_loop`` of the tail to 0); each
+    part guarded by its being non-empty (``add_guard``, the other branch
+    proven empty by ``eliminate_dead_code``: a size argument must be
+    positive); each part replaced by a call of the algorithm on windows
+    (``replace``: the full column blocks, then the last N % 256 columns),
+    and each call swapped for that algorithm scheduled (``call_eqv``):
+    ``_mtail_stages`` with column blocks of 256 and of 32. Both calls copy
+    A into the tile layout and write the tile configuration (the tail's
+    copy of A costs about M * K bytes against its M * (N % 256) * K
+    products)."""
+    p = gemm_u8s8_ntail
+    out = [("the algorithm", p)]
+
+    def step(what, q):
+        out.append((what, q))
+        return q
+
+    p = p.cut_loop(p.find_loop('j'), f'{NC} * (N / {NC})')
+    p = p.fission_after(p.find_loop('j'))
+    p = step("the columns cut at the last full column block",
+             p.shift_loop(p.find_loop('j #1'), 0))
+    p = p.add_guard(p.find_loop('i'), f'N / {NC} > 0')
+    p = p.add_guard(p.find_loop('i #2'), f'N % {NC} > 0')
+    for loop in ('j #3', 'j #1'):            # the else branches: no work
+        p = p.eliminate_dead_code(p.find_loop(loop))
+    for loop in ('i #3', 'i #1'):
+        p = p.eliminate_dead_code(p.find_loop(loop))
+    p = step("each part guarded by its being non-empty", p)
+    full, tail = _window_gemm(NC), _window_gemm(NC_TAIL)
+    p = p.replace(p.find_loop('i'), full)
+    p = step("each part a call of the algorithm on windows",
+             p.replace(p.find_loop('i'), tail))
+    sfx = "_amx_par" if threads else "_amx"
+    kfull = _mtail_stages(threads, NC, full)[-1][1].rename(
+        full.name() + sfx)
+    ktail = _mtail_stages(threads, NC_TAIL, tail)[-1][1].rename(
+        tail.name() + sfx)
+    p = p.call_eqv(p.find(f'{full.name()}(_)'), kfull)
+    p = step("the calls swapped for the scheduled kernels (column blocks "
+             f"of {NC} and {NC_TAIL})",
+             p.call_eqv(p.find(f'{tail.name()}(_)'), ktail))
+    return tuple(out)
+
+
+def _stage_b(p, kind, kt, nc=NC):
     """Stage the column block of B read by one step of the loop ``kt`` in
     the VNNI layout (``Bp[jt, kt, kq, j, kr]``), a slot per step, the
     buffer lifted to the column block."""
     g, ks = kind.group, kind.kstep
     p = p.stage_mem(kt.body(),
-                    f'B[{ks}*kt:{ks}*kt+{ks}, {NC}*jc:{NC}*jc+{NC}]', 'Bp')
+                    f'B[{ks}*kt:{ks}*kt+{ks}, {nc}*jc:{nc}*jc+{nc}]', 'Bp')
     p = p.divide_dim('Bp', 0, g)
     p = p.rearrange_dim('Bp', [0, 2, 1])
     # each 16-column tile of the step contiguous (1 KB), and the steps of
@@ -378,7 +471,7 @@ def _pack_b(p, kind, cols):
     return p.simplify()
 
 
-def _stage_tiles(p, kind, slot=''):
+def _stage_tiles(p, kind, slot='', nc=NC):
     """Four C tiles around the k steps of the compute (the third ``kt``
     loop: after the copy of A and the packing of B), two tiles of A and
     two of packed B per step (``slot``: the index of Bp's column-block
@@ -389,7 +482,7 @@ def _stage_tiles(p, kind, slot=''):
             p = p.stage_mem(
                 p.find_loop('kt #2'),
                 f'C[32*io+{16 * ih}:32*io+{16 * ih + 16}, '
-                f'{NC}*jc+32*jo+{16 * jh}:{NC}*jc+32*jo+{16 * jh + 16}]',
+                f'{nc}*jc+32*jo+{16 * jh}:{nc}*jc+32*jo+{16 * jh + 16}]',
                 f'c{ih}{jh}')
     for ih in range(2):
         p = p.stage_mem(
@@ -450,6 +543,7 @@ def schedule(p=gemm_u8s8, threads=False):
     """The fully scheduled kernel (``gemm_u8s8_amx`` or ``gemm_bf16_amx``;
     with ``threads``, ``..._amx_par``: column blocks in parallel)."""
     kind = BF16 if p is gemm_bf16 else INT8
-    name = "gemm_u8s8_mtail_amx" if p is gemm_u8s8_mtail else kind.name
+    name = ("gemm_u8s8_mtail_amx" if p is gemm_u8s8_mtail else
+            "gemm_u8s8_ntail_amx" if p is gemm_u8s8_ntail else kind.name)
     return stages(p, threads)[-1][1].rename(
         name + ("_par" if threads else ""))

@@ -437,6 +437,69 @@ def test_gemm_m_tail_keeps_the_partial_blocks_guard(mtail):
         p.eliminate_dead_code(guards[0])
 
 
+@pytest.fixture(scope="module")
+def ntail():
+    from apps.gemm_amx.schedule import gemm_u8s8_ntail, schedule
+    return schedule(gemm_u8s8_ntail)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_gemm_n_tail_bit_exact(ntail, mode, monkeypatch):
+    """gemm_u8s8_ntail takes any M and N % 32 == 0: the full 256-column
+    blocks and the last N % 256 columns (blocks of 32) are two calls of
+    the any-M kernel on windows, each guarded by its being non-empty;
+    exact on edge shapes (tail columns only, one tail block, both parts,
+    the widest tail, no tail; M tails in both)."""
+    text = str(ntail)
+    assert "if N / 256 > 0:" in text and "if N % 256 > 0:" in text
+    assert ("gemm_u8s8_w32_amx(M, N - 256 * (N / 256), K, A[0:M, 0:K],"
+            in text)
+    f = _compile(ntail, mode, monkeypatch)
+    for M, N, K, seed in ((1, 32, 64, 11), (33, 288, 128, 12),
+                          (17, 480, 64, 13), (64, 224, 64, 14),
+                          (40, 512, 64, 15)):
+        A, B, C, ref = _gemm_case("int8", M, N, K, seed)
+        got = C.copy()
+        f(M, N, K, A, B, got)
+        assert np.array_equal(got, ref), (M, N, K)
+
+
+def test_gemm_n_tail_interpreted_two_threads_and_refusals(ntail,
+                                                          monkeypatch):
+    """interpret() of the N-tail kernel; its threaded form on two
+    threads (both calls' column blocks par loops); a part not guarded by
+    its being non-empty is refused (a size argument must be positive),
+    and so is a guard on N % 256 around the full blocks."""
+    from apps.common.blas_env import openmp_threads, set_openmp_threads
+    from apps.gemm_amx.schedule import (_mtail_stages, _window_gemm,
+                                        gemm_u8s8_ntail, schedule, stages)
+    A, B, C, ref = _gemm_case("int8", 17, 288, 64, seed=16)
+    got = C.copy()
+    ntail.interpret(17, 288, 64, A, B, got)
+    assert np.array_equal(got, ref)
+    kp = schedule(gemm_u8s8_ntail, threads=True)
+    assert "gemm_u8s8_w32_amx_par(M, N - 256 * (N / 256)" in str(kp)
+    assert "for jc in par(0, N / 32):" in str(
+        _mtail_stages(True, 32, _window_gemm(32))[-1][1])
+    f = _compile(kp, "emulated", monkeypatch)
+    A, B, C, ref = _gemm_case("int8", 45, 800, 64, seed=17)
+    got = C.copy()
+    before = openmp_threads()
+    try:
+        assert set_openmp_threads(2)
+        f(45, 800, 64, A, B, got)
+    finally:
+        set_openmp_threads(before or 1)
+    assert np.array_equal(got, ref)
+    cut = dict(stages(gemm_u8s8_ntail))[
+        "the columns cut at the last full column block"]
+    with pytest.raises(SchedulingError, match="positive"):
+        cut.replace(cut.find_loop('i'), _window_gemm(256))
+    bad = cut.add_guard(cut.find_loop('i'), 'N % 256 > 0')
+    with pytest.raises(SchedulingError):
+        bad.eliminate_dead_code(bad.find_loop('j #1'))
+
+
 def _bf16_vals(bits):
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
@@ -547,8 +610,14 @@ def test_dispatch_prefers_amx_then_avx512():
         choose("bf16", {"avx2", "fma"})
     # the int8 AMX kernel takes any M; its tail rows run on AVX-512 VNNI
     label, build = choose("u8s8", amx8)
-    assert build(False).name() == "gemm_u8s8_mtail_amx"
-    assert build(True).name() == "gemm_u8s8_mtail_amx_par"
+    assert build(False).name() == "gemm_u8s8_ntail_amx"
+    assert build(True).name() == "gemm_u8s8_ntail_amx_par"
+    # shapes the AMX kernels do not take go to AVX-512
+    assert choose("u8s8", amx8, shape=(33, 288, 64))[0] == "amx-int8"
+    assert choose("u8s8", amx8, shape=(32, 272, 64))[0] == "avx512-vnni"
+    assert choose("u8s8", amx8, shape=(32, 256, 96))[0] == "avx512-vnni"
+    assert choose("bf16", amx8, shape=(64, 256, 32))[0] == "amx-bf16"
+    assert choose("bf16", amx8, shape=(64, 288, 32))[0] == "avx512-bf16"
     with pytest.raises(RuntimeError, match="no u8s8 GEMM kernel"):
         choose("u8s8", {"amx-tile", "amx-int8"})
 
