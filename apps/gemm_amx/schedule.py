@@ -125,6 +125,25 @@ def gemm_bf16(M: size, N: size, K: size, A: bf16[M, K] @ DRAM,
                 C[i, j] += even + odd
 
 
+@proc
+def gemm_bf16_mtail(M: size, N: size, K: size, A: bf16[M, K] @ DRAM,
+                    B: bf16[K, N] @ DRAM, C: f32[M, N] @ DRAM):
+    assert N % 256 == 0
+    assert K % 32 == 0
+    for i in seq(0, M):
+        for j in seq(0, N):
+            for kt in seq(0, K / 32):
+                even: f32
+                odd: f32
+                even = 0.0
+                odd = 0.0
+                for kp in seq(0, 16):
+                    even += A[i, 32 * kt + 2 * kp] * B[32 * kt + 2 * kp, j]
+                    odd += (A[i, 32 * kt + 2 * kp + 1] *
+                            B[32 * kt + 2 * kp + 1, j])
+                C[i, j] += even + odd
+
+
 class Kind:
     """What the two GEMMs differ in: element types, the K group of the
     VNNI layout (4 bytes, 2 bf16), the K step of one tile (64 bytes of a
@@ -159,6 +178,8 @@ def stages(p=gemm_u8s8, threads=False):
     (any M, N % 32): ``_ntail_stages``."""
     if p is gemm_u8s8_mtail:
         return list(_mtail_stages(threads))
+    if p is gemm_bf16_mtail:
+        return list(_mtail_stages(threads, NC, gemm_bf16_mtail))
     if p is gemm_u8s8_ntail:
         return list(_ntail_stages(threads))
     out = list(_common_stages(p))
@@ -260,7 +281,7 @@ def _common_stages(p):
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=4)
 def _mtail_stages(threads, nc=NC, p=None):
     """The int8 GEMM for any M (``gemm_u8s8_mtail``): the full 32-row
     blocks on AMX as in ``_common_stages``, the last M % 32 rows on
@@ -291,9 +312,9 @@ def _mtail_stages(threads, nc=NC, p=None):
     ``nc`` is the column block (a multiple of 32) and ``p`` the algorithm
     (default ``gemm_u8s8_mtail``): ``_ntail_stages`` schedules the window
     algorithms of ``_window_gemm`` with blocks of 256 and 32."""
-    kind = INT8
-    g, ks = kind.group, kind.kstep
     p = gemm_u8s8_mtail if p is None else p
+    kind = BF16 if p is gemm_bf16_mtail else INT8
+    g, ks = kind.group, kind.kstep
     out = [("the algorithm", p)]
 
     def step(what, q):
@@ -304,19 +325,20 @@ def _mtail_stages(threads, nc=NC, p=None):
     p = p.reorder('i', 'jc')
     p = p.split('i', 32, 'io', 'ib', tail='guard')
     p = p.lift_scope(p.find_loop('jj'))
-    p = p.lift_scope(p.find_loop('k'))
+    p = p.lift_scope(p.find_loop('kt' if kind is BF16 else 'k'))
     p = p.split('ib', 16, 'ih', 'ii', tail='perfect')
     p = p.split('jj', 32, 'jo', 'jb', tail='perfect')
     p = p.split('jb', 16, 'jh', 'ji', tail='perfect')
     p = p.reorder('ii', 'jo')
     p = p.reorder('ih', 'jo')
     p = p.reorder('ii', 'jh')
-    p = p.split('k', 64, 'kt', 'kb', tail='perfect')
-    p = p.split('kb', 4, 'kq', 'kr', tail='perfect')
+    if kind is INT8:   # the bf16 algorithm has its K steps already
+        p = p.split('k', 64, 'kt', 'kb', tail='perfect')
+        p = p.split('kb', 4, 'kq', 'kr', tail='perfect')
     for loop in ('ji', 'ii', 'jh', 'ih'):
         p = p.reorder(loop, 'kt')
     p = step("column blocks, 32-row blocks (the last guarded), 16 x 16 "
-             "tiles, 64-deep steps", p)
+             f"tiles, {ks}-deep steps", p)
 
     p = _stage_b(p, kind, p.find_loop('kt'), nc)
     p = p.fission_after(p.find_loop('i0'), n_lifts=3)
@@ -357,6 +379,26 @@ def _mtail_stages(threads, nc=NC, p=None):
     p = step("full blocks: tiles, one ldtilecfg before the column blocks",
              _tile_instructions(p, kind))
 
+    if kind is BF16:
+        p = step("the last M % 32 rows on AVX-512F in the algorithm's "
+                 "order, from the packed B", _bf16_tail_rows(p, nc))
+    else:
+        p = step("the last M % 32 rows on AVX-512 VNNI, from the packed B",
+                 _u8s8_tail_rows(p, nc))
+    if not threads:
+        return tuple(out)
+    # the copy of A and the column blocks in parallel (each packs into
+    # its own slot of Bp: expand_dim above)
+    p = p.parallelize(p.find_loop('io'))
+    p = step("column blocks (and the copy of A) in parallel",
+             p.parallelize(p.find_loop('jc')))
+    return tuple(out)
+
+
+def _u8s8_tail_rows(p, nc):
+    """The int8 tail rows (step 6 of ``_mtail_stages``): one guarded row
+    at a time, its ``nc`` columns in zmm accumulators over all of K,
+    ``vpdpbusd`` on the packed B."""
     # the tail rows: io, ih, ii, (guard), kt, kq, jo, jh, ji, kr
     for a, b in (('jh', 'ii'), ('kt', 'ih'), ('jo', 'ih'), ('kt', 'ii'),
                  ('jo', 'ii'), ('ji', 'kq'), ('jh', 'kq'), ('jo', 'kt'),
@@ -375,15 +417,51 @@ def _mtail_stages(threads, nc=NC, p=None):
     p = p.replace(p.find_loop('ji'), X.mm512_dpbusd_bcst_epi32)
     for loop in ('jh', 'jo #1', 'tlo', 'tso'):
         p = p.unroll(loop)
-    p = step("the last M % 32 rows on AVX-512 VNNI, from the packed B", p)
-    if not threads:
-        return tuple(out)
-    # the copy of A and the column blocks in parallel (each packs into
-    # its own slot of Bp: expand_dim above)
-    p = p.parallelize(p.find_loop('io'))
-    p = step("column blocks (and the copy of A) in parallel",
-             p.parallelize(p.find_loop('jc')))
-    return tuple(out)
+    return p
+
+
+def _bf16_tail_rows(p, nc):
+    """The bf16 tail rows (step 6 of ``_mtail_stages``) in the algorithm's
+    order: one guarded row at a time, its ``nc`` columns staged in zmm
+    registers over all of K; per 32-deep step and 16 columns, the even and
+    the odd sums as two zmm (``expand_dim`` over the columns, the column
+    loop split around each statement and moved inside the pair loop),
+    each term a broadcast element of A times the even or odd elements of
+    16 packed pairs of B (a multiply and an add), then ``C += even +
+    odd``. ``vdpbf16ps`` would sum each pair into one accumulator, not the
+    algorithm's order."""
+    for a, b in (('jh', 'ii'), ('kt', 'ih'), ('jo', 'ih'), ('kt', 'ii'),
+                 ('jo', 'ii'), ('jo', 'kt')):
+        p = p.reorder(a, b)
+    for _ in range(4):                       # ji, jh, jo, kt
+        p = p.lift_scope(p.find('if _: _'))
+    for buf in ('even', 'odd', 'eo'):
+        if buf == 'eo':
+            p = p.bind_expr(p.find('even[ji] + odd[ji]'), 'eo')
+        p = p.expand_dim(buf, 16, 'ji')
+        p = p.lift_alloc(buf)
+    for s in ('even[ji] = 0.0', 'odd[ji] = 0.0', 'eo[ji] = _'):
+        p = p.fission_after(p.find(s))
+    p = p.fission_after(p.find_loop('kp'))
+    p = p.reorder('ji', 'kp')
+    p = p.fission_after(p.find('even[ji] += _'))
+    p = p.stage_mem(p.find_loop('kt #3'),
+                    f'C[32*io+16*ih+ii, {nc}*jc:{nc}*jc+{nc}]', 'Ct')
+    p = p.divide_dim('Ct', 0, 16)
+    for buf in ('Ct', 'even', 'odd', 'eo'):
+        p = p.set_memory(buf, X.AVX512)
+    p = p.split('i0', 16, 'tlo', 'tli', tail='perfect')
+    p = p.split('i0', 16, 'tso', 'tsi', tail='perfect')
+    p = p.replace(p.find_loop('tli'), X.mm512_loadu_ps)
+    p = p.replace(p.find_loop('tsi'), X.mm512_storeu_ps)
+    for ins in (X.mm512_setzero_ps, X.mm512_setzero_ps,
+                lowp.mm512_mul_add_bf16_even_bcst_ps,
+                lowp.mm512_mul_add_bf16_odd_bcst_ps, X.mm512_add3_ps,
+                X.mm512_add_ps):
+        p = p.replace(p.find_loop('ji'), ins)
+    for loop in ('jh', 'jo #1', 'tlo', 'tso'):
+        p = p.unroll(loop)
+    return p
 
 
 #: column block of the N tail: N % 256 columns in blocks of 32 (one
@@ -544,6 +622,7 @@ def schedule(p=gemm_u8s8, threads=False):
     with ``threads``, ``..._amx_par``: column blocks in parallel)."""
     kind = BF16 if p is gemm_bf16 else INT8
     name = ("gemm_u8s8_mtail_amx" if p is gemm_u8s8_mtail else
+            "gemm_bf16_mtail_amx" if p is gemm_bf16_mtail else
             "gemm_u8s8_ntail_amx" if p is gemm_u8s8_ntail else kind.name)
     return stages(p, threads)[-1][1].rename(
         name + ("_par" if threads else ""))

@@ -438,6 +438,63 @@ def test_gemm_m_tail_keeps_the_partial_blocks_guard(mtail):
 
 
 @pytest.fixture(scope="module")
+def bf16_mtail():
+    from apps.gemm_amx.schedule import gemm_bf16_mtail, schedule
+    return schedule(gemm_bf16_mtail)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_gemm_bf16_m_tail_bit_exact(bf16_mtail, mode, monkeypatch):
+    """gemm_bf16_mtail takes any M: the full 32-row blocks on AMX, the
+    last M % 32 rows on AVX-512F from the same packed B in the
+    algorithm's order (per 32-deep step an even and an odd sum, a multiply
+    and an add per term, then C += even + odd), one ldtilecfg; exact
+    with the algorithm's order on edge shapes (tail only, one row, both
+    parts, no tail)."""
+    k = bf16_mtail
+    text = str(k)
+    assert "for io in seq(M / 32, (M + 31) / 32):" in text
+    assert "if 32 * io + 16 * ih + ii < M:" in text
+    assert text.count("mm512_mul_add_bf16_even_bcst_ps(") == 16
+    assert text.count("mm512_mul_add_bf16_odd_bcst_ps(") == 16
+    assert text.count("tdpbf16ps_") == 4
+    assert "dpbf16_bcst" not in text        # vdpbf16ps: another order
+    assert len(k.find('ldtilecfg(_)', many=True)) == 1
+    f = _compile(k, mode, monkeypatch)
+    for M, N, K, seed in ((1, 256, 32, 21), (31, 256, 64, 22),
+                          (33, 512, 64, 23), (64, 256, 32, 24)):
+        A, B, C, ref = _gemm_case("bf16", M, N, K, seed)
+        got = C.copy()
+        f(M, N, K, A, B, got)
+        assert np.array_equal(got, ref), (M, N, K)
+
+
+def test_gemm_bf16_m_tail_interpreted_and_two_threads(bf16_mtail,
+                                                      monkeypatch):
+    """interpret() of the bf16 tail kernel (17 rows: the tail path only,
+    bit-exact with the algorithm's order), and the threaded kernel on two
+    threads (both parts, emulated)."""
+    from apps.common.blas_env import openmp_threads, set_openmp_threads
+    from apps.gemm_amx.schedule import gemm_bf16_mtail, schedule
+    A, B, C, ref = _gemm_case("bf16", 17, 256, 32, seed=25)
+    got = C.copy()
+    bf16_mtail.interpret(17, 256, 32, A, B, got)
+    assert np.array_equal(got, ref)
+    kp = schedule(gemm_bf16_mtail, threads=True)
+    assert "for jc in par(0, N / 256):" in str(kp)
+    f = _compile(kp, "emulated", monkeypatch)
+    A, B, C, ref = _gemm_case("bf16", 45, 512, 32, seed=26)
+    got = C.copy()
+    before = openmp_threads()
+    try:
+        assert set_openmp_threads(2)
+        f(45, 512, 32, A, B, got)
+    finally:
+        set_openmp_threads(before or 1)
+    assert np.array_equal(got, ref)
+
+
+@pytest.fixture(scope="module")
 def ntail():
     from apps.gemm_amx.schedule import gemm_u8s8_ntail, schedule
     return schedule(gemm_u8s8_ntail)
@@ -618,6 +675,14 @@ def test_dispatch_prefers_amx_then_avx512():
     assert choose("u8s8", amx8, shape=(32, 256, 96))[0] == "avx512-vnni"
     assert choose("bf16", amx8, shape=(64, 256, 32))[0] == "amx-bf16"
     assert choose("bf16", amx8, shape=(64, 288, 32))[0] == "avx512-bf16"
+    # the bf16 AMX kernel takes any M too; its tail rows run on AVX-512F
+    assert choose("bf16", amx8, shape=(33, 256, 32))[0] == "amx-bf16"
+    assert choose("bf16", amx8, shape=(1, 512, 64))[0] == "amx-bf16"
+    assert choose("bf16", amx8, shape=(33, 256, 48))[0] == "avx512-bf16"
+    label, build = choose("bf16", amx8, shape=(33, 256, 32))
+    assert build(False).name() == "gemm_bf16_mtail_amx"
+    with pytest.raises(RuntimeError, match="no bf16 GEMM kernel"):
+        choose("bf16", {"amx-tile", "amx-bf16", "avx512bf16"})
     with pytest.raises(RuntimeError, match="no u8s8 GEMM kernel"):
         choose("u8s8", {"amx-tile", "amx-int8"})
 
