@@ -54,9 +54,9 @@ def main(argv=None) -> int:
                     choices=["int8", "bf16"])
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--m-extra", type=int, default=0, metavar="R",
-                    help="M = n + R (int8 only: the any-M kernel)")
+                    help="M = n + R (the any-M kernels)")
     ap.add_argument("--n-extra", type=int, default=0, metavar="R",
-                    help="N = n + R, R % 32 == 0 (int8 only: the N-tail "
+                    help="N = n + R, R %% 32 == 0 (int8 only: the N-tail "
                     "kernel)")
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                     help="wall time, or process CPU time / threads "
