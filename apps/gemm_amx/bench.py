@@ -21,8 +21,9 @@ loaded on each thread by the par loop's iterations), on t OpenMP threads.
 ``gemm_u8s8_mtail`` (the AMX kernel for any M: the last M % 32 rows on
 AVX-512 VNNI in the same call) and ``gemm_bf16_mtail`` (the last rows on
 AVX-512F in the algorithm's order). ``--n-extra R``: N = n + R columns (R a
-multiple of 32; with ``--m-extra``, both), int8 only, timed with
-``gemm_u8s8_ntail`` (the last N % 256 columns in 32-column blocks).
+multiple of 32; with ``--m-extra``, both), timed with
+``gemm_u8s8_ntail`` and ``gemm_bf16_ntail`` (the last N % 256 columns in
+32-column blocks).
 """
 from __future__ import annotations
 
@@ -56,19 +57,16 @@ def main(argv=None) -> int:
     ap.add_argument("--m-extra", type=int, default=0, metavar="R",
                     help="M = n + R (the any-M kernels)")
     ap.add_argument("--n-extra", type=int, default=0, metavar="R",
-                    help="N = n + R, R %% 32 == 0 (int8 only: the N-tail "
-                    "kernel)")
+                    help="N = n + R, R %% 32 == 0 (the N-tail kernels)")
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                     help="wall time, or process CPU time / threads "
                     "(steadier on a busy machine)")
     args = ap.parse_args(argv)
 
     from apps.gemm_amx.schedule import (gemm_bf16, gemm_bf16_mtail,
-                                        gemm_u8s8, gemm_u8s8_mtail,
-                                        gemm_u8s8_ntail, schedule)
-    if args.n_extra and "bf16" in args.kinds:
-        print("--n-extra: int8 only (the bf16 AMX kernels need N % 256)")
-        args.kinds = [k for k in args.kinds if k != "bf16"]
+                                        gemm_bf16_ntail, gemm_u8s8,
+                                        gemm_u8s8_mtail, gemm_u8s8_ntail,
+                                        schedule)
     mkl, why = MklLowp.load()
     print(why)
     if mkl is not None:
@@ -85,7 +83,8 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(0)
     rows = []
     for kind in args.kinds:
-        alg = ((gemm_bf16_mtail if args.m_extra else gemm_bf16)
+        alg = ((gemm_bf16_ntail if args.n_extra else
+                gemm_bf16_mtail if args.m_extra else gemm_bf16)
                if kind == "bf16" else
                gemm_u8s8_ntail if args.n_extra else
                gemm_u8s8_mtail if args.m_extra else gemm_u8s8)

@@ -84,6 +84,55 @@ def gemm_u8s8_ntail(M: size, N: size, K: size, A: ui8[M, K] @ DRAM,
                 C[i, j] += A[i, k] * B[k, j]
 
 
+@proc
+def gemm_bf16_ntail(M: size, N: size, K: size, A: bf16[M, K] @ DRAM,
+                    B: bf16[K, N] @ DRAM, C: f32[M, N] @ DRAM):
+    assert N % 32 == 0
+    assert K % 32 == 0
+    for i in seq(0, M):
+        for j in seq(0, N):
+            for kt in seq(0, K / 32):
+                even: f32
+                odd: f32
+                even = 0.0
+                odd = 0.0
+                for kp in seq(0, 16):
+                    even += A[i, 32 * kt + 2 * kp] * B[32 * kt + 2 * kp, j]
+                    odd += (A[i, 32 * kt + 2 * kp + 1] *
+                            B[32 * kt + 2 * kp + 1, j])
+                C[i, j] += even + odd
+
+
+@functools.lru_cache(maxsize=2)
+def _window_gemm_bf16(nc):
+    """The bf16 algorithm on windows, as ``_window_gemm``, sized by its
+    number of 32-deep steps ``KT`` (K = 32 * KT): ``replace`` infers a
+    callee's sizes from its loop bounds and window shapes, and a loop
+    ``seq(0, K / 32)`` uses K non-affinely (refused)."""
+    @proc
+    def gemm_bf16_w(M: size, N: size, KT: size,
+                    A: [bf16][M, 32 * KT] @ DRAM,
+                    B: [bf16][32 * KT, N] @ DRAM, C: [f32][M, N] @ DRAM):
+        assert N % nc == 0
+        assert stride(A, 1) == 1
+        assert stride(B, 1) == 1
+        assert stride(C, 1) == 1
+        for i in seq(0, M):
+            for j in seq(0, N):
+                for kt in seq(0, KT):
+                    even: f32
+                    odd: f32
+                    even = 0.0
+                    odd = 0.0
+                    for kp in seq(0, 16):
+                        even += (A[i, 32 * kt + 2 * kp] *
+                                 B[32 * kt + 2 * kp, j])
+                        odd += (A[i, 32 * kt + 2 * kp + 1] *
+                                B[32 * kt + 2 * kp + 1, j])
+                    C[i, j] += even + odd
+    return gemm_bf16_w.rename(f"gemm_bf16_w{nc}")
+
+
 @functools.lru_cache(maxsize=2)
 def _window_gemm(nc):
     """The int8 algorithm on windows (a block of columns of the caller's B
@@ -182,6 +231,8 @@ def stages(p=gemm_u8s8, threads=False):
         return list(_mtail_stages(threads, NC, gemm_bf16_mtail))
     if p is gemm_u8s8_ntail:
         return list(_ntail_stages(threads))
+    if p is gemm_bf16_ntail:
+        return list(_ntail_stages(threads, gemm_bf16_ntail))
     out = list(_common_stages(p))
     p = out[-1][1]
     if not threads:
@@ -281,7 +332,7 @@ def _common_stages(p):
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=8)
 def _mtail_stages(threads, nc=NC, p=None):
     """The int8 GEMM for any M (``gemm_u8s8_mtail``): the full 32-row
     blocks on AMX as in ``_common_stages``, the last M % 32 rows on
@@ -313,8 +364,10 @@ def _mtail_stages(threads, nc=NC, p=None):
     (default ``gemm_u8s8_mtail``): ``_ntail_stages`` schedules the window
     algorithms of ``_window_gemm`` with blocks of 256 and 32."""
     p = gemm_u8s8_mtail if p is None else p
-    kind = BF16 if p is gemm_bf16_mtail else INT8
+    kind = BF16 if p.name().startswith('gemm_bf16') else INT8
     g, ks = kind.group, kind.kstep
+    # the number of K steps: the bf16 window algorithm has it as a size
+    steps = 'KT' if p.name().startswith('gemm_bf16_w') else f'K / {ks}'
     out = [("the algorithm", p)]
 
     def step(what, q):
@@ -340,7 +393,7 @@ def _mtail_stages(threads, nc=NC, p=None):
     p = step("column blocks, 32-row blocks (the last guarded), 16 x 16 "
              f"tiles, {ks}-deep steps", p)
 
-    p = _stage_b(p, kind, p.find_loop('kt'), nc)
+    p = _stage_b(p, kind, p.find_loop('kt'), nc, steps)
     p = p.fission_after(p.find_loop('i0'), n_lifts=3)
     p = p.remove_loop(p.find_loop('io'))
     p = p.remove_loop(p.find_loop('jo'))
@@ -356,7 +409,7 @@ def _mtail_stages(threads, nc=NC, p=None):
     p = p.stage_mem(p.find_loop('kt #1').body(),
                     f'A[32*io:32*io+32, {ks}*kt:{ks}*kt+{ks}]', 'Ap')
     p = p.divide_dim('Ap', 0, 16)
-    p = p.expand_dim('Ap', f'K / {ks}', 'kt')
+    p = p.expand_dim('Ap', steps, 'kt')
     p = p.expand_dim('Ap', '(M + 31) / 32', 'io')
     p = p.rearrange_dim('Ap', [0, 2, 1, 3, 4])
     p = p.lift_alloc('Ap', n_lifts=4)
@@ -469,8 +522,8 @@ def _bf16_tail_rows(p, nc):
 NC_TAIL = 32
 
 
-@functools.lru_cache(maxsize=2)
-def _ntail_stages(threads):
+@functools.lru_cache(maxsize=4)
+def _ntail_stages(threads, p=None):
     """The int8 GEMM for any M and N % 32 == 0 (``gemm_u8s8_ntail``): the
     columns cut at 256 * (N / 256) (``cut_loop``) and the row loop split
     with them (``fission_after``, ``shift_loop`` of the tail to 0); each
@@ -483,7 +536,8 @@ def _ntail_stages(threads):
     A into the tile layout and write the tile configuration (the tail's
     copy of A costs about M * K bytes against its M * (N % 256) * K
     products)."""
-    p = gemm_u8s8_ntail
+    p = gemm_u8s8_ntail if p is None else p
+    window = _window_gemm_bf16 if p is gemm_bf16_ntail else _window_gemm
     out = [("the algorithm", p)]
 
     def step(what, q):
@@ -501,7 +555,7 @@ def _ntail_stages(threads):
     for loop in ('i #3', 'i #1'):
         p = p.eliminate_dead_code(p.find_loop(loop))
     p = step("each part guarded by its being non-empty", p)
-    full, tail = _window_gemm(NC), _window_gemm(NC_TAIL)
+    full, tail = window(NC), window(NC_TAIL)
     p = p.replace(p.find_loop('i'), full)
     p = step("each part a call of the algorithm on windows",
              p.replace(p.find_loop('i'), tail))
@@ -517,7 +571,7 @@ def _ntail_stages(threads):
     return tuple(out)
 
 
-def _stage_b(p, kind, kt, nc=NC):
+def _stage_b(p, kind, kt, nc=NC, steps=None):
     """Stage the column block of B read by one step of the loop ``kt`` in
     the VNNI layout (``Bp[jt, kt, kq, j, kr]``), a slot per step, the
     buffer lifted to the column block."""
@@ -531,7 +585,7 @@ def _stage_b(p, kind, kt, nc=NC):
     # consecutive lines, the K loop one sequential stream per tile column
     p = p.divide_dim('Bp', 1, 16)
     p = p.rearrange_dim('Bp', [1, 0, 2, 3])
-    p = p.expand_dim('Bp', f'K / {ks}', 'kt')
+    p = p.expand_dim('Bp', steps or f'K / {ks}', 'kt')
     p = p.rearrange_dim('Bp', [1, 0, 2, 3, 4])
     return p.lift_alloc('Bp', n_lifts=3)
 
@@ -623,6 +677,7 @@ def schedule(p=gemm_u8s8, threads=False):
     kind = BF16 if p is gemm_bf16 else INT8
     name = ("gemm_u8s8_mtail_amx" if p is gemm_u8s8_mtail else
             "gemm_bf16_mtail_amx" if p is gemm_bf16_mtail else
-            "gemm_u8s8_ntail_amx" if p is gemm_u8s8_ntail else kind.name)
+            "gemm_u8s8_ntail_amx" if p is gemm_u8s8_ntail else
+            "gemm_bf16_ntail_amx" if p is gemm_bf16_ntail else kind.name)
     return stages(p, threads)[-1][1].rename(
         name + ("_par" if threads else ""))

@@ -469,28 +469,37 @@ def test_gemm_bf16_m_tail_bit_exact(bf16_mtail, mode, monkeypatch):
         assert np.array_equal(got, ref), (M, N, K)
 
 
-def test_gemm_bf16_m_tail_interpreted_and_two_threads(bf16_mtail,
-                                                      monkeypatch):
-    """interpret() of the bf16 tail kernel (17 rows: the tail path only,
-    bit-exact with the algorithm's order), and the threaded kernel on two
-    threads (both parts, emulated)."""
-    from apps.common.blas_env import openmp_threads, set_openmp_threads
-    from apps.gemm_amx.schedule import gemm_bf16_mtail, schedule
+def test_gemm_bf16_m_tail_interpreted(bf16_mtail):
+    """interpret() of the bf16 tail kernel (17 rows: the tail path only),
+    bit-exact with the algorithm's order. (Its threaded form is the int8
+    one's parallelization, tested above on two threads.)"""
     A, B, C, ref = _gemm_case("bf16", 17, 256, 32, seed=25)
     got = C.copy()
     bf16_mtail.interpret(17, 256, 32, A, B, got)
     assert np.array_equal(got, ref)
-    kp = schedule(gemm_bf16_mtail, threads=True)
-    assert "for jc in par(0, N / 256):" in str(kp)
-    f = _compile(kp, "emulated", monkeypatch)
-    A, B, C, ref = _gemm_case("bf16", 45, 512, 32, seed=26)
+
+
+def test_gemm_bf16_n_tail_bit_exact(monkeypatch):
+    """gemm_bf16_ntail takes any M and N % 32 == 0: the int8 N-tail
+    construction on the bf16 window algorithm (sized by its K steps, so
+    that replace can infer it); exact with the algorithm's order on edge
+    shapes (tail columns only, both parts, M tails in both), and through
+    interpret()."""
+    from apps.gemm_amx.schedule import gemm_bf16_ntail, schedule
+    k = schedule(gemm_bf16_ntail)
+    text = str(k)
+    assert "if N / 256 > 0:" in text and "if N % 256 > 0:" in text
+    assert "gemm_bf16_w32_amx(M, N - 256 * (N / 256), K / 32," in text
+    f = _compile(k, "native" if NATIVE else "emulated", monkeypatch)
+    for M, N, K, seed in ((1, 32, 32, 31), (33, 288, 64, 32),
+                          (17, 480, 32, 33)):
+        A, B, C, ref = _gemm_case("bf16", M, N, K, seed)
+        got = C.copy()
+        f(M, N, K, A, B, got)
+        assert np.array_equal(got, ref), (M, N, K)
+    A, B, C, ref = _gemm_case("bf16", 17, 288, 32, seed=34)
     got = C.copy()
-    before = openmp_threads()
-    try:
-        assert set_openmp_threads(2)
-        f(45, 512, 32, A, B, got)
-    finally:
-        set_openmp_threads(before or 1)
+    k.interpret(17, 288, 32, A, B, got)
     assert np.array_equal(got, ref)
 
 
@@ -674,13 +683,15 @@ def test_dispatch_prefers_amx_then_avx512():
     assert choose("u8s8", amx8, shape=(32, 272, 64))[0] == "avx512-vnni"
     assert choose("u8s8", amx8, shape=(32, 256, 96))[0] == "avx512-vnni"
     assert choose("bf16", amx8, shape=(64, 256, 32))[0] == "amx-bf16"
-    assert choose("bf16", amx8, shape=(64, 288, 32))[0] == "avx512-bf16"
-    # the bf16 AMX kernel takes any M too; its tail rows run on AVX-512F
+    assert choose("bf16", amx8, shape=(64, 272, 32))[0] == "avx512-bf16"
+    # the bf16 AMX kernel takes any M and N % 32 too; its tail rows run on
+    # AVX-512F
     assert choose("bf16", amx8, shape=(33, 256, 32))[0] == "amx-bf16"
     assert choose("bf16", amx8, shape=(1, 512, 64))[0] == "amx-bf16"
     assert choose("bf16", amx8, shape=(33, 256, 48))[0] == "avx512-bf16"
-    label, build = choose("bf16", amx8, shape=(33, 256, 32))
-    assert build(False).name() == "gemm_bf16_mtail_amx"
+    label, build = choose("bf16", amx8, shape=(33, 288, 32))
+    assert label == "amx-bf16"
+    assert build(False).name() == "gemm_bf16_ntail_amx"
     with pytest.raises(RuntimeError, match="no bf16 GEMM kernel"):
         choose("bf16", {"amx-tile", "amx-bf16", "avx512bf16"})
     with pytest.raises(RuntimeError, match="no u8s8 GEMM kernel"):
