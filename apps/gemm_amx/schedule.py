@@ -223,8 +223,9 @@ def stages(p=gemm_u8s8, threads=False):
     ``gemm_u8s8`` or ``gemm_bf16`` (the algorithm ``p`` picks the kind);
     ``threads``: the column blocks (and the copy of A) as par loops. The
     steps up to the hoisted configuration are shared (and cached).
-    ``gemm_u8s8_mtail`` (any M): ``_mtail_stages``; ``gemm_u8s8_ntail``
-    (any M, N % 32): ``_ntail_stages``."""
+    ``gemm_u8s8_mtail``/``gemm_bf16_mtail`` (any M): ``_mtail_stages``;
+    ``gemm_u8s8_ntail``/``gemm_bf16_ntail`` (any M, N % 32):
+    ``_ntail_stages``."""
     if p is gemm_u8s8_mtail:
         return list(_mtail_stages(threads))
     if p is gemm_bf16_mtail:
@@ -359,6 +360,9 @@ def _mtail_stages(threads, nc=NC, p=None):
        accumulators over all of K (``stage_mem`` of the C row,
        ``divide_dim``, ``set_memory``), ``mm512_dpbusd_bcst_epi32`` on the
        packed B (its [16, 4] blocks are the VNNI layout of vpdpbusd).
+
+    For bf16 (``gemm_bf16_mtail`` or its window form) step 6 is
+    ``_bf16_tail_rows`` (AVX-512F, the algorithm's order).
 
     ``nc`` is the column block (a multiple of 32) and ``p`` the algorithm
     (default ``gemm_u8s8_mtail``): ``_ntail_stages`` schedules the window
@@ -535,7 +539,8 @@ def _ntail_stages(threads, p=None):
     ``_mtail_stages`` with column blocks of 256 and of 32. Both calls copy
     A into the tile layout and write the tile configuration (the tail's
     copy of A costs about M * K bytes against its M * (N % 256) * K
-    products)."""
+    products). ``p = gemm_bf16_ntail``: the same on the bf16 window
+    algorithm of ``_window_gemm_bf16``."""
     p = gemm_u8s8_ntail if p is None else p
     window = _window_gemm_bf16 if p is gemm_bf16_ntail else _window_gemm
     out = [("the algorithm", p)]
@@ -672,8 +677,9 @@ def _copy_from(p, buf):
 
 
 def schedule(p=gemm_u8s8, threads=False):
-    """The fully scheduled kernel (``gemm_u8s8_amx`` or ``gemm_bf16_amx``;
-    with ``threads``, ``..._amx_par``: column blocks in parallel)."""
+    """The fully scheduled kernel (``gemm_u8s8_amx``, ``gemm_bf16_amx``,
+    or the tail kernels ``gemm_{u8s8,bf16}_{m,n}tail_amx``; with
+    ``threads``, ``..._amx_par``: column blocks in parallel)."""
     kind = BF16 if p is gemm_bf16 else INT8
     name = ("gemm_u8s8_mtail_amx" if p is gemm_u8s8_mtail else
             "gemm_bf16_mtail_amx" if p is gemm_bf16_mtail else
