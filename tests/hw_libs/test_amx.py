@@ -998,3 +998,13 @@ def test_a_hand_write_of_the_configuration_is_refused():
     configured_by_hand.interpret(C, D)
     assert np.array_equal(D, C)
     dpbusd_full.c_code_str()
+
+
+def test_gemm_bench_help_prints(capsys):
+    """apps/gemm_amx/bench.py --help printed nothing and raised: argparse
+    formats help strings with %, and --n-extra's said 'R % 32'."""
+    from apps.gemm_amx import bench
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--help"])
+    assert e.value.code == 0
+    assert "--n-extra" in capsys.readouterr().out
