@@ -17,11 +17,13 @@ bit for bit (bf16: MKL's AMX path sums in the kernel's order). With
 ``--threads t`` > 1 the exo_hl kernel is the one whose column blocks are
 a par loop (``schedule(p, threads=True)``; AmxConfig is per-thread state,
 loaded on each thread by the par loop's iterations), on t OpenMP threads.
-``--m-extra R``: M = n + R rows (N = K = n), int8 only, timed with
+``--m-extra R``: M = n + R rows (N = K = n), timed with
 ``gemm_u8s8_mtail`` (the AMX kernel for any M: the last M % 32 rows on
-AVX-512 VNNI in the same call). ``--n-extra R``: N = n + R columns (R a
-multiple of 32; with ``--m-extra``, both), int8 only, timed with
-``gemm_u8s8_ntail`` (the last N % 256 columns in 32-column blocks).
+AVX-512 VNNI in the same call) and ``gemm_bf16_mtail`` (the last rows on
+AVX-512F in the algorithm's order). ``--n-extra R``: N = n + R columns (R a
+multiple of 32; with ``--m-extra``, both), timed with
+``gemm_u8s8_ntail`` and ``gemm_bf16_ntail`` (the last N % 256 columns in
+32-column blocks).
 """
 from __future__ import annotations
 
@@ -53,22 +55,18 @@ def main(argv=None) -> int:
                     choices=["int8", "bf16"])
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--m-extra", type=int, default=0, metavar="R",
-                    help="M = n + R (int8 only: the any-M kernel)")
+                    help="M = n + R (the any-M kernels)")
     ap.add_argument("--n-extra", type=int, default=0, metavar="R",
-                    help="N = n + R, R % 32 == 0 (int8 only: the N-tail "
-                    "kernel)")
+                    help="N = n + R, R %% 32 == 0 (the N-tail kernels)")
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                     help="wall time, or process CPU time / threads "
                     "(steadier on a busy machine)")
     args = ap.parse_args(argv)
 
-    from apps.gemm_amx.schedule import (gemm_bf16, gemm_u8s8,
+    from apps.gemm_amx.schedule import (gemm_bf16, gemm_bf16_mtail,
+                                        gemm_bf16_ntail, gemm_u8s8,
                                         gemm_u8s8_mtail, gemm_u8s8_ntail,
                                         schedule)
-    if (args.m_extra or args.n_extra) and "bf16" in args.kinds:
-        print("--m-extra/--n-extra: int8 only (the bf16 AMX kernel needs "
-              "M % 32 and N % 256)")
-        args.kinds = [k for k in args.kinds if k != "bf16"]
     mkl, why = MklLowp.load()
     print(why)
     if mkl is not None:
@@ -85,7 +83,9 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(0)
     rows = []
     for kind in args.kinds:
-        alg = (gemm_bf16 if kind == "bf16" else
+        alg = ((gemm_bf16_ntail if args.n_extra else
+                gemm_bf16_mtail if args.m_extra else gemm_bf16)
+               if kind == "bf16" else
                gemm_u8s8_ntail if args.n_extra else
                gemm_u8s8_mtail if args.m_extra else gemm_u8s8)
         kernels = {t: schedule(alg, threads=t > 1).compile()

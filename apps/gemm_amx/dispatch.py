@@ -16,7 +16,10 @@ the same call, so it also needs ``avx512f``/``avx512vnni``, which every
 AMX CPU has) and ``gemm_u8s8_ntail`` (any N % 32 == 0: the full 256-column
 blocks and the last N % 256 columns are two calls of the any-M kernel on
 windows, with column blocks of 256 and 32), so it needs N % 32 and K % 64;
-the bf16 one needs M % 32, N % 256, K % 32. ``shape`` (M, N, K), when
+the bf16 one is ``gemm_bf16_ntail`` (any M: the last M % 32 rows on
+AVX-512F multiplies and adds in the algorithm's order, bit-exact with the
+tiles' part, so it needs ``avx512f`` too; N % 32 == 0: two calls on
+windows as for int8) and needs N % 32, K % 32. ``shape`` (M, N, K), when
 given, skips an AMX entry whose kernel does not take that shape. ``threads`` picks the kernels whose column blocks are a par
 loop (it was ignored for AMX: the one-thread kernel was built), ``tile``
 goes to the AVX-512 builders only.
@@ -27,22 +30,22 @@ from apps.gemm_lowp import schedule as lowp
 
 AMX_FEATURES = {"u8s8": frozenset({"amx-tile", "amx-int8", "avx512f",
                                     "avx512vnni"}),
-                "bf16": frozenset({"amx-tile", "amx-bf16"})}
+                "bf16": frozenset({"amx-tile", "amx-bf16", "avx512f"})}
 
 
 def _amx_builder(kind):
     def build(threads, tile=None):
-        from apps.gemm_amx.schedule import (gemm_bf16, gemm_u8s8_ntail,
-                                            schedule)
-        return schedule(gemm_bf16 if kind == "bf16" else gemm_u8s8_ntail,
+        from apps.gemm_amx.schedule import (gemm_bf16_ntail,
+                                            gemm_u8s8_ntail, schedule)
+        return schedule(gemm_bf16_ntail if kind == "bf16"
+                        else gemm_u8s8_ntail,
                         threads=bool(threads))
     return build
 
 
 #: (kind) -> whether the AMX kernel takes (M, N, K) (its assertions)
 AMX_SHAPES = {"u8s8": lambda M, N, K: N % 32 == 0 and K % 64 == 0,
-              "bf16": lambda M, N, K: (M % 32 == 0 and N % 256 == 0
-                                       and K % 32 == 0)}
+              "bf16": lambda M, N, K: N % 32 == 0 and K % 32 == 0}
 
 #: (kind) -> [(required CPU features, label, builder)], best first
 _LABELS = {"u8s8": "amx-int8", "bf16": "amx-bf16"}

@@ -5,9 +5,13 @@
 A small C program (compiled with ``$CC``, default ``cc``) requests the AMX
 tile state from Linux, configures all eight tiles as 16 x 64 bytes and runs
 ``iters`` iterations of four independent ``tdpbusd`` (or ``tdpbf16ps``)
-into tmm0..3 from tmm4..7: the shape of the GEMM kernel's inner step
-without its loads, so nothing but the tile unit limits it. The best of many
-short runs (2 ms, as apps/common/peak.py) is the peak.
+into tmm0..3 from tmm4..7: the shape of the GEMM kernel's inner step. The
+best of many short runs (2 ms, as apps/common/peak.py) is the peak. Four
+variants (``VARIANTS``, all printed): zeros in the tiles and no loads (the
+nominal figure, ``amx_peak``'s default); random data (the tile unit is
+slower on it); random data with the step's four A and B tile loads from an
+L1-resident 4 KB, as a real kernel must load them; and from a 512 KB
+stream (L2).
 
 Operations per instruction: 16 x 16 x 64 x 2 for int8 (GOP/s), 16 x 16 x 32
 x 2 for bf16 (GFLOP/s). Exit status 2 (``PeakUnavailable``) when the CPU or
@@ -36,32 +40,61 @@ _SOURCE = r"""
 #include <unistd.h>
 #include <sys/syscall.h>
 
+/* The loop body: four tile products into tmm0..3 from tmm4..7, and with
+   `loads` first the four A and B tiles (tmm4..7) loaded, as a kernel's K
+   step does: from `buf`, `ring` bytes cycled through (4 KB: the same tiles
+   every step, L1-resident; larger: a new 4 KB each step, as the kernel
+   streams its packed blocks). */
+#define DP4(op) op(0, 4, 6); op(1, 4, 7); op(2, 5, 6); op(3, 5, 7)
+#define LD4(p) _tile_loadd(4, (p), 64); _tile_loadd(6, (p) + 2048, 64); \
+    _tile_loadd(5, (p) + 1024, 64); _tile_loadd(7, (p) + 3072, 64)
+
 __attribute__((target("amx-tile,amx-int8,amx-bf16")))
-static void run(long iters, int bf16) {
-    if (bf16) {
+static void run(long iters, int bf16, int loads, const unsigned char *buf,
+                long ring) {
+    long off = 0;
+    if (!loads && bf16) {
+        for (long i = 0; i < iters; i++) { DP4(_tile_dpbf16ps); }
+    } else if (!loads) {
+        for (long i = 0; i < iters; i++) { DP4(_tile_dpbusd); }
+    } else if (bf16) {
         for (long i = 0; i < iters; i++) {
-            _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 7);
-            _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7);
+            LD4(buf + off); DP4(_tile_dpbf16ps);
+            off += 4096; if (off == ring) off = 0;
         }
     } else {
         for (long i = 0; i < iters; i++) {
-            _tile_dpbusd(0, 4, 6); _tile_dpbusd(1, 4, 7);
-            _tile_dpbusd(2, 5, 6); _tile_dpbusd(3, 5, 7);
+            LD4(buf + off); DP4(_tile_dpbusd);
+            off += 4096; if (off == ring) off = 0;
         }
     }
 }
 
+/* data: 0 zeros, 1 random (int8: random bytes; bf16: random values in
+   (-1, 1), none denormal, infinite or NaN) */
+static void fill(unsigned char *p, long n, int bf16, int random) {
+    uint32_t x = 12345;
+    for (long i = 0; i < n; i += 2) {
+        x = x * 1664525u + 1013904223u;
+        uint16_t v = (uint16_t)(x >> 16);
+        if (bf16) {      /* sign, exponent 100-126, 7 random mantissa bits */
+            v = (uint16_t)((v & 0x807F) | ((uint16_t)(100 + (x >> 8) % 27) << 7));
+        }
+        if (!random) v = 0;
+        memcpy(p + i, &v, 2);
+    }
+}
+
 __attribute__((target("amx-tile")))
-static void setup(void) {
+static void setup(const unsigned char *data) {
     unsigned char cfg[64];
-    static unsigned char zeros[1024];
     memset(cfg, 0, 64);
     cfg[0] = 1;
     for (int t = 0; t < 8; t++) { cfg[16 + 2 * t] = 64; cfg[48 + t] = 16; }
     __asm__ __volatile__("" ::: "memory");  /* gcc's intrinsic reads 8 bytes */
     _tile_loadconfig(cfg);
-    _tile_loadd(4, zeros, 64); _tile_loadd(5, zeros, 64);
-    _tile_loadd(6, zeros, 64); _tile_loadd(7, zeros, 64);
+    _tile_loadd(4, data, 64); _tile_loadd(5, data + 1024, 64);
+    _tile_loadd(6, data + 2048, 64); _tile_loadd(7, data + 3072, 64);
     _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
 }
 
@@ -76,35 +109,62 @@ int main(int argc, char **argv) {
         return 2;
     }
     long iters = atol(argv[1]);
-    int n = atoi(argv[2]), bf16 = atoi(argv[3]);
-    setup();
+    /* argv[3]: "<bf16> <random> <ring bytes, 0: no loads>" */
+    int n = atoi(argv[2]), bf16 = 0, random = 0;
+    long ring = 0;
+    if (sscanf(argv[3], "%d %d %ld", &bf16, &random, &ring) < 1 ||
+        ring % 4096 != 0 || ring < 0) {
+        fprintf(stderr, "bad mode '%s'\n", argv[3]);
+        return 1;
+    }
+    long bytes = ring > 4096 ? ring : 4096;
+    unsigned char *buf = aligned_alloc(64, (size_t)bytes);
+    if (!buf) return 1;
+    fill(buf, bytes, bf16, random);
+    setup(buf);
     double best = 1e30;
     for (int r = 0; r < n; r++) {
         struct timespec a, b;
         clock_gettime(CLOCK_MONOTONIC, &a);
-        run(iters, bf16);
+        run(iters, bf16, ring > 0, buf, ring);
         clock_gettime(CLOCK_MONOTONIC, &b);
         double t = (b.tv_sec - a.tv_sec) + 1e-9 * (b.tv_nsec - a.tv_nsec);
         if (t < best) best = t;
     }
     double ops = 4.0 * 16 * 16 * (bf16 ? 32 : 64) * 2 * (double)iters;
     printf("%.6f %.9f\n", ops / best * 1e-9, best);
+    free(buf);
     return 0;
 }
 """
 
 
+#: the probe's variants: (name, random data, bytes cycled through by the
+#: tile loads, 0: no loads)
+VARIANTS = (("zeros, no loads", False, 0),
+            ("random, no loads", True, 0),
+            ("random, L1 loads", True, 4096),
+            ("random, L2 loads", True, 512 * 1024))
+
+
 def amx_peak(kind: str = "int8", runs: int = 200, seconds: float = 0.002,
-             copies: int = 1) -> float:
+             copies: int = 1, random: bool = False, ring: int = 0) -> float:
     """AMX peak of one core (or the sum over ``copies`` probes at once) in
     GOP/s (``kind='int8'``: tdpbusd) or GFLOP/s (``'bf16'``: tdpbf16ps).
-    Raises ``PeakUnavailable``."""
+    ``random``: random data in the tiles (the unit is slower than on
+    zeros); ``ring`` > 0: each step first loads its four A and B tiles
+    (4 KB) from a buffer of ``ring`` bytes cycled through (4096: the same
+    L1-resident tiles every step, as a kernel's loads at best; larger: a
+    stream from L2). The defaults are the nominal figure (zeros, no
+    loads). Raises ``PeakUnavailable``."""
     if kind not in ("int8", "bf16"):
         raise ValueError(f"kind is 'int8' or 'bf16', not {kind!r}")
+    if ring % 4096 or ring < 0:
+        raise ValueError(f"ring is a multiple of 4096, not {ring}")
     with tempfile.TemporaryDirectory(prefix="amx_peak_") as d:
         exe = build_probe(_SOURCE, d, "amx_peak", "AMX")
-        return probe_rate(exe, "1" if kind == "bf16" else "0", "AMX", runs,
-                          seconds, copies, first_iters=1 << 10,
+        return probe_rate(exe, f"{int(kind == 'bf16')} {int(random)} {ring}",
+                          "AMX", runs, seconds, copies, first_iters=1 << 10,
                           max_iters=1 << 30)
 
 
@@ -115,8 +175,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     try:
         for kind, unit in (("int8", "GOP/s"), ("bf16", "GFLOP/s")):
-            g = amx_peak(kind, args.runs, copies=args.copies)
-            print(f"AMX {kind} peak, {args.copies} core(s): {g:.0f} {unit}")
+            for name, random, ring in VARIANTS:
+                g = amx_peak(kind, args.runs, copies=args.copies,
+                             random=random, ring=ring)
+                print(f"AMX {kind} peak ({name}), {args.copies} core(s): "
+                      f"{g:.0f} {unit}")
     except PeakUnavailable as e:
         print(f"peak: {e}", file=sys.stderr)
         return 2

@@ -84,6 +84,55 @@ def gemm_u8s8_ntail(M: size, N: size, K: size, A: ui8[M, K] @ DRAM,
                 C[i, j] += A[i, k] * B[k, j]
 
 
+@proc
+def gemm_bf16_ntail(M: size, N: size, K: size, A: bf16[M, K] @ DRAM,
+                    B: bf16[K, N] @ DRAM, C: f32[M, N] @ DRAM):
+    assert N % 32 == 0
+    assert K % 32 == 0
+    for i in seq(0, M):
+        for j in seq(0, N):
+            for kt in seq(0, K / 32):
+                even: f32
+                odd: f32
+                even = 0.0
+                odd = 0.0
+                for kp in seq(0, 16):
+                    even += A[i, 32 * kt + 2 * kp] * B[32 * kt + 2 * kp, j]
+                    odd += (A[i, 32 * kt + 2 * kp + 1] *
+                            B[32 * kt + 2 * kp + 1, j])
+                C[i, j] += even + odd
+
+
+@functools.lru_cache(maxsize=2)
+def _window_gemm_bf16(nc):
+    """The bf16 algorithm on windows, as ``_window_gemm``, sized by its
+    number of 32-deep steps ``KT`` (K = 32 * KT): ``replace`` infers a
+    callee's sizes from its loop bounds and window shapes, and a loop
+    ``seq(0, K / 32)`` uses K non-affinely (refused)."""
+    @proc
+    def gemm_bf16_w(M: size, N: size, KT: size,
+                    A: [bf16][M, 32 * KT] @ DRAM,
+                    B: [bf16][32 * KT, N] @ DRAM, C: [f32][M, N] @ DRAM):
+        assert N % nc == 0
+        assert stride(A, 1) == 1
+        assert stride(B, 1) == 1
+        assert stride(C, 1) == 1
+        for i in seq(0, M):
+            for j in seq(0, N):
+                for kt in seq(0, KT):
+                    even: f32
+                    odd: f32
+                    even = 0.0
+                    odd = 0.0
+                    for kp in seq(0, 16):
+                        even += (A[i, 32 * kt + 2 * kp] *
+                                 B[32 * kt + 2 * kp, j])
+                        odd += (A[i, 32 * kt + 2 * kp + 1] *
+                                B[32 * kt + 2 * kp + 1, j])
+                    C[i, j] += even + odd
+    return gemm_bf16_w.rename(f"gemm_bf16_w{nc}")
+
+
 @functools.lru_cache(maxsize=2)
 def _window_gemm(nc):
     """The int8 algorithm on windows (a block of columns of the caller's B
@@ -109,6 +158,25 @@ def _window_gemm(nc):
 def gemm_bf16(M: size, N: size, K: size, A: bf16[M, K] @ DRAM,
               B: bf16[K, N] @ DRAM, C: f32[M, N] @ DRAM):
     assert M % 32 == 0
+    assert N % 256 == 0
+    assert K % 32 == 0
+    for i in seq(0, M):
+        for j in seq(0, N):
+            for kt in seq(0, K / 32):
+                even: f32
+                odd: f32
+                even = 0.0
+                odd = 0.0
+                for kp in seq(0, 16):
+                    even += A[i, 32 * kt + 2 * kp] * B[32 * kt + 2 * kp, j]
+                    odd += (A[i, 32 * kt + 2 * kp + 1] *
+                            B[32 * kt + 2 * kp + 1, j])
+                C[i, j] += even + odd
+
+
+@proc
+def gemm_bf16_mtail(M: size, N: size, K: size, A: bf16[M, K] @ DRAM,
+                    B: bf16[K, N] @ DRAM, C: f32[M, N] @ DRAM):
     assert N % 256 == 0
     assert K % 32 == 0
     for i in seq(0, M):
@@ -155,12 +223,17 @@ def stages(p=gemm_u8s8, threads=False):
     ``gemm_u8s8`` or ``gemm_bf16`` (the algorithm ``p`` picks the kind);
     ``threads``: the column blocks (and the copy of A) as par loops. The
     steps up to the hoisted configuration are shared (and cached).
-    ``gemm_u8s8_mtail`` (any M): ``_mtail_stages``; ``gemm_u8s8_ntail``
-    (any M, N % 32): ``_ntail_stages``."""
+    ``gemm_u8s8_mtail``/``gemm_bf16_mtail`` (any M): ``_mtail_stages``;
+    ``gemm_u8s8_ntail``/``gemm_bf16_ntail`` (any M, N % 32):
+    ``_ntail_stages``."""
     if p is gemm_u8s8_mtail:
         return list(_mtail_stages(threads))
+    if p is gemm_bf16_mtail:
+        return list(_mtail_stages(threads, NC, gemm_bf16_mtail))
     if p is gemm_u8s8_ntail:
         return list(_ntail_stages(threads))
+    if p is gemm_bf16_ntail:
+        return list(_ntail_stages(threads, gemm_bf16_ntail))
     out = list(_common_stages(p))
     p = out[-1][1]
     if not threads:
@@ -260,7 +333,7 @@ def _common_stages(p):
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=8)
 def _mtail_stages(threads, nc=NC, p=None):
     """The int8 GEMM for any M (``gemm_u8s8_mtail``): the full 32-row
     blocks on AMX as in ``_common_stages``, the last M % 32 rows on
@@ -288,12 +361,17 @@ def _mtail_stages(threads, nc=NC, p=None):
        ``divide_dim``, ``set_memory``), ``mm512_dpbusd_bcst_epi32`` on the
        packed B (its [16, 4] blocks are the VNNI layout of vpdpbusd).
 
+    For bf16 (``gemm_bf16_mtail`` or its window form) step 6 is
+    ``_bf16_tail_rows`` (AVX-512F, the algorithm's order).
+
     ``nc`` is the column block (a multiple of 32) and ``p`` the algorithm
     (default ``gemm_u8s8_mtail``): ``_ntail_stages`` schedules the window
     algorithms of ``_window_gemm`` with blocks of 256 and 32."""
-    kind = INT8
-    g, ks = kind.group, kind.kstep
     p = gemm_u8s8_mtail if p is None else p
+    kind = BF16 if p.name().startswith('gemm_bf16') else INT8
+    g, ks = kind.group, kind.kstep
+    # the number of K steps: the bf16 window algorithm has it as a size
+    steps = 'KT' if p.name().startswith('gemm_bf16_w') else f'K / {ks}'
     out = [("the algorithm", p)]
 
     def step(what, q):
@@ -304,21 +382,22 @@ def _mtail_stages(threads, nc=NC, p=None):
     p = p.reorder('i', 'jc')
     p = p.split('i', 32, 'io', 'ib', tail='guard')
     p = p.lift_scope(p.find_loop('jj'))
-    p = p.lift_scope(p.find_loop('k'))
+    p = p.lift_scope(p.find_loop('kt' if kind is BF16 else 'k'))
     p = p.split('ib', 16, 'ih', 'ii', tail='perfect')
     p = p.split('jj', 32, 'jo', 'jb', tail='perfect')
     p = p.split('jb', 16, 'jh', 'ji', tail='perfect')
     p = p.reorder('ii', 'jo')
     p = p.reorder('ih', 'jo')
     p = p.reorder('ii', 'jh')
-    p = p.split('k', 64, 'kt', 'kb', tail='perfect')
-    p = p.split('kb', 4, 'kq', 'kr', tail='perfect')
+    if kind is INT8:   # the bf16 algorithm has its K steps already
+        p = p.split('k', 64, 'kt', 'kb', tail='perfect')
+        p = p.split('kb', 4, 'kq', 'kr', tail='perfect')
     for loop in ('ji', 'ii', 'jh', 'ih'):
         p = p.reorder(loop, 'kt')
     p = step("column blocks, 32-row blocks (the last guarded), 16 x 16 "
-             "tiles, 64-deep steps", p)
+             f"tiles, {ks}-deep steps", p)
 
-    p = _stage_b(p, kind, p.find_loop('kt'), nc)
+    p = _stage_b(p, kind, p.find_loop('kt'), nc, steps)
     p = p.fission_after(p.find_loop('i0'), n_lifts=3)
     p = p.remove_loop(p.find_loop('io'))
     p = p.remove_loop(p.find_loop('jo'))
@@ -334,7 +413,7 @@ def _mtail_stages(threads, nc=NC, p=None):
     p = p.stage_mem(p.find_loop('kt #1').body(),
                     f'A[32*io:32*io+32, {ks}*kt:{ks}*kt+{ks}]', 'Ap')
     p = p.divide_dim('Ap', 0, 16)
-    p = p.expand_dim('Ap', f'K / {ks}', 'kt')
+    p = p.expand_dim('Ap', steps, 'kt')
     p = p.expand_dim('Ap', '(M + 31) / 32', 'io')
     p = p.rearrange_dim('Ap', [0, 2, 1, 3, 4])
     p = p.lift_alloc('Ap', n_lifts=4)
@@ -357,6 +436,26 @@ def _mtail_stages(threads, nc=NC, p=None):
     p = step("full blocks: tiles, one ldtilecfg before the column blocks",
              _tile_instructions(p, kind))
 
+    if kind is BF16:
+        p = step("the last M % 32 rows on AVX-512F in the algorithm's "
+                 "order, from the packed B", _bf16_tail_rows(p, nc))
+    else:
+        p = step("the last M % 32 rows on AVX-512 VNNI, from the packed B",
+                 _u8s8_tail_rows(p, nc))
+    if not threads:
+        return tuple(out)
+    # the copy of A and the column blocks in parallel (each packs into
+    # its own slot of Bp: expand_dim above)
+    p = p.parallelize(p.find_loop('io'))
+    p = step("column blocks (and the copy of A) in parallel",
+             p.parallelize(p.find_loop('jc')))
+    return tuple(out)
+
+
+def _u8s8_tail_rows(p, nc):
+    """The int8 tail rows (step 6 of ``_mtail_stages``): one guarded row
+    at a time, its ``nc`` columns in zmm accumulators over all of K,
+    ``vpdpbusd`` on the packed B."""
     # the tail rows: io, ih, ii, (guard), kt, kq, jo, jh, ji, kr
     for a, b in (('jh', 'ii'), ('kt', 'ih'), ('jo', 'ih'), ('kt', 'ii'),
                  ('jo', 'ii'), ('ji', 'kq'), ('jh', 'kq'), ('jo', 'kt'),
@@ -375,15 +474,51 @@ def _mtail_stages(threads, nc=NC, p=None):
     p = p.replace(p.find_loop('ji'), X.mm512_dpbusd_bcst_epi32)
     for loop in ('jh', 'jo #1', 'tlo', 'tso'):
         p = p.unroll(loop)
-    p = step("the last M % 32 rows on AVX-512 VNNI, from the packed B", p)
-    if not threads:
-        return tuple(out)
-    # the copy of A and the column blocks in parallel (each packs into
-    # its own slot of Bp: expand_dim above)
-    p = p.parallelize(p.find_loop('io'))
-    p = step("column blocks (and the copy of A) in parallel",
-             p.parallelize(p.find_loop('jc')))
-    return tuple(out)
+    return p
+
+
+def _bf16_tail_rows(p, nc):
+    """The bf16 tail rows (step 6 of ``_mtail_stages``) in the algorithm's
+    order: one guarded row at a time, its ``nc`` columns staged in zmm
+    registers over all of K; per 32-deep step and 16 columns, the even and
+    the odd sums as two zmm (``expand_dim`` over the columns, the column
+    loop split around each statement and moved inside the pair loop),
+    each term a broadcast element of A times the even or odd elements of
+    16 packed pairs of B (a multiply and an add), then ``C += even +
+    odd``. ``vdpbf16ps`` would sum each pair into one accumulator, not the
+    algorithm's order."""
+    for a, b in (('jh', 'ii'), ('kt', 'ih'), ('jo', 'ih'), ('kt', 'ii'),
+                 ('jo', 'ii'), ('jo', 'kt')):
+        p = p.reorder(a, b)
+    for _ in range(4):                       # ji, jh, jo, kt
+        p = p.lift_scope(p.find('if _: _'))
+    for buf in ('even', 'odd', 'eo'):
+        if buf == 'eo':
+            p = p.bind_expr(p.find('even[ji] + odd[ji]'), 'eo')
+        p = p.expand_dim(buf, 16, 'ji')
+        p = p.lift_alloc(buf)
+    for s in ('even[ji] = 0.0', 'odd[ji] = 0.0', 'eo[ji] = _'):
+        p = p.fission_after(p.find(s))
+    p = p.fission_after(p.find_loop('kp'))
+    p = p.reorder('ji', 'kp')
+    p = p.fission_after(p.find('even[ji] += _'))
+    p = p.stage_mem(p.find_loop('kt #3'),
+                    f'C[32*io+16*ih+ii, {nc}*jc:{nc}*jc+{nc}]', 'Ct')
+    p = p.divide_dim('Ct', 0, 16)
+    for buf in ('Ct', 'even', 'odd', 'eo'):
+        p = p.set_memory(buf, X.AVX512)
+    p = p.split('i0', 16, 'tlo', 'tli', tail='perfect')
+    p = p.split('i0', 16, 'tso', 'tsi', tail='perfect')
+    p = p.replace(p.find_loop('tli'), X.mm512_loadu_ps)
+    p = p.replace(p.find_loop('tsi'), X.mm512_storeu_ps)
+    for ins in (X.mm512_setzero_ps, X.mm512_setzero_ps,
+                lowp.mm512_mul_add_bf16_even_bcst_ps,
+                lowp.mm512_mul_add_bf16_odd_bcst_ps, X.mm512_add3_ps,
+                X.mm512_add_ps):
+        p = p.replace(p.find_loop('ji'), ins)
+    for loop in ('jh', 'jo #1', 'tlo', 'tso'):
+        p = p.unroll(loop)
+    return p
 
 
 #: column block of the N tail: N % 256 columns in blocks of 32 (one
@@ -391,8 +526,8 @@ def _mtail_stages(threads, nc=NC, p=None):
 NC_TAIL = 32
 
 
-@functools.lru_cache(maxsize=2)
-def _ntail_stages(threads):
+@functools.lru_cache(maxsize=4)
+def _ntail_stages(threads, p=None):
     """The int8 GEMM for any M and N % 32 == 0 (``gemm_u8s8_ntail``): the
     columns cut at 256 * (N / 256) (``cut_loop``) and the row loop split
     with them (``fission_after``, ``shift_loop`` of the tail to 0); each
@@ -404,8 +539,10 @@ def _ntail_stages(threads):
     ``_mtail_stages`` with column blocks of 256 and of 32. Both calls copy
     A into the tile layout and write the tile configuration (the tail's
     copy of A costs about M * K bytes against its M * (N % 256) * K
-    products)."""
-    p = gemm_u8s8_ntail
+    products). ``p = gemm_bf16_ntail``: the same on the bf16 window
+    algorithm of ``_window_gemm_bf16``."""
+    p = gemm_u8s8_ntail if p is None else p
+    window = _window_gemm_bf16 if p is gemm_bf16_ntail else _window_gemm
     out = [("the algorithm", p)]
 
     def step(what, q):
@@ -423,7 +560,7 @@ def _ntail_stages(threads):
     for loop in ('i #3', 'i #1'):
         p = p.eliminate_dead_code(p.find_loop(loop))
     p = step("each part guarded by its being non-empty", p)
-    full, tail = _window_gemm(NC), _window_gemm(NC_TAIL)
+    full, tail = window(NC), window(NC_TAIL)
     p = p.replace(p.find_loop('i'), full)
     p = step("each part a call of the algorithm on windows",
              p.replace(p.find_loop('i'), tail))
@@ -439,7 +576,7 @@ def _ntail_stages(threads):
     return tuple(out)
 
 
-def _stage_b(p, kind, kt, nc=NC):
+def _stage_b(p, kind, kt, nc=NC, steps=None):
     """Stage the column block of B read by one step of the loop ``kt`` in
     the VNNI layout (``Bp[jt, kt, kq, j, kr]``), a slot per step, the
     buffer lifted to the column block."""
@@ -453,7 +590,7 @@ def _stage_b(p, kind, kt, nc=NC):
     # consecutive lines, the K loop one sequential stream per tile column
     p = p.divide_dim('Bp', 1, 16)
     p = p.rearrange_dim('Bp', [1, 0, 2, 3])
-    p = p.expand_dim('Bp', f'K / {ks}', 'kt')
+    p = p.expand_dim('Bp', steps or f'K / {ks}', 'kt')
     p = p.rearrange_dim('Bp', [1, 0, 2, 3, 4])
     return p.lift_alloc('Bp', n_lifts=3)
 
@@ -540,10 +677,13 @@ def _copy_from(p, buf):
 
 
 def schedule(p=gemm_u8s8, threads=False):
-    """The fully scheduled kernel (``gemm_u8s8_amx`` or ``gemm_bf16_amx``;
-    with ``threads``, ``..._amx_par``: column blocks in parallel)."""
+    """The fully scheduled kernel (``gemm_u8s8_amx``, ``gemm_bf16_amx``,
+    or the tail kernels ``gemm_{u8s8,bf16}_{m,n}tail_amx``; with
+    ``threads``, ``..._amx_par``: column blocks in parallel)."""
     kind = BF16 if p is gemm_bf16 else INT8
     name = ("gemm_u8s8_mtail_amx" if p is gemm_u8s8_mtail else
-            "gemm_u8s8_ntail_amx" if p is gemm_u8s8_ntail else kind.name)
+            "gemm_bf16_mtail_amx" if p is gemm_bf16_mtail else
+            "gemm_u8s8_ntail_amx" if p is gemm_u8s8_ntail else
+            "gemm_bf16_ntail_amx" if p is gemm_bf16_ntail else kind.name)
     return stages(p, threads)[-1][1].rename(
         name + ("_par" if threads else ""))

@@ -438,6 +438,72 @@ def test_gemm_m_tail_keeps_the_partial_blocks_guard(mtail):
 
 
 @pytest.fixture(scope="module")
+def bf16_mtail():
+    from apps.gemm_amx.schedule import gemm_bf16_mtail, schedule
+    return schedule(gemm_bf16_mtail)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_gemm_bf16_m_tail_bit_exact(bf16_mtail, mode, monkeypatch):
+    """gemm_bf16_mtail takes any M: the full 32-row blocks on AMX, the
+    last M % 32 rows on AVX-512F from the same packed B in the
+    algorithm's order (per 32-deep step an even and an odd sum, a multiply
+    and an add per term, then C += even + odd), one ldtilecfg; exact
+    with the algorithm's order on edge shapes (tail only, one row, both
+    parts, no tail)."""
+    k = bf16_mtail
+    text = str(k)
+    assert "for io in seq(M / 32, (M + 31) / 32):" in text
+    assert "if 32 * io + 16 * ih + ii < M:" in text
+    assert text.count("mm512_mul_add_bf16_even_bcst_ps(") == 16
+    assert text.count("mm512_mul_add_bf16_odd_bcst_ps(") == 16
+    assert text.count("tdpbf16ps_") == 4
+    assert "dpbf16_bcst" not in text        # vdpbf16ps: another order
+    assert len(k.find('ldtilecfg(_)', many=True)) == 1
+    f = _compile(k, mode, monkeypatch)
+    for M, N, K, seed in ((1, 256, 32, 21), (31, 256, 64, 22),
+                          (33, 512, 64, 23), (64, 256, 32, 24)):
+        A, B, C, ref = _gemm_case("bf16", M, N, K, seed)
+        got = C.copy()
+        f(M, N, K, A, B, got)
+        assert np.array_equal(got, ref), (M, N, K)
+
+
+def test_gemm_bf16_m_tail_interpreted(bf16_mtail):
+    """interpret() of the bf16 tail kernel (17 rows: the tail path only),
+    bit-exact with the algorithm's order. (Its threaded form is the int8
+    one's parallelization, tested above on two threads.)"""
+    A, B, C, ref = _gemm_case("bf16", 17, 256, 32, seed=25)
+    got = C.copy()
+    bf16_mtail.interpret(17, 256, 32, A, B, got)
+    assert np.array_equal(got, ref)
+
+
+def test_gemm_bf16_n_tail_bit_exact(monkeypatch):
+    """gemm_bf16_ntail takes any M and N % 32 == 0: the int8 N-tail
+    construction on the bf16 window algorithm (sized by its K steps, so
+    that replace can infer it); exact with the algorithm's order on edge
+    shapes (tail columns only, both parts, M tails in both), and through
+    interpret()."""
+    from apps.gemm_amx.schedule import gemm_bf16_ntail, schedule
+    k = schedule(gemm_bf16_ntail)
+    text = str(k)
+    assert "if N / 256 > 0:" in text and "if N % 256 > 0:" in text
+    assert "gemm_bf16_w32_amx(M, N - 256 * (N / 256), K / 32," in text
+    f = _compile(k, "native" if NATIVE else "emulated", monkeypatch)
+    for M, N, K, seed in ((1, 32, 32, 31), (33, 288, 64, 32),
+                          (17, 480, 32, 33)):
+        A, B, C, ref = _gemm_case("bf16", M, N, K, seed)
+        got = C.copy()
+        f(M, N, K, A, B, got)
+        assert np.array_equal(got, ref), (M, N, K)
+    A, B, C, ref = _gemm_case("bf16", 17, 288, 32, seed=34)
+    got = C.copy()
+    k.interpret(17, 288, 32, A, B, got)
+    assert np.array_equal(got, ref)
+
+
+@pytest.fixture(scope="module")
 def ntail():
     from apps.gemm_amx.schedule import gemm_u8s8_ntail, schedule
     return schedule(gemm_u8s8_ntail)
@@ -617,7 +683,17 @@ def test_dispatch_prefers_amx_then_avx512():
     assert choose("u8s8", amx8, shape=(32, 272, 64))[0] == "avx512-vnni"
     assert choose("u8s8", amx8, shape=(32, 256, 96))[0] == "avx512-vnni"
     assert choose("bf16", amx8, shape=(64, 256, 32))[0] == "amx-bf16"
-    assert choose("bf16", amx8, shape=(64, 288, 32))[0] == "avx512-bf16"
+    assert choose("bf16", amx8, shape=(64, 272, 32))[0] == "avx512-bf16"
+    # the bf16 AMX kernel takes any M and N % 32 too; its tail rows run on
+    # AVX-512F
+    assert choose("bf16", amx8, shape=(33, 256, 32))[0] == "amx-bf16"
+    assert choose("bf16", amx8, shape=(1, 512, 64))[0] == "amx-bf16"
+    assert choose("bf16", amx8, shape=(33, 256, 48))[0] == "avx512-bf16"
+    label, build = choose("bf16", amx8, shape=(33, 288, 32))
+    assert label == "amx-bf16"
+    assert build(False).name() == "gemm_bf16_ntail_amx"
+    with pytest.raises(RuntimeError, match="no bf16 GEMM kernel"):
+        choose("bf16", {"amx-tile", "amx-bf16", "avx512bf16"})
     with pytest.raises(RuntimeError, match="no u8s8 GEMM kernel"):
         choose("u8s8", {"amx-tile", "amx-int8"})
 
@@ -922,3 +998,13 @@ def test_a_hand_write_of_the_configuration_is_refused():
     configured_by_hand.interpret(C, D)
     assert np.array_equal(D, C)
     dpbusd_full.c_code_str()
+
+
+def test_gemm_bench_help_prints(capsys):
+    """apps/gemm_amx/bench.py --help printed nothing and raised: argparse
+    formats help strings with %, and --n-extra's said 'R % 32'."""
+    from apps.gemm_amx import bench
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--help"])
+    assert e.value.code == 0
+    assert "--n-extra" in capsys.readouterr().out
