@@ -328,13 +328,13 @@ def search(original, scheduled, sizes_list, rounds=24, seed=0,
     cfg_keys = config_fields([original, scheduled])
     reorderable = float_reductions([original, scheduled])
     exact_ok = exact_on_integers([original, scheduled])
-    # with a float reduction only phase A refutes: a single phase B round
-    # (edge values) remains, to say what the difference is
-    n_exact = max(1, rounds - 1 if reorderable else rounds // 4)
+    # with a float reduction only phase A refutes: two phase B rounds
+    # (random, edge values) remain, to say what the difference is
+    n_exact = max(1, rounds - 2 if reorderable else rounds // 4)
     for sizes in sizes_list:
         for r in range(rounds):
             exact = r < n_exact
-            edge = not exact and (r - n_exact) % 2 == 0
+            edge = not exact and (r - n_exact) % 2 == 1
             if reorderable and not exact and notes is not None and notes:
                 break
             vals, named = make_inputs(original, sizes, rng, edge, exact)
