@@ -328,9 +328,10 @@ def search(original, scheduled, sizes_list, rounds=24, seed=0,
     cfg_keys = config_fields([original, scheduled])
     reorderable = float_reductions([original, scheduled])
     exact_ok = exact_on_integers([original, scheduled])
-    # with a float reduction only phase A refutes: two phase B rounds
+    # with a float reduction only phase A refutes: a few phase B rounds
     # (random, edge values) remain, to say what the difference is
-    n_exact = max(1, rounds - 2 if reorderable else rounds // 4)
+    n_exact = max(1, rounds - min(4, rounds // 4) if reorderable
+                  else rounds // 4)
     for sizes in sizes_list:
         for r in range(rounds):
             exact = r < n_exact
