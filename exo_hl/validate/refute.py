@@ -15,9 +15,11 @@ either procedure has one, a difference is reported only when it is found
 on *exact* inputs (phase A: small nonzero integers in float buffers, in
 procedures whose float operations are exact on such integers: ``+ - *``,
 integer literals, ``fmin``/``fmax``/``relu``/``select``/``fabs``), where
-every order gives the same value, and only for an element both of whose
-values are such exact integers (not a zero of another sign, not NaN or
-infinite). A difference on random or edge floats (phase B), or on exact
+every order gives the same value, and only for an element whose two
+values are different exact integers, or one exact integer and a NaN or an
+infinity (which no order of exact operations gives: a NaN there is a read
+of memory never written, which the interpreter fills with NaN) — not two
+zeros of opposite signs. A difference on random or edge floats (phase B), or on exact
 inputs but outside these terms, is kept as a ``Reassociation`` note: not
 a counterexample, the verdict stays unknown.
 """
@@ -305,8 +307,23 @@ def _forbidden_on_exact(what, u, v):
     if not _is_float_type(t):
         return True           # integers, control values: exact
     a, b = _exact_value(u, t), _exact_value(v, t)
+    if a is None and b is None:
+        return False
+    if a is None or b is None:
+        # exact integers against NaN or an infinity, which no order of
+        # exact operations on them gives (a NaN: a read of memory never
+        # written, which the interpreter fills with NaN)
+        other = v if a is not None else u
+        return not np.isfinite(_as_float(other, t))
     # two zeros of opposite signs: a zero sum's sign depends on the order
-    return a is not None and b is not None and a != b
+    return a != b
+
+
+def _as_float(x, t):
+    if t is IR.BF16:
+        from ..core_ir.datasem import bf16_bits_to_f32
+        return float(bf16_bits_to_f32(np.uint16(x)))
+    return float(x)
 
 
 def _same(u, v):

@@ -366,8 +366,8 @@ def test_wrong_reductions_still_refuted_on_exact_inputs():
 
 def test_exact_inputs_phase_conditions():
     # phase A takes a difference as forbidden only where every order
-    # gives the same value: exact integers of either sign, not zeros of
-    # opposite signs, not NaN or infinity, not beyond the precision
+    # gives the same value: different exact integers, or one and a NaN or
+    # infinity; not zeros of opposite signs, not beyond the precision
     from exo_hl.core_ir.nodes import IR
     f = ("element", IR.F32)
     assert refute._forbidden_on_exact(f, np.float32(3.0), np.float32(4.0))
@@ -377,7 +377,12 @@ def test_exact_inputs_phase_conditions():
     assert not refute._forbidden_on_exact(f, np.float32(1.5),
                                           np.float32(2.0))
     assert not refute._forbidden_on_exact(f, np.float32(np.inf),
-                                          np.float32(2.0))
+                                          np.float32(2.5))
+    assert not refute._forbidden_on_exact(f, np.float32(np.nan),
+                                          np.float32(np.inf))
+    # an exact integer against NaN: a read of memory never written
+    assert refute._forbidden_on_exact(f, np.float32(171.0),
+                                      np.float32(np.nan))
     assert not refute._forbidden_on_exact(f, np.float32(2.0 ** 23),
                                           np.float32(1.0))
     assert refute._forbidden_on_exact(("run", ), "runs", "IndexError")
