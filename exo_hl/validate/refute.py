@@ -19,14 +19,16 @@ every order gives the same value, and only for an element whose two
 values are different exact integers, or one exact integer and a NaN or an
 infinity (which no order of exact operations gives: a NaN there is a read
 of memory never written, which the interpreter fills with NaN) — not two
-zeros of opposite signs. A difference on random or edge floats (phase B), or on exact
-inputs but outside these terms, is kept as a ``Reassociation`` note: not
-a counterexample, the verdict stays unknown.
+zeros of opposite signs. A difference on random or edge floats (phase B),
+or on exact inputs but outside these terms, is kept as a
+``Reassociation`` note: not a counterexample, the verdict stays unknown.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..core_ir.datasem import (bf16_bits_to_f32, f32_to_bf16_bits, is_float,
+                               is_int)
 from ..core_ir.interpret import ConfigState, run_interpreter
 from ..core_ir.nodes import IR
 from ..core_ir.types import NUMPY_DTYPES, basetype, is_control, shape
@@ -77,7 +79,6 @@ _CLOSED_EXTERNS = {"fmin", "fmax", "relu", "select", "fabs"}
 
 
 def _is_float_type(t):
-    from ..core_ir.datasem import is_float
     return t is IR.Num or is_float(t)
 
 
@@ -118,9 +119,10 @@ def exact_on_integers(procs):
             v = n.val
             if not (np.isfinite(v) and v == int(v) and abs(v) <= _EXACT_LIT):
                 return False
-        elif isinstance(n, IR.BinOp) and n.op == "/" and \
-                _is_float_type(getattr(n, "type", None)):
-            return False
+        elif isinstance(n, IR.BinOp) and n.op == "/":
+            t = getattr(n, "type", None)
+            if not (is_int(t) or is_control(t)):
+                return False        # a float (or untyped) division
         elif isinstance(n, IR.Extern) and \
                 n.f.name() not in _CLOSED_EXTERNS:
             return False
@@ -139,7 +141,6 @@ def _draw(rng, dt, n, edge, exact=False, bf16=False):
                 dt, _EXACT_IN_DEFAULT)
             v = rng.integers(1, m + 1, n) * rng.choice([-1, 1], n)
             if bf16:
-                from ..core_ir.datasem import f32_to_bf16_bits
                 return np.asarray(f32_to_bf16_bits(v.astype(np.float32)),
                                   dtype=dt).reshape(n)
             return v.astype(dt)
@@ -283,7 +284,6 @@ def _exact_value(x, t):
     phase A may compare (finite, integral, well inside the type's
     precision), else None."""
     if t is IR.BF16:
-        from ..core_ir.datasem import bf16_bits_to_f32
         x, bits = float(bf16_bits_to_f32(np.uint16(x))), _MANT["bf16"]
     else:
         x = np.asarray(x)
@@ -304,8 +304,8 @@ def _forbidden_on_exact(what, u, v):
     if kind in ("run", "shape"):
         return True
     t = what[1]
-    if not _is_float_type(t):
-        return True           # integers, control values: exact
+    if not _is_float_type(t) or u is None or v is None:
+        return True      # integers, control values; a field set in one run
     a, b = _exact_value(u, t), _exact_value(v, t)
     if a is None and b is None:
         return False
@@ -321,7 +321,6 @@ def _forbidden_on_exact(what, u, v):
 
 def _as_float(x, t):
     if t is IR.BF16:
-        from ..core_ir.datasem import bf16_bits_to_f32
         return float(bf16_bits_to_f32(np.uint16(x)))
     return float(x)
 
