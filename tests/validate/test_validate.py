@@ -387,6 +387,9 @@ def test_exact_inputs_phase_conditions():
                                           np.float32(1.0))
     assert refute._forbidden_on_exact(("run", ), "runs", "IndexError")
     assert refute._forbidden_on_exact(("element", IR.I32), 0, 1)
+    # a float config field set in one run only
+    assert refute._forbidden_on_exact(("config", IR.F32), None,
+                                      np.float32(1.0))
 
     @proc
     def third(n: size, x: f32[n], y: f32[1]):
