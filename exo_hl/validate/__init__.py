@@ -24,7 +24,8 @@ def validate(original, scheduled, **options) -> Verdict:
 
     Returns a ``Verdict``: ``proven`` (for every size the original's
     preconditions allow), ``refuted`` (with a ``Counterexample`` that
-    ``interpret()`` confirms) or ``unknown`` (with the condition it could
+    ``interpret()`` confirms, and that no reordering of a float reduction
+    explains) or ``unknown`` (with the condition it could
     not discharge). Options: ``max_sizes`` (size assignments to check),
     ``budget`` (largest product of sizes), ``rounds`` (random input sets
     per refutation search), ``seed``; the others are in docs/api.md §11.

@@ -17,7 +17,8 @@ class Verdict:
       config state) for every input at every size assignment the
       original's preconditions allow;
     - refuted: ``counterexample`` holds inputs on which ``interpret()``
-      ran both procedures and they ended differently;
+      ran both procedures and they ended differently, in a way no
+      reordering of a float reduction explains (``refute``);
     - unknown: ``condition`` says what could not be discharged.
 
     ``sizes`` lists the size assignments checked symbolically.
