@@ -1076,10 +1076,22 @@ def narrow(isa: Isa) -> tuple:
     (loaded, one thread, side by side in one process, two rounds; README):
     A unpacked 8-18% faster at 4099x64x300, 1000x64x300 and 127x64x300,
     3-10% at 128^3 and 2048x128x512, the same at N = 256 and 512, and 5-7%
-    slower at 2048^3 (6 rows of A 8 KiB apart share cache sets)."""
+    slower at 2048^3 (6 rows of A 8 KiB apart share cache sets).
+
+    Their row blocks are static (``par``) whatever ``isa.dynamic``: a row
+    block of a narrow product is at most MR x ``narrow_n`` x KC
+    multiply-adds (6 x 128 x 160 = 123 K, about 4 K cycles at the 32
+    multiply-adds per cycle of two 16-lane FMA ports), so a claim from
+    the shared counter (its cache line moved between the cores, some
+    hundreds of cycles) costs 5-15% of it, and a thread's row blocks are
+    no longer consecutive rows of the unpacked A the prefetcher streams.
+    On the quiet 2-core Xeon (recorded runs of 28 November 2026, 03:00
+    static and 05:33 dynamic, 2 threads) 4099x64x300 fell from 240 to 169
+    GFLOP/s (OpenBLAS 222 in both); the other narrow shapes moved with
+    OpenBLAS between those runs."""
     base = dataclasses.replace(isa, pack_a=False, nc=0, mc=0, par="rows",
                                par_min=0, nc_cols=0, narrow_n=0,
-                               order="rows")
+                               order="rows", dynamic=False)
     name = isa.kernel_name + "_narrow"
     st = stages(base, None, name)
     one = next(p for w, p in st if w == SEQUENTIAL).rename(name + "_1t")

@@ -928,16 +928,21 @@ def test_narrow_kernels_equal_numpy(threads):
     """``schedule.narrow``: from a blocked description, the threaded and
     one-thread kernels with A unpacked and no NC / MC blocks (the app's
     kernels for N <= ``narrow_n``); no A_pack in their C, no parallel
-    region in the one-thread one; each equals numpy exactly on shapes
+    region in the one-thread one; static row blocks (``par``) even from
+    a ``dynamic`` description (a narrow row block is too small for a
+    claim from the shared counter); each equals numpy exactly on shapes
     crossing every remainder (rows, columns, the K % KC block), 1 and 2
     threads."""
     isa = tuning.variant("avx2", {"shape": "2x8", "kc": 16, "nc": 16,
-                                  "par_min": 10, "narrow_n": 16})
+                                  "par_min": 10, "narrow_n": 16,
+                                  "dynamic": True})
     par, one = narrow(isa)                 # a small tile: quick to build
     assert (par.name(), one.name()) == ("sgemm_avx2_narrow",
                                         "sgemm_avx2_narrow_1t")
     assert "A_pack" not in par.c_code_str() and "B_pack" in str(par)
     assert " par(" in str(par) and " par(" not in str(one)
+    assert "par_dynamic" not in str(par) + str(one)
+    assert str(par).count("for io in par(0, M / 2):") == 2
     assert "_block(" not in str(par)          # no NC driver
     rng = np.random.default_rng(6)
     _compiled_equal_numpy((par, one), BLOCK_SHAPES + [
