@@ -186,7 +186,9 @@ def dynamic_model(threads: int = None) -> bool:
     threads: par_dynamic row blocks"): dynamic ahead at 1024^3 in every
     run, at 2048^3 ahead or level in three of four (static once at
     0.69x OpenBLAS, dynamic 1.16x), but behind at 256^3 in three
-    samples of five (by 0.06-0.19x OpenBLAS)."""
+    samples of five (by 0.06-0.19x OpenBLAS). Where the row blocks are
+    too small for a claim each (N below ``dynamic_min_n``, and the narrow
+    kernels) the app runs static row blocks."""
     import os
     return (threads or os.cpu_count() or 1) > 1
 
