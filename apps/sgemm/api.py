@@ -14,7 +14,8 @@ lacks is an error unless emulation is on (``EXO_HL_EMULATE=1``). The
 kernels run on ``OMP_NUM_THREADS`` threads (all cores by default), except
 the products too small for threads (``Dispatch``), which run on a
 one-thread kernel. With or without alpha/beta, a product runs the same
-kernel (``Dispatch``: one-thread, column split, A unpacked or row split).
+kernel (``Dispatch``: one-thread, column split, A unpacked or row split,
+the row split with static row blocks for N below ``dynamic_min_n``).
 
 The schedule's parameters (tile, KC, NC, MC, par loops) come from this
 machine's tuning record (``exo-hl tune sgemm``), else from the BLIS
