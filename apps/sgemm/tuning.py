@@ -206,8 +206,9 @@ def dynamic_min_n(mr: int, kc: int) -> int:
     (``dynamic_min_n``): a row block of MR x N x KC multiply-adds under
     ``DYNAMIC_BLOCK`` (1093 for 6 x 64 at KC = 160). Measured on the
     2-core Xeon (loaded, 2 threads, fastest of 200 single calls each,
-    interleaved, two rounds; README): static ahead of dynamic by 9-10%
-    at 256^3, 6-7% at 512^3, 4-5% at 768^3, so a claim and the loss of
+    interleaved, two or three rounds; README): static ahead of dynamic
+    by 10-15% at 256^3, 7% at 512^3, 4-5% at 768^3, 10-20% at
+    1024x256x512 and 30-40% on the narrow kernels, so a claim and the loss of
     consecutive rows per thread cost more than the counter's balance
     gains there; at 1536^3 and above the dynamic kernel stays."""
     return -(-DYNAMIC_BLOCK // (mr * kc))
