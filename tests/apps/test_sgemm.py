@@ -1081,14 +1081,16 @@ def test_alpha_beta_takes_the_same_kernel_as_the_product(monkeypatch,
     """``sgemm(..., alpha=, beta=)`` picks its kernel per product as
     ``sgemm(A, B, C)`` does (it ran the row split for every product): the
     one-thread, column-split, narrow (A unpacked, threaded and one-thread)
-    and row-split kernels, each inside ``schedule.alpha_beta``. Shapes
+    and row-split kernels (dynamic, and static for N below
+    ``dynamic_min_n``), each inside ``schedule.alpha_beta``. Shapes
     crossing every threshold of a small-tile description equal numpy
     exactly on small integers, and on float data equal, bit for bit, what
     the row-split alpha/beta kernel computes (the documented rounding:
     T = A @ B, then alpha T + beta C)."""
     isa = tuning.variant("avx2", {"shape": "2x8", "kc": 16, "nc": 16,
                                   "par_min": 2000, "nc_cols": 16,
-                                  "narrow_n": 16})
+                                  "narrow_n": 16, "dynamic": True,
+                                  "dynamic_min_n": 40})
     monkeypatch.setattr(api, "configuration", lambda name: (isa, "test"))
     monkeypatch.setattr(api, "choose_isa",
                         lambda name="auto": (AVX2, False, "test"))
@@ -1104,14 +1106,15 @@ def test_alpha_beta_takes_the_same_kernel_as_the_product(monkeypatch,
             "in par(") == 2
         rng = np.random.default_rng(14)
         # (M, N, K) -> the kernel Dispatch picks (MR = 2, par_min = 2000,
-        # nc_cols = 16, narrow_n = 16, 2 threads)
+        # nc_cols = 16, narrow_n = 16, dynamic_min_n = 40, 2 threads)
         want_kernel = {(3, 17, 5): "_1t", (4, 64, 33): "_cols",
-                       (40, 24, 33): "", (1, 40, 100): "_1t",
+                       (40, 24, 33): "_static", (1, 40, 100): "_1t",
                        (37, 16, 20): "_narrow", (5, 9, 7): "_narrow_1t",
-                       (61, 37, 40): ""}
+                       (61, 37, 40): "_static", (61, 41, 40): ""}
         for (m, n, k), suffix in want_kernel.items():
-            name = plain.pick(m, n, k).compiled.name
-            assert name == "sgemm_avx2" + suffix, (m, n, k)
+            picked = plain.pick(m, n, k)     # a Deferred, else compiled
+            picked = getattr(picked, "kernel", lambda: picked)()
+            assert picked.compiled.name == "sgemm_avx2" + suffix, (m, n, k)
             picked = scaled.pick(m, n, k)    # a Deferred, else compiled
             picked = getattr(picked, "kernel", lambda: picked)()
             assert picked.compiled.name == "sgemm_alpha_beta_avx2" + suffix
