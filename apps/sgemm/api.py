@@ -14,7 +14,8 @@ lacks is an error unless emulation is on (``EXO_HL_EMULATE=1``). The
 kernels run on ``OMP_NUM_THREADS`` threads (all cores by default), except
 the products too small for threads (``Dispatch``), which run on a
 one-thread kernel. With or without alpha/beta, a product runs the same
-kernel (``Dispatch``: one-thread, column split, A unpacked or row split).
+kernel (``Dispatch``: one-thread, column split, A unpacked or row split,
+the row split with static row blocks for N below ``dynamic_min_n``).
 
 The schedule's parameters (tile, KC, NC, MC, par loops) come from this
 machine's tuning record (``exo-hl tune sgemm``), else from the BLIS
@@ -33,7 +34,7 @@ import numbers
 import numpy as np
 
 from apps.sgemm.schedule import (ISAS, alpha_beta, by_columns, narrow,
-                                 sequential, stages)
+                                 sequential, stages, static_rows)
 from apps.sgemm.tuning import configured
 from apps.common import isa_choice as _common_isa
 from apps.common.aligned import aligned_empty
@@ -85,6 +86,31 @@ def columns_procedure(isa_name: str):
     (``schedule.by_columns``), or None when its parameters have no
     ``nc_cols`` (or are not blocked)."""
     return _scheduled(isa_name)[3]
+
+
+def _static_rows(isa) -> bool:
+    """Whether the app has a static row-split kernel besides the dynamic
+    one (``static_procedure``)."""
+    return bool(isa.dynamic and isa.dynamic_min_n)
+
+
+@functools.lru_cache(maxsize=None)
+def static_procedure(isa_name: str):
+    """The row-split C += A @ B with static row blocks for an ISA
+    (``schedule.static_rows``), for products with N below
+    ``dynamic_min_n``; None when its row blocks are not dynamic or it
+    has no ``dynamic_min_n``."""
+    isa, _ = configuration(isa_name)
+    return static_rows(isa) if _static_rows(isa) else None
+
+
+@functools.lru_cache(maxsize=None)
+def static_alpha_beta_procedure(isa_name: str):
+    """``C = alpha A @ B + beta C`` around ``static_procedure`` (None
+    without it)."""
+    isa, _ = configuration(isa_name)
+    kernel = static_procedure(isa_name)
+    return alpha_beta(isa, kernel, "_static") if kernel else None
 
 
 @functools.lru_cache(maxsize=None)
@@ -204,14 +230,19 @@ class Dispatch:
     with A unpacked (``schedule.narrow``; a callable, so they are
     scheduled and compiled only when a narrow product first comes). With
     one OpenMP thread all run the same loops (a par loop is called
-    directly, docs/api.md section 6)."""
+    directly, docs/api.md section 6). Where the threaded kernel would
+    run, a product with N below ``dynamic_min_n`` runs ``static``
+    instead (when given): the same kernel with static row blocks, for
+    row blocks too small for a claim each (``tuning.dynamic_min_n``)."""
 
     def __init__(self, threaded, one=None, par_min=0, mr=1, cols=None,
-                 nc_cols=0, threads=None, narrow=None, narrow_n=0):
+                 nc_cols=0, threads=None, narrow=None, narrow_n=0,
+                 static=None, dynamic_min_n=0):
         self.threaded, self.one, self.cols = threaded, one, cols
         self.par_min, self.mr, self.nc_cols = par_min, mr, nc_cols
         self.threads = threads
         self.narrow, self.narrow_n = narrow, narrow_n
+        self.static, self.dynamic_min_n = static, dynamic_min_n
 
     def pick(self, M, N, K):
         """The kernel that runs an M x N x K product."""
@@ -224,6 +255,8 @@ class Dispatch:
             return self.cols
         if self.one is not None and M < 2 * self.mr:
             return self.one
+        if self.static is not None and N < self.dynamic_min_n:
+            return self.static
         return self.threaded
 
     def __call__(self, M, N, K, *arrays):
@@ -262,12 +295,19 @@ def compiled(isa_name: str):
         if isa.narrow_n else None
     narrow_scaled = functools.partial(_narrow_dispatch, isa_name, True) \
         if isa.narrow_n else None
+    static = static_scaled = None
+    if _static_rows(isa):            # scheduled on the first such product
+        static = Deferred(lambda: RawKernel(
+            static_procedure(isa_name).compile()))
+        static_scaled = Deferred(lambda: RawKernel(
+            static_alpha_beta_procedure(isa_name).compile()))
     return (Dispatch(plain, RawKernel(one.compile()) if one else None,
                      isa.par_min, isa.mr, cols, isa.nc_cols, threads,
-                     narrow, isa.narrow_n),
+                     narrow, isa.narrow_n, static, isa.dynamic_min_n),
             Dispatch(scaled(0), scaled(1) if one else None, isa.par_min,
                      isa.mr, scaled(2) if cols else None, isa.nc_cols,
-                     threads, narrow_scaled, isa.narrow_n))
+                     threads, narrow_scaled, isa.narrow_n, static_scaled,
+                     isa.dynamic_min_n))
 
 
 @functools.lru_cache(maxsize=None)

@@ -13,7 +13,8 @@ fixed`` the base description without NC blocking); the first lines say
 which. Each shape runs on the kernel the app picks for it
 (``api.Dispatch``): on more than one thread, the one-thread kernel for
 small products and the column-split kernel for wide ones; for narrow
-ones (N at most ``narrow_n``) the kernels with A unpacked. MKL (the
+ones (N at most ``narrow_n``) the kernels with A unpacked; for N below
+``dynamic_min_n`` the row-split kernel with static row blocks. MKL (the
 ``mkl`` package, ``apps/common/mkl.py``) is a second baseline when it
 is installed (one line says so when it is not). Every run is appended,
 with the machine's signature, to ``apps/sgemm/results/<machine>.json``
@@ -329,6 +330,9 @@ def main(argv=None):
     if kernel.narrow is not None and any(n <= kernel.narrow_n
                                          for _, n, _ in shapes):
         kernel.narrow()                 # the narrow products' kernels too
+    if kernel.static is not None and any(n < kernel.dynamic_min_n
+                                         for _, n, _ in shapes):
+        kernel.static.kernel()          # and the static row-split one
     print(f"scheduled and compiled in {time.perf_counter() - t0:.1f} s")
     peaks = {} if emulated else thread_peaks(isa.name, threads)
     print(f"\nSGEMM C += A @ B (row-major f32), best of {args.reps}, "

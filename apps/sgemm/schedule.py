@@ -191,6 +191,9 @@ class Isa:
     narrow_n: int = 0      # the app's too: N at or below which it runs
     #                        the kernels with A unpacked (``narrow``; 0:
     #                        none)
+    dynamic_min_n: int = 0  # the app's too: with ``dynamic``, N below
+    #                        which it runs the row-split kernel with
+    #                        static row blocks (``static_rows``; 0: none)
     order: str = "rows"    # 'rows': per row block of MR, its A micro-panel
     #                        packed, then all column panels (A in L1, B's
     #                        panels streamed from L2); 'goto': per MC rows,
@@ -232,6 +235,9 @@ class Isa:
         if self.narrow_n < 0:
             raise ValueError(f"{self.name}: narrow_n={self.narrow_n} is "
                              f"negative")
+        if self.dynamic_min_n < 0:
+            raise ValueError(f"{self.name}: dynamic_min_n="
+                             f"{self.dynamic_min_n} is negative")
         if self.par == "cols" and not self.nc:
             raise ValueError(f"{self.name}: par='cols' needs NC blocks")
         if self.order not in ("rows", "goto"):
@@ -265,7 +271,8 @@ class Isa:
                 "pack_b": self.pack_b, "prefetch": self.prefetch,
                 "par_min": self.par_min, "nc_cols": self.nc_cols,
                 "narrow_n": self.narrow_n, "order": self.order,
-                "dynamic": self.dynamic}
+                "dynamic": self.dynamic,
+                "dynamic_min_n": self.dynamic_min_n}
 
     @property
     def regs(self) -> int:
@@ -289,7 +296,9 @@ class Isa:
             (f" prefetch={self.prefetch}" if self.prefetch else "") + \
             (f" 1 thread below MNK={self.par_min}" if self.par_min else "") \
             + (f" wide: par cols of {self.nc_cols}" if self.nc_cols else "") \
-            + (f" N <= {self.narrow_n}: A unpacked" if self.narrow_n else "")
+            + (f" N <= {self.narrow_n}: A unpacked" if self.narrow_n else "") \
+            + (f" static rows below N={self.dynamic_min_n}"
+               if self.dynamic and self.dynamic_min_n else "")
 
     @property
     def kernel_name(self) -> str:
@@ -1076,14 +1085,40 @@ def narrow(isa: Isa) -> tuple:
     (loaded, one thread, side by side in one process, two rounds; README):
     A unpacked 8-18% faster at 4099x64x300, 1000x64x300 and 127x64x300,
     3-10% at 128^3 and 2048x128x512, the same at N = 256 and 512, and 5-7%
-    slower at 2048^3 (6 rows of A 8 KiB apart share cache sets)."""
+    slower at 2048^3 (6 rows of A 8 KiB apart share cache sets).
+
+    Their row blocks are static (``par``) whatever ``isa.dynamic``: a row
+    block of a narrow product is at most MR x ``narrow_n`` x KC
+    multiply-adds (6 x 128 x 160 = 123 K, about 4 K cycles at the 32
+    multiply-adds per cycle of two 16-lane FMA ports), so a claim from
+    the shared counter (its cache line moved between the cores, some
+    hundreds of cycles) costs 5-15% of it, and a thread's row blocks are
+    no longer consecutive rows of the unpacked A the prefetcher streams.
+    On the quiet 2-core Xeon (recorded runs of 28 November 2026, 03:00
+    static and 05:33 dynamic, 2 threads) 4099x64x300 fell from 240 to 169
+    GFLOP/s (OpenBLAS 222 in both); the other narrow shapes moved with
+    OpenBLAS between those runs."""
     base = dataclasses.replace(isa, pack_a=False, nc=0, mc=0, par="rows",
                                par_min=0, nc_cols=0, narrow_n=0,
-                               order="rows")
+                               order="rows", dynamic=False,
+                               dynamic_min_n=0)
     name = isa.kernel_name + "_narrow"
     st = stages(base, None, name)
     one = next(p for w, p in st if w == SEQUENTIAL).rename(name + "_1t")
     return st[-1][1], one
+
+
+def static_rows(isa: Isa) -> Procedure:
+    """The row-split kernel of ``isa`` with static row blocks (``par``,
+    a fixed block of consecutive row blocks per thread) whatever
+    ``isa.dynamic``, named ``isa.kernel_name + '_static'``: the chain of
+    ``stages`` with ``dynamic=False``. The app runs it for products with
+    N below ``isa.dynamic_min_n`` (``api.Dispatch``), whose row blocks
+    (MR x N x KC) are too small for a claim from the shared counter per
+    block (``tuning.dynamic_min_n``)."""
+    base = dataclasses.replace(isa, dynamic=False, par_min=0, nc_cols=0,
+                               narrow_n=0, dynamic_min_n=0)
+    return stages(base)[-1][1].rename(isa.kernel_name + "_static")
 
 
 def alpha_beta(isa: Isa, kernel: Procedure = None, suffix: str = "",

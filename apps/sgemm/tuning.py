@@ -113,6 +113,8 @@ def variant(isa_name: str, params: dict) -> Isa:
                                    nc_cols=int(params.get("nc_cols", 0))
                                    // nr * nr,
                                    narrow_n=int(params.get("narrow_n", 0)),
+                                   dynamic_min_n=int(params.get(
+                                       "dynamic_min_n", 0)),
                                    order=params.get("order", "rows"),
                                    dynamic=_flag(params.get("dynamic",
                                                             False)))
@@ -184,9 +186,32 @@ def dynamic_model(threads: int = None) -> bool:
     threads: par_dynamic row blocks"): dynamic ahead at 1024^3 in every
     run, at 2048^3 ahead or level in three of four (static once at
     0.69x OpenBLAS, dynamic 1.16x), but behind at 256^3 in three
-    samples of five (by 0.06-0.19x OpenBLAS)."""
+    samples of five (by 0.06-0.19x OpenBLAS). Where the row blocks are
+    too small for a claim each (N below ``dynamic_min_n``, and the narrow
+    kernels) the app runs static row blocks."""
     import os
     return (threads or os.cpu_count() or 1) > 1
+
+
+#: multiply-adds of a row block (MR x N x KC) from which the threads
+#: claim row blocks one at a time (``dynamic``): 2^20, about 32 K cycles
+#: at the 32 multiply-adds per cycle of two 16-lane FMA ports, so a claim
+#: (the shared counter's cache line moved between the cores, some
+#: hundreds of cycles) is at most 1-2% of a block
+DYNAMIC_BLOCK = 1 << 20
+
+
+def dynamic_min_n(mr: int, kc: int) -> int:
+    """N below which the row-split kernel's row blocks are static
+    (``dynamic_min_n``): a row block of MR x N x KC multiply-adds under
+    ``DYNAMIC_BLOCK`` (1093 for 6 x 64 at KC = 160). Measured on the
+    2-core Xeon (loaded, 2 threads, fastest of 200 single calls each,
+    interleaved, two or three rounds; README): static ahead of dynamic
+    by 10-15% at 256^3, 7% at 512^3, 4-5% at 768^3, 10-20% at
+    1024x256x512 and 30-40% on the narrow kernels, so a claim and the loss of
+    consecutive rows per thread cost more than the counter's balance
+    gains there; at 1536^3 and above the dynamic kernel stays."""
+    return -(-DYNAMIC_BLOCK // (mr * kc))
 
 
 def model_params(isa_name: str) -> dict:
@@ -211,7 +236,8 @@ def model_params(isa_name: str) -> dict:
             "pack_a": True, "dynamic": dynamic_model(),
             "par_min": PAR_MIN,
             "nc_cols": max(nr, NC_COLS // nr * nr),
-            "narrow_n": NARROW_PANELS * nr}
+            "narrow_n": NARROW_PANELS * nr,
+            "dynamic_min_n": dynamic_min_n(mr, b.kc)}
 
 
 def configured(isa_name: str, source: str = "auto"):
@@ -244,7 +270,7 @@ def configured(isa_name: str, source: str = "auto"):
 #: the app's choice of kernel per product (``api.Dispatch``), not the
 #: schedule's: the search times the threaded kernel on large squares,
 #: where it does not matter, so a record takes them from the model
-THREAD_PARAMS = ("par_min", "nc_cols", "narrow_n")
+THREAD_PARAMS = ("par_min", "nc_cols", "narrow_n", "dynamic_min_n")
 
 
 def _threads(isa_name: str) -> dict:

@@ -502,6 +502,19 @@ def test_dispatch_runs_small_products_on_one_thread():
     assert d.bound(4099, 64, 300) == "npar"           # narrow, large
     assert d.bound(127, 128, 300) == "npar" and d.bound(5, 64, 3) == "none"
     assert d.bound(127, 129, 300) == "par"
+    # the row split with static row blocks for N below dynamic_min_n,
+    # where the threaded (dynamic) kernel would run
+    d = api.Dispatch(Fake("par"), Fake("one"), 1000, 6, Fake("cols"), 256,
+                     lambda: 2, narrow=narrow, narrow_n=128,
+                     static=Fake("static"), dynamic_min_n=1093)
+    assert d.bound(256, 256, 256) == "static"
+    assert d.bound(2048, 1092, 8) == "static"
+    assert d.bound(1536, 1536, 1536) == "par"
+    assert d.bound(2048, 1093, 8) == "par"
+    assert d.bound(4099, 64, 300) == "npar"           # narrow first
+    assert d.bound(3, 200, 1) == "one"                # below par_min
+    assert d.bound(128, 1024, 512) == "cols"          # wide
+    assert d.bound(11, 500, 100) == "one"             # one row block
     assert api.even(1024, 256, 2) and api.even(1088, 256, 2)
     assert not api.even(1000, 256, 2) and not api.even(768, 256, 2)
     assert not api.even(4096, 256, 1) and not api.even(256, 256, 2)
@@ -789,7 +802,7 @@ def test_register_tiles_do_not_spill(tmp_path, chain, avx512_chain):
 
 from apps.sgemm import tuning  # noqa: E402
 from apps.sgemm.schedule import (blocked, by_columns, narrow,  # noqa: E402
-                                 sgemm_win)
+                                 sgemm_win, static_rows)
 
 #: shapes that cross every block of the points below: remainders of NC,
 #: MC, KC, NR and MR at once, exact multiples, and single rows/columns
@@ -928,16 +941,21 @@ def test_narrow_kernels_equal_numpy(threads):
     """``schedule.narrow``: from a blocked description, the threaded and
     one-thread kernels with A unpacked and no NC / MC blocks (the app's
     kernels for N <= ``narrow_n``); no A_pack in their C, no parallel
-    region in the one-thread one; each equals numpy exactly on shapes
+    region in the one-thread one; static row blocks (``par``) even from
+    a ``dynamic`` description (a narrow row block is too small for a
+    claim from the shared counter); each equals numpy exactly on shapes
     crossing every remainder (rows, columns, the K % KC block), 1 and 2
     threads."""
     isa = tuning.variant("avx2", {"shape": "2x8", "kc": 16, "nc": 16,
-                                  "par_min": 10, "narrow_n": 16})
+                                  "par_min": 10, "narrow_n": 16,
+                                  "dynamic": True})
     par, one = narrow(isa)                 # a small tile: quick to build
     assert (par.name(), one.name()) == ("sgemm_avx2_narrow",
                                         "sgemm_avx2_narrow_1t")
     assert "A_pack" not in par.c_code_str() and "B_pack" in str(par)
     assert " par(" in str(par) and " par(" not in str(one)
+    assert "par_dynamic" not in str(par) + str(one)
+    assert str(par).count("for io in par(0, M / 2):") == 2
     assert "_block(" not in str(par)          # no NC driver
     rng = np.random.default_rng(6)
     _compiled_equal_numpy((par, one), BLOCK_SHAPES + [
@@ -1063,14 +1081,16 @@ def test_alpha_beta_takes_the_same_kernel_as_the_product(monkeypatch,
     """``sgemm(..., alpha=, beta=)`` picks its kernel per product as
     ``sgemm(A, B, C)`` does (it ran the row split for every product): the
     one-thread, column-split, narrow (A unpacked, threaded and one-thread)
-    and row-split kernels, each inside ``schedule.alpha_beta``. Shapes
+    and row-split kernels (dynamic, and static for N below
+    ``dynamic_min_n``), each inside ``schedule.alpha_beta``. Shapes
     crossing every threshold of a small-tile description equal numpy
     exactly on small integers, and on float data equal, bit for bit, what
     the row-split alpha/beta kernel computes (the documented rounding:
     T = A @ B, then alpha T + beta C)."""
     isa = tuning.variant("avx2", {"shape": "2x8", "kc": 16, "nc": 16,
                                   "par_min": 2000, "nc_cols": 16,
-                                  "narrow_n": 16})
+                                  "narrow_n": 16, "dynamic": True,
+                                  "dynamic_min_n": 40})
     monkeypatch.setattr(api, "configuration", lambda name: (isa, "test"))
     monkeypatch.setattr(api, "choose_isa",
                         lambda name="auto": (AVX2, False, "test"))
@@ -1086,14 +1106,15 @@ def test_alpha_beta_takes_the_same_kernel_as_the_product(monkeypatch,
             "in par(") == 2
         rng = np.random.default_rng(14)
         # (M, N, K) -> the kernel Dispatch picks (MR = 2, par_min = 2000,
-        # nc_cols = 16, narrow_n = 16, 2 threads)
+        # nc_cols = 16, narrow_n = 16, dynamic_min_n = 40, 2 threads)
         want_kernel = {(3, 17, 5): "_1t", (4, 64, 33): "_cols",
-                       (40, 24, 33): "", (1, 40, 100): "_1t",
+                       (40, 24, 33): "_static", (1, 40, 100): "_1t",
                        (37, 16, 20): "_narrow", (5, 9, 7): "_narrow_1t",
-                       (61, 37, 40): ""}
+                       (61, 37, 40): "_static", (61, 41, 40): ""}
         for (m, n, k), suffix in want_kernel.items():
-            name = plain.pick(m, n, k).compiled.name
-            assert name == "sgemm_avx2" + suffix, (m, n, k)
+            picked = plain.pick(m, n, k)     # a Deferred, else compiled
+            picked = getattr(picked, "kernel", lambda: picked)()
+            assert picked.compiled.name == "sgemm_avx2" + suffix, (m, n, k)
             picked = scaled.pick(m, n, k)    # a Deferred, else compiled
             picked = getattr(picked, "kernel", lambda: picked)()
             assert picked.compiled.name == "sgemm_alpha_beta_avx2" + suffix
@@ -1237,6 +1258,49 @@ def test_dynamic_par_loops_equal_numpy(threads):
     assert "for cio in par_dynamic(0, M / 2):" in gtext
     _compiled_equal_numpy((st[-1][1], cols, goto), BLOCK_SHAPES + [
         (9, 17, 17), (6, 3, 1), (3, 16, 40)], rng, threads)
+
+
+def test_static_rows_kernel_equals_numpy(threads):
+    """``schedule.static_rows``: from a blocked ``dynamic`` description,
+    the row-split kernel with static row blocks (what the app runs for N
+    below ``dynamic_min_n``): named ``_static``, no ``par_dynamic`` (the
+    row blocks and B's packing ``par``), the NC driver kept; equals numpy
+    exactly on the block edge shapes on 1 and 2 OpenMP threads."""
+    rng = np.random.default_rng(41)
+    isa = tuning.variant("avx2", {"shape": "8x8", "kc": 32, "nc": 16,
+                                  "dynamic": True, "dynamic_min_n": 40})
+    kernel = static_rows(isa)
+    assert kernel.name() == "sgemm_avx2_static"
+    code = kernel.c_code_str()               # the driver and the block
+    assert "exo_hl_claim" not in code and "schedule(dynamic)" not in code
+    assert "omp parallel" in code
+    assert "_block(" in str(kernel)                  # the NC driver
+    dyn = stages(isa)[-1][1].c_code_str()          # and the dynamic one
+    assert "exo_hl_claim" in dyn
+    _compiled_equal_numpy((kernel,), BLOCK_SHAPES + [
+        (9, 17, 17), (6, 3, 1), (17, 39, 40)], rng, threads)
+
+
+def test_dynamic_min_n_model_and_checks():
+    """``dynamic_min_n``: the model's is the N at which a row block has
+    ``DYNAMIC_BLOCK`` multiply-adds; a parameter of the app (taken from
+    the model for a tuned record), in the label only with ``dynamic``;
+    negative refused."""
+    assert tuning.dynamic_min_n(6, 160) == 1093
+    assert tuning.dynamic_min_n(6, 160) * 6 * 160 >= tuning.DYNAMIC_BLOCK
+    assert 1092 * 6 * 160 < tuning.DYNAMIC_BLOCK
+    m = tuning.model_params("avx2")
+    mr = int(m["shape"].split("x")[0])
+    assert m["dynamic_min_n"] == tuning.dynamic_min_n(mr, m["kc"])
+    assert "dynamic_min_n" in tuning.THREAD_PARAMS
+    isa = tuning.variant("avx2", {"kc": 32, "dynamic": True,
+                                  "dynamic_min_n": 500})
+    assert isa.params["dynamic_min_n"] == 500
+    assert isa.blocking_label == "KC=32 dynamic static rows below N=500"
+    assert "static" not in tuning.variant(
+        "avx2", {"kc": 32, "dynamic_min_n": 500}).blocking_label
+    with pytest.raises(SchedulingError, match="dynamic_min_n=-1"):
+        tuning.variant("avx2", {"dynamic_min_n": -1})
 
 
 def test_dynamic_in_the_space_and_checked():
