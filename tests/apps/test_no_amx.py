@@ -37,7 +37,6 @@ CHILD = textwrap.dedent("""
     else:
         raise AssertionError("check_host ran AMX code without permission")
     from apps.gemm_amx import dispatch as d
-    from exo_hl.codegen_c.host_cpu import host_features
     for kind in ("u8s8", "bf16"):
         try:
             label = d.choose(kind)[0]
