@@ -99,6 +99,24 @@ class Mkl:
         except AttributeError:
             return "(version unknown)"
 
+    def processor(self) -> str:
+        """The instruction set MKL dispatches to in this process (the
+        ``Processor`` of ``MKL_Get_Version``): it names AMX only when MKL
+        will use it (not when Linux refused the tile state)."""
+        class _Version(ctypes.Structure):
+            _fields_ = [("major", ctypes.c_int), ("minor", ctypes.c_int),
+                        ("update", ctypes.c_int),
+                        ("status", ctypes.c_char_p),
+                        ("build", ctypes.c_char_p),
+                        ("processor", ctypes.c_char_p),
+                        ("platform", ctypes.c_char_p)]
+        try:
+            v = _Version()
+            self.lib.MKL_Get_Version(ctypes.byref(v))
+            return (v.processor or b"?").decode(errors="replace")
+        except AttributeError:
+            return "(unknown)"
+
     def set_threads(self, n: int) -> bool:
         self._threads(n)
         return True

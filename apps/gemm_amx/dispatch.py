@@ -53,9 +53,18 @@ DISPATCH = {kind: [(AMX_FEATURES[kind], _LABELS[kind], _amx_builder(kind))]
             + list(entries) for kind, entries in lowp.DISPATCH.items()}
 
 
+def _amx_refused() -> str:
+    """Why Linux refused this process the AMX tile state (asked once), or
+    ``""``: on a refusal the host dispatch skips the AMX entries, as on a
+    CPU without AMX."""
+    from exo_hl.codegen_c.host_cpu import _amx_permission
+    return _amx_permission()
+
+
 def choose(kind: str, features=None, shape=None):
     """(label, builder) of the first entry of ``DISPATCH[kind]`` whose CPU
-    features ``features`` (default: this host's) has and, for an AMX
+    features ``features`` (default: this host's, where an AMX entry also
+    needs Linux to grant the tile state) has and, for an AMX
     entry, whose kernel takes ``shape`` (M, N, K) when given;
     ``RuntimeError`` when none fits.
 
@@ -69,6 +78,9 @@ def choose(kind: str, features=None, shape=None):
             continue
         have = (host_features(need) if features is None
                 else frozenset(need) & frozenset(features))
+        if (have == frozenset(need) and features is None
+                and "amx-tile" in need and _amx_refused()):
+            continue    # the CPU has AMX, the kernel refuses its state
         if have == frozenset(need):
             return label, build
     raise RuntimeError(f"no {kind} GEMM kernel for this CPU (needs one of "

@@ -4,6 +4,7 @@ MKL and ONNX Runtime, interleaved, on 1 and 2 threads.
     python apps/gemm_lowp/bench.py [--quick] [--kind u8s8 bf16]
                                    [--sizes 512 1024] [--threads 1 2]
                                    [--mkl-isa AVX512_E1|any] [--no-ort]
+                                   [--no-amx]
                                    [--reps 5] [--clock wall|cpu]
                                    [--json FILE] [--plot FILE.png]
 
@@ -22,6 +23,15 @@ which is not what an AVX-512 kernel competes with, so by default MKL is
 restricted to AVX-512 with VNNI/BF16 (``MKL_ENABLE_INSTRUCTIONS=AVX512_E1``,
 set before MKL loads; ``--mkl-isa any`` lets it use everything, AMX
 included). The line "MKL: ..." says which.
+
+``--no-amx`` makes this machine one without AMX for all three: the
+benchmark re-runs itself in a child process under ``apps/common/no_amx.py``
+(a seccomp filter that makes ``arch_prctl(ARCH_REQ_XCOMP_PERM,
+XFEATURE_XTILEDATA)`` fail with EPERM), where MKL, ONNX Runtime's MLAS and
+exo_hl's dispatch are each refused the tile state and take their AVX-512
+VNNI paths (an AMX instruction would kill the process with SIGILL). MKL
+is then left to its own choice (``--mkl-isa any`` unless given). The
+child prints the refusal and the path each library took.
 
 Samples alternate between the implementations, best of ``--reps`` (see
 ``apps/common/timing.best_times``); each result is first checked against
@@ -54,9 +64,25 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 
+def _no_amx_child(argv):
+    """``--no-amx``: run this script again in a child process with the AMX
+    permission refused (apps/common/no_amx.py), and exit with its code."""
+    if "--no-amx" not in argv or os.environ.get("EXO_HL_AMX_DENIED") == "1":
+        return
+    import subprocess
+    sys.exit(subprocess.call([sys.executable,
+                              str(REPO / "apps" / "common" / "no_amx.py"),
+                              sys.executable, str(Path(__file__).resolve()),
+                              *argv]))
+
+
+_no_amx_child(sys.argv[1:])
+
+
 def _mkl_isa(argv):
-    """``--mkl-isa`` must act before MKL loads (its env var is read once)."""
-    isa = "AVX512_E1"
+    """``--mkl-isa`` must act before MKL loads (its env var is read once);
+    under ``--no-amx`` MKL is left to its own choice by default."""
+    isa = "any" if "--no-amx" in argv else "AVX512_E1"
     for i, a in enumerate(argv):
         if a == "--mkl-isa" and i + 1 < len(argv):
             isa = argv[i + 1]
@@ -154,7 +180,8 @@ def measure(kind, sizes, threads, reps, peaks, mkl, use_ort, clock,
             ops = 2.0 * M * N * K
             g = {nm: ops / s / 1e9 for nm, s in zip(names, times)}
             row = {"kind": kind.name, "shape": [M, N, K], "threads": t,
-                   "mkl_isa": MKL_ISA}
+                   "mkl_isa": MKL_ISA,
+                   "amx_denied": os.environ.get("EXO_HL_AMX_DENIED") == "1"}
             for nm in names:
                 row[f"{nm}_gops"] = g[nm]
             for nm in names[1:]:
@@ -167,6 +194,9 @@ def measure(kind, sizes, threads, reps, peaks, mkl, use_ort, clock,
                 line += (f"  {nm} {g[nm]:7.1f} (x{g['exo_hl'] / g[nm]:.2f})")
             if "peak_pct" in row:
                 line += f"  {row['peak_pct']:.0f}% of peak"
+                above = [nm for nm in names if g[nm] > 1.02 * peaks[t]]
+                if above:   # faster than the dot-product peak: not VNNI
+                    line += f"  [above the peak: {', '.join(above)}]"
             print(line, flush=True)
     return rows
 
@@ -196,6 +226,21 @@ def plot(rows, path):
     fig.savefig(path, dpi=110)
 
 
+def _report_amx_denied():
+    """Check, in the ``--no-amx`` child, that the permission is refused."""
+    import errno
+    from apps.common.no_amx import request_amx
+    err = request_amx()
+    if os.environ.get("EXO_HL_AMX_DENIED") != "1" or err != errno.EPERM:
+        raise SystemExit(f"bench.py --no-amx: AMX is not refused here "
+                         f"(arch_prctl(ARCH_REQ_XCOMP_PERM) -> errno {err})")
+    print("AMX denied: arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) "
+          "-> EPERM (seccomp filter, apps/common/no_amx.py); an AMX "
+          "instruction would raise SIGILL, so every figure below is off AMX")
+    print("ONNX Runtime: MLAS enables AMX only when MlasInitAMX()'s "
+          "arch_prctl request succeeds; refused here, it uses AVX-512 VNNI")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
@@ -209,6 +254,9 @@ def main(argv=None) -> int:
                     help="MKL_ENABLE_INSTRUCTIONS for MKL (default "
                     "AVX512_E1: AVX-512 with VNNI/BF16, no AMX); 'any': "
                     "MKL's own choice")
+    ap.add_argument("--no-amx", action="store_true",
+                    help="a machine without AMX: run in a child process "
+                    "whose AMX permission request is refused (seccomp)")
     ap.add_argument("--no-mkl", action="store_true")
     ap.add_argument("--no-ort", action="store_true")
     ap.add_argument("--no-peak", action="store_true")
@@ -220,11 +268,15 @@ def main(argv=None) -> int:
         args.sizes, args.threads = [512, 1024], [1]
     print(f"C compiler for exo_hl: {os.environ.get('CC', 'cc')}; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus")
+    if args.no_amx:
+        _report_amx_denied()
     mkl = None
     if not args.no_mkl:
         mkl, desc = Mkl.load()
         print(f"MKL: {desc}; MKL_ENABLE_INSTRUCTIONS="
               f"{os.environ.get('MKL_ENABLE_INSTRUCTIONS', '(unset)')}")
+        if mkl is not None:
+            print(f"MKL dispatches to: {mkl.processor()}")
     use_ort = not args.no_ort
     if use_ort:
         try:
@@ -239,6 +291,13 @@ def main(argv=None) -> int:
         label, _ = S.choose_kernel(name, features=kind.features)
         peaks = {} if args.no_peak else thread_peaks(name, args.threads)
         print(f"{name}: kernel {label}, tile {S.DEFAULT_TILES[name]}")
+        if args.no_amx:
+            from apps.gemm_amx.dispatch import choose
+            picked = choose(name)[0]
+            print(f"{name}: exo_hl's runtime dispatch (AMX first) picks "
+                  f"{picked} on this host")
+            if picked.startswith("amx"):
+                raise SystemExit("bench.py --no-amx: the dispatch picked AMX")
         rows += measure(kind, args.sizes, args.threads, args.reps, peaks,
                         mkl, use_ort, args.clock, args.settle, args.warmup)
     if args.json:
