@@ -346,6 +346,13 @@ def test_model_blocks_the_reduction_when_the_weights_leave_the_l2(
         tuning.variant("avx512", m)
         m = tuning.model_params("avx512", (n, 14, 14, 256, 256))
         assert "kc" not in m and m["group"] > 1, m
+    # the kc blocks' tile: the most accumulators with no column tail and
+    # a block dividing OC (7x4 on AVX-512: 28 + 4 weight registers)
+    assert tuning.model_params("avx512", (1, 7, 7, 512, 512))["tile"] == \
+        "7x4"
+    assert tuning._kc_tile("avx512", 7, 512) == "7x4"
+    assert tuning._kc_tile("avx512", 7, 96) == "7x3"     # 96 % 64 != 0
+    assert tuning._kc_tile("avx2", 7, 512) is None       # 7x2: no spare
     # a larger L2 holds them: no kc
     monkeypatch.setattr(tuning, "_l2_bytes", lambda: 8 << 20)
     assert "kc" not in tuning.model_params("avx512", (1, 7, 7, 512, 512))
