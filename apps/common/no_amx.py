@@ -113,8 +113,8 @@ def request_amx() -> int:
 def amx_refusal() -> str:
     """exo_hl's own answer to the permission request, once per process:
     ``""`` when given, else the refusal as a sentence."""
-    from exo_hl.codegen_c.host_cpu import _amx_permission
-    return _amx_permission()
+    from exo_hl.codegen_c.host_cpu import amx_permission
+    return amx_permission()
 
 
 def main(argv) -> int:

@@ -57,8 +57,8 @@ def _amx_refused() -> str:
     """Why Linux refused this process the AMX tile state (asked once), or
     ``""``: on a refusal the host dispatch skips the AMX entries, as on a
     CPU without AMX."""
-    from exo_hl.codegen_c.host_cpu import _amx_permission
-    return _amx_permission()
+    from exo_hl.codegen_c.host_cpu import amx_permission
+    return amx_permission()
 
 
 def choose(kind: str, features=None, shape=None):

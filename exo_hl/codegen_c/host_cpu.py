@@ -14,6 +14,7 @@ attributes.
 """
 from __future__ import annotations
 
+import errno
 import os
 from typing import FrozenSet, Iterable
 
@@ -119,9 +120,20 @@ def _amx_permission() -> str:
                     xfeature_xtiledata) == 0:
         return ""
     err = ctypes.get_errno()
+    why = ("this process may not have it (a seccomp filter or a container "
+           "policy refuses the request)" if err == errno.EPERM else
+           "AMX needs Linux 5.16 or later" if err == errno.EINVAL else
+           "the kernel cannot give it")
     return (f"the Linux kernel refused the AMX tile state (arch_prctl("
             f"ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) failed: "
-            f"{os.strerror(err)}); AMX needs Linux 5.16 or later")
+            f"{os.strerror(err)}); {why}")
+
+
+def amx_permission() -> str:
+    """The refusal of the AMX tile state as a sentence, or ``""`` when
+    this process has it (asked once): for dispatchers that pick a kernel
+    without AMX rather than fail."""
+    return _amx_permission()
 
 
 def emulation_wanted(option) -> bool:

@@ -28,6 +28,8 @@ CHILD = textwrap.dedent("""
     refusal = n.amx_refusal()
     assert "refused the AMX tile state" in refusal, refusal
     assert "Operation not permitted" in refusal, refusal
+    assert "seccomp filter or a container policy" in refusal, refusal
+    assert "5.16" not in refusal, refusal
     from exo_hl.codegen_c.host_cpu import check_host
     try:
         check_host("k", frozenset({"amx-tile"}), frozenset())
