@@ -678,3 +678,73 @@ def test_race_on_buffer_allocated_outside_par_loop():
     assert v.status == "unknown" and "race" in v.condition, v
     v = exo_hl.validate(copy, par(private, 0))
     assert v.proven and not v.sizes, v
+
+
+def _reassoc_pairs():
+    """Schedules the semantics allow (a float += reduction reordered) whose
+    runs on edge/random floats differ in the last bits, a zero's sign or
+    NaN/inf propagation."""
+    @proc
+    def two_adds(n: size, x: f32[n], y: f32[n]):
+        for i in seq(0, n):
+            y[i] += x[i]
+            y[i] += 1.0
+
+    @proc
+    def merged(n: size, x: f32[n], y: f32[n]):       # merge_writes
+        for i in seq(0, n):
+            y[i] += x[i] + 1.0
+
+    @proc
+    def total(n: size, x: f32[n], y: f32[1]):
+        for i in seq(0, n):
+            y[0] += x[i]
+
+    @proc
+    def staged(n: size, x: f32[n], y: f32[1]):       # stage_mem accum
+        t: f32
+        t = 0.0
+        for i in seq(0, n):
+            t += x[i]
+        y[0] += t
+
+    @proc
+    def reversed_sum(n: size, x: f32[n], y: f32[1]):  # reordered sum
+        for i in seq(0, n):
+            y[0] += x[n - 1 - i]
+    return [(two_adds, merged), (total, staged), (total, reversed_sum)]
+
+
+@pytest.mark.parametrize("k", range(3))
+def test_reassociated_float_reduction_never_refuted(k):
+    # issue 37: these were 'refuted' on rounding / signed-zero differences
+    o, s = _reassoc_pairs()[k]
+    v = exo_hl.validate(o, s, max_sizes=2, rounds=120)
+    assert not v.refuted, v
+    if not v.proven:
+        assert "float reassociation allowed in reductions" in v.condition, v
+
+
+def test_wrong_float_reduction_still_refuted_on_exact_inputs():
+    # a reduction that drops or doubles a term differs on small integers
+    @proc
+    def total(n: size, x: f32[n], y: f32[1]):
+        for i in seq(0, n):
+            y[0] += x[i]
+
+    @proc
+    def skips_last(n: size, x: f32[n], y: f32[1]):
+        t: f32
+        t = 0.0
+        for i in seq(0, n - 1):
+            t += x[i]
+        y[0] += t
+
+    @proc
+    def doubles(n: size, x: f32[n], y: f32[1]):
+        for i in seq(0, n):
+            y[0] += x[i] * 2.0
+    for s in (skips_last, doubles):
+        v = exo_hl.validate(total, s, max_sizes=2, rounds=8)
+        assert v.refuted, v
+        _confirm(total, s, v)
