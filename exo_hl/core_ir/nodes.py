@@ -155,9 +155,16 @@ class Node:
             return True
         if type(self) is not type(other):
             return NotImplemented if not isinstance(other, Node) else False
-        if hash(self) != hash(other):
+        # (hot: the cached hashes and keys read without a method call each)
+        h = self._hash
+        if h is None:
+            h = self.__hash__()
+        g = other._hash
+        if g is None:
+            g = other.__hash__()
+        if h != g:
             return False
-        return self._key() == other._key()
+        return self._key_of(self) == other._key_of(other)
 
     def __ne__(self, other):
         r = self.__eq__(other)

@@ -11,6 +11,12 @@ from .nodes import IR, Node
 from .syms import Sym
 
 
+#: the fields of a ``Call`` that may hold children (not its callee ``f``)
+_CALL_FIELDS = tuple(n for n in IR.Call._fields if n != "f")
+#: node kinds held in fields that are not children (types, loop modes)
+_NOT_CHILDREN = (IR.type, IR.loop_mode)
+
+
 def children(node: Node) -> Iterator[Node]:
     """Direct IR children of a node (fields holding nodes or tuples of them).
 
@@ -18,12 +24,10 @@ def children(node: Node) -> Iterator[Node]:
     Types on expressions are not children either (they hold size expressions
     that live in the declaring scope).
     """
-    for name in node._fields:
-        if isinstance(node, IR.Call) and name == "f":
-            continue
+    for name in (_CALL_FIELDS if type(node) is IR.Call else node._fields):
         v = getattr(node, name)
         if isinstance(v, Node):
-            if not isinstance(v, IR.type) and not isinstance(v, IR.loop_mode):
+            if not isinstance(v, _NOT_CHILDREN):
                 yield v
         elif isinstance(v, tuple):
             for x in v:
@@ -58,11 +62,9 @@ def map_node(node: Node, fn: Callable[[Node], Node | None]) -> Node:
     are shared, not copied.
     """
     changes = {}
-    for name in node._fields:
-        if isinstance(node, IR.Call) and name == "f":
-            continue
+    for name in (_CALL_FIELDS if type(node) is IR.Call else node._fields):
         v = getattr(node, name)
-        if isinstance(v, Node) and not isinstance(v, (IR.type, IR.loop_mode)):
+        if isinstance(v, Node) and not isinstance(v, _NOT_CHILDREN):
             nv = map_node(v, fn)
             if nv is not v:
                 changes[name] = nv
