@@ -140,8 +140,10 @@ def main(argv=None) -> int:
                         + f"  t={t}  exo_hl "
                         f"{row['exo']:7.0f} {unit}")
                 if peak:
-                    row["exo_pct_peak"] = 100 * row["exo"] / peak
-                    row["exo_pct_peak_data"] = 100 * row["exo"] / peak_data
+                    # the probes measure one core: t threads, t cores
+                    row["exo_pct_peak"] = 100 * row["exo"] / (t * peak)
+                    row["exo_pct_peak_data"] = (100 * row["exo"]
+                                                / (t * peak_data))
                     line += (f" ({row['exo_pct_peak']:.0f}% of peak, "
                              f"{row['exo_pct_peak_data']:.0f}% of the "
                              f"random-data peak)")
