@@ -512,8 +512,8 @@ def _bf16_tail_rows(p, nc):
     p = p.replace(p.find_loop('tli'), X.mm512_loadu_ps)
     p = p.replace(p.find_loop('tsi'), X.mm512_storeu_ps)
     for ins in (X.mm512_setzero_ps, X.mm512_setzero_ps,
-                lowp.mm512_mul_add_bf16_even_bcst_ps,
-                lowp.mm512_mul_add_bf16_odd_bcst_ps, X.mm512_add3_ps,
+                X.mm512_mul_add_bf16_even_bcst_ps,
+                X.mm512_mul_add_bf16_odd_bcst_ps, X.mm512_add3_ps,
                 X.mm512_add_ps):
         p = p.replace(p.find_loop('ji'), ins)
     for loop in ('jh', 'jo #1', 'tlo', 'tso'):

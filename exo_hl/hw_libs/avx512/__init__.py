@@ -1,13 +1,15 @@
 """The AVX-512 hardware library (a user library: public API only): f32
-and ui16 instructions (lib.py), BF16 and VNNI dot products (lowp.py)."""
+and ui16 instructions (lib.py), BF16 and VNNI dot products (lowp.py),
+bf16 multiply-adds in an algorithm's order (bf16_mul.py)."""
 from .lib import INSTRS as _F32_INSTRS
 from .lowp import INSTRS as _LOWP_INSTRS
+from .bf16_mul import INSTRS as _BF16_MUL_INSTRS
+from .bf16_mul import (mm512_mul_add_bf16_even_bcst_ps,
+                       mm512_mul_add_bf16_odd_bcst_ps)
 from .lowp import (mm512_cvtne2ps_pbh, mm512_dpbf16_bcst_ps, mm512_dpbf16_ps,
                    mm512_dpbusd_bcst_epi32, mm512_dpbusd_epi32,
                    mm512_dpbusds_epi32, mm512_loadu_bf16, mm512_loadu_epi8,
                    mm512_loadu_epi32, mm512_loadu_epu8,
-                   mm512_mul_add_bf16_even_bcst_ps,
-                   mm512_mul_add_bf16_odd_bcst_ps,
                    mm512_reduce_storeu_epi32, mm512_setzero_epi32,
                    mm512_storeu_bf16, mm512_storeu_epi32,
                    mm512_storeu_epi8, mm512_storeu_epu8, pack_vnni_bf16,
@@ -53,4 +55,4 @@ __all__ = ["AVX512", "INSTRS", "mm512_add_loadu_ps", "mm512_add_ps",
            "mm512_storeu_epu8", "pack_vnni_bf16", "pack_vnni_epi8"]
 
 #: every instruction (what ``replace_all``/``vectorize`` select from)
-INSTRS = _F32_INSTRS + _LOWP_INSTRS
+INSTRS = _F32_INSTRS + _LOWP_INSTRS + _BF16_MUL_INSTRS
