@@ -29,7 +29,6 @@ import sys
 SYS_ARCH_PRCTL = 158
 X32_SYSCALL_BIT = 0x40000000
 ARCH_REQ_XCOMP_PERM = 0x1023
-XFEATURE_XTILEDATA = 18
 AUDIT_ARCH_X86_64 = 0xC000003E
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
@@ -101,13 +100,8 @@ def deny_amx() -> str:
 
 def request_amx() -> int:
     """Make the AMX permission request directly; 0 or the errno."""
-    if platform.system() != "Linux" or platform.machine() != "x86_64":
-        return 0
-    libc = _libc()
-    if libc.syscall(SYS_ARCH_PRCTL, ARCH_REQ_XCOMP_PERM,
-                    XFEATURE_XTILEDATA) == 0:
-        return 0
-    return ctypes.get_errno()
+    from exo_hl.codegen_c.host_cpu import request_amx_state
+    return request_amx_state()
 
 
 def amx_refusal() -> str:

@@ -53,14 +53,6 @@ DISPATCH = {kind: [(AMX_FEATURES[kind], _LABELS[kind], _amx_builder(kind))]
             + list(entries) for kind, entries in lowp.DISPATCH.items()}
 
 
-def _amx_refused() -> str:
-    """Why Linux refused this process the AMX tile state (asked once), or
-    ``""``: on a refusal the host dispatch skips the AMX entries, as on a
-    CPU without AMX."""
-    from exo_hl.codegen_c.host_cpu import amx_permission
-    return amx_permission()
-
-
 def choose(kind: str, features=None, shape=None):
     """(label, builder) of the first entry of ``DISPATCH[kind]`` whose CPU
     features ``features`` (default: this host's, where an AMX entry also
@@ -71,7 +63,7 @@ def choose(kind: str, features=None, shape=None):
     >>> choose("u8s8", {"avx512f", "avx512vnni"})[0]
     'avx512-vnni'
     """
-    from exo_hl.codegen_c.host_cpu import host_features
+    from exo_hl.codegen_c.host_cpu import amx_permission, host_features
     for need, label, build in DISPATCH[kind]:
         if (shape is not None and label == _LABELS[kind]
                 and not AMX_SHAPES[kind](*shape)):
@@ -79,7 +71,7 @@ def choose(kind: str, features=None, shape=None):
         have = (host_features(need) if features is None
                 else frozenset(need) & frozenset(features))
         if (have == frozenset(need) and features is None
-                and "amx-tile" in need and _amx_refused()):
+                and "amx-tile" in need and amx_permission()):
             continue    # the CPU has AMX, the kernel refuses its state
         if have == frozenset(need):
             return label, build

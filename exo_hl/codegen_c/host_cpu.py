@@ -103,23 +103,32 @@ def check_host(name, needed, missing, emulated=frozenset()) -> None:
         f"compile(emulate=True) to run it slowly through an emulation layer")
 
 
-@memo(maxsize=1)
-def _amx_permission() -> str:
+def request_amx_state() -> int:
     """Ask Linux for the AMX tile state (``arch_prctl(ARCH_REQ_XCOMP_PERM,
-    XFEATURE_XTILEDATA)``), once per process; the refusal as a sentence,
-    or ``""``. Other systems give it without asking."""
+    XFEATURE_XTILEDATA)``) now: 0 when given (and on systems that give it
+    without asking), else the errno. Not memoized: a benchmark checks with
+    it that a seccomp filter refuses the request."""
     import ctypes
     import ctypes.util
     import platform
     if platform.system() != "Linux" or platform.machine() != "x86_64":
-        return ""
+        return 0
     libc = ctypes.CDLL(ctypes.util.find_library("c") or None,
                        use_errno=True)
     sys_arch_prctl, arch_req_xcomp_perm, xfeature_xtiledata = 158, 0x1023, 18
     if libc.syscall(sys_arch_prctl, arch_req_xcomp_perm,
                     xfeature_xtiledata) == 0:
+        return 0
+    return ctypes.get_errno()
+
+
+@memo(maxsize=1)
+def _amx_permission() -> str:
+    """``request_amx_state`` once per process; the refusal as a sentence,
+    or ``""``."""
+    err = request_amx_state()
+    if not err:
         return ""
-    err = ctypes.get_errno()
     why = ("this process may not have it (a seccomp filter or a container "
            "policy refuses the request)" if err == errno.EPERM else
            "AMX needs Linux 5.16 or later" if err == errno.EINVAL else
