@@ -31,6 +31,7 @@ from ..core_ir.datasem import (bf16_bits_to_f32, f32_to_bf16_bits, is_float,
                                is_int)
 from ..core_ir.interpret import ConfigState, run_interpreter
 from ..core_ir.nodes import IR
+from ..core_ir.traversal import walk
 from ..core_ir.types import NUMPY_DTYPES, basetype, is_control, shape
 from .symexec import SymExec
 
@@ -84,23 +85,18 @@ def _is_float_type(t):
 
 def _nodes(procs):
     """Every statement and expression of the procedures, callees' bodies
-    (instructions' too) included."""
-    seen = set()
-    stack = [x for p in procs for x in p.body] + [
-        x for p in procs for x in p.preds]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, IR.Proc):
-            if id(n) not in seen:
-                seen.add(id(n))
-                stack.extend(n.body)
+    (instructions' too) included (``traversal.walk`` per procedure)."""
+    seen, todo = set(), list(procs)
+    while todo:
+        p = todo.pop()
+        if id(p) in seen:
             continue
-        yield n
-        for f in n._fields:
-            v = getattr(n, f)
-            for x in (v if isinstance(v, tuple) else (v, )):
-                if isinstance(x, (IR.stmt, IR.expr, IR.Proc)):
-                    stack.append(x)
+        seen.add(id(p))
+        for top in (*p.body, *p.preds):
+            for n in walk(top):
+                yield n
+                if isinstance(n, IR.Call):
+                    todo.append(n.f)
 
 
 def float_reductions(procs):
@@ -284,13 +280,12 @@ def _exact_value(x, t):
     phase A may compare (finite, integral, well inside the type's
     precision), else None."""
     if t is IR.BF16:
-        x, bits = float(bf16_bits_to_f32(np.uint16(x))), _MANT["bf16"]
+        bits = _MANT["bf16"]
     else:
-        x = np.asarray(x)
-        if x.dtype.kind != "f":
+        if np.asarray(x).dtype.kind != "f":
             return None
-        bits = _MANT.get(x.dtype)
-        x = float(x)
+        bits = _MANT.get(np.asarray(x).dtype)
+    x = _as_float(x, t)
     if bits is None or not np.isfinite(x) or x != int(x) or \
             abs(x) >= 2.0 ** (bits - 2):
         return None
