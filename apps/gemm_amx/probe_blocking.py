@@ -32,7 +32,11 @@ Loop orders (``NC`` = 256-column blocks outermost in all):
 - ``kernel+pfC0``/``kernel+pfC1``: the kernel's order with a prefetch
   (T0 / T1) of the next C block's 64 lines spread over the K steps;
 - ``strip``: the kernel's order with each 32 x NC strip of C copied into
-  a contiguous tile-layout buffer (and back) around the 32-column blocks.
+  a contiguous tile-layout buffer (and back) around the 32-column blocks;
+- ``pipelined``: the kernel's order, the last step of each block
+  interleaved with the C tiles (each product followed by the store of its
+  C tile and the load of the next block's), so the next block's C loads
+  start while the last products still run.
 
 Ways of reaching C (a suffix to any order, e.g. ``kernel/C-L1``): ``C-L1``
 every C tile loaded from and stored to one 4 KB block (a bound: no C
@@ -204,13 +208,54 @@ static inline void block(long io, long jt, long k0, long k1, int pf,
     _tile_stored(3, CTX(sfix, 32 * io + 16, 16 * jt + 16), sd);
 }
 
+/* variant 12: the schedule's order, the last step of each block
+   interleaved with the C tiles: each product of the last step is
+   followed by the store of its C tile and the load of the next block's
+   (the first block's C loaded before the loop) */
+#define DP(c, a, b) do { if (BF16) _tile_dpbf16ps(c, a, b); \
+                         else _tile_dpbusd(c, a, b); } while (0)
+__attribute__((target("amx-tile,amx-int8,amx-bf16")))
+static void pipelined(long jc) {
+    long ld = LDC * 4, MB = M / 32, nb = MB * (NC / 32), jt0 = jc * NC / 16;
+#define CB(b, ih, jh) (C + (32 * ((b) / (NC / 32)) + 16 * (ih)) * LDC \
+                       + jc * NC + 32 * ((b) % (NC / 32)) + 16 * (jh))
+    _tile_loadd(0, CB(0, 0, 0), ld); _tile_loadd(1, CB(0, 0, 1), ld);
+    _tile_loadd(2, CB(0, 1, 0), ld); _tile_loadd(3, CB(0, 1, 1), ld);
+    for (long b = 0; b < nb; b++) {
+        long io = b / (NC / 32), jt = jt0 + 2 * (b % (NC / 32));
+        for (long kt = 0; kt < KT; kt++) {
+            _tile_loadd(4, APT(io, 0, kt), 64);
+            _tile_loadd(6, BPT(jt, kt), 64);
+            _tile_loadd(5, APT(io, 1, kt), 64);
+            _tile_loadd(7, BPT(jt + 1, kt), 64);
+            if (kt + 1 < KT || b + 1 == nb) {
+                DP(0, 4, 6); DP(1, 4, 7); DP(2, 5, 6); DP(3, 5, 7);
+            } else {
+                DP(0, 4, 6); _tile_stored(0, CB(b, 0, 0), ld);
+                _tile_loadd(0, CB(b + 1, 0, 0), ld);
+                DP(1, 4, 7); _tile_stored(1, CB(b, 0, 1), ld);
+                _tile_loadd(1, CB(b + 1, 0, 1), ld);
+                DP(2, 5, 6); _tile_stored(2, CB(b, 1, 0), ld);
+                _tile_loadd(2, CB(b + 1, 1, 0), ld);
+                DP(3, 5, 7); _tile_stored(3, CB(b, 1, 1), ld);
+                _tile_loadd(3, CB(b + 1, 1, 1), ld);
+            }
+        }
+    }
+    _tile_stored(0, CB(nb - 1, 0, 0), ld); _tile_stored(1, CB(nb - 1, 0, 1), ld);
+    _tile_stored(2, CB(nb - 1, 1, 0), ld); _tile_stored(3, CB(nb - 1, 1, 1), ld);
+#undef CB
+}
+
 /* variants (the names in VARIANTS below): 0 kernel, 1 jo-io, 2 kc,
    3 kc+pfA, 4 io-kc, 5 kernel+pfC0, 6 kernel+pfC1, 7 C strip staged */
 static void gemm(int variant, long kc) {
     long MB = M / 32;
     for (long jc = 0; jc < N / NC; jc++) {
         long jt0 = jc * NC / 16;
-        if (variant == 0) {
+        if (variant == 12) {
+            pipelined(jc);
+        } else if (variant == 0) {
             for (long io = 0; io < MB; io++)
                 for (long jo = 0; jo < NC / 32; jo++)
                     block(io, jt0 + 2 * jo, 0, KT, 0, 0);
@@ -353,7 +398,8 @@ ORDERS = {"kernel": (0, False), "jo-io": (1, False), "kc": (2, True),
           "kc+pfA": (3, True), "io-kc": (4, True), "kernel+pfC0": (5, False),
           "kernel+pfC1": (6, False), "strip": (7, False),
           "kernel+pfClate": (8, True), "blis": (9, True),
-          "kc+pfC1": (10, True), "kc+pfC0": (11, True)}
+          "kc+pfC1": (10, True), "kc+pfC0": (11, True),
+          "pipelined": (12, False)}
 #: ways of reaching C: suffix -> C mode in the C
 C_MODES = {"": 0, "C-L1": 1, "no-C": 2, "C-padded": 3, "C-stores-L1": 4,
            "C-loads-L1": 5, "C-loads-t1": 6, "C-tiled": 7,
