@@ -1,8 +1,8 @@
 """Benchmark (not a test): the ceiling of loop structures for the AMX GEMM.
 
     CC=gcc python -m apps.gemm_amx.probe_blocking [--kind int8|bf16]
-        [--sizes 512 1024 2048] [--rounds 8] [--kc 8 16]
-        [--variants NAME ...]
+        [--sizes 512 1024 2048] [--rounds 8] [--kc 8 16] [--mc 4 16]
+        [--huge] [--variants ORDER[/C-MODE] ...]
 
 A hand-written C harness of the GEMM's tile loops, square n x n x n: the
 2 x 2 tile block of the schedule (four C tiles held over the K steps of a
@@ -29,8 +29,15 @@ Loop orders (``NC`` = 256-column blocks outermost in all):
 - ``io-kc=S``: row blocks, K blocks of S steps, 32-column blocks: A's
   32 x S block stays in L1 across the 32-column blocks, B from L2, C
   reloaded per K block;
+- ``blis``: K blocks, then row blocks of MC (``--mc``: 32-row blocks per
+  MC), then 32-column blocks, then the row blocks of the MC block (the
+  B panel reused from L1 across MC / 32 row blocks, A's MC x S block
+  from L2), over all of N at once;
 - ``kernel+pfC0``/``kernel+pfC1``: the kernel's order with a prefetch
   (T0 / T1) of the next C block's 64 lines spread over the K steps;
+  ``kernel+pfClate=S`` the same (T0) in the block's last S steps only;
+  ``kc+pfC1``/``kc+pfC0``: the ``kc`` order with the next row block's C
+  prefetched;
 - ``strip``: the kernel's order with each 32 x NC strip of C copied into
   a contiguous tile-layout buffer (and back) around the 32-column blocks;
 - ``pipelined``: the kernel's order, the last step of each block
@@ -43,7 +50,12 @@ every C tile loaded from and stored to one 4 KB block (a bound: no C
 traffic, wrong results); ``no-C`` no C loads or stores at all;
 ``C-padded`` C's rows N + 16 elements apart instead of N (no power-of-two
 stride); ``C-stores-L1`` / ``C-loads-L1`` only one direction to the 4 KB
-block; ``C-loads-t1`` C tiles loaded by ``tileloaddt1`` (no-reuse hint).
+block; ``C-loads-t1`` C tiles loaded by ``tileloaddt1`` (no-reuse hint);
+``C-tiled`` C in tile layout (every block a contiguous 4 KB, a bound);
+``C-zero-add`` tile products from zeroed C tiles, stored to an L1 block
+and added into C with AVX-512 (exact for int8 only). ``--huge`` puts A, B
+and C on transparent huge pages. Results are not checked: the harness
+times loops, and the bounds compute wrong values by design.
 
 Needs AMX (exit status 2 without). apps/gemm_amx/README.md ("The loop
 structure's ceiling") gives the findings.
