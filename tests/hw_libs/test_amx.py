@@ -1008,3 +1008,19 @@ def test_gemm_bench_help_prints(capsys):
         bench.main(["--help"])
     assert e.value.code == 0
     assert "--n-extra" in capsys.readouterr().out
+
+
+def test_blocking_probe_variants():
+    """apps/gemm_amx/probe_blocking.py (a benchmark script): its variant
+    names map to the harness's arguments, a K-blocked order once per K
+    block, and an unknown name or C mode is refused before anything is
+    compiled or run."""
+    from apps.gemm_amx import probe_blocking as pb
+    specs = pb._specs(["kernel", "io-kc/C-L1", "blis"], [8, 16], [4])
+    assert specs == [("kernel", "0:0:0"), ("io-kc=8/C-L1", "4:8:1"),
+                     ("io-kc=16/C-L1", "4:16:1"),
+                     ("blis kc=8 mc=128", f"9:{(4 << 8) | 8}:0"),
+                     ("blis kc=16 mc=128", f"9:{(4 << 8) | 16}:0")]
+    for bad in (["nope"], ["kernel/C-nowhere"]):
+        with pytest.raises(SystemExit, match="unknown variant"):
+            pb._specs(bad, [8])
