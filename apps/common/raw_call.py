@@ -4,11 +4,15 @@ The apps' entry points check their arguments once themselves and then
 skip the compiled callable's per-call checks (tens of microseconds, which
 matter for small products). What they must not skip is the function's
 allocation status: a kernel with a heap buffer returns it, and a failed
-allocation dropped here would leave the output silently unchanged.
+allocation dropped here would leave the output silently unchanged. Nor
+may they skip the argument checks a kernel relies on: ``float32_array``
+and ``check_no_overlap`` are those checks, one copy for every app.
 """
 from __future__ import annotations
 
 import ctypes
+
+import numpy as np
 
 
 def raw_function(compiled, n_sizes: int, n_pointers: int):
@@ -26,3 +30,38 @@ def raw_function(compiled, n_sizes: int, n_pointers: int):
     p = ctypes.c_void_p
     fn.argtypes = [p] + [fast] * n_sizes + [p] * n_pointers
     return lib, fn, compiled.check_status
+
+
+#: the largest size a kernel takes (its size arguments are 32-bit values,
+#: docs/semantics.md "Control values")
+MAX_DIM = 2**31 - 1
+
+
+def float32_array(app: str, x, name: str, ndim: int, written: bool = False):
+    """``x`` when a raw call may pass its data pointer as ``name``: a
+    C-contiguous ``ndim``-d float32 numpy array (native byte order), not
+    empty, every size a 32-bit value and, when the kernel writes it,
+    writeable. These are the compiled callable's checks (core_ir/call_args)
+    that a raw call skips; each app's entry point runs them on every
+    array, so none of them can be forgotten by one app (conv wrote into a
+    read-only ``out``, such as an array over an immutable ``bytes``)."""
+    if not isinstance(x, np.ndarray) or x.dtype != np.float32 or \
+            x.ndim != ndim or not x.flags.c_contiguous:
+        raise TypeError(f"{app}: {name} must be a C-contiguous {ndim}-d "
+                        f"float32 numpy array")
+    if 0 in x.shape:
+        raise ValueError(f"{app}: {name} is empty ({x.shape})")
+    if max(x.shape) > MAX_DIM:
+        raise ValueError(f"{app}: {name} is {'x'.join(map(str, x.shape))}; "
+                         f"sizes above {MAX_DIM} are not supported")
+    if written and not x.flags.writeable:
+        raise ValueError(f"{app}: {name} is read-only")
+    return x
+
+
+def check_no_overlap(app: str, out, out_name: str, *inputs):
+    """``ValueError`` when the written array ``out`` may share memory with
+    one of ``inputs`` (the compiled callable refuses such calls: the
+    kernel was checked assuming distinct buffers)."""
+    if any(np.may_share_memory(out, a) for a in inputs):
+        raise ValueError(f"{app}: {out_name} must not overlap the inputs")

@@ -38,6 +38,7 @@ from apps.sgemm.schedule import (ISAS, alpha_beta, by_columns, narrow,
 from apps.sgemm.tuning import configured
 from apps.common import isa_choice as _common_isa
 from apps.common.aligned import aligned_empty
+from apps.common import raw_call as _raw_call
 from apps.common.raw_call import raw_function
 
 
@@ -334,21 +335,12 @@ def aligned_zeros(shape, align=64):
 
 
 #: the largest size a kernel takes (its sizes are 32-bit values)
-MAX_DIM = 2**31 - 1
+MAX_DIM = _raw_call.MAX_DIM
 
 
-def _matrix(x, name):
-    if not isinstance(x, np.ndarray) or x.dtype != np.float32 or \
-            x.ndim != 2 or not x.flags.c_contiguous:
-        raise TypeError(f"sgemm: {name} must be a C-contiguous 2-d float32 "
-                        f"numpy array")
-    if 0 in x.shape:
-        raise ValueError(f"sgemm: {name} is empty ({x.shape})")
-    if max(x.shape) > MAX_DIM:
-        # the kernels' sizes are 32-bit values (docs/api.md section 5)
-        raise ValueError(f"sgemm: {name} is {x.shape[0]}x{x.shape[1]}; "
-                         f"sizes above {MAX_DIM} are not supported")
-    return x
+def _matrix(x, name, written=False):
+    # the checks a raw call skips (apps/common/raw_call.float32_array)
+    return _raw_call.float32_array("sgemm", x, name, 2, written)
 
 
 def _scalar(v, name):
@@ -374,9 +366,7 @@ def sgemm(A, B, C=None, *, alpha=None, beta=None, isa="auto"):
         if alpha is not None or beta is not None:
             raise ValueError("sgemm: alpha and beta need a C")
         C = aligned_zeros((M, N))
-    C = _matrix(C, "C")
-    if not C.flags.writeable:
-        raise ValueError("sgemm: C is read-only")
+    C = _matrix(C, "C", written=True)
     if C.shape != (M, N):
         raise ValueError(f"sgemm: C is {C.shape[0]}x{C.shape[1]}, "
                          f"A @ B is {M}x{N}")

@@ -64,3 +64,55 @@ def test_the_apps_raw_kernels_use_it():
     for mod in (conv_api, sgemm_api):
         src = inspect.getsource(mod.RawKernel)
         assert "raw_function(" in src and "restype" not in src
+
+
+def _entry_points():
+    """(name, call(inputs..., out), make inputs and a zeroed out) for each
+    app entry point that calls a kernel raw."""
+    from apps.conv.api import conv
+    from apps.sgemm.api import sgemm
+
+    def conv_args():
+        return ([np.ones((1, 4, 4, 2), np.float32),
+                 np.ones((3, 3, 2, 16), np.float32),
+                 np.ones(16, np.float32)], np.zeros((1, 2, 2, 16), np.float32))
+
+    def sgemm_args():
+        return ([np.ones((3, 5), np.float32), np.ones((5, 4), np.float32)],
+                np.zeros((3, 4), np.float32))
+    return [("conv", lambda ins, out: conv(*ins, out), conv_args),
+            ("sgemm", lambda ins, out: sgemm(*ins, out), sgemm_args)]
+
+
+@pytest.mark.parametrize("app", ["conv", "sgemm"])
+def test_the_apps_refuse_what_the_compiled_callable_refuses(app):
+    """Every app entry point with a raw call refuses, before any kernel is
+    built, each argument the compiled callable refuses: conv wrote into a
+    read-only ``out`` (here one over an immutable ``bytes``, which it
+    changed) and passed a size past 32 bits to its kernel."""
+    name, call, make = dict((n, (n, c, m)) for n, c, m in
+                            _entry_points())[app]
+    ins, out = make()
+    frozen = bytes(out.nbytes)
+    ro = np.frombuffer(frozen, np.float32).reshape(out.shape)
+    with pytest.raises(ValueError, match=f"{app}: .* is read-only"):
+        call(ins, ro)
+    assert not any(frozen)
+    with pytest.raises(TypeError, match="C-contiguous"):
+        call(ins, np.zeros(out.shape[::-1], np.float32).T)
+    with pytest.raises(TypeError, match="float32"):
+        call([ins[0].astype(">f4")] + ins[1:], out)
+    buf = np.zeros(out.size + ins[1].size, np.float32)   # one shared
+    shared = buf[out.size - 1:out.size - 1 + ins[1].size]
+    with pytest.raises(ValueError, match="overlap"):
+        call([ins[0], shared.reshape(ins[1].shape)] + ins[2:],
+             buf[:out.size].reshape(out.shape))
+    # a size past 32 bits (a view: no memory is read before the check)
+    big = ins[0].shape[:-1] + (2**31,)
+    tall = np.lib.stride_tricks.as_strided(
+        np.zeros(1, np.float32), shape=big,
+        strides=tuple(4 * int(np.prod(big[d + 1:])) for d in range(len(big))))
+    assert tall.flags.c_contiguous
+    with pytest.raises(ValueError, match="sizes above 2147483647"):
+        call([tall] + ins[1:], out)
+    assert not out.any()
