@@ -11,6 +11,8 @@ and ``check_no_overlap`` are those checks, one copy for every app.
 from __future__ import annotations
 
 import ctypes
+import math
+import numbers
 
 import numpy as np
 
@@ -65,3 +67,29 @@ def check_no_overlap(app: str, out, out_name: str, *inputs):
     kernel was checked assuming distinct buffers)."""
     if any(np.may_share_memory(out, a) for a in inputs):
         raise ValueError(f"{app}: {out_name} must not overlap the inputs")
+
+
+def float32_scalar(app: str, v, name: str):
+    """A real number (Python or numpy scalar, or a 0-d array) as the
+    1-element float32 array a raw call passes for an ``f32`` scalar; as
+    the compiled callable does (core_ir/call_args), a finite value past
+    float32's range is refused (it became an infinity: ``alpha=1e39``
+    turned ``0 * alpha`` into NaN), NaN and infinities are kept."""
+    if isinstance(v, (bool, np.bool_)) or not (
+            isinstance(v, numbers.Real) or
+            (isinstance(v, np.ndarray) and v.ndim == 0
+             and v.dtype.kind in "iuf")):
+        raise TypeError(f"{app}: {name} must be a real number, got "
+                        f"{type(v).__name__}")
+    try:
+        x = float(v)
+    except OverflowError:            # an int past a float's range
+        x = math.inf
+        finite = True
+    else:
+        finite = math.isfinite(x)
+    largest = float(np.finfo(np.float32).max)
+    if finite and abs(x) > largest:
+        raise ValueError(f"{app}: {name} = {v!r} is out of the range of "
+                         f"float32 (largest finite value {largest:g})")
+    return np.array([x], np.float32)

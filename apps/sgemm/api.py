@@ -29,8 +29,6 @@ import ctypes
 import functools
 import os
 
-import numbers
-
 import numpy as np
 
 from apps.sgemm.schedule import (ISAS, alpha_beta, by_columns, narrow,
@@ -343,17 +341,6 @@ def _matrix(x, name, written=False):
     return _raw_call.float32_array("sgemm", x, name, 2, written)
 
 
-def _scalar(v, name):
-    """A real number (Python or numpy scalar, or a 0-d array) as a float."""
-    if isinstance(v, (bool, np.bool_)) or not (
-            isinstance(v, numbers.Real) or
-            (isinstance(v, np.ndarray) and v.ndim == 0
-             and v.dtype.kind in "iuf")):
-        raise TypeError(f"sgemm: {name} must be a real number, got "
-                        f"{type(v).__name__}")
-    return float(v)
-
-
 def sgemm(A, B, C=None, *, alpha=None, beta=None, isa="auto"):
     """``C += A @ B`` (or, with ``alpha``/``beta``, ``C = alpha * A @ B +
     beta * C``) in place and returns C; without C, returns a new
@@ -372,15 +359,15 @@ def sgemm(A, B, C=None, *, alpha=None, beta=None, isa="auto"):
                          f"A @ B is {M}x{N}")
     if np.may_share_memory(C, A) or np.may_share_memory(C, B):
         raise ValueError("sgemm: C must not overlap A or B")
+    scalars = None if alpha is None and beta is None else tuple(
+        _raw_call.float32_scalar("sgemm", 1.0 if v is None else v, name)
+        for v, name in ((alpha, "alpha"), (beta, "beta")))
     chosen, _, note = choose_isa(isa)
     if chosen is None:
         raise RuntimeError(f"sgemm: {note}")
     plain, scaled = compiled(chosen.name)
-    if alpha is None and beta is None:
+    if scalars is None:
         plain(M, N, K, A, B, C)
     else:
-        a, b = (np.array([_scalar(1.0 if v is None else v, name)],
-                         np.float32)
-                for v, name in ((alpha, "alpha"), (beta, "beta")))
-        scaled(M, N, K, a, b, A, B, C)
+        scaled(M, N, K, *scalars, A, B, C)
     return C

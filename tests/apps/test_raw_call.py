@@ -116,3 +116,53 @@ def test_the_apps_refuse_what_the_compiled_callable_refuses(app):
     with pytest.raises(ValueError, match="sizes above 2147483647"):
         call([tall] + ins[1:], out)
     assert not out.any()
+
+
+@proc
+def scaled_copy(a: f32, x: f32[1]):
+    x[0] = a
+
+
+def test_scalars_are_refused_as_the_compiled_callable_refuses():
+    """A raw call's f32 scalar (sgemm's alpha and beta) is converted by the
+    callable's rule: a finite number past float32's range is refused (it
+    became an infinity, so ``alpha=1e39`` made ``0 * alpha`` NaN: C = NaN
+    where A @ B is zero); NaN, infinities and rounding are kept. Same
+    verdict and value as ``interpret()`` on every value tried."""
+    from apps.common.raw_call import float32_scalar
+    values = [0.0, -0.0, 1.5, 1e-50, 3.4028235e38, -3.4028235e38,
+              3.4028236e38, 1e39, -1e39, 10**400, -(10**400), 2**127,
+              np.float64(1e300), np.int64(2**62), np.inf, -np.inf, np.nan,
+              np.float16(3.0)]
+    for v in values:
+        x = np.zeros(1, np.float32)
+        try:
+            scaled_copy.interpret(v, x)
+            want = None
+        except ValueError as e:
+            want = e
+        if want is not None:
+            with pytest.raises(ValueError, match="out of the range"):
+                float32_scalar("app", v, "alpha")
+            continue
+        got = float32_scalar("app", v, "alpha")
+        assert got.dtype == np.float32 and got.shape == (1,)
+        assert np.array_equal(got, x, equal_nan=True), v
+        assert np.signbit(got[0]) == np.signbit(x[0]), v
+    # (a 0-d array of any real dtype is a number here, as sgemm documents)
+    assert float32_scalar("app", np.array(2.5), "alpha")[0] == 2.5
+    with pytest.raises(ValueError, match="out of the range"):
+        float32_scalar("app", np.array(1e39), "alpha")
+    for bad in (True, "2", 1j, np.array([1.0, 2.0]), None):
+        with pytest.raises(TypeError, match="alpha must be a real number"):
+            float32_scalar("app", bad, "alpha")
+
+
+def test_sgemm_refuses_an_alpha_or_beta_past_float32():
+    from apps.sgemm.api import sgemm
+    A, B = np.zeros((2, 3), np.float32), np.ones((3, 2), np.float32)
+    C = np.ones((2, 2), np.float32)
+    for kw in ({"alpha": 1e39}, {"beta": -1e39}, {"alpha": 10**400}):
+        with pytest.raises(ValueError, match="out of the range of float32"):
+            sgemm(A, B, C, **kw)
+    assert (C == 1.0).all()
