@@ -6,7 +6,9 @@ CPU runs.
     conv(inp, wt, bias, out)           # into a given array
 
 float32, C-contiguous: ``inp[N, H + 2, W + 2, IC]`` (NHWC), ``wt[3, 3, IC,
-OC]``, ``bias[OC]``, ``out[N, H, W, OC]`` (NHWC), any sizes >= 1.
+OC]``, ``bias[OC]``, ``out[N, H, W, OC]`` (NHWC, writeable, not
+overlapping the inputs), any sizes >= 1 and below 2**31 (the checks of
+``apps/common/raw_call``, which the direct C call skips).
 ``out = relu(bias + conv3x3(inp, wt))``, stride 1, no padding. The kernel
 is scheduled and compiled on first use per instruction set (then cached).
 ``isa='auto'`` takes the best instruction set the CPU has (AVX-512, else

@@ -6,7 +6,10 @@ runs.
     sgemm(A, B, C)                        # C += A @ B, in place
     sgemm(A, B, C, alpha=2.0, beta=0.5)   # C = 2 A @ B + 0.5 C, in place
 
-float32, row-major (C-contiguous) matrices of any sizes >= 1. The kernel
+float32, row-major (C-contiguous) matrices of any sizes >= 1 (and below
+2**31), C writeable; alpha and beta real numbers, a finite one past
+float32's range refused (``ValueError``), as a compiled procedure refuses
+it (``apps/common/raw_call``: the checks the direct C call skips). The kernel
 is scheduled and compiled on first use per instruction set (then cached
 by this process and, for the C build, on disk). ``isa='auto'`` takes the
 best instruction set the CPU has (AVX-512, else AVX2); naming one the CPU
