@@ -17,12 +17,16 @@ import numbers
 import numpy as np
 
 
-def raw_function(compiled, n_sizes: int, n_pointers: int):
+def raw_function(compiled, n_sizes: int, n_pointers: int, names=None):
     """(library, C function, status check) of a ``compile()`` result whose
     arguments are ``n_sizes`` size/index values then ``n_pointers``
     pointers (after the context pointer). Call ``check(fn(...))``: it
     raises a nonzero status as the compiled callable does (ValueError /
-    MemoryError) and returns None otherwise."""
+    MemoryError) and returns None otherwise. The procedure's signature is
+    checked to be that (``check_signature``), so a kernel whose arguments
+    changed order or kind (a window is a struct, not a pointer) is
+    refused here instead of called with the wrong values."""
+    check_signature(compiled.proc, n_sizes, n_pointers, names)
     lib = ctypes.CDLL(compiled.library_path)
     fn = getattr(lib, compiled.name)
     fn.restype = ctypes.c_int if compiled.returns_status else None
@@ -32,6 +36,28 @@ def raw_function(compiled, n_sizes: int, n_pointers: int):
     p = ctypes.c_void_p
     fn.argtypes = [p] + [fast] * n_sizes + [p] * n_pointers
     return lib, fn, compiled.check_status
+
+
+def check_signature(proc, n_sizes: int, n_pointers: int, names=None):
+    """``ValueError`` unless ``proc``'s arguments (an IR procedure: a
+    compiled callable's ``.proc``) are ``n_sizes`` control
+    values then ``n_pointers`` dense tensors or data scalars (each passed
+    as one pointer) and, when ``names`` is given, are named ``names`` in
+    that order (the raw call passes its values by position)."""
+    from exo_hl.core_ir.types import (is_control, is_real_scalar,
+                                      is_tensor_or_window, is_window)
+    args = list(proc.args)
+    kinds = [is_control(a.type) for a in args]
+    ok = (len(args) == n_sizes + n_pointers and all(kinds[:n_sizes])
+          and all(not is_window(a.type) and (is_tensor_or_window(a.type)
+                                             or is_real_scalar(a.type))
+                  for a in args[n_sizes:]))
+    got = tuple(str(a.name) for a in args)
+    if not ok or (names is not None and got != tuple(names)):
+        raise ValueError(
+            f"raw call of {proc.name}: its arguments ({', '.join(got)}) "
+            f"are not {n_sizes} sizes then {n_pointers} dense buffers"
+            + (f" named {', '.join(names)}" if names is not None else ""))
 
 
 #: the largest size a kernel takes (its size arguments are 32-bit values,

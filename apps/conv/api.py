@@ -57,7 +57,11 @@ class RawKernel:
             self.packed_ob = int(compiled.proc.args[names.index("wp")]
                                  .type.hi[-1].val)
         self.n_sizes = len(compiled.proc.args) - 4
-        lib, self._fn, self._check = raw_function(compiled, self.n_sizes, 4)
+        # the sizes are passed as a prefix of (N, H, W, IC, OC)
+        lib, self._fn, self._check = raw_function(
+            compiled, self.n_sizes, 4,
+            ("N", "H", "W", "IC", "OC")[:self.n_sizes]
+            + ("inp", "wp" if self.packed_ob is not None else "wt", "bias", "out"))
         self._lib = lib
 
     def prepare(self, wt):

@@ -162,8 +162,9 @@ class RawKernel:
     def __init__(self, compiled):
         self.compiled = compiled
         n_scalars = len(compiled.proc.args) - 6      # alpha, beta
-        lib, self._fn, self._check = raw_function(compiled, 3,
-                                                  3 + n_scalars)
+        lib, self._fn, self._check = raw_function(
+            compiled, 3, 3 + n_scalars,
+            ("M", "N", "K") + ("alpha", "beta")[:n_scalars] + ("A", "B", "C"))
         self._lib = lib
 
     def __call__(self, M, N, K, *arrays):

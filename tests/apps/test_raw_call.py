@@ -166,3 +166,31 @@ def test_sgemm_refuses_an_alpha_or_beta_past_float32():
         with pytest.raises(ValueError, match="out of the range of float32"):
             sgemm(A, B, C, **kw)
     assert (C == 1.0).all()
+
+
+@proc
+def sizes_swapped(W: size, H: size, x: f32[H, W]):
+    for i in seq(0, H):
+        for j in seq(0, W):
+            x[i, j] = 1.0
+
+
+@proc
+def with_window(n: size, x: [f32][n]):
+    for i in seq(0, n):
+        x[i] = 1.0
+
+
+def test_a_raw_call_refuses_a_signature_it_would_misread():
+    """The raw call passes values by position, each buffer as one
+    pointer: a kernel whose sizes come in another order, or with a window
+    argument (a struct of pointer and strides in C), is refused when the
+    call is made, not run on the wrong values."""
+    c = sizes_swapped.compile()
+    raw_function(c, 2, 1)                       # no names asked: accepted
+    with pytest.raises(ValueError, match="named H, W, x"):
+        raw_function(c, 2, 1, ("H", "W", "x"))
+    with pytest.raises(ValueError, match="dense buffers"):
+        raw_function(with_window.compile(), 1, 1)
+    with pytest.raises(ValueError, match="1 sizes then 2"):
+        raw_function(c, 1, 2)
