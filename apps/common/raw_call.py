@@ -58,6 +58,21 @@ def check_signature(proc, n_sizes: int, n_pointers: int, names=None):
             f"raw call of {proc.name}: its arguments ({', '.join(got)}) "
             f"are not {n_sizes} sizes then {n_pointers} dense buffers"
             + (f" named {', '.join(names)}" if names is not None else ""))
+    # the C assumes the preconditions (undefined behaviour when false) and
+    # a raw call skips the callable's check of them: only those a dense
+    # buffer meets by itself are allowed (stride(X, last) == 1)
+    from exo_hl.core_ir.nodes import IR
+    from exo_hl.core_ir.printer import expr_to_str
+    dense = {a.name: len(a.type.hi) for a in args
+             if is_tensor_or_window(a.type)}
+    for e in proc.preds:
+        if not (isinstance(e, IR.BinOp) and e.op == "=="
+                and isinstance(e.lhs, IR.StrideExpr)
+                and dense.get(e.lhs.name) == e.lhs.dim + 1
+                and isinstance(e.rhs, IR.Const) and e.rhs.val == 1):
+            raise ValueError(
+                f"raw call of {proc.name}: its precondition "
+                f"{expr_to_str(e)} is not checked by a raw call")
 
 
 #: the largest size a kernel takes (its size arguments are 32-bit values,

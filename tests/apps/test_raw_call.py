@@ -15,7 +15,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from apps.common.raw_call import raw_function  # noqa: E402
-from exo_hl import DRAM, f32, proc, seq, size  # noqa: E402
+from exo_hl import DRAM, f32, proc, seq, size, stride  # noqa: E402,F401
 
 
 @proc
@@ -194,3 +194,26 @@ def test_a_raw_call_refuses_a_signature_it_would_misread():
         raw_function(with_window.compile(), 1, 1)
     with pytest.raises(ValueError, match="1 sizes then 2"):
         raw_function(c, 1, 2)
+
+
+@proc
+def needs_even(n: size, x: f32[n]):
+    assert n % 2 == 0
+    for i in seq(0, n):
+        x[i] = 1.0
+
+
+@proc
+def unit_rows(n: size, x: f32[n, 4]):
+    assert stride(x, 1) == 1
+    for i in seq(0, n):
+        x[i, 0] = 1.0
+
+
+def test_a_raw_call_refuses_preconditions_it_skips():
+    """The C assumes a procedure's preconditions (EXO_ASSUME) and the raw
+    call does not check them: a kernel with one a dense buffer does not
+    meet by itself is refused; ``stride(x, last) == 1`` is allowed."""
+    with pytest.raises(ValueError, match="n % 2 == 0"):
+        raw_function(needs_even.compile(), 1, 1)
+    raw_function(unit_rows.compile(), 1, 1)
