@@ -6,7 +6,9 @@ CPU runs.
     conv(inp, wt, bias, out)           # into a given array
 
 float32, C-contiguous: ``inp[N, H + 2, W + 2, IC]`` (NHWC), ``wt[3, 3, IC,
-OC]``, ``bias[OC]``, ``out[N, H, W, OC]`` (NHWC), any sizes >= 1.
+OC]``, ``bias[OC]``, ``out[N, H, W, OC]`` (NHWC, writeable, not
+overlapping the inputs), any sizes >= 1 and below 2**31 (the checks of
+``apps/common/raw_call``, which the direct C call skips).
 ``out = relu(bias + conv3x3(inp, wt))``, stride 1, no padding. The kernel
 is scheduled and compiled on first use per instruction set (then cached).
 ``isa='auto'`` takes the best instruction set the CPU has (AVX-512, else
@@ -22,11 +24,10 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
-
 from apps.common import isa_choice as _common_isa
 from apps.common.aligned import aligned_empty
-from apps.common.raw_call import raw_function
+from apps.common.raw_call import (check_no_overlap, float32_array,
+                                   raw_function)
 from apps.conv.schedule import ISAS, schedule
 
 
@@ -56,7 +57,11 @@ class RawKernel:
             self.packed_ob = int(compiled.proc.args[names.index("wp")]
                                  .type.hi[-1].val)
         self.n_sizes = len(compiled.proc.args) - 4
-        lib, self._fn, self._check = raw_function(compiled, self.n_sizes, 4)
+        # the sizes are passed as a prefix of (N, H, W, IC, OC)
+        lib, self._fn, self._check = raw_function(
+            compiled, self.n_sizes, 4,
+            ("N", "H", "W", "IC", "OC")[:self.n_sizes]
+            + ("inp", "wp" if self.packed_ob is not None else "wt", "bias", "out"))
         self._lib = lib
 
     def prepare(self, wt):
@@ -88,23 +93,13 @@ def configured_kernel(isa_name: str, sizes: tuple, source: str = "auto"):
     return RawKernel(tuning.build(isa_name, params, sizes).compile()), note
 
 
-def _array(x, name, ndim):
-    if not isinstance(x, np.ndarray) or x.dtype != np.float32 or \
-            x.ndim != ndim or not x.flags.c_contiguous:
-        raise TypeError(f"conv: {name} must be a C-contiguous {ndim}-d "
-                        f"float32 numpy array")
-    if 0 in x.shape:
-        raise ValueError(f"conv: {name} is empty ({x.shape})")
-    return x
-
-
 def conv(inp, wt, bias, out=None, *, isa="auto", params=None):
     """``out = relu(bias + conv3x3(inp, wt))`` (NHWC, no padding); returns
     ``out`` (a new array when not given). ``params``: None (the
     general-size kernel), 'auto' or 'model' (see the module docstring)."""
-    inp = _array(inp, "inp", 4)
-    wt = _array(wt, "wt", 4)
-    bias = _array(bias, "bias", 1)
+    inp = float32_array("conv", inp, "inp", 4)
+    wt = float32_array("conv", wt, "wt", 4)
+    bias = float32_array("conv", bias, "bias", 1)
     N, H2, W2, IC = inp.shape
     if H2 < 3 or W2 < 3:
         raise ValueError(f"conv: inp is {H2}x{W2}, smaller than the 3x3 "
@@ -118,12 +113,11 @@ def conv(inp, wt, bias, out=None, *, isa="auto", params=None):
     if out is None:
         out = aligned_empty((N, H, W, OC))    # (on a cache line: no
         #                                         store straddles two)
-    out = _array(out, "out", 4)
+    out = float32_array("conv", out, "out", 4, written=True)
     if out.shape != (N, H, W, OC):
         raise ValueError(f"conv: out is {out.shape}, expected "
                          f"{(N, H, W, OC)}")
-    if any(np.may_share_memory(out, a) for a in (inp, wt, bias)):
-        raise ValueError("conv: out must not overlap the inputs")
+    check_no_overlap("conv", out, "out", inp, wt, bias)
     chosen, _, note = choose_isa(isa)
     if chosen is None:
         raise RuntimeError(f"conv: {note}")

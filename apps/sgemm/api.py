@@ -6,7 +6,10 @@ runs.
     sgemm(A, B, C)                        # C += A @ B, in place
     sgemm(A, B, C, alpha=2.0, beta=0.5)   # C = 2 A @ B + 0.5 C, in place
 
-float32, row-major (C-contiguous) matrices of any sizes >= 1. The kernel
+float32, row-major (C-contiguous) matrices of any sizes >= 1 (and below
+2**31), C writeable; alpha and beta real numbers, a finite one past
+float32's range refused (``ValueError``), as a compiled procedure refuses
+it (``apps/common/raw_call``: the checks the direct C call skips). The kernel
 is scheduled and compiled on first use per instruction set (then cached
 by this process and, for the C build, on disk). ``isa='auto'`` takes the
 best instruction set the CPU has (AVX-512, else AVX2); naming one the CPU
@@ -29,8 +32,6 @@ import ctypes
 import functools
 import os
 
-import numbers
-
 import numpy as np
 
 from apps.sgemm.schedule import (ISAS, alpha_beta, by_columns, narrow,
@@ -38,6 +39,7 @@ from apps.sgemm.schedule import (ISAS, alpha_beta, by_columns, narrow,
 from apps.sgemm.tuning import configured
 from apps.common import isa_choice as _common_isa
 from apps.common.aligned import aligned_empty
+from apps.common import raw_call as _raw_call
 from apps.common.raw_call import raw_function
 
 
@@ -160,8 +162,9 @@ class RawKernel:
     def __init__(self, compiled):
         self.compiled = compiled
         n_scalars = len(compiled.proc.args) - 6      # alpha, beta
-        lib, self._fn, self._check = raw_function(compiled, 3,
-                                                  3 + n_scalars)
+        lib, self._fn, self._check = raw_function(
+            compiled, 3, 3 + n_scalars,
+            ("M", "N", "K") + ("alpha", "beta")[:n_scalars] + ("A", "B", "C"))
         self._lib = lib
 
     def __call__(self, M, N, K, *arrays):
@@ -334,32 +337,12 @@ def aligned_zeros(shape, align=64):
 
 
 #: the largest size a kernel takes (its sizes are 32-bit values)
-MAX_DIM = 2**31 - 1
+MAX_DIM = _raw_call.MAX_DIM
 
 
-def _matrix(x, name):
-    if not isinstance(x, np.ndarray) or x.dtype != np.float32 or \
-            x.ndim != 2 or not x.flags.c_contiguous:
-        raise TypeError(f"sgemm: {name} must be a C-contiguous 2-d float32 "
-                        f"numpy array")
-    if 0 in x.shape:
-        raise ValueError(f"sgemm: {name} is empty ({x.shape})")
-    if max(x.shape) > MAX_DIM:
-        # the kernels' sizes are 32-bit values (docs/api.md section 5)
-        raise ValueError(f"sgemm: {name} is {x.shape[0]}x{x.shape[1]}; "
-                         f"sizes above {MAX_DIM} are not supported")
-    return x
-
-
-def _scalar(v, name):
-    """A real number (Python or numpy scalar, or a 0-d array) as a float."""
-    if isinstance(v, (bool, np.bool_)) or not (
-            isinstance(v, numbers.Real) or
-            (isinstance(v, np.ndarray) and v.ndim == 0
-             and v.dtype.kind in "iuf")):
-        raise TypeError(f"sgemm: {name} must be a real number, got "
-                        f"{type(v).__name__}")
-    return float(v)
+def _matrix(x, name, written=False):
+    # the checks a raw call skips (apps/common/raw_call.float32_array)
+    return _raw_call.float32_array("sgemm", x, name, 2, written)
 
 
 def sgemm(A, B, C=None, *, alpha=None, beta=None, isa="auto"):
@@ -374,23 +357,21 @@ def sgemm(A, B, C=None, *, alpha=None, beta=None, isa="auto"):
         if alpha is not None or beta is not None:
             raise ValueError("sgemm: alpha and beta need a C")
         C = aligned_zeros((M, N))
-    C = _matrix(C, "C")
-    if not C.flags.writeable:
-        raise ValueError("sgemm: C is read-only")
+    C = _matrix(C, "C", written=True)
     if C.shape != (M, N):
         raise ValueError(f"sgemm: C is {C.shape[0]}x{C.shape[1]}, "
                          f"A @ B is {M}x{N}")
     if np.may_share_memory(C, A) or np.may_share_memory(C, B):
         raise ValueError("sgemm: C must not overlap A or B")
+    scalars = None if alpha is None and beta is None else tuple(
+        _raw_call.float32_scalar("sgemm", 1.0 if v is None else v, name)
+        for v, name in ((alpha, "alpha"), (beta, "beta")))
     chosen, _, note = choose_isa(isa)
     if chosen is None:
         raise RuntimeError(f"sgemm: {note}")
     plain, scaled = compiled(chosen.name)
-    if alpha is None and beta is None:
+    if scalars is None:
         plain(M, N, K, A, B, C)
     else:
-        a, b = (np.array([_scalar(1.0 if v is None else v, name)],
-                         np.float32)
-                for v, name in ((alpha, "alpha"), (beta, "beta")))
-        scaled(M, N, K, a, b, A, B, C)
+        scaled(M, N, K, *scalars, A, B, C)
     return C

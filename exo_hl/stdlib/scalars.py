@@ -103,6 +103,35 @@ def bind_const(p, expr, name, precision="f32"):
     >>> p = bind_const(p, p.find('0.5'), 'half')
     >>> # half: f32; half = 0.5; for i: y[i] = x[i] * half
     """
-    p = p.bind_expr(expr, name)
-    p = p.set_precision(p.find(f"{name} : _"), precision)
-    return hoist(p, p.find(f"{name} = _"))
+    e = _expr_cursor(p, expr)
+    user = e.stmt()
+    p = p.bind_expr(e, name)
+    # the binding is the two statements bind_expr puts right before the
+    # statement that used the expression: found from that statement, not
+    # by its name (another nest may have a 'name'; the naming rule may
+    # have renamed the new one), so no other allocation is changed
+    user = p.forward(user)
+    assign, alloc = user.prev(), user.prev(2)
+    if not (alloc.is_alloc() and assign.is_write()
+            and assign.name() == alloc.name()):       # pragma: no cover
+        raise SchedulingError(
+            f"bind_const: the binding of {text(e)} is not before "
+            f"'{text(user)}'")
+    p = p.set_precision(alloc, precision)
+    return hoist(p, p.forward(assign))
+
+
+def _expr_cursor(p, expr):
+    """The expression ``expr`` (a pattern or an expression cursor, of
+    ``p`` or an ancestor) of ``p`` as a cursor."""
+    if isinstance(expr, str):
+        c = p.find(expr)
+    elif callable(getattr(expr, "expr_path", None)):
+        c = p.forward(expr)
+    else:
+        c = None
+    if not callable(getattr(c, "expr_path", None)):
+        raise SchedulingError(f"{p.name()}: bind_const: expected an "
+                              f"expression (a cursor or a pattern string), "
+                              f"got {expr!r}")
+    return c

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exo_hl import SchedulingError, f32, proc, seq, size
+from exo_hl import SchedulingError, f32, f64, proc, seq, size
 from exo_hl.hw_libs import avx2, avx512
 from exo_hl.stdlib import bind_const, hoist, vectorize
 
@@ -174,6 +174,43 @@ def affine(n: size, m: size, x: f32[n, m] @ DRAM, y: f32[n, m] @ DRAM):
         for j in seq(0, m):
             y[i, j] = x[i, j] * half + one""")
     equiv(affine, p, [{"n": 2, "m": 3}, {"n": 1, "m": 1}])
+
+
+@proc
+def named_before(n: size, x: f32[n], y: f64[n], z: f32[n]):
+    for i in seq(0, n):
+        half: f64
+        half = 0.1
+        y[i] = half * 3.0
+    for j in seq(0, n):
+        z[j] = x[j] * 0.5
+
+
+def test_bind_const_changes_only_its_own_binding(same_text, equiv):
+    """Another nest's scalar of the same name is left alone: bind_const
+    found its binding by name, so it made the first nest's f64 ``half``
+    an f32 (y changed) and hoisted that one, leaving its own in the
+    loop."""
+    p = bind_const(named_before, named_before.find('0.5'), 'half')
+    same_text(p, """
+def named_before(n: size, x: f32[n] @ DRAM, y: f64[n] @ DRAM,
+                 z: f32[n] @ DRAM):
+    for i in seq(0, n):
+        half: f64 @ DRAM
+        half = 0.1
+        y[i] = half * 3.0
+    half: f32 @ DRAM
+    half = 0.5
+    for j in seq(0, n):
+        z[j] = x[j] * half""")
+    equiv(named_before, p, [{"n": 3}])
+    x = np.float32([1.0, 3.0, 7.0])
+    ys = [np.zeros(3, np.float64) for _ in range(2)]
+    for q, y in zip((named_before, p), ys):
+        q.interpret(3, x, y, np.zeros(3, np.float32))
+    assert ys[0].tobytes() == ys[1].tobytes()
+    with pytest.raises(SchedulingError, match="expected an expression"):
+        bind_const(named_before, named_before.find_loop('i'), 'c')
 
 
 @proc
