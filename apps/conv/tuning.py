@@ -250,7 +250,7 @@ def model_params(isa_name: str, sizes) -> dict:
     par = _par_model(OC // (group * ob), N * H, t,
                      own_bytes=inp + wg + outg,
                      shared_bytes=(inp + outg) // t + wg, l2=l2,
-                     split=OC % ob == 0)
+                     prepacked=OC % ob == 0)
     iters = OC // (group * ob) * (1 if par == "blocks" else N * H)
     #     (rows: one parallel loop of N H rows per channel group)
     out = {"tile": tile, "group": group, "fixed": True,
@@ -291,7 +291,7 @@ def _kc_tile(isa_name: str, W: int, OC: int):
 
 def _par_model(blocks: int, rows: int, threads: int = None,
                own_bytes: int = 0, shared_bytes: int = 0,
-               l2: int = None, split: bool = True) -> str:
+               l2: int = None, prepacked: bool = True) -> str:
     """'blocks', 'split', 'bands' or 'rows': how the t cores share the
     ``blocks`` channel groups of ``rows`` rows (N H) each.
 
@@ -309,12 +309,13 @@ def _par_model(blocks: int, rows: int, threads: int = None,
     outside the groups (its input stays in its L2 across the groups, one
     par loop with no barrier per group). With fewer groups than threads
     the rows are shared: ``rows`` for one group, ``split`` for more (one
-    par loop instead of one per group). ``split=False`` (weights packed per call,
-    which 'split' cannot do): the loop whose iterations spread more
-    evenly (ceil(n / t) / (n / t), the blocks first on a tie)."""
+    par loop instead of one per group). ``prepacked=False`` (weights packed
+    per call, which 'split' and 'bands' cannot do): the loop whose
+    iterations spread more evenly (ceil(n / t) / (n / t), the blocks
+    first on a tie)."""
     t = threads or _cores()
     waste = lambda n: -(-n // t) * t / n if n else float("inf")
-    if not split or t <= 1:
+    if not prepacked or t <= 1:
         return "rows" if waste(rows) < waste(blocks) else "blocks"
     l2 = _l2_bytes() if l2 is None else l2
     if blocks >= t:

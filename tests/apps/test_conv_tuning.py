@@ -431,8 +431,8 @@ def test_par_model_from_the_l2_and_the_cores(monkeypatch):
     assert pm(2, 56, 4, own_bytes=1, shared_bytes=1, l2=2) == "split"
     assert pm(1, 56, 2, own_bytes=1, shared_bytes=1, l2=2) == "rows"
     # packed per call (no 'split'): the more even of the two
-    assert pm(3, 14, 2, split=False) == "rows"
-    assert pm(4, 14, 2, split=False) == "blocks"
+    assert pm(3, 14, 2, prepacked=False) == "rows"
+    assert pm(4, 14, 2, prepacked=False) == "blocks"
     assert pm(3, 14, 1, own_bytes=1, shared_bytes=1, l2=2) == "blocks"
     # the layers: 5x14x14x256 (4 groups, 1.3 MB of input, 0.6 MB of a
     # group's weights) overflows a 2 MiB L2 per group and thread, so a
