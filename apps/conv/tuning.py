@@ -99,7 +99,8 @@ def space(isa_name: str) -> dict:
             "group": [1, 2, 4], "fixed": [True, False],
             "packed": [True, False], "kc": [0, 32, 64, 128],
             "par": ["blocks", "rows", "split", "bands"],
-            "bands": [2, 4], "kc_at": ["image", "row"],
+            "bands": sorted({0, 2, 4, _cores()}),
+            "kc_at": ["image", "row"],
             "rows": [1, 2], "prefetch": [False, True],
             "dynamic": [False, True]}
 
@@ -496,9 +497,12 @@ def tune_spec(options: dict) -> dict:
     sz = ",".join(str(sizes[k]) for k in SIZE_NAMES)
     sp = space(isa.name)
     sp["sizes"] = [sz]
-    start = dict(model_params(isa.name, sizes), isa=isa.name, sizes=sz)
+    start = dict({"bands": 0}, **model_params(isa.name, sizes),
+                 isa=isa.name, sizes=sz)
     base = {"isa": isa.name, "sizes": sz, "tile": TILES[isa.name][0],
-            "group": 1, "fixed": True, "packed": False}
+            "group": 1, "fixed": True, "packed": False, "bands": 0}
+    #  (bands named: a point that leaves it out would have it drawn from
+    #  the space, and refused unless par='bands')
     return {"template": template, "space": sp,
             "bench": Bench(threads, int(options.get("reps", 3)),
                            options.get("clock", "cpu" if threads == 1

@@ -451,6 +451,29 @@ def test_par_model_from_the_l2_and_the_cores(monkeypatch):
     tuning.variant("avx512", m)
 
 
+@pytest.mark.parametrize("cores", [2, 3])
+def test_model_points_are_in_the_tuning_space(cores, monkeypatch):
+    """The tuner starts from the model's point: every value of it (the
+    band count is the core count) must be in the space, and the point
+    must be one the schedule accepts; the start points name ``bands``
+    (a point without it would have it drawn from the space, and refused
+    unless par='bands')."""
+    monkeypatch.setattr(tuning, "_l2_bytes", lambda: 2 << 20)
+    monkeypatch.setattr(tuning, "_cores", lambda: cores)
+    layers = [(n, hw, hw, c, c) for n in (1, 5) for hw, c in tuning.RESNET]
+    for isa_name in ("avx512", "avx2"):
+        sp = tuning.space(isa_name)
+        for sizes in layers + [tuple(tuning.HALIDE_SIZES.values())]:
+            m = tuning.model_params(isa_name, sizes)
+            assert all(v in sp[k] for k, v in m.items()), (sizes, m)
+            tuning.variant(isa_name, m)
+    spec = tuning.tune_spec({"sizes": "resnet14:5"})
+    for point in spec["initial"]:
+        assert point["bands"] in spec["space"]["bands"]
+        assert all(point[k] in spec["space"][k] for k in point), point
+        tuning.variant(point["isa"], point)
+
+
 def test_model_blocks_the_reduction_when_the_weights_leave_the_l2(
         monkeypatch):
     """7x7x512 (9.4 MB of weights): kc blocks of 32 input channels, on
