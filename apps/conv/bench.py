@@ -5,6 +5,7 @@
                               [--warmup 0.01]
                               [--size N H W IC OC | --resnet]
                               [--params auto|model|fixed] [--no-record]
+                              [--also par=blocks,dynamic=true ...]
                               [--json FILE] [--plot FILE.png]
 
 ``--resnet`` runs the ResNet-50 3x3 layers, N in {1, 5}: 56^2 x 64,
@@ -13,7 +14,11 @@ Halide's layer. Each layer runs the kernel of this machine's tuning record
 for that layer (``exo-hl tune conv --option sizes=resnet14:5``), else the
 model's default (``apps/conv/tuning.py``; ``--params model`` forces it,
 ``--params fixed`` runs the fixed general-size schedule); the bench prints
-which. The rows are recorded with the machine's signature in
+which. ``--also KEY=VALUE,...`` (repeatable) times beside it, in the same
+interleaved samples, the same parameters with those overridden (e.g.
+``--also par=blocks,dynamic=true,bands=0`` against the model's ``bands``):
+its GFLOP/s and ratio to ONNX Runtime are printed under the row and kept
+in ``exo_hl_also`` (the row's own figures stay the first kernel's). The rows are recorded with the machine's signature in
 ``apps/conv/results/<machine>.json`` (``apps/common/results.py``; not with
 ``--no-record``, nor when emulated); ``apps/common/report.py conv --write``
 makes the README tables.
@@ -86,6 +91,7 @@ from apps.conv.reference import im2col_conv, reference  # noqa: E402
 from apps.conv.schedule import (HALIDE_SIZES, flops,  # noqa: E402
                                 specialized)
 from apps.conv import tuning  # noqa: E402
+from exo_hl import SchedulingError  # noqa: E402
 from apps.common.results import record_run  # noqa: E402
 
 
@@ -190,8 +196,16 @@ def measure(kernels, sizes, threads, reps, peaks, isa, clock, blas,
                "exo_hl_pack_ms": pack_ms.get(best_label)}
         if "general" in ours and best_label != "general":
             row["exo_hl_general_gflops"] = ours["general"]
+        also = {k: v for k, v in ours.items()
+                if k not in (best_label, "general")}
+        if also:
+            row["exo_hl_also"] = {k: {"gflops": v, "ratio_onnxruntime":
+                                      v / g[-2]} for k, v in also.items()}
         rows.append(row)
         print_row(row)
+        for k, v in also.items():
+            print(f"  also {k}: {v:.1f} GFLOP/s, {v / g[-2]:.2f}x ONNX "
+                  f"Runtime")
         if pack_ms.get(best_label) is not None:
             print(f"  (weights pre-packed once, not in the time above: "
                   f"{pack_ms[best_label]:.2f} ms in numpy; one call takes "
@@ -251,6 +265,21 @@ def plot(rows, path, title):
     fig.savefig(path, dpi=110)
 
 
+def _overrides(text: str) -> dict:
+    """'par=blocks,dynamic=true,bands=0' -> {'par': 'blocks', 'dynamic':
+    True, 'bands': 0}."""
+    out = {}
+    for item in filter(None, text.split(",")):
+        k, sep, v = item.partition("=")
+        if not sep:
+            raise SystemExit(f"bench.py: --also {text!r}: write KEY=VALUE")
+        low = v.lower()
+        out[k.strip()] = (True if low == "true" else False
+                          if low == "false" else int(v) if v.isdigit()
+                          else v)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--isa", default="auto",
@@ -270,6 +299,10 @@ def main(argv=None):
                     "model; model; fixed: the general-size schedule; "
                     "legacy: the specialized kernel of schedule.py (and "
                     "the general one; the bench before tuning)")
+    ap.add_argument("--also", action="append", default=[],
+                    metavar="KEY=VALUE,...",
+                    help="also time the layer's parameters with these "
+                    "overridden (repeatable; e.g. par=blocks,bands=0)")
     ap.add_argument("--no-record", action="store_true",
                     help="do not append the rows to apps/conv/results")
     ap.add_argument("--note", default=None,
@@ -338,6 +371,13 @@ def main(argv=None):
                                                  args.params)
             kernels["configured"] = RawKernel(
                 tuning.build(isa.name, params, sizes).compile())
+            for text in args.also:
+                other = dict(params, **_overrides(text))
+                try:
+                    kernels[text] = RawKernel(
+                        tuning.build(isa.name, other, sizes).compile())
+                except SchedulingError as e:
+                    print(f"--also {text}: refused for this layer ({e})")
         sources.append(about)
         print(f"\nconv 3x3 + bias + ReLU, N={N}, output {H}x{W}, IC={IC}, "
               f"OC={OC}, f32; best of {args.reps}, {args.clock} clock"

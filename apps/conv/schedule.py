@@ -54,7 +54,10 @@ packed by the kernel on every call; ``rows`` tiles of several output
 rows; ``kc`` the reduction in blocks of input channels with partial sums
 in a buffer (``_kc_tiles``); ``par='rows'`` threads on the output rows
 instead of the channel blocks (with N > 1 fixed, the rows of every
-image in one loop, ``_par_rows``); ``dynamic`` every ``par`` loop a
+image in one loop, ``_par_rows``); ``par='split'`` the channel groups
+and the rows in one par loop, a contiguous share of it per thread
+(``_par_split``); ``par='bands'`` bands of rows outside the groups,
+one per thread (``_par_bands``); ``dynamic`` every ``par`` loop a
 ``par_dynamic`` one (``parallelize(..., dynamic=True)``: the threads
 take its iterations one at a time instead of a fixed block each).
 
@@ -436,9 +439,48 @@ def _par_rows(p, n_fixed, dynamic=False):
     return p
 
 
+def _par_split(p, outer, dynamic=False):
+    """The channel-group (or block) loop ``outer`` and the rows under it
+    collapsed into one par loop ``gy`` over (group, image, row)
+    (``mult_loops`` twice: ``n`` with ``y``, then ``outer`` with the
+    rows): with the static split each thread takes one
+    contiguous range of it, so with at least as many groups as threads
+    a thread owns about 1 / t of the output channels (it reads only its
+    share of the weights, as with ``par='blocks'``) and the shares differ
+    by at most one row even when the groups do not divide evenly over
+    the threads (3 groups on 2 threads: 1.5 each, where 'blocks' gives 2
+    and 1); with fewer groups than threads, the rows of each are
+    shared (as ``par='rows'``), in one parallel loop instead of one per
+    group. Needs the group loop's body to be the image (row) loop alone:
+    pre-packed weights, no left-over blocks, no channel tail."""
+    p = p.mult_loops(p.find_loop('n'), p.find_loop('y'), 'ny')
+    p = p.mult_loops(p.find_loop(outer), p.find_loop('ny'), 'gy')
+    return p.parallelize(p.find_loop('gy'), dynamic=dynamic)
+
+
+def _par_bands(p, outer, rows, bands, dynamic=False):
+    """The rows of every image (``n`` and ``y`` collapsed into ``ny``,
+    ``rows`` = N H of them) in bands of ceil(rows / ``bands``)
+    consecutive rows (``split``: at most ``bands`` bands, a guard for a
+    last, shorter one), the band loop moved
+    outside the channel-group loop ``outer`` (``reorder``) and run on
+    threads: a thread takes a band and computes every channel group of
+    it. Its share of the input stays in its L2 across the groups, the
+    weights of each group stream through (each thread reads them all,
+    once per group), and there is one par loop per call, with no barrier
+    between the groups (``par='rows'`` has one par loop per group).
+    Needs the group loop's body to be the rows alone (as ``_par_split``)."""
+    p = p.mult_loops(p.find_loop('n'), p.find_loop('y'), 'ny')
+    p = p.split(p.find_loop('ny'), -(-rows // bands), 'band', 'ny',
+                tail='guard')
+    p = p.reorder(p.find_loop(outer), p.find_loop('band'))
+    return p.parallelize(p.find_loop('band'), dynamic=dynamic)
+
+
 def stages(isa: Isa, fixed: dict = None, packed: bool = False,
            kc: int = 0, par: str = 'blocks', kc_at: str = 'image',
-           rows: int = 1, prefetch: bool = False, dynamic: bool = False):
+           rows: int = 1, prefetch: bool = False, dynamic: bool = False,
+           bands: int = 0):
     """[(description, procedure)] after each group of rewrites of the
     algorithm, or of the algorithm with the sizes ``fixed`` ({name:
     value}) by ``partial_eval``. ``packed``: of ``conv_packed`` instead
@@ -449,7 +491,9 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
     reduction in blocks of ``kc`` input channels (``_kc_tiles``; ``kc_at``
     'image' or 'row': where the partial sums are kept).
     ``par``: the loop run on threads, 'blocks' (the channel blocks or
-    groups) or 'rows' (the output rows, in each block). ``rows`` > 1
+    groups), 'rows' (the output rows, in each block), 'split' (groups
+    and rows in one loop, ``_par_split``) or 'bands' (``bands`` bands of
+    rows outside the groups, ``_par_bands``). ``rows`` > 1
     (packed, no groups, no kc, par on blocks, W a multiple of the
     columns): register tiles of ``rows`` output rows x XB columns (the
     H % rows last rows in 1-row tiles): each weight row loaded serves
@@ -462,8 +506,16 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
     if kc_at not in ('image', 'row'):
         raise SchedulingError(f"schedule: kc_at={kc_at!r}: 'image' or "
                               f"'row'")
-    if par not in ('blocks', 'rows'):
-        raise SchedulingError(f"schedule: par={par!r}: 'blocks' or 'rows'")
+    if par not in ('blocks', 'rows', 'split', 'bands'):
+        raise SchedulingError(f"schedule: par={par!r}: 'blocks', 'rows', "
+                              f"'split' or 'bands'")
+    if par in ('split', 'bands') and (not packed or kc or rows > 1):
+        raise SchedulingError(
+            f"schedule: par={par!r} (groups and rows in one par loop) "
+            f"needs pre-packed weights, no kc blocking and 1-row tiles")
+    if par == 'bands' and bands < 1:
+        raise SchedulingError(f"schedule: par='bands' needs bands >= 1, "
+                              f"not {bands}")
     if rows < 1:
         raise SchedulingError(f"schedule: rows={rows} < 1")
     if rows > 1 and (not packed or isa.group != 1 or kc or par != 'blocks'
@@ -633,6 +685,22 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
         step("par: rows (of every image at once)" if fixed.get("N", 0) > 1
              else "par: rows", p)
         return out
+    if par in ('split', 'bands'):
+        if rest:
+            raise SchedulingError(
+                f"schedule: par={par!r} needs the groups to divide the "
+                f"channel blocks (OC / {OB} = {fixed['OC'] // OB} blocks, "
+                f"groups of {G})")
+        outer = 'og' if G > 1 else 'oco'
+        if par == 'split':
+            p = _par_split(p, outer, dynamic)
+            step("par: groups and rows in one loop, a contiguous share per "
+                 "thread", p)
+        else:
+            p = _par_bands(p, outer, fixed["N"] * fixed["H"], bands,
+                           dynamic)
+            step(f"par: {bands} bands of rows, each with every group", p)
+        return out
     if G > 1:
         p = p.parallelize(p.find_loop('og'), dynamic=dynamic)
         if rest:
@@ -648,12 +716,12 @@ def stages(isa: Isa, fixed: dict = None, packed: bool = False,
 def schedule(isa: Isa, fixed: dict = None, packed: bool = False,
              kc: int = 0, par: str = 'blocks', kc_at: str = 'image',
              rows: int = 1, prefetch: bool = False,
-             dynamic: bool = False) -> Procedure:
+             dynamic: bool = False, bands: int = 0) -> Procedure:
     """The fully scheduled kernel, named ``isa.kernel_name`` (sizes
-    ``fixed``, ``packed``, ``kc``, ``par``, ``kc_at``, ``rows`` and
-    ``prefetch`` as in ``stages``)."""
+    ``fixed``, ``packed``, ``kc``, ``par``, ``kc_at``, ``rows``,
+    ``prefetch``, ``dynamic`` and ``bands`` as in ``stages``)."""
     return stages(isa, fixed, packed, kc, par, kc_at, rows,
-                  prefetch, dynamic)[-1][1]
+                  prefetch, dynamic, bands)[-1][1]
 
 
 def specialized(isa: Isa, sizes: dict = None) -> Procedure:

@@ -98,7 +98,9 @@ def space(isa_name: str) -> dict:
     return {"isa": [isa_name], "tile": list(TILES[isa_name]),
             "group": [1, 2, 4], "fixed": [True, False],
             "packed": [True, False], "kc": [0, 32, 64, 128],
-            "par": ["blocks", "rows"], "kc_at": ["image", "row"],
+            "par": ["blocks", "rows", "split", "bands"],
+            "bands": sorted({0, 2, 4, _cores()}),
+            "kc_at": ["image", "row"],
             "rows": [1, 2], "prefetch": [False, True],
             "dynamic": [False, True]}
 
@@ -145,6 +147,17 @@ def variant(isa_name: str, params: dict) -> Isa:
     if params.get("prefetch", False) and not int(params.get("kc", 0)):
         raise SchedulingError("conv: prefetch without kc (it fetches the "
                               "next kc block)")
+    par = params.get("par", "blocks")
+    if par in ("split", "bands") and (
+            not params.get("packed", False) or int(params.get("kc", 0))
+            or int(params.get("rows", 1)) > 1):
+        raise SchedulingError(f"conv: par={par!r} needs pre-packed "
+                              f"weights, no kc and 1-row tiles")
+    if par != "bands" and int(params.get("bands", 0)):
+        raise SchedulingError("conv: bands without par='bands' (the same "
+                              "kernel as without)")
+    if par == "bands" and int(params.get("bands", 0)) < 1:
+        raise SchedulingError("conv: par='bands' needs bands >= 1")
     if int(params.get("rows", 1)) > 1 and not params.get("packed", False):
         raise SchedulingError("conv: tiles of several rows need pre-packed "
                               "weights")
@@ -172,8 +185,11 @@ def model_params(isa_name: str, sizes) -> dict:
     pre-packed once instead of on every call);
     then the largest channel group whose packed weights fit half the L2
     and divide OC; the weights pre-packed when OB divides OC; threads on
-    the channel blocks or the rows (of every image: ``N H``), whichever
-    spreads more evenly (``_par_model``), shared out one at a time on a
+    the channel groups when a thread's pass over a group fits its L2,
+    else a band of rows (of every image: ``N H``) per core outside the
+    groups, the rows of each group when there is one, or groups and rows
+    in one loop when the groups do not divide evenly (``_par_model``,
+    from the L2 size and the core count), shared out one at a time on a
     machine of several cores (``_dynamic_model``). A layer whose weights exceed
     twice the L2 (7x7x512: 9.4 MB) gets the reduction in blocks of
     ``KC_MODEL`` input channels instead of groups (``kc``). Sizes
@@ -229,12 +245,25 @@ def model_params(isa_name: str, sizes) -> dict:
         if OC % (g * ob) == 0 and 9 * IC * g * ob * 4 <= l2 // 2:
             group = g
             break
-    par = _par_model(OC // (group * ob), s["N"] * s["H"])
-    iters = OC // (group * ob) * (1 if par == "blocks" else s["N"] * s["H"])
+    N, H, t = s["N"], s["H"], _cores()
+    inp = 4 * N * (H + 2) * (W + 2) * IC
+    wg, outg = 9 * IC * group * ob * 4, 4 * N * H * W * group * ob
+    par = _par_model(OC // (group * ob), N * H, t,
+                     own_bytes=inp + wg + outg,
+                     shared_bytes=(inp + outg) // t + wg, l2=l2,
+                     prepacked=OC % ob == 0)
+    iters = OC // (group * ob) * (1 if par == "blocks" else N * H)
     #     (rows: one parallel loop of N H rows per channel group)
-    return {"tile": tile, "group": group, "fixed": True,
-            "packed": OC % ob == 0, "par": par,
-            "dynamic": _dynamic_model(flops(**s) / max(1, iters))}
+    out = {"tile": tile, "group": group, "fixed": True,
+           "packed": OC % ob == 0, "par": par,
+           "dynamic": par not in ("split", "bands") and
+           _dynamic_model(flops(**s) / max(1, iters))}
+    #  (a split loop stays static: taken one row at a time, the groups of
+    #  both threads would interleave and each read all the weights; bands
+    #  are one per thread)
+    if par == "bands":
+        out["bands"] = t
+    return out
 
 
 def _kc_tile(isa_name: str, W: int, OC: int):
@@ -261,14 +290,45 @@ def _kc_tile(isa_name: str, W: int, OC: int):
     return best
 
 
-def _par_model(blocks: int, rows: int, threads: int = None) -> str:
-    """'blocks' or 'rows': the loop whose iterations spread more evenly
-    over the machine's cores (ceil(n / t) / (n / t), the blocks first on
-    a tie: one parallel region per call, not one per block)."""
-    import os
-    t = threads or os.cpu_count() or 1
+def _par_model(blocks: int, rows: int, threads: int = None,
+               own_bytes: int = 0, shared_bytes: int = 0,
+               l2: int = None, prepacked: bool = True) -> str:
+    """'blocks', 'split', 'bands' or 'rows': how the t cores share the
+    ``blocks`` channel groups of ``rows`` rows (N H) each.
+
+    A thread that owns groups (``blocks`` or ``split``) reads only their
+    weights, but all the input for each: one pass of a group touches
+    ``own_bytes`` (the whole input, the group's weights, its output
+    channels). Threads sharing the rows each read all the weights and
+    their share of the input and output: ``shared_bytes``. So the groups
+    go to the threads when there are at least t of them and a pass's
+    ``own_bytes`` fit the L2 (or the rows' would not fit either):
+    ``blocks`` when t divides them, else ``split`` (groups and rows in
+    one loop: the shares differ by at most a row, where 3 groups on 2
+    threads gave 2 and 1). With at least t groups whose pass does not
+    fit but whose rows' share does: ``bands``, a band of rows per thread
+    outside the groups (its input stays in its L2 across the groups, one
+    par loop with no barrier per group). With fewer groups than threads
+    the rows are shared: ``rows`` for one group, ``split`` for more (one
+    par loop instead of one per group). ``prepacked=False`` (weights packed
+    per call, which 'split' and 'bands' cannot do): the loop whose
+    iterations spread more evenly (ceil(n / t) / (n / t), the blocks
+    first on a tie)."""
+    t = threads or _cores()
     waste = lambda n: -(-n // t) * t / n if n else float("inf")
-    return "rows" if waste(rows) < waste(blocks) else "blocks"
+    if not prepacked or t <= 1:
+        return "rows" if waste(rows) < waste(blocks) else "blocks"
+    l2 = _l2_bytes() if l2 is None else l2
+    if blocks >= t:
+        if own_bytes <= l2 or shared_bytes > l2:
+            return "blocks" if blocks % t == 0 else "split"
+        return "bands"
+    return "rows" if blocks == 1 else "split"
+
+
+def _cores() -> int:
+    import os
+    return os.cpu_count() or 1
 
 
 #: the least work (flops) of one iteration of a ``par`` loop for which
@@ -285,8 +345,7 @@ def _dynamic_model(iteration_flops: float, threads: int = None) -> bool:
     machine shared with other processes a thread is descheduled now and
     then; with fixed blocks the other waits for it at the end of the
     region (measured: see apps/conv/README.md, "Two threads")."""
-    import os
-    t = threads or os.cpu_count() or 1
+    t = threads or _cores()
     return t > 1 and iteration_flops >= DYNAMIC_MIN_FLOPS
 
 
@@ -299,8 +358,10 @@ def label(isa: Isa, params: dict) -> str:
         out += f", kc {params['kc']}"
         if params.get("kc_at") == "row":
             out += " per row"
-    if params.get("par") == "rows":
-        out += ", par rows"
+    if params.get("par") in ("rows", "split"):
+        out += f", par {params['par']}"
+    if params.get("par") == "bands":
+        out += f", par {params.get('bands')} bands"
     if params.get("prefetch"):
         out += ", prefetch"
     if params.get("dynamic"):
@@ -346,7 +407,8 @@ def build(isa_name: str, params: dict, sizes):
                         kc_at=str(params.get("kc_at", "image")),
                         rows=int(params.get("rows", 1)),
                         prefetch=bool(params.get("prefetch", False)),
-                        dynamic=bool(params.get("dynamic", False)))
+                        dynamic=bool(params.get("dynamic", False)),
+                        bands=int(params.get("bands", 0)))
     if params.get("par", "blocks") != "blocks":
         raise SchedulingError("conv: par='rows' needs fixed sizes")
     return schedule(isa, dynamic=bool(params.get("dynamic", False)))
@@ -435,9 +497,12 @@ def tune_spec(options: dict) -> dict:
     sz = ",".join(str(sizes[k]) for k in SIZE_NAMES)
     sp = space(isa.name)
     sp["sizes"] = [sz]
-    start = dict(model_params(isa.name, sizes), isa=isa.name, sizes=sz)
+    start = dict({"bands": 0}, **model_params(isa.name, sizes),
+                 isa=isa.name, sizes=sz)
     base = {"isa": isa.name, "sizes": sz, "tile": TILES[isa.name][0],
-            "group": 1, "fixed": True, "packed": False}
+            "group": 1, "fixed": True, "packed": False, "bands": 0}
+    #  (bands named: a point that leaves it out would have it drawn from
+    #  the space, and refused unless par='bands')
     return {"template": template, "space": sp,
             "bench": Bench(threads, int(options.get("reps", 3)),
                            options.get("clock", "cpu" if threads == 1

@@ -405,14 +405,18 @@ def test_im2col_baseline_equals_numpy():
 @pytest.mark.slow
 def test_bench_json_rows(tmp_path):
     """bench.py on a small layer, one rep: the JSON rows have the promised
-    keys; all three implementations were checked before timing."""
+    keys; all three implementations were checked before timing. A
+    variant asked with --also is timed beside the layer's kernel (and
+    checked), one the schedule refuses for the layer is reported."""
     out = tmp_path / "rows.json"
     r = subprocess.run(
         [sys.executable, str(APP / "bench.py"), "--size", "1", "4", "7",
          "8", "19", "--reps", "1", "--threads", "1", "2", "--no-record",
+         "--also", "par=rows,dynamic=false", "--also", "par=bands",
          "--json", str(out)], capture_output=True, text=True, timeout=600,
         env={**os.environ, "EXO_HL_EMULATE": "0"})
     assert r.returncode == 0, r.stderr
+    assert "--also par=bands: refused" in r.stdout
     rows = json.loads(out.read_text())
     assert [row["threads"] for row in rows] == [1, 2]
     for row in rows:
@@ -420,6 +424,8 @@ def test_bench_json_rows(tmp_path):
                     "im2col_blas_gflops", "peak_pct"):
             assert key in row
         assert row["exo_hl_gflops"] > 0 and row["onnxruntime_gflops"] > 0
+        assert list(row["exo_hl_also"]) == ["par=rows,dynamic=false"]
+        assert row["exo_hl_also"]["par=rows,dynamic=false"]["gflops"] > 0
 
 
 def test_register_tiles_do_not_spill(tmp_path):

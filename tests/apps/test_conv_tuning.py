@@ -204,6 +204,21 @@ PACKED_POINTS = [
      (2, 2, 5, 2, 48)),
     ("avx512", {"tile": "7x2", "group": 1, "packed": True, "kc": 4,
                 "dynamic": True}, (2, 2, 14, 8, 64)),
+    # the channel blocks (groups) and the rows of every image in one par
+    # loop (par='split'): 3 blocks of 6 rows on 2 threads, so a thread's
+    # share ends inside a block; a column tail; two groups of two blocks,
+    # taken one row at a time
+    ("avx512", {"tile": "5x2", "group": 1, "packed": True, "par": "split"},
+     (2, 3, 6, 2, 3 * 32)),
+    ("avx2", {"tile": "5x2", "group": 2, "packed": True, "par": "split",
+              "dynamic": True}, (1, 3, 5, 2, 64)),
+    # bands of rows outside the groups (par='bands'): 7 rows in bands of
+    # 4 and 3 (the guard); 5 rows in 3 bands of 2, 2 and 1, taken one at
+    # a time
+    ("avx512", {"tile": "5x2", "group": 1, "packed": True, "par": "bands",
+                "bands": 2}, (1, 7, 6, 2, 3 * 32)),
+    ("avx2", {"tile": "5x2", "group": 2, "packed": True, "par": "bands",
+              "bands": 3, "dynamic": True}, (1, 5, 5, 2, 64)),
 ]
 
 
@@ -227,6 +242,17 @@ def test_packed_and_blocked_points_equal_numpy(isa_name, params, sizes,
         assert "for n in" not in text and "for y in" not in text
     elif params.get("par") == "rows":
         assert f"for y in {par}(" in text
+    elif params.get("par") == "split":
+        N, H, OC = sizes[0], sizes[1], sizes[4]
+        ob = tuning.variant(isa_name, params).ob
+        assert f"for gy in {par}(0, {OC // ob // params['group'] * N * H})" \
+            in text
+        assert text.count(f" in {par}(") == 1          # one loop
+        assert "for n in" not in text and "for y in" not in text
+    elif params.get("par") == "bands":
+        assert f"for band in {par}(0, {params['bands']})" in text
+        assert text.count(f" in {par}(") == 1
+        assert "for n in" not in text and "for y in" not in text
     isa = tuning.variant(isa_name, params)
     # one prefetch per 64-byte line of a weight row, only when asked
     assert text.count("mm_prefetch_t1(") == \
@@ -276,6 +302,30 @@ def test_packed_and_blocked_points_refused():
         tuning.variant("avx512", {"packed": True, "prefetch": True})
     with pytest.raises(SchedulingError, match="prefetch"):
         schedule(AVX512, fixed, packed=True, prefetch=True)
+    # par='split': the group loop's body must be the rows alone (weights
+    # pre-packed, not staged in it), no kc, 1-row tiles, no left-over
+    # block beside the groups
+    for kw in ({"packed": False}, {"packed": True, "kc": 4},
+               {"packed": True, "rows": 2}):
+        with pytest.raises(SchedulingError, match="split"):
+            schedule(AVX512, fixed, par="split", **kw)
+    import dataclasses
+    with pytest.raises(SchedulingError, match="split"):   # 4 blocks of 16
+        schedule(dataclasses.replace(AVX512, regs=1, group=3), fixed,
+                 packed=True, par="split")
+    for bad in ({"packed": False}, {"packed": True, "kc": 32},
+                {"packed": True, "rows": 2, "tile": "7x2"}):
+        with pytest.raises(SchedulingError, match="split"):
+            tuning.variant("avx512", dict(bad, par="split"))
+        with pytest.raises(SchedulingError, match="bands"):
+            tuning.variant("avx512", dict(bad, par="bands", bands=2))
+    # par='bands': a band count, and only with it
+    with pytest.raises(SchedulingError, match="bands"):
+        schedule(AVX512, fixed, packed=True, par="bands", bands=0)
+    with pytest.raises(SchedulingError, match="bands"):
+        tuning.variant("avx512", {"packed": True, "par": "bands"})
+    with pytest.raises(SchedulingError, match="bands"):
+        tuning.variant("avx512", {"packed": True, "par": "rows", "bands": 2})
 
 
 def test_kc_blocks_of_partial_sums_are_not_parallel():
@@ -332,6 +382,96 @@ def test_new_variants_interpreted(params, sizes, shows):
                 out=out)
     assert np.array_equal(out.reshape(N, H, W, OC),
                           _numpy_conv(inp, wt, bias))
+
+
+@pytest.mark.parametrize("par,sizes,shows", [
+    ({"par": "split"}, (2, 2, 5, 3, 3 * 32), "for gy in par(0, 12)"),
+    ({"par": "bands", "bands": 2}, (1, 3, 5, 3, 3 * 32),
+     "if 2 * band + ny < 3:"),
+])
+def test_split_and_bands_interpreted_equal_compiled(par, sizes, shows,
+                                                    two_threads):
+    """par='split' and 'bands' on small layers of 3 channel blocks (2
+    images of 2 rows: 12 iterations of (block, image, row) recovered from
+    one index; or 3 rows in 2 bands, the second guarded): the
+    interpreter and the compiled kernel on 2 threads give numpy's
+    result."""
+    from apps.conv.api import RawKernel
+    from apps.conv.schedule import pack_weights
+    p = tuning.build("avx512", dict(par, tile="5x2", group=1, fixed=True,
+                                    packed=True), sizes)
+    assert shows in str(p)
+    N, H, W, IC, OC = sizes
+    rng = np.random.default_rng(11)
+    inp = rng.integers(-3, 4, (N, H + 2, W + 2, IC)).astype(np.float32)
+    wt = rng.integers(-3, 4, (3, 3, IC, OC)).astype(np.float32)
+    bias = rng.integers(-3, 4, OC).astype(np.float32)
+    want = _numpy_conv(inp, wt, bias)
+    out = np.full((N, H, W, 3, 32), np.nan, np.float32)
+    p.interpret(inp=inp, wp=pack_weights(wt, 32), bias=bias.reshape(3, 32),
+                out=out)
+    assert np.array_equal(out.reshape(N, H, W, OC), want)
+    k = RawKernel(p.compile())
+    got = np.full((N, H, W, OC), np.nan, np.float32)
+    k(sizes, inp, k.prepare(wt), bias, got)
+    assert np.array_equal(got, want)
+
+
+def test_par_model_from_the_l2_and_the_cores(monkeypatch):
+    """Groups to the threads when a thread's pass over one fits its L2,
+    else the rows; 'split' when the groups do not divide evenly."""
+    pm = tuning._par_model
+    assert pm(4, 70, 2, own_bytes=1 << 20, shared_bytes=1 << 19,
+              l2=2 << 20) == "blocks"
+    assert pm(4, 70, 2, own_bytes=3 << 20, shared_bytes=1 << 20,
+              l2=2 << 20) == "bands"
+    assert pm(4, 70, 2, own_bytes=5 << 20, shared_bytes=3 << 20,
+              l2=2 << 20) == "blocks"          # neither fits: own groups
+    assert pm(3, 14, 2, own_bytes=1, shared_bytes=1, l2=2) == "split"
+    assert pm(2, 56, 4, own_bytes=1, shared_bytes=1, l2=2) == "split"
+    assert pm(1, 56, 2, own_bytes=1, shared_bytes=1, l2=2) == "rows"
+    # packed per call (no 'split'): the more even of the two
+    assert pm(3, 14, 2, prepacked=False) == "rows"
+    assert pm(4, 14, 2, prepacked=False) == "blocks"
+    assert pm(3, 14, 1, own_bytes=1, shared_bytes=1, l2=2) == "blocks"
+    # the layers: 5x14x14x256 (4 groups, 1.3 MB of input, 0.6 MB of a
+    # group's weights) overflows a 2 MiB L2 per group and thread, so a
+    # band of rows per core; 1x14x14x256 fits (groups); on 3 cores its 4
+    # groups are split
+    monkeypatch.setattr(tuning, "_l2_bytes", lambda: 2 << 20)
+    monkeypatch.setattr(tuning, "_cores", lambda: 2)
+    m = tuning.model_params("avx512", (5, 14, 14, 256, 256))
+    assert m["par"] == "bands" and m["bands"] == 2 and not m["dynamic"], m
+    tuning.variant("avx512", m)
+    assert tuning.model_params("avx512", (1, 14, 14, 256, 256))["par"] == \
+        "blocks"
+    monkeypatch.setattr(tuning, "_cores", lambda: 3)
+    m = tuning.model_params("avx512", (1, 14, 14, 256, 256))
+    assert m["par"] == "split" and not m["dynamic"], m
+    tuning.variant("avx512", m)
+
+
+@pytest.mark.parametrize("cores", [2, 3])
+def test_model_points_are_in_the_tuning_space(cores, monkeypatch):
+    """The tuner starts from the model's point: every value of it (the
+    band count is the core count) must be in the space, and the point
+    must be one the schedule accepts; the start points name ``bands``
+    (a point without it would have it drawn from the space, and refused
+    unless par='bands')."""
+    monkeypatch.setattr(tuning, "_l2_bytes", lambda: 2 << 20)
+    monkeypatch.setattr(tuning, "_cores", lambda: cores)
+    layers = [(n, hw, hw, c, c) for n in (1, 5) for hw, c in tuning.RESNET]
+    for isa_name in ("avx512", "avx2"):
+        sp = tuning.space(isa_name)
+        for sizes in layers + [tuple(tuning.HALIDE_SIZES.values())]:
+            m = tuning.model_params(isa_name, sizes)
+            assert all(v in sp[k] for k, v in m.items()), (sizes, m)
+            tuning.variant(isa_name, m)
+    spec = tuning.tune_spec({"sizes": "resnet14:5"})
+    for point in spec["initial"]:
+        assert point["bands"] in spec["space"]["bands"]
+        assert all(point[k] in spec["space"][k] for k in point), point
+        tuning.variant(point["isa"], point)
 
 
 def test_model_blocks_the_reduction_when_the_weights_leave_the_l2(
