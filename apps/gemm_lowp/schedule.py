@@ -47,7 +47,11 @@ The schedule, every step a checked rewrite (``stages`` returns them):
    (``_pack_a``; off by default: no gain measured, README); optionally
    ``parallelize`` the packing's panel loop ``jo``
    (each iteration writes its own packed panel) and the row-block loop
-   ``im`` (each writes its own rows of C, all read the packed B).
+   ``im`` (each writes its own rows of C, all read the packed B), or,
+   with ``Tile.par_cols``, the compute's panel loop moved outside the row
+   blocks and split like the packing's (each thread computes the panels
+   it packed; A is read once per panel: with ``pack_a`` it would be
+   copied once per panel too).
 
 ``choose_kernel(features)`` is the runtime-dispatch hook: the best kernel
 for a set of CPU features (AMX kernels are added ahead of these by the AMX
@@ -73,6 +77,9 @@ class Tile:
                        # ahead (0: none; < kc / group)
     pack_a: bool = False  # copy each row block of A into the tile order
                           # (a row tile's k step: MR x g contiguous bytes)
+    par_cols: bool = False  # threads: split the panels of B (each thread
+                            # computes the panels it packed, all rows)
+                            # instead of the row blocks
 
 
 #: 8 x 32: 16 accumulators (two registers per row), enough to hide the
@@ -238,7 +245,13 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
         # only the first ``jo`` found -- the packing -- left the compute on
         # one thread: the 2-thread kernel did not scale.)
         p = p.parallelize(p.find_loop("jo"))
-        p = p.parallelize(p.find_loop("im"))
+        if t.par_cols:
+            # panels outside the row blocks, split like the packing's
+            # (same static partition: no packed panel crosses cores)
+            p = p.reorder(p.find_loop("im"), p.find_loop("jo #1"))
+            p = p.parallelize(p.find_loop("jo #1"))
+        else:
+            p = p.parallelize(p.find_loop("im"))
     out.append(("tile unrolled"
                 + (f", packed panel prefetched {t.prefetch} k steps ahead"
                    if t.prefetch else "")

@@ -128,3 +128,22 @@ def test_packed_a_row_block():
         assert check_exact(S.U8S8, p, 32, 64, 32)  # 2 row blocks, 2 k blocks
     finally:
         S.DEFAULT_TILES = A_
+
+
+def test_threads_split_by_panels():
+    """``Tile.par_cols``: on threads the panels of B are split, the
+    compute's panel loop moved outside the row blocks (``reorder``) and
+    made par like the packing's (the same static partition: each thread
+    computes the panels it packed); bit-exact."""
+    t = S.Tile(8, 32, 8, 16, par_cols=True)
+    p = S.kernel(S.U8S8, t, threads=True)
+    text = str(p)
+    assert text.count("for jo in par(0, N / 32):") == 2
+    assert "for im in seq(0, M / 16):" in text
+    assert "for im in par(" not in text
+    A_ = S.DEFAULT_TILES
+    try:
+        S.DEFAULT_TILES = {**A_, "u8s8": t}
+        assert check_exact(S.U8S8, p, 32, 64, 16)     # two panels
+    finally:
+        S.DEFAULT_TILES = A_
