@@ -6,6 +6,7 @@ MKL and ONNX Runtime, interleaved, on 1 and 2 threads.
                                    [--mkl-isa AVX512_E1|any] [--no-ort]
                                    [--no-amx]
                                    [--reps 5] [--clock wall|cpu]
+                                   [--tile pack_a=1 ...]
                                    [--json FILE] [--plot FILE.png]
 
 For each kind, square size and thread count it times ``C += A @ B``
@@ -38,6 +39,12 @@ Samples alternate between the implementations, best of ``--reps`` (see
 exo_hl's ``interpret()``-exact answer (int8: exactly against the f64
 product, exact at these sizes; bf16: MKL within 1e-3 relative, exo_hl bit-exact with the
 interpreter in tests/apps/test_gemm_lowp.py).
+
+``--tile SPEC`` (repeatable) also times the kernel for another tile
+(``mc=128``, ``pack_a=1``, ``prefetch=0``, ...: the default's fields
+changed), in the same interleaved samples, on its own line with its
+ratios to exo_hl's default kernel, MKL and ONNX Runtime: schedule
+choices are compared side by side, not across runs.
 
 ``%peak`` is of the dot-product peak measured for that thread count
 (``apps/common/peak_lowp.py``: one probe per thread, run at once).
@@ -128,12 +135,33 @@ class OrtMatMulInteger:
         return lambda: run(None, feeds)
 
 
+def parse_tile(spec, base):
+    """``--tile`` text ``field=value,...`` (Tile's fields: mr, nr, kc, mc,
+    prefetch, pack_a) -> a Tile from ``base`` with those fields changed."""
+    import dataclasses
+    fields = {f.name: f.type for f in dataclasses.fields(S.Tile)}
+    changes = {}
+    for item in filter(None, spec.split(",")):
+        key, _, val = item.partition("=")
+        if key not in fields:
+            raise SystemExit(f"bench.py --tile: no field {key!r} "
+                             f"(fields: {', '.join(fields)})")
+        changes[key] = (val.lower() in ("1", "true", "yes")
+                        if fields[key] in (bool, "bool") else int(val))
+    return dataclasses.replace(base, **changes)
+
+
 def measure(kind, sizes, threads, reps, peaks, mkl, use_ort, clock,
-            settle, warmup):
+            settle, warmup, tiles=()):
     rows = []
     rng = np.random.default_rng(0)
     kernels = {t: S.kernel(kind, threads=t > 1).compile() for t in
                sorted(set(threads))}
+    base = S.DEFAULT_TILES[kind.name]
+    extra = [(f"exo_hl[{spec}]", {t: S.kernel(kind, parse_tile(spec, base),
+                                              threads=t > 1).compile()
+                                  for t in sorted(set(threads))})
+             for spec in tiles]
     for t in threads:
         set_openmp_threads(t)
         if mkl is not None:
@@ -157,16 +185,23 @@ def measure(kind, sizes, threads, reps, peaks, mkl, use_ort, clock,
                         @ D.bf16_bits_to_f32(B).astype(np.float64))
             names = ["exo_hl"]
             fns = [kernels[t].bind(M=M, N=N, K=K, A=A, B=B, C=C[0])]
+            outs = [C[0]]           # each implementation's C
+            for nm, ks in extra:    # other tiles, side by side
+                names.append(nm)
+                outs.append(np.zeros_like(C[0]))
+                fns.append(ks[t].bind(M=M, N=N, K=K, A=A, B=B, C=outs[-1]))
             if mkl is not None:
                 names.append("mkl")
+                outs.append(C[1])
                 fns.append(mkl.bound_gemm_s8u8s32(A, B, C[1])
                            if kind is S.U8S8 else
                            mkl.bound_gemm_bf16(A, B, C[1]))
             if use_ort and kind is S.U8S8:
                 names.append("onnxruntime")
+                outs.append(C[2])
                 fns.append(OrtMatMulInteger(M, N, K, t).bound(A, B))
             # check once before timing
-            for nm, fn, c in zip(names, fns, C):
+            for nm, fn, c in zip(names, fns, outs):
                 out = fn()
                 got = out[0] if nm == "onnxruntime" else c
                 ok = (np.array_equal(got, want) if kind is S.U8S8 else
@@ -184,20 +219,27 @@ def measure(kind, sizes, threads, reps, peaks, mkl, use_ort, clock,
                    "amx_denied": os.environ.get("EXO_HL_AMX_DENIED") == "1"}
             for nm in names:
                 row[f"{nm}_gops"] = g[nm]
-            for nm in names[1:]:
+            base_names = [nm for nm in names if not nm.startswith("exo_hl[")]
+            for nm in base_names[1:]:
                 row[f"ratio_{nm}"] = g["exo_hl"] / g[nm]
+                for ex, _ in extra:     # another tile against the same
+                    row[f"ratio_{nm}_{ex}"] = g[ex] / g[nm]
             if peaks.get(t):
                 row["peak_pct"] = 100 * g["exo_hl"] / peaks[t]
             rows.append(row)
             line = f"{kind.name:5} {n:5}^3 t={t}  exo_hl {g['exo_hl']:7.1f}"
-            for nm in names[1:]:
+            for nm in base_names[1:]:
                 line += (f"  {nm} {g[nm]:7.1f} (x{g['exo_hl'] / g[nm]:.2f})")
+            more = "".join(
+                f"\n      {ex} {g[ex]:7.1f}" + "".join(
+                    f"  (x{g[ex] / g[nm]:.2f} {nm})" for nm in base_names)
+                for ex, _ in extra)
             if "peak_pct" in row:
                 line += f"  {row['peak_pct']:.0f}% of peak"
                 above = [nm for nm in names if g[nm] > 1.02 * peaks[t]]
                 if above:   # faster than the dot-product peak: not VNNI
                     line += f"  [above the peak: {', '.join(above)}]"
-            print(line, flush=True)
+            print(line + more, flush=True)
     return rows
 
 
@@ -260,6 +302,10 @@ def main(argv=None) -> int:
     ap.add_argument("--no-mkl", action="store_true")
     ap.add_argument("--no-ort", action="store_true")
     ap.add_argument("--no-peak", action="store_true")
+    ap.add_argument("--tile", action="append", default=[], metavar="SPEC",
+                    help="also time exo_hl's kernel for another tile, "
+                    "side by side: the default with fields changed, e.g. "
+                    "'pack_a=1' or 'mc=128,prefetch=0' (repeatable)")
     ap.add_argument("--json", metavar="FILE")
     ap.add_argument("--plot", metavar="FILE.png")
     add_timing_args(ap, "kernel and size")
@@ -299,7 +345,8 @@ def main(argv=None) -> int:
             if picked.startswith("amx"):
                 raise SystemExit("bench.py --no-amx: the dispatch picked AMX")
         rows += measure(kind, args.sizes, args.threads, args.reps, peaks,
-                        mkl, use_ort, args.clock, args.settle, args.warmup)
+                        mkl, use_ort, args.clock, args.settle, args.warmup,
+                        args.tile)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     if args.plot:

@@ -42,9 +42,16 @@ The schedule, every step a checked rewrite (``stages`` returns them):
    registers; ``Tile.prefetch = d``: ``cut_loop`` the k loop at KC / g - d
    and ``insert_noop_call`` a ``prefetcht0`` of the packed panel's row d
    steps ahead (``mm_prefetch_t0_epi8`` / ``_bf16``, one per 64 bytes;
-   the bounds proof is why the loop is cut); optionally ``parallelize`` the packing's panel loop ``jo``
+   the bounds proof is why the loop is cut); ``Tile.pack_a``: each row
+   block of A copied into the tile order once, ahead of its panels
+   (``_pack_a``; off by default: no gain measured, README); optionally
+   ``parallelize`` the packing's panel loop ``jo``
    (each iteration writes its own packed panel) and the row-block loop
-   ``im`` (each writes its own rows of C, all read the packed B).
+   ``im`` (each writes its own rows of C, all read the packed B), or,
+   with ``Tile.par_cols``, the compute's panel loop moved outside the row
+   blocks and split like the packing's (each thread computes the panels
+   it packed; A is read once per panel: with ``pack_a`` it would be
+   copied once per panel too).
 
 ``choose_kernel(features)`` is the runtime-dispatch hook: the best kernel
 for a set of CPU features (AMX kernels are added ahead of these by the AMX
@@ -68,6 +75,11 @@ class Tile:
                      # runs over every panel of B (a multiple of mr)
     prefetch: int = 0  # prefetch the packed panel this many k steps
                        # ahead (0: none; < kc / group)
+    pack_a: bool = False  # copy each row block of A into the tile order
+                          # (a row tile's k step: MR x g contiguous bytes)
+    par_cols: bool = False  # threads: split the panels of B (each thread
+                            # computes the panels it packed, all rows)
+                            # instead of the row blocks
 
 
 #: 8 x 32: 16 accumulators (two registers per row), enough to hide the
@@ -195,10 +207,14 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
     p = p.lift_alloc("B_pack : _")
     p = p.fission_after(p.find_loop("jo"))
     p = p.remove_loop(p.find_loop("im"))
-    p = p.stage_mem(p.find_loop("ko #1"),
+    if t.pack_a:
+        p = _pack_a(p, t, G, kq="kq" if kind is U8S8 else "kk")
+    p = p.stage_mem(p.find_loop("ko #2" if t.pack_a else "ko #1"),
                     f"C[{MC} * im + {MR} * io:{MC} * im + {MR} * io + {MR}, "
                     f"{NR} * jo:{NR} * jo + {NR}]", "C_reg")
     p = p.divide_dim("C_reg", 1, 16)
+    # the C tile's copy loops (named after A's packing loops, if any)
+    cr, cc = ("i4", "i5") if t.pack_a else ("i2", "i3")
     out.append(("B packed in the VNNI layout per panel; C tile staged", p))
     # the packing nest: k by groups of G, columns by 16, then one packing
     # instruction per G x 16 block (a transpose)
@@ -207,15 +223,20 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
     p = p.reorder("i0i", "i1o")
     p = p.reorder("i0i", "i1i")
     p = p.replace(p.find_loop("i1i"), kind.pack)
-    p = p.split("i3", 16, "i3o", "i3i", tail="perfect")
-    p = p.split("i3", 16, "i3p", "i3j", tail="perfect")
+    p = p.split(cc, 16, "i3o", "i3i", tail="perfect")
+    p = p.split(cc, 16, "i3p", "i3j", tail="perfect")
     p = p.set_memory("C_reg", X.AVX512)
     p = p.replace(p.find_loop("i3i"), kind.load)
     p = p.replace(p.find_loop("i3j"), kind.store)
     p = p.replace(p.find_loop("ji"), kind.dot)
     out.append(("instructions", p))
-    for loop in ("jb", "ii", "i3o", "i2", "i3p", "i2"):
+    for loop in ("jb", "ii", "i3o", cr, "i3p", cr):
         p = p.unroll(loop)
+    if t.pack_a:
+        # A's copy by groups of G bytes (one 4-byte move each), the rows
+        # inside: 32 contiguous bytes written per group
+        p = p.split("i3", G, "i3q", "i3g", tail="perfect")
+        p = p.reorder("i2", "i3q")
     if t.prefetch:
         p = _prefetch(p, kind, t, kq)
     if threads:
@@ -224,12 +245,46 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
         # only the first ``jo`` found -- the packing -- left the compute on
         # one thread: the 2-thread kernel did not scale.)
         p = p.parallelize(p.find_loop("jo"))
-        p = p.parallelize(p.find_loop("im"))
+        if t.par_cols:
+            # panels outside the row blocks, split like the packing's
+            # (same static partition: no packed panel crosses cores)
+            p = p.reorder(p.find_loop("im"), p.find_loop("jo #1"))
+            p = p.parallelize(p.find_loop("jo #1"))
+        else:
+            p = p.parallelize(p.find_loop("im"))
     out.append(("tile unrolled"
                 + (f", packed panel prefetched {t.prefetch} k steps ahead"
                    if t.prefetch else "")
                 + (", panels in parallel" if threads else ""), p))
     return out
+
+
+def _pack_a(p, t, G, kq):
+    """Pack the row block of A (MC x K) once per row block, ahead of its
+    panels: ``A_pack[MC / MR, K / KC, KC / G, MR, G]``, so a row tile's k
+    step reads its MR groups of G bytes from one 32-byte run instead of
+    MR rows K bytes apart. ``stage_mem`` of the tile's MR x KC block of A
+    at the k step loop, ``divide_dim`` + ``rearrange_dim`` to ``[KC / G,
+    MR, G]``, ``expand_dim`` by the k block and the row tile (a slot
+    each), then ``lift_alloc`` + ``fission_after`` hoist the copy out of
+    the k block, row tile and panel loops, and ``remove_loop`` drops the
+    panel loop around it (the copy does not depend on the panel)."""
+    MR, KC, MC = t.mr, t.kc, t.mc
+    p = p.stage_mem(p.find_loop(kq),
+                    f"A[{MC} * im + {MR} * io:{MC} * im + {MR} * io + {MR}, "
+                    f"{KC} * ko:{KC} * ko + {KC}]", "A_pack")
+    p = p.divide_dim("A_pack", 1, G)
+    p = p.rearrange_dim("A_pack", [1, 0, 2])
+    p = p.expand_dim("A_pack", f"K / {KC}", "ko")
+    p = p.lift_alloc("A_pack : _")
+    p = p.fission_after(list(p.find_loop("ko #1").body())[0])
+    p = p.expand_dim("A_pack", f"{MC // MR}", "io")
+    p = p.lift_alloc("A_pack : _")
+    p = p.fission_after(p.find_loop("ko #1"))
+    p = p.lift_alloc("A_pack : _")
+    p = p.fission_after(p.find_loop("io"))
+    p = p.remove_loop(list(p.find_loop("im").body())[1])
+    return p
 
 
 def _prefetch(p, kind, t, kq):

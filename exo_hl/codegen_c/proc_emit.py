@@ -429,12 +429,16 @@ class ProcEmitter(ExprEmitter):
         two threads ran 2-8% faster with one region per k block than with
         two); else directly, one call per loop for all its iterations."""
         calls = [self.outline(*g, depth) for g in group]
-        fails = any(self.prog.may_fail(g[1]) for g in group)
+        may_fail = [self.prog.may_fail(g[1]) for g in group]
+        fails = any(may_fail)
         if fails:
             # each thread's status, or'ed together (a failing share
-            # returns early; the others finish theirs)
+            # returns early; the others finish theirs). Only the loops
+            # that may fail return a status: the others' functions are
+            # void (a loop that allocates next to one that does not).
             calls = [(lambda c: lambda part: "exo_hl_status |= "
-                      + c(part))(c) for c in calls]
+                      + c(part))(c) if f else c
+                     for c, f in zip(calls, may_fail)]
         region = ["omp_get_thread_num()", "omp_get_num_threads()"]
         self.lines.append("#ifdef _OPENMP")
         self.line(depth, "if (omp_get_max_threads() > 1) {")

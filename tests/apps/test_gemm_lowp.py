@@ -105,3 +105,45 @@ def test_prefetch_of_the_packed_panel(name):
                            kind.prefetch, [f"B_pack[jo, ko, {kq} + 2, 0, 0, 0:1]"])
     with pytest.raises(ValueError, match="prefetch"):
         S.stages(kind, S.Tile(8, 32, 16, 16, prefetch=n))
+
+
+def test_packed_a_row_block():
+    """``Tile.pack_a``: each row block of A copied once, ahead of its
+    panels, into ``[MC / MR, K / KC, KC / g, MR, g]`` (a row tile's k step
+    reads MR x g contiguous bytes), by checked rewrites; the threaded
+    kernel (the copy inside each par row block, next to the B packing's
+    par loop) is bit-exact."""
+    t = S.Tile(8, 32, 16, 16, prefetch=2, pack_a=True)
+    p = S.kernel(S.U8S8, t, threads=True)
+    text = str(p)
+    assert ("    for im in par(0, M / 16):\n"
+            "        A_pack: ui8[2, K / 16, 4, 8, 4] @ DRAM\n" in text)
+    assert ("A_pack[io, ko, i3q, i2, i3g] = A[8 * io + 16 * im + i2, "
+            "16 * ko + 4 * i3q + i3g]" in text)
+    assert "A_pack[io, ko, kq, 7, 0:4]" in text   # the tile's last row
+    assert "A[" not in text.split("for jo in seq(0, N / 32):")[1]
+    A_ = S.DEFAULT_TILES
+    try:
+        S.DEFAULT_TILES = {**A_, "u8s8": t}
+        assert check_exact(S.U8S8, p, 32, 64, 32)  # 2 row blocks, 2 k blocks
+    finally:
+        S.DEFAULT_TILES = A_
+
+
+def test_threads_split_by_panels():
+    """``Tile.par_cols``: on threads the panels of B are split, the
+    compute's panel loop moved outside the row blocks (``reorder``) and
+    made par like the packing's (the same static partition: each thread
+    computes the panels it packed); bit-exact."""
+    t = S.Tile(8, 32, 8, 16, par_cols=True)
+    p = S.kernel(S.U8S8, t, threads=True)
+    text = str(p)
+    assert text.count("for jo in par(0, N / 32):") == 2
+    assert "for im in seq(0, M / 16):" in text
+    assert "for im in par(" not in text
+    A_ = S.DEFAULT_TILES
+    try:
+        S.DEFAULT_TILES = {**A_, "u8s8": t}
+        assert check_exact(S.U8S8, p, 32, 64, 16)     # two panels
+    finally:
+        S.DEFAULT_TILES = A_

@@ -311,6 +311,34 @@ def test_failed_allocation_in_a_par_loop_is_reported():
     assert (x == 1).all()
 
 
+@pytest.mark.parametrize("heap_first", [False, True])
+def test_par_loops_in_one_region_where_only_one_allocates(heap_first):
+    """Two par loops in one parallel region, one with a heap buffer (its
+    share returns a status) and one without (its share is void): only
+    the first's status is or'ed in. The C used to or the void call's
+    value too and failed to compile (the int8 GEMM with A packed per row
+    block: its B packing loop next to the row blocks)."""
+    heap = ("    for i in par(0, n):\n"
+            "        t: f32[a, a, a] @ DRAM\n"
+            "        t[0, 0, 0] = x[i]\n"
+            "        x[i] = t[0, 0, 0] + 1.0\n")
+    plain = ("    for j in par(0, n):\n"
+             "        y[j] = y[j] * 2.0\n")
+    p = parse_proc_source(
+        "def twopar(n: size, a: size, x: f32[n], y: f32[n]):\n"
+        + (heap + plain if heap_first else plain + heap), _SCOPE)
+    c = p.c_code_str()
+    assert "reduction(|: exo_hl_status)" in c
+    # in the region, on one thread, without OpenMP
+    assert c.count("exo_hl_status |= twopar_par") == 3
+    f = p.compile()
+    x, y = np.zeros(64, np.float32), np.ones(64, np.float32)
+    f(64, 2, x, y)
+    assert (x == 1).all() and (y == 2).all()
+    with pytest.raises(ValueError, match="overflows"):
+        f(64, 2**22, x, y)
+
+
 def test_heap_buffers_start_on_a_cache_line(tmp_path):
     """A DRAM buffer on the heap comes from aligned_alloc(64, ...) with the
     size rounded up to a multiple of 64 (C11): malloc's 16-byte alignment
