@@ -23,7 +23,7 @@ import math
 from exo_hl import SchedulingError
 from exo_hl.tune import TuningDB, blis_blocking, machine_signature
 
-from apps.sgemm.schedule import ISAS, Isa, schedule
+from apps.sgemm.schedule import ISAS, Isa, k_block, schedule
 
 #: bump when the schedule changes what a parameter means (old records
 #: are then left alone: the key changes)
@@ -113,6 +113,8 @@ def variant(isa_name: str, params: dict) -> Isa:
                                    nc_cols=int(params.get("nc_cols", 0))
                                    // nr * nr,
                                    narrow_n=int(params.get("narrow_n", 0)),
+                                   narrow_kc=int(params.get("narrow_kc",
+                                                            0)),
                                    dynamic_min_n=int(params.get(
                                        "dynamic_min_n", 0)),
                                    order=params.get("order", "rows"),
@@ -175,6 +177,28 @@ NC_COLS = 256
 NARROW_PANELS = 2
 
 
+def narrow_kc(mr: int, kc: int, caches: dict = None) -> int:
+    """The k block of the narrow kernels (``narrow_kc``,
+    ``schedule.narrow``): the larger of the model's KC (``kc``) and
+    ``schedule.k_block``'s, MR rows of A in a quarter of the L1 (512 for
+    6 rows and a 48 KiB L1; ``caches``: {level: bytes}, default this
+    machine's). In those kernels A is not packed and N is at most
+    ``narrow_n``: what a row block keeps in L1 across its one or two
+    column panels is its MR x KC piece of A, while the KC x N block of B
+    (256 KiB at KC = 512, N = 128) is read by every row block from L2
+    whatever KC; the BLIS rule's KC (160 for 6 x 64) also holds a KC x
+    NR micro-panel of B in L1, which this loop order does not reuse from
+    there. Each k block is one more pass over C (its tiles loaded and
+    stored again, and a short K % KC block: K = 512 is 160 + 160 + 160 +
+    32 at KC = 160). Measured on the 2-core Xeon (loaded, one thread,
+    side by side with OpenBLAS and MKL, three runs): KC = 512 against
+    160, 2048x128x512 0.98-1.03x OpenBLAS and 0.87-0.91x MKL to
+    1.11-1.16x and 0.98-1.02x; 4099x64x300 1.07-1.13x to 1.08-1.20x
+    (0.92-0.95x MKL to 0.96-1.00x); 1000x64x300, 127x64x300 and 128^3
+    level."""
+    return max(kc, k_block(mr, caches))
+
+
 def dynamic_model(threads: int = None) -> bool:
     """Whether the threads take the row blocks one at a time
     (``dynamic``): on a machine of more than one core. A row block is
@@ -227,7 +251,7 @@ def model_params(isa_name: str) -> dict:
     threads: one thread below M N K = ``PAR_MIN``, the column blocks of
     ``NC_COLS`` on the threads for wide products, the kernels with A
     unpacked for N at most ``NARROW_PANELS`` panels of NR
-    (``api.Dispatch``). The row blocks ``par_dynamic`` on a machine of
+    (``api.Dispatch``), with their own KC (``narrow_kc``). The row blocks ``par_dynamic`` on a machine of
     more than one core (``dynamic_model``)."""
     shape = default_shape(isa_name)
     mr, nr = (int(x) for x in shape.split("x"))
@@ -237,6 +261,7 @@ def model_params(isa_name: str) -> dict:
             "par_min": PAR_MIN,
             "nc_cols": max(nr, NC_COLS // nr * nr),
             "narrow_n": NARROW_PANELS * nr,
+            "narrow_kc": narrow_kc(mr, b.kc),
             "dynamic_min_n": dynamic_min_n(mr, b.kc)}
 
 
@@ -270,7 +295,8 @@ def configured(isa_name: str, source: str = "auto"):
 #: the app's choice of kernel per product (``api.Dispatch``), not the
 #: schedule's: the search times the threaded kernel on large squares,
 #: where it does not matter, so a record takes them from the model
-THREAD_PARAMS = ("par_min", "nc_cols", "narrow_n", "dynamic_min_n")
+THREAD_PARAMS = ("par_min", "nc_cols", "narrow_n", "narrow_kc",
+                 "dynamic_min_n")
 
 
 def _threads(isa_name: str) -> dict:
