@@ -23,7 +23,7 @@ import math
 from exo_hl import SchedulingError
 from exo_hl.tune import TuningDB, blis_blocking, machine_signature
 
-from apps.sgemm.schedule import ISAS, Isa, k_block, schedule
+from apps.sgemm.schedule import ISAS, Isa, cache_sizes, k_block, schedule
 
 #: bump when the schedule changes what a parameter means (old records
 #: are then left alone: the key changes)
@@ -170,10 +170,12 @@ NC_COLS = 256
 
 #: products of at most this many column panels (N <= 2 NR: 128 for the
 #: 6x64 tile) run the kernels with A unpacked (``narrow_n``,
-#: ``schedule.narrow``): a packed micro-panel of A is read by one or two
-#: panels there, so packing it costs as much as it saves. Measured on the
-#: 2-core Xeon (loaded, one thread, side by side, two rounds): 8-18%
-#: faster at N = 64, 3-10% at N = 128, the same at N = 256 (README)
+#: ``schedule.narrow``) on any machine: a packed micro-panel of A is read
+#: by one or two panels there, so packing it costs as much as it saves.
+#: Measured on the 2-core Xeon (loaded, one thread, side by side, two
+#: rounds, both kernels at KC = 160): 8-18% faster at N = 64, 3-10% at
+#: N = 128, the same at N = 256 (README). ``narrow_n`` goes further
+#: where the L2 holds more (``narrow_n``)
 NARROW_PANELS = 2
 
 
@@ -197,6 +199,27 @@ def narrow_kc(mr: int, kc: int, caches: dict = None) -> int:
     (0.92-0.95x MKL to 0.96-1.00x); 1000x64x300, 127x64x300 and 128^3
     level."""
     return max(kc, k_block(mr, caches))
+
+
+def narrow_n(nr: int, kc: int, caches: dict = None) -> int:
+    """N at or below which the app runs the narrow kernels (A unpacked,
+    KC = ``narrow_kc``, no NC blocks; ``api.Dispatch``): the N whose kc x
+    N block of B fits in half the L2, where the model puts the square
+    kernels' block (``nc_l2``), so that at the larger KC no NC block is
+    needed (512 for KC = 512 and a 2 MiB L2), rounded down to a multiple
+    of NR, and at least ``NARROW_PANELS`` panels (all of them when the
+    machine reports no L2). ``kc``: the narrow kernels' KC; ``caches``:
+    {level: bytes}, default this machine's. Measured on the 2-core Xeon
+    (loaded, one thread, side by side with OpenBLAS and MKL, two runs
+    each; README): against the square kernel (KC = 160, A packed) the
+    narrow one was 3-15% faster at N = 256 (1024x256x512, 2048x256x512,
+    4099x256x300, 256^3), level or ahead at N = 384 and 512 except
+    1024x512x512 once (8% behind, 4% ahead in the other run), 10-15%
+    ahead at 4099x512x300; for AVX2 (6x16, KC = 512 in both) 2-8% ahead
+    at N = 64-256."""
+    caches = cache_sizes() if caches is None else caches
+    fit = caches.get(2, 0) // 2 // (kc * 4) // nr * nr
+    return max(NARROW_PANELS * nr, fit)
 
 
 def dynamic_model(threads: int = None) -> bool:
@@ -250,8 +273,8 @@ def model_params(isa_name: str) -> dict:
     (README, "The GotoBLAS/BLIS order"). And how the app uses the
     threads: one thread below M N K = ``PAR_MIN``, the column blocks of
     ``NC_COLS`` on the threads for wide products, the kernels with A
-    unpacked for N at most ``NARROW_PANELS`` panels of NR
-    (``api.Dispatch``), with their own KC (``narrow_kc``). The row blocks ``par_dynamic`` on a machine of
+    unpacked for N at most ``narrow_n`` (``api.Dispatch``), with their
+    own KC (``narrow_kc``). The row blocks ``par_dynamic`` on a machine of
     more than one core (``dynamic_model``)."""
     shape = default_shape(isa_name)
     mr, nr = (int(x) for x in shape.split("x"))
@@ -260,7 +283,7 @@ def model_params(isa_name: str) -> dict:
             "pack_a": True, "dynamic": dynamic_model(),
             "par_min": PAR_MIN,
             "nc_cols": max(nr, NC_COLS // nr * nr),
-            "narrow_n": NARROW_PANELS * nr,
+            "narrow_n": narrow_n(nr, narrow_kc(mr, b.kc)),
             "narrow_kc": narrow_kc(mr, b.kc),
             "dynamic_min_n": dynamic_min_n(mr, b.kc)}
 

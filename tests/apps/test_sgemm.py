@@ -987,7 +987,13 @@ def test_variant_checks_its_parameters():
     assert tuning.default_shape("avx2", "AuthenticAMD") == "6x16"
     assert not tuning.variant("avx512", {"pack_a": "False"}).pack_a
     # the app's narrow products: N <= 2 NR on the kernels with A unpacked
-    assert tuning.model_params("avx2")["narrow_n"] == 32
+    m = tuning.model_params("avx2")
+    assert m["narrow_n"] == tuning.narrow_n(16, m["narrow_kc"]) >= 32
+    # at least two panels; beyond, the N whose kc x N block of B fits in
+    # half the L2 (no NC block needed at the narrow kernels' KC)
+    assert tuning.narrow_n(64, 512, {2: 2 << 20}) == 512
+    assert tuning.narrow_n(64, 512, {2: 256 << 10}) == 128
+    assert tuning.narrow_n(16, 512, {}) == 32
     v = tuning.variant("avx2", {"narrow_n": 32})
     assert v.narrow_n == 32 and v.blocking_label.endswith(
         "N <= 32: A unpacked")
