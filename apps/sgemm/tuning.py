@@ -212,11 +212,13 @@ def narrow_n(nr: int, kc: int, caches: dict = None) -> int:
     {level: bytes}, default this machine's. Measured on the 2-core Xeon
     (loaded, one thread, side by side with OpenBLAS and MKL, two runs
     each; README): against the square kernel (KC = 160, A packed) the
-    narrow one was 3-15% faster at N = 256 (1024x256x512, 2048x256x512,
+    narrow one was 3-19% faster at N = 256 (1024x256x512, 2048x256x512,
     4099x256x300, 256^3), level or ahead at N = 384 and 512 except
     1024x512x512 once (8% behind, 4% ahead in the other run), 10-15%
     ahead at 4099x512x300; for AVX2 (6x16, KC = 512 in both) 2-8% ahead
-    at N = 64-256."""
+    at N = 64-256. On two threads (fastest single calls, loaded) 7-30%
+    ahead at 256^3 and 384^3, level at 1024x256x512, 3% behind at 512^3
+    in both runs: the N = 512 end of the rule is its least supported."""
     caches = cache_sizes() if caches is None else caches
     fit = caches.get(2, 0) // 2 // (kc * 4) // nr * nr
     return max(NARROW_PANELS * nr, fit)
