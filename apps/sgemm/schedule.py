@@ -191,6 +191,8 @@ class Isa:
     narrow_n: int = 0      # the app's too: N at or below which it runs
     #                        the kernels with A unpacked (``narrow``; 0:
     #                        none)
+    narrow_kc: int = 0     # the app's too: the k block of those kernels
+    #                        (``narrow``; 0: ``kc``)
     dynamic_min_n: int = 0  # the app's too: with ``dynamic``, N below
     #                        which it runs the row-split kernel with
     #                        static row blocks (``static_rows``; 0: none)
@@ -235,6 +237,11 @@ class Isa:
         if self.narrow_n < 0:
             raise ValueError(f"{self.name}: narrow_n={self.narrow_n} is "
                              f"negative")
+        if self.narrow_kc < 0 or (self.narrow_kc and
+                                  self.prefetch >= self.narrow_kc):
+            raise ValueError(f"{self.name}: narrow_kc={self.narrow_kc} is "
+                             f"negative or not above prefetch="
+                             f"{self.prefetch}")
         if self.dynamic_min_n < 0:
             raise ValueError(f"{self.name}: dynamic_min_n="
                              f"{self.dynamic_min_n} is negative")
@@ -270,7 +277,8 @@ class Isa:
                 "mc": self.mc, "par": self.par, "pack_a": self.pack_a,
                 "pack_b": self.pack_b, "prefetch": self.prefetch,
                 "par_min": self.par_min, "nc_cols": self.nc_cols,
-                "narrow_n": self.narrow_n, "order": self.order,
+                "narrow_n": self.narrow_n, "narrow_kc": self.narrow_kc,
+                "order": self.order,
                 "dynamic": self.dynamic,
                 "dynamic_min_n": self.dynamic_min_n}
 
@@ -297,6 +305,8 @@ class Isa:
             (f" 1 thread below MNK={self.par_min}" if self.par_min else "") \
             + (f" wide: par cols of {self.nc_cols}" if self.nc_cols else "") \
             + (f" N <= {self.narrow_n}: A unpacked" if self.narrow_n else "") \
+            + (f" KC={self.narrow_kc}" if self.narrow_n and self.narrow_kc
+               and self.narrow_kc != self.kc else "") \
             + (f" static rows below N={self.dynamic_min_n}"
                if self.dynamic and self.dynamic_min_n else "")
 
@@ -1077,9 +1087,13 @@ def narrow(isa: Isa) -> tuple:
     """(threaded, one-thread) kernels of ``isa`` with A unpacked, for
     narrow products (N at most ``isa.narrow_n``), named
     ``isa.kernel_name + '_narrow'`` and ``+ '_narrow_1t'``: the chain of
-    ``stages`` for the same tile, KC and prefetch with ``pack_a=False``
-    and no NC or MC blocks (N is below any NC), the one-thread kernel its
-    stage before the par loops. A packed MR x kc micro-panel of A is read
+    ``stages`` for the same tile and prefetch with ``pack_a=False``, KC
+    = ``isa.narrow_kc`` (0: ``isa.kc``) and no NC or MC blocks (N is
+    below any NC), the one-thread kernel its stage before the par loops.
+    Their k block is the app's (``tuning.narrow_kc``): what stays in L1
+    there is A's MR rows, not a micro-panel of B (at most ``narrow_n``
+    columns of B, all of the KC x N block, are read by every row block
+    from L2 whatever KC), and each k block is one more pass over C. A packed MR x kc micro-panel of A is read
     by N / NR column panels: at N = 64 by one, so the copy is as much
     traffic as the kernel's own reads of A. Measured on the 2-core Xeon
     (loaded, one thread, side by side in one process, two rounds; README):
@@ -1099,6 +1113,7 @@ def narrow(isa: Isa) -> tuple:
     GFLOP/s (OpenBLAS 222 in both); the other narrow shapes moved with
     OpenBLAS between those runs."""
     base = dataclasses.replace(isa, pack_a=False, nc=0, mc=0, par="rows",
+                               kc=isa.narrow_kc or isa.kc, narrow_kc=0,
                                par_min=0, nc_cols=0, narrow_n=0,
                                order="rows", dynamic=False,
                                dynamic_min_n=0)

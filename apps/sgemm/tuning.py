@@ -23,7 +23,7 @@ import math
 from exo_hl import SchedulingError
 from exo_hl.tune import TuningDB, blis_blocking, machine_signature
 
-from apps.sgemm.schedule import ISAS, Isa, schedule
+from apps.sgemm.schedule import ISAS, Isa, cache_sizes, k_block, schedule
 
 #: bump when the schedule changes what a parameter means (old records
 #: are then left alone: the key changes)
@@ -113,6 +113,8 @@ def variant(isa_name: str, params: dict) -> Isa:
                                    nc_cols=int(params.get("nc_cols", 0))
                                    // nr * nr,
                                    narrow_n=int(params.get("narrow_n", 0)),
+                                   narrow_kc=int(params.get("narrow_kc",
+                                                            0)),
                                    dynamic_min_n=int(params.get(
                                        "dynamic_min_n", 0)),
                                    order=params.get("order", "rows"),
@@ -168,11 +170,58 @@ NC_COLS = 256
 
 #: products of at most this many column panels (N <= 2 NR: 128 for the
 #: 6x64 tile) run the kernels with A unpacked (``narrow_n``,
-#: ``schedule.narrow``): a packed micro-panel of A is read by one or two
-#: panels there, so packing it costs as much as it saves. Measured on the
-#: 2-core Xeon (loaded, one thread, side by side, two rounds): 8-18%
-#: faster at N = 64, 3-10% at N = 128, the same at N = 256 (README)
+#: ``schedule.narrow``) on any machine: a packed micro-panel of A is read
+#: by one or two panels there, so packing it costs as much as it saves.
+#: Measured on the 2-core Xeon (loaded, one thread, side by side, two
+#: rounds, both kernels at KC = 160): 8-18% faster at N = 64, 3-10% at
+#: N = 128, the same at N = 256 (README). ``narrow_n`` goes further
+#: where the L2 holds more (``narrow_n``)
 NARROW_PANELS = 2
+
+
+def narrow_kc(mr: int, kc: int, caches: dict = None) -> int:
+    """The k block of the narrow kernels (``narrow_kc``,
+    ``schedule.narrow``): the larger of the model's KC (``kc``) and
+    ``schedule.k_block``'s, MR rows of A in a quarter of the L1 (512 for
+    6 rows and a 48 KiB L1; ``caches``: {level: bytes}, default this
+    machine's). In those kernels A is not packed and N is at most
+    ``narrow_n``: what a row block keeps in L1 across its one or two
+    column panels is its MR x KC piece of A, while the KC x N block of B
+    (256 KiB at KC = 512, N = 128) is read by every row block from L2
+    whatever KC; the BLIS rule's KC (160 for 6 x 64) also holds a KC x
+    NR micro-panel of B in L1, which this loop order does not reuse from
+    there. Each k block is one more pass over C (its tiles loaded and
+    stored again, and a short K % KC block: K = 512 is 160 + 160 + 160 +
+    32 at KC = 160). Measured on the 2-core Xeon (loaded, one thread,
+    side by side with OpenBLAS and MKL, three runs): KC = 512 against
+    160, 2048x128x512 0.98-1.03x OpenBLAS and 0.87-0.91x MKL to
+    1.11-1.16x and 0.98-1.02x; 4099x64x300 1.07-1.13x to 1.08-1.20x
+    (0.92-0.95x MKL to 0.96-1.00x); 1000x64x300, 127x64x300 and 128^3
+    level."""
+    return max(kc, k_block(mr, caches))
+
+
+def narrow_n(nr: int, kc: int, caches: dict = None) -> int:
+    """N at or below which the app runs the narrow kernels (A unpacked,
+    KC = ``narrow_kc``, no NC blocks; ``api.Dispatch``): the N whose kc x
+    N block of B fits in half the L2, where the model puts the square
+    kernels' block (``nc_l2``), so that at the larger KC no NC block is
+    needed (512 for KC = 512 and a 2 MiB L2), rounded down to a multiple
+    of NR, and at least ``NARROW_PANELS`` panels (all of them when the
+    machine reports no L2). ``kc``: the narrow kernels' KC; ``caches``:
+    {level: bytes}, default this machine's. Measured on the 2-core Xeon
+    (loaded, one thread, side by side with OpenBLAS and MKL, two runs
+    each; README): against the square kernel (KC = 160, A packed) the
+    narrow one was 3-19% faster at N = 256 (1024x256x512, 2048x256x512,
+    4099x256x300, 256^3), level or ahead at N = 384 and 512 except
+    1024x512x512 once (8% behind, 4% ahead in the other run), 10-15%
+    ahead at 4099x512x300; for AVX2 (6x16, KC = 512 in both) 2-8% ahead
+    at N = 64-256. On two threads (fastest single calls, loaded) 7-30%
+    ahead at 256^3 and 384^3, level at 1024x256x512, 3% behind at 512^3
+    in both runs: the N = 512 end of the rule is its least supported."""
+    caches = cache_sizes() if caches is None else caches
+    fit = caches.get(2, 0) // 2 // (kc * 4) // nr * nr
+    return max(NARROW_PANELS * nr, fit)
 
 
 def dynamic_model(threads: int = None) -> bool:
@@ -226,8 +275,8 @@ def model_params(isa_name: str) -> dict:
     (README, "The GotoBLAS/BLIS order"). And how the app uses the
     threads: one thread below M N K = ``PAR_MIN``, the column blocks of
     ``NC_COLS`` on the threads for wide products, the kernels with A
-    unpacked for N at most ``NARROW_PANELS`` panels of NR
-    (``api.Dispatch``). The row blocks ``par_dynamic`` on a machine of
+    unpacked for N at most ``narrow_n`` (``api.Dispatch``), with their
+    own KC (``narrow_kc``). The row blocks ``par_dynamic`` on a machine of
     more than one core (``dynamic_model``)."""
     shape = default_shape(isa_name)
     mr, nr = (int(x) for x in shape.split("x"))
@@ -236,7 +285,8 @@ def model_params(isa_name: str) -> dict:
             "pack_a": True, "dynamic": dynamic_model(),
             "par_min": PAR_MIN,
             "nc_cols": max(nr, NC_COLS // nr * nr),
-            "narrow_n": NARROW_PANELS * nr,
+            "narrow_n": narrow_n(nr, narrow_kc(mr, b.kc)),
+            "narrow_kc": narrow_kc(mr, b.kc),
             "dynamic_min_n": dynamic_min_n(mr, b.kc)}
 
 
@@ -270,7 +320,8 @@ def configured(isa_name: str, source: str = "auto"):
 #: the app's choice of kernel per product (``api.Dispatch``), not the
 #: schedule's: the search times the threaded kernel on large squares,
 #: where it does not matter, so a record takes them from the model
-THREAD_PARAMS = ("par_min", "nc_cols", "narrow_n", "dynamic_min_n")
+THREAD_PARAMS = ("par_min", "nc_cols", "narrow_n", "narrow_kc",
+                 "dynamic_min_n")
 
 
 def _threads(isa_name: str) -> dict:

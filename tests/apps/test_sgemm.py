@@ -945,11 +945,12 @@ def test_narrow_kernels_equal_numpy(threads):
     a ``dynamic`` description (a narrow row block is too small for a
     claim from the shared counter); each equals numpy exactly on shapes
     crossing every remainder (rows, columns, the K % KC block), 1 and 2
-    threads."""
+    threads; their k block is ``narrow_kc``, not the description's KC."""
     isa = tuning.variant("avx2", {"shape": "2x8", "kc": 16, "nc": 16,
                                   "par_min": 10, "narrow_n": 16,
-                                  "dynamic": True})
+                                  "narrow_kc": 24, "dynamic": True})
     par, one = narrow(isa)                 # a small tile: quick to build
+    assert "K / 24" in str(par) and "K / 16" not in str(par) + str(one)
     assert (par.name(), one.name()) == ("sgemm_avx2_narrow",
                                         "sgemm_avx2_narrow_1t")
     assert "A_pack" not in par.c_code_str() and "B_pack" in str(par)
@@ -986,12 +987,29 @@ def test_variant_checks_its_parameters():
     assert tuning.default_shape("avx2", "AuthenticAMD") == "6x16"
     assert not tuning.variant("avx512", {"pack_a": "False"}).pack_a
     # the app's narrow products: N <= 2 NR on the kernels with A unpacked
-    assert tuning.model_params("avx2")["narrow_n"] == 32
+    m = tuning.model_params("avx2")
+    assert m["narrow_n"] == tuning.narrow_n(16, m["narrow_kc"]) >= 32
+    # at least two panels; beyond, the N whose kc x N block of B fits in
+    # half the L2 (no NC block needed at the narrow kernels' KC)
+    assert tuning.narrow_n(64, 512, {2: 2 << 20}) == 512
+    assert tuning.narrow_n(64, 512, {2: 256 << 10}) == 128
+    assert tuning.narrow_n(16, 512, {}) == 32
     v = tuning.variant("avx2", {"narrow_n": 32})
     assert v.narrow_n == 32 and v.blocking_label.endswith(
         "N <= 32: A unpacked")
     with pytest.raises(SchedulingError, match="narrow_n=-1"):
         tuning.variant("avx2", {"narrow_n": -1})
+    # their KC: the larger of the model's and k_block's (A's MR rows in a
+    # quarter of the L1); the app's, like narrow_n
+    assert tuning.narrow_kc(6, 160, {1: 48 * 1024}) == 512
+    assert tuning.narrow_kc(6, 512, {1: 32 * 1024}) == 512
+    assert "narrow_kc" in tuning.THREAD_PARAMS
+    v = tuning.variant("avx2", {"narrow_n": 32, "narrow_kc": 384})
+    assert v.params["narrow_kc"] == 384 and v.blocking_label.endswith(
+        "N <= 32: A unpacked KC=384")
+    for bad in ({"narrow_kc": -1}, {"narrow_kc": 8, "prefetch": 8}):
+        with pytest.raises(SchedulingError, match="narrow_kc="):
+            tuning.variant("avx2", bad)
     with pytest.raises(SchedulingError, match="yes/no"):
         tuning.variant("avx512", {"pack_a": "maybe"})
     assert sp["pack_b"] == [True, False]
