@@ -206,7 +206,9 @@ def _flatten(tag, absorbing, unit, xs):
         for y in (x[1] if isinstance(x, tuple) and x[0] == tag else (x, )):
             if id(y) in ids:
                 continue
-            if _is_small(y):
+            h = _SIZES.get(id(y))      # (``_is_small``'s remembered answer)
+            if (h[1] <= _SMALL_NODES) if h is not None and h[0] is y \
+                    else _is_small(y):
                 if y in small:
                     continue
                 small.append(y)
@@ -333,10 +335,29 @@ def _ee_count(e, budget):
 
 
 def band(*xs):
+    if len(xs) == 2:
+        # most conjunctions the encoding makes have two operands, one of
+        # them a constant (a definedness that is True): answered as
+        # ``_flatten`` would, without its walk
+        a, b = xs
+        if a is False or b is False:
+            return False
+        if a is True and not (isinstance(b, tuple) and b[0] == "and"):
+            return b
+        if b is True and not (isinstance(a, tuple) and a[0] == "and"):
+            return a
     return _flatten("and", False, True, xs)
 
 
 def bor(*xs):
+    if len(xs) == 2:
+        a, b = xs
+        if a is True or b is True:
+            return True
+        if a is False and not (isinstance(b, tuple) and b[0] == "or"):
+            return b
+        if b is False and not (isinstance(a, tuple) and a[0] == "or"):
+            return a
     return _flatten("or", True, False, xs)
 
 
