@@ -94,7 +94,8 @@ def sat_under(goal, hyps_t, solver=None):
         solver.stats.queries += 1
         solver.stats.trivial += 1
         return "unsat", None
-    keys = set(S.term_keys(goal))
+    goal_keys = S.term_keys(goal)
+    keys = set(goal_keys)
     pool = [(h, S.hyp_keys(h)) for h in hyps_t]
     chosen = []
     changed = True
@@ -109,7 +110,16 @@ def sat_under(goal, hyps_t, solver=None):
             else:
                 rest.append((h, ks))
         pool = rest
-    return solver.check(S.band(goal, *chosen))
+    # the stride variables of the query in ``term_keys``' order: the
+    # goal's, then each chosen hypothesis's new ones (the conjunction
+    # lists the goal's operands first, then the hypotheses', and a term
+    # walked once yields its variables at their first occurrence)
+    strides = [k for k in goal_keys if isinstance(k, E.StrideVar)]
+    for h in chosen:
+        for k in S.hyp_strides(h):
+            if k not in strides:
+                strides.append(k)
+    return solver.check(S.band(goal, *chosen), strides)
 
 
 def _fmt_loc(t):

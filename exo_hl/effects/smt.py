@@ -490,7 +490,8 @@ def term_keys(t) -> dict:
 
 _NO_KEYS = frozenset()
 
-#: id(term) -> (the term, frozenset of its free variable keys), for
+#: id(term) -> (the term, frozenset of its free variable keys, its stride
+#: variables in order), for
 #: hypotheses: ``checks.sat_under`` asks it of every hypothesis of every
 #: query, and a check asks many queries under the same hypotheses. The
 #: entry keeps the term alive, so its id names no other object meanwhile.
@@ -501,14 +502,27 @@ register("exo_hl.effects.smt.hyp_keys", _HYP_KEYS.clear, _HYP_KEYS.__len__)
 
 def hyp_keys(t) -> frozenset:
     """``frozenset(term_keys(t))``, remembered by identity."""
+    return _hyp_entry(t)[1]
+
+
+def hyp_strides(t) -> tuple:
+    """The stride variables of ``term_keys(t)``, in its order, remembered
+    by identity (``Solver.check``'s ``strides`` of a conjunction is its
+    operands' in order, first occurrences)."""
+    return _hyp_entry(t)[2]
+
+
+def _hyp_entry(t):
     hit = _HYP_KEYS.get(id(t))
     if hit is not None and hit[0] is t:
-        return hit[1]
-    ks = frozenset(term_keys(t))
+        return hit
+    keys = term_keys(t)
+    hit = (t, frozenset(keys),
+           tuple(k for k in keys if isinstance(k, E.StrideVar)))
     if len(_HYP_KEYS) >= _HYP_KEYS_LIMIT:
         _HYP_KEYS.clear()
-    _HYP_KEYS[id(t)] = (t, ks)
-    return ks
+    _HYP_KEYS[id(t)] = hit
+    return hit
 
 
 def key_set(t, cache) -> frozenset:
@@ -1257,8 +1271,12 @@ class Solver:
     def clear_cache(self):
         self._cache.clear()
 
-    def check(self, t):
-        """'sat' | 'unsat' | 'unknown', and a model {key: value} when sat."""
+    def check(self, t, strides=None):
+        """'sat' | 'unsat' | 'unknown', and a model {key: value} when sat.
+
+        ``strides``: the stride variables free in ``t`` in the order
+        ``term_keys(t)`` lists them, when the caller knows them (it saves
+        a walk of the whole term)."""
         self.stats.queries += 1
         if t is False:
             self.stats.trivial += 1
@@ -1267,8 +1285,9 @@ class Solver:
             self.stats.trivial += 1
             return "sat", {}
         # strides are positive integers
-        extra = [ble0(ladd(lconst(1), lvar(k), -1))
-                 for k in term_keys(t) if isinstance(k, E.StrideVar)]
+        if strides is None:
+            strides = [k for k in term_keys(t) if isinstance(k, E.StrideVar)]
+        extra = [ble0(ladd(lconst(1), lvar(k), -1)) for k in strides]
         if extra:
             t = band(t, *extra)
         key, back = canonical_key(t)
