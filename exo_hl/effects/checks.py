@@ -18,8 +18,8 @@ from __future__ import annotations
 from ..caches import container
 from . import eexpr as E
 from . import smt as S
-from .effects import (A, All, Mod, Rd, Rp, Wr, eff_names, flatten,
-                      noop_refine, rename_term)
+from .effects import (A, All, Mod, Rd, Rp, Rp_H, SideRenamer, Wr,
+                      eff_names, flatten, noop_refine, rename_term)
 
 
 class Result:
@@ -94,7 +94,8 @@ def sat_under(goal, hyps_t, solver=None):
         solver.stats.queries += 1
         solver.stats.trivial += 1
         return "unsat", None
-    keys = set(S.term_keys(goal))
+    goal_keys = S.term_keys(goal)
+    keys = set(goal_keys)
     pool = [(h, S.hyp_keys(h)) for h in hyps_t]
     chosen = []
     changed = True
@@ -109,7 +110,16 @@ def sat_under(goal, hyps_t, solver=None):
             else:
                 rest.append((h, ks))
         pool = rest
-    return solver.check(S.band(goal, *chosen))
+    # the stride variables of the query in ``term_keys``' order: the
+    # goal's, then each chosen hypothesis's new ones (the conjunction
+    # lists the goal's operands first, then the hypotheses', and a term
+    # walked once yields its variables at their first occurrence)
+    strides = [k for k in goal_keys if isinstance(k, E.StrideVar)]
+    for h in chosen:
+        for k in S.hyp_strides(h):
+            if k not in strides:
+                strides.append(k)
+    return solver.check(S.band(goal, *chosen), strides)
 
 
 def _fmt_loc(t):
@@ -193,7 +203,9 @@ def _pairs(L1, L2, kinds, hyps_t, extra, solver):
     its own satisfiability check, so a renamed term of ``L2`` may serve
     all of ``L1``'s (and the collapsed formulas of its conditions stay in
     ``memo``); a big loop body otherwise spends most of its check
-    renaming.
+    renaming. The terms of each side are renamed by one ``SideRenamer``
+    (a query holds one term of each side), so the terms of one loop share
+    their renamed conditions and ``memo`` encodes them once.
 
     A term of ``L2`` with subtracted sets (the reads of a statement minus
     what the statements before it wrote) is first asked without them: most
@@ -205,14 +217,15 @@ def _pairs(L1, L2, kinds, hyps_t, extra, solver):
     if _apart(terms1, terms2, hyps_t, extra, solver):
         return None
     memo = {}
-    terms2 = [(t2, rename_term(t2)) for t2 in terms2]
+    ren1, ren2 = SideRenamer(), SideRenamer()
+    terms2 = [(t2, ren2(t2)) for t2 in terms2]
     for t1 in terms1:
         r1 = None
         for t2, r2 in terms2:
             if t1.name != t2.name:
                 continue
             if r1 is None:
-                r1 = rename_term(t1)
+                r1 = ren1(t1)
             if r1.idx is None or r2.idx is None:
                 goal = S.band(S.collapse_M(r1.cond, memo),
                               S.collapse_M(r2.cond, memo))
@@ -266,16 +279,80 @@ def _apart(terms1, terms2, hyps_t, extra, solver) -> bool:
     if sum(len(by1[n]) * len(by2[n]) for n in common) < APART_MIN_PAIRS:
         return False
     memo = {}
+    ren1, ren2 = SideRenamer(), SideRenamer()
     for name in common:
         ts = by1[name] + by2[name]
         if any(t.idx is None for t in ts) or \
                 len({len(t.idx) for t in ts}) != 1:
             return False
         x = tuple(E.var(Sym("loc")) for _ in ts[0].idx)
-        sides = [S.bor(*(mem_term("M", name, x, rename_term(t), memo,
+        sides = [S.bor(*(mem_term("M", name, x, ren(t), memo,
                                   free=True, minus=False) for t in side))
-                 for side in (by1[name], by2[name])]
+                 for side, ren in ((by1[name], ren1), (by2[name], ren2))]
         goal = S.band(*sides) if extra is None else S.band(*sides, extra)
+        if sat_under(goal, hyps_t, solver)[0] != "unsat":
+            return False
+    return True
+
+
+def _commute_apart(a1, a2, hyps_t, extra, solver) -> bool:
+    """The four conditions of Commutes proven at once: one query per buffer
+    both sides touch, for some location x of it written by one side and
+    accessed by the other, or reduced by one and read by the other (each
+    set without its subtracted sets, as in ``_apart``). 'unsat' proves
+    every pair of the four checks apart; anything else (or few pairs, or
+    terms of whole buffers) gives False, and the checks run one by one,
+    which decide and name the conflict as before. Each term's membership
+    formula is built once, not once per check it is in (a term of
+    ``Wr(a)`` is also in ``All(a)``), and a big block asks one query per
+    buffer instead of up to four.
+
+    Sharing a term's renamed formula between disjuncts is sound: its
+    variables are free (existential at the top of a satisfiability query)
+    and ∃ distributes over ∨; the two sides' terms are renamed apart, and
+    only formulas of different sides are conjoined."""
+    sides = []
+    for a in (a1, a2):
+        side = {}
+        for kind, terms in (("w", flatten(Wr(a))), ("r", flatten(Rd(a))),
+                            ("p", flatten(Rp_H(a)))):
+            for t in terms:
+                side.setdefault(t.name, {"w": [], "r": [], "p": []})[
+                    kind].append(t)
+        sides.append(side)
+    s1, s2 = sides
+    common = [n for n in s1 if n in s2]
+    pairs = 0
+    for n in common:
+        k1, k2 = s1[n], s2[n]
+        n1 = len(k1["w"]) + len(k1["r"]) + len(k1["p"])
+        n2 = len(k2["w"]) + len(k2["r"]) + len(k2["p"])
+        pairs += (len(k1["w"]) * n2 + len(k2["w"]) * n1 +
+                  len(k1["p"]) * len(k2["r"]) + len(k2["p"]) * len(k1["r"]))
+    if pairs < APART_MIN_PAIRS:
+        return False
+    from ..core_ir.syms import Sym
+    memo = {}
+    ren1, ren2 = SideRenamer(), SideRenamer()
+    for name in common:
+        ts = [t for side in (s1, s2) for ks in side[name].values()
+              for t in ks]
+        if any(t.idx is None for t in ts) or \
+                len({len(t.idx) for t in ts}) != 1:
+            return False
+        x = tuple(E.var(Sym("loc")) for _ in ts[0].idx)
+        f = [{k: [mem_term("M", name, x, ren(t), memo, free=True,
+                           minus=False) for t in side[name][k]]
+              for k in "wrp"} for side, ren in ((s1, ren1), (s2, ren2))]
+
+        def some(s, kinds):
+            return S.bor(*(m for k in kinds for m in f[s][k]))
+        goal = S.bor(S.band(some(0, "w"), some(1, "wrp")),
+                     S.band(some(1, "w"), some(0, "wrp")),
+                     S.band(some(0, "p"), some(1, "r")),
+                     S.band(some(1, "p"), some(0, "r")))
+        if extra is not None:
+            goal = S.band(goal, extra)
         if sat_under(goal, hyps_t, solver)[0] != "unsat":
             return False
     return True
@@ -296,6 +373,8 @@ def commutes(a1, a2, hyps=(), solver=None, extra=None):
             if t.name in nb:
                 return Result(False, f"{getattr(t.name, 'name', t.name)} is "
                               "allocated by one statement and used by the other")
+    if _commute_apart(a1, a2, hyps_t, extra, solver):
+        return OK
     checks = (
         (Wr(a1), All(a2), ("write", "access")),
         (Wr(a2), All(a1), ("write", "access")),

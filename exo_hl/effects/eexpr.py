@@ -295,7 +295,7 @@ def _free_keys(e, seen):
     return out
 
 
-def subst(e, env: Dict):
+def subst(e, env: Dict, seen=None):
     """Replace free variables by effect expressions (rebuilding with folding).
 
     Expressions share sub-expressions: a config value after a loop nest
@@ -303,10 +303,14 @@ def subst(e, env: Dict):
     the enclosing levels into each other gives DAGs of a few hundred nodes
     whose tree size is in the millions. The walk visits each shared node
     once (per binder scope), and a node none of whose operands changed is
-    kept, so the result shares as much as its input."""
+    kept, so the result shares as much as its input.
+
+    ``seen``: a dict to share between calls with the same ``env`` (the
+    caller holds every expression passed meanwhile, so no id is reused):
+    sub-expressions common to them are rewritten once, to one object."""
     if not env:
         return e
-    return _subst(e, env, {})
+    return _subst(e, env, {} if seen is None else seen)
 
 
 def _subst(e, env, seen):

@@ -639,6 +639,44 @@ def locset_subst(l, env):
     return (tag, locset_subst(l[1], env), locset_subst(l[2], env))
 
 
+class SideRenamer:
+    """``rename_term`` for the terms of one side of a satisfiability query
+    whose terms' bound variables are left free (``mem_term(free=True)``)
+    and joined by ∨: a bound variable gets one fresh variable for all the
+    terms of the side, and terms under the same binders share their
+    renamed sub-expressions. ∃ distributes over ∨, so sharing the fresh
+    variables between those terms is sound; formulas of two sides (each
+    with its own renamer) stay apart. The shared sub-expressions let an
+    ``smt.encode`` memo encode each once instead of once per term (the
+    terms of a loop body share the conditions of its loops). The caller
+    holds the terms while the renamer lives (``E.subst``'s ``seen``)."""
+
+    __slots__ = ("_vars", "_seen")
+
+    def __init__(self):
+        self._vars = {}
+        self._seen = {}
+
+    def __call__(self, t):
+        if not t.bvars:
+            return t
+        from ..core_ir.syms import Sym
+        ren = {}
+        nb = []
+        for b in t.bvars:
+            v = self._vars.get(b)
+            if v is None:
+                nk = b.copy() if isinstance(b, Sym) else Sym(str(b))
+                v = self._vars[b] = E.var(nk)
+            ren[b] = v
+            nb.append(v[1])
+        seen = self._seen.setdefault(t.bvars, {})
+        idx = None if t.idx is None else tuple(E.subst(i, ren, seen)
+                                               for i in t.idx)
+        return Term(t.name, idx, E.subst(t.cond, ren, seen), tuple(nb),
+                    tuple(locset_subst(m, ren) for m in t.minus))
+
+
 def rename_term(t, fresh_of=None):
     """A copy of a term with fresh bound variables."""
     if not t.bvars:

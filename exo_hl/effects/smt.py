@@ -206,7 +206,9 @@ def _flatten(tag, absorbing, unit, xs):
         for y in (x[1] if isinstance(x, tuple) and x[0] == tag else (x, )):
             if id(y) in ids:
                 continue
-            if _is_small(y):
+            h = _SIZES.get(id(y))      # (``_is_small``'s remembered answer)
+            if (h[1] <= _SMALL_NODES) if h is not None and h[0] is y \
+                    else _is_small(y):
                 if y in small:
                     continue
                 small.append(y)
@@ -333,10 +335,29 @@ def _ee_count(e, budget):
 
 
 def band(*xs):
+    if len(xs) == 2:
+        # most conjunctions the encoding makes have two operands, one of
+        # them a constant (a definedness that is True): answered as
+        # ``_flatten`` would, without its walk
+        a, b = xs
+        if a is False or b is False:
+            return False
+        if a is True and not (isinstance(b, tuple) and b[0] == "and"):
+            return b
+        if b is True and not (isinstance(a, tuple) and a[0] == "and"):
+            return a
     return _flatten("and", False, True, xs)
 
 
 def bor(*xs):
+    if len(xs) == 2:
+        a, b = xs
+        if a is True or b is True:
+            return True
+        if a is False and not (isinstance(b, tuple) and b[0] == "or"):
+            return b
+        if b is False and not (isinstance(a, tuple) and a[0] == "or"):
+            return a
     return _flatten("or", True, False, xs)
 
 
@@ -469,7 +490,8 @@ def term_keys(t) -> dict:
 
 _NO_KEYS = frozenset()
 
-#: id(term) -> (the term, frozenset of its free variable keys), for
+#: id(term) -> (the term, frozenset of its free variable keys, its stride
+#: variables in order), for
 #: hypotheses: ``checks.sat_under`` asks it of every hypothesis of every
 #: query, and a check asks many queries under the same hypotheses. The
 #: entry keeps the term alive, so its id names no other object meanwhile.
@@ -480,14 +502,27 @@ register("exo_hl.effects.smt.hyp_keys", _HYP_KEYS.clear, _HYP_KEYS.__len__)
 
 def hyp_keys(t) -> frozenset:
     """``frozenset(term_keys(t))``, remembered by identity."""
+    return _hyp_entry(t)[1]
+
+
+def hyp_strides(t) -> tuple:
+    """The stride variables of ``term_keys(t)``, in its order, remembered
+    by identity (``Solver.check``'s ``strides`` of a conjunction is its
+    operands' in order, first occurrences)."""
+    return _hyp_entry(t)[2]
+
+
+def _hyp_entry(t):
     hit = _HYP_KEYS.get(id(t))
     if hit is not None and hit[0] is t:
-        return hit[1]
-    ks = frozenset(term_keys(t))
+        return hit
+    keys = term_keys(t)
+    hit = (t, frozenset(keys),
+           tuple(k for k in keys if isinstance(k, E.StrideVar)))
     if len(_HYP_KEYS) >= _HYP_KEYS_LIMIT:
         _HYP_KEYS.clear()
-    _HYP_KEYS[id(t)] = (t, ks)
-    return ks
+    _HYP_KEYS[id(t)] = hit
+    return hit
 
 
 def key_set(t, cache) -> frozenset:
@@ -1236,8 +1271,12 @@ class Solver:
     def clear_cache(self):
         self._cache.clear()
 
-    def check(self, t):
-        """'sat' | 'unsat' | 'unknown', and a model {key: value} when sat."""
+    def check(self, t, strides=None):
+        """'sat' | 'unsat' | 'unknown', and a model {key: value} when sat.
+
+        ``strides``: the stride variables free in ``t`` in the order
+        ``term_keys(t)`` lists them, when the caller knows them (it saves
+        a walk of the whole term)."""
         self.stats.queries += 1
         if t is False:
             self.stats.trivial += 1
@@ -1246,8 +1285,9 @@ class Solver:
             self.stats.trivial += 1
             return "sat", {}
         # strides are positive integers
-        extra = [ble0(ladd(lconst(1), lvar(k), -1))
-                 for k in term_keys(t) if isinstance(k, E.StrideVar)]
+        if strides is None:
+            strides = [k for k in term_keys(t) if isinstance(k, E.StrideVar)]
+        extra = [ble0(ladd(lconst(1), lvar(k), -1)) for k in strides]
         if extra:
             t = band(t, *extra)
         key, back = canonical_key(t)

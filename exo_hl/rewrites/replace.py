@@ -112,14 +112,19 @@ def _checked_call(proc, pir, b, sub_ir, u, env, path0, err):
 
     new_ir = C.replace_block_at(pir, b.parent, b.field, b.lo, b.hi, (call, ))
 
-    # sizes positive, preconditions / bounds / shapes in context
-    for fa, a in zip(sub_ir.args, args):
-        if fa.type is IR.Size:
-            pred = B.cmp(">=", a, B.const(1, si), si)
-            if not EA.prove_at(new_ir, path0, pred):
-                raise err(f"cannot prove the inferred size argument "
-                          f"'{fa.name.name}' = {_e(a)} "
-                          "is positive at the call", progress=H.ARGS_FIT)
+    # sizes positive, preconditions / bounds / shapes in context (the
+    # sizes asked at once first, then one by one to name the one that
+    # fails)
+    sizes = [(fa, a, B.cmp(">=", a, B.const(1, si), si))
+             for fa, a in zip(sub_ir.args, args) if fa.type is IR.Size]
+    if sizes:
+        ctx = EA.context(new_ir, path0)
+        if not EA.prove(B.conj([p for _, _, p in sizes], si), ctx):
+            for fa, a, pred in sizes:
+                if not EA.prove(pred, ctx):
+                    raise err(f"cannot prove the inferred size argument "
+                              f"'{fa.name.name}' = {_e(a)} "
+                              "is positive at the call", progress=H.ARGS_FIT)
     # (against the procedure it came from when that one passed the checks:
     # only what the new call can affect is proven again, not the whole
     # procedure, which made selecting the instructions of a big kernel

@@ -64,7 +64,7 @@ from ..core_ir.traversal import used_syms, walk_stmts
 from ..core_ir.typerules import control_arith_type
 from ..core_ir.visitors import map_accesses
 from ..core_ir.printer import expr_to_str
-from ..effects.api import prove_at
+from ..effects.api import context, prove, prove_at
 from ..effects.effects import truncating_reduce
 from ..provenance import derive
 from . import _common as C
@@ -119,26 +119,41 @@ def _check_in_bounds(proc, path, w: Window, window, fail, s0):
     past the buffer on either side: it is then *guarded*, and the result
     maps each such dimension ``k`` to the sides (``'lo'``, ``'hi'``) whose
     bound could not be proven: the copies test them per element, and
-    every access of the block must then be proven inside the buffer."""
+    every access of the block must then be proven inside the buffer.
+
+    All the facts are first asked as one conjunction (one query instead
+    of up to three a dimension, in one context): when it is proven, every
+    one is, and no dimension is guarded; otherwise they are asked one by
+    one, which decides the guards and names the fact that fails."""
+    ctx = context(proc.ir(), path)
+    facts = []
+    for d, hi in zip(w.dims, T.shape(w.type)):
+        if isinstance(d, Slice):
+            facts += [B.cmp("<=", d.lo, d.hi), B.cmp("<=", B.const(0), d.lo),
+                      B.cmp("<=", d.hi, hi)]
+        else:
+            facts += [B.cmp("<=", B.const(0), d.pt), B.cmp("<", d.pt, hi)]
+    if prove(B.conj(facts), ctx):
+        return {}
     guards = {}
     for k, (d, hi) in enumerate(zip(w.dims, T.shape(w.type))):
         if isinstance(d, Slice):
             pred = B.cmp("<=", d.lo, d.hi)
-            if not prove_at(proc, path, pred):
+            if not prove(pred, ctx):
                 raise fail(s0, f"the window {window!r} has a slice that may "
                            f"be empty backwards (cannot prove "
                            f"{expr_to_str(pred)})")
             sides = set()
-            if not prove_at(proc, path, B.cmp("<=", B.const(0), d.lo)):
+            if not prove(B.cmp("<=", B.const(0), d.lo), ctx):
                 sides.add("lo")
-            if not prove_at(proc, path, B.cmp("<=", d.hi, hi)):
+            if not prove(B.cmp("<=", d.hi, hi), ctx):
                 sides.add("hi")
             if sides:
                 guards[k] = sides
         else:
             pred = B.conj([B.cmp("<=", B.const(0), d.pt),
                            B.cmp("<", d.pt, hi)])
-            if not prove_at(proc, path, pred):
+            if not prove(pred, ctx):
                 raise fail(s0, f"the window {window!r} may be out of bounds "
                            f"of '{w.buf}' (cannot prove {expr_to_str(pred)})")
     return guards
