@@ -39,7 +39,9 @@ the new one:
    the old region's first is compared with it recursively instead (the
    rest of the region is re-checked after it; a loop edited inside, two
    loops fused, a loop fissioned); a ``par`` loop whose body changed gets
-   its race check again. Two perfectly nested loops interchanged
+   its race check again; the copies of an unrolled loop keep its bounds
+   verdicts (instances of its body's, ``unrolled``). Two perfectly nested
+   loops interchanged
    (``reorder``: neither's bounds name the other's iterator, no config
    write in them) have their body compared the same way: it is checked
    under the same facts, in the other order. Statements a swap moved
@@ -90,6 +92,7 @@ from .checks import hyp_terms
 from .context import proc_hyps
 from .lift import BufSub, valg
 from .overflow import check_control_ranges
+from .unrolled import copies_of
 from .wellformed import par_loops, run_static_checks
 
 __all__ = ["check_rewritten", "check_full", "full_recheck_forced",
@@ -275,9 +278,9 @@ class _Recheck:
                              self.w.obs)
 
     # -- one statement, checked from scratch in its state ------------------
-    def check(self, s, st, mems, path):
+    def check(self, s, st, mems, path, walk=True):   # walk: the bounds
         self.scope(s, mems, path)
-        st = self.w.stmt(s, st)
+        st = self.w.stmt(s, st) if walk else self.w.transfer(s, st)
         inf = stmt_info(s)
         if inf.has_call:
             check_calls_in((s, ), mems, self.new.name)
@@ -362,11 +365,14 @@ class _Recheck:
             # old one stood in, whatever follows in either region
             st = w.transfer(new[p], st)
             start = p + 1
+        # the old loop unrolled: its bounds verdicts hold (``unrolled``)
+        walk = start > p or eo - p != 1 or not copies_of(old[p], new[p:en])
         kept = _moved(old, new, osum, nsum, p, eo, en) if start == p else ()
         for j in range(start, en):
             if id(new[j]) in kept:
                 continue
-            st, mems = self.check(new[j], st, mems, ppath + ((field, j), ))
+            st, mems = self.check(new[j], st, mems, ppath + ((field, j), ),
+                                  walk)
         self.suffix(old, new, osum, nsum, p, eo, en, st, mems, ppath, field)
 
     def descend(self, o, n, st, mems, path):
