@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from exo_hl import SchedulingError, config, f32, index, proc, seq
+from exo_hl import SchedulingError, config, f32, index, proc, seq, size
 from exo_hl.core_ir.nodes import IR
 from exo_hl.core_ir.traversal import bound_syms, subst
 from exo_hl.effects import bounds, recheck
@@ -168,3 +168,84 @@ def test_a_copy_edited_after_unroll_is_rechecked(monkeypatch):
         recheck._Recheck(ir, new).run()
     with pytest.raises(SchedulingError, match="out of bounds"):
         q._derive(new, "edit")
+
+
+# ---------------------------------------------------------------------------
+# loop nests running an instance of the old loop's body (split)
+
+
+@proc
+def rows(n: size, x: f32[n, 4]):
+    assert n % 4 == 0
+    for i in seq(0, n):
+        for j in seq(0, 4):
+            x[i, j] = 0.0
+
+
+def test_split_nest_is_an_instance_and_agrees_with_the_full_check(
+        monkeypatch):
+    from exo_hl.effects.unrolled import nest_instance
+    monkeypatch.delenv(recheck.COMPARE_ENV, raising=False)
+    base = _checked(rows)
+    loop = base.ir().body[0]
+    seen = _walked(monkeypatch)
+    q = base.split("i", 4, "io", "ii", tail="perfect")
+    assert q._checked
+    nest = q.ir().body[0]
+    headers, e = nest_instance(loop, nest)
+    assert [h.iter.name for h in headers] == ["io", "ii"]
+    # the body was not walked for bounds (only the headers and e's range)
+    body = headers[-1].body
+    assert not any(s is b for s in seen for b in body)
+    recheck.check_full(q.ir())
+    monkeypatch.setenv(recheck.COMPARE_ENV, "1")
+    recheck.clear_cache()
+    assert _checked(rows).split("i", 4, "io", "ii", tail="perfect")._checked
+
+
+def test_a_nest_running_other_iterations_is_refused(monkeypatch):
+    from exo_hl.effects.unrolled import nest_instance
+    monkeypatch.delenv(recheck.COMPARE_ENV, raising=False)
+    base = _checked(rows)
+    loop = base.ir().body[0]
+    nest = base.split("i", 4, "io", "ii", tail="perfect").ir().body[0]
+    # the outer loop one iteration longer: i = 4 * io + ii reaches n + 3
+    hi = IR.BinOp("+", nest.hi, _const(1), type=IR.Index)
+    longer = nest.update(hi=hi)
+    assert nest_instance(loop, longer) is not None     # an instance ...
+    new = _with_region(base.ir(), 0, (longer, ))
+    with pytest.raises(bounds.BoundsError):            # ... out of range
+        recheck._Recheck(base.ir(), new).run()
+    with pytest.raises(SchedulingError, match="out of bounds"):
+        base._derive(new, "edit")
+    # an iterator that is a name the loop uses from outside
+    inner = nest.body[0]
+    n_sym = base.ir().args[0].name
+    assert nest_instance(loop, nest.update(
+        body=(inner.update(iter=n_sym), ))) is None
+
+
+@proc
+def half(x: f32[8]):
+    for i in seq(0, 4):
+        x[i] = 0.0
+
+
+def test_a_nest_outside_the_loop_range_is_rechecked_without_the_shortcut(
+        monkeypatch):
+    from exo_hl.effects.unrolled import nest_instance
+    monkeypatch.delenv(recheck.COMPARE_ENV, raising=False)
+    base = _checked(half)
+    loop = base.ir().body[0]
+    nest = base.split("i", 2, "io", "ii", tail="perfect").ir().body[0]
+    # i = 2 * io + ii up to 7: not the loop's range, but inside x
+    wider = nest.update(hi=_const(4))
+    assert nest_instance(loop, wider) is not None
+    new = _with_region(base.ir(), 0, (wider, ))
+    recheck._Recheck(base.ir(), new).run()
+    assert base._derive(new, "edit")._checked
+    # up to 9: outside x, refused
+    widest = nest.update(hi=_const(5))
+    new = _with_region(base.ir(), 0, (widest, ))
+    with pytest.raises(bounds.BoundsError):
+        recheck._Recheck(base.ir(), new).run()
