@@ -69,6 +69,7 @@ from ..core_ir import operators as OPS
 from ..core_ir import types as T
 from ..core_ir.blockinfo import free_syms, stmt_info
 from ..core_ir.nodes import IR, Node
+from ..core_ir.syms import Sym
 from ..core_ir.operators import is_parallel
 from ..core_ir.traversal import bound_syms, free_vars, subst
 from . import eexpr as E
@@ -126,7 +127,7 @@ def copies_of(loop, region, scope=frozenset()) -> bool:
         sub = dict(zip(binders, fresh))
         sub[loop.iter] = IR.Const(lo + k, type=IR.Int, srcinfo=None)
         for x, y in zip(body, copy):
-            if not _same(subst(x, sub), y):
+            if not _match(x, y, sub):
                 return False
     return True
 
@@ -163,6 +164,32 @@ def _canon(t):
     if tag in ("and", "or"):
         return (tag, frozenset(_canon(x) for x in t[1]))
     return tuple(_canon(x) for x in t)
+
+
+def _match(a, b, sub) -> bool:
+    """``_same(subst(a, sub), b)`` without building the substituted tree:
+    ``sub`` maps binders to their new names (every occurrence renamed) and
+    the iterator to the expression replacing its reads."""
+    ta = type(a)
+    if ta is tuple:
+        return type(b) is tuple and len(a) == len(b) and \
+            all(_match(x, y, sub) for x, y in zip(a, b))
+    if ta is Sym:
+        r = sub.get(a)
+        return b == (r if type(r) is Sym else a)
+    if not isinstance(a, Node):
+        return a == b
+    if ta is IR.Proc or ta is IR.Const:
+        if a == b:
+            return True
+    elif ta is IR.Read and not a.idx and a.name in sub \
+            and type(sub[a.name]) is not Sym:
+        return _same(sub[a.name], b)
+    elif ta is type(b) and all(_match(getattr(a, f), getattr(b, f), sub)
+                               for f in ta._fields):
+        return True
+    return isinstance(a, IR.expr) and isinstance(b, IR.expr) and _pure(a) \
+        and _pure(b) and _value(subst(a, sub)) == _value(b)
 
 
 def _same(a, b) -> bool:
@@ -235,7 +262,7 @@ def _instance_body(loop, body, headers, outer):
     sub = dict(zip(binders, fresh))
     sub[loop.iter] = e
     for x, y in zip(loop.body, body):
-        if not _same(subst(x, sub), y):
+        if not _match(x, y, sub):
             return None
     return e
 
