@@ -141,6 +141,10 @@ def _pure(e) -> bool:
     if t is IR.Read:
         return not e.idx and T.is_control(e.type)
     if t is IR.BinOp:
+        if e.op in ("/", "%") and not (type(e.rhs) is IR.Const
+                                       and type(e.rhs.val) is int
+                                       and e.rhs.val > 0):
+            return False    # (only what the frontend allows: quasi-affine)
         return e.op in _PURE_OPS and _pure(e.lhs) and _pure(e.rhs)
     if t is IR.USub or t is IR.Not:
         return _pure(e.arg)
