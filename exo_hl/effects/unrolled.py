@@ -308,11 +308,13 @@ def check_instance(rc, loop, s, inst, st, mems, path):
     the loop stood in: its headers walked for bounds, ``lo <= e < hi``
     proven where the body stands, the body checked for all but bounds.
     Returns the state and memories after it, or None (nothing done) when
-    a header's iterator is a name already in scope there."""
+    a header's iterator or a binder of the body is a name already in
+    scope there (the walker would conflate the two)."""
     headers, e = inst
     w = rc.w
     scope = in_scope(rc.new, mems, path)
-    if any(type(h) is IR.For and h.iter in scope for h in headers):
+    if any(type(h) is IR.For and h.iter in scope for h in headers) or \
+            any(b in scope for b in bound_syms(headers[-1].body)):
         return None
     rc.scope(s, mems, path)
     body_mems = mems
