@@ -10,13 +10,13 @@ satisfy.
 
 ``copies_of(loop, region)`` holds when ``region`` is, statement by
 statement, ``B[i -> c, b -> b_c]`` for each c in order (``b -> b_c``: B's
-binders renamed, every new name distinct and none a name ``loop`` uses
-or its iterator), where two expressions count as equal when they are
+binders renamed, every new name distinct and none a name ``loop`` uses,
+its iterator or a name in scope where the region stands), where two expressions count as equal when they are
 identical or both are *pure control expressions* (integer/bool constants,
 control variables, arithmetic, comparisons, and/or/not: no buffer read,
 stride, config field or extern) whose lifted effect terms encode to the
 same SMT terms (``smt.encode`` of ``bounds._lift``: linear forms with
-canonical atom order and folded constants), i.e. have the same value for
+folded constants, compared as sets of terms), i.e. have the same value for
 every value of the variables -- the normalisation ``simplify`` applied
 is checked, not trusted. ``loop`` must have literal integer bounds and
 write no configuration state (itself or in a callee).
@@ -54,7 +54,8 @@ headers' own bounds are walked), so with ``lo <= e < hi`` proven there
 (``check_instance`` adds that obligation) each obligation of the body is
 the instance ``i = e`` of a valid formula whose range premise holds;
 nothing the headers add is named by S or by the old obligations (their
-iterators are not names the loop uses from outside).
+iterators, like the body's binders, are neither names in scope there nor
+names the loop uses from outside).
 
 What it does not cover, so ``recheck`` still does it for the copies: name
 scoping, call signatures and memories (``typerules``), races of nested
