@@ -39,7 +39,12 @@ the new one:
    the old region's first is compared with it recursively instead (the
    rest of the region is re-checked after it; a loop edited inside, two
    loops fused, a loop fissioned); a ``par`` loop whose body changed gets
-   its race check again. Two perfectly nested loops interchanged
+   its race check again; the copies of an unrolled loop keep its bounds
+   verdicts (instances of its body's, ``unrolled``), and so does a loop
+   nest running the old loop's body with its iterator replaced (``split``),
+   once the replacement is proven in the old loop's range (if that is not
+   proven, the re-check is redone without this shortcut). Two perfectly
+   nested loops interchanged
    (``reorder``: neither's bounds name the other's iterator, no config
    write in them) have their body compared the same way: it is checked
    under the same facts, in the other order. Statements a swap moved
@@ -70,6 +75,13 @@ exactly the ones that check gives. ``EXO_HL_RECHECK_COMPARE=1`` runs both
 on every rewrite result and raises ``RecheckMismatch`` when their verdicts
 differ (a test-suite or fuzzing mode: it costs a whole-procedure check per
 rewrite).
+
+Why one module of this size: the comparison of a block with its old
+version (common prefix, edited region, loops compared recursively, the
+statements after) is one recursive walk resting on the invariant argued
+above; what stands alone already lives apart (block summaries in
+``core_ir/blockinfo``, regions that are instances of an old loop in
+``unrolled``).
 """
 from __future__ import annotations
 
@@ -90,6 +102,7 @@ from .checks import hyp_terms
 from .context import proc_hyps
 from .lift import BufSub, valg
 from .overflow import check_control_ranges
+from .unrolled import check_instance, copies_of, in_scope, nest_instance
 from .wellformed import par_loops, run_static_checks
 
 __all__ = ["check_rewritten", "check_full", "full_recheck_forced",
@@ -260,24 +273,31 @@ def _proj(s):
 
 
 class _Recheck:
-    def __init__(self, old, new):
+    def __init__(self, old, new, nests=True):
         self.old = old
         self.new = new
         self.w = _Walker(new)
         self.prepared = {}
+        self.nests = nests      # use ``unrolled.nest_instance``
+        self.used = False       # ... and did
 
     def run(self):
         st = bounds._St((), {}, BufSub(), bounds._arg_shapes(self.new))
         mems = {a.name: a.mem for a in self.new.args}
         self.block(self.old.body, self.new.body, st, mems, (), "body")
-        if self.w.obs:
-            bounds.discharge(self.new, hyp_terms(proc_hyps(self.new)),
-                             self.w.obs)
+        try:
+            if self.w.obs:
+                bounds.discharge(self.new, hyp_terms(proc_hyps(self.new)),
+                                 self.w.obs)
+        except (BoundsError, ExoTypeError):
+            if not self.used:   # (a nest's range unproven: not a verdict)
+                raise
+            _Recheck(self.old, self.new, False).run()
 
     # -- one statement, checked from scratch in its state ------------------
-    def check(self, s, st, mems, path):
+    def check(self, s, st, mems, path, walk=True):   # walk: the bounds
         self.scope(s, mems, path)
-        st = self.w.stmt(s, st)
+        st = self.w.stmt(s, st) if walk else self.w.transfer(s, st)
         inf = stmt_info(s)
         if inf.has_call:
             check_calls_in((s, ), mems, self.new.name)
@@ -362,11 +382,25 @@ class _Recheck:
             # old one stood in, whatever follows in either region
             st = w.transfer(new[p], st)
             start = p + 1
+        # the old loop unrolled: its bounds verdicts hold (``unrolled``)
+        walk = start > p or eo - p != 1 or type(old[p]) is not IR.For \
+            or not copies_of(old[p], new[p:en],
+                             in_scope(self.new, mems, ppath + ((field, p), )))
         kept = _moved(old, new, osum, nsum, p, eo, en) if start == p else ()
+        loop = old[p] if walk and self.nests and eo - p == 1 else None
         for j in range(start, en):
             if id(new[j]) in kept:
                 continue
-            st, mems = self.check(new[j], st, mems, ppath + ((field, j), ))
+            s, path = new[j], ppath + ((field, j), )
+            inst = None if loop is None else nest_instance(loop, s)
+            done = inst and check_instance(self, loop, s, inst, st, mems,
+                                           path)
+            if done:
+                self.used = True
+                st, mems = done
+            else:
+                st, mems = self.check(s, st, mems, path, walk)
+            loop = None if stmt_info(s).sc else loop
         self.suffix(old, new, osum, nsum, p, eo, en, st, mems, ppath, field)
 
     def descend(self, o, n, st, mems, path):
