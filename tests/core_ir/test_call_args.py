@@ -161,8 +161,8 @@ def test_misaligned_arrays_rejected_identically_in_both(compiled):
                  "out"),
                 ((4, _at_offset((), np.float32, off), x4, 1, out4), "a")):
             got_i, got_c = _both(compiled, scale, *args)
+            assert got_i[0] is ValueError, (name, off, got_i)
             assert got_i == got_c
-            assert got_i[0] is ValueError, got_i
             assert f"argument '{name}' (float32) is misaligned" in \
                 got_i[1] and f"starts {off} byte" in got_i[1]
             assert "np.require(x, requirements='CA')" in got_i[1]
@@ -191,7 +191,7 @@ def test_every_element_type_and_layout_needs_its_alignment():
     shared check); at offset 0 (and for 1-byte types, any offset) the
     call is accepted."""
     from exo_hl.codegen_c.analysis import as_ir
-    from exo_hl.core_ir.call_args import check_call_args, misalignment
+    from exo_hl.core_ir.call_args import check_call_args
     ir = as_ir(_wide)
     kinds = {"a": np.float64, "b": np.int32, "c": np.int16, "d": np.float16,
              "e": np.uint16, "w": np.float32, "s": np.float64}
@@ -215,6 +215,7 @@ def test_every_element_type_and_layout_needs_its_alignment():
             refused += 1
     assert refused == 7 + 3 + 1 + 1 + 1 + 3 + 7
     # a byte type has no alignment to miss
+    from exo_hl.core_ir.call_args import misalignment
     assert misalignment(_at_offset(5, np.int8, 1)) is None
     assert "4 bytes past a multiple of 8" in \
         misalignment(_at_offset(2, np.float64, 4))
