@@ -32,6 +32,8 @@ from apps.sgemm import api  # noqa: E402
 from apps.sgemm.schedule import (AVX2, AVX512, ISAS, Isa,  # noqa: E402
                                  alpha_beta, k_block, row_tiles, sgemm,
                                  sequential, stages)
+from apps.sgemm.schedule import \
+    sgemm_alpha_beta as alpha_beta_algorithm  # noqa: E402
 from exo_hl import SchedulingError, compile_procs  # noqa: E402
 
 APP = REPO / "apps" / "sgemm"
@@ -396,6 +398,9 @@ def test_python_entry_point(chain, monkeypatch):
     C2 = C.copy()
     api.sgemm(A, B, C2, alpha=2.0, beta=-1.0)
     assert np.array_equal(C2, 2 * (A @ B) - C)
+    C2[...] = np.nan                      # beta = 0: C is not read
+    api.sgemm(A, B, C2, alpha=2.0, beta=0.0)
+    assert np.array_equal(C2, 2 * (A @ B))
     with pytest.raises(ValueError, match="13x300"):
         api.sgemm(A, A)
     with pytest.raises(TypeError, match="float32"):
@@ -1139,6 +1144,52 @@ def test_alpha_beta_takes_the_same_kernel_as_the_product(monkeypatch,
             assert np.max(np.abs(C - exact)) <= 1e-5 * np.max(np.abs(exact))
     finally:
         _clear_api_caches()
+
+
+def test_beta_zero_does_not_read_c(monkeypatch, threads):
+    """BLAS: with ``beta == 0`` C is not read. ``sgemm(..., beta=0)`` ran
+    ``alpha T + 0 * C``, so NaN or an infinity in C came out NaN. Now C =
+    ``alpha * T`` (the ``C += A @ B`` kernel on a zeroed C, times alpha):
+    exact on small integers, the bits of ``alpha * T`` on float data, for
+    -0.0 too, on 1 and 2 threads. The entry point runs small stand-in
+    kernels (the algorithm, its row loop parallel) so that nothing is
+    scheduled here; it reads only ``api.compiled``'s two ``Dispatch``."""
+    par = sgemm.rename("sgemm_beta0_plain")
+    par = par.parallelize(par.find_loop("i"))
+    plain = api.RawKernel(par.compile())
+    ab = api.RawKernel(alpha_beta_algorithm.rename(
+        "sgemm_beta0_ab").compile())
+    monkeypatch.setattr(api, "compiled",
+                        lambda name: (api.Dispatch(plain), api.Dispatch(ab)))
+    monkeypatch.setattr(api, "choose_isa",
+                        lambda name="auto": (AVX2, False, "test"))
+    rng = np.random.default_rng(21)
+    for n_threads in (1, 2):
+        threads(n_threads)
+        for (m, n, k) in ((1, 1, 1), (7, 19, 5), (33, 17, 64)):
+            A, B = _ints(rng, m, k), _ints(rng, k, n)
+            for alpha in (1.0, 2.0, -0.5, 0.0):
+                for beta in (0.0, -0.0):
+                    C = np.full((m, n), np.nan, np.float32)
+                    C[::2, ::3] = np.inf
+                    C[1::2, ::2] = -np.inf
+                    assert api.sgemm(A, B, C, alpha=alpha, beta=beta) is C
+                    want = np.float32(alpha) * (A @ B)
+                    assert np.array_equal(C, want), (m, n, k, alpha, beta)
+            # float data: the bits of alpha * T, T = the kernel's A @ B
+            A = rng.standard_normal((m, k), dtype=np.float32)
+            B = rng.standard_normal((k, n), dtype=np.float32)
+            T = np.zeros((m, n), np.float32)
+            plain(m, n, k, A, B, T)
+            a = np.float32(0.3)
+            C = np.full((m, n), np.nan, np.float32)
+            api.sgemm(A, B, C, alpha=a, beta=0.0)
+            assert np.array_equal(C.view(np.uint32),
+                                  (a * T).view(np.uint32))
+            # beta != 0 still runs the alpha/beta kernel (NaN stays NaN)
+            C = np.full((m, n), np.nan, np.float32)
+            api.sgemm(A, B, C, alpha=a, beta=1e-30)
+            assert np.isnan(C).all()
 
 
 
