@@ -8,7 +8,7 @@ runs.
     sgemm(A, B, C, alpha=2.0, beta=0.0)   # C = 2 A @ B: C is not read
 
 float32, row-major (C-contiguous) matrices of any sizes >= 1 (and below
-2**31), C writeable; alpha and beta real numbers, a finite one past
+2**31), aligned to a float, C writeable; alpha and beta real numbers, a finite one past
 float32's range refused (``ValueError``), as a compiled procedure refuses
 it (``apps/common/raw_call``: the checks the direct C call skips). The kernel
 is scheduled and compiled on first use per instruction set (then cached

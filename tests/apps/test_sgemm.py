@@ -698,6 +698,94 @@ int main(void) {
     assert out.split("\n")[:2] == ["5 6 11 12", "3 4 9 10"]
 
 
+_FAKE_KERNELS_H = """
+#include <stdint.h>
+#define KERNEL(isa) \\
+int sgemm_##isa(void *ctx, int_fast32_t M, int_fast32_t N, int_fast32_t K, \\
+                const float *A, const float *B, float *C); \\
+int sgemm_alpha_beta_##isa(void *ctx, int_fast32_t M, int_fast32_t N, \\
+                           int_fast32_t K, const float *alpha, \\
+                           const float *beta, const float *A, \\
+                           const float *B, float *C);
+KERNEL(avx2)
+KERNEL(avx512)
+#undef KERNEL
+"""
+
+# the algorithms, as the generated kernels compute them (the alpha/beta
+# one reads C whatever beta is)
+_FAKE_KERNELS_C = """
+#include <stddef.h>
+#include "sgemm_kernels.h"
+static void add(int_fast32_t M, int_fast32_t N, int_fast32_t K,
+                const float *A, const float *B, float *C) {
+    for (int_fast32_t i = 0; i < M; i++)
+        for (int_fast32_t j = 0; j < N; j++)
+            for (int_fast32_t k = 0; k < K; k++)
+                C[i * N + j] += A[i * K + k] * B[k * N + j];
+}
+static float T[64 * 64];
+#define KERNEL(isa) \\
+int sgemm_##isa(void *ctx, int_fast32_t M, int_fast32_t N, int_fast32_t K, \\
+                const float *A, const float *B, float *C) { \\
+    (void)ctx; add(M, N, K, A, B, C); return 0; } \\
+int sgemm_alpha_beta_##isa(void *ctx, int_fast32_t M, int_fast32_t N, \\
+                           int_fast32_t K, const float *alpha, \\
+                           const float *beta, const float *A, \\
+                           const float *B, float *C) { \\
+    (void)ctx; \\
+    for (int_fast32_t i = 0; i < M * N; i++) T[i] = 0.0f; \\
+    add(M, N, K, A, B, T); \\
+    for (int_fast32_t i = 0; i < M * N; i++) \\
+        C[i] = *alpha * T[i] + *beta * C[i]; \\
+    return 0; }
+KERNEL(avx2)
+KERNEL(avx512)
+"""
+
+
+def test_c_entry_point_beta_zero_does_not_read_c(tmp_path):
+    """``sgemm_alpha_beta`` of c/sgemm.c with beta == 0 (BLAS: C is not
+    read) ran the alpha/beta kernel, which computes ``alpha T + 0 * C``:
+    NaN or Inf in C came out NaN. Built here against stand-in kernels
+    (the algorithms in plain C; the real ones need both ISAs scheduled,
+    the slow test above runs them through main.c), warning-free with
+    -Wall -Wextra -Werror: beta = +-0 gives alpha A @ B exactly, any other
+    beta still goes to the alpha/beta kernel."""
+    (tmp_path / "sgemm_kernels.h").write_text(_FAKE_KERNELS_H)
+    (tmp_path / "sgemm_kernels.c").write_text(_FAKE_KERNELS_C)
+    (tmp_path / "main.c").write_text(r"""
+#include <math.h>
+#include <stdio.h>
+#include "sgemm.h"
+int main(void) {
+    float A[2 * 3] = {1, 2, 3, 4, 5, 6}, B[3 * 2] = {1, 0, 0, 1, 1, -1};
+    const float betas[3] = {0.0f, -0.0f, 0.5f};
+    for (int b = 0; b < 3; b++) {
+        float C[4] = {NAN, INFINITY, -INFINITY, NAN};
+        if (sgemm_alpha_beta(2, 2, 3, -2.0f, betas[b], A, B, C))
+            return 1;
+        printf("%g %g %g %g\n", C[0], C[1], C[2], C[3]);
+    }
+    return 0;
+}
+""")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    exe = tmp_path / "m"
+    b = subprocess.run([cc, "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror",
+                        f"-I{tmp_path}", f"-I{APP / 'c'}", "-o", str(exe),
+                        str(tmp_path / "main.c"), str(APP / "c" / "sgemm.c"),
+                        str(tmp_path / "sgemm_kernels.c")],
+                       capture_output=True, text=True)
+    assert b.returncode == 0, b.stderr
+    out = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert out.returncode == 0
+    # A @ B = [[4, -1], [10, -1]], times -2
+    lines = out.stdout.split("\n")
+    assert lines[:2] == ["-8 2 -20 2"] * 2
+    assert all(x in ("nan", "-nan", "inf", "-inf") for x in lines[2].split())
+
+
 def _script(name, *args, env=None):
     e = dict(os.environ)
     e["OPENBLAS_CORETYPE"] = "Haswell"
