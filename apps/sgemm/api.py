@@ -5,9 +5,10 @@ runs.
     C = sgemm(A, B)                       # a new C = A @ B
     sgemm(A, B, C)                        # C += A @ B, in place
     sgemm(A, B, C, alpha=2.0, beta=0.5)   # C = 2 A @ B + 0.5 C, in place
+    sgemm(A, B, C, alpha=2.0, beta=0.0)   # C = 2 A @ B: C is not read
 
 float32, row-major (C-contiguous) matrices of any sizes >= 1 (and below
-2**31), C writeable; alpha and beta real numbers, a finite one past
+2**31), aligned to a float, C writeable; alpha and beta real numbers, a finite one past
 float32's range refused (``ValueError``), as a compiled procedure refuses
 it (``apps/common/raw_call``: the checks the direct C call skips). The kernel
 is scheduled and compiled on first use per instruction set (then cached
@@ -348,7 +349,16 @@ def _matrix(x, name, written=False):
 def sgemm(A, B, C=None, *, alpha=None, beta=None, isa="auto"):
     """``C += A @ B`` (or, with ``alpha``/``beta``, ``C = alpha * A @ B +
     beta * C``) in place and returns C; without C, returns a new
-    ``A @ B`` (its data cache-line aligned: ``aligned_zeros``)."""
+    ``A @ B`` (its data cache-line aligned: ``aligned_zeros``).
+
+    The rounding: T = A @ B (the kernel's order), then ``alpha * T + beta
+    * C``. With ``beta == 0`` (either sign), as in BLAS, C is not read:
+    C = ``alpha * T`` (NaN or an infinity in C on input does not reach
+    the result). That product is the new-C one: C is set to zero (not
+    read), the ``C += A @ B`` kernel ``Dispatch`` picks for the product
+    adds T (the same kernel, so the same T bit for bit, that the
+    alpha/beta kernel computes), then numpy multiplies it by alpha in
+    float32 (skipped for alpha = 1): one rounding, as ``alpha * T``."""
     A, B = _matrix(A, "A"), _matrix(B, "B")
     (M, K), (K2, N) = A.shape, B.shape
     if K != K2:
@@ -372,6 +382,12 @@ def sgemm(A, B, C=None, *, alpha=None, beta=None, isa="auto"):
     plain, scaled = compiled(chosen.name)
     if scalars is None:
         plain(M, N, K, A, B, C)
+    elif scalars[1][0] == 0.0:
+        # BLAS: beta = 0 does not read C (0 * NaN would be NaN)
+        C.fill(0.0)
+        plain(M, N, K, A, B, C)
+        if scalars[0][0] != 1.0:
+            np.multiply(C, scalars[0][0], out=C)
     else:
         scaled(M, N, K, *scalars, A, B, C)
     return C

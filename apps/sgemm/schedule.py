@@ -110,7 +110,8 @@ def sgemm_alpha_beta(M: size, N: size, K: size, alpha: f32, beta: f32,
                      A: f32[M, K] @ DRAM, B: f32[K, N] @ DRAM,
                      C: f32[M, N] @ DRAM):
     """C = alpha * A @ B + beta * C, through a product T = A @ B (beta = 0
-    still reads C: NaN or Inf in C stay NaN)."""
+    still reads C: NaN or Inf in C stay NaN; the entry points, api.sgemm
+    and c/sgemm.c, do not call it for beta == 0, as BLAS reads no C)."""
     T: f32[M, N] @ DRAM
     for i in seq(0, M):
         for j in seq(0, N):

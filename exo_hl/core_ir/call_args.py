@@ -11,6 +11,8 @@ message, because both go through ``check_call_args``:
   the signature gives (tensors dense row-major, seen with their dense
   strides even where numpy's differ, in size-1 dimensions; windows any
   positive whole-element strides); written arguments must be writeable;
+  every array (data scalars too) must start at an address that is a
+  multiple of its element size (``misalignment``);
 - data scalars (``x: f32``): a 0-d or 1-element numpy array of the dtype
   (updated in place), or, when the procedure never writes it, a Python or
   numpy number converted to the dtype;
@@ -232,7 +234,10 @@ class CallPlan:
             if not p.control:
                 arr = _check_data(pname, p, v, env, read_config)
                 out[i] = arr
-                addresses[i] = arr.ctypes.data
+                addresses[i] = addr = arr.ctypes.data
+                if addr % arr.itemsize:
+                    raise _fail(pname, f"argument '{p.name}' "
+                                f"{misalignment(arr, addr)}", ValueError)
                 strides[p.sym] = tuple(s // arr.itemsize
                                        for s in arr.strides)
         for fn, pred in self.preds:
@@ -258,6 +263,34 @@ def check_call_args(proc_ir, args, kwargs, *, int_bits: int = 64,
     """
     return CallPlan(proc_ir).check(args, kwargs, int_bits=int_bits,
                                    read_config=read_config)
+
+
+def misalignment(v, addr=None) -> Optional[str]:
+    """None when the data of the numpy array ``v`` (at ``addr``, default
+    its own address) starts at a multiple of its element size, else why it
+    is refused and how to get an aligned array. C requires a ``float *``
+    to be aligned to ``_Alignof(float)`` (the element size for every
+    exo_hl type on the targets it runs on): passing
+    ``np.frombuffer(buf, np.float32, offset=1)`` as one is undefined
+    behaviour (an element-aligned vector load, RISC-V's ``vle32``, may
+    trap). Every argument check of a call goes through this one rule (the
+    compiled callable, the interpreter, the apps' raw calls); strides are
+    already whole elements, so every element is aligned when the first
+    is. The library instructions use unaligned vector loads and stores
+    (``_mm512_loadu_ps`` ...), so nothing stronger is needed."""
+    if addr is None:
+        addr = v.ctypes.data
+    size = v.itemsize
+    if addr % size == 0:
+        return None
+    return (f"({v.dtype}) is misaligned: its data starts {addr % size} "
+            f"byte{'s' if addr % size > 1 else ''} past a multiple of "
+            f"{size} bytes (its element size, the alignment C needs of "
+            f"its pointer): pass an aligned copy, e.g. "
+            f"np.require(x, requirements='CA') or x.copy() "
+            f"(np.ascontiguousarray returns a contiguous array unchanged, "
+            f"misaligned); for a written argument, read the results from "
+            f"that copy")
 
 
 def _check_control(pname, a, v, int_bits):

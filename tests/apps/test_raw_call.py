@@ -98,6 +98,21 @@ def test_the_apps_refuse_what_the_compiled_callable_refuses(app):
     with pytest.raises(ValueError, match=f"{app}: .* is read-only"):
         call(ins, ro)
     assert not any(frozen)
+    # data 1-3 bytes past a multiple of 4 (np.frombuffer(..., offset=1)):
+    # refused for an input and for the output, by the callable's rule
+    for off in (1, 2, 3):
+        for i in range(len(ins) + 1):
+            raw = np.zeros((out if i == len(ins) else ins[i]).nbytes + 8,
+                           np.uint8)
+            start = -raw.ctypes.data % 4 + off
+            src = out if i == len(ins) else ins[i]
+            bad = raw[start:start + src.nbytes].view(np.float32).reshape(
+                src.shape)
+            bad[...] = src
+            args = [bad if j == i else a for j, a in enumerate(ins)]
+            with pytest.raises(ValueError, match=f"{app}: .* is misaligned"
+                               f": its data starts {off} byte"):
+                call(args, bad if i == len(ins) else out)
     with pytest.raises(TypeError, match="C-contiguous"):
         call(ins, np.zeros(out.shape[::-1], np.float32).T)
     with pytest.raises(TypeError, match="float32"):

@@ -32,6 +32,8 @@ from apps.sgemm import api  # noqa: E402
 from apps.sgemm.schedule import (AVX2, AVX512, ISAS, Isa,  # noqa: E402
                                  alpha_beta, k_block, row_tiles, sgemm,
                                  sequential, stages)
+from apps.sgemm.schedule import \
+    sgemm_alpha_beta as alpha_beta_algorithm  # noqa: E402
 from exo_hl import SchedulingError, compile_procs  # noqa: E402
 
 APP = REPO / "apps" / "sgemm"
@@ -396,6 +398,9 @@ def test_python_entry_point(chain, monkeypatch):
     C2 = C.copy()
     api.sgemm(A, B, C2, alpha=2.0, beta=-1.0)
     assert np.array_equal(C2, 2 * (A @ B) - C)
+    C2[...] = np.nan                      # beta = 0: C is not read
+    api.sgemm(A, B, C2, alpha=2.0, beta=0.0)
+    assert np.array_equal(C2, 2 * (A @ B))
     with pytest.raises(ValueError, match="13x300"):
         api.sgemm(A, A)
     with pytest.raises(TypeError, match="float32"):
@@ -691,6 +696,94 @@ int main(void) {
     out = subprocess.run([str(exe)], capture_output=True, text=True).stdout
     # A @ B = [[4, 5], [10, 11]]; C += it; then 2 A @ B - C
     assert out.split("\n")[:2] == ["5 6 11 12", "3 4 9 10"]
+
+
+_FAKE_KERNELS_H = """
+#include <stdint.h>
+#define KERNEL(isa) \\
+int sgemm_##isa(void *ctx, int_fast32_t M, int_fast32_t N, int_fast32_t K, \\
+                const float *A, const float *B, float *C); \\
+int sgemm_alpha_beta_##isa(void *ctx, int_fast32_t M, int_fast32_t N, \\
+                           int_fast32_t K, const float *alpha, \\
+                           const float *beta, const float *A, \\
+                           const float *B, float *C);
+KERNEL(avx2)
+KERNEL(avx512)
+#undef KERNEL
+"""
+
+# the algorithms, as the generated kernels compute them (the alpha/beta
+# one reads C whatever beta is)
+_FAKE_KERNELS_C = """
+#include <stddef.h>
+#include "sgemm_kernels.h"
+static void add(int_fast32_t M, int_fast32_t N, int_fast32_t K,
+                const float *A, const float *B, float *C) {
+    for (int_fast32_t i = 0; i < M; i++)
+        for (int_fast32_t j = 0; j < N; j++)
+            for (int_fast32_t k = 0; k < K; k++)
+                C[i * N + j] += A[i * K + k] * B[k * N + j];
+}
+static float T[64 * 64];
+#define KERNEL(isa) \\
+int sgemm_##isa(void *ctx, int_fast32_t M, int_fast32_t N, int_fast32_t K, \\
+                const float *A, const float *B, float *C) { \\
+    (void)ctx; add(M, N, K, A, B, C); return 0; } \\
+int sgemm_alpha_beta_##isa(void *ctx, int_fast32_t M, int_fast32_t N, \\
+                           int_fast32_t K, const float *alpha, \\
+                           const float *beta, const float *A, \\
+                           const float *B, float *C) { \\
+    (void)ctx; \\
+    for (int_fast32_t i = 0; i < M * N; i++) T[i] = 0.0f; \\
+    add(M, N, K, A, B, T); \\
+    for (int_fast32_t i = 0; i < M * N; i++) \\
+        C[i] = *alpha * T[i] + *beta * C[i]; \\
+    return 0; }
+KERNEL(avx2)
+KERNEL(avx512)
+"""
+
+
+def test_c_entry_point_beta_zero_does_not_read_c(tmp_path):
+    """``sgemm_alpha_beta`` of c/sgemm.c with beta == 0 (BLAS: C is not
+    read) ran the alpha/beta kernel, which computes ``alpha T + 0 * C``:
+    NaN or Inf in C came out NaN. Built here against stand-in kernels
+    (the algorithms in plain C; the real ones need both ISAs scheduled,
+    the slow test above runs them through main.c), warning-free with
+    -Wall -Wextra -Werror: beta = +-0 gives alpha A @ B exactly, any other
+    beta still goes to the alpha/beta kernel."""
+    (tmp_path / "sgemm_kernels.h").write_text(_FAKE_KERNELS_H)
+    (tmp_path / "sgemm_kernels.c").write_text(_FAKE_KERNELS_C)
+    (tmp_path / "main.c").write_text(r"""
+#include <math.h>
+#include <stdio.h>
+#include "sgemm.h"
+int main(void) {
+    float A[2 * 3] = {1, 2, 3, 4, 5, 6}, B[3 * 2] = {1, 0, 0, 1, 1, -1};
+    const float betas[3] = {0.0f, -0.0f, 0.5f};
+    for (int b = 0; b < 3; b++) {
+        float C[4] = {NAN, INFINITY, -INFINITY, NAN};
+        if (sgemm_alpha_beta(2, 2, 3, -2.0f, betas[b], A, B, C))
+            return 1;
+        printf("%g %g %g %g\n", C[0], C[1], C[2], C[3]);
+    }
+    return 0;
+}
+""")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    exe = tmp_path / "m"
+    b = subprocess.run([cc, "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror",
+                        f"-I{tmp_path}", f"-I{APP / 'c'}", "-o", str(exe),
+                        str(tmp_path / "main.c"), str(APP / "c" / "sgemm.c"),
+                        str(tmp_path / "sgemm_kernels.c")],
+                       capture_output=True, text=True)
+    assert b.returncode == 0, b.stderr
+    out = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert out.returncode == 0
+    # A @ B = [[4, -1], [10, -1]], times -2
+    lines = out.stdout.split("\n")
+    assert lines[:2] == ["-8 2 -20 2"] * 2
+    assert all(x in ("nan", "-nan", "inf", "-inf") for x in lines[2].split())
 
 
 def _script(name, *args, env=None):
@@ -1157,6 +1250,52 @@ def test_alpha_beta_takes_the_same_kernel_as_the_product(monkeypatch,
             assert np.max(np.abs(C - exact)) <= 1e-5 * np.max(np.abs(exact))
     finally:
         _clear_api_caches()
+
+
+def test_beta_zero_does_not_read_c(monkeypatch, threads):
+    """BLAS: with ``beta == 0`` C is not read. ``sgemm(..., beta=0)`` ran
+    ``alpha T + 0 * C``, so NaN or an infinity in C came out NaN. Now C =
+    ``alpha * T`` (the ``C += A @ B`` kernel on a zeroed C, times alpha):
+    exact on small integers, the bits of ``alpha * T`` on float data, for
+    -0.0 too, on 1 and 2 threads. The entry point runs small stand-in
+    kernels (the algorithm, its row loop parallel) so that nothing is
+    scheduled here; it reads only ``api.compiled``'s two ``Dispatch``."""
+    par = sgemm.rename("sgemm_beta0_plain")
+    par = par.parallelize(par.find_loop("i"))
+    plain = api.RawKernel(par.compile())
+    ab = api.RawKernel(alpha_beta_algorithm.rename(
+        "sgemm_beta0_ab").compile())
+    monkeypatch.setattr(api, "compiled",
+                        lambda name: (api.Dispatch(plain), api.Dispatch(ab)))
+    monkeypatch.setattr(api, "choose_isa",
+                        lambda name="auto": (AVX2, False, "test"))
+    rng = np.random.default_rng(21)
+    for n_threads in (1, 2):
+        threads(n_threads)
+        for (m, n, k) in ((1, 1, 1), (7, 19, 5), (33, 17, 64)):
+            A, B = _ints(rng, m, k), _ints(rng, k, n)
+            for alpha in (1.0, 2.0, -0.5, 0.0):
+                for beta in (0.0, -0.0):
+                    C = np.full((m, n), np.nan, np.float32)
+                    C[::2, ::3] = np.inf
+                    C[1::2, ::2] = -np.inf
+                    assert api.sgemm(A, B, C, alpha=alpha, beta=beta) is C
+                    want = np.float32(alpha) * (A @ B)
+                    assert np.array_equal(C, want), (m, n, k, alpha, beta)
+            # float data: the bits of alpha * T, T = the kernel's A @ B
+            A = rng.standard_normal((m, k), dtype=np.float32)
+            B = rng.standard_normal((k, n), dtype=np.float32)
+            T = np.zeros((m, n), np.float32)
+            plain(m, n, k, A, B, T)
+            a = np.float32(0.3)
+            C = np.full((m, n), np.nan, np.float32)
+            api.sgemm(A, B, C, alpha=a, beta=0.0)
+            assert np.array_equal(C.view(np.uint32),
+                                  (a * T).view(np.uint32))
+            # beta != 0 still runs the alpha/beta kernel (NaN stays NaN)
+            C = np.full((m, n), np.nan, np.float32)
+            api.sgemm(A, B, C, alpha=a, beta=1e-30)
+            assert np.isnan(C).all()
 
 
 

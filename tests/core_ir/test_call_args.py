@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exo_hl import f32, i8, proc, seq, size
+from exo_hl import f16, f32, f64, i8, i16, i32, proc, seq, size, ui16
 
 
 @proc
@@ -132,3 +132,90 @@ def test_read_only_written_array_rejected_in_both(compiled):
     got_i, got_c = _both(compiled, scale, 4, 1.0, x4, 1, out)
     assert got_i == got_c
     assert got_i[0] is ValueError and "read-only" in got_i[1]
+
+
+# -- alignment: a pointer argument starts at a multiple of its element size
+
+def _at_offset(shape, dtype, off):
+    """A C-contiguous array of ``shape`` whose data starts ``off`` bytes
+    past a multiple of its element size (a view into a byte buffer, as
+    ``np.frombuffer(buf, dtype, offset=off)`` gives)."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.zeros(nbytes + 2 * dtype.itemsize, np.uint8)
+    start = -raw.ctypes.data % dtype.itemsize + off
+    v = raw[start:start + nbytes].view(dtype).reshape(shape)
+    assert v.ctypes.data % dtype.itemsize == off % dtype.itemsize
+    return v
+
+
+def test_misaligned_arrays_rejected_identically_in_both(compiled):
+    """A float array whose data is 1-3 bytes past a multiple of 4 was
+    passed to the C as a ``float *`` (undefined behaviour): read, written
+    or a data scalar, it is refused, by interpret() and the compiled
+    callable alike; the same layout at an aligned address runs."""
+    for off in (1, 2, 3):
+        for args, name in (
+                ((4, 1.0, _at_offset(4, np.float32, off), 1, out4), "x"),
+                ((4, 1.0, x4, 1, lambda: _at_offset(4, np.float32, off)),
+                 "out"),
+                ((4, _at_offset((), np.float32, off), x4, 1, out4), "a")):
+            got_i, got_c = _both(compiled, scale, *args)
+            assert got_i[0] is ValueError, (name, off, got_i)
+            assert got_i == got_c
+            assert f"argument '{name}' (float32) is misaligned" in \
+                got_i[1] and f"starts {off} byte" in got_i[1]
+            assert "np.require(x, requirements='CA')" in got_i[1]
+    x = _at_offset(4, np.float32, 0)
+    x[...] = x4
+    got_i, got_c = _both(compiled, scale, 4, 2.0, x, 1, out4)
+    assert np.array_equal(got_i[-1], 2 * x4)
+    assert np.array_equal(got_c[-1], 2 * x4)
+    # the remedy the message names gives an aligned array
+    fixed = np.require(_at_offset(4, np.float32, 1), requirements="CA")
+    got_i, got_c = _both(compiled, scale, 4, 2.0, fixed, 1, out4)
+    assert isinstance(got_c, list)
+
+
+@proc
+def _wide(n: size, a: f64[n], b: i32[n], c: i16[n], d: f16[n], e: ui16[n],
+          w: [f32][n], s: f64):
+    for i in seq(0, n):
+        a[i] = s
+
+
+def test_every_element_type_and_layout_needs_its_alignment():
+    """The class: every data type wider than a byte, dense tensors,
+    windows (strides already whole elements) and data scalars, at every
+    offset that is not a multiple of the element size, is refused (the
+    shared check); at offset 0 (and for 1-byte types, any offset) the
+    call is accepted."""
+    from exo_hl.codegen_c.analysis import as_ir
+    from exo_hl.core_ir.call_args import check_call_args
+    ir = as_ir(_wide)
+    kinds = {"a": np.float64, "b": np.int32, "c": np.int16, "d": np.float16,
+             "e": np.uint16, "w": np.float32, "s": np.float64}
+
+    def args(bad=None, off=0):
+        vals = {}
+        for k, dt in kinds.items():
+            shape = () if k == "s" else (3,) if k != "w" else (6,)
+            v = _at_offset(shape, dt, off if k == bad else 0)
+            vals[k] = v[::2] if k == "w" else v      # a strided window
+        return vals
+
+    check_call_args(ir, (3, ), args())
+    refused = 0
+    for k, dt in kinds.items():
+        size = np.dtype(dt).itemsize
+        for off in range(1, size):
+            with pytest.raises(ValueError, match=f"argument '{k}' .*past a "
+                               f"multiple of {size} bytes"):
+                check_call_args(ir, (3, ), args(k, off))
+            refused += 1
+    assert refused == 7 + 3 + 1 + 1 + 1 + 3 + 7
+    # a byte type has no alignment to miss
+    from exo_hl.core_ir.call_args import misalignment
+    assert misalignment(_at_offset(5, np.int8, 1)) is None
+    assert "4 bytes past a multiple of 8" in \
+        misalignment(_at_offset(2, np.float64, 4))

@@ -1,6 +1,7 @@
 /* A C program using the SGEMM entry points: checks both operations
  * against a naive loop on small-integer data (exact in float) and prints
  * one line per shape; exit status 1 on a mismatch. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -37,6 +38,13 @@ static int check(int M, int N, int K, unsigned seed)
         bad = 1;
     for (int i = 0; i < M * N; i++)
         if (C[i] != C0[i] + W[i] || D[i] != 2.0f * W[i] - C0[i])
+            bad = 1;
+    for (int i = 0; i < M * N; i++)             /* beta = 0: C not read */
+        D[i] = i % 2 ? NAN : -INFINITY;
+    if (sgemm_alpha_beta(M, N, K, 3.0f, 0.0f, A, B, D))  /* D = 3AB */
+        bad = 1;
+    for (int i = 0; i < M * N; i++)
+        if (D[i] != 3.0f * W[i])
             bad = 1;
     printf("%dx%dx%d %s\n", M, N, K, bad ? "MISMATCH" : "ok");
     free(A); free(B); free(C); free(D); free(W); free(C0);

@@ -1,5 +1,6 @@
 /* Run-time dispatch between the generated kernels (sgemm_kernels.c):
- * no arithmetic here, only the choice of kernel by CPU features. */
+ * the choice of kernel by CPU features, and, for beta == 0 (BLAS: C is
+ * not read), C zeroed, the C += A @ B kernel, then C scaled by alpha. */
 #include <stddef.h>
 
 #include "sgemm.h"
@@ -37,6 +38,20 @@ int sgemm_alpha_beta(int_fast32_t M, int_fast32_t N, int_fast32_t K,
                      float alpha, float beta,
                      const float *A, const float *B, float *C)
 {
+    if (beta == 0.0f) {
+        /* BLAS: beta = 0 does not read C (0 * NaN is NaN): C = alpha T,
+           T the product the C += A @ B kernel adds to a zeroed C (the
+           kernel the alpha/beta one calls on its zeroed T: the same T) */
+        size_t n = (size_t)M * (size_t)N;
+        for (size_t i = 0; i < n; i++)
+            C[i] = 0.0f;
+        int status = sgemm(M, N, K, A, B, C);
+        if (status || alpha == 1.0f)
+            return status;
+        for (size_t i = 0; i < n; i++)
+            C[i] = alpha * C[i];
+        return 0;
+    }
     /* the kernels allocate T on the heap: they return exo_hl's status */
     if (has_avx512())
         return sgemm_alpha_beta_avx512(NULL, M, N, K, &alpha, &beta, A, B, C);

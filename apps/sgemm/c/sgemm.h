@@ -6,7 +6,10 @@
  *     holds the k blocks done before, or is unchanged)
  *   sgemm_alpha_beta(M, N, K, a, b, A, B, C): C = a * A @ B + b * C
  *     (returns 0, or nonzero, C unchanged, when its M x N temporary could
- *     not be allocated)
+ *     not be allocated); with b == 0, as in BLAS, C is not read: C =
+ *     a * (A @ B), NaN or Inf in C on input do not reach it (C is zeroed,
+ *     the C += A @ B kernel runs, then C is scaled by a: on a nonzero
+ *     status C holds the k blocks done, as for sgemm)
  *
  * A is M x K, B is K x N, C is M x N, dense (leading dimensions K, N, N);
  * C must not overlap A or B. Each call runs the AVX-512 kernel on CPUs
