@@ -334,31 +334,28 @@ def _ee_count(e, budget):
     return total
 
 
+def _pair(tag, absorbing, unit, a, b):
+    """Two operands of an and/or, one of them a constant: answered as
+    ``_flatten`` would, without its walk (most connectives the encoding
+    makes are such pairs: a definedness that is True). ``None``: not such
+    a pair."""
+    if a is absorbing or b is absorbing:
+        return absorbing
+    if a is unit and not (isinstance(b, tuple) and b[0] == tag):
+        return b
+    if b is unit and not (isinstance(a, tuple) and a[0] == tag):
+        return a
+    return None
+
+
 def band(*xs):
-    if len(xs) == 2:
-        # most conjunctions the encoding makes have two operands, one of
-        # them a constant (a definedness that is True): answered as
-        # ``_flatten`` would, without its walk
-        a, b = xs
-        if a is False or b is False:
-            return False
-        if a is True and not (isinstance(b, tuple) and b[0] == "and"):
-            return b
-        if b is True and not (isinstance(a, tuple) and a[0] == "and"):
-            return a
-    return _flatten("and", False, True, xs)
+    r = _pair("and", False, True, *xs) if len(xs) == 2 else None
+    return _flatten("and", False, True, xs) if r is None else r
 
 
 def bor(*xs):
-    if len(xs) == 2:
-        a, b = xs
-        if a is True or b is True:
-            return True
-        if a is False and not (isinstance(b, tuple) and b[0] == "or"):
-            return b
-        if b is False and not (isinstance(a, tuple) and a[0] == "or"):
-            return a
-    return _flatten("or", True, False, xs)
+    r = _pair("or", True, False, *xs) if len(xs) == 2 else None
+    return _flatten("or", True, False, xs) if r is None else r
 
 
 def bimplies(a, b):
