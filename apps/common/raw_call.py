@@ -84,7 +84,7 @@ def float32_array(app: str, x, name: str, ndim: int, written: bool = False):
     """``x`` when a raw call may pass its data pointer as ``name``: a
     C-contiguous ``ndim``-d float32 numpy array (native byte order), not
     empty, every size a 32-bit value, its data aligned to a float (the
-    callable's rule, ``core_ir.call_args.misalignment``) and, when the
+    callable's rule, ``core_ir.array_layout.misalignment``) and, when the
     kernel writes it, writeable. These are the compiled callable's checks (core_ir/call_args)
     that a raw call skips; each app's entry point runs them on every
     array, so none of them can be forgotten by one app (conv wrote into a
@@ -100,7 +100,7 @@ def float32_array(app: str, x, name: str, ndim: int, written: bool = False):
                          f"sizes above {MAX_DIM} are not supported")
     if written and not x.flags.writeable:
         raise ValueError(f"{app}: {name} is read-only")
-    from exo_hl.core_ir.call_args import misalignment
+    from exo_hl.core_ir.array_layout import misalignment
     why = misalignment(x)
     if why is not None:
         raise ValueError(f"{app}: {name} {why}")

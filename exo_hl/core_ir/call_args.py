@@ -28,6 +28,8 @@ from typing import Callable, Dict, Optional
 
 import numpy as np
 
+from .array_layout import (byte_span, dense_strides, misalignment,
+                           self_overlaps)
 from .buffers import written_buffers
 from .nodes import IR
 from .operators import CONTROL_EVAL
@@ -265,34 +267,6 @@ def check_call_args(proc_ir, args, kwargs, *, int_bits: int = 64,
                                    read_config=read_config)
 
 
-def misalignment(v, addr=None) -> Optional[str]:
-    """None when the data of the numpy array ``v`` (at ``addr``, default
-    its own address) starts at a multiple of its element size, else why it
-    is refused and how to get an aligned array. C requires a ``float *``
-    to be aligned to ``_Alignof(float)`` (the element size for every
-    exo_hl type on the targets it runs on): passing
-    ``np.frombuffer(buf, np.float32, offset=1)`` as one is undefined
-    behaviour (an element-aligned vector load, RISC-V's ``vle32``, may
-    trap). Every argument check of a call goes through this one rule (the
-    compiled callable, the interpreter, the apps' raw calls); strides are
-    already whole elements, so every element is aligned when the first
-    is. The library instructions use unaligned vector loads and stores
-    (``_mm512_loadu_ps`` ...), so nothing stronger is needed."""
-    if addr is None:
-        addr = v.ctypes.data
-    size = v.itemsize
-    if addr % size == 0:
-        return None
-    return (f"({v.dtype}) is misaligned: its data starts {addr % size} "
-            f"byte{'s' if addr % size > 1 else ''} past a multiple of "
-            f"{size} bytes (its element size, the alignment C needs of "
-            f"its pointer): pass an aligned copy, e.g. "
-            f"np.require(x, requirements='CA') or x.copy() "
-            f"(np.ascontiguousarray returns a contiguous array unchanged, "
-            f"misaligned); for a written argument, read the results from "
-            f"that copy")
-
-
 def _check_control(pname, a, v, int_bits):
     n, t = a.name.name, a.type
     if t is IR.Bool:
@@ -405,7 +379,7 @@ def _check_data(pname, p, v, env, read_config=_no_config):
                         f"C-contiguous (row-major) array, e.g. "
                         f"np.ascontiguousarray(...), or declare a window "
                         f"parameter", ValueError)
-        dense = _dense_strides(v)
+        dense = dense_strides(v)
         if v.strides != dense:
             # numpy calls an array with a size-1 dimension of any stride
             # (x[None, :] has 0) C-contiguous; the procedure sees the dense
@@ -418,7 +392,7 @@ def _check_data(pname, p, v, env, read_config=_no_config):
                     f"element size (the procedure was checked assuming "
                     f"so; a broadcast or np.newaxis view has stride 0: pass "
                     f"np.ascontiguousarray(...))", ValueError)
-    elif written and _self_overlaps(v):
+    elif written and self_overlaps(v):
         raise _fail(pname, f"argument '{n}' (a written window) has strides "
                     f"{v.strides} for shape {v.shape}: two of its indices "
                     f"name one element (the procedure, its rewrites and "
@@ -429,63 +403,12 @@ def _check_data(pname, p, v, env, read_config=_no_config):
     return v
 
 
-#: elements up to which a layout that is not nested (below) is checked
-#: element by element; a larger one is refused
-_EXACT_OVERLAP_LIMIT = 1 << 22
-
-
-def _self_overlaps(v) -> bool:
-    """Whether two distinct indices of ``v`` (positive strides) address
-    overlapping bytes. Layouts whose dimensions nest (sorted by stride,
-    each stride is past the extent of the smaller ones: every row-major
-    slice, transpose and step) are settled at once; others by listing the
-    offsets, and, past ``_EXACT_OVERLAP_LIMIT`` elements, counted as
-    overlapping (not proven otherwise)."""
-    dims = sorted((s, d) for s, d in zip(v.strides, v.shape) if d > 1)
-    if v.size == 0:
-        return False
-    extent = v.itemsize
-    for s, d in dims:
-        if s < extent:
-            break
-        extent = s * (d - 1) + extent
-    else:
-        return False
-    if v.size > _EXACT_OVERLAP_LIMIT:
-        return True
-    offsets = np.zeros(1, np.int64)
-    for s, d in dims:
-        offsets = (offsets[:, None] + s * np.arange(d, dtype=np.int64)
-                   ).reshape(-1)
-    offsets.sort()
-    return bool((np.diff(offsets) < v.itemsize).any())
-
-
-def _dense_strides(v):
-    out, step = [], v.itemsize
-    for d in reversed(v.shape):
-        out.append(step)
-        step *= max(d, 1)
-    return tuple(reversed(out))
-
-
-def _byte_span(v, lo):
-    """``[first, last]`` byte addresses an array at address ``lo`` (with
-    non-negative strides) can touch; an empty array touches none (None)."""
-    if v.size == 0:
-        return None
-    if v.flags.c_contiguous:
-        return lo, lo + v.nbytes - 1
-    return lo, lo + sum((d - 1) * s for d, s in zip(v.shape, v.strides)
-                        ) + v.itemsize - 1
-
-
 def _check_overlap(pname, params, values, addresses):
     """Buffers one of which is written must not share memory: the
     procedure was checked (and is compiled, with ``restrict``) assuming its
     arguments do not alias. Disjoint address ranges settle most pairs
     without numpy's exact (and slower) test."""
-    bufs = [(p, v, _byte_span(v, lo))
+    bufs = [(p, v, byte_span(v, lo))
             for p, v, lo in zip(params, values, addresses) if not p.control]
     for i, (a, x, sx) in enumerate(bufs):
         for b, y, sy in bufs[i + 1:]:

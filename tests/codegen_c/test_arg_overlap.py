@@ -14,7 +14,7 @@ import pytest
 from numpy.lib.stride_tricks import as_strided
 
 from exo_hl import f32, proc, seq, size
-from exo_hl.core_ir.call_args import _self_overlaps
+from exo_hl.core_ir.array_layout import self_overlaps as _self_overlaps
 
 
 @proc
