@@ -38,8 +38,9 @@ the new one:
    a loop (an ``if``) with the header (condition) and the loop-body ValG of
    the old region's first is compared with it recursively instead (the
    rest of the region is re-checked after it; a loop edited inside, two
-   loops fused, a loop fissioned); a ``par`` loop whose body changed gets
-   its race check again; the copies of an unrolled loop keep its bounds
+   loops fused, a loop fissioned; a loop's mode is not part of its header
+   here, since no check but the race check reads it); a ``par`` loop whose
+   body or mode changed gets its race check again; the copies of an unrolled loop keep its bounds
    verdicts (instances of its body's, ``unrolled``), and so does a loop
    nest running the old loop's body with its iterator replaced (``split``),
    once the replacement is proven in the old loop's range (if that is not
@@ -409,7 +410,10 @@ class _Recheck:
         if type(o) is not type(n):
             return False
         if isinstance(n, IR.For):
-            if (o.iter, o.lo, o.hi, o.mode) != (n.iter, n.lo, n.hi, n.mode):
+            # the mode is not part of what the body is checked under: the
+            # bounds walk, call and scope checks never read it, and a loop
+            # made ``par`` (``parallelize``) gets its race check below
+            if (o.iter, o.lo, o.hi) != (n.iter, n.lo, n.hi):
                 return self.interchanged(o, n, st, mems, path)
             prep = self.prepare(o.body, n.body)
             if self.w.body_valg(o.body) != self.w.body_valg(n.body):

@@ -829,3 +829,28 @@ def test_a_name_used_outside_its_scope_is_refused(monkeypatch, full, k):
     bad = _out_of_scope_edits(base)[k]     # incrementally (unless full)
     with pytest.raises(SchedulingError, match="used where it is not defined"):
         base._derive(bad, "edit")
+
+
+def test_loop_made_parallel_keeps_its_body_verdicts_and_is_race_checked():
+    """Only a loop's mode changed (what ``parallelize`` does): the body
+    is compared with the old one, not walked again, and the loop's race
+    check is still asked: a racy loop made ``par`` by hand is refused by
+    the incremental check itself, a race-free one passes."""
+    @proc
+    def two(n: size, x: f32[n + 1], y: f32[n]):
+        for i in seq(0, n):
+            x[i + 1] = x[i]
+        for i in seq(0, n):
+            y[i] = x[i] * 2.0
+
+    base = _checked(two)
+    old_ir = base.ir()
+    racy = _replace(old_ir, (0, ), (_at(old_ir, 0).update(mode=IR.Par), ))
+    assert _at(racy, 0).body is _at(old_ir, 0).body
+    _full_rejects(racy)
+    _incremental_rejects(old_ir, racy)
+    _derive_rejects(base, racy, match="race")
+    ok = _replace(old_ir, (1, ), (_at(old_ir, 1).update(mode=IR.Par), ))
+    recheck._Recheck(old_ir, retype_window_names(ok, old_ir)).run()
+    assert base.parallelize(base.find_loop("i #1")).ir().body[1].mode \
+        is IR.Par
