@@ -30,6 +30,20 @@ if _REPO not in sys.path:            # run as a script: the repo's apps
 
 from apps.common.peak import PeakUnavailable, build_probe, probe_rate  # noqa: E402
 
+#: the start of a probe's main(): the CPU has AMX and the kernel grants
+#: the tile state (ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), else exit 2
+AMX_GUARD = r"""
+    if (!__builtin_cpu_supports("amx-tile") ||
+        !__builtin_cpu_supports("amx-int8")) {
+        fprintf(stderr, "this CPU has no AMX\n");
+        return 2;
+    }
+    if (syscall(SYS_arch_prctl, 0x1023, 18) != 0) {
+        fprintf(stderr, "the kernel refused the AMX tile state\n");
+        return 2;
+    }
+"""
+
 _SOURCE = r"""
 #include <immintrin.h>
 #include <stdint.h>
@@ -99,16 +113,7 @@ static void setup(const unsigned char *data) {
 }
 
 int main(int argc, char **argv) {
-    if (!__builtin_cpu_supports("amx-tile") ||
-        !__builtin_cpu_supports("amx-int8")) {
-        fprintf(stderr, "this CPU has no AMX\n");
-        return 2;
-    }
-    if (syscall(SYS_arch_prctl, 0x1023, 18) != 0) {
-        fprintf(stderr, "the kernel refused the AMX tile state\n");
-        return 2;
-    }
-    long iters = atol(argv[1]);
+@AMX_GUARD@    long iters = atol(argv[1]);
     /* argv[3]: "<bf16> <random> <ring bytes, 0: no loads>" */
     int n = atoi(argv[2]), bf16 = 0, random = 0;
     long ring = 0;
@@ -136,7 +141,7 @@ int main(int argc, char **argv) {
     free(buf);
     return 0;
 }
-"""
+""".replace("@AMX_GUARD@", AMX_GUARD.lstrip("\n"))
 
 
 #: the probe's variants: (name, random data, bytes cycled through by the

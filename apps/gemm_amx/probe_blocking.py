@@ -74,7 +74,7 @@ if _REPO not in sys.path:
     sys.path.insert(0, _REPO)
 
 from apps.common.peak import PeakUnavailable, build_probe  # noqa: E402
-from apps.gemm_amx.peak import amx_peak  # noqa: E402
+from apps.gemm_amx.peak import AMX_GUARD, amx_peak  # noqa: E402
 
 _SOURCE = r"""
 #include <immintrin.h>
@@ -359,16 +359,7 @@ static void fill(unsigned char *p, long n) {
 
 int main(int argc, char **argv) {
     /* n bf16 rounds variant:kc:cmode ... */
-    if (!__builtin_cpu_supports("amx-tile") ||
-        !__builtin_cpu_supports("amx-int8")) {
-        fprintf(stderr, "this CPU has no AMX\n");
-        return 2;
-    }
-    if (syscall(SYS_arch_prctl, 0x1023, 18) != 0) {
-        fprintf(stderr, "the kernel refused the AMX tile state\n");
-        return 2;
-    }
-    if (argc < 5 || argc - 4 > 64) return 1;
+@AMX_GUARD@    if (argc < 5 || argc - 4 > 64) return 1;
     long n = atol(argv[1]);
     BF16 = atoi(argv[2]) & 1;
     HUGE = atoi(argv[2]) >> 1;
@@ -402,7 +393,7 @@ int main(int argc, char **argv) {
         printf("%s %.1f\n", argv[4 + v], ops / best[v] * 1e-9);
     return 0;
 }
-"""
+""".replace("@AMX_GUARD@", AMX_GUARD.lstrip("\n"))
 
 
 #: loop orders: name -> (variant number in the C, takes a K block)
