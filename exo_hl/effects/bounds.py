@@ -57,7 +57,8 @@ from .context import proc_hyps
 from .lift import (BufSub, env_compose, lift, map_subst, valg, valg_at_iter,
                    valg_block, window_map)
 
-__all__ = ["check_proc", "obligations", "clear_cache", "BoundsError"]
+__all__ = ["check_proc", "obligations", "clear_cache", "BoundsError",
+           "lift_index"]
 
 
 # ---------------------------------------------------------------------------
@@ -142,7 +143,7 @@ class _St:
         return E.subst(ee, self.env) if self.env else ee
 
     def lift(self, e):
-        return self.lift_ee(_lift(e))
+        return self.lift_ee(lift_index(e))
 
 
 class _Walker:
@@ -409,7 +410,7 @@ class _Walker:
                             f"positive at this call (a size is >= 1)")
                 self.need(st, E.op(">=", m[fa.name], E.const(1)), what, s, a)
         for p in f.preds:
-            pe = E.subst(_lift(p), full)
+            pe = E.subst(lift_index(p), full)
 
             def what(p=p, env=st.env):
                 out = (f"cannot prove precondition '{expr_to_str(p)}' of "
@@ -434,7 +435,7 @@ class _Walker:
             if ext is None or len(ext) != len(fa.type.hi):
                 continue
             for d, ((ae, at), h) in enumerate(zip(ext, fa.type.hi)):
-                pe = E.subst(_lift(h), full)
+                pe = E.subst(lift_index(h), full)
 
                 def what(a=a, at=at, d=d, fa=fa, h=h):
                     return (f"argument '{expr_to_str(a)}' of the call to "
@@ -538,8 +539,10 @@ def _disjoint(b1, b2):
 _LIFT_OPS = OPS.ARITH_OPS | OPS.CMP_OPS | OPS.BOOL_OPS
 
 
-def _lift(e):
-    """``lift.lift`` for the common control shapes, without its memo.
+def lift_index(e):
+    """``lift.lift`` for the common control shapes (index expressions),
+    without its memo; also the re-check's comparison of unrolled copies
+    (``unrolled``).
 
     Rewrites rebuild equal-but-distinct IR nodes, so the memo of ``lift``
     pays a deep structural comparison per hit; recursing on small index
@@ -556,11 +559,11 @@ def _lift(e):
             return E.const(v)
     elif t is IR.BinOp:
         if e.op in _LIFT_OPS and T.is_control(e.type):
-            return E.op(e.op, _lift(e.lhs), _lift(e.rhs))
+            return E.op(e.op, lift_index(e.lhs), lift_index(e.rhs))
     elif t is IR.USub:
-        return E.op("neg", _lift(e.arg))
+        return E.op("neg", lift_index(e.arg))
     elif t is IR.Not:
-        return E.not_(_lift(e.arg))
+        return E.not_(lift_index(e.arg))
     return lift(e)
 
 
@@ -594,7 +597,7 @@ def _arg_shapes(proc):
     out = {}
     for a in proc.args:
         if isinstance(a.type, IR.Tensor):
-            out[a.name] = tuple((_lift(h), h) for h in a.type.hi)
+            out[a.name] = tuple((lift_index(h), h) for h in a.type.hi)
         else:
             out[a.name] = ()
     return out

@@ -15,7 +15,7 @@ its iterator or a name in scope where the region stands), where two expressions 
 identical or both are *pure control expressions* (integer/bool constants,
 control variables, arithmetic, comparisons, and/or/not: no buffer read,
 stride, config field or extern) whose lifted effect terms encode to the
-same SMT terms (``smt.encode`` of ``bounds._lift``: linear forms with
+same SMT terms (``smt.encode`` of ``bounds.lift_index``: linear forms with
 folded constants, compared as sets of terms), i.e. have the same value for
 every value of the variables -- the normalisation ``simplify`` applied
 is checked, not trusted. ``loop`` must have literal integer bounds and
@@ -75,7 +75,7 @@ from ..core_ir.operators import is_parallel
 from ..core_ir.traversal import bound_syms, free_vars, subst
 from . import eexpr as E
 from . import smt as S
-from .bounds import _lift
+from .bounds import lift_index
 
 __all__ = ["copies_of", "nest_instance", "check_instance", "in_scope"]
 
@@ -157,7 +157,7 @@ def _value(e):
     and conjunctions/disjunctions as sets: the encoding keeps the atoms of
     a linear form in the order it met them, and equal sets of terms of a
     commutative operation have equal values."""
-    return _canon(S.encode(_lift(e)))
+    return _canon(S.encode(lift_index(e)))
 
 
 def _canon(t):
