@@ -1024,3 +1024,28 @@ def test_blocking_probe_variants():
     for bad in (["nope"], ["kernel/C-nowhere"]):
         with pytest.raises(SystemExit, match="unknown variant"):
             pb._specs(bad, [8])
+
+
+@proc
+def hand_write_then_loop(C: i32[16, 16] @ DRAM, D: i32[16, 16] @ DRAM):
+    AmxConfig.rows0 = 8
+    for i in seq(0, 16):
+        for j in seq(0, 16):
+            D[i, j] = C[i, j]
+
+
+@pytest.mark.parametrize("before", [True, False])
+def test_configure_tiles_finds_its_writes_by_place(before):
+    """configure_tiles found its own config writes by their text, so an
+    earlier write of the same field (here the user's ``AmxConfig.rows0 =
+    8``) was taken for its first one: the sixteen writes were split around
+    it and the ldtilecfg replace was refused. It now follows them by place:
+    the user's write stays, the ldtilecfg sits next to the anchor."""
+    p = hand_write_then_loop
+    q = amx.configure_tiles(p, p.find_loop('i'), {0: (16, 64)}, before=before)
+    body = [s.text().splitlines()[0] for s in q.body()]
+    assert body[0] == "AmxConfig.rows0 = 8"
+    where = 1 if before else 2
+    assert body[where].startswith("ldtilecfg(16, 0,"), body
+    assert body[3 - where].startswith("for i in seq(0, 16)"), body
+    assert len(body) == 3

@@ -591,16 +591,21 @@ def configure_tiles(p, stmt, tiles, before=True):
     for t in range(N_TILES):
         r, c = tiles.get(t, (0, 0))
         vals[f"rows{t}"], vals[f"colsb{t}"] = r, c
-    anchor = stmt
-    for i, f in enumerate(FIELDS):
-        if i == 0:
+    # Each new write is found by its place (next to the anchor, then next
+    # to the write before it), never by its text: a write of the same
+    # field elsewhere in the procedure would otherwise be taken for it.
+    anchor = p.find(stmt) if isinstance(stmt, str) else p.forward(stmt)
+    first = w = None
+    for f in FIELDS:
+        if w is None:
             p = p.configwrite_at(anchor, AmxConfig, f, str(vals[f]),
                                  before=before)
+            at = p.forward(anchor)
+            first = w = at.prev() if before else at.next()
         else:
-            p = p.configwrite_at(p.find(f"AmxConfig.{FIELDS[i - 1]} = _"),
-                                 AmxConfig, f, str(vals[f]))
-    writes = (p.find(f"AmxConfig.{FIELDS[0]} = _"),
-              p.find(f"AmxConfig.{FIELDS[-1]} = _"))
+            p = p.configwrite_at(w, AmxConfig, f, str(vals[f]))
+            w = p.forward(w).next()
+    writes = (p.forward(first), w)
     return p.replace(writes, ldtilecfg)
 
 
