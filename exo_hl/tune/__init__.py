@@ -22,8 +22,10 @@ from .blocking import Blocking, blis_blocking
 from .database import Lookup, TuningDB
 from .machine import (CacheLevel, cache_levels, machine_signature,
                       signature_id, signature_label)
-from .search import STATUSES, Trial, TuneResult, tune
+from .search import (STATUSES, Confirmation, Confirmed, Trial, TuneResult,
+                     tune)
 
-__all__ = ["tune", "TuneResult", "Trial", "STATUSES", "TuningDB", "Lookup",
+__all__ = ["tune", "TuneResult", "Trial", "STATUSES", "Confirmation",
+           "Confirmed", "TuningDB", "Lookup",
            "machine_signature", "signature_id", "signature_label",
            "cache_levels", "CacheLevel", "blis_blocking", "Blocking"]

@@ -45,6 +45,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+import statistics
 import sys
 import time
 import warnings
@@ -90,11 +91,64 @@ class Trial:
 
 
 @dataclass(frozen=True)
+class Confirmed:
+    """A finalist re-timed in the confirmation rounds: its parameters,
+    where it came from (``source``: ``'initial'``, a point of ``initial``
+    such as a model's default, or ``'search'``), the number of its trial,
+    its value in the search (``first``), the value of each round
+    (``values``, in order) and, if it failed in the rounds, why
+    (``message``; it is then out of the comparison).
+
+    >>> c = Confirmed({"kc": 256}, "search", 4, 1.2, (1.0, 1.1, 0.9))
+    >>> c.median, round(c.spread, 3)
+    (1.0, 0.2)
+    """
+
+    params: dict
+    source: str
+    number: int
+    first: float | None
+    values: tuple = ()
+    message: str = ""
+
+    @property
+    def median(self) -> float | None:
+        """The median of the rounds (None without one)."""
+        return statistics.median(self.values) if self.values else None
+
+    @property
+    def spread(self) -> float:
+        """Largest minus smallest value of the rounds (0 for one)."""
+        return max(self.values) - min(self.values) if self.values else 0.0
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """What the confirmation phase found: the finalists (``Confirmed``),
+    the rounds run, the ``winner`` (a finalist), the best ``initial``
+    point (None when ``tune`` had none that ran), ``margin``: the
+    winner's median minus the initial point's (0 when the initial point
+    won or there was none), ``spread``: the larger spread of the two
+    (what the margin had to exceed), and ``note``: one line saying
+    so."""
+
+    finalists: tuple
+    rounds: int
+    winner: Confirmed
+    initial: Confirmed | None
+    margin: float
+    spread: float
+    note: str
+
+
+@dataclass(frozen=True)
 class TuneResult:
     """What ``tune`` found: the best parameters and their measured value
-    (None when no candidate ran), every trial in order, the seconds the
-    search took, the units of the values and the tuning record written
-    (``record_path``, None without a database).
+    (None when no candidate ran; after a confirmation, its winner and
+    median), every trial in order, the seconds the search took
+    (confirmation included), the units of the values, the tuning record
+    written (``record_path``, None without a database), notes, and the
+    ``Confirmation`` (None when there was none).
 
     >>> r = TuneResult({"kc": 256}, 150.0, (), 1.0)
     >>> r.best_params
@@ -108,6 +162,7 @@ class TuneResult:
     units: str = ""
     record_path: str | None = None
     notes: tuple = field(default=())
+    confirmation: Confirmation | None = None
 
     def counts(self) -> dict:
         """{status: number of trials} (repeats not counted).
@@ -131,8 +186,13 @@ class TuneResult:
         head = (f"best {self.best_value:.4g} {self.units} with "
                 f"{self.best_params}" if self.best_params is not None
                 else "no candidate was measured")
-        return (f"{head}\n{len(self.trials)} trials in {self.elapsed_s:.0f} s:"
-                f" " + ", ".join(f"{n} {s}" for s, n in c.items()))
+        lines = [head]
+        if self.confirmation is not None:
+            lines.append(self.confirmation.note)
+        lines.extend(self.notes)
+        lines.append(f"{len(self.trials)} trials in {self.elapsed_s:.0f} s:"
+                     f" " + ", ".join(f"{n} {s}" for s, n in c.items()))
+        return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------
@@ -146,7 +206,8 @@ def _send(conn, *msg):
 
 
 def _candidate(conn, template, bench, params, compile_opts):
-    """Build one candidate, report, wait for "go", run ``bench``, report."""
+    """Build one candidate, report; then on each "go" run ``bench`` and
+    report, until told to stop."""
     os.environ["EXO_HL_PROGRESS"] = "0"
     from ..api import Procedure
     # a short-lived process: what is alive now (the imports) stays alive,
@@ -168,22 +229,23 @@ def _candidate(conn, template, bench, params, compile_opts):
               time.perf_counter() - t0)
         return
     _send(conn, "built", "", time.perf_counter() - t0)
-    try:
-        go = conn.recv()
-    except (OSError, EOFError):
-        return
-    if go != "go":
-        return
-    t1 = time.perf_counter()
-    try:
-        value = float(bench(obj, dict(params)))
-        if not math.isfinite(value):
-            raise ValueError(f"the benchmark returned {value}")
-    except Exception as e:  # noqa: BLE001
-        _send(conn, "crashed", f"{type(e).__name__}: {e}",
-              time.perf_counter() - t1)
-        return
-    _send(conn, "ok", value, time.perf_counter() - t1)
+    while True:              # one measurement per "go" (the confirmation
+        try:                 # rounds send several), until "stop"
+            go = conn.recv()
+        except (OSError, EOFError):
+            return
+        if go != "go":
+            return
+        t1 = time.perf_counter()
+        try:
+            value = float(bench(obj, dict(params)))
+            if not math.isfinite(value):
+                raise ValueError(f"the benchmark returned {value}")
+        except Exception as e:  # noqa: BLE001
+            _send(conn, "crashed", f"{type(e).__name__}: {e}",
+                  time.perf_counter() - t1)
+            return
+        _send(conn, "ok", value, time.perf_counter() - t1)
 
 
 # ---------------------------------------------------------------------------
@@ -290,13 +352,160 @@ def _progress_bar(progress, total, desc):
                 leave=True, dynamic_ncols=True)
 
 
+# ---------------------------------------------------------------------------
+# the confirmation rounds
+
+def _finalists(trials, initial_ids, top):
+    """The trials to confirm: every distinct ``ok`` trial of an initial
+    point, then the ``top`` best other ``ok`` trials (by their value in
+    the search)."""
+    ok = [t for t in trials if t.ok and t.repeat_of is None]
+    ident = {t.number: json.dumps(t.params, sort_keys=True, default=str)
+             for t in ok}
+    first = [t for t in ok if ident[t.number] in initial_ids]
+    rest = sorted((t for t in ok if ident[t.number] not in initial_ids),
+                  key=lambda t: -t.value)
+    return [(t, "initial") for t in first] + [(t, "search")
+                                              for t in rest[:top]]
+
+
+def _reserve(trials, initial_ids, rounds, top, workers):
+    """Seconds to keep for the confirmation: building the finalists again
+    (``workers`` at a time) and ``rounds`` timings of each, from the
+    median build and benchmark times of the search so far (a margin of a
+    fifth; 0 before any candidate ran)."""
+    ok = [t for t in trials if t.ok and t.repeat_of is None]
+    if rounds <= 0 or not ok:
+        return 0.0
+    f = len(_finalists(trials, initial_ids, top))
+    build = statistics.median(t.build_s for t in ok)
+    run = statistics.median(t.bench_s for t in ok)
+    return 1.2 * (math.ceil(f / workers) * build + rounds * f * run) + 1.0
+
+
+def _confirm(ctx, finals, template, bench, compile_opts, rounds, workers,
+             timeout_s, build_timeout_s, deadline):
+    """Build each finalist again in a process of its own (``workers`` at a
+    time) and time them all in ``rounds`` alternating rounds (the order
+    rotated each round), each process measuring once per round. Rounds
+    past the second are run only while ``deadline`` allows one more.
+    Returns ([Confirmed], rounds run)."""
+    values = {t.number: [] for t, _ in finals}
+    failed = {}
+    running = {}
+    done = 0
+    try:
+        for i in range(0, len(finals), workers):
+            chunk = finals[i:i + workers]
+            for t, _ in chunk:
+                running[t.number] = _Running(ctx, t.number, t.params,
+                                             template, bench, compile_opts)
+            end = time.monotonic() + build_timeout_s
+            for t, _ in chunk:
+                msg = running[t.number].wait(max(0.0,
+                                                 end - time.monotonic()))
+                if msg is None or msg[0] != "built":
+                    failed[t.number] = ("building again timed out"
+                                        if msg is None else
+                                        f"{msg[0]} when built again: "
+                                        f"{msg[1]}")
+                    running.pop(t.number).stop()
+        order = [t for t, _ in finals if t.number in running]
+        round_s = 0.0
+        for r in range(rounds):
+            if r >= 2 and time.monotonic() + round_s > deadline:
+                break
+            t0 = time.monotonic()
+            k = r % len(order) if order else 0
+            for t in order[k:] + order[:k]:
+                if t.number in failed:
+                    continue
+                proc = running[t.number]
+                try:
+                    proc.conn.send("go")
+                except (OSError, EOFError):
+                    pass
+                msg = proc.wait(timeout_s)
+                if msg is not None and msg[0] == "ok":
+                    values[t.number].append(msg[1])
+                else:
+                    failed[t.number] = (
+                        f"the benchmark ran more than {timeout_s:g} s"
+                        if msg is None else f"{msg[0]}: {msg[1]}")
+                    proc.stop()
+            done += 1
+            round_s = time.monotonic() - t0
+    finally:
+        for proc in running.values():
+            proc.stop()
+    out = [Confirmed(dict(t.params), src, t.number, t.value,
+                     tuple(values[t.number]) if t.number not in failed
+                     else (), failed.get(t.number, ""))
+           for t, src in finals]
+    return out, done
+
+
+def _fmt(v):
+    return f"{v:.4g}"
+
+
+def _choose(finalists, rounds, units):
+    """The confirmation's verdict: the finalist of the best median; but
+    a point of the search displaces the best initial point only if its
+    median beats that point's by more than the larger spread of the two
+    (and at least two rounds ran): else the initial point stays. None
+    when no finalist was measured."""
+    ran = [c for c in finalists if c.values]
+    if not ran:
+        return None
+    inits = [c for c in ran if c.source == "initial"]
+    found = [c for c in ran if c.source == "search"]
+    inc = max(inits, key=lambda c: c.median) if inits else None
+    best = max(found, key=lambda c: c.median) if found else None
+    how = f"confirmed in {rounds} alternating round(s), medians"
+    if inc is None:
+        return Confirmation(tuple(finalists), rounds, best, None, 0.0,
+                            best.spread,
+                            f"{how}: #{best.number} {_fmt(best.median)} "
+                            f"{units} (first measured "
+                            f"{_fmt(best.first)}); no initial point to "
+                            f"compare with")
+    if best is None:
+        return Confirmation(tuple(finalists), rounds, inc, inc, 0.0,
+                            inc.spread,
+                            f"{how}: the initial point #{inc.number} won, "
+                            f"{_fmt(inc.median)} {units} (no other "
+                            f"candidate was confirmed)")
+    margin = best.median - inc.median
+    spread = max(best.spread, inc.spread)
+    rel = (f" ({margin / inc.median:+.1%})" if inc.median > 0 else "")
+    if rounds >= 2 and margin > spread:
+        return Confirmation(tuple(finalists), rounds, best, inc, margin,
+                            spread,
+                            f"{how}: #{best.number} {_fmt(best.median)} "
+                            f"{units} (first measured {_fmt(best.first)}) "
+                            f"beat the initial point #{inc.number} "
+                            f"({_fmt(inc.median)}) by {_fmt(margin)}{rel}, "
+                            f"more than the spread {_fmt(spread)}")
+    why = ("fewer than two rounds ran" if rounds < 2 else
+           f"within the spread {_fmt(spread)}" if margin > 0 else
+           "no better")
+    return Confirmation(tuple(finalists), rounds, inc, inc, 0.0, spread,
+                        f"{how}: the initial point #{inc.number} won, "
+                        f"{_fmt(inc.median)} {units}; the best other, "
+                        f"#{best.number} (first measured "
+                        f"{_fmt(best.first)}), {_fmt(best.median)}: "
+                        f"{_fmt(margin)}{rel}, {why}")
+
+
 def tune(template, space: dict, bench, *, budget_s: float = 600.0,
          n_trials: int | None = None, seed: int = 0, workers: int = 2,
          timeout_s: float = 60.0, build_timeout_s: float | None = None,
          db=None, key: str | None = None, units: str = "",
          initial=(), compile: bool = True,
          compile_opts: dict | None = None, progress: bool = True,
-         n_startup: int = 10) -> TuneResult:
+         n_startup: int = 10, confirm: int = 3,
+         confirm_top: int = 3) -> TuneResult:
     """Search ``space`` for the parameters whose schedule ``bench`` rates
     highest.
 
@@ -323,6 +532,21 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
     (default ``max(timeout_s, 600)``) to build and ``timeout_s`` to run
     ``bench``; past them its process is killed (status ``timeout``).
 
+    Confirmation (``confirm`` rounds, 0 for none): one measurement per
+    candidate picks the luckiest of many noisy values as well as the
+    fastest, so after the search the ``initial`` points and the
+    ``confirm_top`` best others are built again, each in a process of its
+    own, and timed in ``confirm`` alternating rounds (at least two; the
+    third and later while the budget lasts); the search stops early
+    enough to leave the time this takes (estimated from its own build
+    and benchmark times). The best median wins, but a point of the search
+    displaces the best initial point only if its median is higher by
+    more than the spread (largest minus smallest round) of either;
+    ``TuneResult.confirmation`` says who won and by how much, and
+    ``best_value`` is the winner's median. An ``initial`` point must
+    give every parameter of the space (one left out would be drawn at
+    random, and the "model's point" measured would not be the model's).
+
     With ``db`` (a ``TuningDB``, a directory, or True for the default
     one in the cache directory) and ``key``, the best point is stored as
     this machine's record of ``key``. A progress bar is drawn on stderr
@@ -346,6 +570,9 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
         raise ValueError("tune: a database needs a key")
     if workers < 1:
         raise ValueError("tune: workers must be at least 1")
+    if confirm < 0 or confirm_top < 0:
+        raise ValueError("tune: confirm and confirm_top are at least 0")
+    confirm = max(confirm, 2) if confirm else 0
     build_timeout_s = (max(timeout_s, 600.0) if build_timeout_s is None
                        else build_timeout_s)
     compile_opts = (dict(compile_opts or {}) if compile else None)
@@ -358,6 +585,7 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
             seed=seed, multivariate=True, constant_liar=True,
             n_startup_trials=n_startup)
     study = optuna.create_study(direction="maximize", sampler=sampler)
+    initial_ids = set()
     for point in initial:
         for name, value in dict(point).items():
             try:
@@ -368,6 +596,13 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
             if not inside:
                 raise ValueError(f"tune: initial point {point}: {name}="
                                  f"{value!r} is not in the space")
+        missing = [n for n in space if n not in dict(point)]
+        if missing:
+            raise ValueError(f"tune: initial point {point} does not give "
+                             f"{', '.join(missing)} (it would be drawn at "
+                             f"random)")
+        initial_ids.add(json.dumps({n: dict(point)[n] for n in space},
+                                   sort_keys=True, default=str))
         study.enqueue_trial(dict(point), skip_if_exists=True)
     ctx = _context()
     start = time.monotonic()
@@ -375,10 +610,13 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
     best = None
     stale = 0                # batches in a row with no new point
     bar = _progress_bar(progress, n_trials, key or "tune")
+    verdict, notes = None, []
 
     def limit_reached():
+        reserve = _reserve(trials, initial_ids, confirm, confirm_top,
+                           workers)
         return ((n_trials is not None and len(trials) >= n_trials)
-                or time.monotonic() - start >= budget_s
+                or time.monotonic() - start >= budget_s - reserve
                 or len(seen) >= size or stale >= MAX_STALE)
 
     try:
@@ -466,19 +704,49 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
                     bar.update(1)
                     if best is not None:
                         bar.set_postfix_str(f"best {best.value:.4g} {units}")
+        if confirm and best is not None:
+            if bar is not None:
+                bar.set_postfix_str(f"best {best.value:.4g} {units}; "
+                                    f"confirming")
+            finals = _finalists(trials, initial_ids, confirm_top)
+            confirmed, rounds = _confirm(
+                ctx, finals, template, bench, compile_opts, confirm,
+                workers, timeout_s, build_timeout_s, start + budget_s)
+            verdict = _choose(confirmed, rounds, units)
+            if verdict is None:
+                notes.append("confirmation: no finalist could be timed "
+                             "again (" + "; ".join(
+                                 f"#{c.number}: {c.message}"
+                                 for c in confirmed) + "); the search's "
+                             "best is kept, unconfirmed")
     finally:
         if bar is not None:
             bar.close()
     elapsed = time.monotonic() - start
+    best_params = None if best is None else dict(best.params)
+    best_value = None if best is None else best.value
+    extra = {"trials": len(trials), "tuning_s": round(elapsed, 1),
+             "seed": seed}
+    if verdict is not None:
+        best_params = dict(verdict.winner.params)
+        best_value = verdict.winner.median
+        extra["confirmed"] = {
+            "rounds": verdict.rounds,
+            "winner": verdict.winner.source,
+            "winner_trial": verdict.winner.number,
+            "margin_over_initial": verdict.margin,
+            "spread": verdict.spread, "note": verdict.note,
+            "finalists": [{"trial": c.number, "source": c.source,
+                           "params": c.params, "first": c.first,
+                           "values": list(c.values),
+                           "median": c.median, "message": c.message}
+                          for c in verdict.finalists]}
     record = None
     if db not in (None, False) and best is not None:
         from .database import TuningDB
         store = db if isinstance(db, TuningDB) else TuningDB(
             None if db is True else db)
-        record = store.store(key, best.params, best.value, units=units,
-                             extra={"trials": len(trials),
-                                    "tuning_s": round(elapsed, 1),
-                                    "seed": seed})
-    return TuneResult(None if best is None else dict(best.params),
-                      None if best is None else best.value, tuple(trials),
-                      elapsed, units, record)
+        record = store.store(key, best_params, best_value, units=units,
+                             extra=extra)
+    return TuneResult(best_params, best_value, tuple(trials), elapsed,
+                      units, record, tuple(notes), confirmation=verdict)

@@ -248,4 +248,7 @@ def test_the_guides_example_runs(capsys):
     assert r.trials[1].status == "refused"
     assert "perfect" in r.trials[1].message or "divid" in \
         r.trials[1].message
-    assert r.best_value >= r.trials[0].value
+    # the value kept is the confirmation's median of the winner
+    assert r.confirmation is not None
+    assert r.best_value == r.confirmation.winner.median
+    assert r.best_params == r.confirmation.winner.params
