@@ -130,7 +130,12 @@ class Confirmation:
     winner's median minus the initial point's (0 when the initial point
     won or there was none), ``spread``: the larger spread of the two
     (what the margin had to exceed), and ``note``: one line saying
-    so."""
+    so.
+
+    >>> c = Confirmed({"kc": 160}, "initial", 0, 1.0, (1.0, 1.02))
+    >>> Confirmation((c,), 2, c, c, 0.0, c.spread, "kept").winner.source
+    'initial'
+    """
 
     finalists: tuple
     rounds: int
