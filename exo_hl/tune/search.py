@@ -455,17 +455,18 @@ def _fmt(v):
 
 
 def _choose(finalists, rounds, units):
-    """The confirmation's verdict: the finalist of the best median; but
-    a point of the search displaces the best initial point only if its
-    median beats that point's by more than the larger spread of the two
-    (and at least two rounds ran): else the initial point stays. None
-    when no finalist was measured."""
+    """The confirmation's verdict. The first initial point that ran (the
+    model's, say) stays unless another finalist (a point of the search,
+    or a later initial point) has a median higher by more than the
+    larger spread of the two, and at least two rounds ran; then the
+    finalist of the best median wins. With no initial point, the best
+    median wins. None when no finalist was measured."""
     ran = [c for c in finalists if c.values]
     if not ran:
         return None
     inits = [c for c in ran if c.source == "initial"]
-    found = [c for c in ran if c.source == "search"]
-    inc = max(inits, key=lambda c: c.median) if inits else None
+    inc = inits[0] if inits else None
+    found = [c for c in ran if c is not inc]
     best = max(found, key=lambda c: c.median) if found else None
     how = f"confirmed in {rounds} alternating round(s), medians"
     if inc is None:
@@ -544,9 +545,10 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
     own, and timed in ``confirm`` alternating rounds (at least two; the
     third and later while the budget lasts); the search stops early
     enough to leave the time this takes (estimated from its own build
-    and benchmark times). The best median wins, but a point of the search
-    displaces the best initial point only if its median is higher by
-    more than the spread (largest minus smallest round) of either;
+    and benchmark times). The first initial point (e.g. the model's)
+    stays unless another finalist's median is higher by more than the
+    spread (largest minus smallest round) of either; then the best
+    median wins;
     ``TuneResult.confirmation`` says who won and by how much, and
     ``best_value`` is the winner's median. An ``initial`` point must
     give every parameter of the space (one left out would be drawn at
