@@ -125,8 +125,8 @@ class Confirmed:
 @dataclass(frozen=True)
 class Confirmation:
     """What the confirmation phase found: the finalists (``Confirmed``),
-    the rounds run, the ``winner`` (a finalist), the best ``initial``
-    point (None when ``tune`` had none that ran), ``margin``: the
+    the rounds run, the ``winner`` (a finalist), the first ``initial``
+    point that ran, the one to beat (None without one), ``margin``: the
     winner's median minus the initial point's (0 when the initial point
     won or there was none), ``spread``: the larger spread of the two
     (what the margin had to exceed), and ``note``: one line saying

@@ -379,3 +379,27 @@ def test_the_choice_between_finalists():
     assert _reserve(trials, ids, 3, 3, 2) == pytest.approx(
         1.2 * (2 * 10 + 3 * 4 * 2) + 1)
     assert _reserve(trials, ids, 0, 3, 2) == 0
+
+
+def test_the_apps_initial_points_are_the_models_whole_points():
+    """The SGEMM and conv searches start from their models' points, with
+    every parameter named: the SGEMM "model point" left pack_b, prefetch
+    and order out, the search drew them at random (pack_b=False once,
+    measured 0.74x OpenBLAS), and conv's base point par, dynamic, kc..."""
+    sys.path.insert(0, str(REPO))
+    from apps.conv import tuning as conv
+    from apps.sgemm import tuning as sgemm
+    spec = sgemm.tune_spec({})
+    isa = spec["initial"][0]["isa"]
+    for point in spec["initial"]:
+        assert set(point) == set(spec["space"]), point
+    ran = sgemm.variant(isa, spec["initial"][0])
+    model = sgemm.configured(isa, "model")[0]
+    for f in ("mr", "nr", "kc", "nc", "mc", "pack_a", "pack_b", "prefetch",
+              "order", "dynamic"):
+        assert getattr(ran, f) == getattr(model, f), f
+    for sizes in ("halide", "resnet7", "resnet14:5"):
+        spec = conv.tune_spec({"sizes": sizes})
+        for point in spec["initial"]:
+            assert set(point) == set(spec["space"]), point
+            conv.variant(point["isa"], point)
