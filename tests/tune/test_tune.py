@@ -214,6 +214,14 @@ def test_the_cli_tunes_and_stores(tmp_path, capsys):
     assert "best 0 score with {'t': 6, 'u': 3}" in out
     rec = TuningDB(str(tmp_path)).lookup("axpy.cli.v1").record
     assert rec["params"] == {"t": 6, "u": 3} and rec["trials"] == 3
+    # confirmed (the default): the spec's initial point, the optimum, won
+    assert "confirm #0   initial" in out and "the initial point #0 won" \
+        in out
+    assert rec["confirmed"]["winner"] == "initial"
+    assert rec["confirmed"]["rounds"] == 3
+    assert main(["tune", spec, "--trials", "2", "--no-store",
+                 "--confirm", "0"]) == 0
+    assert "confirm" not in capsys.readouterr().out.split("space:")[1]
     assert main(["tune", str(tmp_path / "missing.py")]) == 1
     assert main(["tune", spec, "--option", "novalue"]) == 1
 
