@@ -38,21 +38,16 @@ Example (``mykernels`` is a module of yours)::
 """
 from __future__ import annotations
 
-import gc
 import json
-import math
-import multiprocessing
-import multiprocessing.connection
-import os
-import signal
-import statistics
 import sys
 import time
 import warnings
 from dataclasses import dataclass, field
 
-from ..errors import SchedulingError
-from ..gc_pause import fewer_collections
+from .confirm import (Confirmation, choose, confirm_rounds, finalists,
+                      reserve)
+from .workers import Running, context
+
 
 #: the outcomes of a candidate
 STATUSES = ("ok", "refused", "crashed", "timeout")
@@ -88,62 +83,6 @@ class Trial:
     def ok(self) -> bool:
         """Whether the candidate was built and measured."""
         return self.status == "ok"
-
-
-@dataclass(frozen=True)
-class Confirmed:
-    """A finalist re-timed in the confirmation rounds: its parameters,
-    where it came from (``source``: ``'initial'``, a point of ``initial``
-    such as a model's default, or ``'search'``), the number of its trial,
-    its value in the search (``first``), the value of each round
-    (``values``, in order) and, if it failed in the rounds, why
-    (``message``; it is then out of the comparison).
-
-    >>> c = Confirmed({"kc": 256}, "search", 4, 1.2, (1.0, 1.1, 0.9))
-    >>> c.median, round(c.spread, 3)
-    (1.0, 0.2)
-    """
-
-    params: dict
-    source: str
-    number: int
-    first: float | None
-    values: tuple = ()
-    message: str = ""
-
-    @property
-    def median(self) -> float | None:
-        """The median of the rounds (None without one)."""
-        return statistics.median(self.values) if self.values else None
-
-    @property
-    def spread(self) -> float:
-        """Largest minus smallest value of the rounds (0 for one)."""
-        return max(self.values) - min(self.values) if self.values else 0.0
-
-
-@dataclass(frozen=True)
-class Confirmation:
-    """What the confirmation phase found: the finalists (``Confirmed``),
-    the rounds run, the ``winner`` (a finalist), the first ``initial``
-    point that ran, the one to beat (None without one), ``margin``: the
-    winner's median minus the initial point's (0 when the initial point
-    won or there was none), ``spread``: the larger spread of the two
-    (what the margin had to exceed), and ``note``: one line saying
-    so.
-
-    >>> c = Confirmed({"kc": 160}, "initial", 0, 1.0, (1.0, 1.02))
-    >>> Confirmation((c,), 2, c, c, 0.0, c.spread, "kept").winner.source
-    'initial'
-    """
-
-    finalists: tuple
-    rounds: int
-    winner: Confirmed
-    initial: Confirmed | None
-    margin: float
-    spread: float
-    note: str
 
 
 @dataclass(frozen=True)
@@ -200,129 +139,6 @@ class TuneResult:
         return "\n".join(lines)
 
 
-# ---------------------------------------------------------------------------
-# the child process
-
-def _send(conn, *msg):
-    try:
-        conn.send(msg)
-    except (OSError, EOFError):      # the parent gave up on us
-        os._exit(0)
-
-
-def _candidate(conn, template, bench, params, compile_opts):
-    """Build one candidate, report; then on each "go" run ``bench`` and
-    report, until told to stop."""
-    os.environ["EXO_HL_PROGRESS"] = "0"
-    from ..api import Procedure
-    # a short-lived process: what is alive now (the imports) stays alive,
-    # so the collector need not walk it again (see also ``gc_pause``)
-    gc.freeze()
-    t0 = time.perf_counter()
-    try:
-        with fewer_collections():
-            p = template(dict(params))
-            if not isinstance(p, Procedure):
-                raise TypeError(f"the template returned a "
-                                f"{type(p).__name__}, not a Procedure")
-            obj = p if compile_opts is None else p.compile(**compile_opts)
-    except SchedulingError as e:
-        _send(conn, "refused", str(e), time.perf_counter() - t0)
-        return
-    except Exception as e:  # noqa: BLE001 - recorded, the search goes on
-        _send(conn, "crashed", f"{type(e).__name__}: {e}",
-              time.perf_counter() - t0)
-        return
-    _send(conn, "built", "", time.perf_counter() - t0)
-    while True:              # one measurement per "go" (the confirmation
-        try:                 # rounds send several), until "stop"
-            go = conn.recv()
-        except (OSError, EOFError):
-            return
-        if go != "go":
-            return
-        t1 = time.perf_counter()
-        try:
-            value = float(bench(obj, dict(params)))
-            if not math.isfinite(value):
-                raise ValueError(f"the benchmark returned {value}")
-        except Exception as e:  # noqa: BLE001
-            _send(conn, "crashed", f"{type(e).__name__}: {e}",
-                  time.perf_counter() - t1)
-            return
-        _send(conn, "ok", value, time.perf_counter() - t1)
-
-
-# ---------------------------------------------------------------------------
-# the parent
-
-class _Running:
-    """A candidate's process and our end of its pipe."""
-
-    def __init__(self, ctx, number, params, template, bench, compile_opts):
-        self.number, self.params = number, params
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_candidate, daemon=True,
-                                args=(child, template, bench, params,
-                                      compile_opts))
-        self.proc.start()
-        child.close()
-
-    def wait(self, timeout):
-        """The child's next message, ("crashed", why, 0) if it died without
-        one, or None after ``timeout`` seconds."""
-        end = time.monotonic() + timeout
-        while True:
-            left = end - time.monotonic()
-            if self.conn.poll(0):
-                try:
-                    return self.conn.recv()
-                except (EOFError, OSError):
-                    pass
-                return self._died()
-            if not self.proc.is_alive():
-                self.proc.join()
-                if self.conn.poll(0):
-                    continue
-                return self._died()
-            if left <= 0:
-                return None
-            multiprocessing.connection.wait([self.conn, self.proc.sentinel],
-                                            timeout=min(left, 1.0))
-
-    def _died(self):
-        self.proc.join(5)
-        code = self.proc.exitcode
-        if code is not None and code < 0:
-            try:
-                why = f"killed by {signal.Signals(-code).name}"
-            except ValueError:
-                why = f"killed by signal {-code}"
-        else:
-            why = f"exited with status {code}"
-        return ("crashed", f"the candidate's process {why}", 0.0)
-
-    def stop(self):
-        if self.proc.is_alive():
-            self.proc.kill()
-        self.proc.join(5)
-        self.conn.close()
-
-
-def _context():
-    """``forkserver`` where there is one (children fork from a clean
-    server process that has already imported exo_hl: a candidate starts
-    in milliseconds instead of the second an import takes), else
-    ``spawn``. Neither forks the caller, whose threads (OpenMP's,
-    OpenBLAS's) a fork would copy half-alive."""
-    try:
-        ctx = multiprocessing.get_context("forkserver")
-    except ValueError:                  # not on this platform
-        return multiprocessing.get_context("spawn")
-    ctx.set_forkserver_preload(["exo_hl.tune.search", "exo_hl.api"])
-    return ctx
-
-
 def _distributions(space):
     from optuna.distributions import (CategoricalDistribution,
                                       IntDistribution)
@@ -355,153 +171,6 @@ def _progress_bar(progress, total, desc):
     from tqdm import tqdm
     return tqdm(total=total, desc=desc, unit="trial", file=sys.stderr,
                 leave=True, dynamic_ncols=True)
-
-
-# ---------------------------------------------------------------------------
-# the confirmation rounds
-
-def _finalists(trials, initial_ids, top):
-    """The trials to confirm: every distinct ``ok`` trial of an initial
-    point, then the ``top`` best other ``ok`` trials (by their value in
-    the search)."""
-    ok = [t for t in trials if t.ok and t.repeat_of is None]
-    ident = {t.number: json.dumps(t.params, sort_keys=True, default=str)
-             for t in ok}
-    first = [t for t in ok if ident[t.number] in initial_ids]
-    rest = sorted((t for t in ok if ident[t.number] not in initial_ids),
-                  key=lambda t: -t.value)
-    return [(t, "initial") for t in first] + [(t, "search")
-                                              for t in rest[:top]]
-
-
-def _reserve(trials, initial_ids, rounds, top, workers):
-    """Seconds to keep for the confirmation: building the finalists again
-    (``workers`` at a time) and ``rounds`` timings of each, from the
-    median build and benchmark times of the search so far (a margin of a
-    fifth; 0 before any candidate ran)."""
-    ok = [t for t in trials if t.ok and t.repeat_of is None]
-    if rounds <= 0 or not ok:
-        return 0.0
-    f = len(_finalists(trials, initial_ids, top))
-    build = statistics.median(t.build_s for t in ok)
-    run = statistics.median(t.bench_s for t in ok)
-    return 1.2 * (math.ceil(f / workers) * build + rounds * f * run) + 1.0
-
-
-def _confirm(ctx, finals, template, bench, compile_opts, rounds, workers,
-             timeout_s, build_timeout_s, deadline):
-    """Build each finalist again in a process of its own (``workers`` at a
-    time) and time them all in ``rounds`` alternating rounds (the order
-    rotated each round), each process measuring once per round. Rounds
-    past the second are run only while ``deadline`` allows one more.
-    Returns ([Confirmed], rounds run)."""
-    values = {t.number: [] for t, _ in finals}
-    failed = {}
-    running = {}
-    done = 0
-    try:
-        for i in range(0, len(finals), workers):
-            chunk = finals[i:i + workers]
-            for t, _ in chunk:
-                running[t.number] = _Running(ctx, t.number, t.params,
-                                             template, bench, compile_opts)
-            end = time.monotonic() + build_timeout_s
-            for t, _ in chunk:
-                msg = running[t.number].wait(max(0.0,
-                                                 end - time.monotonic()))
-                if msg is None or msg[0] != "built":
-                    failed[t.number] = ("building again timed out"
-                                        if msg is None else
-                                        f"{msg[0]} when built again: "
-                                        f"{msg[1]}")
-                    running.pop(t.number).stop()
-        order = [t for t, _ in finals if t.number in running]
-        round_s = 0.0
-        for r in range(rounds):
-            if r >= 2 and time.monotonic() + round_s > deadline:
-                break
-            t0 = time.monotonic()
-            k = r % len(order) if order else 0
-            for t in order[k:] + order[:k]:
-                if t.number in failed:
-                    continue
-                proc = running[t.number]
-                try:
-                    proc.conn.send("go")
-                except (OSError, EOFError):
-                    pass
-                msg = proc.wait(timeout_s)
-                if msg is not None and msg[0] == "ok":
-                    values[t.number].append(msg[1])
-                else:
-                    failed[t.number] = (
-                        f"the benchmark ran more than {timeout_s:g} s"
-                        if msg is None else f"{msg[0]}: {msg[1]}")
-                    proc.stop()
-            done += 1
-            round_s = time.monotonic() - t0
-    finally:
-        for proc in running.values():
-            proc.stop()
-    out = [Confirmed(dict(t.params), src, t.number, t.value,
-                     tuple(values[t.number]) if t.number not in failed
-                     else (), failed.get(t.number, ""))
-           for t, src in finals]
-    return out, done
-
-
-def _fmt(v):
-    return f"{v:.4g}"
-
-
-def _choose(finalists, rounds, units):
-    """The confirmation's verdict. The first initial point that ran (the
-    model's, say) stays unless another finalist (a point of the search,
-    or a later initial point) has a median higher by more than the
-    larger spread of the two, and at least two rounds ran; then the
-    finalist of the best median wins. With no initial point, the best
-    median wins. None when no finalist was measured."""
-    ran = [c for c in finalists if c.values]
-    if not ran:
-        return None
-    inits = [c for c in ran if c.source == "initial"]
-    inc = inits[0] if inits else None
-    found = [c for c in ran if c is not inc]
-    best = max(found, key=lambda c: c.median) if found else None
-    how = f"confirmed in {rounds} alternating round(s), medians"
-    if inc is None:
-        return Confirmation(tuple(finalists), rounds, best, None, 0.0,
-                            best.spread,
-                            f"{how}: #{best.number} {_fmt(best.median)} "
-                            f"{units} (first measured "
-                            f"{_fmt(best.first)}); no initial point to "
-                            f"compare with")
-    if best is None:
-        return Confirmation(tuple(finalists), rounds, inc, inc, 0.0,
-                            inc.spread,
-                            f"{how}: the initial point #{inc.number} won, "
-                            f"{_fmt(inc.median)} {units} (no other "
-                            f"candidate was confirmed)")
-    margin = best.median - inc.median
-    spread = max(best.spread, inc.spread)
-    rel = (f" ({margin / inc.median:+.1%})" if inc.median > 0 else "")
-    if rounds >= 2 and margin > spread:
-        return Confirmation(tuple(finalists), rounds, best, inc, margin,
-                            spread,
-                            f"{how}: #{best.number} {_fmt(best.median)} "
-                            f"{units} (first measured {_fmt(best.first)}) "
-                            f"beat the initial point #{inc.number} "
-                            f"({_fmt(inc.median)}) by {_fmt(margin)}{rel}, "
-                            f"more than the spread {_fmt(spread)}")
-    why = ("fewer than two rounds ran" if rounds < 2 else
-           f"within the spread {_fmt(spread)}" if margin > 0 else
-           "no better")
-    return Confirmation(tuple(finalists), rounds, inc, inc, 0.0, spread,
-                        f"{how}: the initial point #{inc.number} won, "
-                        f"{_fmt(inc.median)} {units}; the best other, "
-                        f"#{best.number} (first measured "
-                        f"{_fmt(best.first)}), {_fmt(best.median)}: "
-                        f"{_fmt(margin)}{rel}, {why}")
 
 
 def tune(template, space: dict, bench, *, budget_s: float = 600.0,
@@ -611,7 +280,7 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
         initial_ids.add(json.dumps({n: dict(point)[n] for n in space},
                                    sort_keys=True, default=str))
         study.enqueue_trial(dict(point), skip_if_exists=True)
-    ctx = _context()
+    ctx = context()
     start = time.monotonic()
     trials, seen = [], {}
     best = None
@@ -620,10 +289,9 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
     verdict, notes = None, []
 
     def limit_reached():
-        reserve = _reserve(trials, initial_ids, confirm, confirm_top,
-                           workers)
+        kept = reserve(trials, initial_ids, confirm, confirm_top, workers)
         return ((n_trials is not None and len(trials) >= n_trials)
-                or time.monotonic() - start >= budget_s - reserve
+                or time.monotonic() - start >= budget_s - kept
                 or len(seen) >= size or stale >= MAX_STALE)
 
     try:
@@ -644,7 +312,7 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
                 if len(seen) + len(fresh) >= size:
                     break
             stale = 0 if fresh else stale + 1
-            running = {num: _Running(ctx, num, params, template, bench,
+            running = {num: Running(ctx, num, params, template, bench,
                                      compile_opts)
                        for num, params, _ in fresh}
             outcome = {}
@@ -715,11 +383,11 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
             if bar is not None:
                 bar.set_postfix_str(f"best {best.value:.4g} {units}; "
                                     f"confirming")
-            finals = _finalists(trials, initial_ids, confirm_top)
-            confirmed, rounds = _confirm(
+            finals = finalists(trials, initial_ids, confirm_top)
+            confirmed, rounds = confirm_rounds(
                 ctx, finals, template, bench, compile_opts, confirm,
                 workers, timeout_s, build_timeout_s, start + budget_s)
-            verdict = _choose(confirmed, rounds, units)
+            verdict = choose(confirmed, rounds, units)
             if verdict is None:
                 notes.append("confirmation: no finalist could be timed "
                              "again (" + "; ".join(

@@ -356,7 +356,7 @@ def test_an_initial_point_must_give_every_parameter():
 
 
 def test_the_choice_between_finalists():
-    from exo_hl.tune.search import _choose, _reserve
+    from exo_hl.tune.confirm import choose as _choose, reserve as _reserve
     model = Confirmed({"p": 0}, "initial", 0, 1.0, (1.0, 0.98, 1.02))
     near = Confirmed({"p": 1}, "search", 5, 1.4, (1.03, 1.04, 1.05))
     far = Confirmed({"p": 2}, "search", 6, 1.1, (1.1, 1.12, 1.11))
