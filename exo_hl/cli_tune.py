@@ -28,6 +28,15 @@ def add_tune_parser(sub, common):
                    help="candidates built at once (default 2)")
     t.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
                    help="a candidate's benchmark is killed after this long")
+    t.add_argument("--confirm", type=int, default=3, metavar="ROUNDS",
+                   help="after the search, time the initial points and the "
+                   "best others again in this many alternating rounds and "
+                   "keep the best median (default 3; 0: keep the search's "
+                   "single best measurement)")
+    t.add_argument("--confirm-top", type=int, default=3, metavar="N",
+                   help="how many of the search's best points the "
+                   "confirmation re-times besides the initial ones "
+                   "(default 3)")
     t.add_argument("--db", metavar="DIR", default=None,
                    help="the tuning database directory (default: "
                    "<cache>/tuning)")
@@ -96,6 +105,7 @@ def tune_command(args) -> int:
                   initial=spec.get("initial", ()),
                   compile=spec.get("compile", True),
                   n_startup=spec.get("n_startup", 10),
+                  confirm=args.confirm, confirm_top=args.confirm_top,
                   db=None if args.no_store else db, key=spec["key"])
     for t in result.trials:
         what = (f"{t.value:.4g}" if t.ok else
@@ -103,6 +113,13 @@ def tune_command(args) -> int:
         rep = f" (= #{t.repeat_of})" if t.repeat_of is not None else ""
         print(f"  #{t.number:<3} {t.status:<8} {what:<12} {t.params}"
               f" build {t.build_s:.0f} s{rep}")
+    if result.confirmation is not None:
+        for c in result.confirmation.finalists:
+            vals = (", ".join(f"{v:.4g}" for v in c.values) if c.values
+                    else c.message)
+            first = "-" if c.first is None else f"{c.first:.4g}"
+            print(f"  confirm #{c.number:<3} {c.source:<8} first {first:<7}"
+                  f" rounds [{vals}] {c.params}")
     print(result.summary())
     if result.record_path:
         print(f"stored: {result.record_path}")

@@ -479,6 +479,13 @@ def parse_sizes(text: str) -> dict:
     return sizes_dict(vals)
 
 
+#: the template's defaults of the searched parameters (``variant``):
+#: what a point that does not set them runs
+UNSET = {"bands": 0, "kc": 0, "kc_at": "image", "rows": 1,
+         "prefetch": False, "par": "blocks", "dynamic": False,
+         "group": 1, "fixed": True, "packed": False}
+
+
 def tune_spec(options: dict) -> dict:
     """What ``exo-hl tune conv`` searches. Options: ``--isa``,
     ``--threads``, ``--option sizes=resnet14`` (or ``halide``,
@@ -497,12 +504,13 @@ def tune_spec(options: dict) -> dict:
     sz = ",".join(str(sizes[k]) for k in SIZE_NAMES)
     sp = space(isa.name)
     sp["sizes"] = [sz]
-    start = dict({"bands": 0}, **model_params(isa.name, sizes),
-                 isa=isa.name, sizes=sz)
-    base = {"isa": isa.name, "sizes": sz, "tile": TILES[isa.name][0],
-            "group": 1, "fixed": True, "packed": False, "bands": 0}
-    #  (bands named: a point that leaves it out would have it drawn from
-    #  the space, and refused unless par='bands')
+    # every parameter named (``tune`` refuses a point that leaves one
+    # out: it would be drawn at random from the space); those the model
+    # does not set take the template's defaults, as the app runs them
+    start = dict(UNSET, **model_params(isa.name, sizes), isa=isa.name,
+                 sizes=sz)
+    base = dict(UNSET, isa=isa.name, sizes=sz, tile=TILES[isa.name][0],
+                group=1, fixed=True, packed=False)
     return {"template": template, "space": sp,
             "bench": Bench(threads, int(options.get("reps", 3)),
                            options.get("clock", "cpu" if threads == 1

@@ -357,7 +357,17 @@ class Bench:
     a 10-minute search there picked 4x64 KC=96 (132.6 GFLOP/s against
     the model's 118.3), which side by side was 0.85-0.92x OpenBLAS where
     the model's point was 0.97-1.04x. A ratio taken in one sample cancels
-    most of that (``tune_spec`` asks for it when numpy has OpenBLAS)."""
+    most of that (``tune_spec`` asks for it when numpy has OpenBLAS).
+
+    What it does not cancel: one value still moves by 3-5% from call to
+    call (light load) and by 10% or more under heavy load, mostly at
+    2048^3 (the model's point, four calls in one process at load 8 on
+    the 2 cores: 0.72-1.03x there, 0.95-1.09x at 512^3); six samples
+    instead of three did not narrow it, and the first call in a fresh
+    process was not slower than the second (0.98/0.96, 1.06/0.99,
+    0.87/0.93, 0.98/0.96). The best of dozens of such values is mostly
+    luck, which is why ``tune`` re-times its finalists against the
+    model's point (its confirmation rounds)."""
 
     def __init__(self, shapes=((512,) * 3, (1024,) * 3, (2048,) * 3),
                  threads=1, reps=3, clock="cpu", baseline=None):
@@ -423,6 +433,12 @@ class Bench:
         return "x OpenBLAS" if self.baseline == "openblas" else "GFLOP/s"
 
 
+#: the searched parameters ``model_params`` does not set: what the
+#: app runs without a record (``variant``'s defaults: B packed, no
+#: prefetch, the 'rows' order)
+MODEL_FIXED = {"pack_b": True, "prefetch": 0, "order": "rows"}
+
+
 def tune_spec(options: dict) -> dict:
     """What ``exo-hl tune sgemm`` searches. Options (``--isa``,
     ``--threads``, ``--option shapes=512,1024,2048``, ``--option
@@ -447,8 +463,12 @@ def tune_spec(options: dict) -> dict:
     threads = int(options.get("threads", 1))
     sizes = [int(x) for x in str(options.get("shapes", "512,1024,2048"))
              .split(",")]
-    start = {k: v for k, v in model_params(isa.name).items()
-             if k not in THREAD_PARAMS}
+    # every parameter named: one left out would be drawn at random by
+    # the search (the "model's point" of one search had pack_b=False, and
+    # measured 0.74x OpenBLAS where the model's point ran at 1.0x)
+    start = dict(MODEL_FIXED, **{k: v for k, v in
+                                 model_params(isa.name).items()
+                                 if k not in THREAD_PARAMS})
     start["isa"] = isa.name
     baseline = options.get("baseline", "openblas")
     if baseline not in ("openblas", "none"):

@@ -3,7 +3,9 @@ machine, and start from an analytical model of the caches.
 
 * ``tune(template, space, bench, ...)`` builds candidates (each a chain
   of checked rewrites) in worker processes, times them one at a time and
-  survives refused, crashing and hanging candidates (``search.py``);
+  survives refused, crashing and hanging candidates (``search.py``,
+  the processes in ``workers.py``), then re-times the best few against
+  the initial points (``confirm.py``);
 * ``TuningDB`` keeps the best parameters per kernel and machine in the
   cache directory (``database.py``), keyed by ``machine_signature()``
   (``machine.py``);
@@ -22,8 +24,10 @@ from .blocking import Blocking, blis_blocking
 from .database import Lookup, TuningDB
 from .machine import (CacheLevel, cache_levels, machine_signature,
                       signature_id, signature_label)
+from .confirm import Confirmation, Confirmed
 from .search import STATUSES, Trial, TuneResult, tune
 
-__all__ = ["tune", "TuneResult", "Trial", "STATUSES", "TuningDB", "Lookup",
+__all__ = ["tune", "TuneResult", "Trial", "STATUSES", "Confirmation",
+           "Confirmed", "TuningDB", "Lookup",
            "machine_signature", "signature_id", "signature_label",
            "cache_levels", "CacheLevel", "blis_blocking", "Blocking"]

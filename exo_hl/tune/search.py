@@ -38,20 +38,16 @@ Example (``mykernels`` is a module of yours)::
 """
 from __future__ import annotations
 
-import gc
 import json
-import math
-import multiprocessing
-import multiprocessing.connection
-import os
-import signal
 import sys
 import time
 import warnings
 from dataclasses import dataclass, field
 
-from ..errors import SchedulingError
-from ..gc_pause import fewer_collections
+from .confirm import (Confirmation, choose, confirm_rounds, finalists,
+                      reserve)
+from .workers import Running, context
+
 
 #: the outcomes of a candidate
 STATUSES = ("ok", "refused", "crashed", "timeout")
@@ -92,9 +88,11 @@ class Trial:
 @dataclass(frozen=True)
 class TuneResult:
     """What ``tune`` found: the best parameters and their measured value
-    (None when no candidate ran), every trial in order, the seconds the
-    search took, the units of the values and the tuning record written
-    (``record_path``, None without a database).
+    (None when no candidate ran; after a confirmation, its winner and
+    median), every trial in order, the seconds the search took
+    (confirmation included), the units of the values, the tuning record
+    written (``record_path``, None without a database), notes, and the
+    ``Confirmation`` (None when there was none).
 
     >>> r = TuneResult({"kc": 256}, 150.0, (), 1.0)
     >>> r.best_params
@@ -108,6 +106,7 @@ class TuneResult:
     units: str = ""
     record_path: str | None = None
     notes: tuple = field(default=())
+    confirmation: Confirmation | None = None
 
     def counts(self) -> dict:
         """{status: number of trials} (repeats not counted).
@@ -131,129 +130,13 @@ class TuneResult:
         head = (f"best {self.best_value:.4g} {self.units} with "
                 f"{self.best_params}" if self.best_params is not None
                 else "no candidate was measured")
-        return (f"{head}\n{len(self.trials)} trials in {self.elapsed_s:.0f} s:"
-                f" " + ", ".join(f"{n} {s}" for s, n in c.items()))
-
-
-# ---------------------------------------------------------------------------
-# the child process
-
-def _send(conn, *msg):
-    try:
-        conn.send(msg)
-    except (OSError, EOFError):      # the parent gave up on us
-        os._exit(0)
-
-
-def _candidate(conn, template, bench, params, compile_opts):
-    """Build one candidate, report, wait for "go", run ``bench``, report."""
-    os.environ["EXO_HL_PROGRESS"] = "0"
-    from ..api import Procedure
-    # a short-lived process: what is alive now (the imports) stays alive,
-    # so the collector need not walk it again (see also ``gc_pause``)
-    gc.freeze()
-    t0 = time.perf_counter()
-    try:
-        with fewer_collections():
-            p = template(dict(params))
-            if not isinstance(p, Procedure):
-                raise TypeError(f"the template returned a "
-                                f"{type(p).__name__}, not a Procedure")
-            obj = p if compile_opts is None else p.compile(**compile_opts)
-    except SchedulingError as e:
-        _send(conn, "refused", str(e), time.perf_counter() - t0)
-        return
-    except Exception as e:  # noqa: BLE001 - recorded, the search goes on
-        _send(conn, "crashed", f"{type(e).__name__}: {e}",
-              time.perf_counter() - t0)
-        return
-    _send(conn, "built", "", time.perf_counter() - t0)
-    try:
-        go = conn.recv()
-    except (OSError, EOFError):
-        return
-    if go != "go":
-        return
-    t1 = time.perf_counter()
-    try:
-        value = float(bench(obj, dict(params)))
-        if not math.isfinite(value):
-            raise ValueError(f"the benchmark returned {value}")
-    except Exception as e:  # noqa: BLE001
-        _send(conn, "crashed", f"{type(e).__name__}: {e}",
-              time.perf_counter() - t1)
-        return
-    _send(conn, "ok", value, time.perf_counter() - t1)
-
-
-# ---------------------------------------------------------------------------
-# the parent
-
-class _Running:
-    """A candidate's process and our end of its pipe."""
-
-    def __init__(self, ctx, number, params, template, bench, compile_opts):
-        self.number, self.params = number, params
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_candidate, daemon=True,
-                                args=(child, template, bench, params,
-                                      compile_opts))
-        self.proc.start()
-        child.close()
-
-    def wait(self, timeout):
-        """The child's next message, ("crashed", why, 0) if it died without
-        one, or None after ``timeout`` seconds."""
-        end = time.monotonic() + timeout
-        while True:
-            left = end - time.monotonic()
-            if self.conn.poll(0):
-                try:
-                    return self.conn.recv()
-                except (EOFError, OSError):
-                    pass
-                return self._died()
-            if not self.proc.is_alive():
-                self.proc.join()
-                if self.conn.poll(0):
-                    continue
-                return self._died()
-            if left <= 0:
-                return None
-            multiprocessing.connection.wait([self.conn, self.proc.sentinel],
-                                            timeout=min(left, 1.0))
-
-    def _died(self):
-        self.proc.join(5)
-        code = self.proc.exitcode
-        if code is not None and code < 0:
-            try:
-                why = f"killed by {signal.Signals(-code).name}"
-            except ValueError:
-                why = f"killed by signal {-code}"
-        else:
-            why = f"exited with status {code}"
-        return ("crashed", f"the candidate's process {why}", 0.0)
-
-    def stop(self):
-        if self.proc.is_alive():
-            self.proc.kill()
-        self.proc.join(5)
-        self.conn.close()
-
-
-def _context():
-    """``forkserver`` where there is one (children fork from a clean
-    server process that has already imported exo_hl: a candidate starts
-    in milliseconds instead of the second an import takes), else
-    ``spawn``. Neither forks the caller, whose threads (OpenMP's,
-    OpenBLAS's) a fork would copy half-alive."""
-    try:
-        ctx = multiprocessing.get_context("forkserver")
-    except ValueError:                  # not on this platform
-        return multiprocessing.get_context("spawn")
-    ctx.set_forkserver_preload(["exo_hl.tune.search", "exo_hl.api"])
-    return ctx
+        lines = [head]
+        if self.confirmation is not None:
+            lines.append(self.confirmation.note)
+        lines.extend(self.notes)
+        lines.append(f"{len(self.trials)} trials in {self.elapsed_s:.0f} s:"
+                     f" " + ", ".join(f"{n} {s}" for s, n in c.items()))
+        return "\n".join(lines)
 
 
 def _distributions(space):
@@ -296,7 +179,8 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
          db=None, key: str | None = None, units: str = "",
          initial=(), compile: bool = True,
          compile_opts: dict | None = None, progress: bool = True,
-         n_startup: int = 10) -> TuneResult:
+         n_startup: int = 10, confirm: int = 3,
+         confirm_top: int = 3) -> TuneResult:
     """Search ``space`` for the parameters whose schedule ``bench`` rates
     highest.
 
@@ -323,6 +207,22 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
     (default ``max(timeout_s, 600)``) to build and ``timeout_s`` to run
     ``bench``; past them its process is killed (status ``timeout``).
 
+    Confirmation (``confirm`` rounds, 0 for none): one measurement per
+    candidate picks the luckiest of many noisy values as well as the
+    fastest, so after the search the ``initial`` points and the
+    ``confirm_top`` best others are built again, each in a process of its
+    own, and timed in ``confirm`` alternating rounds (at least two; the
+    third and later while the budget lasts); the search stops early
+    enough to leave the time this takes (estimated from its own build
+    and benchmark times). The first initial point (e.g. the model's)
+    stays unless another finalist's median is higher by more than the
+    spread (largest minus smallest round) of either; then the best
+    median wins;
+    ``TuneResult.confirmation`` says who won and by how much, and
+    ``best_value`` is the winner's median. An ``initial`` point must
+    give every parameter of the space (one left out would be drawn at
+    random, and the "model's point" measured would not be the model's).
+
     With ``db`` (a ``TuningDB``, a directory, or True for the default
     one in the cache directory) and ``key``, the best point is stored as
     this machine's record of ``key``. A progress bar is drawn on stderr
@@ -346,6 +246,9 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
         raise ValueError("tune: a database needs a key")
     if workers < 1:
         raise ValueError("tune: workers must be at least 1")
+    if confirm < 0 or confirm_top < 0:
+        raise ValueError("tune: confirm and confirm_top are at least 0")
+    confirm = max(confirm, 2) if confirm else 0
     build_timeout_s = (max(timeout_s, 600.0) if build_timeout_s is None
                        else build_timeout_s)
     compile_opts = (dict(compile_opts or {}) if compile else None)
@@ -358,6 +261,7 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
             seed=seed, multivariate=True, constant_liar=True,
             n_startup_trials=n_startup)
     study = optuna.create_study(direction="maximize", sampler=sampler)
+    initial_ids = set()
     for point in initial:
         for name, value in dict(point).items():
             try:
@@ -368,17 +272,26 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
             if not inside:
                 raise ValueError(f"tune: initial point {point}: {name}="
                                  f"{value!r} is not in the space")
+        missing = [n for n in space if n not in dict(point)]
+        if missing:
+            raise ValueError(f"tune: initial point {point} does not give "
+                             f"{', '.join(missing)} (it would be drawn at "
+                             f"random)")
+        initial_ids.add(json.dumps({n: dict(point)[n] for n in space},
+                                   sort_keys=True, default=str))
         study.enqueue_trial(dict(point), skip_if_exists=True)
-    ctx = _context()
+    ctx = context()
     start = time.monotonic()
     trials, seen = [], {}
     best = None
     stale = 0                # batches in a row with no new point
     bar = _progress_bar(progress, n_trials, key or "tune")
+    verdict, notes = None, []
 
     def limit_reached():
+        kept = reserve(trials, initial_ids, confirm, confirm_top, workers)
         return ((n_trials is not None and len(trials) >= n_trials)
-                or time.monotonic() - start >= budget_s
+                or time.monotonic() - start >= budget_s - kept
                 or len(seen) >= size or stale >= MAX_STALE)
 
     try:
@@ -399,7 +312,7 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
                 if len(seen) + len(fresh) >= size:
                     break
             stale = 0 if fresh else stale + 1
-            running = {num: _Running(ctx, num, params, template, bench,
+            running = {num: Running(ctx, num, params, template, bench,
                                      compile_opts)
                        for num, params, _ in fresh}
             outcome = {}
@@ -466,19 +379,49 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
                     bar.update(1)
                     if best is not None:
                         bar.set_postfix_str(f"best {best.value:.4g} {units}")
+        if confirm and best is not None:
+            if bar is not None:
+                bar.set_postfix_str(f"best {best.value:.4g} {units}; "
+                                    f"confirming")
+            finals = finalists(trials, initial_ids, confirm_top)
+            confirmed, rounds = confirm_rounds(
+                ctx, finals, template, bench, compile_opts, confirm,
+                workers, timeout_s, build_timeout_s, start + budget_s)
+            verdict = choose(confirmed, rounds, units)
+            if verdict is None:
+                notes.append("confirmation: no finalist could be timed "
+                             "again (" + "; ".join(
+                                 f"#{c.number}: {c.message}"
+                                 for c in confirmed) + "); the search's "
+                             "best is kept, unconfirmed")
     finally:
         if bar is not None:
             bar.close()
     elapsed = time.monotonic() - start
+    best_params = None if best is None else dict(best.params)
+    best_value = None if best is None else best.value
+    extra = {"trials": len(trials), "tuning_s": round(elapsed, 1),
+             "seed": seed}
+    if verdict is not None:
+        best_params = dict(verdict.winner.params)
+        best_value = verdict.winner.median
+        extra["confirmed"] = {
+            "rounds": verdict.rounds,
+            "winner": verdict.winner.source,
+            "winner_trial": verdict.winner.number,
+            "margin_over_initial": verdict.margin,
+            "spread": verdict.spread, "note": verdict.note,
+            "finalists": [{"trial": c.number, "source": c.source,
+                           "params": c.params, "first": c.first,
+                           "values": list(c.values),
+                           "median": c.median, "message": c.message}
+                          for c in verdict.finalists]}
     record = None
     if db not in (None, False) and best is not None:
         from .database import TuningDB
         store = db if isinstance(db, TuningDB) else TuningDB(
             None if db is True else db)
-        record = store.store(key, best.params, best.value, units=units,
-                             extra={"trials": len(trials),
-                                    "tuning_s": round(elapsed, 1),
-                                    "seed": seed})
-    return TuneResult(None if best is None else dict(best.params),
-                      None if best is None else best.value, tuple(trials),
-                      elapsed, units, record)
+        record = store.store(key, best_params, best_value, units=units,
+                             extra=extra)
+    return TuneResult(best_params, best_value, tuple(trials), elapsed,
+                      units, record, tuple(notes), confirmation=verdict)

@@ -19,7 +19,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 import tune_candidates as tc  # noqa: E402
-from exo_hl.tune import (STATUSES, CacheLevel, TuningDB,  # noqa: E402
+from exo_hl.tune import (STATUSES, CacheLevel, Confirmed,  # noqa: E402
+                         Trial, TuningDB,
                          blis_blocking, machine_signature, signature_id,
                          signature_label, tune)
 
@@ -213,6 +214,14 @@ def test_the_cli_tunes_and_stores(tmp_path, capsys):
     assert "best 0 score with {'t': 6, 'u': 3}" in out
     rec = TuningDB(str(tmp_path)).lookup("axpy.cli.v1").record
     assert rec["params"] == {"t": 6, "u": 3} and rec["trials"] == 3
+    # confirmed (the default): the spec's initial point, the optimum, won
+    assert "confirm #0   initial" in out and "the initial point #0 won" \
+        in out
+    assert rec["confirmed"]["winner"] == "initial"
+    assert rec["confirmed"]["rounds"] == 3
+    assert main(["tune", spec, "--trials", "2", "--no-store",
+                 "--confirm", "0"]) == 0
+    assert "confirm" not in capsys.readouterr().out.split("space:")[1]
     assert main(["tune", str(tmp_path / "missing.py")]) == 1
     assert main(["tune", spec, "--option", "novalue"]) == 1
 
@@ -248,4 +257,157 @@ def test_the_guides_example_runs(capsys):
     assert r.trials[1].status == "refused"
     assert "perfect" in r.trials[1].message or "divid" in \
         r.trials[1].message
-    assert r.best_value >= r.trials[0].value
+    # the value kept is the confirmation's median of the winner
+    assert r.confirmation is not None
+    assert r.best_value == r.confirmation.winner.median
+    assert r.best_params == r.confirmation.winner.params
+
+
+# ---------------------------------------------------------------------------
+# the confirmation rounds (fake benchmarks whose values follow a script:
+# no real timing)
+
+def _scripted(tmp_path, script, **kw):
+    bench = tc.ScriptedBench(tmp_path / "counts", script,
+                             crash=kw.pop("crash", ()))
+    kw.setdefault("initial", [{"p": "model"}])
+    # (a finite space: the search ends when every point was tried)
+    return tune(tc.template_p, {"p": sorted(script)}, bench,
+                n_trials=40, compile=False, progress=False,
+                workers=2, **kw)
+
+
+#: the search's single measurements mislead: ``lucky`` is measured once
+#: at 1.5 (then 0.9 for ever), ``good`` once at 1.1 (then 1.2), the
+#: model's point is 1.0
+MISLEADING = {"model": [1.0], "lucky": [1.5, 0.9], "good": [1.1, 1.2],
+              "slow": [0.6], "slower": [0.5], "bad": [0.4]}
+
+
+def test_the_confirmation_picks_the_truly_better_point(tmp_path):
+    r = _scripted(tmp_path, MISLEADING, db=str(tmp_path / "db"),
+                  key="scripted.v1", units="x")
+    by_p = {t.params["p"]: t for t in r.trials}
+    assert by_p["lucky"].value == 1.5          # the search's best...
+    c = r.confirmation
+    assert c is not None and c.rounds == 3
+    # ... is re-timed with the model's point and the next best
+    assert {f.params["p"]: f.source for f in c.finalists} == {
+        "model": "initial", "lucky": "search", "good": "search",
+        "slow": "search"}
+    assert {f.params["p"]: f.values for f in c.finalists}["lucky"] == (
+        0.9, 0.9, 0.9)
+    assert r.best_params == {"p": "good"} and r.best_value == 1.2
+    assert c.winner.source == "search" and c.initial.params["p"] == "model"
+    assert abs(c.margin - 0.2) < 1e-12
+    assert "beat the initial point" in r.summary()
+    rec = TuningDB(str(tmp_path / "db")).lookup("scripted.v1").record
+    assert rec["params"] == {"p": "good"} and rec["value"] == 1.2
+    assert rec["confirmed"]["winner"] == "search"
+    assert abs(rec["confirmed"]["margin_over_initial"] - 0.2) < 1e-12
+    assert len(rec["confirmed"]["finalists"]) == 4
+
+
+def test_without_confirmation_the_lucky_point_wins(tmp_path):
+    """What the confirmation is for: without it the one lucky value is
+    kept."""
+    r = _scripted(tmp_path, MISLEADING, confirm=0)
+    assert r.confirmation is None
+    assert r.best_params == {"p": "lucky"} and r.best_value == 1.5
+
+
+def test_a_point_within_the_spread_does_not_displace_the_initial_one(
+        tmp_path):
+    # the rounds: model 0.97, 1.03, 1.0 (median 1.0, spread 0.06);
+    # close 1.05, 0.96, 1.04 (median 1.04: +0.04, within 0.09)
+    script = {"model": [1.0, 0.97, 1.03, 1.0],
+              "close": [1.3, 1.05, 0.96, 1.04], "slow": [0.5]}
+    r = _scripted(tmp_path, script)
+    c = r.confirmation
+    assert r.best_params == {"p": "model"} and r.best_value == 1.0
+    assert c.winner is c.initial and c.margin == 0.0
+    assert abs(c.spread - 0.09) < 1e-12
+    assert "the initial point #0 won" in c.note and "within the spread" \
+        in c.note
+
+
+def test_a_confirmation_is_reproducible_and_survives_a_flaky_finalist(
+        tmp_path):
+    def run(sub):
+        r = _scripted(tmp_path / sub, MISLEADING, seed=3, crash=["good"])
+        return r, [(t.params["p"], t.value) for t in r.trials]
+
+    r, first = run("a")
+    again, second = run("b")
+    assert first == second
+    assert [f.values for f in r.confirmation.finalists] == \
+        [f.values for f in again.confirmation.finalists]
+    good = next(f for f in r.confirmation.finalists
+                if f.params["p"] == "good")
+    assert good.values == () and "flaky" in good.message
+    # the lucky point was found out; the model's point stays
+    assert r.best_params == {"p": "model"} and r.best_value == 1.0
+
+
+def test_an_initial_point_must_give_every_parameter():
+    with pytest.raises(ValueError, match="does not give u"):
+        tune(tc.template_xy, {"t": [1, 2], "u": [3]}, tc.bench_xy,
+             initial=[{"t": 1}], progress=False)
+
+
+def test_the_choice_between_finalists():
+    from exo_hl.tune.confirm import choose as _choose, reserve as _reserve
+    model = Confirmed({"p": 0}, "initial", 0, 1.0, (1.0, 0.98, 1.02))
+    near = Confirmed({"p": 1}, "search", 5, 1.4, (1.03, 1.04, 1.05))
+    far = Confirmed({"p": 2}, "search", 6, 1.1, (1.1, 1.12, 1.11))
+    gone = Confirmed({"p": 3}, "search", 7, 1.9, (), "crashed: x")
+    assert _choose([model, near, gone], 3, "x").winner is model
+    c = _choose([model, near, far, gone], 3, "x")
+    assert c.winner is far and abs(c.margin - 0.11) < 1e-12
+    # the first initial point is the one to beat: a second initial point
+    # (an alternative) within the spread does not displace it (the real
+    # search kept SGEMM's A-unpacked alternative at a median 0.016 above
+    # the model's, with rounds spread by 0.16)
+    alt = Confirmed({"p": 4}, "initial", 1, 1.0, (1.01, 0.97, 1.04))
+    assert _choose([model, alt, near], 3, "x").winner is model
+    assert _choose([model, alt, far], 3, "x").winner is far
+    # one round measures no spread: the initial point stays
+    one = [Confirmed(f.params, f.source, f.number, f.first, f.values[:1])
+           for f in (model, far)]
+    assert _choose(one, 1, "x").winner.source == "initial"
+    # no initial point: the best median
+    assert _choose([near, far], 3, "x").winner is far
+    assert _choose([gone], 3, "x") is None
+    # the time kept for it: the finalists built again (two at a time)
+    # and timed in each round, from the search's median times
+    trials = [Trial(i, {"p": i}, "ok", float(i), build_s=10.0,
+                    bench_s=2.0) for i in range(6)]
+    ids = {json.dumps({"p": 0})}
+    # 1 initial + 3 others: 2 chunks of builds, 3 rounds of 4 timings
+    assert _reserve(trials, ids, 3, 3, 2) == pytest.approx(
+        1.2 * (2 * 10 + 3 * 4 * 2) + 1)
+    assert _reserve(trials, ids, 0, 3, 2) == 0
+
+
+def test_the_apps_initial_points_are_the_models_whole_points():
+    """The SGEMM and conv searches start from their models' points, with
+    every parameter named: the SGEMM "model point" left pack_b, prefetch
+    and order out, the search drew them at random (pack_b=False once,
+    measured 0.74x OpenBLAS), and conv's base point par, dynamic, kc..."""
+    sys.path.insert(0, str(REPO))
+    from apps.conv import tuning as conv
+    from apps.sgemm import tuning as sgemm
+    spec = sgemm.tune_spec({})
+    isa = spec["initial"][0]["isa"]
+    for point in spec["initial"]:
+        assert set(point) == set(spec["space"]), point
+    ran = sgemm.variant(isa, spec["initial"][0])
+    model = sgemm.configured(isa, "model")[0]
+    for f in ("mr", "nr", "kc", "nc", "mc", "pack_a", "pack_b", "prefetch",
+              "order", "dynamic"):
+        assert getattr(ran, f) == getattr(model, f), f
+    for sizes in ("halide", "resnet7", "resnet14:5"):
+        spec = conv.tune_spec({"sizes": sizes})
+        for point in spec["initial"]:
+            assert set(point) == set(spec["space"]), point
+            conv.variant(point["isa"], point)

@@ -70,3 +70,33 @@ def tune_spec(options):
             "key": "axpy.cli.v1", "units": "score", "compile": False,
             "initial": [{"t": 6, "u": 3}], "about": "the test landscape",
             "n_startup": int(options.get("n_startup", 10))}
+
+
+def template_p(params):
+    """For the confirmation tests: any point builds (``compile=False``)."""
+    return axpy
+
+
+class ScriptedBench:
+    """A fake benchmark whose values follow a script: the n-th
+    measurement of point ``params['p']``, counted over all processes (a
+    file per measurement under ``directory``), returns ``script[p][n]``
+    (the last value repeats), so a point's first measurement (the
+    search's) can be lucky or unlucky and the later ones (the
+    confirmation's) tell the truth. Points in ``crash`` raise from their
+    second measurement on. Picklable, as ``tune`` needs."""
+
+    def __init__(self, directory, script, crash=()):
+        self.directory, self.script = str(directory), dict(script)
+        self.crash = tuple(crash)
+
+    def __call__(self, p, params):
+        point = params["p"]
+        d = os.path.join(self.directory, point)
+        os.makedirs(d, exist_ok=True)
+        n = len(os.listdir(d))
+        open(os.path.join(d, str(n)), "w").close()
+        if point in self.crash and n >= 1:
+            raise RuntimeError("a flaky benchmark")
+        values = self.script[point]
+        return float(values[min(n, len(values) - 1)])
