@@ -99,7 +99,11 @@ def space(isa_name: str) -> dict:
             "group": [1, 2, 4], "fixed": [True, False],
             "packed": [True, False], "kc": [0, 32, 64, 128],
             "par": ["blocks", "rows", "split", "bands"],
-            "bands": sorted({0, 2, 4, _cores()}),
+            "bands": sorted({0, 2, 4, _cores(), 2 * _cores(),
+                             4 * _cores()}),
+            #  (more bands than cores, with dynamic: chunks of
+            #  consecutive rows taken one at a time, locality of a band
+            #  and the balance of 'rows' dynamic; for the tuner to try)
             "kc_at": ["image", "row"],
             "rows": [1, 2], "prefetch": [False, True],
             "dynamic": [False, True]}

@@ -388,6 +388,10 @@ def test_new_variants_interpreted(params, sizes, shows):
     ({"par": "split"}, (2, 2, 5, 3, 3 * 32), "for gy in par(0, 12)"),
     ({"par": "bands", "bands": 2}, (1, 3, 5, 3, 3 * 32),
      "if 2 * band + ny < 3:"),
+    # more bands than cores, taken dynamically (the tuning space has
+    # them): 5 rows in bands of 2, the last guarded
+    ({"par": "bands", "bands": 4, "dynamic": True}, (1, 5, 5, 3, 3 * 32),
+     "for band in par_dynamic(0, 3):"),
 ])
 def test_split_and_bands_interpreted_equal_compiled(par, sizes, shows,
                                                     two_threads):
@@ -467,6 +471,8 @@ def test_model_points_are_in_the_tuning_space(cores, monkeypatch):
             m = tuning.model_params(isa_name, sizes)
             assert all(v in sp[k] for k, v in m.items()), (sizes, m)
             tuning.variant(isa_name, m)
+        # bands of a few per core (taken dynamically) are searched too
+        assert {cores, 2 * cores, 4 * cores} <= set(sp["bands"])
     spec = tuning.tune_spec({"sizes": "resnet14:5"})
     for point in spec["initial"]:
         assert point["bands"] in spec["space"]["bands"]
