@@ -80,6 +80,9 @@ class Tile:
     par_cols: bool = False  # threads: split the panels of B (each thread
                             # computes the panels it packed, all rows)
                             # instead of the row blocks
+    nc: int = 0   # column blocks of B (a multiple of nr; 0: none): B is
+                  # packed and used one K x nc block at a time, so the
+                  # block read by every row block stays in L2 (nc_for)
 
 
 #: 8 x 32: 16 accumulators (two registers per row), enough to hide the
@@ -96,7 +99,7 @@ DEFAULT_TILES = {"u8s8": DEFAULT_U8, "bf16": DEFAULT_BF16}
 
 def spec_u8s8(t: Tile = DEFAULT_U8):
     """The int8 GEMM for tile ``t`` (its preconditions name the tile)."""
-    MC, NR, KC = t.mc, t.nr, t.kc
+    MC, NR, KC = t.mc, t.nc or t.nr, t.kc
 
     @proc
     def gemm_u8s8(M: size, N: size, K: size, A: ui8[M, K], B: i8[K, N],
@@ -113,7 +116,7 @@ def spec_u8s8(t: Tile = DEFAULT_U8):
 
 def spec_bf16(t: Tile = DEFAULT_BF16):
     """The bf16 GEMM for tile ``t``, summing each pair of k odd first."""
-    MC, NR, KC = t.mc, t.nr, t.kc
+    MC, NR, KC = t.mc, t.nc or t.nr, t.kc
 
     @proc
     def gemm_bf16(M: size, N: size, K: size, A: bf16[M, K],
@@ -164,6 +167,9 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
                          f"{G}, MC of MR")
     if not 0 <= t.prefetch < KC // G:
         raise ValueError(f"tile {t}: prefetch must be in [0, KC / {G})")
+    if t.nc and (t.nc % NR or t.par_cols):
+        raise ValueError(f"tile {t}: nc must be a multiple of NR (and "
+                         f"par_cols needs nc = 0)")
     out = []
     p = kind.spec(t)
     out.append(("the algorithm", p))
@@ -239,6 +245,8 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
         p = p.reorder("i2", "i3q")
     if t.prefetch:
         p = _prefetch(p, kind, t, kq)
+    if t.nc:
+        p = _column_blocks(p, t)
     if threads:
         # the packing's panels, then the row blocks: each row block writes
         # its own rows of C and reads the shared packed B. (Parallelizing
@@ -255,6 +263,7 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
     out.append(("tile unrolled"
                 + (f", packed panel prefetched {t.prefetch} k steps ahead"
                    if t.prefetch else "")
+                + (f", column blocks of {t.nc}" if t.nc else "")
                 + (", panels in parallel" if threads else ""), p))
     return out
 
@@ -285,6 +294,20 @@ def _pack_a(p, t, G, kq):
     p = p.fission_after(p.find_loop("io"))
     p = p.remove_loop(list(p.find_loop("im").body())[1])
     return p
+
+
+def _column_blocks(p, t):
+    """Column blocks of B: the packing's panel loop and the compute's are
+    each split by ``nc / nr`` (``jc`` outside, ``jo`` inside), the
+    compute's ``jc`` reordered outside the row blocks, and the two ``jc``
+    loops fused: each K x nc block of B is packed, then every row block
+    runs over it while it is in L2 (without it, every row block streams
+    all of the packed B, K x N bytes, from L3 once N K exceeds the L2)."""
+    f = t.nc // t.nr
+    p = p.split(p.find_loop("jo"), f, "jc", "jo", tail="perfect")
+    p = p.split(p.find_loop("jo #1"), f, "jc", "jo", tail="perfect")
+    p = p.reorder(p.find_loop("im"), p.find_loop("jc #1"))
+    return p.fuse_loop(p.find_loop("jc"), p.find_loop("jc #1"))
 
 
 def _prefetch(p, kind, t, kq):
