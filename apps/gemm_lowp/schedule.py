@@ -53,6 +53,15 @@ The schedule, every step a checked rewrite (``stages`` returns them):
    it packed; A is read once per panel: with ``pack_a`` it would be
    copied once per panel too).
 
+**L2 blocking** (``tile_for``, a model from the machine's reported L2):
+``Tile.nc`` splits the packing's and the compute's panel loops by
+``nc / nr``, moves the compute's block loop ``jc`` outside the row blocks
+and fuses it with the packing's, so each packed K x nc block of B (at most
+half the L2) is read by every row block from L2 instead of all of the
+packed B streaming from L3 per row block; ``Tile.tiles_out`` then puts the
+row tiles outside the panels (``reorder``): a tile's MR x K bytes of A
+stay in L1 while it runs over the block's panels.
+
 ``choose_kernel(features)`` is the runtime-dispatch hook: the best kernel
 for a set of CPU features (AMX kernels are added ahead of these by the AMX
 library's schedule).
