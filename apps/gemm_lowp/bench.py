@@ -40,10 +40,15 @@ exo_hl's ``interpret()``-exact answer (int8: exactly against the f64
 product, exact at these sizes; bf16: MKL within 1e-3 relative, exo_hl bit-exact with the
 interpreter in tests/apps/test_gemm_lowp.py).
 
+exo_hl's kernel at each size is the default tile with the L2 blocking
+``schedule.tile_for`` derives from the machine's L2 for that N and K
+(``nc``, ``tiles_out``).
+
 ``--tile SPEC`` (repeatable) also times the kernel for another tile
-(``mc=128``, ``pack_a=1``, ``prefetch=0``, ...: the default's fields
-changed), in the same interleaved samples, on its own line with its
-ratios to exo_hl's default kernel, MKL and ONNX Runtime: schedule
+(``mc=128``, ``pack_a=1``, ``prefetch=0``, ...: the fields of
+``schedule.DEFAULT_TILES`` changed, without ``tile_for``'s blocking:
+``--tile mc=64`` is the kernel before the blocking), in the same
+interleaved samples, on its own line with its ratios to exo_hl's default kernel, MKL and ONNX Runtime: schedule
 choices are compared side by side, not across runs.
 
 ``%peak`` is of the dot-product peak measured for that thread count
@@ -155,8 +160,15 @@ def measure(kind, sizes, threads, reps, peaks, mkl, use_ort, clock,
             settle, warmup, tiles=()):
     rows = []
     rng = np.random.default_rng(0)
-    kernels = {t: S.kernel(kind, threads=t > 1).compile() for t in
-               sorted(set(threads))}
+    built = {}
+
+    def kernel_for(t, n):
+        """exo_hl's kernel for t threads at n^3: the default tile with the
+        L2 blocking of ``schedule.tile_for`` (the machine's L2)."""
+        tile = S.tile_for(kind.name, n, n)
+        if (tile, t > 1) not in built:
+            built[tile, t > 1] = S.kernel(kind, tile, threads=t > 1).compile()
+        return tile, built[tile, t > 1]
     base = S.DEFAULT_TILES[kind.name]
     extra = [(f"exo_hl[{spec}]", {t: S.kernel(kind, parse_tile(spec, base),
                                               threads=t > 1).compile()
@@ -184,7 +196,10 @@ def measure(kind, sizes, threads, reps, peaks, mkl, use_ort, clock,
                 want = (D.bf16_bits_to_f32(A).astype(np.float64)
                         @ D.bf16_bits_to_f32(B).astype(np.float64))
             names = ["exo_hl"]
-            fns = [kernels[t].bind(M=M, N=N, K=K, A=A, B=B, C=C[0])]
+            tile, kern = kernel_for(t, n)
+            if t == threads[0]:
+                print(f"{kind.name}: {n}^3 tile {tile}")
+            fns = [kern.bind(M=M, N=N, K=K, A=A, B=B, C=C[0])]
             outs = [C[0]]           # each implementation's C
             for nm, ks in extra:    # other tiles, side by side
                 names.append(nm)
@@ -336,7 +351,9 @@ def main(argv=None) -> int:
         kind = S.KINDS[name]
         label, _ = S.choose_kernel(name, features=kind.features)
         peaks = {} if args.no_peak else thread_peaks(name, args.threads)
-        print(f"{name}: kernel {label}, tile {S.DEFAULT_TILES[name]}")
+        print(f"{name}: kernel {label}, tile {S.DEFAULT_TILES[name]} with "
+              f"the L2 blocking of schedule.tile_for per size; --tile "
+              f"SPEC changes that default (without the blocking)")
         if args.no_amx:
             from apps.gemm_amx.dispatch import choose
             picked = choose(name)[0]

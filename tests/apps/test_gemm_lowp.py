@@ -147,3 +147,53 @@ def test_threads_split_by_panels():
         assert check_exact(S.U8S8, p, 32, 64, 16)     # two panels
     finally:
         S.DEFAULT_TILES = A_
+
+
+def test_column_blocks_and_row_tiles_outside():
+    """``Tile.nc`` / ``Tile.tiles_out``: the packing's and the compute's
+    panel loops split by nc / nr, the compute's block loop moved outside
+    the row blocks and fused with the packing's (each K x nc block packed,
+    then used by every row block), the row tiles outside the panels; the
+    threaded kernel (a par packing and par row blocks per block) is
+    bit-exact over two blocks, two row blocks and two k blocks."""
+    t = S.Tile(8, 32, 8, 16, nc=64, tiles_out=True)
+    p = S.kernel(S.U8S8, t, threads=True)
+    text = str(p)
+    assert "assert N % 64 == 0" in text
+    assert text.count("for jc in seq(0, N / 64):") == 1
+    body = text.split("for jc in seq(0, N / 64):")[1]
+    assert body.index("for jo in par(0, 2):") < body.index(
+        "for im in par(0, M / 16):")
+    assert ("for im in par(0, M / 16):\n"
+            "            for io in seq(0, 2):\n"
+            "                for jo in seq(0, 2):\n") in body
+    assert "B_pack[2 * jc + jo, ko, kq, 0, 0:16, 0:4]" in body
+    A_ = S.DEFAULT_TILES
+    try:
+        S.DEFAULT_TILES = {**A_, "u8s8": t}
+        assert check_exact(S.U8S8, p, 32, 128, 16)
+        assert check_exact(S.U8S8, S.kernel(S.U8S8, t), 32, 128, 16)
+    finally:
+        S.DEFAULT_TILES = A_
+    for bad in (S.Tile(8, 32, 8, 16, nc=48),                 # not k * NR
+                S.Tile(8, 32, 8, 16, nc=64, par_cols=True),
+                S.Tile(8, 32, 8, 16, tiles_out=True, pack_a=True)):
+        with pytest.raises(ValueError):
+            S.stages(S.U8S8, bad)
+
+
+def test_l2_blocking_model():
+    """``tile_for``: nc is the widest multiple of NR dividing N whose
+    K x nc bytes of packed B take at most half the L2; none when all of
+    B does; no block (and A streamed as before) when not even one panel
+    fits; bf16 keeps its default."""
+    mib = {2: 2 << 20}
+    t = S.tile_for("u8s8", 1024, 1024, mib)          # 1 MiB: all of B
+    assert (t.nc, t.tiles_out) == (0, True)
+    t = S.tile_for("u8s8", 2048, 2048, mib)
+    assert (t.nc, t.tiles_out) == (512, True)
+    assert S.tile_for("u8s8", 2048, 2048, {2: 1 << 20}).nc == 256
+    assert S.tile_for("u8s8", 640, 2048, mib).nc == 320   # 512 does not divide N
+    t = S.tile_for("u8s8", 4096, 64 << 10, mib)      # a panel is 2 MiB
+    assert (t.nc, t.tiles_out) == (0, False)
+    assert S.tile_for("bf16", 2048, 2048, mib) == S.DEFAULT_BF16
