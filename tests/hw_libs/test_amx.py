@@ -1021,9 +1021,13 @@ def test_blocking_probe_variants():
                      ("io-kc=16/C-L1", "4:16:1"),
                      ("blis kc=8 mc=128", f"9:{(4 << 8) | 8}:0"),
                      ("blis kc=16 mc=128", f"9:{(4 << 8) | 16}:0")]
-    for bad in (["nope"], ["kernel/C-nowhere"]):
+    for bad in (["nope"], ["kernel/C-nowhere"], ["pipelined+Bt1"],
+                ["kernel+Ct1"]):
         with pytest.raises(SystemExit, match="unknown variant"):
             pb._specs(bad, [8])
+    # a load hint is a last suffix, a fourth field for the harness
+    assert pb._specs(["kernel/no-C+Bt1", "io-kc+At1"], [16]) == [
+        ("kernel/no-C+Bt1", "0:0:2:1"), ("io-kc=16+At1", "4:16:0:2")]
 
 
 # ---------------------------------------------------------------------------
