@@ -12,10 +12,14 @@ sampled in turn
 (apps/common/timing.py), so load hits them alike; the ratio is the figure
 to read on a busy machine, and the load average is printed with it. The
 AMX peak (apps/gemm_amx/peak.py, tile-instruction throughput) is measured
-in the same run for "% of peak", twice: the nominal figure (zeros in the
-tiles, no loads) and the one a kernel can reach at best (random data, the
-step's four tile loads from L1; the unit is about 20% slower on random
-data). Every result is first checked against MKL
+in the same run for "% of peak": the nominal figure (zeros in the tiles,
+no loads) once at the start, and the one a kernel can reach at best
+(random data, the step's four tile loads from L1; the unit is about 20%
+slower on random data) before the first cell and after every cell, as the
+VM's tile unit runs at full or half speed from minute to minute. Each
+cell's exo_hl and MKL rates are given as a % of the higher of the two
+probes around it (``share_of_peak``), flagged "(unit changed speed)" when
+those two differ by more than 1.25x. Every result is first checked against MKL
 bit for bit (bf16: MKL's AMX path sums in the kernel's order). With
 ``--threads t`` > 1 the exo_hl kernel is the one whose column blocks are
 a par loop (``schedule(p, threads=True)``; AmxConfig is per-thread state,
@@ -45,7 +49,26 @@ if _REPO not in sys.path:            # run as a script: the repo's apps
 from apps.common.blas_env import set_openmp_threads  # noqa: E402
 from apps.common.timing import best_times  # noqa: E402
 from apps.gemm_amx.mkl_lowp import MklLowp  # noqa: E402
-from apps.gemm_amx.peak import PeakUnavailable, amx_peak  # noqa: E402
+from apps.gemm_amx.peak import AmxProbe, PeakUnavailable  # noqa: E402
+
+#: the two probes around a cell differ by more than this: the tile unit
+#: changed speed during the cell
+STEADY = 1.25
+
+
+def share_of_peak(rate: float, probes, threads: int):
+    """``rate`` (of ``threads`` cores) as a % of the same-run peak, and
+    whether the tile unit kept its speed. ``probes``: the one-core peaks
+    measured around the cell; the reference is the highest times
+    ``threads`` (a cell timed while the unit was slow is understated,
+    never overstated). Steady when the highest is within ``STEADY`` of
+    the lowest."""
+    probes = [p for p in probes if p and p > 0]
+    if not probes or threads < 1:
+        raise ValueError("share_of_peak needs a positive probe and thread "
+                         "count")
+    hi, lo = max(probes), min(probes)
+    return 100.0 * rate / (threads * hi), hi <= STEADY * lo
 
 
 def main(argv=None) -> int:
@@ -66,27 +89,46 @@ def main(argv=None) -> int:
                     "(steadier on a busy machine)")
     args = ap.parse_args(argv)
 
-    from apps.gemm_amx.schedule import (gemm_bf16, gemm_bf16_mtail,
-                                        gemm_bf16_ntail, gemm_u8s8,
-                                        gemm_u8s8_mtail, gemm_u8s8_ntail,
-                                        schedule)
     mkl, why = MklLowp.load()
     print(why)
     if mkl is not None:
         mkl.check()
     peaks = {}
-    for kind in args.kinds:
-        try:
-            # nominal (zeros, no loads) and attainable by a kernel (random
-            # data, the step's tile loads from L1): both are reported
-            peaks[kind] = amx_peak(kind)
-            peaks[kind + "_data"] = amx_peak(kind, random=True, ring=4096)
+    probe = None
+    try:
+        probe = AmxProbe()
+        for kind in args.kinds:
+            # nominal (zeros, no loads) once; attainable by a kernel
+            # (random data, the step's tile loads from L1) around each cell
+            peaks[kind] = probe.rate(kind)
+            peaks[kind + "_data"] = [_data_peak(probe, kind)]
             print(f"AMX {kind} peak (tile-instruction throughput, 1 core): "
                   f"{peaks[kind]:.0f} nominal, "
-                  f"{peaks[kind + '_data']:.0f} with random data and L1 "
+                  f"{peaks[kind + '_data'][0]:.0f} with random data and L1 "
                   f"tile loads, G{'OP' if kind == 'int8' else 'FLOP'}/s")
-        except PeakUnavailable as e:
-            print(f"AMX peak not measured: {e}")
+    except PeakUnavailable as e:
+        print(f"AMX peak not measured: {e}")
+        if probe is not None:
+            probe.close()
+        probe, peaks = None, {}
+    try:
+        return _cells(args, mkl, peaks, probe)
+    finally:
+        if probe is not None:
+            probe.close()
+
+
+def _data_peak(probe, kind):
+    """The random-data, L1-loads peak of one core (fewer runs than the
+    nominal one: it is measured around every cell)."""
+    return probe.rate(kind, runs=100, random=True, ring=4096)
+
+
+def _cells(args, mkl, peaks, probe):
+    from apps.gemm_amx.schedule import (gemm_bf16, gemm_bf16_mtail,
+                                        gemm_bf16_ntail, gemm_u8s8,
+                                        gemm_u8s8_mtail, gemm_u8s8_ntail,
+                                        schedule)
     rng = np.random.default_rng(0)
     rows = []
     for kind in args.kinds:
@@ -97,7 +139,7 @@ def main(argv=None) -> int:
                gemm_u8s8_mtail if args.m_extra else gemm_u8s8)
         kernels = {t: schedule(alg, threads=t > 1).compile()
                    for t in sorted(set(args.threads))}
-        peak, peak_data = peaks.get(kind), peaks.get(kind + "_data")
+        peak, data_probes = peaks.get(kind), peaks.get(kind + "_data")
         unit = "GOP/s" if kind == "int8" else "GFLOP/s"
         for n in args.sizes:
             m, nn = n + args.m_extra, n + args.n_extra
@@ -139,19 +181,29 @@ def main(argv=None) -> int:
                         + (f" N={nn}" if nn != n else "")
                         + f"  t={t}  exo_hl "
                         f"{row['exo']:7.0f} {unit}")
-                if peak:
-                    # the probes measure one core: t threads, t cores
-                    row["exo_pct_peak"] = 100 * row["exo"] / (t * peak)
-                    row["exo_pct_peak_data"] = (100 * row["exo"]
-                                                / (t * peak_data))
-                    line += (f" ({row['exo_pct_peak']:.0f}% of peak, "
-                             f"{row['exo_pct_peak_data']:.0f}% of the "
-                             f"random-data peak)")
                 if mkl is not None:
                     row["mkl"] = ops / secs[1] / 1e9
                     row["ratio"] = secs[1] / secs[0]
                     line += (f"  MKL {row['mkl']:7.0f}  ratio "
                              f"{row['ratio']:.2f}x")
+                if peak:
+                    # the probes measure one core: t threads, t cores
+                    data_probes.append(_data_peak(probe, kind))
+                    around = data_probes[-2:]
+                    row["exo_pct_peak"] = 100 * row["exo"] / (t * peak)
+                    row["peak_data_around"] = around
+                    pct, steady = share_of_peak(row["exo"], around, t)
+                    row["exo_pct_peak_data"] = pct
+                    row["peak_steady"] = steady
+                    line += (f"\n    % of the random-data peak "
+                             f"({'/'.join(f'{p:.0f}' for p in around)} "
+                             f"before/after, x{t}): exo_hl {pct:.0f}%")
+                    if mkl is not None:
+                        row["mkl_pct_peak_data"] = share_of_peak(
+                            row["mkl"], around, t)[0]
+                        line += f", MKL {row['mkl_pct_peak_data']:.0f}%"
+                    if not steady:
+                        line += " (unit changed speed)"
                 print(line + f"  load {load:.1f}", flush=True)
                 rows.append(row)
     if args.json:

@@ -67,7 +67,12 @@ __attribute__((target("amx-tile,amx-int8,amx-bf16")))
 static void run(long iters, int bf16, int loads, const unsigned char *buf,
                 long ring) {
     long off = 0;
-    if (!loads && bf16) {
+    if (loads == 2) {    /* the tile loads alone: their bandwidth */
+        for (long i = 0; i < iters; i++) {
+            LD4(buf + off);
+            off += 4096; if (off == ring) off = 0;
+        }
+    } else if (!loads && bf16) {
         for (long i = 0; i < iters; i++) { DP4(_tile_dpbf16ps); }
     } else if (!loads) {
         for (long i = 0; i < iters; i++) { DP4(_tile_dpbusd); }
@@ -114,11 +119,12 @@ static void setup(const unsigned char *data) {
 
 int main(int argc, char **argv) {
 @AMX_GUARD@    long iters = atol(argv[1]);
-    /* argv[3]: "<bf16> <random> <ring bytes, 0: no loads>" */
-    int n = atoi(argv[2]), bf16 = 0, random = 0;
+    /* argv[3]: "<bf16> <random> <ring bytes, 0: no loads> [<loads only>]"
+       (loads only: the rate printed is GB/s of tile loads) */
+    int n = atoi(argv[2]), bf16 = 0, random = 0, only = 0;
     long ring = 0;
-    if (sscanf(argv[3], "%d %d %ld", &bf16, &random, &ring) < 1 ||
-        ring % 4096 != 0 || ring < 0) {
+    if (sscanf(argv[3], "%d %d %ld %d", &bf16, &random, &ring, &only) < 1 ||
+        ring % 4096 != 0 || ring < 0 || (only && ring == 0)) {
         fprintf(stderr, "bad mode '%s'\n", argv[3]);
         return 1;
     }
@@ -131,12 +137,13 @@ int main(int argc, char **argv) {
     for (int r = 0; r < n; r++) {
         struct timespec a, b;
         clock_gettime(CLOCK_MONOTONIC, &a);
-        run(iters, bf16, ring > 0, buf, ring);
+        run(iters, bf16, only ? 2 : ring > 0, buf, ring);
         clock_gettime(CLOCK_MONOTONIC, &b);
         double t = (b.tv_sec - a.tv_sec) + 1e-9 * (b.tv_nsec - a.tv_nsec);
         if (t < best) best = t;
     }
-    double ops = 4.0 * 16 * 16 * (bf16 ? 32 : 64) * 2 * (double)iters;
+    double ops = only ? 4096.0 * (double)iters
+                      : 4.0 * 16 * 16 * (bf16 ? 32 : 64) * 2 * (double)iters;
     printf("%.6f %.9f\n", ops / best * 1e-9, best);
     free(buf);
     return 0;
@@ -150,6 +157,52 @@ VARIANTS = (("zeros, no loads", False, 0),
             ("random, no loads", True, 0),
             ("random, L1 loads", True, 4096),
             ("random, L2 loads", True, 512 * 1024))
+
+
+#: the tile-load bandwidth probe's buffers (name, bytes cycled through):
+#: four tile loads per step, no products, as a kernel's K step loads them
+LOAD_RINGS = (("L1", 4096), ("L1, 32 KB", 32 * 1024), ("L2, 1 MB", 1 << 20),
+              ("L3, 32 MB", 32 << 20))
+
+
+class AmxProbe:
+    """The probe compiled once, measured many times (``bench.py`` measures
+    the peak around every cell: the VM's tile unit changes speed from
+    minute to minute). Use as a context manager; raises
+    ``PeakUnavailable`` when it cannot be built or run."""
+
+    def __init__(self):
+        self._dir = tempfile.TemporaryDirectory(prefix="amx_peak_")
+        try:
+            self._exe = build_probe(_SOURCE, self._dir.name, "amx_peak",
+                                    "AMX")
+        except BaseException:
+            self._dir.cleanup()
+            raise
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        self._dir.cleanup()
+
+    def rate(self, kind: str = "int8", runs: int = 200,
+             seconds: float = 0.002, copies: int = 1, random: bool = False,
+             ring: int = 0, loads_only: bool = False) -> float:
+        """As ``amx_peak``; ``loads_only``: the step's four tile loads
+        without the products, the rate in GB/s of tile loads (``ring``
+        > 0)."""
+        if kind not in ("int8", "bf16"):
+            raise ValueError(f"kind is 'int8' or 'bf16', not {kind!r}")
+        if ring % 4096 or ring < 0 or (loads_only and not ring):
+            raise ValueError(f"ring is a positive multiple of 4096 (0 "
+                             f"without loads_only), not {ring}")
+        return probe_rate(self._exe, f"{int(kind == 'bf16')} {int(random)} "
+                          f"{ring} {int(loads_only)}", "AMX", runs, seconds,
+                          copies, first_iters=1 << 10, max_iters=1 << 30)
 
 
 def amx_peak(kind: str = "int8", runs: int = 200, seconds: float = 0.002,
@@ -166,11 +219,8 @@ def amx_peak(kind: str = "int8", runs: int = 200, seconds: float = 0.002,
         raise ValueError(f"kind is 'int8' or 'bf16', not {kind!r}")
     if ring % 4096 or ring < 0:
         raise ValueError(f"ring is a multiple of 4096, not {ring}")
-    with tempfile.TemporaryDirectory(prefix="amx_peak_") as d:
-        exe = build_probe(_SOURCE, d, "amx_peak", "AMX")
-        return probe_rate(exe, f"{int(kind == 'bf16')} {int(random)} {ring}",
-                          "AMX", runs, seconds, copies, first_iters=1 << 10,
-                          max_iters=1 << 30)
+    with AmxProbe() as probe:
+        return probe.rate(kind, runs, seconds, copies, random, ring)
 
 
 def main(argv=None) -> int:
@@ -185,6 +235,12 @@ def main(argv=None) -> int:
                              random=random, ring=ring)
                 print(f"AMX {kind} peak ({name}), {args.copies} core(s): "
                       f"{g:.0f} {unit}")
+        with AmxProbe() as probe:
+            for name, ring in LOAD_RINGS:
+                g = probe.rate(runs=args.runs, copies=args.copies,
+                               random=True, ring=ring, loads_only=True)
+                print(f"tile loads alone ({name}), {args.copies} core(s): "
+                      f"{g:.0f} GB/s")
     except PeakUnavailable as e:
         print(f"peak: {e}", file=sys.stderr)
         return 2

@@ -643,6 +643,13 @@ def _tiles_in_registers(p):
     return p
 
 
+#: the B tiles loaded by ``tileloaddt1`` (the no-reuse hint): B streams
+#: from the packed column block in L2, and without the hint its lines push
+#: the reused 32 x K row block of A out of L1 (apps/gemm_amx/README.md,
+#: "tileloaddt1 for B"; measured 1.1-1.25x at 1024 in the C harness)
+STREAM_B = True
+
+
 def _tile_instructions(p, kind):
     """Each tile copy and the compute nests by their tile instructions
     (the configuration is in place: their preconditions are provable)."""
@@ -657,7 +664,8 @@ def _tile_instructions(p, kind):
         p = p.replace(_copy_into(p, f'a{ih}'),
                       amx.tile_load(A_TILES[ih], kind.a, (16, 16 * g)))
         p = p.replace(_copy_into(p, f'b{ih}'),
-                      amx.tile_load(B_TILES[ih], kind.b, (16, 16, g)))
+                      amx.tile_load(B_TILES[ih], kind.b, (16, 16, g),
+                                    stream=STREAM_B))
     for ih in range(2):
         for jh in range(2):
             p = p.replace(p.find_loop('ii'),

@@ -1021,9 +1021,13 @@ def test_blocking_probe_variants():
                      ("io-kc=16/C-L1", "4:16:1"),
                      ("blis kc=8 mc=128", f"9:{(4 << 8) | 8}:0"),
                      ("blis kc=16 mc=128", f"9:{(4 << 8) | 16}:0")]
-    for bad in (["nope"], ["kernel/C-nowhere"]):
+    for bad in (["nope"], ["kernel/C-nowhere"], ["pipelined+Bt1"],
+                ["kernel+Ct1"]):
         with pytest.raises(SystemExit, match="unknown variant"):
             pb._specs(bad, [8])
+    # a load hint is a last suffix, a fourth field for the harness
+    assert pb._specs(["kernel/no-C+Bt1", "io-kc+At1"], [16]) == [
+        ("kernel/no-C+Bt1", "0:0:2:1"), ("io-kc=16+At1", "4:16:0:2")]
 
 
 @proc
@@ -1049,3 +1053,85 @@ def test_configure_tiles_finds_its_writes_by_place(before):
     assert body[where].startswith("ldtilecfg(16, 0,"), body
     assert body[3 - where].startswith("for i in seq(0, 16)"), body
     assert len(body) == 3
+
+
+# ---------------------------------------------------------------------------
+# tileloaddt1 (tile_load(..., stream=True)): the GEMMs load B with it
+
+ld_bs = amx.tile_load(6, 'i8', (16, 16, 4), stream=True)
+
+
+@proc
+def dpbusd_stream_b(A: ui8[16, 64] @ DRAM, B: i8[16, 16, 4] @ DRAM,
+                    C: i32[16, 16] @ DRAM):
+    ldtilecfg(16, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+    c: i32[16, 16] @ AMX_TILE0
+    ld_c(c, C)
+    a: ui8[16, 64] @ AMX_TILE4
+    ld_a(a, A)
+    b: i8[16, 16, 4] @ AMX_TILE6
+    ld_bs(b, B)
+    dp_us(c, a, b)
+    st_c(C, c)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tile_load_stream_is_tileloaddt1_with_the_same_body(mode,
+                                                            monkeypatch):
+    """The no-reuse hint changes the instruction, not the body: printed
+    as its own instruction, its C is _tile_stream_loadd, and a tile
+    product on a B loaded so equals numpy (emulated and native)."""
+    assert ld_bs is not ld_b
+    assert ld_bs is amx.tile_load(6, 'i8', [16, 16, 4], stream=True)
+    assert "tileloaddt1_t6_i8_16x16x4(b, B)" in str(dpbusd_stream_b)
+    c_code = dpbusd_stream_b.c_code_str()
+    assert "_tile_stream_loadd(6, " in c_code
+    assert "_tile_stream_loadd(0, " not in c_code
+    f = _compile(dpbusd_stream_b, mode, monkeypatch)
+    A = _edge_fill((16, 64), U8_EDGES, 3).astype(np.uint8)
+    B = _edge_fill((16, 16, 4), S8_EDGES, 4).astype(np.int8)
+    C = _edge_fill((16, 16), I32_EDGES, 5).astype(np.int32)
+    got = C.copy()
+    f(A, B, got)
+    assert np.array_equal(got, _dp_ref(A, B, C))
+
+
+def test_tile_load_stream_keeps_the_preconditions():
+    """tileloaddt1 has tileloadd's configuration preconditions: a
+    configuration of the wrong shape is refused by @proc and by
+    replace."""
+    ld_cs = amx.tile_load(0, 'i32', (16, 16), stream=True)
+    with pytest.raises(Exception, match="AmxConfig|precondition"):
+        @proc
+        def wrong_rows_stream(C: i32[16, 16] @ DRAM):
+            ldtilecfg(8, 0, 0, 0, 16, 0, 16, 0, 64, 0, 0, 0, 64, 0, 64, 0)
+            c: i32[16, 16] @ AMX_TILE0
+            ld_cs(c, C)
+
+    @proc
+    def copy_in_s(C: i32[16, 16] @ DRAM):
+        c: i32[16, 16] @ DRAM
+        for i in seq(0, 16):
+            for j in seq(0, 16):
+                c[i, j] = C[i, j]
+    p = copy_in_s.set_memory('c', AMX_TILE0)
+    q = amx.configure_tiles(p, p.find_loop('i'), {0: (8, 64)})
+    with pytest.raises(SchedulingError):
+        q.replace(q.find_loop('i'), ld_cs)
+    q = amx.configure_tiles(p, p.find_loop('i'), {0: (16, 64)})
+    assert "tileloaddt1_t0_i32_16x16" in str(q.replace(q.find_loop('i'),
+                                                       ld_cs))
+
+
+def test_gemm_loads_b_with_the_no_reuse_hint():
+    """The GEMMs' B tiles (tmm6, tmm7) stream from the packed column block
+    with tileloaddt1, so A's reused row block stays in L1; the A and C
+    tiles keep tileloadd."""
+    from apps.gemm_amx.schedule import gemm_bf16, gemm_u8s8, schedule
+    for alg in (gemm_u8s8, gemm_bf16):
+        c_code = schedule(alg).c_code_str()
+        for t in (6, 7):
+            assert f"_tile_stream_loadd({t}, &Bp[" in c_code
+        for t in (0, 1, 2, 3, 4, 5):
+            assert f"_tile_stream_loadd({t}, " not in c_code
+            assert f"_tile_loadd({t}, " in c_code

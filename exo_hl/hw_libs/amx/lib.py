@@ -343,33 +343,39 @@ def _tag(typ, shape):
     return f"{typ}_{'x'.join(map(str, shape))}"
 
 
-def tile_load(t, typ, shape):
+def tile_load(t, typ, shape, stream=False):
     """``tileloadd``: tile ``tmm t`` <- a ``typ[shape]`` block of memory
     whose rows are contiguous (``stride(src, -1) == 1``; a VNNI block
     ``[rows, cols, g]`` has rows of ``cols * g`` contiguous elements); the
     row stride is free. Precondition: the configuration of tile ``t`` is
-    ``rows x colsb`` of exactly this shape.
+    ``rows x colsb`` of exactly this shape. ``stream=True``:
+    ``tileloaddt1``, the same load with a hint that the data will not be
+    reused soon (same body; a GEMM loads its streamed operand so, which
+    keeps the reused operand's block in L1).
 
     >>> p = p.replace(p.find_loop('i0'), tile_load(1, 'ui8', (16, 64)))
     """
     shape, colsb = _shape_of(typ, shape, t)
-    return _tile_load(t, typ, shape, colsb)
+    return _tile_load(t, typ, shape, colsb, bool(stream))
 
 
 @memo(maxsize=None)
-def _tile_load(t, typ, shape, colsb):
+def _tile_load(t, typ, shape, colsb, stream=False):
     esize = ELEM_BYTES[typ]
-    name = f"tileloadd_t{t}_{_tag(typ, shape)}"
+    op = "tileloaddt1" if stream else "tileloadd"
+    intrinsic = "_tile_stream_loadd" if stream else "_tile_loadd"
+    name = f"{op}_t{t}_{_tag(typ, shape)}"
+    hint = ", stream=True" if stream else ""
     src = f'''
-@instr("EXO_HL_AMX_FENCE(); _tile_loadd({{dst_data}}, &{{src_data}}, "
+@instr("EXO_HL_AMX_FENCE(); {intrinsic}({{dst_data}}, &{{src_data}}, "
        "(long)({{src}}.strides[0]) * {esize});", _HELPER,
        cpu_features=_TILE_FEATURES)
 def {name}(dst: [{typ}][{_dims(shape)}] @ AMX_TILE{t},
            src: [{typ}][{_dims(shape)}] @ DRAM):
-    """tileloadd: tile tmm{t} <- a {typ}[{_dims(shape)}] block of memory
+    """{op}: tile tmm{t} <- a {typ}[{_dims(shape)}] block of memory
     (rows contiguous, any row stride); made by tile_load.
 
-    >>> p = p.replace(p.find_loop('i0'), tile_load({t}, {typ!r}, {shape}))
+    >>> p = p.replace(p.find_loop('i0'), tile_load({t}, {typ!r}, {shape}{hint}))
     """
 {_src_asserts("src", shape)}
 {_cfg_asserts(t, shape[0], colsb)}
