@@ -249,3 +249,53 @@ def test_a_nest_outside_the_loop_range_is_rechecked_without_the_shortcut(
     new = _with_region(base.ir(), 0, (widest, ))
     with pytest.raises(bounds.BoundsError):
         recheck._Recheck(base.ir(), new).run()
+
+
+# ---------------------------------------------------------------------------
+# equal values: a sum is a multiset of atoms, not a set
+
+
+@proc
+def mid(n: size, m: size, x: f32[4, n]):
+    assert m < n
+    for i in seq(0, 4):
+        x[i, (n + m) / 2] = 0.0
+
+
+def _twice(e):
+    """``e + e'`` with ``e' = (m + n) / 2``, the operands of ``e = (n + m)
+    / 2`` swapped: the encoding keeps e and e' as two atoms (not the same
+    tuple), whose canonical forms are equal."""
+    s = e.lhs
+    swapped = e.update(lhs=s.update(lhs=s.rhs, rhs=s.lhs))
+    return IR.BinOp("+", e, swapped, type=e.type)
+
+
+def test_a_sum_of_two_equal_atoms_is_not_one_atom(monkeypatch):
+    from exo_hl.effects.unrolled import _value
+    monkeypatch.delenv(recheck.COMPARE_ENV, raising=False)
+    base = _checked(mid)
+    loop = base.ir().body[0]
+    e = loop.body[0].idx[1]
+    assert _value(e) != _value(_twice(e))
+    assert _value(IR.BinOp("+", e, e, type=e.type)) == _value(_twice(e))
+    # the copies with (n + m) / 2 + (m + n) / 2 (up to n + m - 1 >= n) in
+    # the last one: not the copies, and refused
+    bad = _copies(loop, edit=lambda k, c: (c[0].update(
+        idx=(c[0].idx[0], _twice(c[0].idx[1]))), ) if k == 3 else c)
+    assert not copies_of(loop, bad)
+    new = _with_region(base.ir(), 0, bad)
+    with pytest.raises(SchedulingError, match="out of bounds"):
+        base._derive(new, "edit")
+    # the same in a split nest (an instance only with the equal index)
+    from exo_hl.effects.unrolled import nest_instance
+    nest = base.split("i", 2, "io", "ii", tail="perfect").ir().body[0]
+    inner = nest.body[0]
+    a = inner.body[0]
+    assert nest_instance(loop, nest) is not None
+    edited = nest.update(body=(inner.update(body=(a.update(
+        idx=(a.idx[0], _twice(a.idx[1]))), )), ))
+    assert nest_instance(loop, edited) is None
+    new = _with_region(base.ir(), 0, (edited, ))
+    with pytest.raises(SchedulingError, match="out of bounds"):
+        base._derive(new, "edit")
