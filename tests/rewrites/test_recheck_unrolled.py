@@ -299,3 +299,42 @@ def test_a_sum_of_two_equal_atoms_is_not_one_atom(monkeypatch):
     new = _with_region(base.ir(), 0, (edited, ))
     with pytest.raises(SchedulingError, match="out of bounds"):
         base._derive(new, "edit")
+
+
+@proc
+def halves(n: size, m: size, x: f32[4, n], y: f32[4, n]):
+    assert m < n
+    for i in seq(0, 4):
+        for j in seq(0, 2):
+            x[i, (m + j) / 2] = y[i, (n + m) / 2] * 2.0
+    for i in seq(0, 4):
+        y[i, (n + m) / 2] += x[3 - i, (m + i) / 4]
+
+
+def test_respelled_copies_and_nests_decided_as_the_full_check(monkeypatch):
+    """The class of the test above, generated: unroll or split a loop of
+    ``halves`` (indices dividing sums of two variables), respell one
+    control expression of the result (``ir_mutations.respell``: the same
+    value or not) and hand it to ``_derive`` as an edit of the procedure
+    before the rewrite, the comparison mode on: the incremental re-check
+    must decide as the whole-procedure check (else RecheckMismatch)."""
+    import random
+    from ir_mutations import respelled
+    monkeypatch.setenv(recheck.COMPARE_ENV, "1")
+    base = _checked(halves)
+    results = [base.unroll("i"), base.unroll("j"), base.unroll("i #1"),
+               base.split("i", 2, "io", "ii", tail="perfect"),
+               base.split("i #1", 3, "io", "ii", tail="guard")]
+    rng = random.Random(31)
+    accepted = refused = 0
+    for k in range(60):
+        new = respelled(results[k % len(results)].ir(), rng)
+        if new is None:
+            continue
+        try:
+            base._derive(new, "edit")
+            accepted += 1
+        except SchedulingError as e:
+            assert "out of bounds" in str(e)
+            refused += 1
+    assert accepted >= 10 and refused >= 5
