@@ -41,7 +41,7 @@ from exo_hl.frontend import recheck  # noqa: E402
 import test_schedule_fuzz as F  # noqa: E402
 from ir_mutations import mutate, respelled  # noqa: E402
 from test_recheck_modes import PROCS, SCR  # noqa: E402
-from test_recheck_unrolled import halves  # noqa: E402
+from test_recheck_unrolled import FUZZ_PROCS  # noqa: E402
 
 
 def _count_compares():
@@ -55,12 +55,17 @@ def _count_compares():
     return calls
 
 
+#: rewrites turning a loop into copies or nests of its body
+_LOOP_COPIERS = ("unroll", "split", "shift_loop", "partition_loop",
+                 "cut_loop", "divide_loop")
+
+
 def edits(n_seqs, n_steps, seed, progress=None):
     """Rewrites and raw edits; (sequences, steps, accepted, rejected,
     rejected by the re-check)."""
     rng = random.Random(seed)
     steps = accepted = rejected = by_check = 0
-    procs = PROCS + F.CONFIG_PROCS + [halves]
+    procs = PROCS + F.CONFIG_PROCS + FUZZ_PROCS
     for s in range(n_seqs):
         if progress and s and s % progress == 0:
             print(f"  ... {s} sequences, {steps} steps, {accepted} accepted, "
@@ -71,6 +76,9 @@ def edits(n_seqs, n_steps, seed, progress=None):
         for _ in range(n_steps):
             desc, thunk = F.random_step(p, rng, fresh)
             r = rng.random()
+            if desc.startswith(_LOOP_COPIERS) and r < 0.6:
+                r = 0.4     # (most often edited after: their results
+                #              are what the re-check's shortcuts match)
             if r < 0.35:
                 new = mutate(p.ir(), rng, (DRAM, SCR))
                 if new is not None:

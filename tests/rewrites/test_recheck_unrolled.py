@@ -311,6 +311,30 @@ def halves(n: size, m: size, x: f32[4, n], y: f32[4, n]):
         y[i, (n + m) / 2] += x[3 - i, (m + i) / 4]
 
 
+@proc
+def tri(x: f32[6, 6], y: f32[6, 6]):
+    for i in seq(0, 4):
+        for j in seq(0, i):             # bounds naming the outer iterator
+            x[i, j] = y[j, i] + x[i, j]
+        for j in seq(i, 4):
+            x[i, j + 1] += y[i, 3 - j]
+
+
+@proc
+def wrapped(m: size, x: f32[m + 3, 4], y: f32[4]):
+    w = x[0:m + 3, 0:4]
+    for i in seq(0, 3):
+        for j in seq(0, 4):
+            if i + j < 5:
+                w[i, j] = y[(j + i) % 4] + w[m + 2 - i, 3 - j]
+            else:
+                w[i, (m + j) % 4] += y[(i + m) / 2 % 4]
+
+
+#: for the long recheck fuzzer (``fuzz_recheck_long``)
+FUZZ_PROCS = [halves, tri, wrapped]
+
+
 def test_respelled_copies_and_nests_decided_as_the_full_check(monkeypatch):
     """The class of the test above, generated: unroll or split a loop of
     ``halves`` (indices dividing sums of two variables), respell one
