@@ -325,9 +325,8 @@ def wrapped(m: size, x: f32[m + 3, 4], y: f32[4]):
     w = x[0:m + 3, 0:4]
     for i in seq(0, 3):
         for j in seq(0, 4):
+            w[i, j] = y[(j + i) % 4] + w[m + 2 - i, 3 - j]
             if i + j < 5:
-                w[i, j] = y[(j + i) % 4] + w[m + 2 - i, 3 - j]
-            else:
                 w[i, (m + j) % 4] += y[(i + m) / 2 % 4]
 
 
