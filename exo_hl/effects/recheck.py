@@ -205,7 +205,10 @@ def _compare(new_ir, parent_ir) -> None:
         except (BoundsError, ExoTypeError) as e:
             return e
         return None
-    inc = verdict(lambda: _Recheck(parent_ir, new_ir).run())
+    def incremental():   # what ``check_rewritten`` runs without the switch
+        check_control_ranges(new_ir)
+        _Recheck(parent_ir, new_ir).run()
+    inc = verdict(incremental)
     full = verdict(lambda: check_full(new_ir))
     if (inc is None) != (full is None):
         from ..core_ir.printer import proc_to_str

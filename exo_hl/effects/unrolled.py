@@ -16,7 +16,8 @@ identical or both are *pure control expressions* (integer/bool constants,
 control variables, arithmetic, comparisons, and/or/not: no buffer read,
 stride, config field or extern) whose lifted effect terms encode to the
 same SMT terms (``smt.encode`` of ``bounds.lift_index``: linear forms with
-folded constants, compared as sets of terms), i.e. have the same value for
+folded constants, a sum compared as the multiset of its atoms, and/or as
+the set of its operands), i.e. have the same value for
 every value of the variables -- the normalisation ``simplify`` applied
 is checked, not trusted. ``loop`` must have literal integer bounds and
 write no configuration state (itself or in a callee).
@@ -153,19 +154,32 @@ def _pure(e) -> bool:
 
 
 def _value(e):
-    """The SMT encoding (value, definedness) of a pure expression, its sums
-    and conjunctions/disjunctions as sets: the encoding keeps the atoms of
-    a linear form in the order it met them, and equal sets of terms of a
-    commutative operation have equal values."""
+    """The SMT encoding (value, definedness) of a pure expression, in a
+    form where equal forms have equal values whatever order the encoding
+    met the operands in (``_canon``)."""
     return _canon(S.encode(lift_index(e)))
 
 
 def _canon(t):
+    """``t`` with the order of commutative operands forgotten: a linear
+    form as the set of (atom, summed coefficient) over its atoms'
+    canonical forms, and/or as the set of their operands (both
+    idempotent). A linear form is a *multiset* of atoms: the encoding
+    merges like atoms only when they are the same tuple, so ``(n + m) / 2
+    + (m + n) / 2`` keeps two atoms whose canonical forms are equal, and
+    a set of (atom, coefficient) pairs would make it equal to ``(n + m) /
+    2``; summing the coefficients of equal canonical atoms gives ``2 *``
+    the atom."""
     if type(t) is not tuple or not t:
         return t
     tag = t[0]
     if tag == "lin":
-        return ("lin", t[1], frozenset((_canon(a), c) for a, c in t[2]))
+        coeffs = {}
+        for a, c in t[2]:
+            k = _canon(a)
+            coeffs[k] = coeffs.get(k, 0) + c
+        return ("lin", t[1],
+                frozenset((a, c) for a, c in coeffs.items() if c != 0))
     if tag in ("and", "or"):
         return (tag, frozenset(_canon(x) for x in t[1]))
     return tuple(_canon(x) for x in t)

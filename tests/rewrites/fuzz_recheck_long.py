@@ -15,7 +15,10 @@ step (with its sequence) and carries on, printing them all at the end.
 Part 1 is the random-schedule fuzz (``test_schedule_fuzz.fuzz``: every
 accepted step is compared with the original procedure in the interpreter);
 part 2 mixes rewrites with raw IR edits handed to ``Procedure._derive``
-(``ir_mutations``), which only the re-check stands between. In the default
+(``ir_mutations``), which only the re-check stands between, some of them
+edits of a rewrite's result handed over as one step from the procedure
+before the rewrite (so an edited copy of an unrolled loop or an edited
+split nest meets the re-check's shortcuts for those, ``unrolled``). In the default
 ``compare`` mode (``EXO_HL_RECHECK_COMPARE=1``) every rewrite result is
 checked both incrementally and from scratch, and any disagreement raises
 ``RecheckMismatch``. Prints the counts of each part.
@@ -36,8 +39,9 @@ from exo_hl import DRAM, SchedulingError  # noqa: E402
 from exo_hl.frontend import recheck  # noqa: E402
 
 import test_schedule_fuzz as F  # noqa: E402
-from ir_mutations import mutate  # noqa: E402
+from ir_mutations import mutate, respelled  # noqa: E402
 from test_recheck_modes import PROCS, SCR  # noqa: E402
+from test_recheck_unrolled import FUZZ_PROCS  # noqa: E402
 
 
 def _count_compares():
@@ -51,12 +55,17 @@ def _count_compares():
     return calls
 
 
+#: rewrites turning a loop into copies or nests of its body
+_LOOP_COPIERS = ("unroll", "split", "shift_loop", "partition_loop",
+                 "cut_loop", "divide_loop")
+
+
 def edits(n_seqs, n_steps, seed, progress=None):
     """Rewrites and raw edits; (sequences, steps, accepted, rejected,
     rejected by the re-check)."""
     rng = random.Random(seed)
     steps = accepted = rejected = by_check = 0
-    procs = PROCS + F.CONFIG_PROCS
+    procs = PROCS + F.CONFIG_PROCS + FUZZ_PROCS
     for s in range(n_seqs):
         if progress and s and s % progress == 0:
             print(f"  ... {s} sequences, {steps} steps, {accepted} accepted, "
@@ -66,8 +75,22 @@ def edits(n_seqs, n_steps, seed, progress=None):
         fresh = F.Namer()
         for _ in range(n_steps):
             desc, thunk = F.random_step(p, rng, fresh)
-            if rng.random() < 0.35:
+            r = rng.random()
+            if desc.startswith(_LOOP_COPIERS) and r < 0.6:
+                r = 0.4     # (most often edited after: their results
+                #              are what the re-check's shortcuts match)
+            if r < 0.35:
                 new = mutate(p.ir(), rng, (DRAM, SCR))
+                if new is not None:
+                    thunk = (lambda p=p, new=new: p._derive(new, "edit"))
+            elif r < 0.55:
+                # the rewrite, then an edit of its result, as one step
+                try:
+                    q = thunk()
+                except SchedulingError:
+                    q = None
+                new = q and (respelled(q.ir(), rng) if rng.random() < 0.5
+                             else mutate(q.ir(), rng, (DRAM, SCR)))
                 if new is not None:
                     thunk = (lambda p=p, new=new: p._derive(new, "edit"))
             steps += 1

@@ -3,10 +3,15 @@ that every rewrite result goes through, independently of the rewrites'
 own safety conditions): integer constants in bounds, indices, sizes,
 windows and config values moved a little; adjacent statements swapped;
 statements deleted or duplicated (with fresh names); loop modes flipped;
-allocations moved to another memory; the first precondition changed."""
+allocations moved to another memory; the first precondition changed;
+an integer control expression respelled (``respell``: its sums and
+products with their operands swapped, which is the same value, or that
+spelling added to it or shifted by one, which is not: what a comparison
+of expressions up to their value must tell apart)."""
 from __future__ import annotations
 
 from exo_hl.core_ir import blockinfo
+from exo_hl.core_ir import types as T
 from exo_hl.core_ir.nodes import IR
 from exo_hl.core_ir.traversal import fresh_copy, map_node
 from exo_hl.core_ir.windows import make_window
@@ -87,6 +92,76 @@ def _int_consts_changed(s, rng):
     return s.update(**upd)
 
 
+def _swapped(e):
+    """``e`` with the operands of every ``+`` and ``*`` swapped (the same
+    value, a different spelling and term order)."""
+    if isinstance(e, IR.BinOp):
+        lhs, rhs = _swapped(e.lhs), _swapped(e.rhs)
+        if e.op in ("+", "*"):
+            lhs, rhs = rhs, lhs
+        return e.update(lhs=lhs, rhs=rhs)
+    if isinstance(e, IR.USub):
+        return e.update(arg=_swapped(e.arg))
+    return e
+
+
+def respell(s, rng):
+    """``s`` with one integer control expression of its own (a binary
+    operation: an index, a bound, a condition's operand, a call argument)
+    respelled, or None: swapped operands (the same value), the swapped
+    spelling added to the expression (twice the value: its atoms each
+    appear twice, under two spellings) or shifted by one."""
+    fields = _OWN.get(type(s))
+    if not fields:
+        return None
+    found = []
+
+    def collect(n):
+        if isinstance(n, IR.BinOp) and T.is_int_control(n.type):
+            found.append(n)
+        return None
+    for f in fields:
+        v = getattr(s, f)
+        for x in (v if isinstance(v, tuple) else (v, )):
+            map_node(x, collect)
+    if not found:
+        return None
+    target = rng.choice(found)
+    sw = _swapped(target)
+    how = rng.choice(["swap", "swap", "twice", "shift"])
+    if how == "swap":
+        new = sw
+    elif how == "twice":
+        new = IR.BinOp("+", target, sw, type=target.type,
+                       srcinfo=target.srcinfo)
+    else:
+        one = IR.Const(1, type=IR.Int, srcinfo=target.srcinfo)
+        new = IR.BinOp("+", sw, one, type=target.type, srcinfo=target.srcinfo)
+
+    def change(n):
+        return new if n is target else None
+    upd = {}
+    for f in fields:
+        v = getattr(s, f)
+        if isinstance(v, tuple):
+            upd[f] = tuple(map_node(x, change) for x in v)
+        else:
+            upd[f] = map_node(v, change)
+    if isinstance(s, IR.WindowStmt):   # keep the window's type consistent
+        r = upd["rhs"]
+        upd["rhs"] = make_window(r.name, r.type.src_type, r.idx, r.srcinfo)
+    return s.update(**upd)
+
+
+def respelled(ir, rng):
+    """``ir`` with one statement ``respell``-ed, or None."""
+    path, s = rng.choice(_all_stmts(ir))
+    *parent, (field, i) = path
+    ns = respell(s, rng)
+    return None if ns is None else replace_block_at(
+        ir, tuple(parent), field, i, i + 1, (ns, ))
+
+
 def mutate(ir, rng, mems):
     """A random edit of ``ir`` (or None if the drawn one does not apply);
     ``mems``: memories an allocation may be moved between."""
@@ -99,9 +174,9 @@ def mutate(ir, rng, mems):
     *parent, (field, i) = path
     parent = tuple(parent)
     kind = rng.choice(["const"] * 5 + ["swap", "delete", "dup", "mode",
-                                       "mem", "pred"])
-    if kind == "const":
-        ns = _int_consts_changed(s, rng)
+                                       "mem", "pred", "respell"])
+    if kind in ("const", "respell"):
+        ns = (_int_consts_changed if kind == "const" else respell)(s, rng)
         return None if ns is None else replace_block_at(
             ir, parent, field, i, i + 1, (ns, ))
     if kind == "swap":

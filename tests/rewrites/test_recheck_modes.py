@@ -32,6 +32,7 @@ import pytest
 
 from exo_hl import (DRAM, BoundsError, SchedulingError, config, f32, index,
                     par, proc, seq, size)
+from exo_hl.core_ir.nodes import IR
 from exo_hl.core_ir.printer import alpha_equal
 from exo_hl.frontend import recheck
 from exo_hl.frontend.recheck import (COMPARE_ENV, FULL_RECHECK_ENV,
@@ -221,3 +222,33 @@ def test_random_schedules_in_compare_mode(assert_roundtrip, monkeypatch):
     assert seqs == 12 and accepted >= steps // 6
     assert len(calls) >= accepted // 2   # (some results skip the check:
     # no-op steps, and changed arguments get the whole-procedure check)
+
+
+@proc
+def dead_store(n: size, x: f32[n]):
+    for i in seq(0, n):
+        if i >= n:
+            x[i] = 0.0
+
+
+def test_compare_mode_runs_the_incremental_path_whole(monkeypatch):
+    """The comparison's incremental side is what ``check_rewritten`` runs
+    without the switch: the quasi-affinity and 64-bit range walk, then the
+    re-check. A store under a guard that never holds proves anything, so
+    ``x[i % 0]`` there passes the re-check alone, and only the range walk
+    refuses it, as the whole-procedure check does: no mismatch."""
+    monkeypatch.delenv(FULL_RECHECK_ENV, raising=False)
+    base = _checked(dead_store)
+    ir = base.ir()
+    st = _at(ir, 0, 0, 0)
+    i = st.idx[0]
+    bad = st.update(idx=(IR.BinOp("%", i, _const(0), type=i.type), ))
+    new = _replace(ir, (0, 0, 0), [bad])
+    monkeypatch.delenv(COMPARE_ENV, raising=False)
+    with pytest.raises(SchedulingError, match="not quasi-affine") as plain:
+        base._derive(new, "edit")
+    recheck.clear_cache()
+    monkeypatch.setenv(COMPARE_ENV, "1")
+    with pytest.raises(SchedulingError, match="not quasi-affine") as compared:
+        base._derive(new, "edit")
+    assert str(compared.value) == str(plain.value)

@@ -249,3 +249,115 @@ def test_a_nest_outside_the_loop_range_is_rechecked_without_the_shortcut(
     new = _with_region(base.ir(), 0, (widest, ))
     with pytest.raises(bounds.BoundsError):
         recheck._Recheck(base.ir(), new).run()
+
+
+# ---------------------------------------------------------------------------
+# equal values: a sum is a multiset of atoms, not a set
+
+
+@proc
+def mid(n: size, m: size, x: f32[4, n]):
+    assert m < n
+    for i in seq(0, 4):
+        x[i, (n + m) / 2] = 0.0
+
+
+def _twice(e):
+    """``e + e'`` with ``e' = (m + n) / 2``, the operands of ``e = (n + m)
+    / 2`` swapped: the encoding keeps e and e' as two atoms (not the same
+    tuple), whose canonical forms are equal."""
+    s = e.lhs
+    swapped = e.update(lhs=s.update(lhs=s.rhs, rhs=s.lhs))
+    return IR.BinOp("+", e, swapped, type=e.type)
+
+
+def test_a_sum_of_two_equal_atoms_is_not_one_atom(monkeypatch):
+    from exo_hl.effects.unrolled import _value
+    monkeypatch.delenv(recheck.COMPARE_ENV, raising=False)
+    base = _checked(mid)
+    loop = base.ir().body[0]
+    e = loop.body[0].idx[1]
+    assert _value(e) != _value(_twice(e))
+    assert _value(IR.BinOp("+", e, e, type=e.type)) == _value(_twice(e))
+    # the copies with (n + m) / 2 + (m + n) / 2 (up to n + m - 1 >= n) in
+    # the last one: not the copies, and refused
+    bad = _copies(loop, edit=lambda k, c: (c[0].update(
+        idx=(c[0].idx[0], _twice(c[0].idx[1]))), ) if k == 3 else c)
+    assert not copies_of(loop, bad)
+    new = _with_region(base.ir(), 0, bad)
+    with pytest.raises(SchedulingError, match="out of bounds"):
+        base._derive(new, "edit")
+    # the same in a split nest (an instance only with the equal index)
+    from exo_hl.effects.unrolled import nest_instance
+    nest = base.split("i", 2, "io", "ii", tail="perfect").ir().body[0]
+    inner = nest.body[0]
+    a = inner.body[0]
+    assert nest_instance(loop, nest) is not None
+    edited = nest.update(body=(inner.update(body=(a.update(
+        idx=(a.idx[0], _twice(a.idx[1]))), )), ))
+    assert nest_instance(loop, edited) is None
+    new = _with_region(base.ir(), 0, (edited, ))
+    with pytest.raises(SchedulingError, match="out of bounds"):
+        base._derive(new, "edit")
+
+
+@proc
+def halves(n: size, m: size, x: f32[4, n], y: f32[4, n]):
+    assert m < n
+    for i in seq(0, 4):
+        for j in seq(0, 2):
+            x[i, (m + j) / 2] = y[i, (n + m) / 2] * 2.0
+    for i in seq(0, 4):
+        y[i, (n + m) / 2] += x[3 - i, (m + i) / 4]
+
+
+@proc
+def tri(x: f32[6, 6], y: f32[6, 6]):
+    for i in seq(0, 4):
+        for j in seq(0, i):             # bounds naming the outer iterator
+            x[i, j] = y[j, i] + x[i, j]
+        for j in seq(i, 4):
+            x[i, j + 1] += y[i, 3 - j]
+
+
+@proc
+def wrapped(m: size, x: f32[m + 3, 4], y: f32[4]):
+    w = x[0:m + 3, 0:4]
+    for i in seq(0, 3):
+        for j in seq(0, 4):
+            w[i, j] = y[(j + i) % 4] + w[m + 2 - i, 3 - j]
+            if i + j < 5:
+                w[i, (m + j) % 4] += y[(i + m) / 2 % 4]
+
+
+#: for the long recheck fuzzer (``fuzz_recheck_long``)
+FUZZ_PROCS = [halves, tri, wrapped]
+
+
+def test_respelled_copies_and_nests_decided_as_the_full_check(monkeypatch):
+    """The class of the test above, generated: unroll or split a loop of
+    ``halves`` (indices dividing sums of two variables), respell one
+    control expression of the result (``ir_mutations.respell``: the same
+    value or not) and hand it to ``_derive`` as an edit of the procedure
+    before the rewrite, the comparison mode on: the incremental re-check
+    must decide as the whole-procedure check (else RecheckMismatch)."""
+    import random
+    from ir_mutations import respelled
+    monkeypatch.setenv(recheck.COMPARE_ENV, "1")
+    base = _checked(halves)
+    results = [base.unroll("i"), base.unroll("j"), base.unroll("i #1"),
+               base.split("i", 2, "io", "ii", tail="perfect"),
+               base.split("i #1", 3, "io", "ii", tail="guard")]
+    rng = random.Random(31)
+    accepted = refused = 0
+    for k in range(60):
+        new = respelled(results[k % len(results)].ir(), rng)
+        if new is None:
+            continue
+        try:
+            base._derive(new, "edit")
+            accepted += 1
+        except SchedulingError as e:
+            assert "out of bounds" in str(e)
+            refused += 1
+    assert accepted >= 10 and refused >= 5
