@@ -115,6 +115,8 @@ def variant(isa_name: str, params: dict) -> Isa:
                                    narrow_n=int(params.get("narrow_n", 0)),
                                    narrow_kc=int(params.get("narrow_kc",
                                                             0)),
+                                   narrow_b_m=int(params.get("narrow_b_m",
+                                                             0)),
                                    dynamic_min_n=int(params.get(
                                        "dynamic_min_n", 0)),
                                    order=params.get("order", "rows"),
@@ -224,6 +226,18 @@ def narrow_n(nr: int, kc: int, caches: dict = None) -> int:
     return max(NARROW_PANELS * nr, fit)
 
 
+#: M at or below which the narrow kernels read B in place instead of
+#: packing it (``narrow_b_m``, ``schedule.narrow(pack_b=False)``): B's
+#: copy (K x N floats, a barrier after it on threads, and half of the
+#: packed rows then read from the other core's cache) is shared by M / MR
+#: row blocks, too few to pay for it in a short product. Measured on the
+#: 2-core Xeon (loaded, one thread, CPU clock, side by side, 5 rounds,
+#: medians): B in place 11% faster at 127x64x300, 7-8% at 128^3, 0-3%
+#: at 1000x64x300, 1-7% slower at 4099x64x300 and 2048x128x512 (numpy's
+#: B is not cache-line aligned, the packed panels are)
+NARROW_B_M = 512
+
+
 def dynamic_model(threads: int = None) -> bool:
     """Whether the threads take the row blocks one at a time
     (``dynamic``): on a machine of more than one core. A row block is
@@ -287,6 +301,7 @@ def model_params(isa_name: str) -> dict:
             "nc_cols": max(nr, NC_COLS // nr * nr),
             "narrow_n": narrow_n(nr, narrow_kc(mr, b.kc)),
             "narrow_kc": narrow_kc(mr, b.kc),
+            "narrow_b_m": NARROW_B_M,
             "dynamic_min_n": dynamic_min_n(mr, b.kc)}
 
 
@@ -321,7 +336,7 @@ def configured(isa_name: str, source: str = "auto"):
 #: schedule's: the search times the threaded kernel on large squares,
 #: where it does not matter, so a record takes them from the model
 THREAD_PARAMS = ("par_min", "nc_cols", "narrow_n", "narrow_kc",
-                 "dynamic_min_n")
+                 "narrow_b_m", "dynamic_min_n")
 
 
 def _threads(isa_name: str) -> dict:
