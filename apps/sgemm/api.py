@@ -334,15 +334,18 @@ def _narrow_dispatch(isa_name: str, scaled: bool = False,
     use; with ``scaled``, of their alpha/beta kernels. With ``pack_b``
     and ``narrow_b_m``, the products of at most ``narrow_b_m`` rows go to
     the ``Dispatch`` of the pair that reads B in place (``pack_b=False``,
-    compiled when the first such product comes)."""
+    compiled when the first such product comes), one thread below M N K
+    = ``narrow_b_par_min`` (else ``par_min``)."""
     isa, _ = configuration(isa_name)
     threaded, one = (narrow_alpha_beta_procedures if scaled
                      else narrow_procedures)(isa_name, pack_b)
     short = functools.partial(_narrow_dispatch, isa_name, scaled, False) \
         if pack_b and isa.narrow_b_m else None
+    par_min = isa.par_min if pack_b else \
+        (isa.narrow_b_par_min or isa.par_min)
     return Dispatch(RawKernel(threaded.compile()),
-                    RawKernel(one.compile()) if isa.par_min else None,
-                    isa.par_min, isa.mr, short=short,
+                    RawKernel(one.compile()) if par_min else None,
+                    par_min, isa.mr, short=short,
                     short_m=isa.narrow_b_m if short else 0)
 
 

@@ -197,6 +197,9 @@ class Isa:
     narrow_b_m: int = 0    # the app's too: M at or below which those
     #                        kernels read B in place, not packed
     #                        (``narrow(pack_b=False)``; 0: never)
+    narrow_b_par_min: int = 0  # the app's too: M N K below which those
+    #                        in-place kernels run on one thread (0:
+    #                        ``par_min``)
     dynamic_min_n: int = 0  # the app's too: with ``dynamic``, N below
     #                        which it runs the row-split kernel with
     #                        static row blocks (``static_rows``; 0: none)
@@ -249,6 +252,9 @@ class Isa:
         if self.narrow_b_m < 0:
             raise ValueError(f"{self.name}: narrow_b_m={self.narrow_b_m} "
                              f"is negative")
+        if self.narrow_b_par_min < 0:
+            raise ValueError(f"{self.name}: narrow_b_par_min="
+                             f"{self.narrow_b_par_min} is negative")
         if self.dynamic_min_n < 0:
             raise ValueError(f"{self.name}: dynamic_min_n="
                              f"{self.dynamic_min_n} is negative")
@@ -286,6 +292,7 @@ class Isa:
                 "par_min": self.par_min, "nc_cols": self.nc_cols,
                 "narrow_n": self.narrow_n, "narrow_kc": self.narrow_kc,
                 "narrow_b_m": self.narrow_b_m,
+                "narrow_b_par_min": self.narrow_b_par_min,
                 "order": self.order,
                 "dynamic": self.dynamic,
                 "dynamic_min_n": self.dynamic_min_n}
@@ -317,6 +324,9 @@ class Isa:
                and self.narrow_kc != self.kc else "") \
             + (f", B in place for M <= {self.narrow_b_m}"
                if self.narrow_n and self.narrow_b_m else "") \
+            + (f" (1 thread below MNK={self.narrow_b_par_min})"
+               if self.narrow_n and self.narrow_b_m and
+               self.narrow_b_par_min else "") \
             + (f" static rows below N={self.dynamic_min_n}"
                if self.dynamic and self.dynamic_min_n else "")
 
@@ -1132,7 +1142,8 @@ def narrow(isa: Isa, pack_b: bool = True) -> tuple:
     same order: the same C, bit for bit."""
     base = dataclasses.replace(isa, pack_a=False, nc=0, mc=0, par="rows",
                                kc=isa.narrow_kc or isa.kc, narrow_kc=0,
-                               narrow_b_m=0, pack_b=isa.pack_b and pack_b,
+                               narrow_b_m=0, narrow_b_par_min=0,
+                               pack_b=isa.pack_b and pack_b,
                                par_min=0, nc_cols=0, narrow_n=0,
                                order="rows", dynamic=False,
                                dynamic_min_n=0)

@@ -117,6 +117,8 @@ def variant(isa_name: str, params: dict) -> Isa:
                                                             0)),
                                    narrow_b_m=int(params.get("narrow_b_m",
                                                              0)),
+                                   narrow_b_par_min=int(params.get(
+                                       "narrow_b_par_min", 0)),
                                    dynamic_min_n=int(params.get(
                                        "dynamic_min_n", 0)),
                                    order=params.get("order", "rows"),
@@ -237,6 +239,18 @@ def narrow_n(nr: int, kc: int, caches: dict = None) -> int:
 #: B is not cache-line aligned, the packed panels are)
 NARROW_B_M = 512
 
+#: M N K below which those in-place narrow kernels run on one thread
+#: (``narrow_b_par_min``; the other kernels: ``PAR_MIN``): a threaded
+#: call of theirs is one parallel region with no barrier inside (no
+#: packing loop before the row blocks), so threads pay from smaller
+#: products. Measured on the 2-core Xeon (loaded, 2 threads, wall clock,
+#: side by side, medians of 5 rounds of the best of 20 short samples, so
+#: the quiet moments): threaded against one thread 179 against 145
+#: GFLOP/s at 127x64x300 (2.4 M), 186 against 157 at 128^3 (2.1 M), 220
+#: against 164 at 300x64x300 (5.8 M), where the B-packing threaded
+#: kernel ran at 119, 126 and 117
+NARROW_B_PAR_MIN = 1 << 20
+
 
 def dynamic_model(threads: int = None) -> bool:
     """Whether the threads take the row blocks one at a time
@@ -302,6 +316,7 @@ def model_params(isa_name: str) -> dict:
             "narrow_n": narrow_n(nr, narrow_kc(mr, b.kc)),
             "narrow_kc": narrow_kc(mr, b.kc),
             "narrow_b_m": NARROW_B_M,
+            "narrow_b_par_min": NARROW_B_PAR_MIN,
             "dynamic_min_n": dynamic_min_n(mr, b.kc)}
 
 
@@ -336,7 +351,7 @@ def configured(isa_name: str, source: str = "auto"):
 #: schedule's: the search times the threaded kernel on large squares,
 #: where it does not matter, so a record takes them from the model
 THREAD_PARAMS = ("par_min", "nc_cols", "narrow_n", "narrow_kc",
-                 "narrow_b_m", "dynamic_min_n")
+                 "narrow_b_m", "narrow_b_par_min", "dynamic_min_n")
 
 
 def _threads(isa_name: str) -> dict:

@@ -1248,7 +1248,8 @@ def test_alpha_beta_takes_the_same_kernel_as_the_product(monkeypatch,
     isa = tuning.variant("avx2", {"shape": "2x8", "kc": 16, "nc": 16,
                                   "par_min": 2000, "nc_cols": 16,
                                   "narrow_n": 16, "dynamic": True,
-                                  "dynamic_min_n": 40, "narrow_b_m": 6})
+                                  "dynamic_min_n": 40, "narrow_b_m": 6,
+                                  "narrow_b_par_min": 400})
     monkeypatch.setattr(api, "configuration", lambda name: (isa, "test"))
     monkeypatch.setattr(api, "choose_isa",
                         lambda name="auto": (AVX2, False, "test"))
@@ -1265,12 +1266,14 @@ def test_alpha_beta_takes_the_same_kernel_as_the_product(monkeypatch,
         rng = np.random.default_rng(14)
         # (M, N, K) -> the kernel Dispatch picks (MR = 2, par_min = 2000,
         # nc_cols = 16, narrow_n = 16, dynamic_min_n = 40, narrow_b_m = 6,
-        # 2 threads)
+        # narrow_b_par_min = 400, 2 threads)
         want_kernel = {(3, 17, 5): "_1t", (4, 64, 33): "_cols",
                        (40, 24, 33): "_static", (1, 40, 100): "_1t",
                        (37, 16, 20): "_narrow", (7, 9, 7): "_narrow_1t",
                        (5, 9, 7): "_narrow_bip_1t",
                        (6, 16, 40): "_narrow_bip",
+                       (6, 16, 5): "_narrow_bip",      # 480 >= 400
+                       (6, 16, 4): "_narrow_bip_1t",
                        (61, 37, 40): "_static", (61, 41, 40): ""}
         for (m, n, k), suffix in want_kernel.items():
             picked = plain.pick(m, n, k)     # a Deferred, else compiled
@@ -1508,6 +1511,27 @@ def test_dynamic_min_n_model_and_checks():
         "avx2", {"kc": 32, "dynamic_min_n": 500}).blocking_label
     with pytest.raises(SchedulingError, match="dynamic_min_n=-1"):
         tuning.variant("avx2", {"dynamic_min_n": -1})
+
+
+def test_narrow_b_in_place_parameters():
+    """``narrow_b_m`` / ``narrow_b_par_min``: the model's are the
+    constants (app parameters, taken from the model for a tuned record);
+    in the label only with ``narrow_n``; negative refused."""
+    m = tuning.model_params("avx512")
+    assert m["narrow_b_m"] == tuning.NARROW_B_M
+    assert m["narrow_b_par_min"] == tuning.NARROW_B_PAR_MIN < tuning.PAR_MIN
+    assert {"narrow_b_m", "narrow_b_par_min"} <= set(tuning.THREAD_PARAMS)
+    isa = tuning.variant("avx2", {"kc": 32, "narrow_n": 32,
+                                  "narrow_b_m": 100, "narrow_b_par_min": 7})
+    assert (isa.narrow_b_m, isa.narrow_b_par_min) == (100, 7)
+    assert isa.blocking_label.endswith(
+        "N <= 32: A unpacked, B in place for M <= 100 (1 thread below "
+        "MNK=7)")
+    assert "in place" not in tuning.variant(
+        "avx2", {"kc": 32, "narrow_b_m": 100}).blocking_label
+    for bad in ("narrow_b_m", "narrow_b_par_min"):
+        with pytest.raises(SchedulingError, match=bad + "=-1"):
+            tuning.variant("avx2", {bad: -1})
 
 
 def test_dynamic_in_the_space_and_checked():
