@@ -247,8 +247,9 @@ NARROW_B_M = 512
 #: side by side, medians of 5 rounds of the best of 20 short samples, so
 #: the quiet moments): threaded against one thread 179 against 145
 #: GFLOP/s at 127x64x300 (2.4 M), 186 against 157 at 128^3 (2.1 M), 220
-#: against 164 at 300x64x300 (5.8 M), where the B-packing threaded
-#: kernel ran at 119, 126 and 117
+#: against 164 at 300x64x300 (5.8 M), 188 against 147 at 128x64x128
+#: (1.05 M), where the B-packing threaded kernel ran at 119, 126, 117 and
+#: 82; but 61 against 135 at 64x64x128 (0.5 M)
 NARROW_B_PAR_MIN = 1 << 20
 
 
