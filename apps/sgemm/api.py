@@ -244,25 +244,28 @@ class Dispatch:
     run, a product with N below ``dynamic_min_n`` runs ``static``
     instead (when given): the same kernel with static row blocks, for
     row blocks too small for a claim each (``tuning.dynamic_min_n``).
-    Before that, a product of at most ``short_m`` rows goes to ``short()``
-    (when given), another ``Dispatch``: the narrow kernels' own uses it
-    for the pair that reads B in place (``narrow_b_m``)."""
+    Before that, a product of at most ``short_m`` rows (and ``short_n``
+    columns, when given) goes to ``short()`` (when given), another
+    ``Dispatch``: the narrow kernels' own uses it for the pair that reads
+    B in place (``narrow_b_m``, ``narrow_b_n``)."""
 
     def __init__(self, threaded, one=None, par_min=0, mr=1, cols=None,
                  nc_cols=0, threads=None, narrow=None, narrow_n=0,
-                 static=None, dynamic_min_n=0, short=None, short_m=0):
+                 static=None, dynamic_min_n=0, short=None, short_m=0,
+                 short_n=0):
         self.threaded, self.one, self.cols = threaded, one, cols
         self.par_min, self.mr, self.nc_cols = par_min, mr, nc_cols
         self.threads = threads
         self.narrow, self.narrow_n = narrow, narrow_n
         self.static, self.dynamic_min_n = static, dynamic_min_n
-        self.short, self.short_m = short, short_m
+        self.short, self.short_m, self.short_n = short, short_m, short_n
 
     def pick(self, M, N, K):
         """The kernel that runs an M x N x K product."""
         if self.narrow is not None and N <= self.narrow_n:
             return self.narrow().pick(M, N, K)
-        if self.short is not None and M <= self.short_m:
+        if self.short is not None and M <= self.short_m and \
+                (not self.short_n or N <= self.short_n):
             return self.short().pick(M, N, K)
         if self.one is not None and M * N * K < self.par_min:
             return self.one
@@ -332,7 +335,8 @@ def _narrow_dispatch(isa_name: str, scaled: bool = False,
     """The ``Dispatch`` of the kernels with A unpacked (threaded, and
     one-thread below ``par_min`` or for one row block), compiled on first
     use; with ``scaled``, of their alpha/beta kernels. With ``pack_b``
-    and ``narrow_b_m``, the products of at most ``narrow_b_m`` rows go to
+    and ``narrow_b_m``, the products of at most ``narrow_b_m`` rows (and
+    ``narrow_b_n`` columns) go to
     the ``Dispatch`` of the pair that reads B in place (``pack_b=False``,
     compiled when the first such product comes), one thread below M N K
     = ``narrow_b_par_min`` (else ``par_min``)."""
@@ -346,7 +350,8 @@ def _narrow_dispatch(isa_name: str, scaled: bool = False,
     return Dispatch(RawKernel(threaded.compile()),
                     RawKernel(one.compile()) if par_min else None,
                     par_min, isa.mr, short=short,
-                    short_m=isa.narrow_b_m if short else 0)
+                    short_m=isa.narrow_b_m if short else 0,
+                    short_n=isa.narrow_b_n)
 
 
 def aligned_zeros(shape, align=64):

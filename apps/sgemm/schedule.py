@@ -197,6 +197,8 @@ class Isa:
     narrow_b_m: int = 0    # the app's too: M at or below which those
     #                        kernels read B in place, not packed
     #                        (``narrow(pack_b=False)``; 0: never)
+    narrow_b_n: int = 0    # the app's too: ... and N at most this (0:
+    #                        any narrow N)
     narrow_b_par_min: int = 0  # the app's too: M N K below which those
     #                        in-place kernels run on one thread (0:
     #                        ``par_min``)
@@ -252,6 +254,9 @@ class Isa:
         if self.narrow_b_m < 0:
             raise ValueError(f"{self.name}: narrow_b_m={self.narrow_b_m} "
                              f"is negative")
+        if self.narrow_b_n < 0:
+            raise ValueError(f"{self.name}: narrow_b_n={self.narrow_b_n} "
+                             f"is negative")
         if self.narrow_b_par_min < 0:
             raise ValueError(f"{self.name}: narrow_b_par_min="
                              f"{self.narrow_b_par_min} is negative")
@@ -292,6 +297,7 @@ class Isa:
                 "par_min": self.par_min, "nc_cols": self.nc_cols,
                 "narrow_n": self.narrow_n, "narrow_kc": self.narrow_kc,
                 "narrow_b_m": self.narrow_b_m,
+                "narrow_b_n": self.narrow_b_n,
                 "narrow_b_par_min": self.narrow_b_par_min,
                 "order": self.order,
                 "dynamic": self.dynamic,
@@ -322,7 +328,8 @@ class Isa:
             + (f" N <= {self.narrow_n}: A unpacked" if self.narrow_n else "") \
             + (f" KC={self.narrow_kc}" if self.narrow_n and self.narrow_kc
                and self.narrow_kc != self.kc else "") \
-            + (f", B in place for M <= {self.narrow_b_m}"
+            + (f", B in place for M <= {self.narrow_b_m}" +
+               (f", N <= {self.narrow_b_n}" if self.narrow_b_n else "")
                if self.narrow_n and self.narrow_b_m else "") \
             + (f" (1 thread below MNK={self.narrow_b_par_min})"
                if self.narrow_n and self.narrow_b_m and
@@ -1135,14 +1142,16 @@ def narrow(isa: Isa, pack_b: bool = True) -> tuple:
     OpenBLAS between those runs.
 
     With ``pack_b=False`` nothing is packed: the app runs that pair for
-    narrow products of at most ``isa.narrow_b_m`` rows
+    narrow products of at most ``isa.narrow_b_m`` rows and
+    ``isa.narrow_b_n`` columns
     (``tuning.NARROW_B_M``), whose few row blocks do not pay for B's copy
     and, on threads, for the barrier after it and the packed rows each
     thread then reads from the other core's cache. The same FMAs in the
     same order: the same C, bit for bit."""
     base = dataclasses.replace(isa, pack_a=False, nc=0, mc=0, par="rows",
                                kc=isa.narrow_kc or isa.kc, narrow_kc=0,
-                               narrow_b_m=0, narrow_b_par_min=0,
+                               narrow_b_m=0, narrow_b_n=0,
+                               narrow_b_par_min=0,
                                pack_b=isa.pack_b and pack_b,
                                par_min=0, nc_cols=0, narrow_n=0,
                                order="rows", dynamic=False,

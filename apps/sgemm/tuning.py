@@ -117,6 +117,8 @@ def variant(isa_name: str, params: dict) -> Isa:
                                                             0)),
                                    narrow_b_m=int(params.get("narrow_b_m",
                                                              0)),
+                                   narrow_b_n=int(params.get("narrow_b_n",
+                                                             0)),
                                    narrow_b_par_min=int(params.get(
                                        "narrow_b_par_min", 0)),
                                    dynamic_min_n=int(params.get(
@@ -236,7 +238,13 @@ def narrow_n(nr: int, kc: int, caches: dict = None) -> int:
 #: 2-core Xeon (loaded, one thread, CPU clock, side by side, 5 rounds,
 #: medians): B in place 11% faster at 127x64x300, 7-8% at 128^3, 0-3%
 #: at 1000x64x300, 1-7% slower at 4099x64x300 and 2048x128x512 (numpy's
-#: B is not cache-line aligned, the packed panels are)
+#: B is not cache-line aligned, the packed panels are). Only up to
+#: ``NARROW_PANELS`` column panels (``narrow_b_n``: N <= 128 for 6x64):
+#: wider, the evidence is mixed (loaded, wall, medians of 4 rounds of the
+#: best of 20 short samples, the one-thread kernels): 256^3 9-10% slower
+#: in both runs, 384^3 and 512^3 4-13% slower in one, 6-9% faster in the
+#: other; on two threads 5% slower at 256^3. So the rule stays where it
+#: was measured ahead
 NARROW_B_M = 512
 
 #: M N K below which those in-place narrow kernels run on one thread
@@ -317,6 +325,7 @@ def model_params(isa_name: str) -> dict:
             "narrow_n": narrow_n(nr, narrow_kc(mr, b.kc)),
             "narrow_kc": narrow_kc(mr, b.kc),
             "narrow_b_m": NARROW_B_M,
+            "narrow_b_n": NARROW_PANELS * nr,
             "narrow_b_par_min": NARROW_B_PAR_MIN,
             "dynamic_min_n": dynamic_min_n(mr, b.kc)}
 
@@ -352,7 +361,8 @@ def configured(isa_name: str, source: str = "auto"):
 #: schedule's: the search times the threaded kernel on large squares,
 #: where it does not matter, so a record takes them from the model
 THREAD_PARAMS = ("par_min", "nc_cols", "narrow_n", "narrow_kc",
-                 "narrow_b_m", "narrow_b_par_min", "dynamic_min_n")
+                 "narrow_b_m", "narrow_b_n", "narrow_b_par_min",
+                 "dynamic_min_n")
 
 
 def _threads(isa_name: str) -> dict:

@@ -536,6 +536,10 @@ def test_dispatch_runs_small_products_on_one_thread():
     assert d.bound(4099, 64, 300) == "npar"
     assert api.Dispatch(Fake("npar"), short=in_place).bound(
         5, 64, 3) == "npar"                           # short_m = 0
+    d = api.Dispatch(Fake("npar"), Fake("none"), 1000, 6, short=in_place,
+                     short_m=512, short_n=128)
+    assert d.bound(512, 128, 300) == "bpar"
+    assert d.bound(512, 129, 300) == "npar"           # too wide
     assert api.even(1024, 256, 2) and api.even(1088, 256, 2)
     assert not api.even(1000, 256, 2) and not api.even(768, 256, 2)
     assert not api.even(4096, 256, 1) and not api.even(256, 256, 2)
@@ -1520,16 +1524,20 @@ def test_narrow_b_in_place_parameters():
     m = tuning.model_params("avx512")
     assert m["narrow_b_m"] == tuning.NARROW_B_M
     assert m["narrow_b_par_min"] == tuning.NARROW_B_PAR_MIN < tuning.PAR_MIN
-    assert {"narrow_b_m", "narrow_b_par_min"} <= set(tuning.THREAD_PARAMS)
+    assert {"narrow_b_m", "narrow_b_n", "narrow_b_par_min"} <= set(
+        tuning.THREAD_PARAMS)
+    assert m["narrow_b_n"] == tuning.NARROW_PANELS * int(
+        m["shape"].split("x")[1])
     isa = tuning.variant("avx2", {"kc": 32, "narrow_n": 32,
-                                  "narrow_b_m": 100, "narrow_b_par_min": 7})
+                                  "narrow_b_m": 100, "narrow_b_par_min": 7,
+                                  "narrow_b_n": 16})
     assert (isa.narrow_b_m, isa.narrow_b_par_min) == (100, 7)
     assert isa.blocking_label.endswith(
-        "N <= 32: A unpacked, B in place for M <= 100 (1 thread below "
-        "MNK=7)")
+        "N <= 32: A unpacked, B in place for M <= 100, N <= 16 (1 thread "
+        "below MNK=7)")
     assert "in place" not in tuning.variant(
         "avx2", {"kc": 32, "narrow_b_m": 100}).blocking_label
-    for bad in ("narrow_b_m", "narrow_b_par_min"):
+    for bad in ("narrow_b_m", "narrow_b_n", "narrow_b_par_min"):
         with pytest.raises(SchedulingError, match=bad + "=-1"):
             tuning.variant("avx2", {bad: -1})
 
