@@ -257,7 +257,12 @@ NARROW_B_M = 512
 #: GFLOP/s at 127x64x300 (2.4 M), 186 against 157 at 128^3 (2.1 M), 220
 #: against 164 at 300x64x300 (5.8 M), 188 against 147 at 128x64x128
 #: (1.05 M), where the B-packing threaded kernel ran at 119, 126, 117 and
-#: 82; but 61 against 135 at 64x64x128 (0.5 M)
+#: 82; but 61 against 135 at 64x64x128 (0.5 M). Doubtful: timed as
+#: bench.py times (best of 5 samples of 20 ms, load average 3), the
+#: threaded one was behind, 82 against 108 at 127x64x300, 56 against
+#: 107 at 128x64x128, 60 against 94 at 128^3 (a 20 ms sample of two
+#: threads rarely misses another job's time slice); a quiet run decides
+#: (``narrow_b_par_min=0`` is ``par_min`` again)
 NARROW_B_PAR_MIN = 1 << 20
 
 
