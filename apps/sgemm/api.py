@@ -18,8 +18,9 @@ lacks is an error unless emulation is on (``EXO_HL_EMULATE=1``). The
 kernels run on ``OMP_NUM_THREADS`` threads (all cores by default), except
 the products too small for threads (``Dispatch``), which run on a
 one-thread kernel. With or without alpha/beta, a product runs the same
-kernel (``Dispatch``: one-thread, column split, A unpacked or row split,
-the row split with static row blocks for N below ``dynamic_min_n``).
+kernel (``Dispatch``: one-thread, column split, A unpacked (and B read
+in place for at most ``narrow_b_m`` rows) or row split, the row split
+with static row blocks for N below ``dynamic_min_n``).
 
 The schedule's parameters (tile, KC, NC, MC, par loops) come from this
 machine's tuning record (``exo-hl tune sgemm``), else from the BLIS
@@ -117,12 +118,16 @@ def static_alpha_beta_procedure(isa_name: str):
 
 
 @functools.lru_cache(maxsize=None)
-def narrow_procedures(isa_name: str):
+def narrow_procedures(isa_name: str, pack_b: bool = True):
     """(threaded, one-thread) C += A @ B with A unpacked for an ISA
     (``schedule.narrow``), for products with N at most ``narrow_n``; None
-    when its parameters have no ``narrow_n``."""
+    when its parameters have no ``narrow_n``. ``pack_b=False``: the pair
+    that reads B in place too, for those of at most ``narrow_b_m`` rows
+    (None without ``narrow_b_m``)."""
     isa, _ = configuration(isa_name)
-    return narrow(isa) if isa.narrow_n else None
+    if not isa.narrow_n or not (pack_b or isa.narrow_b_m):
+        return None
+    return narrow(isa, pack_b)
 
 
 @functools.lru_cache(maxsize=None)
@@ -142,16 +147,17 @@ def alpha_beta_procedures(isa_name: str):
 
 
 @functools.lru_cache(maxsize=None)
-def narrow_alpha_beta_procedures(isa_name: str):
+def narrow_alpha_beta_procedures(isa_name: str, pack_b: bool = True):
     """(threaded, one-thread) ``C = alpha A @ B + beta C`` around the
-    kernels with A unpacked (``narrow_procedures``); None without
-    ``narrow_n``."""
+    kernels with A unpacked (``narrow_procedures``, with ``pack_b``);
+    None without them."""
     isa, _ = configuration(isa_name)
-    kernels = narrow_procedures(isa_name)
+    kernels = narrow_procedures(isa_name, pack_b)
     if kernels is None:
         return None
-    return (alpha_beta(isa, kernels[0], "_narrow"),
-            alpha_beta(isa, kernels[1], "_narrow_1t", par=False))
+    t = "_narrow" + ("" if pack_b else "_bip")
+    return (alpha_beta(isa, kernels[0], t),
+            alpha_beta(isa, kernels[1], t + "_1t", par=False))
 
 
 class RawKernel:
@@ -237,21 +243,30 @@ class Dispatch:
     directly, docs/api.md section 6). Where the threaded kernel would
     run, a product with N below ``dynamic_min_n`` runs ``static``
     instead (when given): the same kernel with static row blocks, for
-    row blocks too small for a claim each (``tuning.dynamic_min_n``)."""
+    row blocks too small for a claim each (``tuning.dynamic_min_n``).
+    Before that, a product of at most ``short_m`` rows (and ``short_n``
+    columns, when given) goes to ``short()`` (when given), another
+    ``Dispatch``: the narrow kernels' own uses it for the pair that reads
+    B in place (``narrow_b_m``, ``narrow_b_n``)."""
 
     def __init__(self, threaded, one=None, par_min=0, mr=1, cols=None,
                  nc_cols=0, threads=None, narrow=None, narrow_n=0,
-                 static=None, dynamic_min_n=0):
+                 static=None, dynamic_min_n=0, short=None, short_m=0,
+                 short_n=0):
         self.threaded, self.one, self.cols = threaded, one, cols
         self.par_min, self.mr, self.nc_cols = par_min, mr, nc_cols
         self.threads = threads
         self.narrow, self.narrow_n = narrow, narrow_n
         self.static, self.dynamic_min_n = static, dynamic_min_n
+        self.short, self.short_m, self.short_n = short, short_m, short_n
 
     def pick(self, M, N, K):
         """The kernel that runs an M x N x K product."""
         if self.narrow is not None and N <= self.narrow_n:
             return self.narrow().pick(M, N, K)
+        if self.short is not None and M <= self.short_m and \
+                (not self.short_n or N <= self.short_n):
+            return self.short().pick(M, N, K)
         if self.one is not None and M * N * K < self.par_min:
             return self.one
         if self.cols is not None and M < N and N >= 2 * self.nc_cols and \
@@ -315,16 +330,28 @@ def compiled(isa_name: str):
 
 
 @functools.lru_cache(maxsize=None)
-def _narrow_dispatch(isa_name: str, scaled: bool = False):
+def _narrow_dispatch(isa_name: str, scaled: bool = False,
+                     pack_b: bool = True):
     """The ``Dispatch`` of the kernels with A unpacked (threaded, and
     one-thread below ``par_min`` or for one row block), compiled on first
-    use; with ``scaled``, of their alpha/beta kernels."""
+    use; with ``scaled``, of their alpha/beta kernels. With ``pack_b``
+    and ``narrow_b_m``, the products of at most ``narrow_b_m`` rows (and
+    ``narrow_b_n`` columns) go to
+    the ``Dispatch`` of the pair that reads B in place (``pack_b=False``,
+    compiled when the first such product comes), one thread below M N K
+    = ``narrow_b_par_min`` (else ``par_min``)."""
     isa, _ = configuration(isa_name)
     threaded, one = (narrow_alpha_beta_procedures if scaled
-                     else narrow_procedures)(isa_name)
+                     else narrow_procedures)(isa_name, pack_b)
+    short = functools.partial(_narrow_dispatch, isa_name, scaled, False) \
+        if pack_b and isa.narrow_b_m else None
+    par_min = isa.par_min if pack_b else \
+        (isa.narrow_b_par_min or isa.par_min)
     return Dispatch(RawKernel(threaded.compile()),
-                    RawKernel(one.compile()) if isa.par_min else None,
-                    isa.par_min, isa.mr)
+                    RawKernel(one.compile()) if par_min else None,
+                    par_min, isa.mr, short=short,
+                    short_m=isa.narrow_b_m if short else 0,
+                    short_n=isa.narrow_b_n)
 
 
 def aligned_zeros(shape, align=64):

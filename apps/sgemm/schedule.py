@@ -194,6 +194,14 @@ class Isa:
     #                        none)
     narrow_kc: int = 0     # the app's too: the k block of those kernels
     #                        (``narrow``; 0: ``kc``)
+    narrow_b_m: int = 0    # the app's too: M at or below which those
+    #                        kernels read B in place, not packed
+    #                        (``narrow(pack_b=False)``; 0: never)
+    narrow_b_n: int = 0    # the app's too: ... and N at most this (0:
+    #                        any narrow N)
+    narrow_b_par_min: int = 0  # the app's too: M N K below which those
+    #                        in-place kernels run on one thread (0:
+    #                        ``par_min``)
     dynamic_min_n: int = 0  # the app's too: with ``dynamic``, N below
     #                        which it runs the row-split kernel with
     #                        static row blocks (``static_rows``; 0: none)
@@ -243,6 +251,15 @@ class Isa:
             raise ValueError(f"{self.name}: narrow_kc={self.narrow_kc} is "
                              f"negative or not above prefetch="
                              f"{self.prefetch}")
+        if self.narrow_b_m < 0:
+            raise ValueError(f"{self.name}: narrow_b_m={self.narrow_b_m} "
+                             f"is negative")
+        if self.narrow_b_n < 0:
+            raise ValueError(f"{self.name}: narrow_b_n={self.narrow_b_n} "
+                             f"is negative")
+        if self.narrow_b_par_min < 0:
+            raise ValueError(f"{self.name}: narrow_b_par_min="
+                             f"{self.narrow_b_par_min} is negative")
         if self.dynamic_min_n < 0:
             raise ValueError(f"{self.name}: dynamic_min_n="
                              f"{self.dynamic_min_n} is negative")
@@ -279,6 +296,9 @@ class Isa:
                 "pack_b": self.pack_b, "prefetch": self.prefetch,
                 "par_min": self.par_min, "nc_cols": self.nc_cols,
                 "narrow_n": self.narrow_n, "narrow_kc": self.narrow_kc,
+                "narrow_b_m": self.narrow_b_m,
+                "narrow_b_n": self.narrow_b_n,
+                "narrow_b_par_min": self.narrow_b_par_min,
                 "order": self.order,
                 "dynamic": self.dynamic,
                 "dynamic_min_n": self.dynamic_min_n}
@@ -308,6 +328,12 @@ class Isa:
             + (f" N <= {self.narrow_n}: A unpacked" if self.narrow_n else "") \
             + (f" KC={self.narrow_kc}" if self.narrow_n and self.narrow_kc
                and self.narrow_kc != self.kc else "") \
+            + (f", B in place for M <= {self.narrow_b_m}" +
+               (f", N <= {self.narrow_b_n}" if self.narrow_b_n else "")
+               if self.narrow_n and self.narrow_b_m else "") \
+            + (f" (1 thread below MNK={self.narrow_b_par_min})"
+               if self.narrow_n and self.narrow_b_m and
+               self.narrow_b_par_min else "") \
             + (f" static rows below N={self.dynamic_min_n}"
                if self.dynamic and self.dynamic_min_n else "")
 
@@ -1084,10 +1110,11 @@ def by_columns(isa: Isa, nc: int, st: list = None) -> Procedure:
                    inner.rename(name + "_block"), name)
 
 
-def narrow(isa: Isa) -> tuple:
+def narrow(isa: Isa, pack_b: bool = True) -> tuple:
     """(threaded, one-thread) kernels of ``isa`` with A unpacked, for
     narrow products (N at most ``isa.narrow_n``), named
-    ``isa.kernel_name + '_narrow'`` and ``+ '_narrow_1t'``: the chain of
+    ``isa.kernel_name + '_narrow'`` and ``+ '_narrow_1t'`` (with B read in
+    place, ``pack_b=False``: ``'_narrow_bip'``, ``'_narrow_bip_1t'``): the chain of
     ``stages`` for the same tile and prefetch with ``pack_a=False``, KC
     = ``isa.narrow_kc`` (0: ``isa.kc``) and no NC or MC blocks (N is
     below any NC), the one-thread kernel its stage before the par loops.
@@ -1112,13 +1139,24 @@ def narrow(isa: Isa) -> tuple:
     On the quiet 2-core Xeon (recorded runs of 28 November 2026, 03:00
     static and 05:33 dynamic, 2 threads) 4099x64x300 fell from 240 to 169
     GFLOP/s (OpenBLAS 222 in both); the other narrow shapes moved with
-    OpenBLAS between those runs."""
+    OpenBLAS between those runs.
+
+    With ``pack_b=False`` nothing is packed: the app runs that pair for
+    narrow products of at most ``isa.narrow_b_m`` rows and
+    ``isa.narrow_b_n`` columns
+    (``tuning.NARROW_B_M``), whose few row blocks do not pay for B's copy
+    and, on threads, for the barrier after it and the packed rows each
+    thread then reads from the other core's cache. The same FMAs in the
+    same order: the same C, bit for bit."""
     base = dataclasses.replace(isa, pack_a=False, nc=0, mc=0, par="rows",
                                kc=isa.narrow_kc or isa.kc, narrow_kc=0,
+                               narrow_b_m=0, narrow_b_n=0,
+                               narrow_b_par_min=0,
+                               pack_b=isa.pack_b and pack_b,
                                par_min=0, nc_cols=0, narrow_n=0,
                                order="rows", dynamic=False,
                                dynamic_min_n=0)
-    name = isa.kernel_name + "_narrow"
+    name = isa.kernel_name + "_narrow" + ("" if pack_b else "_bip")
     st = stages(base, None, name)
     one = next(p for w, p in st if w == SEQUENTIAL).rename(name + "_1t")
     return st[-1][1], one

@@ -115,6 +115,12 @@ def variant(isa_name: str, params: dict) -> Isa:
                                    narrow_n=int(params.get("narrow_n", 0)),
                                    narrow_kc=int(params.get("narrow_kc",
                                                             0)),
+                                   narrow_b_m=int(params.get("narrow_b_m",
+                                                             0)),
+                                   narrow_b_n=int(params.get("narrow_b_n",
+                                                             0)),
+                                   narrow_b_par_min=int(params.get(
+                                       "narrow_b_par_min", 0)),
                                    dynamic_min_n=int(params.get(
                                        "dynamic_min_n", 0)),
                                    order=params.get("order", "rows"),
@@ -224,6 +230,42 @@ def narrow_n(nr: int, kc: int, caches: dict = None) -> int:
     return max(NARROW_PANELS * nr, fit)
 
 
+#: M at or below which the narrow kernels read B in place instead of
+#: packing it (``narrow_b_m``, ``schedule.narrow(pack_b=False)``): B's
+#: copy (K x N floats, a barrier after it on threads, and half of the
+#: packed rows then read from the other core's cache) is shared by M / MR
+#: row blocks, too few to pay for it in a short product. Measured on the
+#: 2-core Xeon (loaded, one thread, CPU clock, side by side, 5 rounds,
+#: medians): B in place 11% faster at 127x64x300, 7-8% at 128^3, 0-3%
+#: at 1000x64x300, 1-7% slower at 4099x64x300 and 2048x128x512 (numpy's
+#: B is not cache-line aligned, the packed panels are). Only up to
+#: ``NARROW_PANELS`` column panels (``narrow_b_n``: N <= 128 for 6x64):
+#: wider, the evidence is mixed (loaded, wall, medians of 4 rounds of the
+#: best of 20 short samples, the one-thread kernels): 256^3 9-10% slower
+#: in both runs, 384^3 and 512^3 4-13% slower in one, 6-9% faster in the
+#: other; on two threads 5% slower at 256^3. So the rule stays where it
+#: was measured ahead
+NARROW_B_M = 512
+
+#: M N K below which those in-place narrow kernels run on one thread
+#: (``narrow_b_par_min``; the other kernels: ``PAR_MIN``): a threaded
+#: call of theirs is one parallel region with no barrier inside (no
+#: packing loop before the row blocks), so threads pay from smaller
+#: products. Measured on the 2-core Xeon (loaded, 2 threads, wall clock,
+#: side by side, medians of 5 rounds of the best of 20 short samples, so
+#: the quiet moments): threaded against one thread 179 against 145
+#: GFLOP/s at 127x64x300 (2.4 M), 186 against 157 at 128^3 (2.1 M), 220
+#: against 164 at 300x64x300 (5.8 M), 188 against 147 at 128x64x128
+#: (1.05 M), where the B-packing threaded kernel ran at 119, 126, 117 and
+#: 82; but 61 against 135 at 64x64x128 (0.5 M). Doubtful: timed as
+#: bench.py times (best of 5 samples of 20 ms, load average 3), the
+#: threaded one was behind, 82 against 108 at 127x64x300, 56 against
+#: 107 at 128x64x128, 60 against 94 at 128^3 (a 20 ms sample of two
+#: threads rarely misses another job's time slice); a quiet run decides
+#: (``narrow_b_par_min=0`` is ``par_min`` again)
+NARROW_B_PAR_MIN = 1 << 20
+
+
 def dynamic_model(threads: int = None) -> bool:
     """Whether the threads take the row blocks one at a time
     (``dynamic``): on a machine of more than one core. A row block is
@@ -287,6 +329,9 @@ def model_params(isa_name: str) -> dict:
             "nc_cols": max(nr, NC_COLS // nr * nr),
             "narrow_n": narrow_n(nr, narrow_kc(mr, b.kc)),
             "narrow_kc": narrow_kc(mr, b.kc),
+            "narrow_b_m": NARROW_B_M,
+            "narrow_b_n": NARROW_PANELS * nr,
+            "narrow_b_par_min": NARROW_B_PAR_MIN,
             "dynamic_min_n": dynamic_min_n(mr, b.kc)}
 
 
@@ -321,6 +366,7 @@ def configured(isa_name: str, source: str = "auto"):
 #: schedule's: the search times the threaded kernel on large squares,
 #: where it does not matter, so a record takes them from the model
 THREAD_PARAMS = ("par_min", "nc_cols", "narrow_n", "narrow_kc",
+                 "narrow_b_m", "narrow_b_n", "narrow_b_par_min",
                  "dynamic_min_n")
 
 

@@ -380,8 +380,8 @@ def test_python_entry_point(chain, monkeypatch):
     # the narrow products' kernels (A unpacked: test_narrow_kernels_...)
     # replaced by the same chain's too, to schedule nothing more here
     monkeypatch.setattr(api, "narrow_procedures",
-                        lambda name: (chain.fast,
-                                      sequential(AVX2, chain.stages)))
+                        lambda name, pack_b=True: (
+                            chain.fast, sequential(AVX2, chain.stages)))
     _clear_api_caches()
     rng = np.random.default_rng(5)
     A, B, C = _ints(rng, 13, 300), _ints(rng, 300, 37), _ints(rng, 13, 37)
@@ -520,6 +520,26 @@ def test_dispatch_runs_small_products_on_one_thread():
     assert d.bound(3, 200, 1) == "one"                # below par_min
     assert d.bound(128, 1024, 512) == "cols"          # wide
     assert d.bound(11, 500, 100) == "one"             # one row block
+    # the narrow kernels' Dispatch: at most short_m rows to short() (the
+    # pair reading B in place), built only when the first one comes
+    short = []
+
+    def in_place():
+        short.append(1)
+        return api.Dispatch(Fake("bpar"), Fake("bone"), 1000, 6)
+    d = api.Dispatch(Fake("npar"), Fake("none"), 1000, 6, short=in_place,
+                     short_m=512)
+    assert d.bound(513, 64, 300) == "npar" and not short
+    assert d.bound(512, 64, 300) == "bpar" and short
+    assert d.bound(127, 64, 300) == "bpar"
+    assert d.bound(11, 64, 300) == "bone"             # one row block
+    assert d.bound(4099, 64, 300) == "npar"
+    assert api.Dispatch(Fake("npar"), short=in_place).bound(
+        5, 64, 3) == "npar"                           # short_m = 0
+    d = api.Dispatch(Fake("npar"), Fake("none"), 1000, 6, short=in_place,
+                     short_m=512, short_n=128)
+    assert d.bound(512, 128, 300) == "bpar"
+    assert d.bound(512, 129, 300) == "npar"           # too wide
     assert api.even(1024, 256, 2) and api.even(1088, 256, 2)
     assert not api.even(1000, 256, 2) and not api.even(768, 256, 2)
     assert not api.even(4096, 256, 1) and not api.even(256, 256, 2)
@@ -1056,6 +1076,37 @@ def test_narrow_kernels_equal_numpy(threads):
         (13, 17, 32), (8, 8, 33), (2, 16, 16)], rng, threads)
 
 
+def test_narrow_kernels_reading_b_in_place(threads):
+    """``schedule.narrow(pack_b=False)`` (the app's narrow kernels for at
+    most ``narrow_b_m`` rows): nothing packed, so the threaded one has a
+    single par loop per k block (no packing loop, no barrier before the
+    row blocks); both equal numpy exactly, 1 and 2 threads, and on float
+    data equal the B-packing pair bit for bit."""
+    isa = tuning.variant("avx2", {"shape": "2x8", "kc": 16, "nc": 16,
+                                  "par_min": 10, "narrow_n": 16,
+                                  "narrow_kc": 24, "narrow_b_m": 64})
+    par, one = narrow(isa, pack_b=False)
+    assert (par.name(), one.name()) == ("sgemm_avx2_narrow_bip",
+                                        "sgemm_avx2_narrow_bip_1t")
+    code = par.c_code_str()
+    assert "A_pack" not in code and "B_pack" not in code
+    assert str(par).count(" par(") == 2 and " par(" not in str(one)
+    assert "K / 24" in str(par)
+    rng = np.random.default_rng(16)
+    _compiled_equal_numpy((par, one), BLOCK_SHAPES + [
+        (13, 17, 32), (2, 16, 16)], rng, threads)
+    packed = [p.compile() for p in narrow(isa)]
+    for m, n, k in ((13, 17, 50), (37, 16, 20)):
+        A = rng.standard_normal((m, k), dtype=np.float32)
+        B = rng.standard_normal((k, n), dtype=np.float32)
+        outs = []
+        for p in [par.compile(), one.compile()] + packed:
+            C = np.zeros((m, n), np.float32)
+            p(m, n, k, A, B, C)
+            outs.append(C)
+        assert all(np.array_equal(outs[0], c) for c in outs[1:])
+
+
 def test_variant_checks_its_parameters():
     v = tuning.variant("avx512", {"shape": "8x32", "kc": 256, "nc": 1000,
                                   "mc": 100})
@@ -1201,7 +1252,8 @@ def test_alpha_beta_takes_the_same_kernel_as_the_product(monkeypatch,
     isa = tuning.variant("avx2", {"shape": "2x8", "kc": 16, "nc": 16,
                                   "par_min": 2000, "nc_cols": 16,
                                   "narrow_n": 16, "dynamic": True,
-                                  "dynamic_min_n": 40})
+                                  "dynamic_min_n": 40, "narrow_b_m": 6,
+                                  "narrow_b_par_min": 400})
     monkeypatch.setattr(api, "configuration", lambda name: (isa, "test"))
     monkeypatch.setattr(api, "choose_isa",
                         lambda name="auto": (AVX2, False, "test"))
@@ -1217,10 +1269,15 @@ def test_alpha_beta_takes_the_same_kernel_as_the_product(monkeypatch,
             "in par(") == 2
         rng = np.random.default_rng(14)
         # (M, N, K) -> the kernel Dispatch picks (MR = 2, par_min = 2000,
-        # nc_cols = 16, narrow_n = 16, dynamic_min_n = 40, 2 threads)
+        # nc_cols = 16, narrow_n = 16, dynamic_min_n = 40, narrow_b_m = 6,
+        # narrow_b_par_min = 400, 2 threads)
         want_kernel = {(3, 17, 5): "_1t", (4, 64, 33): "_cols",
                        (40, 24, 33): "_static", (1, 40, 100): "_1t",
-                       (37, 16, 20): "_narrow", (5, 9, 7): "_narrow_1t",
+                       (37, 16, 20): "_narrow", (7, 9, 7): "_narrow_1t",
+                       (5, 9, 7): "_narrow_bip_1t",
+                       (6, 16, 40): "_narrow_bip",
+                       (6, 16, 5): "_narrow_bip",      # 480 >= 400
+                       (6, 16, 4): "_narrow_bip_1t",
                        (61, 37, 40): "_static", (61, 41, 40): ""}
         for (m, n, k), suffix in want_kernel.items():
             picked = plain.pick(m, n, k)     # a Deferred, else compiled
@@ -1458,6 +1515,31 @@ def test_dynamic_min_n_model_and_checks():
         "avx2", {"kc": 32, "dynamic_min_n": 500}).blocking_label
     with pytest.raises(SchedulingError, match="dynamic_min_n=-1"):
         tuning.variant("avx2", {"dynamic_min_n": -1})
+
+
+def test_narrow_b_in_place_parameters():
+    """``narrow_b_m`` / ``narrow_b_par_min``: the model's are the
+    constants (app parameters, taken from the model for a tuned record);
+    in the label only with ``narrow_n``; negative refused."""
+    m = tuning.model_params("avx512")
+    assert m["narrow_b_m"] == tuning.NARROW_B_M
+    assert m["narrow_b_par_min"] == tuning.NARROW_B_PAR_MIN < tuning.PAR_MIN
+    assert {"narrow_b_m", "narrow_b_n", "narrow_b_par_min"} <= set(
+        tuning.THREAD_PARAMS)
+    assert m["narrow_b_n"] == tuning.NARROW_PANELS * int(
+        m["shape"].split("x")[1])
+    isa = tuning.variant("avx2", {"kc": 32, "narrow_n": 32,
+                                  "narrow_b_m": 100, "narrow_b_par_min": 7,
+                                  "narrow_b_n": 16})
+    assert (isa.narrow_b_m, isa.narrow_b_par_min) == (100, 7)
+    assert isa.blocking_label.endswith(
+        "N <= 32: A unpacked, B in place for M <= 100, N <= 16 (1 thread "
+        "below MNK=7)")
+    assert "in place" not in tuning.variant(
+        "avx2", {"kc": 32, "narrow_b_m": 100}).blocking_label
+    for bad in ("narrow_b_m", "narrow_b_n", "narrow_b_par_min"):
+        with pytest.raises(SchedulingError, match=bad + "=-1"):
+            tuning.variant("avx2", {bad: -1})
 
 
 def test_dynamic_in_the_space_and_checked():
