@@ -237,32 +237,19 @@ class Isa:
         if self.prefetch < 0 or self.prefetch >= self.kc:
             raise ValueError(f"{self.name}: prefetch={self.prefetch} is not "
                              f"in [0, KC={self.kc})")
-        if self.par_min < 0:
-            raise ValueError(f"{self.name}: par_min={self.par_min} is "
-                             f"negative")
+        for f in ("par_min", "narrow_n", "narrow_b_m", "narrow_b_n",
+                  "narrow_b_par_min", "dynamic_min_n"):
+            if getattr(self, f) < 0:
+                raise ValueError(f"{self.name}: {f}={getattr(self, f)} is "
+                                 f"negative")
         if self.nc_cols < 0 or self.nc_cols % self.nr:
             raise ValueError(f"{self.name}: nc_cols={self.nc_cols} is not "
                              f"a multiple of NR={self.nr}")
-        if self.narrow_n < 0:
-            raise ValueError(f"{self.name}: narrow_n={self.narrow_n} is "
-                             f"negative")
         if self.narrow_kc < 0 or (self.narrow_kc and
                                   self.prefetch >= self.narrow_kc):
             raise ValueError(f"{self.name}: narrow_kc={self.narrow_kc} is "
                              f"negative or not above prefetch="
                              f"{self.prefetch}")
-        if self.narrow_b_m < 0:
-            raise ValueError(f"{self.name}: narrow_b_m={self.narrow_b_m} "
-                             f"is negative")
-        if self.narrow_b_n < 0:
-            raise ValueError(f"{self.name}: narrow_b_n={self.narrow_b_n} "
-                             f"is negative")
-        if self.narrow_b_par_min < 0:
-            raise ValueError(f"{self.name}: narrow_b_par_min="
-                             f"{self.narrow_b_par_min} is negative")
-        if self.dynamic_min_n < 0:
-            raise ValueError(f"{self.name}: dynamic_min_n="
-                             f"{self.dynamic_min_n} is negative")
         if self.par == "cols" and not self.nc:
             raise ValueError(f"{self.name}: par='cols' needs NC blocks")
         if self.order not in ("rows", "goto"):

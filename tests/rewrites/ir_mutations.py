@@ -38,6 +38,22 @@ _OWN = {IR.For: ("lo", "hi"), IR.If: ("cond", ), IR.Assign: ("idx", "rhs"),
         IR.Call: ("args", ), IR.WindowStmt: ("rhs", )}
 
 
+def _rebuilt(s, fields, change):
+    """``s`` with ``change`` mapped over the expressions of ``fields`` (a
+    window statement's type kept consistent with its new indices)."""
+    upd = {}
+    for f in fields:
+        v = getattr(s, f)
+        if isinstance(v, tuple):
+            upd[f] = tuple(map_node(x, change) for x in v)
+        else:
+            upd[f] = map_node(v, change)
+    if isinstance(s, IR.WindowStmt):   # keep the window's type consistent
+        r = upd["rhs"]
+        upd["rhs"] = make_window(r.name, r.type.src_type, r.idx, r.srcinfo)
+    return s.update(**upd)
+
+
 def _int_consts_changed(s, rng):
     """``s`` with one integer constant of its own expressions (or of its
     allocation size) moved by a small amount, or None."""
@@ -79,17 +95,7 @@ def _int_consts_changed(s, rng):
             if seen[0] - 1 == target:
                 return n.update(val=n.val + delta)
         return None
-    upd = {}
-    for f in fields:
-        v = getattr(s, f)
-        if isinstance(v, tuple):
-            upd[f] = tuple(map_node(x, change) for x in v)
-        else:
-            upd[f] = map_node(v, change)
-    if isinstance(s, IR.WindowStmt):   # keep the window's type consistent
-        r = upd["rhs"]
-        upd["rhs"] = make_window(r.name, r.type.src_type, r.idx, r.srcinfo)
-    return s.update(**upd)
+    return _rebuilt(s, fields, change)
 
 
 def _swapped(e):
@@ -140,17 +146,7 @@ def respell(s, rng):
 
     def change(n):
         return new if n is target else None
-    upd = {}
-    for f in fields:
-        v = getattr(s, f)
-        if isinstance(v, tuple):
-            upd[f] = tuple(map_node(x, change) for x in v)
-        else:
-            upd[f] = map_node(v, change)
-    if isinstance(s, IR.WindowStmt):   # keep the window's type consistent
-        r = upd["rhs"]
-        upd["rhs"] = make_window(r.name, r.type.src_type, r.idx, r.srcinfo)
-    return s.update(**upd)
+    return _rebuilt(s, fields, change)
 
 
 def respelled(ir, rng):
