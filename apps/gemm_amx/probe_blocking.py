@@ -106,6 +106,9 @@ static int32_t Cfix[1024] __attribute__((aligned(64)));
 /* C strip of variant 7, tile layout [jo][ih][jh][16][16] */
 static int32_t Cs[32 * 256] __attribute__((aligned(64)));
 #define EXO_FENCE() __asm__ __volatile__("" ::: "memory")
+/* one tile product, bf16 or int8 by the build */
+#define DP(c, a, b) do { if (BF16) _tile_dpbf16ps(c, a, b); \
+                         else _tile_dpbusd(c, a, b); } while (0)
 
 /* variant 7: the 32 x NC strip of C copied into Cs (tile layout) and back */
 __attribute__((target("amx-tile,amx-int8,amx-bf16")))
@@ -125,13 +128,7 @@ static void strip(long io, long jc, long jt0) {
             _tile_loadd(6, BPT(jt, kt), 64);
             _tile_loadd(5, APT(io, 1, kt), 64);
             _tile_loadd(7, BPT(jt + 1, kt), 64);
-            if (BF16) {
-                _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 7);
-                _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7);
-            } else {
-                _tile_dpbusd(0, 4, 6); _tile_dpbusd(1, 4, 7);
-                _tile_dpbusd(2, 5, 6); _tile_dpbusd(3, 5, 7);
-            }
+            DP(0, 4, 6); DP(1, 4, 7); DP(2, 5, 6); DP(3, 5, 7);
         }
         _tile_stored(0, c, 64); _tile_stored(1, c + 256, 64);
         _tile_stored(2, c + 512, 64); _tile_stored(3, c + 768, 64);
@@ -208,13 +205,7 @@ static inline void block(long io, long jt, long k0, long k1, int pf,
                 _mm_prefetch((const char *)a1 + l, _MM_HINT_T0);
             }
         }
-        if (BF16) {
-            _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 7);
-            _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7);
-        } else {
-            _tile_dpbusd(0, 4, 6); _tile_dpbusd(1, 4, 7);
-            _tile_dpbusd(2, 5, 6); _tile_dpbusd(3, 5, 7);
-        }
+        DP(0, 4, 6); DP(1, 4, 7); DP(2, 5, 6); DP(3, 5, 7);
     }
     if (CMODE == 2) return;
     if (CMODE == 8) {   /* products from zero, then C += them (int8) */
@@ -241,8 +232,6 @@ static inline void block(long io, long jt, long k0, long k1, int pf,
    interleaved with the C tiles: each product of the last step is
    followed by the store of its C tile and the load of the next block's
    (the first block's C loaded before the loop) */
-#define DP(c, a, b) do { if (BF16) _tile_dpbf16ps(c, a, b); \
-                         else _tile_dpbusd(c, a, b); } while (0)
 __attribute__((target("amx-tile,amx-int8,amx-bf16")))
 static void pipelined(long jc) {
     long ld = LDC * 4, MB = M / 32, nb = MB * (NC / 32), jt0 = jc * NC / 16;
