@@ -103,6 +103,7 @@ def tune_command(args) -> int:
                   seed=args.seed, workers=args.workers,
                   timeout_s=args.timeout, units=spec.get("units", ""),
                   initial=spec.get("initial", ()),
+                  valid=spec.get("valid"),
                   compile=spec.get("compile", True),
                   n_startup=spec.get("n_startup", 10),
                   confirm=args.confirm, confirm_top=args.confirm_top,

@@ -55,6 +55,8 @@ STATUSES = ("ok", "refused", "crashed", "timeout")
 #: the search ends after this many batches in a row proposed only points
 #: already tried (the sampler has converged)
 MAX_STALE = 25
+#: proposals ``valid`` may refuse in a row before a batch goes without
+MAX_ASKS = 50
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,17 @@ def _distributions(space):
     return out, size
 
 
+def _invalid(valid, params):
+    """Why ``valid`` refuses ``params`` (None when it accepts them)."""
+    if valid is None:
+        return None
+    verdict = valid(dict(params))
+    if verdict is None or verdict is True:
+        return None
+    return verdict if isinstance(verdict, str) and verdict else \
+        "refused by valid()"
+
+
 def _progress_bar(progress, total, desc):
     from ..progress import wanted
     if not progress or not wanted():
@@ -180,7 +193,7 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
          initial=(), compile: bool = True,
          compile_opts: dict | None = None, progress: bool = True,
          n_startup: int = 10, confirm: int = 3,
-         confirm_top: int = 3) -> TuneResult:
+         confirm_top: int = 3, valid=None) -> TuneResult:
     """Search ``space`` for the parameters whose schedule ``bench`` rates
     highest.
 
@@ -206,6 +219,15 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
     reuses its first outcome. Each candidate has ``build_timeout_s``
     (default ``max(timeout_s, 600)``) to build and ``timeout_s`` to run
     ``bench``; past them its process is killed (status ``timeout``).
+
+    ``valid(params)``, when given, says before anything is built whether
+    a point can be built at all: ``None`` or ``True`` for yes, a reason
+    (a string) or ``False`` for no (e.g. a loop order that needs a block
+    size the point leaves at 0). Such points are told to the sampler as
+    failed, are not built and take no worker's place in a batch (up to
+    ``MAX_ASKS`` proposals per place); ``TuneResult.notes`` counts them.
+    Without it the template's refusal does the same job, but each one
+    takes a place of its batch.
 
     Confirmation (``confirm`` rounds, 0 for none): one measurement per
     candidate picks the luckiest of many noisy values as well as the
@@ -277,6 +299,10 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
             raise ValueError(f"tune: initial point {point} does not give "
                              f"{', '.join(missing)} (it would be drawn at "
                              f"random)")
+        why = _invalid(valid, {n: dict(point)[n] for n in space})
+        if why is not None:
+            raise ValueError(f"tune: initial point {point} fails valid(): "
+                             f"{why}")
         initial_ids.add(json.dumps({n: dict(point)[n] for n in space},
                                    sort_keys=True, default=str))
         study.enqueue_trial(dict(point), skip_if_exists=True)
@@ -287,6 +313,22 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
     stale = 0                # batches in a row with no new point
     bar = _progress_bar(progress, n_trials, key or "tune")
     verdict, notes = None, []
+    invalid = {}             # reason -> points proposed outside ``valid``
+
+    def ask():
+        """The sampler's next point that ``valid`` accepts (None after
+        MAX_ASKS refusals in a row)."""
+        for _ in range(MAX_ASKS):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ot = study.ask(dists)
+            params = {n: ot.params[n] for n in space}
+            why = _invalid(valid, params)
+            if why is None:
+                return ot, params
+            invalid[why] = invalid.get(why, 0) + 1
+            study.tell(ot, state=TrialState.FAIL)
+        return None
 
     def limit_reached():
         kept = reserve(trials, initial_ids, confirm, confirm_top, workers)
@@ -300,10 +342,10 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
                 workers, n_trials - len(trials))
             batch, fresh = [], []
             for _ in range(want):
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    ot = study.ask(dists)
-                params = {n: ot.params[n] for n in space}
+                asked = ask()
+                if asked is None:
+                    break
+                ot, params = asked
                 ident = json.dumps(params, sort_keys=True, default=str)
                 number = len(trials) + len(batch)
                 batch.append((ot, params, ident, number))
@@ -397,6 +439,11 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
     finally:
         if bar is not None:
             bar.close()
+    if invalid:
+        notes.append(f"{sum(invalid.values())} proposed points failed "
+                     f"valid() and were not built: " + "; ".join(
+                         f"{n} x {why}" for why, n in sorted(
+                             invalid.items(), key=lambda kv: -kv[1])))
     elapsed = time.monotonic() - start
     best_params = None if best is None else dict(best.params)
     best_value = None if best is None else best.value

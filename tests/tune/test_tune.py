@@ -411,3 +411,41 @@ def test_the_apps_initial_points_are_the_models_whole_points():
         for point in spec["initial"]:
             assert set(point) == set(spec["space"]), point
             conv.variant(point["isa"], point)
+
+
+def test_points_valid_refuses_are_never_built():
+    """``valid`` keeps a point that cannot be built out of the batches
+    (SGEMM's 'goto' order without MC took 28 of 76 places in a quiet
+    search): the benchmark never sees one, every place of the search
+    goes to a valid point, and a note counts the skipped ones."""
+    space = {"t": range(1, 12)}
+    r = tune(tc.template_xy, space, tc.bench_odd, n_trials=4, seed=3,
+             workers=2, compile=False, progress=False, n_startup=2,
+             valid=tc.odd_t_only, confirm=0)
+    assert len(r.trials) == 4 and all(t.ok for t in r.trials), r.trials
+    assert {t.params["t"] for t in r.trials} <= {3, 5, 7, 9, 11}
+    assert r.best_params == {"t": 5} or r.best_params == {"t": 7}
+    skipped = [n for n in r.notes if "failed valid()" in n]
+    assert skipped and "is even" in skipped[0], r.notes
+    # an initial point valid refuses is an error, not a silent skip
+    with pytest.raises(ValueError, match="fails valid"):
+        tune(tc.template_xy, space, tc.bench_odd, initial=[{"t": 4}],
+             valid=tc.odd_t_only, compile=False, progress=False)
+    # a space with no valid point ends (stale batches), measuring nothing
+    r = tune(tc.template_xy, {"t": [1, 2, 4]}, tc.bench_odd, n_trials=3,
+             valid=tc.odd_t_only, compile=False, progress=False,
+             confirm=0, budget_s=60)
+    assert r.trials == () and r.best_params is None
+
+
+def test_sgemms_valid_refuses_goto_without_an_a_block():
+    sys.path.insert(0, str(REPO))
+    from apps.sgemm import tuning as sgemm
+    spec = sgemm.tune_spec({})
+    start = spec["initial"][0]
+    assert spec["valid"] is sgemm.valid and sgemm.valid(start) is None
+    for bad in (dict(start, order="goto", mc=0),
+                dict(start, order="goto", mc=384, pack_a=False)):
+        assert "goto" in sgemm.valid(bad)
+    assert sgemm.valid(dict(start, order="goto", mc=384,
+                            pack_a=True)) is None

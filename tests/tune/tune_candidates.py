@@ -100,3 +100,18 @@ class ScriptedBench:
             raise RuntimeError("a flaky benchmark")
         values = self.script[point]
         return float(values[min(n, len(values) - 1)])
+
+
+def odd_t_only(params):
+    """For the ``valid`` test: even tiles are "points the schedule cannot
+    build" (a reason), 1 is refused with a bare False."""
+    if params["t"] == 1:
+        return False
+    return None if params["t"] % 2 else f"t={params['t']} is even"
+
+
+def bench_odd(p, params):
+    """Like ``bench_xy``, but an even ``t`` reaching it fails the test:
+    ``valid`` should have kept it from being built."""
+    assert params["t"] % 2 == 1 and params["t"] != 1, params
+    return -abs(params["t"] - 6)
