@@ -418,6 +418,20 @@ def build(isa_name: str, params: dict, sizes):
     return schedule(isa, dynamic=bool(params.get("dynamic", False)))
 
 
+def valid(params: dict):
+    """None when ``params`` describe a kernel ``build`` can schedule, else
+    why not (e.g. ``prefetch`` or ``kc_at`` without ``kc``): the search
+    skips such a point before building it (``tune(valid=)``)."""
+    try:
+        variant(params["isa"], params)
+    except SchedulingError as e:
+        return str(e)
+    if not params.get("fixed", True) and \
+            params.get("par", "blocks") != "blocks":
+        return "conv: par='rows' needs fixed sizes"
+    return None
+
+
 def template(params: dict):
     """The scheduled conv for ``params`` (``isa``, ``sizes`` as
     N,H,W,IC,OC, and the searched ones)."""
@@ -520,6 +534,7 @@ def tune_spec(options: dict) -> dict:
                            options.get("clock", "cpu" if threads == 1
                                        else "wall")),
             "key": key(isa.name, sizes), "units": "GFLOP/s",
+            "valid": valid,
             "initial": [start] + ([base] if base != start else []),
             "about": (f"conv, {isa.title} ({note}), {threads} thread(s), "
                       f"layer N,H,W,IC,OC = {sz}, GFLOP/s")}

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from exo_hl import SchedulingError
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 import tune_candidates as tc  # noqa: E402
@@ -449,3 +451,24 @@ def test_sgemms_valid_refuses_goto_without_an_a_block():
         assert "goto" in sgemm.valid(bad)
     assert sgemm.valid(dict(start, order="goto", mc=384,
                             pack_a=True)) is None
+
+
+def test_convs_valid_agrees_with_its_template():
+    """conv's ``valid`` refuses exactly the points its template refuses
+    without scheduling (sampled from its space), so the search loses no
+    point the template could build."""
+    import random
+    sys.path.insert(0, str(REPO))
+    from apps.conv import tuning as conv
+    spec = conv.tune_spec({"sizes": "resnet14"})
+    space, rng = spec["space"], random.Random(5)
+    assert conv.valid(spec["initial"][0]) is None
+    seen = set()
+    for _ in range(300):
+        point = {n: rng.choice(list(c)) for n, c in space.items()}
+        why = conv.valid(point)
+        seen.add(why is None)
+        if why is not None:
+            with pytest.raises(SchedulingError):
+                conv.build(point["isa"], point, point["sizes"])
+    assert seen == {True, False}
