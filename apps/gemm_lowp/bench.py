@@ -163,11 +163,15 @@ def measure(kind, sizes, threads, reps, peaks, mkl, use_ort, clock,
     built = {}
 
     def kernel_for(t, n):
-        """exo_hl's kernel for t threads at n^3: the default tile with the
-        L2 blocking of ``schedule.tile_for`` (the machine's L2)."""
+        """exo_hl's kernel for t threads at n^3, as the runtime dispatch
+        gives it for that shape (``schedule.choose_kernel(shape=...)``:
+        the default tile with ``tile_for``'s L2 blocking)."""
         tile = S.tile_for(kind.name, n, n)
         if (tile, t > 1) not in built:
-            built[tile, t > 1] = S.kernel(kind, tile, threads=t > 1).compile()
+            _, p = S.choose_kernel(kind.name, features=kind.features,
+                                   threads=t > 1, shape=(n, n, n))
+            assert p is S.kernel(kind, tile, threads=t > 1)
+            built[tile, t > 1] = p.compile()
         return tile, built[tile, t > 1]
     base = S.DEFAULT_TILES[kind.name]
     extra = [(f"exo_hl[{spec}]", {t: S.kernel(kind, parse_tile(spec, base),

@@ -62,8 +62,9 @@ packed B streaming from L3 per row block; ``Tile.tiles_out`` then puts the
 row tiles outside the panels (``reorder``): a tile's MR x K bytes of A
 stay in L1 while it runs over the block's panels.
 
-``choose_kernel(features)`` is the runtime-dispatch hook: the best kernel
-for a set of CPU features (AMX kernels are added ahead of these by the AMX
+``choose_kernel(kind, features, shape=(M, N, K))`` is the runtime-dispatch
+hook: the best kernel for a set of CPU features, with ``tile_for``'s L2
+blocking for that shape (AMX kernels are added ahead of these by the AMX
 library's schedule).
 """
 from __future__ import annotations
@@ -394,27 +395,44 @@ def kernel(kind: Kind, tile: Tile = None, threads: bool = False):
 # ---------------------------------------------------------------------------
 # runtime dispatch
 
+def _builder(kind: Kind):
+    """The dispatch's builder of ``kind``'s kernel: (threads, tile=None,
+    shape=None) -> procedure. With no tile but a shape (M, N, K), the tile
+    is ``tile_for(kind, N, K)``: the L2 blocking of this machine for that
+    B (column blocks of B once K x N bytes exceed half the L2), so what a
+    user of the dispatch gets for a large product is the blocked kernel;
+    with neither, the default tile (no column blocks: its kernel takes
+    every N % NR == 0)."""
+    def build(threads, tile=None, shape=None):
+        if tile is None and shape is not None:
+            tile = tile_for(kind.name, shape[1], shape[2])
+        return kernel(kind, tile, threads=threads)
+    return build
+
+
 #: (kind name) -> [(required CPU features, label, builder)], best first.
-#: The AMX schedule (another library) inserts its kernels at the front.
+#: A builder takes (threads, tile=None, shape=None). The AMX schedule
+#: (another library) inserts its kernels at the front.
 DISPATCH = {
-    "u8s8": [(U8S8.features, "avx512-vnni",
-              lambda th, tile: kernel(U8S8, tile, threads=th))],
-    "bf16": [(BF16.features, "avx512-bf16",
-              lambda th, tile: kernel(BF16, tile, threads=th))],
+    "u8s8": [(U8S8.features, "avx512-vnni", _builder(U8S8))],
+    "bf16": [(BF16.features, "avx512-bf16", _builder(BF16))],
 }
 
 
 def choose_kernel(kind: str, features=None, threads: bool = False,
-                  tile: Tile = None):
+                  tile: Tile = None, shape=None):
     """(label, procedure): the first kernel of ``DISPATCH[kind]`` whose CPU
     features ``features`` (default: this host's) contains; ``RuntimeError``
     when none fits (run the algorithm, ``KINDS[kind].spec()``, instead).
-    A builder takes (threads, tile); tile None: the kernel's default."""
+    ``shape`` (M, N, K): the kernel for that product, blocked for this
+    machine's L2 (``tile_for``); ``tile`` overrides it; with neither, the
+    default tile. The kernel's preconditions (``M % mc``, ``N % nc or
+    nr``, ``K % kc``) are those of the tile chosen."""
     from exo_hl.codegen_c.host_cpu import host_features
     for need, label, build in DISPATCH[kind]:
         have = (host_features(need) if features is None
                 else frozenset(need) & frozenset(features))
         if have == frozenset(need):
-            return label, build(threads, tile)
+            return label, build(threads, tile, shape)
     raise RuntimeError(f"no {kind} GEMM kernel for this CPU (needs one of "
                        f"{[sorted(n) for n, _, _ in DISPATCH[kind]]})")

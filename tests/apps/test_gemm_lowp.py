@@ -56,6 +56,34 @@ def test_dispatch_picks_by_cpu_features():
         S.choose_kernel("bf16", features={"avx2", "fma"})
 
 
+def test_dispatch_blocks_large_shapes_for_the_l2(monkeypatch):
+    """``choose_kernel(shape=...)`` gives the kernel blocked for the L2
+    (``tile_for``): column blocks of B once K x N bytes exceed half the
+    L2, the row tiles outside the panels; the shape-free default and an
+    explicit tile are unchanged. (The dispatch once built the unblocked
+    default whatever the shape: only bench.py used the blocking.)"""
+    from apps.gemm_amx import dispatch as amx
+    monkeypatch.setattr(S, "cache_sizes", lambda: {2: 2 << 20})
+    feats = {"avx512f", "avx512vnni"}
+    label, p = S.choose_kernel("u8s8", features=feats,
+                               shape=(64, 8192, 8192))   # 64 MiB of B
+    assert label == "avx512-vnni"
+    assert p is S.kernel(S.U8S8, S.Tile(8, 32, 256, prefetch=8, nc=128,
+                                        tiles_out=True))
+    text = str(p)
+    assert "assert N % 128 == 0" in text and "for jc in seq(0, N / 128):" in text
+    # all of B in half the L2: no column blocks, row tiles outside
+    _, q = S.choose_kernel("u8s8", features=feats, shape=(64, 512, 512))
+    assert q is S.kernel(S.U8S8, S.replace(S.DEFAULT_U8, tiles_out=True))
+    assert S.choose_kernel("u8s8", features=feats)[1] is S.kernel(S.U8S8)
+    t = S.Tile(8, 32, 8, 16)
+    assert S.choose_kernel("u8s8", features=feats, tile=t,
+                           shape=(64, 8192, 8192))[1] is S.kernel(S.U8S8, t)
+    # the AMX-first dispatch falls back to the same kernel without AMX
+    assert amx.choose_kernel("u8s8", features=feats,
+                             shape=(64, 8192, 8192))[1] is p
+
+
 @pytest.mark.parametrize("name", ["u8s8"])
 def test_threaded_kernel_runs_the_compute_in_parallel(name):
     # the 2-thread kernel once parallelized only the packing (the first
