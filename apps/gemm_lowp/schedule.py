@@ -72,7 +72,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, replace
 
-from exo_hl import bf16, f32, i8, i32, proc, seq, size, ui8
+from exo_hl import SchedulingError, bf16, f32, i8, i32, proc, seq, size, ui8
 from exo_hl.hw_libs import avx512 as X
 
 
@@ -97,6 +97,9 @@ class Tile:
                              # panels: a tile's MR x K of A stays in L1
                              # while it runs over the panels of B (from
                              # L2 when nc keeps the block there)
+    unroll_k: int = 1  # the micro-kernel's k step loop unrolled by this
+                       # factor (split + unroll; divides KC / g and the
+                       # prefetch distance)
 
 
 #: 8 x 32: 16 accumulators (two registers per row), enough to hide the
@@ -223,6 +226,10 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
     if t.nc and (t.nc % NR or t.par_cols):
         raise ValueError(f"tile {t}: nc must be a multiple of NR (and "
                          f"par_cols needs nc = 0)")
+    if (t.unroll_k < 1 or (KC // G) % t.unroll_k
+            or t.prefetch % t.unroll_k):
+        raise ValueError(f"tile {t}: unroll_k must divide KC / {G} and "
+                         f"the prefetch distance")
     if t.tiles_out and (t.par_cols or t.pack_a):
         raise ValueError(f"tile {t}: tiles_out needs par_cols and pack_a "
                          f"off")
@@ -301,6 +308,8 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
         p = p.reorder("i2", "i3q")
     if t.prefetch:
         p = _prefetch(p, kind, t, kq)
+    if t.unroll_k > 1:
+        p = _unroll_k(p, t.unroll_k, kq)
     if t.nc:
         p = _column_blocks(p, t)
     if t.tiles_out:
@@ -368,6 +377,32 @@ def _column_blocks(p, t):
     p = p.split(p.find_loop("jo #1"), f, "jc", "jo", tail="perfect")
     p = p.reorder(p.find_loop("im"), p.find_loop("jc #1"))
     return p.fuse_loop(p.find_loop("jc"), p.find_loop("jc #1"))
+
+
+def _unroll_k(p, u, kq):
+    """The micro-kernel's k step loop(s) (two after the prefetch's cut)
+    split by ``u`` and the inner loop unrolled: one loop iteration runs
+    u k steps. (Measured, loaded, the 8 x 32 tile alone in a C probe with
+    gcc 12: 74-79% of the vpdpbusd peak with one k step per iteration,
+    90-100% with two; the loop's instructions, not the data, held it.)"""
+    n = sum(1 for _ in _loops_named(p, kq))
+    for i in range(n):
+        p = p.split(p.find_loop(f"{kq} #{i}" if i else kq), u, kq,
+                    f"{kq}u", tail="perfect")
+    for _ in range(n):
+        p = p.unroll(p.find_loop(f"{kq}u"))
+    return p
+
+
+def _loops_named(p, name):
+    """The loops of ``p`` named ``name``, in order (cursors)."""
+    i = 0
+    while True:
+        try:
+            yield p.find_loop(f"{name} #{i}" if i else name)
+        except SchedulingError:     # no such loop
+            return
+        i += 1
 
 
 def _prefetch(p, kind, t, kq):

@@ -135,6 +135,36 @@ def test_prefetch_of_the_packed_panel(name):
         S.stages(kind, S.Tile(8, 32, 16, 16, prefetch=n))
 
 
+@pytest.mark.parametrize("name", ["u8s8", "bf16"])
+def test_k_steps_unrolled(name):
+    """``Tile.unroll_k``: each k step loop (both parts of the prefetch's
+    cut) split by u and unrolled, so one iteration runs u k steps; the
+    kernel still bit-exact; a factor that does not divide the k steps or
+    the prefetch distance is refused."""
+    kind = S.KINDS[name]
+    t = S.Tile(8, 32, 16, 16, prefetch=2, unroll_k=2)
+    p = S.kernel(kind, t)
+    kq = "kq" if name == "u8s8" else "kk"
+    n = 16 // kind.group
+    text = str(p)
+    assert f"for {kq} in seq(0, {(n - 2) // 2}):" in text
+    assert f"for {kq} in seq(0, 1):" in text            # the cut's 2 steps
+    assert f"{kq}u" not in text                          # unrolled
+    assert text.count(kind.dot.name()) == 2 * 2 * 16     # 2 loops x 2 steps
+    assert text.count(kind.prefetch.name()) == 2 * 2
+    A_ = S.DEFAULT_TILES
+    try:
+        S.DEFAULT_TILES = {**A_, name: t}
+        assert check_exact(kind, p, 16, 64, 32)   # two k blocks
+    finally:
+        S.DEFAULT_TILES = A_
+    for bad in (S.Tile(8, 32, 16, 16, unroll_k=3),
+                S.Tile(8, 32, 16, 16, prefetch=1, unroll_k=2),
+                S.Tile(8, 32, 16, 16, unroll_k=0)):
+        with pytest.raises(ValueError, match="unroll_k"):
+            S.stages(kind, bad)
+
+
 def test_packed_a_row_block():
     """``Tile.pack_a``: each row block of A copied once, ahead of its
     panels, into ``[MC / MR, K / KC, KC / g, MR, g]`` (a row tile's k step
