@@ -62,6 +62,13 @@ packed B streaming from L3 per row block; ``Tile.tiles_out`` then puts the
 row tiles outside the panels (``reorder``): a tile's MR x K bytes of A
 stay in L1 while it runs over the block's panels.
 
+Options measured side by side (README, issue 36): ``Tile.pack_k`` (int8
+default) reorders the packing's panel loop inside its k loops, so the
+packing reads the rows of B in order (2x faster alone at 1024-2048) and
+the threads split it by k blocks; ``Tile.unroll_k`` splits and unrolls the
+micro-kernel's k step loop; ``Tile.c_accum`` (int8) stages the C tile with
+``accum=True`` (zeroed registers, added to C after the k loop).
+
 ``choose_kernel(kind, features, shape=(M, N, K))`` is the runtime-dispatch
 hook: the best kernel for a set of CPU features, with ``tile_for``'s L2
 blocking for that shape (AMX kernels are added ahead of these by the AMX
@@ -97,6 +104,12 @@ class Tile:
                              # panels: a tile's MR x K of A stays in L1
                              # while it runs over the panels of B (from
                              # L2 when nc keeps the block there)
+    pack_k: bool = False  # the packing of B walks k outside the panels
+                          # (rows of B read in order, not 32 bytes of
+                          # each of K rows per panel); threads split k
+    c_accum: bool = False  # int8: the C tile's registers start at zero
+                           # and are added to C after the k loop (no
+                           # load of C ahead of the tile's dot products)
     unroll_k: int = 1  # the micro-kernel's k step loop unrolled by this
                        # factor (split + unroll; divides KC / g and the
                        # prefetch distance)
@@ -108,8 +121,11 @@ class Tile:
 #: 0.67x, 16x16 0.27x, KC=512 0.4x). int8: the packed panel prefetched 8
 #: k steps ahead (loaded machine, one thread, side by side, three runs:
 #: +4-7% at 1024, -0.4 to +7% at 2048, -12 to +10% at 512; d = 12, 16 no
-#: better). bf16 runs at 93-98% of the vdpbf16ps peak without it.
-DEFAULT_U8 = Tile(8, 32, 256, prefetch=8)
+#: better). bf16 runs at 93-98% of the vdpbf16ps peak without it. int8
+#: packs B along its rows (pack_k): the packing alone (C probe, CPU time)
+#: is 2x faster at 1024-2048, 1.2-1.4x at 512; the whole GEMM, side by side
+#: with the panel-order packing, loaded, one thread, four runs: +0 to +6%.
+DEFAULT_U8 = Tile(8, 32, 256, prefetch=8, pack_k=True)
 DEFAULT_BF16 = Tile(8, 32, 128)
 DEFAULT_TILES = {"u8s8": DEFAULT_U8, "bf16": DEFAULT_BF16}
 
@@ -230,6 +246,12 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
             or t.prefetch % t.unroll_k):
         raise ValueError(f"tile {t}: unroll_k must divide KC / {G} and "
                          f"the prefetch distance")
+    if t.pack_k and t.par_cols:
+        raise ValueError(f"tile {t}: pack_k needs par_cols off (the "
+                         f"threads split the packing by k)")
+    if t.c_accum and kind is not U8S8:
+        raise ValueError(f"tile {t}: c_accum is for int8 only (f32 sums "
+                         f"in another order round differently)")
     if t.tiles_out and (t.par_cols or t.pack_a):
         raise ValueError(f"tile {t}: tiles_out needs par_cols and pack_a "
                          f"off")
@@ -280,7 +302,8 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
         p = _pack_a(p, t, G, kq="kq" if kind is U8S8 else "kk")
     p = p.stage_mem(p.find_loop("ko #2" if t.pack_a else "ko #1"),
                     f"C[{MC} * im + {MR} * io:{MC} * im + {MR} * io + {MR}, "
-                    f"{NR} * jo:{NR} * jo + {NR}]", "C_reg")
+                    f"{NR} * jo:{NR} * jo + {NR}]", "C_reg",
+                    accum=t.c_accum)
     p = p.divide_dim("C_reg", 1, 16)
     # the C tile's copy loops (named after A's packing loops, if any)
     cr, cc = ("i4", "i5") if t.pack_a else ("i2", "i3")
@@ -295,8 +318,10 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
     p = p.split(cc, 16, "i3o", "i3i", tail="perfect")
     p = p.split(cc, 16, "i3p", "i3j", tail="perfect")
     p = p.set_memory("C_reg", X.AVX512)
-    p = p.replace(p.find_loop("i3i"), kind.load)
-    p = p.replace(p.find_loop("i3j"), kind.store)
+    p = p.replace(p.find_loop("i3i"), X.mm512_setzero_epi32 if t.c_accum
+                  else kind.load)
+    p = p.replace(p.find_loop("i3j"), X.mm512_reduce_storeu_epi32
+                  if t.c_accum else kind.store)
     p = p.replace(p.find_loop("ji"), kind.dot)
     out.append(("instructions", p))
     for loop in ("jb", "ii", "i3o", cr, "i3p", cr):
@@ -315,12 +340,17 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
     if t.tiles_out:
         jo = p.find_loop("jo #1")
         p = p.reorder(jo, list(jo.body())[0])
+    if t.pack_k:
+        # the packing's panel loop inside its k blocks and k groups: each
+        # 4 x NR block of rows of B read in order along the rows
+        p = p.reorder(p.find_loop("jo"), p.find_loop("ko"))
+        p = p.reorder(p.find_loop("jo"), p.find_loop("i0o"))
     if threads:
         # the packing's panels, then the row blocks: each row block writes
         # its own rows of C and reads the shared packed B. (Parallelizing
         # only the first ``jo`` found -- the packing -- left the compute on
         # one thread: the 2-thread kernel did not scale.)
-        p = p.parallelize(p.find_loop("jo"))
+        p = p.parallelize(p.find_loop("ko" if t.pack_k else "jo"))
         if t.par_cols:
             # panels outside the row blocks, split like the packing's
             # (same static partition: no packed panel crosses cores)

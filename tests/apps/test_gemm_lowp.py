@@ -68,10 +68,11 @@ def test_dispatch_blocks_large_shapes_for_the_l2(monkeypatch):
     label, p = S.choose_kernel("u8s8", features=feats,
                                shape=(64, 8192, 8192))   # 64 MiB of B
     assert label == "avx512-vnni"
-    assert p is S.kernel(S.U8S8, S.Tile(8, 32, 256, prefetch=8, nc=128,
-                                        tiles_out=True))
+    assert p is S.kernel(S.U8S8, S.replace(S.DEFAULT_U8, nc=128,
+                                           tiles_out=True))
     text = str(p)
-    assert "assert N % 128 == 0" in text and "for jc in seq(0, N / 128):" in text
+    assert "assert N % 128 == 0" in text
+    assert "for jc in seq(0, N / 128):" in text
     # all of B in half the L2: no column blocks, row tiles outside
     _, q = S.choose_kernel("u8s8", features=feats, shape=(64, 512, 512))
     assert q is S.kernel(S.U8S8, S.replace(S.DEFAULT_U8, tiles_out=True))
@@ -163,6 +164,58 @@ def test_k_steps_unrolled(name):
                 S.Tile(8, 32, 16, 16, unroll_k=0)):
         with pytest.raises(ValueError, match="unroll_k"):
             S.stages(kind, bad)
+
+
+def test_packing_walks_k_outside_the_panels():
+    """``Tile.pack_k``: the packing's panel loop reordered inside its k
+    block and k group loops (rows of B read in order); with threads the
+    k blocks are the par loop; bit-exact serial and threaded, with and
+    without column blocks; refused with par_cols."""
+    t = S.Tile(8, 32, 16, 16, prefetch=2, pack_k=True)
+    text = str(S.kernel(S.U8S8, t, threads=True))
+    assert ("    for ko in par(0, K / 16):\n"
+            "        for i0o in seq(0, 4):\n"
+            "            for jo in seq(0, N / 32):\n"
+            "                for i1o in seq(0, 2):\n"
+            "                    pack_vnni_epi8(") in text
+    assert "for im in par(0, M / 16):" in text
+    tb = S.replace(t, nc=64, tiles_out=True)
+    text = str(S.kernel(S.U8S8, tb))
+    assert ("    for jc in seq(0, N / 64):\n"
+            "        for ko in seq(0, K / 16):\n"
+            "            for i0o in seq(0, 4):\n"
+            "                for jo in seq(0, 2):\n") in text
+    A_ = S.DEFAULT_TILES
+    try:
+        for tile in (t, tb):
+            S.DEFAULT_TILES = {**A_, "u8s8": tile}
+            for threads in (False, True):
+                assert check_exact(S.U8S8, S.kernel(S.U8S8, tile, threads),
+                                   32, 128, 32)
+    finally:
+        S.DEFAULT_TILES = A_
+    with pytest.raises(ValueError, match="pack_k"):
+        S.stages(S.U8S8, S.Tile(8, 32, 16, 16, pack_k=True, par_cols=True))
+
+
+def test_c_tile_accumulated_from_zero():
+    """``Tile.c_accum`` (int8): the C tile staged with accum=True, its
+    registers zeroed and added to C after the k loop (wrapping i32 sums:
+    the same bits), bit-exact; refused for bf16 (f32 sums would round
+    differently)."""
+    t = S.Tile(8, 32, 16, 16, prefetch=2, c_accum=True)
+    text = str(S.kernel(S.U8S8, t))
+    assert text.count("mm512_setzero_epi32(C_reg[") == 16
+    assert text.count("mm512_reduce_storeu_epi32(") == 16
+    assert "mm512_loadu_epi32" not in text
+    A_ = S.DEFAULT_TILES
+    try:
+        S.DEFAULT_TILES = {**A_, "u8s8": t}
+        assert check_exact(S.U8S8, S.kernel(S.U8S8, t), 16, 64, 32)
+    finally:
+        S.DEFAULT_TILES = A_
+    with pytest.raises(ValueError, match="c_accum"):
+        S.stages(S.BF16, S.Tile(8, 32, 16, 16, c_accum=True))
 
 
 def test_packed_a_row_block():
