@@ -124,7 +124,8 @@ class Tile:
 #: better). bf16 runs at 93-98% of the vdpbf16ps peak without it. int8
 #: packs B along its rows (pack_k): the packing alone (C probe, CPU time)
 #: is 2x faster at 1024-2048, 1.2-1.4x at 512; the whole GEMM, side by side
-#: with the panel-order packing, loaded, one thread, four runs: +0 to +6%.
+#: with the panel-order packing, loaded, one thread, seven runs: -3 to +6%
+#: (about +1 to +2% on average: the packing was 2.5-3.4% of the call).
 DEFAULT_U8 = Tile(8, 32, 256, prefetch=8, pack_k=True)
 DEFAULT_BF16 = Tile(8, 32, 128)
 DEFAULT_TILES = {"u8s8": DEFAULT_U8, "bf16": DEFAULT_BF16}
