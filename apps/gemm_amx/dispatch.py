@@ -34,7 +34,7 @@ AMX_FEATURES = {"u8s8": frozenset({"amx-tile", "amx-int8", "avx512f",
 
 
 def _amx_builder(kind):
-    def build(threads, tile=None):
+    def build(threads, tile=None, shape=None):
         from apps.gemm_amx.schedule import (gemm_bf16_ntail,
                                             gemm_u8s8_ntail, schedule)
         return schedule(gemm_bf16_ntail if kind == "bf16"
@@ -82,6 +82,7 @@ def choose(kind: str, features=None, shape=None):
 def choose_kernel(kind: str, features=None, threads: bool = False,
                   tile=None, shape=None):
     """(label, procedure): the kernel ``choose`` picks, built (``tile``
-    goes to the AVX-512 builders; the AMX kernels have one shape)."""
+    and ``shape`` go to the AVX-512 builders, which block for the L2 by
+    shape; the AMX kernels have one shape)."""
     label, build = choose(kind, features, shape)
-    return label, build(threads, tile)
+    return label, build(threads, tile, shape)

@@ -47,8 +47,9 @@ exo_hl's kernel at each size is the default tile with the L2 blocking
 ``--tile SPEC`` (repeatable) also times the kernel for another tile
 (``mc=128``, ``pack_a=1``, ``prefetch=0``, ...: the fields of
 ``schedule.DEFAULT_TILES`` changed, without ``tile_for``'s blocking:
-``--tile mc=64`` is the kernel before the blocking), in the same
-interleaved samples, on its own line with its ratios to exo_hl's default kernel, MKL and ONNX Runtime: schedule
+``--tile mc=64`` is the kernel before the blocking; a leading ``+``,
+``--tile +pack_k=0``, changes ``tile_for``'s tile of each size
+instead), in the same interleaved samples, on its own line with its ratios to exo_hl's default kernel, MKL and ONNX Runtime: schedule
 choices are compared side by side, not across runs.
 
 ``%peak`` is of the dot-product peak measured for that thread count
@@ -163,17 +164,27 @@ def measure(kind, sizes, threads, reps, peaks, mkl, use_ort, clock,
     built = {}
 
     def kernel_for(t, n):
-        """exo_hl's kernel for t threads at n^3: the default tile with the
-        L2 blocking of ``schedule.tile_for`` (the machine's L2)."""
+        """exo_hl's kernel for t threads at n^3, as the runtime dispatch
+        gives it for that shape (``schedule.choose_kernel(shape=...)``:
+        the default tile with ``tile_for``'s L2 blocking)."""
         tile = S.tile_for(kind.name, n, n)
         if (tile, t > 1) not in built:
-            built[tile, t > 1] = S.kernel(kind, tile, threads=t > 1).compile()
+            _, p = S.choose_kernel(kind.name, features=kind.features,
+                                   threads=t > 1, shape=(n, n, n))
+            assert p is S.kernel(kind, tile, threads=t > 1)
+            built[tile, t > 1] = p.compile()
         return tile, built[tile, t > 1]
     base = S.DEFAULT_TILES[kind.name]
-    extra = [(f"exo_hl[{spec}]", {t: S.kernel(kind, parse_tile(spec, base),
-                                              threads=t > 1).compile()
-                                  for t in sorted(set(threads))})
-             for spec in tiles]
+
+    def extra_kernel(spec, t, n):
+        """``--tile spec``: the default tile with fields changed, or with
+        a leading ``+``, ``tile_for``'s tile for n^3 with fields changed."""
+        tile = (parse_tile(spec[1:], S.tile_for(kind.name, n, n))
+                if spec.startswith("+") else parse_tile(spec, base))
+        if (tile, t > 1) not in built:
+            built[tile, t > 1] = S.kernel(kind, tile, threads=t > 1).compile()
+        return built[tile, t > 1]
+    extra = [(f"exo_hl[{spec}]", spec) for spec in tiles]
     for t in threads:
         set_openmp_threads(t)
         if mkl is not None:
@@ -201,10 +212,10 @@ def measure(kind, sizes, threads, reps, peaks, mkl, use_ort, clock,
                 print(f"{kind.name}: {n}^3 tile {tile}")
             fns = [kern.bind(M=M, N=N, K=K, A=A, B=B, C=C[0])]
             outs = [C[0]]           # each implementation's C
-            for nm, ks in extra:    # other tiles, side by side
+            for nm, spec in extra:  # other tiles, side by side
                 names.append(nm)
                 outs.append(np.zeros_like(C[0]))
-                fns.append(ks[t].bind(M=M, N=N, K=K, A=A, B=B, C=outs[-1]))
+                fns.append(extra_kernel(spec, t, n).bind(M=M, N=N, K=K, A=A, B=B, C=outs[-1]))
             if mkl is not None:
                 names.append("mkl")
                 outs.append(C[1])

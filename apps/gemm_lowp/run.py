@@ -8,7 +8,8 @@ bit-exact against ``interpret()`` of the algorithm on a small problem
 (int8: also exactly against numpy's int64 product on the timed sizes),
 then times it (one thread; MKL/ONNX Runtime comparisons: ``bench.py``).
 The kernel is chosen by ``schedule.choose_kernel`` (runtime dispatch on
-this CPU's features); on a CPU without VNNI/BF16 it exits with status 2,
+this CPU's features; each timed size gets the kernel for its shape, with
+``tile_for``'s L2 blocking); on a CPU without VNNI/BF16 it exits with status 2,
 unless emulation is on (``EXO_HL_EMULATE=1``: correct, slow).
 """
 from __future__ import annotations
@@ -79,8 +80,10 @@ def main(argv=None) -> int:
     check_exact(kind, p, t.mc, 2 * t.nr, t.kc)
     print(f"{label}: bit-exact with interpret() at "
           f"{t.mc}x{2 * t.nr}x{t.kc}")
-    f = p.compile()
     for n in args.sizes:
+        # the kernel the dispatch gives for this shape (L2 blocking)
+        f = (S.choose_kernel(args.kind, shape=(n, n, n))[1]
+             if label != "emulated" else p).compile()
         A, B, C = inputs(kind, n, n, n)
         if kind is S.U8S8:
             C[:] = 0

@@ -62,8 +62,16 @@ packed B streaming from L3 per row block; ``Tile.tiles_out`` then puts the
 row tiles outside the panels (``reorder``): a tile's MR x K bytes of A
 stay in L1 while it runs over the block's panels.
 
-``choose_kernel(features)`` is the runtime-dispatch hook: the best kernel
-for a set of CPU features (AMX kernels are added ahead of these by the AMX
+Options measured side by side (README, issue 36): ``Tile.pack_k`` (int8
+default) reorders the packing's panel loop inside its k loops, so the
+packing reads the rows of B in order (2x faster alone at 1024-2048) and
+the threads split it by k blocks; ``Tile.unroll_k`` splits and unrolls the
+micro-kernel's k step loop; ``Tile.c_accum`` (int8) stages the C tile with
+``accum=True`` (zeroed registers, added to C after the k loop).
+
+``choose_kernel(kind, features, shape=(M, N, K))`` is the runtime-dispatch
+hook: the best kernel for a set of CPU features, with ``tile_for``'s L2
+blocking for that shape (AMX kernels are added ahead of these by the AMX
 library's schedule).
 """
 from __future__ import annotations
@@ -71,7 +79,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, replace
 
-from exo_hl import bf16, f32, i8, i32, proc, seq, size, ui8
+from exo_hl import SchedulingError, bf16, f32, i8, i32, proc, seq, size, ui8
 from exo_hl.hw_libs import avx512 as X
 
 
@@ -96,6 +104,15 @@ class Tile:
                              # panels: a tile's MR x K of A stays in L1
                              # while it runs over the panels of B (from
                              # L2 when nc keeps the block there)
+    pack_k: bool = False  # the packing of B walks k outside the panels
+                          # (rows of B read in order, not 32 bytes of
+                          # each of K rows per panel); threads split k
+    c_accum: bool = False  # int8: the C tile's registers start at zero
+                           # and are added to C after the k loop (no
+                           # load of C ahead of the tile's dot products)
+    unroll_k: int = 1  # the micro-kernel's k step loop unrolled by this
+                       # factor (split + unroll; divides KC / g and the
+                       # prefetch distance)
 
 
 #: 8 x 32: 16 accumulators (two registers per row), enough to hide the
@@ -104,8 +121,12 @@ class Tile:
 #: 0.67x, 16x16 0.27x, KC=512 0.4x). int8: the packed panel prefetched 8
 #: k steps ahead (loaded machine, one thread, side by side, three runs:
 #: +4-7% at 1024, -0.4 to +7% at 2048, -12 to +10% at 512; d = 12, 16 no
-#: better). bf16 runs at 93-98% of the vdpbf16ps peak without it.
-DEFAULT_U8 = Tile(8, 32, 256, prefetch=8)
+#: better). bf16 runs at 93-98% of the vdpbf16ps peak without it. int8
+#: packs B along its rows (pack_k): the packing alone (C probe, CPU time)
+#: is 2x faster at 1024-2048, 1.2-1.4x at 512; the whole GEMM, side by side
+#: with the panel-order packing, loaded, one thread, seven runs: -3 to +6%
+#: (about +1 to +2% on average: the packing was 2.5-3.4% of the call).
+DEFAULT_U8 = Tile(8, 32, 256, prefetch=8, pack_k=True)
 DEFAULT_BF16 = Tile(8, 32, 128)
 DEFAULT_TILES = {"u8s8": DEFAULT_U8, "bf16": DEFAULT_BF16}
 
@@ -222,6 +243,16 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
     if t.nc and (t.nc % NR or t.par_cols):
         raise ValueError(f"tile {t}: nc must be a multiple of NR (and "
                          f"par_cols needs nc = 0)")
+    if (t.unroll_k < 1 or (KC // G) % t.unroll_k
+            or t.prefetch % t.unroll_k):
+        raise ValueError(f"tile {t}: unroll_k must divide KC / {G} and "
+                         f"the prefetch distance")
+    if t.pack_k and t.par_cols:
+        raise ValueError(f"tile {t}: pack_k needs par_cols off (the "
+                         f"threads split the packing by k)")
+    if t.c_accum and kind is not U8S8:
+        raise ValueError(f"tile {t}: c_accum is for int8 only (f32 sums "
+                         f"in another order round differently)")
     if t.tiles_out and (t.par_cols or t.pack_a):
         raise ValueError(f"tile {t}: tiles_out needs par_cols and pack_a "
                          f"off")
@@ -272,7 +303,8 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
         p = _pack_a(p, t, G, kq="kq" if kind is U8S8 else "kk")
     p = p.stage_mem(p.find_loop("ko #2" if t.pack_a else "ko #1"),
                     f"C[{MC} * im + {MR} * io:{MC} * im + {MR} * io + {MR}, "
-                    f"{NR} * jo:{NR} * jo + {NR}]", "C_reg")
+                    f"{NR} * jo:{NR} * jo + {NR}]", "C_reg",
+                    accum=t.c_accum)
     p = p.divide_dim("C_reg", 1, 16)
     # the C tile's copy loops (named after A's packing loops, if any)
     cr, cc = ("i4", "i5") if t.pack_a else ("i2", "i3")
@@ -287,8 +319,10 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
     p = p.split(cc, 16, "i3o", "i3i", tail="perfect")
     p = p.split(cc, 16, "i3p", "i3j", tail="perfect")
     p = p.set_memory("C_reg", X.AVX512)
-    p = p.replace(p.find_loop("i3i"), kind.load)
-    p = p.replace(p.find_loop("i3j"), kind.store)
+    p = p.replace(p.find_loop("i3i"), X.mm512_setzero_epi32 if t.c_accum
+                  else kind.load)
+    p = p.replace(p.find_loop("i3j"), X.mm512_reduce_storeu_epi32
+                  if t.c_accum else kind.store)
     p = p.replace(p.find_loop("ji"), kind.dot)
     out.append(("instructions", p))
     for loop in ("jb", "ii", "i3o", cr, "i3p", cr):
@@ -300,17 +334,24 @@ def stages(kind: Kind, tile: Tile = None, threads: bool = False):
         p = p.reorder("i2", "i3q")
     if t.prefetch:
         p = _prefetch(p, kind, t, kq)
+    if t.unroll_k > 1:
+        p = _unroll_k(p, t.unroll_k, kq)
     if t.nc:
         p = _column_blocks(p, t)
     if t.tiles_out:
         jo = p.find_loop("jo #1")
         p = p.reorder(jo, list(jo.body())[0])
+    if t.pack_k:
+        # the packing's panel loop inside its k blocks and k groups: each
+        # 4 x NR block of rows of B read in order along the rows
+        p = p.reorder(p.find_loop("jo"), p.find_loop("ko"))
+        p = p.reorder(p.find_loop("jo"), p.find_loop("i0o"))
     if threads:
         # the packing's panels, then the row blocks: each row block writes
         # its own rows of C and reads the shared packed B. (Parallelizing
         # only the first ``jo`` found -- the packing -- left the compute on
         # one thread: the 2-thread kernel did not scale.)
-        p = p.parallelize(p.find_loop("jo"))
+        p = p.parallelize(p.find_loop("ko" if t.pack_k else "jo"))
         if t.par_cols:
             # panels outside the row blocks, split like the packing's
             # (same static partition: no packed panel crosses cores)
@@ -369,6 +410,32 @@ def _column_blocks(p, t):
     return p.fuse_loop(p.find_loop("jc"), p.find_loop("jc #1"))
 
 
+def _unroll_k(p, u, kq):
+    """The micro-kernel's k step loop(s) (two after the prefetch's cut)
+    split by ``u`` and the inner loop unrolled: one loop iteration runs
+    u k steps. (Measured, loaded, the 8 x 32 tile alone in a C probe with
+    gcc 12: 74-79% of the vpdpbusd peak with one k step per iteration,
+    90-100% with two; the loop's instructions, not the data, held it.)"""
+    n = sum(1 for _ in _loops_named(p, kq))
+    for i in range(n):
+        p = p.split(p.find_loop(f"{kq} #{i}" if i else kq), u, kq,
+                    f"{kq}u", tail="perfect")
+    for _ in range(n):
+        p = p.unroll(p.find_loop(f"{kq}u"))
+    return p
+
+
+def _loops_named(p, name):
+    """The loops of ``p`` named ``name``, in order (cursors)."""
+    i = 0
+    while True:
+        try:
+            yield p.find_loop(f"{name} #{i}" if i else name)
+        except SchedulingError:     # no such loop
+            return
+        i += 1
+
+
 def _prefetch(p, kind, t, kq):
     """Each k step of the micro-kernel prefetches the packed panel's row
     ``d = t.prefetch`` steps ahead: one ``prefetcht0`` per 16 x G block
@@ -394,27 +461,44 @@ def kernel(kind: Kind, tile: Tile = None, threads: bool = False):
 # ---------------------------------------------------------------------------
 # runtime dispatch
 
+def _builder(kind: Kind):
+    """The dispatch's builder of ``kind``'s kernel: (threads, tile=None,
+    shape=None) -> procedure. With no tile but a shape (M, N, K), the tile
+    is ``tile_for(kind, N, K)``: the L2 blocking of this machine for that
+    B (column blocks of B once K x N bytes exceed half the L2), so what a
+    user of the dispatch gets for a large product is the blocked kernel;
+    with neither, the default tile (no column blocks: its kernel takes
+    every N % NR == 0)."""
+    def build(threads, tile=None, shape=None):
+        if tile is None and shape is not None:
+            tile = tile_for(kind.name, shape[1], shape[2])
+        return kernel(kind, tile, threads=threads)
+    return build
+
+
 #: (kind name) -> [(required CPU features, label, builder)], best first.
-#: The AMX schedule (another library) inserts its kernels at the front.
+#: A builder takes (threads, tile=None, shape=None). The AMX schedule
+#: (another library) inserts its kernels at the front.
 DISPATCH = {
-    "u8s8": [(U8S8.features, "avx512-vnni",
-              lambda th, tile: kernel(U8S8, tile, threads=th))],
-    "bf16": [(BF16.features, "avx512-bf16",
-              lambda th, tile: kernel(BF16, tile, threads=th))],
+    "u8s8": [(U8S8.features, "avx512-vnni", _builder(U8S8))],
+    "bf16": [(BF16.features, "avx512-bf16", _builder(BF16))],
 }
 
 
 def choose_kernel(kind: str, features=None, threads: bool = False,
-                  tile: Tile = None):
+                  tile: Tile = None, shape=None):
     """(label, procedure): the first kernel of ``DISPATCH[kind]`` whose CPU
     features ``features`` (default: this host's) contains; ``RuntimeError``
     when none fits (run the algorithm, ``KINDS[kind].spec()``, instead).
-    A builder takes (threads, tile); tile None: the kernel's default."""
+    ``shape`` (M, N, K): the kernel for that product, blocked for this
+    machine's L2 (``tile_for``); ``tile`` overrides it; with neither, the
+    default tile. The kernel's preconditions (``M % mc``, ``N % nc or
+    nr``, ``K % kc``) are those of the tile chosen."""
     from exo_hl.codegen_c.host_cpu import host_features
     for need, label, build in DISPATCH[kind]:
         have = (host_features(need) if features is None
                 else frozenset(need) & frozenset(features))
         if have == frozenset(need):
-            return label, build(threads, tile)
+            return label, build(threads, tile, shape)
     raise RuntimeError(f"no {kind} GEMM kernel for this CPU (needs one of "
                        f"{[sorted(n) for n, _, _ in DISPATCH[kind]]})")

@@ -56,6 +56,35 @@ def test_dispatch_picks_by_cpu_features():
         S.choose_kernel("bf16", features={"avx2", "fma"})
 
 
+def test_dispatch_blocks_large_shapes_for_the_l2(monkeypatch):
+    """``choose_kernel(shape=...)`` gives the kernel blocked for the L2
+    (``tile_for``): column blocks of B once K x N bytes exceed half the
+    L2, the row tiles outside the panels; the shape-free default and an
+    explicit tile are unchanged. (The dispatch once built the unblocked
+    default whatever the shape: only bench.py used the blocking.)"""
+    from apps.gemm_amx import dispatch as amx
+    monkeypatch.setattr(S, "cache_sizes", lambda: {2: 2 << 20})
+    feats = {"avx512f", "avx512vnni"}
+    label, p = S.choose_kernel("u8s8", features=feats,
+                               shape=(64, 8192, 8192))   # 64 MiB of B
+    assert label == "avx512-vnni"
+    assert p is S.kernel(S.U8S8, S.replace(S.DEFAULT_U8, nc=128,
+                                           tiles_out=True))
+    text = str(p)
+    assert "assert N % 128 == 0" in text
+    assert "for jc in seq(0, N / 128):" in text
+    # all of B in half the L2: no column blocks, row tiles outside
+    _, q = S.choose_kernel("u8s8", features=feats, shape=(64, 512, 512))
+    assert q is S.kernel(S.U8S8, S.replace(S.DEFAULT_U8, tiles_out=True))
+    assert S.choose_kernel("u8s8", features=feats)[1] is S.kernel(S.U8S8)
+    t = S.Tile(8, 32, 8, 16)
+    assert S.choose_kernel("u8s8", features=feats, tile=t,
+                           shape=(64, 8192, 8192))[1] is S.kernel(S.U8S8, t)
+    # the AMX-first dispatch falls back to the same kernel without AMX
+    assert amx.choose_kernel("u8s8", features=feats,
+                             shape=(64, 8192, 8192))[1] is p
+
+
 @pytest.mark.parametrize("name", ["u8s8"])
 def test_threaded_kernel_runs_the_compute_in_parallel(name):
     # the 2-thread kernel once parallelized only the packing (the first
@@ -105,6 +134,88 @@ def test_prefetch_of_the_packed_panel(name):
                            kind.prefetch, [f"B_pack[jo, ko, {kq} + 2, 0, 0, 0:1]"])
     with pytest.raises(ValueError, match="prefetch"):
         S.stages(kind, S.Tile(8, 32, 16, 16, prefetch=n))
+
+
+@pytest.mark.parametrize("name", ["u8s8", "bf16"])
+def test_k_steps_unrolled(name):
+    """``Tile.unroll_k``: each k step loop (both parts of the prefetch's
+    cut) split by u and unrolled, so one iteration runs u k steps; the
+    kernel still bit-exact; a factor that does not divide the k steps or
+    the prefetch distance is refused."""
+    kind = S.KINDS[name]
+    t = S.Tile(8, 32, 16, 16, prefetch=2, unroll_k=2)
+    p = S.kernel(kind, t)
+    kq = "kq" if name == "u8s8" else "kk"
+    n = 16 // kind.group
+    text = str(p)
+    assert f"for {kq} in seq(0, {(n - 2) // 2}):" in text
+    assert f"for {kq} in seq(0, 1):" in text            # the cut's 2 steps
+    assert f"{kq}u" not in text                          # unrolled
+    assert text.count(kind.dot.name()) == 2 * 2 * 16     # 2 loops x 2 steps
+    assert text.count(kind.prefetch.name()) == 2 * 2
+    A_ = S.DEFAULT_TILES
+    try:
+        S.DEFAULT_TILES = {**A_, name: t}
+        assert check_exact(kind, p, 16, 64, 32)   # two k blocks
+    finally:
+        S.DEFAULT_TILES = A_
+    for bad in (S.Tile(8, 32, 16, 16, unroll_k=3),
+                S.Tile(8, 32, 16, 16, prefetch=1, unroll_k=2),
+                S.Tile(8, 32, 16, 16, unroll_k=0)):
+        with pytest.raises(ValueError, match="unroll_k"):
+            S.stages(kind, bad)
+
+
+def test_packing_walks_k_outside_the_panels():
+    """``Tile.pack_k``: the packing's panel loop reordered inside its k
+    block and k group loops (rows of B read in order); with threads the
+    k blocks are the par loop; bit-exact serial and threaded, with and
+    without column blocks; refused with par_cols."""
+    t = S.Tile(8, 32, 16, 16, prefetch=2, pack_k=True)
+    text = str(S.kernel(S.U8S8, t, threads=True))
+    assert ("    for ko in par(0, K / 16):\n"
+            "        for i0o in seq(0, 4):\n"
+            "            for jo in seq(0, N / 32):\n"
+            "                for i1o in seq(0, 2):\n"
+            "                    pack_vnni_epi8(") in text
+    assert "for im in par(0, M / 16):" in text
+    tb = S.replace(t, nc=64, tiles_out=True)
+    text = str(S.kernel(S.U8S8, tb))
+    assert ("    for jc in seq(0, N / 64):\n"
+            "        for ko in seq(0, K / 16):\n"
+            "            for i0o in seq(0, 4):\n"
+            "                for jo in seq(0, 2):\n") in text
+    A_ = S.DEFAULT_TILES
+    try:
+        for tile in (t, tb):
+            S.DEFAULT_TILES = {**A_, "u8s8": tile}
+            for threads in (False, True):
+                assert check_exact(S.U8S8, S.kernel(S.U8S8, tile, threads),
+                                   32, 128, 32)
+    finally:
+        S.DEFAULT_TILES = A_
+    with pytest.raises(ValueError, match="pack_k"):
+        S.stages(S.U8S8, S.Tile(8, 32, 16, 16, pack_k=True, par_cols=True))
+
+
+def test_c_tile_accumulated_from_zero():
+    """``Tile.c_accum`` (int8): the C tile staged with accum=True, its
+    registers zeroed and added to C after the k loop (wrapping i32 sums:
+    the same bits), bit-exact; refused for bf16 (f32 sums would round
+    differently)."""
+    t = S.Tile(8, 32, 16, 16, prefetch=2, c_accum=True)
+    text = str(S.kernel(S.U8S8, t))
+    assert text.count("mm512_setzero_epi32(C_reg[") == 16
+    assert text.count("mm512_reduce_storeu_epi32(") == 16
+    assert "mm512_loadu_epi32" not in text
+    A_ = S.DEFAULT_TILES
+    try:
+        S.DEFAULT_TILES = {**A_, "u8s8": t}
+        assert check_exact(S.U8S8, S.kernel(S.U8S8, t), 16, 64, 32)
+    finally:
+        S.DEFAULT_TILES = A_
+    with pytest.raises(ValueError, match="c_accum"):
+        S.stages(S.BF16, S.Tile(8, 32, 16, 16, c_accum=True))
 
 
 def test_packed_a_row_block():
