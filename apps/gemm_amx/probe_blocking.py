@@ -101,7 +101,10 @@ static long LDC;   /* C's row stride in elements (N, or N + 16: CMODE 3) */
 static long MCB = 4;   /* row blocks of 32 per MC block (variant 9) */
 static long PFS = 4;   /* steps of the late prefetch of C (variant 8) */
 static int BF16, CMODE;   /* how the C tiles are loaded (block()) */
-static int HINT;   /* 1: B tiles loaded by tileloaddt1, 2: A tiles (block()) */
+static int HINT;   /* 1: B tiles loaded by tileloaddt1, 2: A tiles, 3: A and
+                      B from one 4 KB (a bound), 4: as 1 and the next
+                      block's B tiles prefetched into L1 from NB (block()) */
+static const unsigned char *NB;   /* the next block's B at its k0 (HINT 4) */
 static int32_t Cfix[1024] __attribute__((aligned(64)));
 /* C strip of variant 7, tile layout [jo][ih][jh][16][16] */
 static int32_t Cs[32 * 256] __attribute__((aligned(64)));
@@ -170,7 +173,10 @@ static inline void block(long io, long jt, long k0, long k1, int pf,
     }
     const unsigned char *pa = APT(io + 1, 0, k0);
     for (long kt = k0; kt < k1; kt++) {
-        if (HINT == 1) {
+        if (HINT == 3) {   /* A and B tiles from one L1-resident 4 KB */
+            _tile_loadd(4, Ap, 64); _tile_loadd(6, Bp, 64);
+            _tile_loadd(5, Ap + T, 64); _tile_loadd(7, Bp + T, 64);
+        } else if (HINT == 1 || HINT == 4) {
             _tile_loadd(4, APT(io, 0, kt), 64);
             _tile_stream_loadd(6, BPT(jt, kt), 64);
             _tile_loadd(5, APT(io, 1, kt), 64);
@@ -195,6 +201,15 @@ static inline void block(long io, long jt, long k0, long k1, int pf,
                 const char *q = (const char *)(nc + (l >> 1) * LDC) + (l & 1) * 64;
                 if (pf == 3) _mm_prefetch(q, _MM_HINT_T1);
                 else _mm_prefetch(q, _MM_HINT_T0);
+            }
+        }
+        if (HINT == 4 && NB) {   /* the next block's two B tiles of
+                                    this step, 32 lines, into L1 */
+            const char *b0 = (const char *)NB + (kt - k0) * T;
+            const char *b1 = b0 + KT * T;
+            for (int l = 0; l < T; l += 64) {
+                _mm_prefetch(b0 + l, _MM_HINT_T0);
+                _mm_prefetch(b1 + l, _MM_HINT_T0);
             }
         }
         if (pf == 1) {   /* the next row block's A tiles of this step */
@@ -265,6 +280,69 @@ static void pipelined(long jc) {
 #undef CB
 }
 
+/* variants 13 and 14: the schedule's order with ONE B tile register (C
+   in four, A in two, B0 then B1 into tmm6: seven tiles). 13 keeps the
+   C tiles fixed (tmm0..3, drained as the kernel's); 14 rotates the C
+   tiles through five registers so the eighth is a spare: the next
+   block's first C tile is loaded into it in the middle of the block, and
+   in the last step each C tile is stored right after its last product
+   and the register reloaded with the next block's next C tile. */
+#define R7C(b, ih, jh) (C + (32 * ((b) / (NC / 32)) + 16 * (ih)) * LDC \
+                        + jc * NC + 32 * ((b) % (NC / 32)) + 16 * (jh))
+#define R7STEP(r0, r1, r2, r3, io, jt, kt) do { \
+        _tile_loadd(4, APT(io, 0, kt), 64); _tile_loadd(5, APT(io, 1, kt), 64); \
+        _tile_stream_loadd(6, BPT(jt, kt), 64); \
+        DP(r0, 4, 6); DP(r1, 5, 6); \
+        _tile_stream_loadd(6, BPT((jt) + 1, kt), 64); \
+        DP(r2, 4, 6); DP(r3, 5, 6); } while (0)
+/* one block with C00 C10 C01 C11 in r0 r1 r2 r3 (loaded), s the spare */
+#define R7BLK(r0, r1, r2, r3, s) do { \
+        long io = b / (NC / 32), jt = jt0 + 2 * (b % (NC / 32)); \
+        int more = b + 1 < nb; \
+        for (long kt = 0; kt + 1 < KT; kt++) { \
+            R7STEP(r0, r1, r2, r3, io, jt, kt); \
+            if (kt == KT / 2 && more) _tile_loadd(s, R7C(b + 1, 0, 0), ld); \
+        } \
+        long kt = KT - 1; \
+        _tile_loadd(4, APT(io, 0, kt), 64); _tile_loadd(5, APT(io, 1, kt), 64); \
+        _tile_stream_loadd(6, BPT(jt, kt), 64); \
+        DP(r0, 4, 6); _tile_stored(r0, R7C(b, 0, 0), ld); \
+        if (more) _tile_loadd(r0, R7C(b + 1, 1, 0), ld); \
+        DP(r1, 5, 6); _tile_stored(r1, R7C(b, 1, 0), ld); \
+        if (more) _tile_loadd(r1, R7C(b + 1, 0, 1), ld); \
+        _tile_stream_loadd(6, BPT(jt + 1, kt), 64); \
+        DP(r2, 4, 6); _tile_stored(r2, R7C(b, 0, 1), ld); \
+        if (more) _tile_loadd(r2, R7C(b + 1, 1, 1), ld); \
+        DP(r3, 5, 6); _tile_stored(r3, R7C(b, 1, 1), ld); \
+        b++; } while (0)
+
+__attribute__((target("amx-tile,amx-int8,amx-bf16")))
+static void r7(long jc, int rotate) {
+    long ld = LDC * 4, nb = M / 32 * (NC / 32), jt0 = jc * NC / 16;
+    if (!rotate) {
+        for (long b = 0; b < nb; b++) {
+            long io = b / (NC / 32), jt = jt0 + 2 * (b % (NC / 32));
+            _tile_loadd(0, R7C(b, 0, 0), ld); _tile_loadd(1, R7C(b, 1, 0), ld);
+            _tile_loadd(2, R7C(b, 0, 1), ld); _tile_loadd(3, R7C(b, 1, 1), ld);
+            for (long kt = 0; kt < KT; kt++)
+                R7STEP(0, 1, 2, 3, io, jt, kt);
+            _tile_stored(0, R7C(b, 0, 0), ld); _tile_stored(1, R7C(b, 1, 0), ld);
+            _tile_stored(2, R7C(b, 0, 1), ld); _tile_stored(3, R7C(b, 1, 1), ld);
+        }
+        return;
+    }
+    long b = 0;
+    _tile_loadd(0, R7C(0, 0, 0), ld); _tile_loadd(1, R7C(0, 1, 0), ld);
+    _tile_loadd(2, R7C(0, 0, 1), ld); _tile_loadd(3, R7C(0, 1, 1), ld);
+    for (;;) {   /* (r0 r1 r2 r3 s) -> (s r0 r1 r2 r3): period five */
+        R7BLK(0, 1, 2, 3, 7); if (b == nb) break;
+        R7BLK(7, 0, 1, 2, 3); if (b == nb) break;
+        R7BLK(3, 7, 0, 1, 2); if (b == nb) break;
+        R7BLK(2, 3, 7, 0, 1); if (b == nb) break;
+        R7BLK(1, 2, 3, 7, 0); if (b == nb) break;
+    }
+}
+
 /* variants (the names in VARIANTS below): 0 kernel, 1 jo-io, 2 kc,
    3 kc+pfA, 4 io-kc, 5 kernel+pfC0, 6 kernel+pfC1, 7 C strip staged */
 static void gemm(int variant, long kc) {
@@ -273,10 +351,14 @@ static void gemm(int variant, long kc) {
         long jt0 = jc * NC / 16;
         if (variant == 12) {
             pipelined(jc);
+        } else if (variant == 13 || variant == 14) {
+            r7(jc, variant == 14);
         } else if (variant == 0) {
             for (long io = 0; io < MB; io++)
-                for (long jo = 0; jo < NC / 32; jo++)
+                for (long jo = 0; jo < NC / 32; jo++) {
+                    NB = jo + 1 < NC / 32 ? BPT(jt0 + 2 * jo + 2, 0) : 0;
                     block(io, jt0 + 2 * jo, 0, KT, 0, 0);
+                }
         } else if (variant == 1) {
             for (long jo = 0; jo < NC / 32; jo++)
                 for (long io = 0; io < MB; io++)
@@ -314,9 +396,14 @@ static void gemm(int variant, long kc) {
         } else if (variant == 4) {
             for (long io = 0; io < MB; io++)
                 for (long k0 = 0; k0 < KT; k0 += kc)
-                    for (long jo = 0; jo < NC / 32; jo++)
+                    for (long jo = 0; jo < NC / 32; jo++) {
+                        long nj = jo + 1, nk = k0;
+                        if (nj == NC / 32) { nj = 0; nk += kc; }
+                        if (nk >= KT) { nk = 0; }
+                        NB = BPT(jt0 + 2 * nj, nk);
                         block(io, jt0 + 2 * jo, k0,
                               k0 + kc < KT ? k0 + kc : KT, 0, 0);
+                    }
         } else {
             for (long k0 = 0; k0 < KT; k0 += kc)
                 for (long jo = 0; jo < NC / 32; jo++)
@@ -409,14 +496,14 @@ ORDERS = {"kernel": (0, False), "jo-io": (1, False), "kc": (2, True),
           "kernel+pfC1": (6, False), "strip": (7, False),
           "kernel+pfClate": (8, True), "blis": (9, True),
           "kc+pfC1": (10, True), "kc+pfC0": (11, True),
-          "pipelined": (12, False)}
+          "pipelined": (12, False), "r7": (13, False), "r7-rot": (14, False)}
 #: ways of reaching C: suffix -> C mode in the C
 C_MODES = {"": 0, "C-L1": 1, "no-C": 2, "C-padded": 3, "C-stores-L1": 4,
            "C-loads-L1": 5, "C-loads-t1": 6, "C-tiled": 7,
            "C-zero-add": 8}
 #: load hints for the A and B tiles (a suffix after the C mode, e.g.
 #: ``kernel/no-C+Bt1``): suffix -> hint in the C (block() only)
-HINTS = {"Bt1": 1, "At1": 2}
+HINTS = {"Bt1": 1, "At1": 2, "ops-L1": 3, "Bt1+pfB": 4}
 DEFAULT = ("kernel", "kernel/C-L1", "kernel/no-C", "jo-io", "kc", "io-kc",
            "io-kc/C-L1", "kernel+pfC0")
 
@@ -437,7 +524,7 @@ def _specs(names, kcs, mcs=(4,)):
                              f"{', '.join(ORDERS)}, optionally /"
                              f"{', /'.join(m for m in C_MODES if m)}")
         v, blocked = ORDERS[order]
-        if hint and order in ("strip", "pipelined"):
+        if hint and order in ("strip", "pipelined", "r7", "r7-rot"):
             raise SystemExit(f"unknown variant {full!r}: {order} takes no "
                              f"load hint")
         if order == "blis":
