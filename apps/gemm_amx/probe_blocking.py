@@ -471,9 +471,10 @@ int main(int argc, char **argv) {
     for (int r = 0; r < rounds; r++)
         for (int v = 0; v < nv; v++) {
             int variant; long kc;
-            CMODE = 0; HINT = 0;
-            sscanf(argv[4 + v], "%d:%ld:%d:%d", &variant, &kc, &CMODE,
-                   &HINT);
+            CMODE = 0; HINT = 0; NC = 0;
+            sscanf(argv[4 + v], "%d:%ld:%d:%d:%ld", &variant, &kc, &CMODE,
+                   &HINT, &NC);
+            if (NC <= 0 || N % NC) NC = 256;
             if (variant == 8) PFS = kc;
             if (variant == 9) { MCB = kc >> 8; kc &= 255; }
             LDC = CMODE == 3 ? N + 16 : N;
@@ -513,11 +514,16 @@ def _specs(names, kcs, mcs=(4,)):
     order once per K block size in ``kcs``)."""
     out = []
     for full in names:
+        full, _, nc = full.partition("@")   # ``@NC``: column blocks of NC
+        if nc and (not nc.isdigit() or int(nc) % 32):
+            raise SystemExit(f"unknown column block {nc!r}: a multiple of 32")
         name, hint = full, ""
         for h in HINTS:
             if full.endswith("+" + h):
                 name, hint = full[:-len(h) - 1], "+" + h
-        tail = f":{HINTS[hint[1:]]}" if hint else ""
+        tail = ((f":{HINTS[hint[1:]] if hint else 0}" if hint or nc else "")
+                + (f":{nc}" if nc else ""))
+        at = f"@{nc}" if nc else ""
         order, _, cmode = name.partition("/")
         if order not in ORDERS or cmode not in C_MODES:
             raise SystemExit(f"unknown variant {name!r}: an order of "
@@ -527,11 +533,14 @@ def _specs(names, kcs, mcs=(4,)):
         if hint and order in ("strip", "pipelined", "r7", "r7-rot"):
             raise SystemExit(f"unknown variant {full!r}: {order} takes no "
                              f"load hint")
+        if nc and order == "strip" and nc != "256":
+            raise SystemExit(f"unknown variant {full!r}: strip's buffer "
+                             f"holds 256 columns")
         if order == "blis":
             for kc in kcs:
                 for mc in mcs:
                     out.append((f"blis kc={kc} mc={32 * mc}"
-                                + (f"/{cmode}" if cmode else "") + hint,
+                                + (f"/{cmode}" if cmode else "") + hint + at,
                                 f"9:{(mc << 8) | kc}:{C_MODES[cmode]}"
                                 + tail))
             continue
@@ -539,7 +548,7 @@ def _specs(names, kcs, mcs=(4,)):
             label = (order if not blocked else
                      order.replace("kc", f"kc={kc}", 1) if "kc" in order
                      else f"{order}={kc}")
-            out.append((label + (f"/{cmode}" if cmode else "") + hint,
+            out.append((label + (f"/{cmode}" if cmode else "") + hint + at,
                         f"{v}:{kc}:{C_MODES[cmode]}" + tail))
     return out
 
