@@ -44,7 +44,14 @@ Loop orders (``NC`` = 256-column blocks outermost in all):
 - ``pipelined``: the kernel's order, the last step of each block
   interleaved with the C tiles (each product followed by the store of its
   C tile and the load of the next block's), so the next block's C loads
-  start while the last products still run.
+  start while the last products still run;
+- ``r7``: the kernel's order with one B tile register (B0, two products,
+  then B1 into the same tile: seven tiles, B by ``tileloaddt1``);
+  ``r7-rot``: the same with the C tiles rotated through five registers,
+  so the eighth is a spare that takes the next block's first C tile in
+  the middle of the block, and in the last step each C tile is stored
+  right after its last product and its register reloaded with the next
+  block's next C tile (software pipelining of C across blocks).
 
 Ways of reaching C (a suffix to any order, e.g. ``kernel/C-L1``): ``C-L1``
 every C tile loaded from and stored to one 4 KB block (a bound: no C
@@ -56,8 +63,13 @@ block; ``C-loads-t1`` C tiles loaded by ``tileloaddt1`` (no-reuse hint);
 ``C-zero-add`` tile products from zeroed C tiles, stored to an L1 block
 and added into C with AVX-512 (exact for int8 only). A last suffix
 ``+Bt1`` / ``+At1`` loads the B / A tiles by ``tileloaddt1`` (the
-no-reuse hint: keep the other operand's block in L1; orders built on
-``block()`` only, not ``strip`` or ``pipelined``). ``--huge`` puts A, B
+no-reuse hint: keep the other operand's block in L1); ``+ops-L1`` loads
+every A and B tile from one L1-resident 4 KB (a bound: no operand
+traffic); ``+Bt1+pfB`` is ``+Bt1`` with the next block's B tiles
+prefetched (T0) into L1, 32 lines per step (orders ``kernel`` and
+``io-kc``). The hints apply to the orders built on ``block()`` only, not
+``strip``, ``pipelined`` or ``r7``. A final ``@NC`` sets the column
+block (default 256, e.g. ``kernel+Bt1@512``). ``--huge`` puts A, B
 and C on transparent huge pages. Results are not checked: the harness
 times loops, and the bounds compute wrong values by design.
 
@@ -471,7 +483,7 @@ int main(int argc, char **argv) {
     for (int r = 0; r < rounds; r++)
         for (int v = 0; v < nv; v++) {
             int variant; long kc;
-            CMODE = 0; HINT = 0; NC = 0;
+            CMODE = 0; HINT = 0; NC = 0; NB = 0;
             sscanf(argv[4 + v], "%d:%ld:%d:%d:%ld", &variant, &kc, &CMODE,
                    &HINT, &NC);
             if (NC <= 0 || N % NC) NC = 256;
@@ -533,6 +545,9 @@ def _specs(names, kcs, mcs=(4,)):
         if hint and order in ("strip", "pipelined", "r7", "r7-rot"):
             raise SystemExit(f"unknown variant {full!r}: {order} takes no "
                              f"load hint")
+        if hint == "+Bt1+pfB" and order not in ("kernel", "io-kc"):
+            raise SystemExit(f"unknown variant {full!r}: +Bt1+pfB is for "
+                             f"the orders kernel and io-kc")
         if nc and order == "strip" and nc != "256":
             raise SystemExit(f"unknown variant {full!r}: strip's buffer "
                              f"holds 256 columns")

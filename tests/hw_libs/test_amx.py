@@ -1034,7 +1034,7 @@ def test_blocking_probe_variants():
                       "kernel+Bt1@512"], [8]) == [
         ("kernel+ops-L1", "0:0:0:3"), ("io-kc=8+Bt1+pfB", "4:8:0:4"),
         ("r7-rot@512", "14:0:0:0:512"), ("kernel+Bt1@512", "0:0:0:1:512")]
-    for bad in (["r7+Bt1"], ["strip@512"]):
+    for bad in (["r7+Bt1"], ["strip@512"], ["blis+Bt1+pfB"]):
         with pytest.raises(SystemExit, match="unknown variant"):
             pb._specs(bad, [8])
     with pytest.raises(SystemExit, match="unknown column block"):
