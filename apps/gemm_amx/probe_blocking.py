@@ -51,7 +51,9 @@ Loop orders (``NC`` = 256-column blocks outermost in all):
   so the eighth is a spare that takes the next block's first C tile in
   the middle of the block, and in the last step each C tile is stored
   right after its last product and its register reloaded with the next
-  block's next C tile (software pipelining of C across blocks).
+  block's next C tile (software pipelining of C across blocks);
+  ``r7-rot+pfC0`` also prefetches (T0) the next block's 64 C lines over
+  the steps, ``r7-rot+pfC1far`` (T1) those of the block after it.
 
 Ways of reaching C (a suffix to any order, e.g. ``kernel/C-L1``): ``C-L1``
 every C tile loaded from and stored to one 4 KB block (a bound: no C
@@ -313,6 +315,7 @@ static void pipelined(long jc) {
         int more = b + 1 < nb; \
         for (long kt = 0; kt + 1 < KT; kt++) { \
             R7STEP(r0, r1, r2, r3, io, jt, kt); \
+            if (PFR && b + PFR < nb) r7pf(jc, b + PFR, kt, PFR); \
             if (kt == KT / 2 && more) _tile_loadd(s, R7C(b + 1, 0, 0), ld); \
         } \
         long kt = KT - 1; \
@@ -327,6 +330,18 @@ static void pipelined(long jc) {
         if (more) _tile_loadd(r2, R7C(b + 1, 1, 1), ld); \
         DP(r3, 5, 6); _tile_stored(r3, R7C(b, 1, 1), ld); \
         b++; } while (0)
+
+static int PFR;   /* r7-rot: prefetch block b + PFR's C lines (1: T0, 2: T1) */
+/* block b's 64 C lines, spread over the first KT - 1 steps */
+static inline void r7pf(long jc, long b, long kt, int pfr) {
+    long s0 = kt * 64 / (KT - 1), s1 = (kt + 1) * 64 / (KT - 1);
+    for (long l = s0; l < s1; l++) {
+        const char *q = (const char *)R7C(b, l >> 5, 0) + (l & 31) / 2 * LDC * 4
+                        + (l & 1) * 64;
+        if (pfr == 1) _mm_prefetch(q, _MM_HINT_T0);
+        else _mm_prefetch(q, _MM_HINT_T1);
+    }
+}
 
 __attribute__((target("amx-tile,amx-int8,amx-bf16")))
 static void r7(long jc, int rotate) {
@@ -363,8 +378,9 @@ static void gemm(int variant, long kc) {
         long jt0 = jc * NC / 16;
         if (variant == 12) {
             pipelined(jc);
-        } else if (variant == 13 || variant == 14) {
-            r7(jc, variant == 14);
+        } else if (variant >= 13 && variant <= 16) {
+            PFR = variant >= 15 ? variant - 14 : 0;
+            r7(jc, variant >= 14);
         } else if (variant == 0) {
             for (long io = 0; io < MB; io++)
                 for (long jo = 0; jo < NC / 32; jo++) {
@@ -509,7 +525,8 @@ ORDERS = {"kernel": (0, False), "jo-io": (1, False), "kc": (2, True),
           "kernel+pfC1": (6, False), "strip": (7, False),
           "kernel+pfClate": (8, True), "blis": (9, True),
           "kc+pfC1": (10, True), "kc+pfC0": (11, True),
-          "pipelined": (12, False), "r7": (13, False), "r7-rot": (14, False)}
+          "pipelined": (12, False), "r7": (13, False), "r7-rot": (14, False),
+          "r7-rot+pfC0": (15, False), "r7-rot+pfC1far": (16, False)}
 #: ways of reaching C: suffix -> C mode in the C
 C_MODES = {"": 0, "C-L1": 1, "no-C": 2, "C-padded": 3, "C-stores-L1": 4,
            "C-loads-L1": 5, "C-loads-t1": 6, "C-tiled": 7,
@@ -542,7 +559,8 @@ def _specs(names, kcs, mcs=(4,)):
                              f"{', '.join(ORDERS)}, optionally /"
                              f"{', /'.join(m for m in C_MODES if m)}")
         v, blocked = ORDERS[order]
-        if hint and order in ("strip", "pipelined", "r7", "r7-rot"):
+        if hint and (order in ("strip", "pipelined")
+                     or order.startswith("r7")):
             raise SystemExit(f"unknown variant {full!r}: {order} takes no "
                              f"load hint")
         if hint == "+Bt1+pfB" and order not in ("kernel", "io-kc"):
