@@ -44,7 +44,16 @@ Loop orders (``NC`` = 256-column blocks outermost in all):
 - ``pipelined``: the kernel's order, the last step of each block
   interleaved with the C tiles (each product followed by the store of its
   C tile and the load of the next block's), so the next block's C loads
-  start while the last products still run.
+  start while the last products still run;
+- ``r7``: the kernel's order with one B tile register (B0, two products,
+  then B1 into the same tile: seven tiles, B by ``tileloaddt1``);
+  ``r7-rot``: the same with the C tiles rotated through five registers,
+  so the eighth is a spare that takes the next block's first C tile in
+  the middle of the block, and in the last step each C tile is stored
+  right after its last product and its register reloaded with the next
+  block's next C tile (software pipelining of C across blocks);
+  ``r7-rot+pfC0`` also prefetches (T0) the next block's 64 C lines over
+  the steps, ``r7-rot+pfC1far`` (T1) those of the block after it.
 
 Ways of reaching C (a suffix to any order, e.g. ``kernel/C-L1``): ``C-L1``
 every C tile loaded from and stored to one 4 KB block (a bound: no C
@@ -56,8 +65,13 @@ block; ``C-loads-t1`` C tiles loaded by ``tileloaddt1`` (no-reuse hint);
 ``C-zero-add`` tile products from zeroed C tiles, stored to an L1 block
 and added into C with AVX-512 (exact for int8 only). A last suffix
 ``+Bt1`` / ``+At1`` loads the B / A tiles by ``tileloaddt1`` (the
-no-reuse hint: keep the other operand's block in L1; orders built on
-``block()`` only, not ``strip`` or ``pipelined``). ``--huge`` puts A, B
+no-reuse hint: keep the other operand's block in L1); ``+ops-L1`` loads
+every A and B tile from one L1-resident 4 KB (a bound: no operand
+traffic); ``+Bt1+pfB`` is ``+Bt1`` with the next block's B tiles
+prefetched (T0) into L1, 32 lines per step (orders ``kernel`` and
+``io-kc``). The hints apply to the orders built on ``block()`` only, not
+``strip``, ``pipelined`` or ``r7``. A final ``@NC`` sets the column
+block (default 256, e.g. ``kernel+Bt1@512``). ``--huge`` puts A, B
 and C on transparent huge pages. Results are not checked: the harness
 times loops, and the bounds compute wrong values by design.
 
@@ -101,7 +115,10 @@ static long LDC;   /* C's row stride in elements (N, or N + 16: CMODE 3) */
 static long MCB = 4;   /* row blocks of 32 per MC block (variant 9) */
 static long PFS = 4;   /* steps of the late prefetch of C (variant 8) */
 static int BF16, CMODE;   /* how the C tiles are loaded (block()) */
-static int HINT;   /* 1: B tiles loaded by tileloaddt1, 2: A tiles (block()) */
+static int HINT;   /* 1: B tiles loaded by tileloaddt1, 2: A tiles, 3: A and
+                      B from one 4 KB (a bound), 4: as 1 and the next
+                      block's B tiles prefetched into L1 from NB (block()) */
+static const unsigned char *NB;   /* the next block's B at its k0 (HINT 4) */
 static int32_t Cfix[1024] __attribute__((aligned(64)));
 /* C strip of variant 7, tile layout [jo][ih][jh][16][16] */
 static int32_t Cs[32 * 256] __attribute__((aligned(64)));
@@ -170,7 +187,10 @@ static inline void block(long io, long jt, long k0, long k1, int pf,
     }
     const unsigned char *pa = APT(io + 1, 0, k0);
     for (long kt = k0; kt < k1; kt++) {
-        if (HINT == 1) {
+        if (HINT == 3) {   /* A and B tiles from one L1-resident 4 KB */
+            _tile_loadd(4, Ap, 64); _tile_loadd(6, Bp, 64);
+            _tile_loadd(5, Ap + T, 64); _tile_loadd(7, Bp + T, 64);
+        } else if (HINT == 1 || HINT == 4) {
             _tile_loadd(4, APT(io, 0, kt), 64);
             _tile_stream_loadd(6, BPT(jt, kt), 64);
             _tile_loadd(5, APT(io, 1, kt), 64);
@@ -195,6 +215,15 @@ static inline void block(long io, long jt, long k0, long k1, int pf,
                 const char *q = (const char *)(nc + (l >> 1) * LDC) + (l & 1) * 64;
                 if (pf == 3) _mm_prefetch(q, _MM_HINT_T1);
                 else _mm_prefetch(q, _MM_HINT_T0);
+            }
+        }
+        if (HINT == 4 && NB) {   /* the next block's two B tiles of
+                                    this step, 32 lines, into L1 */
+            const char *b0 = (const char *)NB + (kt - k0) * T;
+            const char *b1 = b0 + KT * T;
+            for (int l = 0; l < T; l += 64) {
+                _mm_prefetch(b0 + l, _MM_HINT_T0);
+                _mm_prefetch(b1 + l, _MM_HINT_T0);
             }
         }
         if (pf == 1) {   /* the next row block's A tiles of this step */
@@ -265,6 +294,82 @@ static void pipelined(long jc) {
 #undef CB
 }
 
+/* variants 13 and 14: the schedule's order with ONE B tile register (C
+   in four, A in two, B0 then B1 into tmm6: seven tiles). 13 keeps the
+   C tiles fixed (tmm0..3, drained as the kernel's); 14 rotates the C
+   tiles through five registers so the eighth is a spare: the next
+   block's first C tile is loaded into it in the middle of the block, and
+   in the last step each C tile is stored right after its last product
+   and the register reloaded with the next block's next C tile. */
+#define R7C(b, ih, jh) (C + (32 * ((b) / (NC / 32)) + 16 * (ih)) * LDC \
+                        + jc * NC + 32 * ((b) % (NC / 32)) + 16 * (jh))
+#define R7STEP(r0, r1, r2, r3, io, jt, kt) do { \
+        _tile_loadd(4, APT(io, 0, kt), 64); _tile_loadd(5, APT(io, 1, kt), 64); \
+        _tile_stream_loadd(6, BPT(jt, kt), 64); \
+        DP(r0, 4, 6); DP(r1, 5, 6); \
+        _tile_stream_loadd(6, BPT((jt) + 1, kt), 64); \
+        DP(r2, 4, 6); DP(r3, 5, 6); } while (0)
+/* one block with C00 C10 C01 C11 in r0 r1 r2 r3 (loaded), s the spare */
+#define R7BLK(r0, r1, r2, r3, s) do { \
+        long io = b / (NC / 32), jt = jt0 + 2 * (b % (NC / 32)); \
+        int more = b + 1 < nb; \
+        for (long kt = 0; kt + 1 < KT; kt++) { \
+            R7STEP(r0, r1, r2, r3, io, jt, kt); \
+            if (PFR && b + PFR < nb) r7pf(jc, b + PFR, kt, PFR); \
+            if (kt == KT / 2 && more) _tile_loadd(s, R7C(b + 1, 0, 0), ld); \
+        } \
+        long kt = KT - 1; \
+        _tile_loadd(4, APT(io, 0, kt), 64); _tile_loadd(5, APT(io, 1, kt), 64); \
+        _tile_stream_loadd(6, BPT(jt, kt), 64); \
+        DP(r0, 4, 6); _tile_stored(r0, R7C(b, 0, 0), ld); \
+        if (more) _tile_loadd(r0, R7C(b + 1, 1, 0), ld); \
+        DP(r1, 5, 6); _tile_stored(r1, R7C(b, 1, 0), ld); \
+        if (more) _tile_loadd(r1, R7C(b + 1, 0, 1), ld); \
+        _tile_stream_loadd(6, BPT(jt + 1, kt), 64); \
+        DP(r2, 4, 6); _tile_stored(r2, R7C(b, 0, 1), ld); \
+        if (more) _tile_loadd(r2, R7C(b + 1, 1, 1), ld); \
+        DP(r3, 5, 6); _tile_stored(r3, R7C(b, 1, 1), ld); \
+        b++; } while (0)
+
+static int PFR;   /* r7-rot: prefetch block b + PFR's C lines (1: T0, 2: T1) */
+/* block b's 64 C lines, spread over the first KT - 1 steps */
+static inline void r7pf(long jc, long b, long kt, int pfr) {
+    long s0 = kt * 64 / (KT - 1), s1 = (kt + 1) * 64 / (KT - 1);
+    for (long l = s0; l < s1; l++) {
+        const char *q = (const char *)R7C(b, l >> 5, 0) + (l & 31) / 2 * LDC * 4
+                        + (l & 1) * 64;
+        if (pfr == 1) _mm_prefetch(q, _MM_HINT_T0);
+        else _mm_prefetch(q, _MM_HINT_T1);
+    }
+}
+
+__attribute__((target("amx-tile,amx-int8,amx-bf16")))
+static void r7(long jc, int rotate) {
+    long ld = LDC * 4, nb = M / 32 * (NC / 32), jt0 = jc * NC / 16;
+    if (!rotate) {
+        for (long b = 0; b < nb; b++) {
+            long io = b / (NC / 32), jt = jt0 + 2 * (b % (NC / 32));
+            _tile_loadd(0, R7C(b, 0, 0), ld); _tile_loadd(1, R7C(b, 1, 0), ld);
+            _tile_loadd(2, R7C(b, 0, 1), ld); _tile_loadd(3, R7C(b, 1, 1), ld);
+            for (long kt = 0; kt < KT; kt++)
+                R7STEP(0, 1, 2, 3, io, jt, kt);
+            _tile_stored(0, R7C(b, 0, 0), ld); _tile_stored(1, R7C(b, 1, 0), ld);
+            _tile_stored(2, R7C(b, 0, 1), ld); _tile_stored(3, R7C(b, 1, 1), ld);
+        }
+        return;
+    }
+    long b = 0;
+    _tile_loadd(0, R7C(0, 0, 0), ld); _tile_loadd(1, R7C(0, 1, 0), ld);
+    _tile_loadd(2, R7C(0, 0, 1), ld); _tile_loadd(3, R7C(0, 1, 1), ld);
+    for (;;) {   /* (r0 r1 r2 r3 s) -> (s r0 r1 r2 r3): period five */
+        R7BLK(0, 1, 2, 3, 7); if (b == nb) break;
+        R7BLK(7, 0, 1, 2, 3); if (b == nb) break;
+        R7BLK(3, 7, 0, 1, 2); if (b == nb) break;
+        R7BLK(2, 3, 7, 0, 1); if (b == nb) break;
+        R7BLK(1, 2, 3, 7, 0); if (b == nb) break;
+    }
+}
+
 /* variants (the names in VARIANTS below): 0 kernel, 1 jo-io, 2 kc,
    3 kc+pfA, 4 io-kc, 5 kernel+pfC0, 6 kernel+pfC1, 7 C strip staged */
 static void gemm(int variant, long kc) {
@@ -273,10 +378,15 @@ static void gemm(int variant, long kc) {
         long jt0 = jc * NC / 16;
         if (variant == 12) {
             pipelined(jc);
+        } else if (variant >= 13 && variant <= 16) {
+            PFR = variant >= 15 ? variant - 14 : 0;
+            r7(jc, variant >= 14);
         } else if (variant == 0) {
             for (long io = 0; io < MB; io++)
-                for (long jo = 0; jo < NC / 32; jo++)
+                for (long jo = 0; jo < NC / 32; jo++) {
+                    NB = jo + 1 < NC / 32 ? BPT(jt0 + 2 * jo + 2, 0) : 0;
                     block(io, jt0 + 2 * jo, 0, KT, 0, 0);
+                }
         } else if (variant == 1) {
             for (long jo = 0; jo < NC / 32; jo++)
                 for (long io = 0; io < MB; io++)
@@ -314,9 +424,14 @@ static void gemm(int variant, long kc) {
         } else if (variant == 4) {
             for (long io = 0; io < MB; io++)
                 for (long k0 = 0; k0 < KT; k0 += kc)
-                    for (long jo = 0; jo < NC / 32; jo++)
+                    for (long jo = 0; jo < NC / 32; jo++) {
+                        long nj = jo + 1, nk = k0;
+                        if (nj == NC / 32) { nj = 0; nk += kc; }
+                        if (nk >= KT) { nk = 0; }
+                        NB = BPT(jt0 + 2 * nj, nk);
                         block(io, jt0 + 2 * jo, k0,
                               k0 + kc < KT ? k0 + kc : KT, 0, 0);
+                    }
         } else {
             for (long k0 = 0; k0 < KT; k0 += kc)
                 for (long jo = 0; jo < NC / 32; jo++)
@@ -384,9 +499,10 @@ int main(int argc, char **argv) {
     for (int r = 0; r < rounds; r++)
         for (int v = 0; v < nv; v++) {
             int variant; long kc;
-            CMODE = 0; HINT = 0;
-            sscanf(argv[4 + v], "%d:%ld:%d:%d", &variant, &kc, &CMODE,
-                   &HINT);
+            CMODE = 0; HINT = 0; NC = 0; NB = 0;
+            sscanf(argv[4 + v], "%d:%ld:%d:%d:%ld", &variant, &kc, &CMODE,
+                   &HINT, &NC);
+            if (NC <= 0 || N % NC) NC = 256;
             if (variant == 8) PFS = kc;
             if (variant == 9) { MCB = kc >> 8; kc &= 255; }
             LDC = CMODE == 3 ? N + 16 : N;
@@ -409,14 +525,15 @@ ORDERS = {"kernel": (0, False), "jo-io": (1, False), "kc": (2, True),
           "kernel+pfC1": (6, False), "strip": (7, False),
           "kernel+pfClate": (8, True), "blis": (9, True),
           "kc+pfC1": (10, True), "kc+pfC0": (11, True),
-          "pipelined": (12, False)}
+          "pipelined": (12, False), "r7": (13, False), "r7-rot": (14, False),
+          "r7-rot+pfC0": (15, False), "r7-rot+pfC1far": (16, False)}
 #: ways of reaching C: suffix -> C mode in the C
 C_MODES = {"": 0, "C-L1": 1, "no-C": 2, "C-padded": 3, "C-stores-L1": 4,
            "C-loads-L1": 5, "C-loads-t1": 6, "C-tiled": 7,
            "C-zero-add": 8}
 #: load hints for the A and B tiles (a suffix after the C mode, e.g.
 #: ``kernel/no-C+Bt1``): suffix -> hint in the C (block() only)
-HINTS = {"Bt1": 1, "At1": 2}
+HINTS = {"Bt1": 1, "At1": 2, "ops-L1": 3, "Bt1+pfB": 4}
 DEFAULT = ("kernel", "kernel/C-L1", "kernel/no-C", "jo-io", "kc", "io-kc",
            "io-kc/C-L1", "kernel+pfC0")
 
@@ -426,25 +543,37 @@ def _specs(names, kcs, mcs=(4,)):
     order once per K block size in ``kcs``)."""
     out = []
     for full in names:
+        full, _, nc = full.partition("@")   # ``@NC``: column blocks of NC
+        if nc and (not nc.isdigit() or int(nc) % 32):
+            raise SystemExit(f"unknown column block {nc!r}: a multiple of 32")
         name, hint = full, ""
         for h in HINTS:
             if full.endswith("+" + h):
                 name, hint = full[:-len(h) - 1], "+" + h
-        tail = f":{HINTS[hint[1:]]}" if hint else ""
+        tail = ((f":{HINTS[hint[1:]] if hint else 0}" if hint or nc else "")
+                + (f":{nc}" if nc else ""))
+        at = f"@{nc}" if nc else ""
         order, _, cmode = name.partition("/")
         if order not in ORDERS or cmode not in C_MODES:
             raise SystemExit(f"unknown variant {name!r}: an order of "
                              f"{', '.join(ORDERS)}, optionally /"
                              f"{', /'.join(m for m in C_MODES if m)}")
         v, blocked = ORDERS[order]
-        if hint and order in ("strip", "pipelined"):
+        if hint and (order in ("strip", "pipelined")
+                     or order.startswith("r7")):
             raise SystemExit(f"unknown variant {full!r}: {order} takes no "
                              f"load hint")
+        if hint == "+Bt1+pfB" and order not in ("kernel", "io-kc"):
+            raise SystemExit(f"unknown variant {full!r}: +Bt1+pfB is for "
+                             f"the orders kernel and io-kc")
+        if nc and order == "strip" and nc != "256":
+            raise SystemExit(f"unknown variant {full!r}: strip's buffer "
+                             f"holds 256 columns")
         if order == "blis":
             for kc in kcs:
                 for mc in mcs:
                     out.append((f"blis kc={kc} mc={32 * mc}"
-                                + (f"/{cmode}" if cmode else "") + hint,
+                                + (f"/{cmode}" if cmode else "") + hint + at,
                                 f"9:{(mc << 8) | kc}:{C_MODES[cmode]}"
                                 + tail))
             continue
@@ -452,7 +581,7 @@ def _specs(names, kcs, mcs=(4,)):
             label = (order if not blocked else
                      order.replace("kc", f"kc={kc}", 1) if "kc" in order
                      else f"{order}={kc}")
-            out.append((label + (f"/{cmode}" if cmode else "") + hint,
+            out.append((label + (f"/{cmode}" if cmode else "") + hint + at,
                         f"{v}:{kc}:{C_MODES[cmode]}" + tail))
     return out
 

@@ -1028,6 +1028,17 @@ def test_blocking_probe_variants():
     # a load hint is a last suffix, a fourth field for the harness
     assert pb._specs(["kernel/no-C+Bt1", "io-kc+At1"], [16]) == [
         ("kernel/no-C+Bt1", "0:0:2:1"), ("io-kc=16+At1", "4:16:0:2")]
+    # the operand bounds and prefetches are hints too; ``@NC`` a fifth
+    # field (column blocks), after a hint field of 0 when there is none
+    assert pb._specs(["kernel+ops-L1", "io-kc+Bt1+pfB", "r7-rot@512",
+                      "kernel+Bt1@512"], [8]) == [
+        ("kernel+ops-L1", "0:0:0:3"), ("io-kc=8+Bt1+pfB", "4:8:0:4"),
+        ("r7-rot@512", "14:0:0:0:512"), ("kernel+Bt1@512", "0:0:0:1:512")]
+    for bad in (["r7+Bt1"], ["strip@512"], ["blis+Bt1+pfB"]):
+        with pytest.raises(SystemExit, match="unknown variant"):
+            pb._specs(bad, [8])
+    with pytest.raises(SystemExit, match="unknown column block"):
+        pb._specs(["kernel@100"], [8])
 
 
 @proc
