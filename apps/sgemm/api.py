@@ -349,7 +349,7 @@ def _narrow_dispatch(isa_name: str, scaled: bool = False,
         (isa.narrow_b_par_min or isa.par_min)
     return Dispatch(RawKernel(threaded.compile()),
                     RawKernel(one.compile()) if par_min else None,
-                    par_min, isa.mr, short=short,
+                    par_min, isa.narrow_mr or isa.mr, short=short,
                     short_m=isa.narrow_b_m if short else 0,
                     short_n=isa.narrow_b_n)
 

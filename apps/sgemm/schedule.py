@@ -194,6 +194,8 @@ class Isa:
     #                        none)
     narrow_kc: int = 0     # the app's too: the k block of those kernels
     #                        (``narrow``; 0: ``kc``)
+    narrow_mr: int = 0     # the app's too: the tile of those kernels,
+    narrow_nr: int = 0     # MR x NR (``narrow``; 0: ``mr``, ``nr``)
     narrow_b_m: int = 0    # the app's too: M at or below which those
     #                        kernels read B in place, not packed
     #                        (``narrow(pack_b=False)``; 0: never)
@@ -242,6 +244,11 @@ class Isa:
             if getattr(self, f) < 0:
                 raise ValueError(f"{self.name}: {f}={getattr(self, f)} is "
                                  f"negative")
+        if self.narrow_mr < 0 or self.narrow_nr < 0 or \
+                self.narrow_nr % self.lanes:
+            raise ValueError(f"{self.name}: the narrow tile "
+                             f"{self.narrow_mr}x{self.narrow_nr} is negative "
+                             f"or NR not a multiple of {self.lanes} lanes")
         if self.nc_cols < 0 or self.nc_cols % self.nr:
             raise ValueError(f"{self.name}: nc_cols={self.nc_cols} is not "
                              f"a multiple of NR={self.nr}")
@@ -283,6 +290,7 @@ class Isa:
                 "pack_b": self.pack_b, "prefetch": self.prefetch,
                 "par_min": self.par_min, "nc_cols": self.nc_cols,
                 "narrow_n": self.narrow_n, "narrow_kc": self.narrow_kc,
+                "narrow_mr": self.narrow_mr, "narrow_nr": self.narrow_nr,
                 "narrow_b_m": self.narrow_b_m,
                 "narrow_b_n": self.narrow_b_n,
                 "narrow_b_par_min": self.narrow_b_par_min,
@@ -313,6 +321,10 @@ class Isa:
             (f" 1 thread below MNK={self.par_min}" if self.par_min else "") \
             + (f" wide: par cols of {self.nc_cols}" if self.nc_cols else "") \
             + (f" N <= {self.narrow_n}: A unpacked" if self.narrow_n else "") \
+            + (f" {self.narrow_mr or self.mr}x{self.narrow_nr or self.nr}"
+               if self.narrow_n and (self.narrow_mr or self.narrow_nr)
+               and (self.narrow_mr or self.mr, self.narrow_nr or self.nr)
+               != (self.mr, self.nr) else "") \
             + (f" KC={self.narrow_kc}" if self.narrow_n and self.narrow_kc
                and self.narrow_kc != self.kc else "") \
             + (f", B in place for M <= {self.narrow_b_m}" +
@@ -1102,7 +1114,8 @@ def narrow(isa: Isa, pack_b: bool = True) -> tuple:
     narrow products (N at most ``isa.narrow_n``), named
     ``isa.kernel_name + '_narrow'`` and ``+ '_narrow_1t'`` (with B read in
     place, ``pack_b=False``: ``'_narrow_bip'``, ``'_narrow_bip_1t'``): the chain of
-    ``stages`` for the same tile and prefetch with ``pack_a=False``, KC
+    ``stages`` for the tile ``isa.narrow_mr`` x ``isa.narrow_nr`` (0: the
+    description's), the same prefetch, ``pack_a=False``, KC
     = ``isa.narrow_kc`` (0: ``isa.kc``) and no NC or MC blocks (N is
     below any NC), the one-thread kernel its stage before the par loops.
     Their k block is the app's (``tuning.narrow_kc``): what stays in L1
@@ -1136,6 +1149,9 @@ def narrow(isa: Isa, pack_b: bool = True) -> tuple:
     thread then reads from the other core's cache. The same FMAs in the
     same order: the same C, bit for bit."""
     base = dataclasses.replace(isa, pack_a=False, nc=0, mc=0, par="rows",
+                               mr=isa.narrow_mr or isa.mr,
+                               nr=isa.narrow_nr or isa.nr,
+                               narrow_mr=0, narrow_nr=0,
                                kc=isa.narrow_kc or isa.kc, narrow_kc=0,
                                narrow_b_m=0, narrow_b_n=0,
                                narrow_b_par_min=0,

@@ -34,8 +34,14 @@ SCHEDULE_VERSION = 2
 #: 6x32 (12): measured on the 2-core Intel Xeon (loaded, side by side with
 #: OpenBLAS), 6x64 was 10-20% faster at 512-2048, 8x32 and 14x32 in
 #: between. Per flop both tiles load as much of B and C; 6x64 halves the
-#: per-tile costs (the C tile's loads and stores, the loop around k)
-SHAPES = {"avx512": ("6x64", "6x32", "8x32", "14x32", "4x64"),
+#: per-tile costs (the C tile's loads and stores, the loop around k).
+#: 12x32 (24 accumulators too) over 6x64 for the square kernels: this
+#: loop order streams B's packed panels from L2, NR floats per k step for
+#: MR x NR / L FMAs, i.e. 64 / MR bytes per FMA, half as many with 12
+#: rows (measured on the quiet Xeon, side by side: 1-4% faster at
+#: 768-2048^3, 5% at 128x2048x512; README); the narrow kernels keep 6x64
+#: (``narrow_shape``)
+SHAPES = {"avx512": ("12x32", "6x64", "6x32", "8x32", "14x32", "4x64"),
           "avx2": ("6x16", "4x24", "8x8", "3x32")}
 
 
@@ -90,7 +96,9 @@ def space(isa_name: str, threads: int = 1) -> dict:
 
 def variant(isa_name: str, params: dict) -> Isa:
     """The description for ``params`` ({shape or mr/nr, kc, nc, mc, par,
-    pack_a, pack_b, prefetch, order, dynamic};
+    pack_a, pack_b, prefetch, order, dynamic; narrow_shape or
+    narrow_mr/narrow_nr, the narrow kernels' tile, and the app's other
+    thread and dispatch parameters};
     missing ones from the base description). Raises ``SchedulingError``
     for a combination the schedule cannot build (so a search records it as
     refused)."""
@@ -99,6 +107,12 @@ def variant(isa_name: str, params: dict) -> Isa:
     if "shape" in params:
         mr, nr = (int(x) for x in str(params["shape"]).split("x"))
     mr, nr = int(params.get("mr", mr)), int(params.get("nr", nr))
+    nmr, nnr = 0, 0                     # the narrow kernels' tile (0: MR x NR)
+    if "narrow_shape" in params:
+        nmr, nnr = (int(x) for x in
+                    str(params["narrow_shape"]).split("x"))
+    nmr = int(params.get("narrow_mr", nmr))
+    nnr = int(params.get("narrow_nr", nnr))
     nc = int(params.get("nc", 0)) // nr * nr
     mc = int(params.get("mc", 0)) // mr * mr
     try:
@@ -115,6 +129,7 @@ def variant(isa_name: str, params: dict) -> Isa:
                                    narrow_n=int(params.get("narrow_n", 0)),
                                    narrow_kc=int(params.get("narrow_kc",
                                                             0)),
+                                   narrow_mr=nmr, narrow_nr=nnr,
                                    narrow_b_m=int(params.get("narrow_b_m",
                                                              0)),
                                    narrow_b_n=int(params.get("narrow_b_n",
@@ -144,12 +159,38 @@ def default_shape(isa_name: str, vendor: str | None = None) -> str:
     (``vendor``: the CPU's ``vendor_id``, default this machine's), where
     it is 6x32: Zen 4 runs a 512-bit FMA as two 256-bit halves, one per
     cycle, and there 6x32 measured 2-4% faster than 6x64 at 768-2048
-    (README, Zen 4 section); on the Intel Xeon 6x64 was 10-20% faster."""
+    (README, Zen 4 section); on the Intel Xeon 6x64 was 10-20% faster
+    than 6x32, and 12x32 1-4% faster than 6x64 (``SHAPES``)."""
     if vendor is None:
         vendor = machine_signature().get("vendor", "")
     if isa_name == "avx512" and vendor == "AuthenticAMD":
         return "6x32"
     return SHAPES[isa_name][0]
+
+
+def narrow_shape(isa_name: str, vendor: str | None = None) -> str:
+    """The tile of the narrow kernels (A unpacked, N at most
+    ``narrow_n``; ``narrow_mr`` x ``narrow_nr``): 6x64 where the square
+    kernels' is 12x32 (AVX-512 off AMD), else the square kernels' own.
+    There A's rows are read in place (12 rows with 12x32, each a stream
+    the prefetcher follows and a set of L1 lines) and B's KC x N block
+    is at most a few panels: measured on the quiet Xeon (side by side,
+    one thread, two runs) 12x32 was 3-7% slower than 6x64 at 256^3,
+    384^3, 127x64x300, 1000x64x300 and 4099x64x300 (README)."""
+    shape = default_shape(isa_name, vendor)
+    return "6x64" if shape == "12x32" else shape
+
+
+def default_prefetch(isa_name: str, vendor: str | None = None) -> int:
+    """The model's prefetch distance (``prefetch``, k steps ahead in B's
+    packed panel): 16 with the AVX-512 12x32 tile, whose B panels stream
+    from L2 (16 steps of 12 cycles at two FMAs a cycle: about 190 cycles
+    ahead, well past the L2's latency and within the L1 the prefetched
+    lines take, 16 x 128 bytes); else 0 (not measured). Measured on the
+    quiet Xeon (side by side, one thread): with 12x32 KC=256, prefetch
+    16 against none 0-2% faster at 768-2048^3 and 128x2048x512, 8 in
+    between; with 6x64 KC=160, 8 was mixed (README)."""
+    return 16 if default_shape(isa_name, vendor) == "12x32" else 0
 
 
 #: M N K below which the app runs the one-thread kernel (``par_min``):
@@ -322,15 +363,19 @@ def model_params(isa_name: str) -> dict:
     more than one core (``dynamic_model``)."""
     shape = default_shape(isa_name)
     mr, nr = (int(x) for x in shape.split("x"))
+    small = narrow_shape(isa_name)
+    nmr, nnr = (int(x) for x in small.split("x"))
     b = blis_blocking(mr, nr)
     return {"shape": shape, "kc": b.kc, "nc": b.nc_l2, "mc": 0,
-            "pack_a": True, "dynamic": dynamic_model(),
+            "pack_a": True, "prefetch": default_prefetch(isa_name),
+            "dynamic": dynamic_model(),
             "par_min": PAR_MIN,
             "nc_cols": max(nr, NC_COLS // nr * nr),
-            "narrow_n": narrow_n(nr, narrow_kc(mr, b.kc)),
-            "narrow_kc": narrow_kc(mr, b.kc),
+            "narrow_shape": small,
+            "narrow_n": narrow_n(nnr, narrow_kc(nmr, b.kc)),
+            "narrow_kc": narrow_kc(nmr, b.kc),
             "narrow_b_m": NARROW_B_M,
-            "narrow_b_n": NARROW_PANELS * nr,
+            "narrow_b_n": NARROW_PANELS * nnr,
             "narrow_b_par_min": NARROW_B_PAR_MIN,
             "dynamic_min_n": dynamic_min_n(mr, b.kc)}
 
@@ -365,8 +410,8 @@ def configured(isa_name: str, source: str = "auto"):
 #: the app's choice of kernel per product (``api.Dispatch``), not the
 #: schedule's: the search times the threaded kernel on large squares,
 #: where it does not matter, so a record takes them from the model
-THREAD_PARAMS = ("par_min", "nc_cols", "narrow_n", "narrow_kc",
-                 "narrow_b_m", "narrow_b_n", "narrow_b_par_min",
+THREAD_PARAMS = ("par_min", "nc_cols", "narrow_shape", "narrow_n",
+                 "narrow_kc", "narrow_b_m", "narrow_b_n", "narrow_b_par_min",
                  "dynamic_min_n")
 
 

@@ -1076,6 +1076,31 @@ def test_narrow_kernels_equal_numpy(threads):
         (13, 17, 32), (8, 8, 33), (2, 16, 16)], rng, threads)
 
 
+def test_narrow_kernels_own_tile(threads):
+    """``narrow_mr`` x ``narrow_nr`` (``narrow_shape``): the narrow
+    kernels are built with their own tile, not the description's (the
+    app's AVX-512 model: 12x32 for the square kernels, 6x64 for the
+    narrow ones); the square kernel keeps its tile, a tile that is not a
+    whole number of registers is refused, and both equal numpy exactly
+    on shapes crossing every remainder of either tile."""
+    isa = tuning.variant("avx2", {"shape": "2x8", "kc": 16, "nc": 16,
+                                  "narrow_n": 32, "narrow_kc": 24,
+                                  "narrow_shape": "3x16"})
+    assert (isa.narrow_mr, isa.narrow_nr) == (3, 16)
+    assert isa.blocking_label.endswith("N <= 32: A unpacked 3x16 KC=24")
+    par, one = narrow(isa)
+    assert "M / 3" in str(one) and "N / 16" in str(one)
+    assert "M / 2" not in str(one) and "N / 8" not in str(one)
+    assert (isa.mr, isa.nr) == (2, 8)       # the square kernels keep theirs
+    rng = np.random.default_rng(61)
+    _compiled_equal_numpy((par, one), [(13, 17, 32), (5, 33, 25),
+                                       (2, 16, 16)], rng, threads)
+    with pytest.raises(SchedulingError, match="narrow tile"):
+        tuning.variant("avx2", {"narrow_shape": "3x12"})
+    with pytest.raises(SchedulingError, match="narrow tile"):
+        tuning.variant("avx2", {"narrow_mr": -1})
+
+
 def test_narrow_kernels_reading_b_in_place(threads):
     """``schedule.narrow(pack_b=False)`` (the app's narrow kernels for at
     most ``narrow_b_m`` rows): nothing packed, so the threaded one has a
@@ -1123,12 +1148,21 @@ def test_variant_checks_its_parameters():
             assert f"{v.mr}x{v.nr}" == s
     # every point of the spaces is a description (or a refusal)
     sp = tuning.space("avx512")
-    assert sp["shape"][0] == "6x64" and sp["isa"] == ["avx512"]
+    assert sp["shape"][0] == "12x32" and sp["isa"] == ["avx512"]
     assert sp["pack_a"] == [True, False]
-    # the model's tile: 6x32 on AMD (Zen 4 halves 512-bit FMAs), else 6x64
+    # the model's tile: 6x32 on AMD (Zen 4 halves 512-bit FMAs), else
+    # 12x32 (half the B stream from L2 per FMA), with B's panel
+    # prefetched 16 k steps ahead; the narrow kernels 6x64
     assert tuning.default_shape("avx512", "AuthenticAMD") == "6x32"
-    assert tuning.default_shape("avx512", "GenuineIntel") == "6x64"
+    assert tuning.default_shape("avx512", "GenuineIntel") == "12x32"
     assert tuning.default_shape("avx2", "AuthenticAMD") == "6x16"
+    assert tuning.narrow_shape("avx512", "GenuineIntel") == "6x64"
+    assert tuning.narrow_shape("avx512", "AuthenticAMD") == "6x32"
+    assert tuning.narrow_shape("avx2", "GenuineIntel") == "6x16"
+    assert tuning.default_prefetch("avx512", "GenuineIntel") == 16
+    assert tuning.default_prefetch("avx512", "AuthenticAMD") == 0
+    assert tuning.default_prefetch("avx2", "GenuineIntel") == 0
+    assert "narrow_shape" in tuning.THREAD_PARAMS
     assert not tuning.variant("avx512", {"pack_a": "False"}).pack_a
     # the app's narrow products: N <= 2 NR on the kernels with A unpacked
     m = tuning.model_params("avx2")
@@ -1526,8 +1560,8 @@ def test_narrow_b_in_place_parameters():
     assert m["narrow_b_par_min"] == tuning.NARROW_B_PAR_MIN < tuning.PAR_MIN
     assert {"narrow_b_m", "narrow_b_n", "narrow_b_par_min"} <= set(
         tuning.THREAD_PARAMS)
-    assert m["narrow_b_n"] == tuning.NARROW_PANELS * int(
-        m["shape"].split("x")[1])
+    assert m["narrow_b_n"] == tuning.NARROW_PANELS * int(  # the narrow NR
+        m["narrow_shape"].split("x")[1])
     isa = tuning.variant("avx2", {"kc": 32, "narrow_n": 32,
                                   "narrow_b_m": 100, "narrow_b_par_min": 7,
                                   "narrow_b_n": 16})
