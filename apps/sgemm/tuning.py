@@ -112,6 +112,8 @@ def variant(isa_name: str, params: dict) -> Isa:
                                    par_min=int(params.get("par_min", 0)),
                                    nc_cols=int(params.get("nc_cols", 0))
                                    // nr * nr,
+                                   cols_narrow=_flag(params.get(
+                                       "cols_narrow", False)),
                                    narrow_n=int(params.get("narrow_n", 0)),
                                    narrow_kc=int(params.get("narrow_kc",
                                                             0)),
@@ -323,11 +325,14 @@ def model_params(isa_name: str) -> dict:
     shape = default_shape(isa_name)
     mr, nr = (int(x) for x in shape.split("x"))
     b = blis_blocking(mr, nr)
+    nc_cols = max(nr, NC_COLS // nr * nr)
+    n_narrow = narrow_n(nr, narrow_kc(mr, b.kc))
     return {"shape": shape, "kc": b.kc, "nc": b.nc_l2, "mc": 0,
             "pack_a": True, "dynamic": dynamic_model(),
             "par_min": PAR_MIN,
-            "nc_cols": max(nr, NC_COLS // nr * nr),
-            "narrow_n": narrow_n(nr, narrow_kc(mr, b.kc)),
+            "nc_cols": nc_cols,
+            "cols_narrow": nc_cols <= n_narrow,
+            "narrow_n": n_narrow,
             "narrow_kc": narrow_kc(mr, b.kc),
             "narrow_b_m": NARROW_B_M,
             "narrow_b_n": NARROW_PANELS * nr,
@@ -365,9 +370,9 @@ def configured(isa_name: str, source: str = "auto"):
 #: the app's choice of kernel per product (``api.Dispatch``), not the
 #: schedule's: the search times the threaded kernel on large squares,
 #: where it does not matter, so a record takes them from the model
-THREAD_PARAMS = ("par_min", "nc_cols", "narrow_n", "narrow_kc",
-                 "narrow_b_m", "narrow_b_n", "narrow_b_par_min",
-                 "dynamic_min_n")
+THREAD_PARAMS = ("par_min", "nc_cols", "cols_narrow", "narrow_n",
+                 "narrow_kc", "narrow_b_m", "narrow_b_n",
+                 "narrow_b_par_min", "dynamic_min_n")
 
 
 def _threads(isa_name: str) -> dict:
