@@ -494,6 +494,15 @@ def test_dispatch_runs_small_products_on_one_thread():
     assert d.bound(11, 1000, 5) == "one"              # uneven
     count[0] = 1
     assert d.bound(128, 2048, 512) == "par"           # one thread
+    # with narrow column blocks (cols_any_m), any M when they share out
+    d = api.Dispatch(Fake("par"), Fake("one"), 1000, 6, Fake("cols"), 256,
+                     lambda: 2, cols_any_m=True)
+    assert d.bound(2048, 2048, 2048) == "cols"        # square
+    assert d.bound(4099, 1024, 300) == "cols"         # tall
+    assert d.bound(1536, 1536, 1536) == "cols"        # 3 blocks each
+    assert d.bound(768, 768, 768) == "par"            # 3 blocks on 2
+    assert d.bound(1000, 1000, 1000) == "par"         # 3 blocks + 232
+    assert d.bound(256, 256, 256) == "par"            # one block
     # narrow products (N <= narrow_n) on the kernels with A unpacked,
     # which are built only when the first one comes
     built = []
