@@ -62,6 +62,12 @@ def space(isa_name: str, threads: int = 1) -> dict:
       alone now builds in about a minute (64 s measured, loaded; it took
       ten before the rewrites got faster). ``threads`` is kept for a
       search of those.
+      ``cols_narrow`` (the column split on narrow block kernels, which
+      the app now runs on two threads for 1024^3-2048^3 too) is the
+      model's for the same reason: the template builds the row-split
+      kernel, so a two-thread search times a kernel the app runs only
+      where the column blocks do not share out evenly (768^3, 1000^3);
+      searching it needs a template of the ``Dispatch``, not built.
     How the threads share the row blocks (``dynamic``: False, a fixed
     block of consecutive row blocks each, OpenMP's static schedule
     written out; True, one at a time from a shared counter, a
