@@ -247,18 +247,27 @@ class Dispatch:
     Before that, a product of at most ``short_m`` rows (and ``short_n``
     columns, when given) goes to ``short()`` (when given), another
     ``Dispatch``: the narrow kernels' own uses it for the pair that reads
-    B in place (``narrow_b_m``, ``narrow_b_n``)."""
+    B in place (``narrow_b_m``, ``narrow_b_n``). With ``cols_any_m`` the
+    column-split kernel takes every product whose column blocks share
+    out evenly, not only the wide ones: the app sets it when that
+    kernel's blocks are narrow kernels (``Isa.cols_narrow``), where each
+    thread runs the one-thread narrow kernel on its own columns: no A
+    packed, its own packed B, one parallel region per call and no barrier
+    but its end, against a region, a shared packing of B and its barrier
+    per k block and column block for the row split (apps/sgemm/README.md,
+    "Two threads: columns on narrow kernels")."""
 
     def __init__(self, threaded, one=None, par_min=0, mr=1, cols=None,
                  nc_cols=0, threads=None, narrow=None, narrow_n=0,
                  static=None, dynamic_min_n=0, short=None, short_m=0,
-                 short_n=0):
+                 short_n=0, cols_any_m=False):
         self.threaded, self.one, self.cols = threaded, one, cols
         self.par_min, self.mr, self.nc_cols = par_min, mr, nc_cols
         self.threads = threads
         self.narrow, self.narrow_n = narrow, narrow_n
         self.static, self.dynamic_min_n = static, dynamic_min_n
         self.short, self.short_m, self.short_n = short, short_m, short_n
+        self.cols_any_m = cols_any_m
 
     def pick(self, M, N, K):
         """The kernel that runs an M x N x K product."""
@@ -269,7 +278,8 @@ class Dispatch:
             return self.short().pick(M, N, K)
         if self.one is not None and M * N * K < self.par_min:
             return self.one
-        if self.cols is not None and M < N and N >= 2 * self.nc_cols and \
+        if self.cols is not None and (M < N or self.cols_any_m) and \
+                N >= 2 * self.nc_cols and \
                 even(N, self.nc_cols, self.threads()):
             return self.cols
         if self.one is not None and M < 2 * self.mr:
@@ -322,11 +332,12 @@ def compiled(isa_name: str):
             static_alpha_beta_procedure(isa_name).compile()))
     return (Dispatch(plain, RawKernel(one.compile()) if one else None,
                      isa.par_min, isa.mr, cols, isa.nc_cols, threads,
-                     narrow, isa.narrow_n, static, isa.dynamic_min_n),
+                     narrow, isa.narrow_n, static, isa.dynamic_min_n,
+                     cols_any_m=isa.cols_narrow),
             Dispatch(scaled(0), scaled(1) if one else None, isa.par_min,
                      isa.mr, scaled(2) if cols else None, isa.nc_cols,
                      threads, narrow_scaled, isa.narrow_n, static_scaled,
-                     isa.dynamic_min_n))
+                     isa.dynamic_min_n, cols_any_m=isa.cols_narrow))
 
 
 @functools.lru_cache(maxsize=None)

@@ -189,6 +189,9 @@ class Isa:
     nc_cols: int = 0       # the app's too: the column block of its kernel
     #                        with the threads on column blocks, for wide
     #                        products (``by_columns``; 0: none)
+    cols_narrow: bool = False  # the app's too: that kernel's column
+    #                        blocks run the narrow kernel (A unpacked,
+    #                        KC = ``narrow_kc``; ``by_columns``)
     narrow_n: int = 0      # the app's too: N at or below which it runs
     #                        the kernels with A unpacked (``narrow``; 0:
     #                        none)
@@ -265,6 +268,9 @@ class Isa:
         if self.order == "goto" and not (self.mc and self.pack_a):
             raise ValueError(f"{self.name}: order='goto' needs MC (the "
                              f"packed MC x KC block of A) and pack_a")
+        if not isinstance(self.cols_narrow, bool):
+            raise ValueError(f"{self.name}: cols_narrow is True or False, "
+                             f"not {self.cols_narrow!r}")
         if not isinstance(self.dynamic, bool):
             raise ValueError(f"{self.name}: dynamic is True or False, not "
                              f"{self.dynamic!r}")
@@ -289,6 +295,7 @@ class Isa:
                 "mc": self.mc, "par": self.par, "pack_a": self.pack_a,
                 "pack_b": self.pack_b, "prefetch": self.prefetch,
                 "par_min": self.par_min, "nc_cols": self.nc_cols,
+                "cols_narrow": self.cols_narrow,
                 "narrow_n": self.narrow_n, "narrow_kc": self.narrow_kc,
                 "narrow_mr": self.narrow_mr, "narrow_nr": self.narrow_nr,
                 "narrow_b_m": self.narrow_b_m,
@@ -319,7 +326,9 @@ class Isa:
             ("" if self.pack_b else " B unpacked") + \
             (f" prefetch={self.prefetch}" if self.prefetch else "") + \
             (f" 1 thread below MNK={self.par_min}" if self.par_min else "") \
-            + (f" wide: par cols of {self.nc_cols}" if self.nc_cols else "") \
+            + (f" wide: par cols of {self.nc_cols}" +
+               (" (A unpacked)" if self.cols_narrow else "")
+               if self.nc_cols else "") \
             + (f" N <= {self.narrow_n}: A unpacked" if self.narrow_n else "") \
             + (f" {self.narrow_mr or self.mr}x{self.narrow_nr or self.nr}"
                if self.narrow_n and (self.narrow_mr or self.narrow_nr)
@@ -1097,7 +1106,21 @@ def by_columns(isa: Isa, nc: int, st: list = None) -> Procedure:
     side by side, two rounds) par_dynamic column blocks were 4-12%
     slower at 128x2048x512 and level at 256x1024x512 (8 and 4 blocks of
     256 on 2 threads). ``None`` for a description that is not blocked
-    (its kernel is not a kernel of windows)."""
+    (its kernel is not a kernel of windows).
+
+    With ``isa.cols_narrow`` the block kernel is instead the narrow
+    one's (``narrow_block``: A unpacked, KC = ``narrow_kc``, no NC
+    blocks; named ``isa.kernel_name + '_cols_narrow'``): a column block
+    of ``nc`` <= ``narrow_n`` columns is itself a narrow product, where
+    a packed micro-panel of A would serve only nc / NR column panels
+    and the KC x nc block of B fits in half the L2 at the larger KC (one
+    pass over C per 512 k steps instead of per 160). ``st`` is then not
+    used, and the description need not be blocked."""
+    if isa.cols_narrow:
+        name = isa.kernel_name + "_cols_narrow"
+        base = _narrow_base(isa, True)
+        return blocked(dataclasses.replace(base, par="cols", nc=nc),
+                       narrow_block(isa, name + "_block"), name)
     if not isa.blocked:
         return None
     st = stages(isa) if st is None else st
@@ -1107,6 +1130,33 @@ def by_columns(isa: Isa, nc: int, st: list = None) -> Procedure:
     return blocked(dataclasses.replace(isa, par="cols", nc=nc, mc=0,
                                        order="rows", dynamic=False),
                    inner.rename(name + "_block"), name)
+
+
+def _narrow_base(isa: Isa, pack_b: bool) -> Isa:
+    """The description of the narrow kernels of ``isa`` (``narrow``):
+    their own tile (``narrow_mr`` x ``narrow_nr``, 0: the square one), A
+    unpacked, KC = ``narrow_kc`` (0: ``kc``), no NC or MC blocks,
+    static row blocks, none of the app's thresholds."""
+    return dataclasses.replace(isa, pack_a=False, nc=0, mc=0, par="rows",
+                               mr=isa.narrow_mr or isa.mr,
+                               nr=isa.narrow_nr or isa.nr,
+                               narrow_mr=0, narrow_nr=0,
+                               kc=isa.narrow_kc or isa.kc, narrow_kc=0,
+                               narrow_b_m=0, narrow_b_n=0,
+                               narrow_b_par_min=0,
+                               pack_b=isa.pack_b and pack_b,
+                               par_min=0, nc_cols=0, cols_narrow=False,
+                               narrow_n=0, order="rows", dynamic=False,
+                               dynamic_min_n=0)
+
+
+def narrow_block(isa: Isa, name: str) -> Procedure:
+    """The one-thread narrow kernel of ``isa`` (``_narrow_base``, B
+    packed) on windows (the chain of ``stages`` applied to ``sgemm_win``,
+    stopped before the par loops), named ``name``: the block kernel of
+    ``by_columns`` with ``cols_narrow``."""
+    st = stages(_narrow_base(isa, True), sgemm_win, name)
+    return next(p for w, p in st if w == SEQUENTIAL)
 
 
 def narrow(isa: Isa, pack_b: bool = True) -> tuple:
@@ -1148,17 +1198,7 @@ def narrow(isa: Isa, pack_b: bool = True) -> tuple:
     and, on threads, for the barrier after it and the packed rows each
     thread then reads from the other core's cache. The same FMAs in the
     same order: the same C, bit for bit."""
-    base = dataclasses.replace(isa, pack_a=False, nc=0, mc=0, par="rows",
-                               mr=isa.narrow_mr or isa.mr,
-                               nr=isa.narrow_nr or isa.nr,
-                               narrow_mr=0, narrow_nr=0,
-                               kc=isa.narrow_kc or isa.kc, narrow_kc=0,
-                               narrow_b_m=0, narrow_b_n=0,
-                               narrow_b_par_min=0,
-                               pack_b=isa.pack_b and pack_b,
-                               par_min=0, nc_cols=0, narrow_n=0,
-                               order="rows", dynamic=False,
-                               dynamic_min_n=0)
+    base = _narrow_base(isa, pack_b)
     name = isa.kernel_name + "_narrow" + ("" if pack_b else "_bip")
     st = stages(base, None, name)
     one = next(p for w, p in st if w == SEQUENTIAL).rename(name + "_1t")
@@ -1174,7 +1214,8 @@ def static_rows(isa: Isa) -> Procedure:
     (MR x N x KC) are too small for a claim from the shared counter per
     block (``tuning.dynamic_min_n``)."""
     base = dataclasses.replace(isa, dynamic=False, par_min=0, nc_cols=0,
-                               narrow_n=0, dynamic_min_n=0)
+                               cols_narrow=False, narrow_n=0,
+                               dynamic_min_n=0)
     return stages(base)[-1][1].rename(isa.kernel_name + "_static")
 
 

@@ -68,6 +68,12 @@ def space(isa_name: str, threads: int = 1) -> dict:
       alone now builds in about a minute (64 s measured, loaded; it took
       ten before the rewrites got faster). ``threads`` is kept for a
       search of those.
+      ``cols_narrow`` (the column split on narrow block kernels, which
+      the app now runs on two threads for 1024^3-2048^3 too) is the
+      model's for the same reason: the template builds the row-split
+      kernel, so a two-thread search times a kernel the app runs only
+      where the column blocks do not share out evenly (768^3, 1000^3);
+      searching it needs a template of the ``Dispatch``, not built.
     How the threads share the row blocks (``dynamic``: False, a fixed
     block of consecutive row blocks each, OpenMP's static schedule
     written out; True, one at a time from a shared counter, a
@@ -126,6 +132,8 @@ def variant(isa_name: str, params: dict) -> Isa:
                                    par_min=int(params.get("par_min", 0)),
                                    nc_cols=int(params.get("nc_cols", 0))
                                    // nr * nr,
+                                   cols_narrow=_flag(params.get(
+                                       "cols_narrow", False)),
                                    narrow_n=int(params.get("narrow_n", 0)),
                                    narrow_kc=int(params.get("narrow_kc",
                                                             0)),
@@ -366,13 +374,16 @@ def model_params(isa_name: str) -> dict:
     small = narrow_shape(isa_name)
     nmr, nnr = (int(x) for x in small.split("x"))
     b = blis_blocking(mr, nr)
+    nc_cols = max(nr, NC_COLS // nr * nr)
+    n_narrow = narrow_n(nnr, narrow_kc(nmr, b.kc))
     return {"shape": shape, "kc": b.kc, "nc": b.nc_l2, "mc": 0,
             "pack_a": True, "prefetch": default_prefetch(isa_name),
             "dynamic": dynamic_model(),
             "par_min": PAR_MIN,
-            "nc_cols": max(nr, NC_COLS // nr * nr),
+            "nc_cols": nc_cols,
+            "cols_narrow": nc_cols <= n_narrow,
             "narrow_shape": small,
-            "narrow_n": narrow_n(nnr, narrow_kc(nmr, b.kc)),
+            "narrow_n": n_narrow,
             "narrow_kc": narrow_kc(nmr, b.kc),
             "narrow_b_m": NARROW_B_M,
             "narrow_b_n": NARROW_PANELS * nnr,
@@ -410,9 +421,9 @@ def configured(isa_name: str, source: str = "auto"):
 #: the app's choice of kernel per product (``api.Dispatch``), not the
 #: schedule's: the search times the threaded kernel on large squares,
 #: where it does not matter, so a record takes them from the model
-THREAD_PARAMS = ("par_min", "nc_cols", "narrow_shape", "narrow_n",
-                 "narrow_kc", "narrow_b_m", "narrow_b_n", "narrow_b_par_min",
-                 "dynamic_min_n")
+THREAD_PARAMS = ("par_min", "nc_cols", "cols_narrow", "narrow_shape",
+                 "narrow_n", "narrow_kc", "narrow_b_m", "narrow_b_n",
+                 "narrow_b_par_min", "dynamic_min_n")
 
 
 def _threads(isa_name: str) -> dict:

@@ -494,6 +494,15 @@ def test_dispatch_runs_small_products_on_one_thread():
     assert d.bound(11, 1000, 5) == "one"              # uneven
     count[0] = 1
     assert d.bound(128, 2048, 512) == "par"           # one thread
+    # with narrow column blocks (cols_any_m), any M when they share out
+    d = api.Dispatch(Fake("par"), Fake("one"), 1000, 6, Fake("cols"), 256,
+                     lambda: 2, cols_any_m=True)
+    assert d.bound(2048, 2048, 2048) == "cols"        # square
+    assert d.bound(4099, 1024, 300) == "cols"         # tall
+    assert d.bound(1536, 1536, 1536) == "cols"        # 3 blocks each
+    assert d.bound(768, 768, 768) == "par"            # 3 blocks on 2
+    assert d.bound(1000, 1000, 1000) == "par"         # 3 blocks + 232
+    assert d.bound(256, 256, 256) == "par"            # one block
     # narrow products (N <= narrow_n) on the kernels with A unpacked,
     # which are built only when the first one comes
     built = []
@@ -1032,6 +1041,46 @@ def test_one_thread_and_column_kernels_of_a_blocked_description(threads):
         p.interpret(M=m, N=n, K=k, A=A, B=B, C=C)
         assert np.array_equal(C, C0 + A @ B), p.name()
     _compiled_equal_numpy((one, cols), BLOCK_SHAPES, rng, threads)
+
+
+def test_column_kernel_on_narrow_blocks(threads):
+    """``by_columns`` with ``cols_narrow``: the column blocks (the par
+    loop, proven on the calls of the algorithm) call the narrow kernel
+    on windows (``narrow_block``: A unpacked, KC = ``narrow_kc``, no par
+    loop inside), whatever the description's blocking (a description
+    without NC gets one too); one parallel region per call; equal to
+    numpy interpreted and compiled (column-block tails, the K % KC
+    block), 1 and 2 threads; the model turns it on when a column block
+    is a narrow product (``nc_cols <= narrow_n``)."""
+    isa = tuning.variant("avx2", {"shape": "2x8", "kc": 16, "nc": 0,
+                                  "nc_cols": 16, "cols_narrow": True,
+                                  "narrow_n": 16, "narrow_kc": 24,
+                                  "dynamic": True})
+    assert isa.params["cols_narrow"] and "par cols of 16 (A unpacked)" in \
+        isa.blocking_label
+    cols = by_columns(isa, isa.nc_cols)
+    assert cols.name() == "sgemm_avx2_cols_narrow"
+    text = str(cols)
+    assert "for jc in par(0, N / 16):" in text
+    assert "sgemm_avx2_cols_narrow_block(" in text
+    code = cols.c_code_str()
+    assert "A_pack" not in code and "B_pack" in code and "K / 24" in code
+    assert code.count("#pragma omp parallel") == 1
+    assert "exo_hl_claim" not in code                 # static blocks
+    rng = np.random.default_rng(17)
+    m, n, k = 7, 16 + 16 + 9, 24 + 5
+    A, B, C0 = _ints(rng, m, k), _ints(rng, k, n), _ints(rng, m, n)
+    C = C0.copy()
+    cols.interpret(M=m, N=n, K=k, A=A, B=B, C=C)
+    assert np.array_equal(C, C0 + A @ B)
+    _compiled_equal_numpy((cols,), BLOCK_SHAPES + [(13, 48, 50)], rng,
+                          threads)
+    m = tuning.model_params("avx512")
+    assert m["cols_narrow"] == (m["nc_cols"] <= m["narrow_n"])
+    assert "cols_narrow" in tuning.THREAD_PARAMS
+    assert not tuning.variant("avx2", {}).cols_narrow
+    with pytest.raises(SchedulingError, match="yes/no"):
+        tuning.variant("avx2", {"cols_narrow": "maybe"})
 
 
 def _compiled_equal_numpy(procs, shapes, rng, threads):
