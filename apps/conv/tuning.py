@@ -168,6 +168,16 @@ def variant(isa_name: str, params: dict) -> Isa:
     return dataclasses.replace(base, cols=cols, regs=regs, group=group)
 
 
+def _l1_bytes() -> int:
+    try:
+        c = cache_levels().get(1)
+        if c is not None and c.size > 0:
+            return int(c.size)
+    except Exception:   # noqa: BLE001 - no cache information: a guess
+        pass
+    return 32 << 10
+
+
 def _l2_bytes() -> int:
     try:
         c = cache_levels().get(2)
@@ -203,6 +213,17 @@ def model_params(isa_name: str, sizes) -> dict:
     lanes = ISAS[isa_name].lanes
     enough = 0.45 * VREGS[isa_name]      # accumulators that hide latency
     l2 = _l2_bytes()
+    # the input rows a 14-column tile reads (3 rows of 16 pixels of IC
+    # channels) fill half the L1 or more (IC >= 128 with 48 KiB): they are
+    # not kept in L1 across the blocks that reuse them, and a tile of more
+    # channels per pixel (7x4: each broadcast feeds 64 channels, 14x2: 32)
+    # reads half the input per FMA; there the spilled accumulator of 7x4
+    # (one, a load and a store per 28 FMAs) costs less than it saves:
+    # measured side by side (loaded; 1 thread, CPU clock, 16 interleaved
+    # rounds, median of the per-round ratios to 14x2) 1.06-1.10x on
+    # 1x14x14x256, 1.12x on 5x14x14x256, 1.03-1.15x on 5x28x28x128, 1.07x
+    # on 1x28x28x128, and equal within 1% on the idle machine
+    wide_input = 3 * 16 * IC * 4 >= _l1_bytes() // 2
     best, best_score = None, -1.0
     for tile in TILES[isa_name]:
         cols, regs = (int(x) for x in tile.split("x"))
@@ -212,7 +233,8 @@ def model_params(isa_name: str, sizes) -> dict:
         fx = ((W // cols) * cols + 0.4 * (W % cols)) / W
         fo = ((OC // ob) * ob + 0.5 * (OC % ob)) / OC
         score = fx * fo * min(1.0, cols * regs / enough)
-        if cols * regs + regs + 1 > VREGS[isa_name]:   # no register left
+        if cols * regs + regs + 1 > VREGS[isa_name] and not (
+                isa_name == "avx512" and wide_input):   # no register left
             score *= 0.9     # for the broadcast: GCC spills accumulators
         #                      (7x4 on AVX-512: 1-2 of 28; with par='rows'
         #                      0.42x ORT on 1x56x56x64, 14x2 1.08x)

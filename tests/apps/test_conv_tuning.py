@@ -491,7 +491,7 @@ def test_model_blocks_the_reduction_when_the_weights_leave_the_l2(
         assert m["packed"] and m["par"] == "blocks" and m["prefetch"]
         tuning.variant("avx512", m)
         m = tuning.model_params("avx512", (n, 14, 14, 256, 256))
-        assert "kc" not in m and m["group"] > 1, m
+        assert "kc" not in m, m
     # the kc blocks' tile: the most accumulators with no column tail and
     # a block dividing OC (7x4 on AVX-512: 28 + 4 weight registers)
     assert tuning.model_params("avx512", (1, 7, 7, 512, 512))["tile"] == \
@@ -527,3 +527,32 @@ def test_prepacked_weights_and_new_outputs_start_on_a_cache_line():
         a = aligned_empty(shape)
         assert a.ctypes.data % 64 == 0 and a.flags.c_contiguous
         assert a.shape == ((7,) if shape == 7 else shape)
+
+
+def test_model_takes_the_wider_channel_block_when_the_input_leaves_l1(
+        monkeypatch):
+    """A tile with no register left for the broadcast (7x4 on AVX-512)
+    is ranked below one with a spare (14x2), unless the input rows a
+    14-column tile reads (3 x 16 pixels x IC channels) fill half the L1:
+    then 7x4 (64 channels per broadcast pixel) is taken; AVX2 keeps the
+    spare register (its FMA cannot take the broadcast from memory)."""
+    monkeypatch.setattr(tuning, "_l2_bytes", lambda: 2 << 20)
+    monkeypatch.setattr(tuning, "_l1_bytes", lambda: 48 << 10)
+    for n in (1, 5):
+        assert tuning.model_params("avx512", (n, 56, 56, 64, 64))["tile"] \
+            == "14x2"                            # 12 KiB: half of L1 free
+        m = tuning.model_params("avx512", (n, 28, 28, 128, 128))
+        assert (m["tile"], m["group"]) == ("7x4", 2), m  # 24 KiB
+        m = tuning.model_params("avx512", (n, 14, 14, 256, 256))
+        assert (m["tile"], m["group"]) == ("7x4", 1), m  # 2 blocks: 1.2 MB
+        tuning.variant("avx512", m)
+    # Halide's W = 100: 7 columns leave a tail, the 5x4 tile stays
+    assert tuning.model_params("avx512", tuning.HALIDE_SIZES)["tile"] == \
+        "5x4"
+    # a larger L1 keeps the 14-column tile's input: the spare register
+    monkeypatch.setattr(tuning, "_l1_bytes", lambda: 128 << 10)
+    assert tuning.model_params("avx512", (1, 28, 28, 128, 128))["tile"] == \
+        "14x2"
+    monkeypatch.setattr(tuning, "_l1_bytes", lambda: 48 << 10)
+    assert tuning.model_params("avx2", (1, 28, 28, 128, 128))["tile"] != \
+        "7x2"
