@@ -168,24 +168,24 @@ def variant(isa_name: str, params: dict) -> Isa:
     return dataclasses.replace(base, cols=cols, regs=regs, group=group)
 
 
-def _l1_bytes() -> int:
+def _cache_bytes(level: int, guess: int) -> int:
+    """The size of this machine's cache ``level``, or ``guess`` when it
+    does not say."""
     try:
-        c = cache_levels().get(1)
+        c = cache_levels().get(level)
         if c is not None and c.size > 0:
             return int(c.size)
     except Exception:   # noqa: BLE001 - no cache information: a guess
         pass
-    return 32 << 10
+    return guess
+
+
+def _l1_bytes() -> int:
+    return _cache_bytes(1, 32 << 10)
 
 
 def _l2_bytes() -> int:
-    try:
-        c = cache_levels().get(2)
-        if c is not None and c.size > 0:
-            return int(c.size)
-    except Exception:   # noqa: BLE001 - no cache information: a guess
-        pass
-    return 1 << 20
+    return _cache_bytes(2, 1 << 20)
 
 
 def model_params(isa_name: str, sizes) -> dict:

@@ -12,6 +12,17 @@ from apps.gemm_lowp.run import check_exact
 from exo_hl import SchedulingError
 
 
+def exact_with_default(kind, name, tile, p, *shape):
+    """``check_exact`` of ``p`` while ``tile`` is the default tile of
+    ``name`` (the reference the run checks against is built from it)."""
+    saved = S.DEFAULT_TILES
+    try:
+        S.DEFAULT_TILES = {**saved, name: tile}
+        return check_exact(kind, p, *shape)
+    finally:
+        S.DEFAULT_TILES = saved
+
+
 @pytest.mark.parametrize("name", ["u8s8", "bf16"])
 def test_kernel_is_bit_exact_with_interpret(name):
     kind = S.KINDS[name]
@@ -23,12 +34,7 @@ def test_kernel_is_bit_exact_with_interpret(name):
     assert ("mm512_dpbusd_bcst_epi32" if name == "u8s8"
             else "mm512_dpbf16_bcst_ps") in text
     # two panels of columns, two k blocks, two row tiles
-    A_ = S.DEFAULT_TILES
-    try:
-        S.DEFAULT_TILES = {**A_, name: t}
-        assert check_exact(kind, p, 16, 64, 16)
-    finally:
-        S.DEFAULT_TILES = A_
+    assert exact_with_default(kind, name, t, p, 16, 64, 16)
 
 
 def test_packing_is_a_checked_rearrange():
@@ -95,12 +101,7 @@ def test_threaded_kernel_runs_the_compute_in_parallel(name):
     text = str(p)
     assert "for im in par(0, M / 16):" in text
     assert "for jo in par(0, N / 32):" in text
-    A_ = S.DEFAULT_TILES
-    try:
-        S.DEFAULT_TILES = {**A_, name: t}
-        assert check_exact(kind, p, 32, 64, 16)     # two row blocks
-    finally:
-        S.DEFAULT_TILES = A_
+    assert exact_with_default(kind, name, t, p, 32, 64, 16)     # two row blocks
 
 
 @pytest.mark.parametrize("name", ["u8s8"])   # bf16: the same steps
@@ -122,12 +123,7 @@ def test_prefetch_of_the_packed_panel(name):
             in text)
     assert f"for {kq} in seq({n - 2}, {n}):" in text
     assert text.count(pf) == 2
-    A_ = S.DEFAULT_TILES
-    try:
-        S.DEFAULT_TILES = {**A_, name: t}
-        assert check_exact(kind, p, 16, 64, 32)   # two k blocks
-    finally:
-        S.DEFAULT_TILES = A_
+    assert exact_with_default(kind, name, t, p, 16, 64, 32)   # two k blocks
     q = S.kernel(kind, S.Tile(8, 32, 16, 16))
     with pytest.raises(SchedulingError, match="out of bounds"):
         q.insert_noop_call(list(q.find_loop(kq).body())[0].before(),
@@ -153,12 +149,7 @@ def test_k_steps_unrolled(name):
     assert f"{kq}u" not in text                          # unrolled
     assert text.count(kind.dot.name()) == 2 * 2 * 16     # 2 loops x 2 steps
     assert text.count(kind.prefetch.name()) == 2 * 2
-    A_ = S.DEFAULT_TILES
-    try:
-        S.DEFAULT_TILES = {**A_, name: t}
-        assert check_exact(kind, p, 16, 64, 32)   # two k blocks
-    finally:
-        S.DEFAULT_TILES = A_
+    assert exact_with_default(kind, name, t, p, 16, 64, 32)   # two k blocks
     for bad in (S.Tile(8, 32, 16, 16, unroll_k=3),
                 S.Tile(8, 32, 16, 16, prefetch=1, unroll_k=2),
                 S.Tile(8, 32, 16, 16, unroll_k=0)):
@@ -208,12 +199,7 @@ def test_c_tile_accumulated_from_zero():
     assert text.count("mm512_setzero_epi32(C_reg[") == 16
     assert text.count("mm512_reduce_storeu_epi32(") == 16
     assert "mm512_loadu_epi32" not in text
-    A_ = S.DEFAULT_TILES
-    try:
-        S.DEFAULT_TILES = {**A_, "u8s8": t}
-        assert check_exact(S.U8S8, S.kernel(S.U8S8, t), 16, 64, 32)
-    finally:
-        S.DEFAULT_TILES = A_
+    assert exact_with_default(S.U8S8, "u8s8", t, S.kernel(S.U8S8, t), 16, 64, 32)
     with pytest.raises(ValueError, match="c_accum"):
         S.stages(S.BF16, S.Tile(8, 32, 16, 16, c_accum=True))
 
@@ -233,12 +219,7 @@ def test_packed_a_row_block():
             "16 * ko + 4 * i3q + i3g]" in text)
     assert "A_pack[io, ko, kq, 7, 0:4]" in text   # the tile's last row
     assert "A[" not in text.split("for jo in seq(0, N / 32):")[1]
-    A_ = S.DEFAULT_TILES
-    try:
-        S.DEFAULT_TILES = {**A_, "u8s8": t}
-        assert check_exact(S.U8S8, p, 32, 64, 32)  # 2 row blocks, 2 k blocks
-    finally:
-        S.DEFAULT_TILES = A_
+    assert exact_with_default(S.U8S8, "u8s8", t, p, 32, 64, 32)  # 2 row blocks, 2 k blocks
 
 
 def test_threads_split_by_panels():
@@ -252,12 +233,7 @@ def test_threads_split_by_panels():
     assert text.count("for jo in par(0, N / 32):") == 2
     assert "for im in seq(0, M / 16):" in text
     assert "for im in par(" not in text
-    A_ = S.DEFAULT_TILES
-    try:
-        S.DEFAULT_TILES = {**A_, "u8s8": t}
-        assert check_exact(S.U8S8, p, 32, 64, 16)     # two panels
-    finally:
-        S.DEFAULT_TILES = A_
+    assert exact_with_default(S.U8S8, "u8s8", t, p, 32, 64, 16)     # two panels
 
 
 def test_column_blocks_and_row_tiles_outside():
