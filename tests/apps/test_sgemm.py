@@ -934,6 +934,7 @@ BLOCK_SHAPES = [(1, 1, 1), (13, 37, 70), (24, 96, 128), (29, 101, 131),
 #: (isa, parameters): small blocks, so small shapes cross them
 POINTS = [("avx2", {"shape": "4x24", "kc": 64, "nc": 48, "mc": 12}),
           ("avx2", {"shape": "8x8", "kc": 32, "nc": 16}),
+          ("avx2", {"shape": "3x32", "kc": 32, "nc": 64}),
           ("avx512", {"shape": "14x32", "kc": 48, "nc": 64, "mc": 28,
                       "prefetch": 8}),
           ("avx2", {"shape": "6x16", "kc": 32, "nc": 32,
