@@ -165,6 +165,9 @@ def variant(isa_name: str, params: dict) -> Isa:
     if int(params.get("rows", 1)) > 1 and not params.get("packed", False):
         raise SchedulingError("conv: tiles of several rows need pre-packed "
                               "weights")
+    if not params.get("fixed", True) and par != "blocks":
+        raise SchedulingError(f"conv: par={par!r} needs fixed sizes (the "
+                              f"general kernel splits its blocks)")
     return dataclasses.replace(base, cols=cols, regs=regs, group=group)
 
 
@@ -435,8 +438,6 @@ def build(isa_name: str, params: dict, sizes):
                         prefetch=bool(params.get("prefetch", False)),
                         dynamic=bool(params.get("dynamic", False)),
                         bands=int(params.get("bands", 0)))
-    if params.get("par", "blocks") != "blocks":
-        raise SchedulingError("conv: par='rows' needs fixed sizes")
     return schedule(isa, dynamic=bool(params.get("dynamic", False)))
 
 
@@ -448,9 +449,6 @@ def valid(params: dict):
         variant(params["isa"], params)
     except SchedulingError as e:
         return str(e)
-    if not params.get("fixed", True) and \
-            params.get("par", "blocks") != "blocks":
-        return "conv: par='rows' needs fixed sizes"
     return None
 
 
