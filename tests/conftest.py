@@ -133,9 +133,13 @@ from collections import Counter as _Counter
 
 from exo_hl.api import Procedure as _Procedure
 
-# -march=native: hardware libraries (AVX-512 intrinsics) need the target ISA
+# -march=x86-64, the baseline, not -march=native: every function with
+# CPU-specific instructions carries its own target (EXO_HL_TARGET), so the
+# C must build for any x86-64 whatever the host has; with -march=native an
+# AMX helper without its target passed on the AMX machine and failed on
+# one without (session 10)
 AUDIT_CFLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic",
-               "-O1", "-march=native", "-c"]
+               "-O1", "-march=x86-64", "-c"]
 #: the one ISO C extension the C ABI documents (f16 -> _Float16): files
 #: that use it are built with this diagnostic as a warning, and then it
 #: must be the only one (``_f16_only``)
@@ -332,7 +336,7 @@ _CC_IDENTITY = {}
 def _cc_identity(cc) -> str:
     """What else a verdict of ``cc`` depends on: the compiler (resolved
     path, size and time of its binary, its version text), the C library
-    whose headers the C includes, and the CPU that -march=native means."""
+    whose headers the C includes, and the CPU (once part of -march=native's meaning; kept)."""
     if cc not in _CC_IDENTITY:
         parts = [cc]
         path = _shutil.which(cc)

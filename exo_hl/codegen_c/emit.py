@@ -412,7 +412,9 @@ class _Program:
 
     def _source(self, bodies):
         out = [_NO_CONTRACT, f'#include "{self.basename}.h"', ""]
-        if any(self.target_prefix(p) for p in self.order):
+        # a library's helper (a global) may carry a target of its own
+        if any(self.target_prefix(p) for p in self.order) or any(
+                "EXO_HL_TARGET(" in g for g in self.globals):
             out.append(_TARGET_MACRO)
         incs = []
         if self.need_stddef:

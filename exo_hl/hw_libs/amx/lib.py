@@ -104,7 +104,9 @@ static inline void exo_hl_amx_request_perm(void) {}
 #endif
 /* ldtilecfg with palette 1 and these rows / bytes per row; skipped when
    the loaded configuration is already this one (a real ldtilecfg zeroes
-   every tile) */
+   every tile). Its own target, as every function with CPU-specific
+   instructions: a plain build on a CPU without AMX compiles it */
+EXO_HL_TARGET("amx-tile")
 static inline void exo_hl_amx_ldtilecfg(const int_fast32_t rows[8],
                                         const int_fast32_t colsb[8],
                                         int thread_entry) {
