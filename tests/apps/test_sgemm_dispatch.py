@@ -79,3 +79,33 @@ def test_empty_and_non_contiguous_refused():
         A = big[3:7]
         B = ints(rng, 12, 5)
         assert np.array_equal(api.sgemm(A, B, isa="avx2"), A @ B)
+
+
+def test_descriptions_the_schedule_cannot_build_are_refused():
+    """``tuning.variant`` (and so ``tuning.valid``) refuses what the
+    schedule cannot build, instead of an error deep in the build (found
+    by the dispatch fuzzer): a tile of one row or a k block of one (a
+    split by 1 has no tail loop for the tail kernels: IndexError in
+    ``stages``), the same for the narrow kernels; and the column split
+    on narrow blocks gets blocks of whole narrow tiles (``nc_cols`` was
+    rounded to the square tile's NR, and ``by_columns`` then raised
+    ValueError for a block of 24 columns of a 16-wide narrow tile)."""
+    import dataclasses
+
+    from apps.sgemm import tuning
+    from apps.sgemm.schedule import by_columns
+    from exo_hl import SchedulingError
+    for params in ({"shape": "1x8"}, {"kc": 1}, {"narrow_shape": "1x8"},
+                   {"narrow_kc": 1}):
+        with pytest.raises(SchedulingError, match="at least 2"):
+            tuning.variant("avx2", dict(params, isa="avx2"))
+        assert "at least 2" in tuning.valid(dict(params, isa="avx2"))
+    params = {"shape": "2x8", "kc": 8, "narrow_shape": "2x16",
+              "narrow_n": 32, "nc_cols": 24, "cols_narrow": True}
+    isa = tuning.variant("avx2", params)
+    assert isa.nc_cols == 16 and isa.cols_nr == 16
+    assert tuning.variant("avx2", dict(params, cols_narrow=False)) \
+        .nc_cols == 24
+    with pytest.raises(ValueError, match="narrow tile"):
+        dataclasses.replace(isa, nc_cols=24)
+    assert "for jc in par(0, N / 16):" in str(by_columns(isa, isa.nc_cols))
