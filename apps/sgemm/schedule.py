@@ -278,6 +278,10 @@ class Isa:
         if self.order == "goto" and not (self.mc and self.pack_a):
             raise ValueError(f"{self.name}: order='goto' needs MC (the "
                              f"packed MC x KC block of A) and pack_a")
+        if self.order == "goto" and self.mc < 2 * self.mr:
+            # its row blocks are split by MC / MR: by 1, no tail loop
+            raise ValueError(f"{self.name}: order='goto' needs MC of at "
+                             f"least 2 MR (MC={self.mc}, MR={self.mr})")
         if not isinstance(self.cols_narrow, bool):
             raise ValueError(f"{self.name}: cols_narrow is True or False, "
                              f"not {self.cols_narrow!r}")

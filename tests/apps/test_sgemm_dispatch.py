@@ -89,7 +89,8 @@ def test_descriptions_the_schedule_cannot_build_are_refused():
     ``stages``), the same for the narrow kernels; and the column split
     on narrow blocks gets blocks of whole narrow tiles (``nc_cols`` was
     rounded to the square tile's NR, and ``by_columns`` then raised
-    ValueError for a block of 24 columns of a 16-wide narrow tile)."""
+    ValueError for a block of 24 columns of a 16-wide narrow tile); the
+    goto order with MC = MR (one row block per A block) likewise."""
     import dataclasses
 
     from apps.sgemm import tuning
@@ -100,6 +101,12 @@ def test_descriptions_the_schedule_cannot_build_are_refused():
         with pytest.raises(SchedulingError, match="at least 2"):
             tuning.variant("avx2", dict(params, isa="avx2"))
         assert "at least 2" in tuning.valid(dict(params, isa="avx2"))
+    # the goto order splits the row blocks by MC / MR (StopIteration in
+    # _goto_order for MC = MR)
+    goto = {"isa": "avx2", "shape": "4x8", "kc": 8, "mc": 4,
+            "order": "goto"}
+    assert "at least 2 MR" in tuning.valid(goto)
+    assert tuning.valid(dict(goto, mc=8)) is None
     params = {"shape": "2x8", "kc": 8, "narrow_shape": "2x16",
               "narrow_n": 32, "nc_cols": 24, "cols_narrow": True}
     isa = tuning.variant("avx2", params)
