@@ -172,17 +172,18 @@ def _reads_config(e) -> bool:
 
 
 def reads_strides(proc_ir, _seen=None) -> bool:
-    """Whether ``proc_ir`` or a procedure it calls reads a stride
-    (``stride(A, d)``, anywhere: statements, preconditions, types). The
-    control arithmetic on such a value was bounded assuming a 32-bit
-    stride (``effects/overflow.py``), so the arrays of a call of it must
-    have element strides below 2**31 (``CallPlan.check``)."""
+    """Whether the C of ``proc_ir`` reads a stride (``stride(A, d)`` in
+    its statements or types, or in those of a procedure it calls; not
+    in preconditions, which Python evaluates exactly, nor in an
+    instruction's body, which is not C). The control arithmetic on such
+    a value was bounded assuming a 32-bit stride (``effects/overflow.py``),
+    so the arrays of a call of it must have element strides below 2**31
+    (``CallPlan.check``)."""
     seen = set() if _seen is None else _seen
-    if id(proc_ir) in seen:
+    if id(proc_ir) in seen or proc_ir.instr is not None:
         return False
     seen.add(id(proc_ir))
-    stack = [a.type for a in proc_ir.args] + list(proc_ir.preds) + \
-        list(proc_ir.body)
+    stack = [a.type for a in proc_ir.args] + list(proc_ir.body)
     while stack:
         n = stack.pop()
         if isinstance(n, IR.StrideExpr):
