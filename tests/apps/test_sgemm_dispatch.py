@@ -12,11 +12,12 @@ same sweep in the fuzzer (tests/apps/test_sgemm_dispatch_fuzz.py)."""
 from __future__ import annotations
 
 import itertools
+import os
 
 import numpy as np
 import pytest
 
-from apps.common.blas_env import set_openmp_threads
+from apps.common.blas_env import openmp_threads, set_openmp_threads
 from apps.sgemm import api
 
 from tests.apps.sgemm_dispatch_tools import (EVERY_KERNEL, check_products,
@@ -47,8 +48,9 @@ def _shapes(isa):
 
 @pytest.fixture
 def restore_threads():
+    before = openmp_threads()
     yield
-    set_openmp_threads(2)
+    set_openmp_threads(before or os.cpu_count() or 1)
 
 
 def test_every_kernel_on_edge_shapes(restore_threads):

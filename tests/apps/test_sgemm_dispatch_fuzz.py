@@ -27,7 +27,7 @@ import time
 import numpy as np
 import pytest
 
-from apps.common.blas_env import set_openmp_threads
+from apps.common.blas_env import openmp_threads, set_openmp_threads
 from apps.sgemm import tuning
 from exo_hl import SchedulingError
 
@@ -132,7 +132,7 @@ def run_point(params, rng, n_shapes, stats):
 
 def fuzz(draw, seeds, n_shapes, budget_s=None):
     stats = {"points": 0, "refused": 0, "kernels": {}}
-    t0 = time.time()
+    t0, before = time.time(), openmp_threads()
     try:
         for seed in seeds:
             if budget_s is not None and time.time() - t0 > budget_s:
@@ -144,7 +144,7 @@ def fuzz(draw, seeds, n_shapes, budget_s=None):
             except Exception as e:
                 raise AssertionError(f"seed {seed}: {params}: {e!r}") from e
     finally:
-        set_openmp_threads(2)
+        set_openmp_threads(before or os.cpu_count() or 1)
     return stats
 
 
