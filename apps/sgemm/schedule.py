@@ -228,8 +228,16 @@ class Isa:
         if self.nr % self.lanes:
             raise ValueError(f"{self.name}: NR={self.nr} is not a multiple "
                              f"of {self.lanes} lanes")
-        if self.kc < 1 or self.mr < 1:
-            raise ValueError(f"{self.name}: MR and KC must be positive")
+        # a split by 1 leaves no tail loop, where the schedule puts the
+        # M % MR rows' and the K % KC block's kernels (IndexError or a
+        # SchedulingError deep in ``stages`` otherwise)
+        if self.kc < 2 or self.mr < 2:
+            raise ValueError(f"{self.name}: MR and KC must be at least 2 "
+                             f"(MR={self.mr}, KC={self.kc})")
+        if self.narrow_mr == 1 or self.narrow_kc == 1:
+            raise ValueError(f"{self.name}: the narrow kernels' MR and KC "
+                             f"must be at least 2 (narrow_mr="
+                             f"{self.narrow_mr}, narrow_kc={self.narrow_kc})")
         if self.nc < 0 or self.nc % self.nr:
             raise ValueError(f"{self.name}: NC={self.nc} is not a multiple "
                              f"of NR={self.nr}")
@@ -252,9 +260,11 @@ class Isa:
             raise ValueError(f"{self.name}: the narrow tile "
                              f"{self.narrow_mr}x{self.narrow_nr} is negative "
                              f"or NR not a multiple of {self.lanes} lanes")
-        if self.nc_cols < 0 or self.nc_cols % self.nr:
+        if self.nc_cols < 0 or self.nc_cols % self.cols_nr:
             raise ValueError(f"{self.name}: nc_cols={self.nc_cols} is not "
-                             f"a multiple of NR={self.nr}")
+                             f"a multiple of NR={self.cols_nr}" +
+                             (" (the narrow tile's: cols_narrow)"
+                              if self.cols_narrow else ""))
         if self.narrow_kc < 0 or (self.narrow_kc and
                                   self.prefetch >= self.narrow_kc):
             raise ValueError(f"{self.name}: narrow_kc={self.narrow_kc} is "
@@ -268,12 +278,23 @@ class Isa:
         if self.order == "goto" and not (self.mc and self.pack_a):
             raise ValueError(f"{self.name}: order='goto' needs MC (the "
                              f"packed MC x KC block of A) and pack_a")
+        if self.order == "goto" and self.mc < 2 * self.mr:
+            # its row blocks are split by MC / MR: by 1, no tail loop
+            raise ValueError(f"{self.name}: order='goto' needs MC of at "
+                             f"least 2 MR (MC={self.mc}, MR={self.mr})")
         if not isinstance(self.cols_narrow, bool):
             raise ValueError(f"{self.name}: cols_narrow is True or False, "
                              f"not {self.cols_narrow!r}")
         if not isinstance(self.dynamic, bool):
             raise ValueError(f"{self.name}: dynamic is True or False, not "
                              f"{self.dynamic!r}")
+
+    @property
+    def cols_nr(self) -> int:
+        """The tile width the column split's blocks (``nc_cols``) are
+        made of: the narrow tile's with ``cols_narrow`` (its blocks are
+        narrow kernels, ``by_columns``), else NR."""
+        return (self.narrow_nr or self.nr) if self.cols_narrow else self.nr
 
     @property
     def blocked(self) -> bool:

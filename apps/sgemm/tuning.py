@@ -120,6 +120,8 @@ def variant(isa_name: str, params: dict) -> Isa:
     nmr = int(params.get("narrow_mr", nmr))
     nnr = int(params.get("narrow_nr", nnr))
     nc = int(params.get("nc", 0)) // nr * nr
+    cols_nr = (nnr or nr) if _flag(params.get("cols_narrow", False)) \
+        else nr                         # Isa.cols_nr
     mc = int(params.get("mc", 0)) // mr * mr
     try:
         return dataclasses.replace(base, mr=mr, nr=nr,
@@ -131,7 +133,7 @@ def variant(isa_name: str, params: dict) -> Isa:
                                    prefetch=int(params.get("prefetch", 0)),
                                    par_min=int(params.get("par_min", 0)),
                                    nc_cols=int(params.get("nc_cols", 0))
-                                   // nr * nr,
+                                   // cols_nr * cols_nr,
                                    cols_narrow=_flag(params.get(
                                        "cols_narrow", False)),
                                    narrow_n=int(params.get("narrow_n", 0)),

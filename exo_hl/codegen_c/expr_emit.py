@@ -29,6 +29,30 @@ def _is_const_int(e):
     return isinstance(e, IR.Const) and type(e.val) is int
 
 
+def _folded(e):
+    """The value of a control expression made of integer literals only
+    (``+ - *``, floor ``/ %`` by a positive constant, negation), else
+    None. C computes such an expression in ``int`` (its literals fit
+    one): ``1024 * 2147483647`` overflowed there (undefined behaviour;
+    gcc wrapped it) where the IR's value, and the 64-bit range walk
+    (``effects/overflow.py``), are exact; printed folded, a literal that
+    does not fit ``int`` is a wider C type."""
+    if _is_const_int(e):
+        return e.val
+    if isinstance(e, IR.USub) and not is_data(e.type):
+        v = _folded(e.arg)
+        return None if v is None else -v
+    if isinstance(e, IR.BinOp) and e.op in ("+", "-", "*", "/", "%") \
+            and not is_data(e.type):
+        a, b = _folded(e.lhs), _folded(e.rhs)
+        if a is None or b is None or (e.op in "/%" and b <= 0):
+            return None
+        if e.op in "/%":
+            return a // b if e.op == "/" else a % b
+        return a + b if e.op == "+" else a - b if e.op == "-" else a * b
+    return None
+
+
 def _c_data_type(t):
     """The data type values of type ``t`` have in C (``R`` is float)."""
     return IR.F32 if t is IR.Num else t
@@ -227,6 +251,11 @@ class ExprEmitter:
             return f"-{inner}", _PREC_UNARY
         if isinstance(e, IR.Not):
             return f"!{self.wrap(e.arg, _PREC_UNARY, ctx)}", _PREC_UNARY
+        v = _folded(e) if isinstance(e, (IR.BinOp, IR.USub)) else None
+        if v is not None:
+            text = self.literal(v) if v > -2**63 else \
+                f"({-2**63 + 1} - 1)"       # no literal is -2**63 in C
+            return text, (_PREC_UNARY if v < 0 else _PREC_ATOM)
         if isinstance(e, IR.BinOp):
             return self._binop(e, ctx)
         if isinstance(e, IR.StrideExpr):
@@ -252,13 +281,14 @@ class ExprEmitter:
         control = not is_data(e.type) and not (
             is_data(e.lhs.type) or is_data(e.rhs.type))
         if control and op in ("/", "%"):
-            if not _is_const_int(e.rhs) or e.rhs.val <= 0:
+            d = _folded(e.rhs)       # a literal, or literals: (7 * 3)
+            if d is None or d <= 0:
                 self._err(ExoTypeError, "integer division/modulo needs a "
                           "positive constant divisor", e)
             if not self.is_nonneg(e.lhs):
                 self.prog.need_floor = True
                 fn = "exo_floor_div" if op == "/" else "exo_floor_mod"
-                return f"{fn}({self.expr(e.lhs)}, {e.rhs.val})", _PREC_ATOM
+                return f"{fn}({self.expr(e.lhs)}, {d})", _PREC_ATOM
         if op in OPS.BOOL_OPS:
             def side(x):
                 t, xp = self._expr(x, ctx)

@@ -18,7 +18,10 @@ message, because both go through ``check_call_args``:
   numpy number converted to the dtype;
 - every precondition must hold, and two pointer arguments one of which is
   written must not overlap in memory, nor may two indices of one written
-  window name one element (``as_strided(base, (n, 2), (4, 4))``).
+  window name one element (``as_strided(base, (n, 2), (4, 4))``);
+- in a call of a procedure that reads strides (``stride(A, d)``, also in
+  a callee), every array's element strides are below 2**31, as control
+  values are (``reads_strides``).
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ import numpy as np
 from .array_layout import (byte_span, dense_strides, misalignment,
                            self_overlaps)
 from .buffers import written_buffers
-from .nodes import IR
+from .nodes import IR, Node
 from .operators import CONTROL_EVAL
 from .types import (NUMPY_DTYPES, TYPE_NAMES, basetype, is_control,
                     is_window)
@@ -168,6 +171,34 @@ def _reads_config(e) -> bool:
     return False
 
 
+def reads_strides(proc_ir, _seen=None) -> bool:
+    """Whether the C of ``proc_ir`` reads a stride (``stride(A, d)`` in
+    its statements or types, or in those of a procedure it calls; not
+    in preconditions, which Python evaluates exactly, nor in an
+    instruction's body, which is not C). The control arithmetic on such
+    a value was bounded assuming a 32-bit stride (``effects/overflow.py``),
+    so the arrays of a call of it must have element strides below 2**31
+    (``CallPlan.check``)."""
+    seen = set() if _seen is None else _seen
+    if id(proc_ir) in seen or proc_ir.instr is not None:
+        return False
+    seen.add(id(proc_ir))
+    stack = [a.type for a in proc_ir.args] + list(proc_ir.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, IR.StrideExpr):
+            return True
+        if isinstance(n, IR.Call) and reads_strides(n.f, seen):
+            return True
+        for name in n._fields:
+            if name == "f" and isinstance(n, IR.Call):
+                continue
+            v = getattr(n, name)
+            stack.extend(x for x in (v if isinstance(v, tuple) else (v,))
+                         if isinstance(x, Node))
+    return False
+
+
 class _Param:
     """What a call needs to know about one parameter, worked out once."""
 
@@ -212,6 +243,7 @@ class CallPlan:
                 h for a in proc_ir.args if not is_control(a.type)
                 and isinstance(a.type, (IR.Tensor, IR.WindowType))
                 for h in a.type.hi])
+        self.reads_strides = reads_strides(proc_ir)
 
     def check(self, args, kwargs, *, int_bits: int = 64,
               read_config: Optional[Callable] = None) -> CheckedArgs:
@@ -240,8 +272,16 @@ class CallPlan:
                 if addr % arr.itemsize:
                     raise _fail(pname, f"argument '{p.name}' "
                                 f"{misalignment(arr, addr)}", ValueError)
-                strides[p.sym] = tuple(s // arr.itemsize
-                                       for s in arr.strides)
+                strides[p.sym] = st = tuple(s // arr.itemsize
+                                            for s in arr.strides)
+                if self.reads_strides and st and max(st) >= 1 << 31:
+                    # a stride is a control value: 32 bits, as arguments
+                    raise _fail(pname, f"argument '{p.name}' has element "
+                                f"strides {st}: the procedure reads "
+                                f"strides (stride(...)), which are 32-bit "
+                                f"control values (at most {(1 << 31) - 1};"
+                                f" its control arithmetic was checked "
+                                f"assuming so)", ValueError)
         for fn, pred in self.preds:
             if not fn(env, strides, read_config):
                 from .printer import expr_to_str

@@ -111,6 +111,39 @@ class _Ranges:
                 self.type_(s.type, s.srcinfo)
             for n in children(s):
                 self.exprs(n, s)
+            if isinstance(s, IR.Call) and s.f.instr is None:
+                self.callee(s)
+
+    def callee(self, s):
+        """A callee was checked alone with its control arguments 32-bit
+        (``check_control_ranges``), but a call may pass a wider value
+        (``n * 4``): then its body is walked again with the intervals
+        this call passes (its C computes with them: ``k * 2**31`` in the
+        callee overflowed for ``k = n * 4``)."""
+        env, wide = {}, []
+        for a, e in zip(s.f.args, s.args):
+            if T.is_control(a.type) and a.type is not IR.Bool:
+                r = self.tree(e, s)
+                own = SIZE if a.type is IR.Size else I32
+                if r[0] < own[0] or r[1] > own[1]:
+                    wide.append(f"'{expr_to_str(e)}' as '{a.name}'")
+                env[a.name] = (min(r[0], own[0]), max(r[1], own[1]))
+            elif a.type is IR.Bool:
+                env[a.name] = BOOL
+        if not wide:
+            return
+        inner = _Ranges(s.f, env)
+        try:
+            for a in s.f.args:
+                inner.type_(a.type, a.srcinfo)
+            inner.stmts(s.f.body)
+        except BoundsError as err:
+            raise BoundsError(located(
+                f"the call passes {', '.join(wide)}, which may not fit 32 "
+                f"bits, and with it a control expression of '{s.f.name}' "
+                f"may overflow the 64-bit integers of the generated C: "
+                f"{str(err).splitlines()[0]}", s.srcinfo,
+                self.proc.name)) from None
 
     def exprs(self, n, s):
         """``tree`` of every control expression in ``n`` (in pre-order, as

@@ -114,12 +114,13 @@ def test_instr_window_placeholder(tmp_path, warn_compile):
         dst[0] = src[1]
 
     @proc
-    def use_pick(A: f32[4, 4], B: f32[4, 4]):
-        pick(4 - 1, A[0, 0:3], B[1:4, 2])
+    def use_pick(m: size, A: f32[4, 4], B: f32[4, 4]):
+        assert m == 4
+        pick(m - 1, A[0, 0:3], B[1:4, 2])
 
     text = c_code_str([use_pick])
     assert "(struct exo_win_1f32){ &A[0], { 1 } }.data[0] = " in text
-    assert "/* n=(4 - 1) */" in text       # control args are parenthesized
+    assert "/* n=(m - 1) */" in text       # control args are parenthesized
     assert "{ &B[6], { 4 } }" in text           # column window: stride 4
     compile_procs([use_pick], tmp_path, "usepick")
     warn_compile("usepick")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exo_hl import BoundsError, SchedulingError, f32, proc, seq, size
+from exo_hl import BoundsError, SchedulingError, f32, index, proc, seq, size
 
 
 def test_a_huge_constant_multiple_is_refused_at_decoration():
@@ -169,3 +169,38 @@ def test_nested_control_operands_bounded_once_with_the_same_verdicts():
     O._PASSED.clear()
     assert verdict(New, (stmt, )) is None
     assert New.calls == 2 * (1 + 40 * 2) + 1
+
+
+@proc
+def uses_k(k: index, n: size, x: f32[2]):
+    if k * 2147483648 > n:
+        x[0] = 1.0
+
+
+@proc
+def compares_k(k: index, n: size, x: f32[2]):
+    if k > n:
+        x[1] = 1.0
+
+
+def test_a_callee_given_a_wider_value_is_walked_with_it():
+    """A callee is walked alone with 32-bit control arguments, but a call
+    may pass more (``n * 4``): ``k * 2**31`` then overflowed in the
+    callee's C (the branch went the other way than in interpret()). The
+    call is refused when the callee's arithmetic may overflow with what
+    it passes, and taken when it cannot (a comparison), C agreeing with
+    interpret()."""
+    with pytest.raises(BoundsError, match=r"the call passes 'n \* 4' as "
+                       r"'k', which may not fit 32 bits.*'k \* 2147483648' "
+                       r"may overflow"):
+        @proc
+        def wide_caller(n: size, x: f32[2]):
+            uses_k(n * 4, n, x)
+
+    @proc
+    def wide_but_fine(n: size, x: f32[2]):
+        compares_k(n * 4, n, x)
+    for run in (wide_but_fine.interpret, wide_but_fine.compile()):
+        x = np.zeros(2, np.float32)
+        run(2**31 - 1, x)
+        assert x.tolist() == [0, 1]

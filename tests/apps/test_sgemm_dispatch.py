@@ -1,0 +1,120 @@
+"""Every kernel of the SGEMM app a user can get through ``api.sgemm``
+(``api.Dispatch``: one-thread, threaded rows with dynamic and with static
+row blocks, the column split on narrow block kernels, the narrow kernels
+with B packed and read in place, each threaded and one-thread, and each
+one's alpha/beta form) on the shapes around its tails and the
+description's thresholds (M, N, K = 1, MR +- 1, 2 MR - 1, odd hundreds,
+N = 255/256/257/511/513/1040, K = KC +- 1, 8192), 1 and 2 OpenMP
+threads, equal to numpy exactly on small-integer data. The description
+is a small one (2x8 tile, KC = 16: quick to build) whose thresholds put
+N = 255..1040 on every branch; the app's own model description runs the
+same sweep in the fuzzer (tests/apps/test_sgemm_dispatch_fuzz.py)."""
+from __future__ import annotations
+
+import itertools
+import os
+
+import numpy as np
+import pytest
+
+from apps.common.blas_env import openmp_threads, set_openmp_threads
+from apps.sgemm import api
+
+from tests.apps.sgemm_dispatch_tools import (EVERY_KERNEL, check_products,
+                                             edge_shapes, installed, ints)
+
+#: every dispatch parameter on, thresholds where the brief's N land:
+#: N <= 256 narrow (B in place for M <= 8, N <= 16), N = 512.. on the
+#: column split of 256 (even on 2 threads), 257..511 on the row split,
+#: static below N = 400
+POINT = {"shape": "2x8", "kc": 16, "nc": 32, "par_min": 1 << 14,
+         "nc_cols": 256, "cols_narrow": True, "narrow_n": 256,
+         "narrow_kc": 24, "narrow_shape": "3x8", "narrow_b_m": 8,
+         "narrow_b_n": 16, "narrow_b_par_min": 1 << 9, "dynamic": True,
+         "dynamic_min_n": 400}
+
+
+def _shapes(isa):
+    Ms, Ns, Ks = edge_shapes(isa)
+    out = []
+    for m, n, k in itertools.product(Ms, Ns, Ks):
+        # K = 8192 with a few M and N (the others cost time, not cases)
+        if k == 8192 and (m > 3 or n not in (1, 17, 257, 513)):
+            continue
+        if m * n * k <= 4e7:
+            out.append((m, n, k))
+    return out
+
+
+@pytest.fixture
+def restore_threads():
+    before = openmp_threads()
+    yield
+    set_openmp_threads(before or os.cpu_count() or 1)
+
+
+def test_every_kernel_on_edge_shapes(restore_threads):
+    rng = np.random.default_rng(10)
+    with installed("avx2", POINT) as isa:
+        shapes = _shapes(isa)
+        assert len(shapes) > 300
+        met = check_products("avx2", shapes, rng)
+    assert set(met) == set(EVERY_KERNEL), met
+
+
+def test_empty_and_non_contiguous_refused():
+    """Sizes of 0 and arrays a raw call cannot take (not C-contiguous,
+    a leading dimension other than the row length) are refused, not
+    run."""
+    rng = np.random.default_rng(1)
+    with installed("avx2", POINT):
+        for m, n, k in ((0, 3, 4), (3, 0, 4), (3, 4, 0), (0, 0, 0)):
+            with pytest.raises(ValueError, match="empty"):
+                api.sgemm(np.ones((m, k), np.float32),
+                          np.ones((k, n), np.float32), isa="avx2")
+        big = ints(rng, 9, 12)
+        for A in (big[:, :5], big[::2, :], big[::-1, :], big.T):
+            B = ints(rng, A.shape[1], 4)
+            with pytest.raises(TypeError, match="C-contiguous"):
+                api.sgemm(A, B, isa="avx2")
+        # a C-contiguous view that starts inside a buffer is fine
+        A = big[3:7]
+        B = ints(rng, 12, 5)
+        assert np.array_equal(api.sgemm(A, B, isa="avx2"), A @ B)
+
+
+def test_descriptions_the_schedule_cannot_build_are_refused():
+    """``tuning.variant`` (and so ``tuning.valid``) refuses what the
+    schedule cannot build, instead of an error deep in the build (found
+    by the dispatch fuzzer): a tile of one row or a k block of one (a
+    split by 1 has no tail loop for the tail kernels: IndexError in
+    ``stages``), the same for the narrow kernels; and the column split
+    on narrow blocks gets blocks of whole narrow tiles (``nc_cols`` was
+    rounded to the square tile's NR, and ``by_columns`` then raised
+    ValueError for a block of 24 columns of a 16-wide narrow tile); the
+    goto order with MC = MR (one row block per A block) likewise."""
+    import dataclasses
+
+    from apps.sgemm import tuning
+    from apps.sgemm.schedule import by_columns
+    from exo_hl import SchedulingError
+    for params in ({"shape": "1x8"}, {"kc": 1}, {"narrow_shape": "1x8"},
+                   {"narrow_kc": 1}):
+        with pytest.raises(SchedulingError, match="at least 2"):
+            tuning.variant("avx2", dict(params, isa="avx2"))
+        assert "at least 2" in tuning.valid(dict(params, isa="avx2"))
+    # the goto order splits the row blocks by MC / MR (StopIteration in
+    # _goto_order for MC = MR)
+    goto = {"isa": "avx2", "shape": "4x8", "kc": 8, "mc": 4,
+            "order": "goto"}
+    assert "at least 2 MR" in tuning.valid(goto)
+    assert tuning.valid(dict(goto, mc=8)) is None
+    params = {"shape": "2x8", "kc": 8, "narrow_shape": "2x16",
+              "narrow_n": 32, "nc_cols": 24, "cols_narrow": True}
+    isa = tuning.variant("avx2", params)
+    assert isa.nc_cols == 16 and isa.cols_nr == 16
+    assert tuning.variant("avx2", dict(params, cols_narrow=False)) \
+        .nc_cols == 24
+    with pytest.raises(ValueError, match="narrow tile"):
+        dataclasses.replace(isa, nc_cols=24)
+    assert "for jc in par(0, N / 16):" in str(by_columns(isa, isa.nc_cols))
