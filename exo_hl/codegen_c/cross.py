@@ -47,7 +47,8 @@ from ..core_ir.types import (C_TYPES, TYPE_NAMES, basetype, is_control,
 from . import build_cache
 from .analysis import as_ir
 from .emit import _Program
-from .runner import CompileError, ConfigState, cache_dir, context_struct
+from .runner import (CompileError, ConfigState, cache_dir, context_struct,
+                     status_error)
 
 
 class CrossTarget:
@@ -427,11 +428,7 @@ class CrossProgram(ConfigState):
                 ctypes.memmove(lo, data, hi - lo)
         if failed:
             ir, status = failed
-            if status & 1:
-                raise ValueError(f"'{ir.name}': a heap allocation's size "
-                                 f"overflows the address space")
-            raise MemoryError(f"'{ir.name}': a heap allocation failed "
-                              f"(malloc returned NULL)")
+            raise status_error(ir.name, status)
         if r.returncode != 0:
             raise RuntimeError(f"the {self.target} program exited with "
                                f"status {r.returncode}: "

@@ -35,7 +35,7 @@ def _folded(e):
     None. C computes such an expression in ``int`` (its literals fit
     one): ``1024 * 2147483647`` overflowed there (undefined behaviour;
     gcc wrapped it) where the IR's value, and the 64-bit range walk
-    (``effects/overflow.py``), are exact; printed folded, a literal that
+    (``core_ir/control_ranges.py``), are exact; printed folded, a literal that
     does not fit ``int`` is a wider C type."""
     if _is_const_int(e):
         return e.val

@@ -13,6 +13,7 @@ import re
 
 from ..core_ir.memory import DRAM, DRAM_STATIC, CExpr, Memory
 from ..core_ir.nodes import IR
+from ..core_ir.control_ranges import wide_config_writes
 from ..core_ir.operators import is_parallel
 from ..core_ir.types import (C_TYPES, basetype, is_control, is_data,
                              is_real_scalar, is_tensor_or_window, is_window,
@@ -94,6 +95,7 @@ class ProcEmitter(ExprEmitter):
         self.inline_par = 0      # par loops open inline (no return there)
         self.fails = False       # returns a status (fail_check)
         self.alloc_rest = ()     # the statements after the Alloc emitted
+        self.wide_writes = None  # config writes checked when run (lazy)
 
     # -- errors
     def _err(self, cls, msg, node):
@@ -282,6 +284,9 @@ class ProcEmitter(ExprEmitter):
                 rhs = self.data_expr(s.rhs, t)
             else:
                 rhs = self.expr(s.rhs)
+                if self.config_write_wide(s):
+                    self.checked_config_write(field, rhs, depth, s)
+                    return
             self.line(depth, f"{field} = {rhs};")
         elif isinstance(s, IR.Pass):
             pass
@@ -494,6 +499,8 @@ class ProcEmitter(ExprEmitter):
                              if is_tensor_or_window(a.type)
                              or is_real_scalar(a.type)}
         inner = ProcEmitter(prog, sub)
+        inner.wide_writes = self.wide_writes if self.wide_writes is not None \
+            else wide_config_writes(self.proc)
         inner.worksharing = loop
         inner.nonneg |= {a.name for a in sub.args if a.name in self.nonneg}
         body = inner.emit()
@@ -590,14 +597,35 @@ class ProcEmitter(ExprEmitter):
         else:
             self.line(depth, call + ";")
 
-    def fail_check(self, depth, node):
+    def config_write_wide(self, s) -> bool:
+        """Whether the value of control config write ``s`` may leave 32
+        bits (``wide_config_writes``, of the procedure this function's
+        body comes from: an outlined loop's is its parent's)."""
+        if self.wide_writes is None:
+            self.wide_writes = wide_config_writes(self.proc)
+        return s in self.wide_writes
+
+    def checked_config_write(self, field, rhs, depth, node):
+        """A config field is read as a 32-bit value by every procedure
+        (their control arithmetic was bounded so): a value that may not
+        fit is checked before it is stored, and the call fails with
+        status 4 (``ValueError``, as ``interpret()`` raises)."""
+        self.line(depth, f"if ({rhs} < INT32_MIN || {rhs} > INT32_MAX) "
+                  f"exo_hl_status = 4;")
+        self.fail_check(depth, node, "a config write checked when run")
+        self.line(depth, f"{field} = {rhs};")
+
+    def fail_check(self, depth, node, what="a heap allocation"):
         """After a heap allocation or a call that may fail: on a nonzero
         ``exo_hl_status``, free what this function holds and return it."""
         if self.inline_par:
-            self._err(MemGenError, "a heap allocation inside a par loop "
-                      "that is not run as a function of its own cannot "
-                      "report a failure; use DRAM_STATIC, or allocate "
-                      "outside the loop", node)
+            self._err(MemGenError, f"{what} inside a par loop that is "
+                      f"not run as a function of its own cannot report a "
+                      f"failure; use DRAM_STATIC, or allocate outside the "
+                      f"loop" if what == "a heap allocation" else
+                      f"{what} (its value may not fit 32 bits) inside a par "
+                      f"loop that is not run as a function of its own "
+                      f"cannot report a failure", node)
         self.fails = True
         self.line(depth, "if (exo_hl_status) {")
         for frees in reversed(self.free_stack):

@@ -106,6 +106,22 @@ def cache_dir() -> str:
     return d
 
 
+def status_error(name: str, status: int) -> Exception:
+    """The exception of a C function's nonzero status (bits: 1 a heap
+    allocation's size overflows, 2 malloc failed, 4 a control config
+    field was written a value outside 32 bits), as ``interpret()`` raises
+    it (numpy refuses an array too big to address with ValueError, one it
+    cannot allocate with MemoryError)."""
+    if status & 4:
+        return ValueError(f"'{name}': a config field was written a value "
+                          f"outside the 32-bit range of control values")
+    if status & 1:
+        return ValueError(f"'{name}': a heap allocation's size overflows "
+                          f"the address space")
+    return MemoryError(f"'{name}': a heap allocation failed (malloc "
+                       f"returned NULL)")
+
+
 class CompileError(RuntimeError):
     """The system C compiler rejected the generated code."""
 
@@ -334,13 +350,8 @@ class CompiledProcedure(ConfigState):
         """The C function's status as the interpreter's exception (numpy
         refuses an array too big to address with ValueError, and one it
         cannot allocate with MemoryError)."""
-        if not status:
-            return
-        if status & 1:
-            raise ValueError(f"'{self.name}': a heap allocation's size "
-                             f"overflows the address space")
-        raise MemoryError(f"'{self.name}': a heap allocation failed "
-                          f"(malloc returned NULL)")
+        if status:
+            raise status_error(self.name, status)
 
     def bind(self, *args, **kwargs):
         """A callable of no arguments that runs the C on these arguments.

@@ -36,7 +36,7 @@ from .emit import _Program
 from .host_cpu import FeaturePlan, check_host, missing_features
 from .openmp import openmp_flags
 from .runner import (CompileError, cache_dir, flag_candidates,
-                     target_features)
+                     status_error, target_features)
 
 #: ASan/UBSan settings of the child (the user's $ASAN_OPTIONS/$UBSAN_OPTIONS
 #: come after, so they win)
@@ -157,9 +157,13 @@ def driver_source(ir, prog, basename) -> str:
             after.append(f"    exo_store(\"b{k}.out\", exo_p{k}, exo_n{k});")
         after.append(f"    free(exo_p{k});")
     out.append("    fclose(exo_in);")
-    out.append(f"    {ir.name}({', '.join(call)});")
+    # a function that may fail returns its status (runner.status_error)
+    status = "int exo_status = " if prog.may_fail(ir) else ""
+    out.append(f"    {status}{ir.name}({', '.join(call)});")
     out += after
     out.append('    FILE *exo_res = exo_open("scalars.out", "w");')
+    out.append(f'    fprintf(exo_res, "%d\\n", '
+               f'{"exo_status" if status else "0"});')
     for name, ct in fields:
         if _is_real_c(ct):
             out.append(f'    fprintf(exo_res, "%a\\n", (double)exo_ctx.{name});')
@@ -350,7 +354,9 @@ class SanitizedProcedure:
                     results[k] = np.lib.stride_tricks.as_strided(
                         back, shape=view.shape, strides=view.strides)
             with open(os.path.join(tmp, "scalars.out")) as f:
-                cfg_vals = f.read().split()
+                status, *cfg_vals = f.read().split()
+        if int(status):
+            raise status_error(self.name, int(status))
         for k, res in results.items():
             staged[k][1][...] = res
         for key, text in zip(list(self._config), cfg_vals):

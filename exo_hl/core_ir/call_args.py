@@ -176,7 +176,7 @@ def reads_strides(proc_ir, _seen=None) -> bool:
     its statements or types, or in those of a procedure it calls; not
     in preconditions, which Python evaluates exactly, nor in an
     instruction's body, which is not C). The control arithmetic on such
-    a value was bounded assuming a 32-bit stride (``effects/overflow.py``),
+    a value was bounded assuming a 32-bit stride (``core_ir/control_ranges.py``),
     so the arrays of a call of it must have element strides below 2**31
     (``CallPlan.check``)."""
     seen = set() if _seen is None else _seen

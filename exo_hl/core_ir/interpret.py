@@ -134,6 +134,20 @@ _I32_BIAS, _I32_MASK = 1 << 31, (1 << 32) - 1
 # compilation to closures
 
 
+def _control_config_value(val, name):
+    """A control config field holds a 32-bit value: every procedure bounds
+    its reads so (``control_ranges``); a wider one is refused at the write
+    (the C checks the writes whose value may not fit, ``ValueError``)."""
+    def rhs(env):
+        v = int(val(env))
+        if not -2**31 <= v < 2**31:
+            raise ValueError(f"'{name}': a config field was written a "
+                             f"value outside the 32-bit range of control "
+                             f"values ({v})")
+        return v
+    return rhs
+
+
 class _ProcCode:
     """A compiled procedure: slots of its arguments, checks and body."""
 
@@ -278,7 +292,10 @@ class _Compiler:
                               else _ir_type(_dtype_of(ft)))
         else:
             val, cast = self.expr(s.rhs), (bool if ft is IR.Bool else int)
-            rhs = lambda env: cast(val(env))  # noqa: E731
+            if ft is IR.Bool:
+                rhs = lambda env: cast(val(env))  # noqa: E731
+            else:
+                rhs = _control_config_value(val, self.proc.name)
 
         def write_config(env):
             env[0][key] = rhs(env)

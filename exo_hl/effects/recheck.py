@@ -102,7 +102,7 @@ from .api import loop_is_parallel
 from .checks import hyp_terms
 from .context import proc_hyps
 from .lift import BufSub, valg
-from .overflow import check_control_ranges
+from ..core_ir.control_ranges import check_control_ranges
 from .unrolled import check_instance, copies_of, in_scope, nest_instance
 from .wellformed import par_loops, run_static_checks
 

@@ -2,7 +2,7 @@
 again on every rewrite's result (``provenance.derive``).
 
 First, control arithmetic cannot overflow the C's 64 bits
-(``exo_hl.effects.overflow``, interval arithmetic, ``BoundsError``). Then
+(``exo_hl.core_ir.control_ranges``, interval arithmetic, ``BoundsError``). Then
 two checks, both discharged by the effect analysis:
 - bounds and call preconditions (``exo_hl.effects.bounds.check_proc``),
   raising ``BoundsError``; the same pass proves that views of one buffer
@@ -21,7 +21,7 @@ from ..core_ir.paths import walk_with_paths
 from ..core_ir.printer import stmt_to_str
 from ..errors import ExoTypeError, located
 from .api import loop_is_parallel
-from .overflow import check_control_ranges
+from ..core_ir.control_ranges import check_control_ranges
 
 
 def run_static_checks(proc_ir) -> None:

@@ -23,12 +23,13 @@ sanitizer report: only the branch differed; fixed in
 ``codegen_c/expr_emit._folded``, which prints it folded); a call passing
 a value past 32 bits (``n * 4``) to a callee walked alone with 32-bit
 arguments (``k * 2**31`` overflowed there; ``run_call_seed``, fixed in
-``effects/overflow._Ranges.callee``).
+``core_ir/control_ranges._Ranges.callee``).
 
-Known and not fixed: a config field read is taken to be 32-bit too, and
-a write of a wider value (``Cfg.k = n * 4``) is not refused (refusing
-it would refuse every counter ``Cfg.k = Cfg.k + 1``); no generator here
-for that class yet."""
+A config field read is taken to be 32-bit too, and a write of a wider
+value (``Cfg.k = n * 4``) was not refused: ``Cfg.k * 2**31`` after it
+overflowed in C (``run_config_seed``; fixed: the write fails the call,
+``ValueError``, in ``interpret()`` always and in C where the value may
+not fit, ``core_ir/control_ranges.wide_config_writes``)."""
 from __future__ import annotations
 
 import random
@@ -37,7 +38,7 @@ import numpy as np
 import pytest
 
 import exo_hl
-from exo_hl import BoundsError, ExoTypeError
+from exo_hl import BoundsError, ExoTypeError, config, index
 from exo_hl.errors import SanitizerError
 from exo_hl.frontend.decorators import parse_proc_source
 
@@ -53,15 +54,15 @@ STRIDES = (1, 2**31 - 1, 2**31, 2**38)
 SIG = "n: size, k: index, A: [f32][1, 4] @ DRAM, x: f32[{m}] @ DRAM"
 
 
-def draw_expr(rng, depth=3) -> str:
-    """A random control expression (text)."""
+def draw_expr(rng, depth=3, leaves=LEAVES) -> str:
+    """A random control expression (text) over ``leaves``."""
     if depth == 0 or rng.random() < 0.25:
-        return rng.choice(LEAVES) if rng.random() < 0.8 else \
+        return rng.choice(leaves) if rng.random() < 0.8 else \
             str(rng.choice(CONSTS))
     r = rng.random()
-    a = draw_expr(rng, depth - 1)
+    a = draw_expr(rng, depth - 1, leaves)
     if r < 0.3:
-        return f"({a} {rng.choice('+-')} {draw_expr(rng, depth - 1)})"
+        return f"({a} {rng.choice('+-')} {draw_expr(rng, depth - 1, leaves)})"
     if r < 0.6:
         return f"({a} * {rng.choice(CONSTS)})"
     if r < 0.85:
@@ -69,9 +70,9 @@ def draw_expr(rng, depth=3) -> str:
     return f"(-{a})"
 
 
-def draw_cond(rng) -> str:
-    return f"{draw_expr(rng)} {rng.choice(['>', '==', '<='])} " \
-           f"{draw_expr(rng, 2)}"
+def draw_cond(rng, leaves=LEAVES) -> str:
+    return f"{draw_expr(rng, 3, leaves)} {rng.choice(['>', '==', '<='])} " \
+           f"{draw_expr(rng, 2, leaves)}"
 
 
 def _source(conds):
@@ -178,6 +179,79 @@ def run_call_seed(seed, n_conds=8, n_calls=6, n_args=4):
                 for _ in range(n_args)]
         ran += _compare(p, args, seed, f"ctl(n, {arg}, A, x)")[1]
     return ok, refused, ran
+
+
+@config
+class FuzzCfg:
+    k: index
+
+
+def run_config_seed(seed, n_conds=8, n_writes=6, n_args=4):
+    """A procedure that writes a random control expression to a config
+    field, then tests random conditions on the field (``FuzzCfg.k`` as a
+    leaf): (writes accepted, refused, argument sets run, calls failed by
+    the write). Every verdict: refused at decoration, or ``interpret()``
+    and the C (plain and sanitized) both fail the call, or take the same
+    branches."""
+    rng = random.Random(seed)
+    scope = dict(_SCOPE, FuzzCfg=FuzzCfg)
+    leaves = LEAVES + ("FuzzCfg.k",) * 2
+    ok = refused = ran = failed = 0
+    for w in range(n_writes):
+        value = draw_expr(rng, 2)
+        conds = [draw_cond(rng, leaves) for _ in range(n_conds)]
+        kept = []
+        for c in conds:
+            try:
+                parse_proc_source(_source([c]).replace(
+                    "    if", "    FuzzCfg.k = k\n    if", 1), scope)
+            except (BoundsError, ExoTypeError):
+                continue
+            kept.append(c)
+        # the field starts from k: config state persists between calls,
+        # each procedure's own in C, shared by all in interpret()
+        src = _source(kept).replace(
+            "):\n", f"):\n    FuzzCfg.k = k\n    FuzzCfg.k = {value}\n", 1)
+        try:
+            p = parse_proc_source(src, scope)
+        except (BoundsError, ExoTypeError):
+            refused += 1
+            continue
+        ok += 1
+        f, fs = p.compile(), p.compile(sanitize=True)
+        m = max(1, len(kept))
+        for _ in range(n_args):
+            args = (rng.choice(SIZES), rng.choice(INDICES), _window(1))
+            want = np.zeros(m, np.float32)
+            try:
+                p.interpret(*args, want)
+            except ValueError as e:
+                assert "config field" in str(e), e
+                for g in (f, fs):
+                    with pytest.raises(ValueError, match="config field"):
+                        g(*args, np.zeros(m, np.float32))
+                failed += 1
+                continue
+            for g in (f, fs):
+                got = np.zeros_like(want)
+                try:
+                    g(*args, got)
+                except SanitizerError as e:
+                    raise AssertionError(f"seed {seed}, {value}: {e}") \
+                        from e
+                assert np.array_equal(got, want), (seed, value, args[:2])
+            ran += 1
+    return ok, refused, ran, failed
+
+
+def test_config_writes_of_wide_values():
+    totals = [0, 0, 0, 0]
+    for seed in (1, 2, 5):
+        for i, v in enumerate(run_config_seed(seed)):
+            totals[i] += v
+    print("writes accepted, refused, runs, calls failed by the write:",
+          totals)
+    assert totals[0] >= 6 and totals[2] >= 6 and totals[3] >= 2
 
 
 def test_calls_passing_wide_values():

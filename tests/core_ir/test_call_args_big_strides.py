@@ -1,5 +1,5 @@
 """A stride is a 32-bit control value to the overflow walk
-(``effects/overflow.py``: ``stride(A, d)`` lies in [0, 2**31)), so the
+(``core_ir/control_ranges.py``: ``stride(A, d)`` lies in [0, 2**31)), so the
 control arithmetic on it was proven to fit the 64 bits of the C; a window
 argument's numpy strides were not checked against that, and a view with
 a huge stride over a small buffer (``as_strided``, only its first row

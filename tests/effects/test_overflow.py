@@ -1,5 +1,5 @@
 """Control arithmetic that may overflow the C's 64 bits is refused
-(exo_hl/effects/overflow.py): the proofs reason on unbounded integers, the
+(exo_hl/core_ir/control_ranges.py): the proofs reason on unbounded integers, the
 C would wrap (undefined behaviour) and index out of bounds."""
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_a_remembered_statement_is_asked_again_under_other_ranges():
     ``i * 2**40`` may reach 2**71; and a statement moved under another loop
     is asked again."""
     from exo_hl.core_ir.nodes import IR
-    from exo_hl.effects.overflow import check_control_ranges
+    from exo_hl.core_ir.control_ranges import check_control_ranges
     ir = bounded_guard.ir()
     check_control_ranges(ir)            # remembered as passed
     loop = ir.body[0]
@@ -81,7 +81,7 @@ def _reference_ranges():
     from exo_hl.core_ir import types as T
     from exo_hl.core_ir.nodes import IR
     from exo_hl.core_ir.traversal import walk
-    from exo_hl.effects import overflow as O
+    from exo_hl.core_ir import control_ranges as O
 
     class Ref(O._Ranges):
         calls = 0
@@ -104,7 +104,7 @@ def test_nested_control_operands_bounded_once_with_the_same_verdicts():
     and message as from the walk that bounded every sub-expression."""
     import random
     from exo_hl.core_ir.nodes import IR
-    from exo_hl.effects import overflow as O
+    from exo_hl.core_ir import control_ranges as O
     from exo_hl.errors import ExoTypeError
     Ref = _reference_ranges()
     ir = bounded_guard.ir()

@@ -31,12 +31,12 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from ..caches import container
-from ..core_ir import types as T
-from ..core_ir.blockinfo import stmt_info
-from ..core_ir.nodes import IR
-from ..core_ir.printer import expr_to_str
-from ..core_ir.traversal import children
-from ..core_ir.operators import const_int
+from . import types as T
+from .blockinfo import stmt_info
+from .nodes import IR
+from .printer import expr_to_str
+from .traversal import children
+from .operators import const_int
 from ..errors import BoundsError, ExoTypeError, located
 
 I64 = (-2**63, 2**63 - 1)
@@ -47,7 +47,7 @@ BOOL = (0, 1)
 #: (statement, intervals of the names it mentions) of the statements that
 #: passed; oldest first
 _PASSED: "OrderedDict[tuple, None]" = container(
-    "exo_hl.effects.overflow.passed", OrderedDict())
+    "exo_hl.core_ir.control_ranges.passed", OrderedDict())
 _PASSED_LIMIT = 1 << 16
 
 _UNBOUND = object()
@@ -56,6 +56,28 @@ _UNBOUND = object()
 def check_control_ranges(proc_ir) -> None:
     """Raise ``BoundsError`` at the first control expression of
     ``proc_ir`` that may overflow 64 bits."""
+    r = _Ranges(proc_ir, _arg_env(proc_ir))
+    for a in proc_ir.args:
+        r.type_(a.type, a.srcinfo)
+    for p in proc_ir.preds:
+        r.tree(p, None)
+    r.stmts(proc_ir.body)
+
+
+def wide_config_writes(proc_ir) -> frozenset:
+    """The control config writes of ``proc_ir`` whose value may leave
+    the 32-bit range (the statements: equal ones anywhere count alike). Reads of a config
+    field are bounded as 32-bit values (``rng``), by every procedure,
+    whoever wrote the field: the generated C checks these writes when it
+    runs and fails the call (as ``interpret()`` checks every write), where
+    a static refusal would refuse every counter ``Cfg.k = Cfg.k + 1``.
+    ``proc_ir`` passed ``check_control_ranges``."""
+    r = _WriteRanges(proc_ir, _arg_env(proc_ir))
+    r.stmts(proc_ir.body)
+    return frozenset(r.wide)
+
+
+def _arg_env(proc_ir) -> dict:
     env = {}
     for a in proc_ir.args:
         if a.type is IR.Size:
@@ -64,12 +86,7 @@ def check_control_ranges(proc_ir) -> None:
             env[a.name] = BOOL
         elif T.is_control(a.type):
             env[a.name] = I32
-    r = _Ranges(proc_ir, env)
-    for a in proc_ir.args:
-        r.type_(a.type, a.srcinfo)
-    for p in proc_ir.preds:
-        r.tree(p, None)
-    r.stmts(proc_ir.body)
+    return env
 
 
 class _Ranges:
@@ -248,3 +265,28 @@ class _Ranges:
             f"64-bit integers of the generated C (its value may reach "
             f"{r[0] if r[0] < I64[0] else r[1]}; control arguments are "
             f"32-bit values)", where, self.proc.name))
+
+
+class _WriteRanges(_Ranges):
+    """The same walk, uncached (it records), noting the control config
+    writes whose value may leave 32 bits (``wide_config_writes``)."""
+
+    def __init__(self, proc_ir, env):
+        super().__init__(proc_ir, env)
+        self.wide = set()
+
+    def stmts(self, body):
+        for s in body:
+            self.stmt(s)
+
+    def stmt(self, s):
+        super().stmt(s)
+        if isinstance(s, IR.WriteConfig):
+            t = s.config.lookup_type(s.field)
+            if T.is_control(t) and t is not IR.Bool:
+                lo, hi = self.tree(s.rhs, s)
+                if lo < I32[0] or hi > I32[1]:
+                    self.wide.add(s)
+
+    def callee(self, s):
+        pass            # checked by check_control_ranges already
