@@ -135,6 +135,14 @@ def run_seed(seed, n_conds=24, n_args=6):
     return len(conds), refused, call_refused, ran
 
 
+def _parsed(src, scope):
+    """The procedure of ``src``, or None when decoration refuses it."""
+    try:
+        return parse_proc_source(src, scope)
+    except (BoundsError, ExoTypeError):
+        return None
+
+
 def _compare(p, args_list, seed, what):
     """(calls refused, calls run) of ``p`` on each ``(args, m)``: a call
     ``interpret()`` refuses (``ValueError``: an argument, or a config
@@ -178,9 +186,8 @@ def run_call_seed(seed, n_conds=8, n_calls=6, n_args=4):
         arg = draw_expr(rng, 2)
         src = (f"def caller{c}(" + SIG.format(m=m) + "):\n"
                f"    ctl(n, {arg}, A, x)\n")
-        try:
-            p = parse_proc_source(src, scope)
-        except (BoundsError, ExoTypeError):
+        p = _parsed(src, scope)
+        if p is None:
             refused += 1
             continue
         ok += 1
@@ -222,9 +229,8 @@ def run_config_seed(seed, n_conds=8, n_writes=6, n_args=4):
         # each procedure's own in C, shared by all in interpret()
         src = _source(kept).replace(
             "):\n", f"):\n    FuzzCfg.k = k\n    FuzzCfg.k = {value}\n", 1)
-        try:
-            p = parse_proc_source(src, scope)
-        except (BoundsError, ExoTypeError):
+        p = _parsed(src, scope)
+        if p is None:
             refused += 1
             continue
         ok += 1
