@@ -219,10 +219,12 @@ def model_params(isa_name: str, sizes) -> dict:
     groups, the rows of each group when there is one, or groups and rows
     in one loop when the groups do not divide evenly (``_par_model``,
     from the L2 size and the core count), shared out one at a time on a
-    machine of several cores (``_dynamic_model``). A layer whose weights exceed
-    twice the L2 (7x7x512: 9.4 MB) gets the reduction in blocks of
-    ``KC_MODEL`` input channels instead of groups (``kc``). Sizes
-    fixed."""
+    machine of several cores (``_dynamic_model``). A tile or group whose
+    pass over the layer would push an input that fits the L2 out of it
+    costs 0.9 (``_input_leaves_l2``: a 1 MiB L2). A layer whose weights
+    exceed four times the L2 (``KC_L2_FACTOR``; 7x7x512: 9.4 MB) gets
+    the reduction in blocks of ``KC_MODEL`` input channels instead of
+    groups (``kc``). Sizes fixed."""
     s = sizes_dict(sizes)
     W, IC, OC = s["W"], s["IC"], s["OC"]
     lanes = ISAS[isa_name].lanes
@@ -277,7 +279,7 @@ def model_params(isa_name: str, sizes) -> dict:
         # start of each channel block); measured (1 thread, CPU time,
         # loaded) on 7x7x512: 0.78-0.92x ONNX Runtime against 0.70-0.84x
         # (N = 1), 1.06x against 0.96x (N = 5); on 14x14x256 (2.4 MB)
-        # no difference, so not below twice the L2
+        # no difference, so not below four times the L2 (KC_L2_FACTOR)
         # and each block's tiles prefetch the next block into L2 (the
         # hardware prefetchers stop at its 4 KiB pieces): 0.89 vs 0.81x and
         # 1.08 vs 0.79x ORT on 1x7x7x512 in two same-run pairs, 1 thread
