@@ -71,6 +71,18 @@ TILES = {"avx512": ("5x4", "7x4", "7x3", "7x2", "14x2", "6x4", "4x4",
 #: the model's input-channel block for layers whose weights leave the L2
 KC_MODEL = 32
 
+#: the model blocks the reduction (``kc``) for layers whose weights
+#: exceed this many times the L2. Measured on the Intel Xeon (2 MiB L2)
+#: kc helped 7x7x512 (9.4 MB: 4.5 L2s) and made no difference on
+#: 14x14x256 (2.4 MB: 1.1 L2s); on AMD Zen 5 (1 MiB L2) 14x14x256 is
+#: 2.25 L2s and there kc cost 1-4% (14x2 tile, side by side, loaded: N
+#: = 1 1.03/1.03x ONNX Runtime with kc 32 and prefetch against
+#: 1.05/1.04x without, N = 5 1.06/1.01x against 1.10/1.04x), while
+#: 7x7x512 (9 L2s) kept it (1.14/1.05x against 1.03/1.06x). Twice the
+#: L2 (the rule until session 10) cut between the Xeon's two points;
+#: four times cuts between all four (8 MiB on the Xeon: 7x7x512 only)
+KC_L2_FACTOR = 4
+
 #: the ResNet-50 3x3 layers (output H = W, channels) of the bench
 RESNET = ((56, 64), (28, 128), (14, 256), (7, 512))
 
@@ -207,10 +219,12 @@ def model_params(isa_name: str, sizes) -> dict:
     groups, the rows of each group when there is one, or groups and rows
     in one loop when the groups do not divide evenly (``_par_model``,
     from the L2 size and the core count), shared out one at a time on a
-    machine of several cores (``_dynamic_model``). A layer whose weights exceed
-    twice the L2 (7x7x512: 9.4 MB) gets the reduction in blocks of
-    ``KC_MODEL`` input channels instead of groups (``kc``). Sizes
-    fixed."""
+    machine of several cores (``_dynamic_model``). A tile or group whose
+    pass over the layer would push an input that fits the L2 out of it
+    costs 0.9 (``_input_leaves_l2``: a 1 MiB L2). A layer whose weights
+    exceed four times the L2 (``KC_L2_FACTOR``; 7x7x512: 9.4 MB) gets
+    the reduction in blocks of ``KC_MODEL`` input channels instead of
+    groups (``kc``). Sizes fixed."""
     s = sizes_dict(sizes)
     W, IC, OC = s["W"], s["IC"], s["OC"]
     lanes = ISAS[isa_name].lanes
@@ -227,6 +241,7 @@ def model_params(isa_name: str, sizes) -> dict:
     # 1x14x14x256, 1.12x on 5x14x14x256, 1.03-1.15x on 5x28x28x128, 1.07x
     # on 1x28x28x128, and equal within 1% on the idle machine
     wide_input = 3 * 16 * IC * 4 >= _l1_bytes() // 2
+    inp = 4 * s["N"] * (s["H"] + 2) * (W + 2) * IC
     best, best_score = None, -1.0
     for tile in TILES[isa_name]:
         cols, regs = (int(x) for x in tile.split("x"))
@@ -241,6 +256,9 @@ def model_params(isa_name: str, sizes) -> dict:
             score *= 0.9     # for the broadcast: GCC spills accumulators
         #                      (7x4 on AVX-512: 1-2 of 28; with par='rows'
         #                      0.42x ORT on 1x56x56x64, 14x2 1.08x)
+        if _input_leaves_l2(inp, 9 * IC * ob * 4,
+                            4 * s["N"] * s["H"] * W * ob, l2):
+            score *= 0.9
         if 9 * IC * ob * 4 > l2 // 2:    # a block's packed weights leave
             score *= 0.7                 # the L2 (slower than a 40% smaller
         #                                  tile: measured on 7x7x512)
@@ -252,7 +270,7 @@ def model_params(isa_name: str, sizes) -> dict:
             best, best_score = (tile, ob), score
     tile, ob = best
     cols = int(tile.split("x")[0])
-    if 9 * IC * OC * 4 > 2 * l2 and OC % ob == 0 and IC % KC_MODEL == 0 \
+    if 9 * IC * OC * 4 > KC_L2_FACTOR * l2 and OC % ob == 0 and IC % KC_MODEL == 0 \
             and W % cols == 0:
         # the weights stream from L3 on every call (9.4 MB at 7x7x512):
         # blocks of KC_MODEL input channels, each [3, 3, kc, OB] block
@@ -261,21 +279,24 @@ def model_params(isa_name: str, sizes) -> dict:
         # start of each channel block); measured (1 thread, CPU time,
         # loaded) on 7x7x512: 0.78-0.92x ONNX Runtime against 0.70-0.84x
         # (N = 1), 1.06x against 0.96x (N = 5); on 14x14x256 (2.4 MB)
-        # no difference, so not below twice the L2
+        # no difference, so not below four times the L2 (KC_L2_FACTOR)
         # and each block's tiles prefetch the next block into L2 (the
         # hardware prefetchers stop at its 4 KiB pieces): 0.89 vs 0.81x and
         # 1.08 vs 0.79x ORT on 1x7x7x512 in two same-run pairs, 1 thread
+        # (KC_L2_FACTOR: why four times the L2, not twice)
         tile = _kc_tile(isa_name, W, OC) or tile
         return {"tile": tile, "group": 1, "fixed": True, "packed": True,
                 "kc": KC_MODEL, "par": "blocks", "prefetch": True,
                 "dynamic": _dynamic_model(flops(**s) * ob / OC)}
     group = 1
     for g in (4, 2):
-        if OC % (g * ob) == 0 and 9 * IC * g * ob * 4 <= l2 // 2:
+        if OC % (g * ob) == 0 and 9 * IC * g * ob * 4 <= l2 // 2 \
+                and not _input_leaves_l2(
+                    inp, 9 * IC * g * ob * 4,
+                    4 * s["N"] * s["H"] * W * g * ob, l2):
             group = g
             break
     N, H, t = s["N"], s["H"], _cores()
-    inp = 4 * N * (H + 2) * (W + 2) * IC
     wg, outg = 9 * IC * group * ob * 4, 4 * N * H * W * group * ob
     par = _par_model(OC // (group * ob), N * H, t,
                      own_bytes=inp + wg + outg,
@@ -293,6 +314,34 @@ def model_params(isa_name: str, sizes) -> dict:
     if par == "bands":
         out["bands"] = t
     return out
+
+
+def _input_leaves_l2(inp: int, block_weights: int, block_out: int,
+                     l2: int) -> bool:
+    """Whether the input of a layer (``inp`` bytes), small enough to stay
+    in the L2 across the channel blocks that each read all of it (at most
+    half the L2), is pushed out during a block's pass by the block's
+    packed weights (``block_weights``) and the output it writes
+    (``block_out``; written lines pass through the cache too): all three
+    together more than 7/8 of the L2 (the rest: the stack, the lines
+    of other data and the ways a set-associative cache loses). Then each
+    block reads the input again from L3, and a block of fewer channels
+    that keeps it in L2 wins, though it reads the input twice as often
+    per FMA (see the wide-input rule of ``model_params``).
+
+    The rule of a 1 MiB L2 (AMD Zen 5): measured there side by side
+    (loaded, not a result; apps/conv/README.md), 1 thread, 1x28x28x128
+    (input 460 KB; a 7x4 block's pass 955 KB of 917, 14x2's 707 KB)
+    14x2 1.15-1.18x ONNX Runtime against 0.99-1.00x for 7x4 and
+    1.04-1.10x for 14x2 group 2 (the 7x4 block's 64 channels again);
+    1x14x14x256 (262 KB; 7x4 901 KB, 14x2 582 KB) 14x2 1.04-1.05x
+    against 0.96-0.98x. On the Intel Xeon's 2 MiB L2 (7/8: 1835 KB) the
+    same layers fit with 7x4, and so do the groups it picks
+    (1x56x56x64's group 2 of 14x2: 1811 KB; AVX2 5x7x7x512's group 2
+    of 6x2: 1451 KB), so nothing changes there. With N = 5 the ResNet
+    inputs (all but 7x7x512's) do not fit half the L2, the rule does not
+    apply, and 7x4 stays the faster tile of 5x28x28x128 on Zen 5 too."""
+    return inp <= l2 // 2 and inp + block_weights + block_out > 7 * l2 // 8
 
 
 def _kc_tile(isa_name: str, W: int, OC: int):

@@ -556,3 +556,54 @@ def test_model_takes_the_wider_channel_block_when_the_input_leaves_l1(
     monkeypatch.setattr(tuning, "_l1_bytes", lambda: 48 << 10)
     assert tuning.model_params("avx2", (1, 28, 28, 128, 128))["tile"] != \
         "7x2"
+
+
+def _machine(monkeypatch, l1, l2, cores=2):
+    """The model's view of a machine, given explicitly (not this one)."""
+    monkeypatch.setattr(tuning, "_l1_bytes", lambda: l1)
+    monkeypatch.setattr(tuning, "_l2_bytes", lambda: l2)
+    monkeypatch.setattr(tuning, "_cores", lambda: cores)
+
+
+def _picks(isa_name, sizes):
+    m = tuning.model_params(isa_name, sizes)
+    tuning.variant(isa_name, m)
+    return m["tile"], m["group"], m.get("kc", 0)
+
+
+def test_model_keeps_the_input_in_a_1mib_l2(monkeypatch):
+    """On a 1 MiB L2 (AMD Zen 5: L1d 48 KiB, 2 cores) a layer whose input
+    would stay in L2 takes the tile whose block leaves room for it (14x2,
+    group 1: 1x28x28x128, 1x14x14x256), and 14x14x256's 2.4 MB of weights
+    (2.25 L2s) get no kc blocks; where the input leaves the L2 anyway
+    (5x28x28x128) the wider 7x4 stays, and 7x7x512 (9 L2s) keeps kc. The
+    Intel Xeon's picks (2 MiB L2) are what they were before the rule."""
+    _machine(monkeypatch, 48 << 10, 1 << 20)
+    assert _picks("avx512", (1, 28, 28, 128, 128)) == ("14x2", 1, 0)
+    for n in (1, 5):
+        assert _picks("avx512", (n, 14, 14, 256, 256)) == ("14x2", 1, 0)
+        assert _picks("avx512", (n, 7, 7, 512, 512)) == ("7x4", 1, 32)
+    assert _picks("avx512", (5, 28, 28, 128, 128))[0] == "7x4"
+    # the rule itself: input 460 KB with a 7x4 block's weights (295 KB)
+    # and output (200 KB) is more than 7/8 of 1 MiB, with 14x2's not;
+    # 2 MiB holds both; an input over half the L2 is never kept
+    inp = 4 * 30 * 30 * 128
+    assert tuning._input_leaves_l2(inp, 9 * 128 * 64 * 4,
+                                   4 * 28 * 28 * 64, 1 << 20)
+    assert not tuning._input_leaves_l2(inp, 9 * 128 * 32 * 4,
+                                       4 * 28 * 28 * 32, 1 << 20)
+    assert not tuning._input_leaves_l2(inp, 9 * 128 * 64 * 4,
+                                       4 * 28 * 28 * 64, 2 << 20)
+    assert not tuning._input_leaves_l2(5 * inp, 0, 0, 1 << 20)
+    # the Intel Xeon (L1d 48 KiB, L2 2 MiB, 2 cores): as measured there
+    # (apps/conv/README.md), unchanged by the rule
+    _machine(monkeypatch, 48 << 10, 2 << 20)
+    xeon = {(1, 56): ("14x2", 2, 0), (1, 28): ("7x4", 2, 0),
+            (1, 14): ("7x4", 1, 0), (1, 7): ("7x4", 1, 32),
+            (5, 56): ("14x2", 2, 0), (5, 28): ("7x4", 2, 0),
+            (5, 14): ("7x4", 1, 0), (5, 7): ("7x4", 1, 32)}
+    for (n, hw), want in xeon.items():
+        c = dict(tuning.RESNET)[hw]
+        assert _picks("avx512", (n, hw, hw, c, c)) == want, (n, hw)
+    assert _picks("avx512", tuning.HALIDE_SIZES) == ("5x4", 2, 0)
+    assert _picks("avx2", (5, 7, 7, 512, 512)) == ("6x2", 2, 0)
