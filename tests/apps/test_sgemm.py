@@ -1259,10 +1259,10 @@ def test_variant_checks_its_parameters():
 
 def test_the_app_uses_this_machines_record_else_the_model(tmp_path,
                                                            monkeypatch):
-    from exo_hl.tune import TuningDB, blis_blocking, machine_signature
+    from exo_hl.tune import TuningDB, machine_signature
     monkeypatch.setenv("EXO_HL_CACHE", str(tmp_path))
     isa, note = tuning.configured("avx2")
-    b = blis_blocking(6, 16)
+    b = tuning.model_blocking(6, 16)
     assert (isa.kc, isa.nc) == (b.kc, b.nc_l2) and "BLIS model" in note
     assert "no tuned record" in note
     db = TuningDB()
@@ -1644,3 +1644,25 @@ def test_model_shares_row_blocks_dynamically_on_several_cores():
     """The model's ``dynamic``: on a machine of more than one core only."""
     assert tuning.dynamic_model(2) and not tuning.dynamic_model(1)
     assert tuning.model_params("avx2")["dynamic"] == tuning.dynamic_model()
+
+
+def test_model_kc_splits_common_k_into_whole_blocks():
+    """``even_kc``: the L1 rule's KC rounded down to a multiple of 64 when
+    that gives up at most an eighth (Zen 5, 6x32: 288 -> 256, NC from the
+    1 MiB L2 448 -> 512); kept where it already is one (the Xeon's 12x32:
+    256) or 64 is further away (Zen 4's 32 KiB L1, 6x32: 160)."""
+    from exo_hl.tune import CacheLevel
+    def caches(l1, ways1, l2):
+        return {1: CacheLevel(1, l1 << 10, ways=ways1, line=64),
+                2: CacheLevel(2, l2 << 20, ways=16, line=64),
+                3: CacheLevel(3, 32 << 20, ways=16, line=64, shared_by=2)}
+    zen5, xeon, zen4 = caches(48, 12, 1), caches(48, 12, 2), caches(32, 8, 1)
+    b = tuning.model_blocking(6, 32, zen5)
+    assert (b.kc, b.nc_l2) == (256, 512)
+    from exo_hl.tune import blis_blocking
+    assert blis_blocking(6, 32, caches=zen5).kc == 288
+    assert tuning.model_blocking(12, 32, xeon).kc == 256
+    assert tuning.model_blocking(6, 16, xeon).kc == 512
+    assert tuning.model_blocking(6, 32, zen4).kc == 160
+    assert [tuning.even_kc(k) for k in (64, 72, 73, 74, 160, 288, 512, 40)] \
+        == [64, 64, 64, 74, 160, 256, 512, 40]
