@@ -270,8 +270,8 @@ def model_params(isa_name: str, sizes) -> dict:
             best, best_score = (tile, ob), score
     tile, ob = best
     cols = int(tile.split("x")[0])
-    if 9 * IC * OC * 4 > KC_L2_FACTOR * l2 and OC % ob == 0 and IC % KC_MODEL == 0 \
-            and W % cols == 0:
+    if 9 * IC * OC * 4 > KC_L2_FACTOR * l2 and OC % ob == 0 \
+            and IC % KC_MODEL == 0 and W % cols == 0:
         # the weights stream from L3 on every call (9.4 MB at 7x7x512):
         # blocks of KC_MODEL input channels, each [3, 3, kc, OB] block
         # read once and kept in L1 while every pixel of the image uses it

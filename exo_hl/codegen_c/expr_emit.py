@@ -31,26 +31,12 @@ def _is_const_int(e):
 
 def _folded(e):
     """The value of a control expression made of integer literals only
-    (``+ - *``, floor ``/ %`` by a positive constant, negation), else
-    None. C computes such an expression in ``int`` (its literals fit
-    one): ``1024 * 2147483647`` overflowed there (undefined behaviour;
-    gcc wrapped it) where the IR's value, and the 64-bit range walk
-    (``core_ir/control_ranges.py``), are exact; printed folded, a literal that
-    does not fit ``int`` is a wider C type."""
-    if _is_const_int(e):
-        return e.val
-    if isinstance(e, IR.USub) and not is_data(e.type):
-        v = _folded(e.arg)
-        return None if v is None else -v
-    if isinstance(e, IR.BinOp) and e.op in ("+", "-", "*", "/", "%") \
-            and not is_data(e.type):
-        a, b = _folded(e.lhs), _folded(e.rhs)
-        if a is None or b is None or (e.op in "/%" and b <= 0):
-            return None
-        if e.op in "/%":
-            return a // b if e.op == "/" else a % b
-        return a + b if e.op == "+" else a - b if e.op == "-" else a * b
-    return None
+    (``OPS.const_int``), else None. C computes such an expression in
+    ``int`` (its literals fit one): ``1024 * 2147483647`` overflowed there
+    (undefined behaviour; gcc wrapped it) where the IR's value, and the
+    64-bit range walk (``core_ir/control_ranges.py``), are exact; printed
+    folded, a literal that does not fit ``int`` is a wider C type."""
+    return None if is_data(e.type) else OPS.const_int(e)
 
 
 def _c_data_type(t):

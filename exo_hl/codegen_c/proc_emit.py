@@ -96,6 +96,7 @@ class ProcEmitter(ExprEmitter):
         self.fails = False       # returns a status (fail_check)
         self.alloc_rest = ()     # the statements after the Alloc emitted
         self.wide_writes = None  # config writes checked when run (lazy)
+        self.outer = None        # the emitter an outlined loop came from
 
     # -- errors
     def _err(self, cls, msg, node):
@@ -499,8 +500,7 @@ class ProcEmitter(ExprEmitter):
                              if is_tensor_or_window(a.type)
                              or is_real_scalar(a.type)}
         inner = ProcEmitter(prog, sub)
-        inner.wide_writes = self.wide_writes if self.wide_writes is not None \
-            else wide_config_writes(self.proc)
+        inner.outer = self
         inner.worksharing = loop
         inner.nonneg |= {a.name for a in sub.args if a.name in self.nonneg}
         body = inner.emit()
@@ -601,6 +601,8 @@ class ProcEmitter(ExprEmitter):
         """Whether the value of control config write ``s`` may leave 32
         bits (``wide_config_writes``, of the procedure this function's
         body comes from: an outlined loop's is its parent's)."""
+        if self.outer is not None:
+            return self.outer.config_write_wide(s)
         if self.wide_writes is None:
             self.wide_writes = wide_config_writes(self.proc)
         return s in self.wide_writes
