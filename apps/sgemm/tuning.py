@@ -217,6 +217,58 @@ def default_prefetch(isa_name: str, vendor: str | None = None) -> int:
 #: thread.
 PAR_MIN = 1 << 23
 
+#: the model's rule where the machine's parallel region is measured
+#: (``apps/common/fork_cost``; ``PAR_MIN`` and ``NARROW_B_PAR_MIN`` are
+#: only the fallback without OpenMP): two threads from the product whose
+#: one-thread time is ``PAR_REGIONS`` regions (``par_min_model``). A
+#: threaded call of the packing kernels pays a region, a barrier after
+#: B's packing, B's packed rows read from the other core's cache and the
+#: last row block's imbalance; the in-place narrow kernels only the
+#: region (``NARROW_B_PAR_REGIONS``). Measured on the quiet 2-core Zen 5
+#: (region 0.63-0.67 us; 2 threads, wall clock, best of 5, side by
+#: side): the packing kernels threaded against one thread 126 against
+#: 123 GFLOP/s at 64^3 (0.26 M), 200 against 172 at 80^3 (0.51 M), 160
+#: against 149 at 96x64x64 (0.39 M), 307 against 176 at 128^3; the
+#: in-place ones 104 against 100 at 48^3 (0.11 M), 172 against 168 at
+#: 64^3. So about 8 and 4 regions: at 0.7 of a 261 GFLOP/s peak, M N K
+#: 0.48 M and 0.24 M there (where 2^23 had kept 128^3 on one thread:
+#: 0.67x OpenBLAS, which forks). The Xeon's 2^23 fits a region of about
+#: 20 us by the same rule.
+PAR_REGIONS = 8
+NARROW_B_PAR_REGIONS = 4
+
+#: the one-thread rate of a small product, as a fraction of the FMA peak
+#: (Zen 5, 96^3-192^3: 0.75-0.9)
+SMALL_RATE = 0.7
+
+
+def par_min_model(fork_us: float, peak_gflops: float,
+                  regions: int = PAR_REGIONS) -> int:
+    """M N K from which two threads pay: the product whose 2 M N K FLOPs
+    take ``regions`` parallel regions of ``fork_us`` us on one thread at
+    ``SMALL_RATE`` of the FMA peak (``peak_gflops``; us x GFLOP/s = 1000
+    FLOP). ``fork_us`` 0.65 and 261 GFLOP/s: 475 000 (78^3).
+
+    >>> par_min_model(0.65, 261.0)
+    475020
+    """
+    return int(regions * fork_us * SMALL_RATE * peak_gflops * 1000 / 2)
+
+
+def thread_minimums(isa_name: str, threads: int = None):
+    """(``par_min``, ``narrow_b_par_min``, note) for this machine: from its
+    measured parallel region and FMA peak (``par_min_model``; measured
+    once per machine and stored, ``apps/common/fork_cost``), else the
+    constants (no OpenMP, one thread)."""
+    from apps.common.fork_cost import fma_peak_gflops, fork_cost_us
+    us = fork_cost_us(threads)
+    peak = fma_peak_gflops(isa_name) if us is not None else None
+    if us is None or peak is None:
+        return PAR_MIN, NARROW_B_PAR_MIN, "fixed thread minimums"
+    return (par_min_model(us, peak), par_min_model(
+        us, peak, NARROW_B_PAR_REGIONS),
+        f"thread minimums from a parallel region of {us:.2f} us")
+
 #: the column block of the kernel with the threads on column blocks
 #: (``nc_cols``, ``schedule.by_columns``), for wide products: 256
 #: columns (rounded down to a multiple of NR): B's kc x 256 block is
@@ -392,7 +444,8 @@ def model_params(isa_name: str) -> dict:
     side-by-side runs) the goto points were level or 5-30% slower, at
     1024^3 and 1536^3 in every run; ahead only at 2048^3 in two runs
     (README, "The GotoBLAS/BLIS order"). And how the app uses the
-    threads: one thread below M N K = ``PAR_MIN``, the column blocks of
+    threads: one thread below M N K = ``par_min`` (``thread_minimums``:
+    from the machine's measured parallel region), the column blocks of
     ``NC_COLS`` on the threads for wide products, the kernels with A
     unpacked for N at most ``narrow_n`` (``api.Dispatch``), with their
     own KC (``narrow_kc``). The row blocks ``par_dynamic`` on a machine of
@@ -404,10 +457,11 @@ def model_params(isa_name: str) -> dict:
     b = model_blocking(mr, nr)
     nc_cols = max(nr, NC_COLS // nr * nr)
     n_narrow = narrow_n(nnr, narrow_kc(nmr, b.kc))
+    par_min, narrow_b_par_min, _ = thread_minimums(isa_name)
     return {"shape": shape, "kc": b.kc, "nc": b.nc_l2, "mc": 0,
             "pack_a": True, "prefetch": default_prefetch(isa_name),
             "dynamic": dynamic_model(),
-            "par_min": PAR_MIN,
+            "par_min": par_min,
             "nc_cols": nc_cols,
             "cols_narrow": nc_cols <= n_narrow,
             "narrow_shape": small,
@@ -415,7 +469,7 @@ def model_params(isa_name: str) -> dict:
             "narrow_kc": narrow_kc(nmr, b.kc),
             "narrow_b_m": NARROW_B_M,
             "narrow_b_n": NARROW_PANELS * nnr,
-            "narrow_b_par_min": NARROW_B_PAR_MIN,
+            "narrow_b_par_min": narrow_b_par_min,
             "dynamic_min_n": dynamic_min_n(mr, b.kc)}
 
 
@@ -434,7 +488,7 @@ def configured(isa_name: str, source: str = "auto"):
             isa = variant(isa_name, dict(_threads(isa_name),
                                          **found.record["params"]))
             return isa, (f"{isa.label} {isa.blocking_label}: "
-                         f"{found.note}")
+                         f"{found.note}; {thread_minimums(isa_name)[2]}")
         except (SchedulingError, KeyError, TypeError, ValueError) as e:
             why = f"tuned record unusable ({e})"
         else:                             # pragma: no cover
@@ -443,7 +497,8 @@ def configured(isa_name: str, source: str = "auto"):
         why = found.note if found is not None else "model requested"
     isa = variant(isa_name, model_params(isa_name))
     return isa, (f"{isa.label} {isa.blocking_label} from the BLIS model "
-                 f"of this machine's caches ({why})")
+                 f"of this machine's caches ({why}); "
+                 f"{thread_minimums(isa_name)[2]}")
 
 
 #: the app's choice of kernel per product (``api.Dispatch``), not the

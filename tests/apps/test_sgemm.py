@@ -1602,12 +1602,15 @@ def test_dynamic_min_n_model_and_checks():
 
 
 def test_narrow_b_in_place_parameters():
-    """``narrow_b_m`` / ``narrow_b_par_min``: the model's are the
-    constants (app parameters, taken from the model for a tuned record);
-    in the label only with ``narrow_n``; negative refused."""
+    """``narrow_b_m`` / ``narrow_b_par_min``: the model's M is the
+    constant, its thread minimum the machine's (``thread_minimums``, below
+    ``par_min``: app parameters, taken from the model for a tuned
+    record); in the label only with ``narrow_n``; negative refused."""
     m = tuning.model_params("avx512")
     assert m["narrow_b_m"] == tuning.NARROW_B_M
-    assert m["narrow_b_par_min"] == tuning.NARROW_B_PAR_MIN < tuning.PAR_MIN
+    assert (m["par_min"], m["narrow_b_par_min"]) == \
+        tuning.thread_minimums("avx512")[:2]
+    assert 0 < m["narrow_b_par_min"] < m["par_min"]
     assert {"narrow_b_m", "narrow_b_n", "narrow_b_par_min"} <= set(
         tuning.THREAD_PARAMS)
     assert m["narrow_b_n"] == tuning.NARROW_PANELS * int(  # the narrow NR
