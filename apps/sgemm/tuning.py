@@ -21,7 +21,8 @@ import dataclasses
 import math
 
 from exo_hl import SchedulingError
-from exo_hl.tune import TuningDB, blis_blocking, machine_signature
+from exo_hl.tune import (TuningDB, blis_blocking, cpu_family,
+                         machine_signature)
 
 from apps.sgemm.schedule import ISAS, Isa, cache_sizes, k_block, schedule
 
@@ -178,17 +179,44 @@ def default_shape(isa_name: str, vendor: str | None = None) -> str:
     return SHAPES[isa_name][0]
 
 
-def narrow_shape(isa_name: str, vendor: str | None = None) -> str:
+#: the first AMD family whose cores run a 512-bit FMA at full width (Zen
+#: 5: two 16-lane FMAs a cycle, 257-272 GFLOP/s on one core against 130
+#: with AVX2); Zen 4 (family 25) runs it as two 256-bit halves
+ZEN5_FAMILY = 26
+
+
+def full_width_avx512(vendor: str | None = None,
+                      family: int | None = None) -> bool:
+    """Whether the CPU runs a 512-bit FMA at full width: any non-AMD
+    vendor (the Intel Xeons), and AMD from family ``ZEN5_FAMILY``.
+    ``vendor`` (``vendor_id``) and ``family`` (``cpu family``) default to
+    this machine's; a vendor given without a family is taken for family
+    0 (an AMD core of unknown family counts as Zen 4)."""
+    if vendor is None:
+        vendor = machine_signature().get("vendor", "")
+        family = cpu_family() if family is None else family
+    return vendor != "AuthenticAMD" or (family or 0) >= ZEN5_FAMILY
+
+
+def narrow_shape(isa_name: str, vendor: str | None = None,
+                 family: int | None = None) -> str:
     """The tile of the narrow kernels (A unpacked, N at most
-    ``narrow_n``; ``narrow_mr`` x ``narrow_nr``): 6x64 where the square
-    kernels' is 12x32 (AVX-512 off AMD), else the square kernels' own.
-    There A's rows are read in place (12 rows with 12x32, each a stream
-    the prefetcher follows and a set of L1 lines) and B's KC x N block
-    is at most a few panels: measured on the quiet Xeon (side by side,
-    one thread, two runs) 12x32 was 3-7% slower than 6x64 at 256^3,
-    384^3, 127x64x300, 1000x64x300 and 4099x64x300 (README)."""
-    shape = default_shape(isa_name, vendor)
-    return "6x64" if shape == "12x32" else shape
+    ``narrow_n``; ``narrow_mr`` x ``narrow_nr``): for AVX-512 6x64 where
+    the FMA is full width (``full_width_avx512``: Intel, Zen 5), else the
+    square kernels' own (6x32 on Zen 4, 6x16 for AVX2). There A's rows
+    are read in place (12 rows with 12x32, each a stream the prefetcher
+    follows and a set of L1 lines) and B's KC x N block is at most a few
+    panels: measured on the quiet Xeon (side by side, one thread, two
+    runs) 12x32 was 3-7% slower than 6x64 at 256^3, 384^3, 127x64x300,
+    1000x64x300 and 4099x64x300 (README). On Zen 5 (quiet, side by side,
+    best of 7; README "Narrow kernels on Zen 5") 6x64 against 6x32, one
+    thread (two runs): B packed +1-6% at 64^3-2048x128x512, B in place
+    +1-15%; two threads (one run) +1-9% on the narrow products, and as
+    the column blocks of the squares (``cols_narrow``, three runs) -3 to
+    +4%."""
+    if isa_name == "avx512" and full_width_avx512(vendor, family):
+        return "6x64"
+    return default_shape(isa_name, vendor)
 
 
 def default_prefetch(isa_name: str, vendor: str | None = None) -> int:

@@ -1207,7 +1207,13 @@ def test_variant_checks_its_parameters():
     assert tuning.default_shape("avx512", "GenuineIntel") == "12x32"
     assert tuning.default_shape("avx2", "AuthenticAMD") == "6x16"
     assert tuning.narrow_shape("avx512", "GenuineIntel") == "6x64"
-    assert tuning.narrow_shape("avx512", "AuthenticAMD") == "6x32"
+    assert tuning.narrow_shape("avx512", "AuthenticAMD") == "6x32"  # Zen 4
+    assert tuning.narrow_shape("avx512", "AuthenticAMD", 25) == "6x32"
+    assert tuning.narrow_shape("avx512", "AuthenticAMD", 26) == "6x64"
+    assert tuning.narrow_shape("avx2", "AuthenticAMD", 26) == "6x16"
+    assert [tuning.full_width_avx512("AuthenticAMD", f)
+            for f in (None, 25, 26, 27)] == [False, False, True, True]
+    assert tuning.full_width_avx512("GenuineIntel", 6)
     assert tuning.narrow_shape("avx2", "GenuineIntel") == "6x16"
     assert tuning.default_prefetch("avx512", "GenuineIntel") == 16
     assert tuning.default_prefetch("avx512", "AuthenticAMD") == 0
