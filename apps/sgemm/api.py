@@ -178,6 +178,11 @@ class RawKernel:
         self._check(self._fn(None, M, N, K,
                              *(a.ctypes.data for a in arrays)))
 
+    def call_ptrs(self, M, N, K, *ptrs):
+        """The call on data addresses (``raw_call.float32_pointer``), for
+        a caller that already has them; it keeps the arrays alive."""
+        self._check(self._fn(None, M, N, K, *ptrs))
+
     def bound(self, M, N, K, *arrays):
         """A call of the kernel on these arrays with no arguments: their
         addresses are looked up once, here (numpy takes about a microsecond
@@ -208,6 +213,9 @@ class Deferred:
 
     def __call__(self, M, N, K, *arrays):
         self.kernel()(M, N, K, *arrays)
+
+    def call_ptrs(self, M, N, K, *ptrs):
+        self.kernel().call_ptrs(M, N, K, *ptrs)
 
     def bound(self, M, N, K, *arrays):
         return self.kernel().bound(M, N, K, *arrays)
@@ -290,6 +298,10 @@ class Dispatch:
 
     def __call__(self, M, N, K, *arrays):
         self.pick(M, N, K)(M, N, K, *arrays)
+
+    def call_ptrs(self, M, N, K, *ptrs):
+        """``RawKernel.call_ptrs`` of the kernel ``pick`` chooses."""
+        self.pick(M, N, K).call_ptrs(M, N, K, *ptrs)
 
     def bound(self, M, N, K, *arrays):
         """``RawKernel.bound`` of the kernel ``pick`` chooses."""
@@ -380,8 +392,9 @@ MAX_DIM = _raw_call.MAX_DIM
 
 
 def _matrix(x, name, written=False):
-    # the checks a raw call skips (apps/common/raw_call.float32_array)
-    return _raw_call.float32_array("sgemm", x, name, 2, written)
+    """The checks a raw call skips (``raw_call.float32_pointer``); x's
+    data address."""
+    return _raw_call.float32_pointer("sgemm", x, name, 2, written)
 
 
 def sgemm(A, B, C=None, *, alpha=None, beta=None, isa="auto"):
@@ -397,7 +410,7 @@ def sgemm(A, B, C=None, *, alpha=None, beta=None, isa="auto"):
     adds T (the same kernel, so the same T bit for bit, that the
     alpha/beta kernel computes), then numpy multiplies it by alpha in
     float32 (skipped for alpha = 1): one rounding, as ``alpha * T``."""
-    A, B = _matrix(A, "A"), _matrix(B, "B")
+    ptrs = [_matrix(A, "A"), _matrix(B, "B")]
     (M, K), (K2, N) = A.shape, B.shape
     if K != K2:
         raise ValueError(f"sgemm: A is {M}x{K} but B is {K2}x{N}")
@@ -405,7 +418,7 @@ def sgemm(A, B, C=None, *, alpha=None, beta=None, isa="auto"):
         if alpha is not None or beta is not None:
             raise ValueError("sgemm: alpha and beta need a C")
         C = aligned_zeros((M, N))
-    C = _matrix(C, "C", written=True)
+    ptrs.append(_matrix(C, "C", written=True))
     if C.shape != (M, N):
         raise ValueError(f"sgemm: C is {C.shape[0]}x{C.shape[1]}, "
                          f"A @ B is {M}x{N}")
@@ -419,13 +432,14 @@ def sgemm(A, B, C=None, *, alpha=None, beta=None, isa="auto"):
         raise RuntimeError(f"sgemm: {note}")
     plain, scaled = compiled(chosen.name)
     if scalars is None:
-        plain(M, N, K, A, B, C)
+        plain.call_ptrs(M, N, K, *ptrs)
     elif scalars[1][0] == 0.0:
         # BLAS: beta = 0 does not read C (0 * NaN would be NaN)
         C.fill(0.0)
-        plain(M, N, K, A, B, C)
+        plain.call_ptrs(M, N, K, *ptrs)
         if scalars[0][0] != 1.0:
             np.multiply(C, scalars[0][0], out=C)
     else:
-        scaled(M, N, K, *scalars, A, B, C)
+        scaled.call_ptrs(M, N, K, *(x.ctypes.data for x in scalars),
+                         *ptrs)
     return C
