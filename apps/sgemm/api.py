@@ -263,19 +263,22 @@ class Dispatch:
     packed, its own packed B, one parallel region per call and no barrier
     but its end, against a region, a shared packing of B and its barrier
     per k block and column block for the row split (apps/sgemm/README.md,
-    "Two threads: columns on narrow kernels")."""
+    "Two threads: columns on narrow kernels"). On one thread the column
+    blocks do not share out, but with ``cols_one_mk`` the products whose
+    A has at most that many elements still run that kernel (the narrow
+    kernel per column block; ``tuning.cols_one_mk``)."""
 
     def __init__(self, threaded, one=None, par_min=0, mr=1, cols=None,
                  nc_cols=0, threads=None, narrow=None, narrow_n=0,
                  static=None, dynamic_min_n=0, short=None, short_m=0,
-                 short_n=0, cols_any_m=False):
+                 short_n=0, cols_any_m=False, cols_one_mk=0):
         self.threaded, self.one, self.cols = threaded, one, cols
         self.par_min, self.mr, self.nc_cols = par_min, mr, nc_cols
         self.threads = threads
         self.narrow, self.narrow_n = narrow, narrow_n
         self.static, self.dynamic_min_n = static, dynamic_min_n
         self.short, self.short_m, self.short_n = short, short_m, short_n
-        self.cols_any_m = cols_any_m
+        self.cols_any_m, self.cols_one_mk = cols_any_m, cols_one_mk
 
     def pick(self, M, N, K):
         """The kernel that runs an M x N x K product."""
@@ -287,9 +290,11 @@ class Dispatch:
         if self.one is not None and M * N * K < self.par_min:
             return self.one
         if self.cols is not None and (M < N or self.cols_any_m) and \
-                N >= 2 * self.nc_cols and \
-                even(N, self.nc_cols, self.threads()):
-            return self.cols
+                N >= 2 * self.nc_cols:
+            t = self.threads()
+            if even(N, self.nc_cols, t) or \
+                    (t == 1 and M * K <= self.cols_one_mk):
+                return self.cols
         if self.one is not None and M < 2 * self.mr:
             return self.one
         if self.static is not None and N < self.dynamic_min_n:
@@ -345,11 +350,13 @@ def compiled(isa_name: str):
     return (Dispatch(plain, RawKernel(one.compile()) if one else None,
                      isa.par_min, isa.mr, cols, isa.nc_cols, threads,
                      narrow, isa.narrow_n, static, isa.dynamic_min_n,
-                     cols_any_m=isa.cols_narrow),
+                     cols_any_m=isa.cols_narrow,
+                     cols_one_mk=isa.cols_one_mk),
             Dispatch(scaled(0), scaled(1) if one else None, isa.par_min,
                      isa.mr, scaled(2) if cols else None, isa.nc_cols,
                      threads, narrow_scaled, isa.narrow_n, static_scaled,
-                     isa.dynamic_min_n, cols_any_m=isa.cols_narrow))
+                     isa.dynamic_min_n, cols_any_m=isa.cols_narrow,
+                     cols_one_mk=isa.cols_one_mk))
 
 
 @functools.lru_cache(maxsize=None)

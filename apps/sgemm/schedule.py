@@ -192,6 +192,9 @@ class Isa:
     cols_narrow: bool = False  # the app's too: that kernel's column
     #                        blocks run the narrow kernel (A unpacked,
     #                        KC = ``narrow_kc``; ``by_columns``)
+    cols_one_mk: int = 0   # the app's too: on one thread, products whose
+    #                        A has at most this many elements (M K) run
+    #                        that kernel as well (0: never)
     narrow_n: int = 0      # the app's too: N at or below which it runs
     #                        the kernels with A unpacked (``narrow``; 0:
     #                        none)
@@ -251,7 +254,7 @@ class Isa:
             raise ValueError(f"{self.name}: prefetch={self.prefetch} is not "
                              f"in [0, KC={self.kc})")
         for f in ("par_min", "narrow_n", "narrow_b_m", "narrow_b_n",
-                  "narrow_b_par_min", "dynamic_min_n"):
+                  "narrow_b_par_min", "dynamic_min_n", "cols_one_mk"):
             if getattr(self, f) < 0:
                 raise ValueError(f"{self.name}: {f}={getattr(self, f)} is "
                                  f"negative")
@@ -317,6 +320,7 @@ class Isa:
                 "pack_b": self.pack_b, "prefetch": self.prefetch,
                 "par_min": self.par_min, "nc_cols": self.nc_cols,
                 "cols_narrow": self.cols_narrow,
+                "cols_one_mk": self.cols_one_mk,
                 "narrow_n": self.narrow_n, "narrow_kc": self.narrow_kc,
                 "narrow_mr": self.narrow_mr, "narrow_nr": self.narrow_nr,
                 "narrow_b_m": self.narrow_b_m,
@@ -348,7 +352,9 @@ class Isa:
             (f" prefetch={self.prefetch}" if self.prefetch else "") + \
             (f" 1 thread below MNK={self.par_min}" if self.par_min else "") \
             + (f" wide: par cols of {self.nc_cols}" +
-               (" (A unpacked)" if self.cols_narrow else "")
+               (" (A unpacked)" if self.cols_narrow else "") +
+               (f", on 1 thread for MK <= {self.cols_one_mk}"
+                if self.cols_one_mk else "")
                if self.nc_cols else "") \
             + (f" N <= {self.narrow_n}: A unpacked" if self.narrow_n else "") \
             + (f" {self.narrow_mr or self.mr}x{self.narrow_nr or self.nr}"
@@ -1167,6 +1173,7 @@ def _narrow_base(isa: Isa, pack_b: bool) -> Isa:
                                narrow_b_par_min=0,
                                pack_b=isa.pack_b and pack_b,
                                par_min=0, nc_cols=0, cols_narrow=False,
+                               cols_one_mk=0,
                                narrow_n=0, order="rows", dynamic=False,
                                dynamic_min_n=0)
 
@@ -1235,7 +1242,7 @@ def static_rows(isa: Isa) -> Procedure:
     (MR x N x KC) are too small for a claim from the shared counter per
     block (``tuning.dynamic_min_n``)."""
     base = dataclasses.replace(isa, dynamic=False, par_min=0, nc_cols=0,
-                               cols_narrow=False, narrow_n=0,
+                               cols_narrow=False, cols_one_mk=0, narrow_n=0,
                                dynamic_min_n=0)
     return stages(base)[-1][1].rename(isa.kernel_name + "_static")
 

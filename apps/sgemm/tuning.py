@@ -137,6 +137,8 @@ def variant(isa_name: str, params: dict) -> Isa:
                                    // cols_nr * cols_nr,
                                    cols_narrow=_flag(params.get(
                                        "cols_narrow", False)),
+                                   cols_one_mk=int(params.get(
+                                       "cols_one_mk", 0)),
                                    narrow_n=int(params.get("narrow_n", 0)),
                                    narrow_kc=int(params.get("narrow_kc",
                                                             0)),
@@ -397,6 +399,28 @@ NARROW_B_M = 512
 NARROW_B_PAR_MIN = 1 << 20
 
 
+def cols_one_mk(cols_narrow: bool, caches: dict = None) -> int:
+    """The largest A (M K elements) for which the app runs the column-block
+    kernel on one thread too (``cols_one_mk``, ``api.Dispatch``): A in a
+    third of the L3 (2.8 M elements for a 32 MiB L3), where its rows,
+    read again for each column block of ``NC_COLS``, stay in the L3
+    beside B and C; 0 (never) when the column blocks are not narrow
+    kernels (``cols_narrow``) or the machine reports no L3. The column
+    blocks run the narrow kernel: A unpacked with its larger KC, a KC x
+    256 block of B packed per block, against the square kernel's A
+    micro-panels packed per k block. Measured on the quiet Zen 5 (one
+    thread, CPU clock, best of 7, side by side, two runs; README "One
+    thread on column blocks"): the column blocks +5% at 128x2048x512
+    and 256x1024x512, +8% at 128x1024x1024, +1-5% at 384^3-1024^3,
+    1000^3, 768x1024x512, 2048x1024x512 and 1024x512x1024 (A 0.6-4
+    MiB); +1-4% at 1536^3 (9 MiB, three runs) and -1 to -2% at 2048^3
+    and 2048x512x2048 (16 MiB: A partly from memory)."""
+    caches = cache_sizes() if caches is None else caches
+    if not cols_narrow or not caches.get(3):
+        return 0
+    return caches[3] // 3 // 4
+
+
 def dynamic_model(threads: int = None) -> bool:
     """Whether the threads take the row blocks one at a time
     (``dynamic``): on a machine of more than one core. A row block is
@@ -492,6 +516,7 @@ def model_params(isa_name: str) -> dict:
             "par_min": par_min,
             "nc_cols": nc_cols,
             "cols_narrow": nc_cols <= n_narrow,
+            "cols_one_mk": cols_one_mk(nc_cols <= n_narrow),
             "narrow_shape": small,
             "narrow_n": n_narrow,
             "narrow_kc": narrow_kc(nmr, b.kc),
@@ -532,7 +557,8 @@ def configured(isa_name: str, source: str = "auto"):
 #: the app's choice of kernel per product (``api.Dispatch``), not the
 #: schedule's: the search times the threaded kernel on large squares,
 #: where it does not matter, so a record takes them from the model
-THREAD_PARAMS = ("par_min", "nc_cols", "cols_narrow", "narrow_shape",
+THREAD_PARAMS = ("par_min", "nc_cols", "cols_narrow", "cols_one_mk",
+                 "narrow_shape",
                  "narrow_n", "narrow_kc", "narrow_b_m", "narrow_b_n",
                  "narrow_b_par_min", "dynamic_min_n")
 

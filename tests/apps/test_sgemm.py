@@ -503,6 +503,19 @@ def test_dispatch_runs_small_products_on_one_thread():
     assert d.bound(768, 768, 768) == "par"            # 3 blocks on 2
     assert d.bound(1000, 1000, 1000) == "par"         # 3 blocks + 232
     assert d.bound(256, 256, 256) == "par"            # one block
+    # on one thread, the column blocks for an A of at most cols_one_mk
+    # elements (M K), with N at least two blocks; else as before
+    d = api.Dispatch(Fake("par"), Fake("one"), 1000, 6, Fake("cols"), 256,
+                     lambda: 1, cols_any_m=True, cols_one_mk=1024 * 1024)
+    assert d.bound(1024, 1024, 1024) == "cols"        # A: 1 M elements
+    assert d.bound(1024, 1024, 1025) == "par"         # one more column
+    assert d.bound(128, 2048, 512) == "cols"
+    assert d.bound(2048, 1000, 512) == "cols"         # blocks + a tail
+    assert d.bound(300, 511, 300) == "par"            # under two blocks
+    assert d.bound(1, 600, 1) == "one"                # below par_min
+    d = api.Dispatch(Fake("par"), Fake("one"), 1000, 6, Fake("cols"), 256,
+                     lambda: 1, cols_any_m=True)
+    assert d.bound(1024, 1024, 1024) == "par"         # no cols_one_mk
     # narrow products (N <= narrow_n) on the kernels with A unpacked,
     # which are built only when the first one comes
     built = []
@@ -1605,6 +1618,26 @@ def test_dynamic_min_n_model_and_checks():
         "avx2", {"kc": 32, "dynamic_min_n": 500}).blocking_label
     with pytest.raises(SchedulingError, match="dynamic_min_n=-1"):
         tuning.variant("avx2", {"dynamic_min_n": -1})
+
+
+def test_model_runs_column_blocks_on_one_thread_for_an_a_in_the_l3():
+    """``cols_one_mk``: A in a third of the L3 (2.8 M elements on a 32 MiB
+    L3: 1536^3 in, 2048^3 out), only when the column blocks are narrow
+    kernels, none without an L3; an app parameter (the model's for a
+    tuned record), in the label; negative refused."""
+    mk = tuning.cols_one_mk(True, {1: 48 << 10, 2: 1 << 20, 3: 32 << 20})
+    assert mk == (32 << 20) // 12 and 1536 ** 2 <= mk < 2048 ** 2
+    assert tuning.cols_one_mk(False, {3: 32 << 20}) == 0
+    assert tuning.cols_one_mk(True, {1: 48 << 10, 2: 1 << 20}) == 0
+    assert "cols_one_mk" in tuning.THREAD_PARAMS
+    m = tuning.model_params("avx512")
+    assert m["cols_one_mk"] == tuning.cols_one_mk(m["cols_narrow"])
+    isa = tuning.variant("avx2", {"kc": 32, "nc_cols": 64,
+                                  "cols_one_mk": 5000})
+    assert isa.cols_one_mk == 5000
+    assert "on 1 thread for MK <= 5000" in isa.blocking_label
+    with pytest.raises(SchedulingError, match="cols_one_mk=-1"):
+        tuning.variant("avx2", {"cols_one_mk": -1})
 
 
 def test_narrow_b_in_place_parameters():
