@@ -130,6 +130,23 @@ def _cpuinfo() -> dict:
     return out
 
 
+def cpu_family() -> int:
+    """The CPU's family number (``cpu family`` in /proc/cpuinfo; 0 when
+    not reported): what tells the cores of one vendor apart where the
+    flags do not, e.g. AMD Zen 4 (25), which runs a 512-bit FMA as two
+    256-bit halves, from Zen 5 (26), which runs it at full width. Not in
+    ``machine_signature`` (that would change every stored signature);
+    ``cpu_model`` tells the machines apart there.
+
+    >>> cpu_family() >= 0
+    True
+    """
+    try:
+        return int(_cpuinfo().get("cpu family", "0"))
+    except ValueError:
+        return 0
+
+
 def core_count() -> int:
     """CPUs this process may run on."""
     try:
