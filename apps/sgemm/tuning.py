@@ -204,11 +204,11 @@ def default_shape(isa_name: str, vendor: str | None = None,
     (``SHAPES``). On Zen 5 (family 26, full-width FMAs: twice Zen 4's
     FMA rate, so B's stream from L2, 64 / MR bytes per FMA, counts as on
     the Xeon) 12x32 again, with the wide NC block (``model_blocking``):
-    side by side with OpenBLAS (one thread, quiet, five rounds; README
+    side by side with OpenBLAS (one thread, quiet, 6-15 rounds; README
     "AMD Zen 5") 12x32 KC=128 NC=1024 against 6x32 KC=256 NC=512 was
-    1.00-1.06x against 0.98-1.01x at 1024^3, 1.01-1.04 against 0.96-1.01
-    at 768^3, 0.96-1.00 against 0.96-0.98 at 1536^3, 0.99-1.02 against
-    0.98-1.00 at 2048^3, level at 512^3, 3-9% behind at 128x2048x512
+    1.01-1.07x against 0.99-1.03x at 1024^3, 1.00-1.04 against 0.95-1.02
+    at 768^3, 0.93-1.01 against 0.96-1.01 at 1536^3, 0.93-1.02 against
+    0.94-1.00 at 2048^3, level at 512^3, 0-9% behind at 128x2048x512
     and 2% at 256x1024x512 (the wide NC: ``model_blocking``); 12x32 at
     the L1 rule's KC=256 NC=512
     was level with 6x32, 6x64 KC=160 3-10% behind."""
@@ -441,14 +441,15 @@ def model_blocking(mr: int, nr: int, caches: dict = None,
     N up to 1024 is one NC block (A packed and each row block's C strip
     swept once per k block instead of twice), and larger N half as many.
     Measured on Zen 5 (quiet, one thread, side by side; README "AMD Zen
-    5"; medians of 4-9 rounds against 6x32 KC=256 NC=512): the gain
-    follows the NC blocks saved, +2-4% at 768^3, 1000^3 and 1024^3 (two
-    blocks to one), +1.5-2% at 1536^3 and 2048^3, 0 at 512^3 (one block
-    either way); but -5% at 128x2048x512 and -2% at 256x1024x512, where
-    KC=128 with NC=512 is as fast as the old point: with few rows the
-    packing of B's block counts, and a 512 KiB block packed from 512 KiB
-    of B's rows fills the 1 MiB L2 (a guess; a per-product NC would need
-    another kernel in ``api.Dispatch``).
+    5"; medians of 6-15 rounds against 6x32 KC=256 NC=512): +2-3% at
+    768^3, 1000^3 and 1024^3 (two NC blocks to one; 1024^3 ahead in 13
+    of 15 rounds, never behind), +1-1.5% at 1536^3 and 2048^3 (behind in
+    a fifth of the rounds), +1% at 512^3 (one block either way); but -5%
+    at 128x2048x512 and -2.4% at 256x1024x512, where KC=128 with NC=512
+    is as fast as the old point and KC=96 NC=1024 is not: a guess, with
+    M = 128 the M x NC block of C no longer stays in the L2 beside B's
+    between k blocks (a per-product NC would need another kernel in
+    ``api.Dispatch``).
     Not on Zen 4 (32 KiB L1: KC = 160 from the L1, and 128 measured 12%
     slower there); on the Xeon (2 MiB L2) it would give its KC = 256,
     NC = 1024 anyway. ``caches``: {level: CacheLevel}, default this
