@@ -210,8 +210,9 @@ def default_shape(isa_name: str, vendor: str | None = None,
     at 768^3, 0.93-1.01 against 0.96-1.01 at 1536^3, 0.93-1.02 against
     0.94-1.00 at 2048^3, level at 512^3, 0-9% behind at 128x2048x512
     and 2% at 256x1024x512 (the wide NC: ``model_blocking``); 12x32 at
-    the L1 rule's KC=256 NC=512
-    was level with 6x32, 6x64 KC=160 3-10% behind."""
+    the L1 rule's KC=256 NC=512 was level with 6x32, 6x64 KC=160 3-10%
+    behind, 6x32 KC=128 NC=1024 as 12x32 at 1024^3-2048^3 and 1-3%
+    behind it at 768^3 and 1000^3."""
     amd, full = _amd(vendor, family)
     if isa_name == "avx512" and amd and not full:
         return "6x32"
