@@ -21,7 +21,7 @@ import dataclasses
 import math
 
 from exo_hl import SchedulingError
-from exo_hl.tune import (TuningDB, blis_blocking, cpu_family,
+from exo_hl.tune import (TuningDB, blis_blocking, cache_levels, cpu_family,
                          machine_signature)
 
 from apps.sgemm.schedule import ISAS, Isa, cache_sizes, k_block, schedule
@@ -167,70 +167,98 @@ def _flag(v) -> bool:
     return bool(v)
 
 
-def default_shape(isa_name: str, vendor: str | None = None) -> str:
-    """The model's tile: the first of ``SHAPES``, except AVX-512 on AMD
-    (``vendor``: the CPU's ``vendor_id``, default this machine's), where
-    it is 6x32: Zen 4 runs a 512-bit FMA as two 256-bit halves, one per
-    cycle, and there 6x32 measured 2-4% faster than 6x64 at 768-2048
-    (README, Zen 4 section); on the Intel Xeon 6x64 was 10-20% faster
-    than 6x32, and 12x32 1-4% faster than 6x64 (``SHAPES``)."""
+def _amd(vendor: str | None, family: int | None):
+    """(AMD?, full-width 512-bit FMAs?) for ``vendor`` (the CPU's
+    ``vendor_id``) and ``family`` (``cpu family``): both this machine's
+    when ``vendor`` is None; with ``vendor`` given and ``family`` not,
+    family 0 (an AMD core of unknown family is taken for Zen 4)."""
     if vendor is None:
         vendor = machine_signature().get("vendor", "")
-    if isa_name == "avx512" and vendor == "AuthenticAMD":
-        return "6x32"
-    return SHAPES[isa_name][0]
+        family = cpu_family() if family is None else family
+    amd = vendor == "AuthenticAMD"
+    return amd, amd and (family or 0) >= ZEN5_FAMILY
 
 
 #: the first AMD family whose cores run a 512-bit FMA at full width (Zen
 #: 5: two 16-lane FMAs a cycle, 257-272 GFLOP/s on one core against 130
-#: with AVX2); Zen 4 (family 25) runs it as two 256-bit halves
+#: with AVX2; Zen 4, family 25, runs it as two 256-bit halves, so there
+#: AVX-512 and AVX2 peaks are equal)
 ZEN5_FAMILY = 26
 
 
-def full_width_avx512(vendor: str | None = None,
-                      family: int | None = None) -> bool:
-    """Whether the CPU runs a 512-bit FMA at full width: any non-AMD
-    vendor (the Intel Xeons), and AMD from family ``ZEN5_FAMILY``.
-    ``vendor`` (``vendor_id``) and ``family`` (``cpu family``) default to
-    this machine's; a vendor given without a family is taken for family
-    0 (an AMD core of unknown family counts as Zen 4)."""
-    if vendor is None:
-        vendor = machine_signature().get("vendor", "")
-        family = cpu_family() if family is None else family
-    return vendor != "AuthenticAMD" or (family or 0) >= ZEN5_FAMILY
+def full_width_amd(vendor: str | None = None,
+                   family: int | None = None) -> bool:
+    """Whether the CPU is an AMD core with full-width 512-bit FMAs
+    (family ``ZEN5_FAMILY`` or later; ``_amd`` for the defaults): where
+    the model takes the AVX-512 tile and blocking measured on Zen 5
+    (``default_shape``, ``model_blocking``'s ``wide_nc``)."""
+    return _amd(vendor, family)[1]
+
+
+def default_shape(isa_name: str, vendor: str | None = None,
+                  family: int | None = None) -> str:
+    """The model's tile: the first of ``SHAPES`` (12x32 for AVX-512),
+    except AVX-512 on an AMD core that halves 512-bit FMAs (Zen 4, family
+    25, or an unknown family: ``_amd``), where it is 6x32: there one
+    512-bit FMA issues a cycle, and 6x32 measured 2-4% faster than 6x64
+    at 768-2048 (README, Zen 4 section); on the Intel Xeon 6x64 was
+    10-20% faster than 6x32, and 12x32 1-4% faster than 6x64
+    (``SHAPES``). On Zen 5 (family 26, full-width FMAs: twice Zen 4's
+    FMA rate, so B's stream from L2, 64 / MR bytes per FMA, counts as on
+    the Xeon) 12x32 again, with the wide NC block (``model_blocking``):
+    side by side with OpenBLAS (one thread, quiet, 6-15 rounds; README
+    "AMD Zen 5") 12x32 KC=128 NC=1024 against 6x32 KC=256 NC=512 was
+    1.01-1.07x against 0.99-1.03x at 1024^3, 1.00-1.04 against 0.95-1.02
+    at 768^3, 0.93-1.01 against 0.96-1.01 at 1536^3, 0.93-1.02 against
+    0.94-1.00 at 2048^3, level at 512^3, 0-9% behind at 128x2048x512
+    and 2% at 256x1024x512 (the wide NC: ``model_blocking``); 12x32 at
+    the L1 rule's KC=256 NC=512 was level with 6x32, 6x64 KC=160 3-10%
+    behind, 6x32 KC=128 NC=1024 as 12x32 at 1024^3-2048^3 and 1-3%
+    behind it at 768^3 and 1000^3."""
+    amd, full = _amd(vendor, family)
+    if isa_name == "avx512" and amd and not full:
+        return "6x32"
+    return SHAPES[isa_name][0]
 
 
 def narrow_shape(isa_name: str, vendor: str | None = None,
                  family: int | None = None) -> str:
     """The tile of the narrow kernels (A unpacked, N at most
     ``narrow_n``; ``narrow_mr`` x ``narrow_nr``): for AVX-512 6x64 where
-    the FMA is full width (``full_width_avx512``: Intel, Zen 5), else the
-    square kernels' own (6x32 on Zen 4, 6x16 for AVX2). There A's rows
-    are read in place (12 rows with 12x32, each a stream the prefetcher
-    follows and a set of L1 lines) and B's KC x N block is at most a few
-    panels: measured on the quiet Xeon (side by side, one thread, two
-    runs) 12x32 was 3-7% slower than 6x64 at 256^3, 384^3, 127x64x300,
-    1000x64x300 and 4099x64x300 (README). On Zen 5 (quiet, side by side,
-    best of 7; README "Narrow kernels on Zen 5") 6x64 against 6x32, one
-    thread (two runs): B packed +1-6% at 64^3-2048x128x512, B in place
-    +1-15%; two threads (one run) +1-9% on the narrow products, and as
-    the column blocks of the squares (``cols_narrow``, three runs) -3 to
-    +4%."""
-    if isa_name == "avx512" and full_width_avx512(vendor, family):
+    the FMA is full width (Intel, and AMD from ``ZEN5_FAMILY``: ``_amd``),
+    else the square kernels' own (6x32 on Zen 4, 6x16 for AVX2). There
+    A's rows are read in place (12 rows with 12x32, each a stream the
+    prefetcher follows and a set of L1 lines) and B's KC x N block is at
+    most a few panels: measured on the quiet Xeon (side by side, one
+    thread, two runs) 12x32 was 3-7% slower than 6x64 at 256^3, 384^3,
+    127x64x300, 1000x64x300 and 4099x64x300 (README). On Zen 5 (quiet,
+    side by side, best of 7; README "Narrow kernels on Zen 5") 6x64
+    against 6x32, one thread (two runs): B packed +1-6% at
+    64^3-2048x128x512, B in place +1-15%; two threads (one run) +1-9% on
+    the narrow products, and as the column blocks of the squares
+    (``cols_narrow``, three runs) -3 to +4%."""
+    amd, full = _amd(vendor, family)
+    if isa_name == "avx512" and (full or not amd):
         return "6x64"
-    return default_shape(isa_name, vendor)
+    return default_shape(isa_name, vendor, family)
 
 
-def default_prefetch(isa_name: str, vendor: str | None = None) -> int:
+def default_prefetch(isa_name: str, vendor: str | None = None,
+                     family: int | None = None) -> int:
     """The model's prefetch distance (``prefetch``, k steps ahead in B's
-    packed panel): 16 with the AVX-512 12x32 tile, whose B panels stream
-    from L2 (16 steps of 12 cycles at two FMAs a cycle: about 190 cycles
-    ahead, well past the L2's latency and within the L1 the prefetched
-    lines take, 16 x 128 bytes); else 0 (not measured). Measured on the
+    packed panel): 16 with the AVX-512 12x32 tile on Intel, whose B
+    panels stream from L2 (16 steps of 12 cycles at two FMAs a cycle:
+    about 190 cycles ahead, well past the L2's latency and within the L1
+    the prefetched lines take, 16 x 128 bytes); else 0. Measured on the
     quiet Xeon (side by side, one thread): with 12x32 KC=256, prefetch
     16 against none 0-2% faster at 768-2048^3 and 128x2048x512, 8 in
-    between; with 6x64 KC=160, 8 was mixed (README)."""
-    return 16 if default_shape(isa_name, vendor) == "12x32" else 0
+    between; with 6x64 KC=160, 8 was mixed (README). On Zen 5 (12x32
+    KC=128 NC=1024, side by side, quiet) 16 was 0-5% slower than none at
+    1024^3-2048^3 (two rounds each; README "AMD Zen 5")."""
+    amd, _ = _amd(vendor, family)
+    if amd:
+        return 0
+    return 16 if default_shape(isa_name, vendor, family) == "12x32" else 0
 
 
 #: M N K below which the app runs the one-thread kernel (``par_min``):
@@ -478,10 +506,40 @@ def even_kc(kc: int) -> int:
     return k64 if k64 and 8 * k64 >= 7 * kc else kc
 
 
-def model_blocking(mr: int, nr: int, caches: dict = None):
-    """``blis_blocking`` with KC from ``even_kc`` (MC and NC follow it)."""
+#: the NC block the model asks for on Zen 5 (``model_blocking``'s
+#: ``wide_nc``)
+WIDE_NC = 1024
+
+
+def model_blocking(mr: int, nr: int, caches: dict = None,
+                   wide_nc: int = 0):
+    """``blis_blocking`` with KC from ``even_kc`` (MC and NC follow it).
+    ``wide_nc`` (``WIDE_NC`` on Zen 5, ``full_width_amd``; else 0): KC
+    at most what lets a ``kc x wide_nc`` block of B fill half the L2
+    (``nc_l2``), a multiple of 64, so the block is wide rather than deep:
+    on a 1 MiB L2, KC = 128 and NC = 1024 instead of 256 and 512. Then
+    N up to 1024 is one NC block (A packed and each row block's C strip
+    swept once per k block instead of twice), and larger N half as many.
+    Measured on Zen 5 (quiet, one thread, side by side; README "AMD Zen
+    5"; medians of 6-15 rounds against 6x32 KC=256 NC=512): +2-3% at
+    768^3, 1000^3 and 1024^3 (two NC blocks to one; 1024^3 ahead in 13
+    of 15 rounds, never behind), +1-1.5% at 1536^3 and 2048^3 (behind in
+    a fifth of the rounds), +1% at 512^3 (one block either way); but -5%
+    at 128x2048x512 and -2.4% at 256x1024x512, where KC=128 with NC=512
+    is as fast as the old point and KC=96 NC=1024 is not: a guess, with
+    M = 128 the M x NC block of C no longer stays in the L2 beside B's
+    between k blocks (a per-product NC would need another kernel in
+    ``api.Dispatch``).
+    Not on Zen 4 (32 KiB L1: KC = 160 from the L1, and 128 measured 12%
+    slower there); on the Xeon (2 MiB L2) it would give its KC = 256,
+    NC = 1024 anyway. ``caches``: {level: CacheLevel}, default this
+    machine's."""
     b = blis_blocking(mr, nr, caches=caches)
     kc = even_kc(b.kc)
+    if wide_nc:
+        l2 = (cache_levels() if caches is None else caches).get(2)
+        cap = l2.size // 2 // (wide_nc * 4) // 64 * 64 if l2 else 0
+        kc = min(kc, cap) if cap else kc
     return b if kc == b.kc else blis_blocking(mr, nr, caches=caches,
                                               kc_range=(kc, kc))
 
@@ -501,12 +559,15 @@ def model_params(isa_name: str) -> dict:
     ``NC_COLS`` on the threads for wide products, the kernels with A
     unpacked for N at most ``narrow_n`` (``api.Dispatch``), with their
     own KC (``narrow_kc``). The row blocks ``par_dynamic`` on a machine of
-    more than one core (``dynamic_model``)."""
+    more than one core (``dynamic_model``). On Zen 5 (``full_width_amd``)
+    AVX-512 takes 12x32 with a wide NC block (KC = 128, NC = 1024 on its
+    1 MiB L2: ``model_blocking``'s ``wide_nc``), measured there."""
     shape = default_shape(isa_name)
     mr, nr = (int(x) for x in shape.split("x"))
     small = narrow_shape(isa_name)
     nmr, nnr = (int(x) for x in small.split("x"))
-    b = model_blocking(mr, nr)
+    wide = isa_name == "avx512" and full_width_amd()   # AVX2: unmeasured
+    b = model_blocking(mr, nr, wide_nc=WIDE_NC if wide else 0)
     nc_cols = max(nr, NC_COLS // nr * nr)
     n_narrow = narrow_n(nnr, narrow_kc(nmr, b.kc))
     par_min, narrow_b_par_min, _ = thread_minimums(isa_name)

@@ -1213,7 +1213,8 @@ def test_variant_checks_its_parameters():
     sp = tuning.space("avx512")
     assert sp["shape"][0] == "12x32" and sp["isa"] == ["avx512"]
     assert sp["pack_a"] == [True, False]
-    # the model's tile: 6x32 on AMD (Zen 4 halves 512-bit FMAs), else
+    # the model's tile: 6x32 on AMD (Zen 4 halves 512-bit FMAs; a vendor
+    # given without a family is taken for Zen 4), else
     # 12x32 (half the B stream from L2 per FMA), with B's panel
     # prefetched 16 k steps ahead; the narrow kernels 6x64
     assert tuning.default_shape("avx512", "AuthenticAMD") == "6x32"
@@ -1224,9 +1225,6 @@ def test_variant_checks_its_parameters():
     assert tuning.narrow_shape("avx512", "AuthenticAMD", 25) == "6x32"
     assert tuning.narrow_shape("avx512", "AuthenticAMD", 26) == "6x64"
     assert tuning.narrow_shape("avx2", "AuthenticAMD", 26) == "6x16"
-    assert [tuning.full_width_avx512("AuthenticAMD", f)
-            for f in (None, 25, 26, 27)] == [False, False, True, True]
-    assert tuning.full_width_avx512("GenuineIntel", 6)
     assert tuning.narrow_shape("avx2", "GenuineIntel") == "6x16"
     assert tuning.default_prefetch("avx512", "GenuineIntel") == 16
     assert tuning.default_prefetch("avx512", "AuthenticAMD") == 0
@@ -1686,6 +1684,48 @@ def test_model_shares_row_blocks_dynamically_on_several_cores():
     """The model's ``dynamic``: on a machine of more than one core only."""
     assert tuning.dynamic_model(2) and not tuning.dynamic_model(1)
     assert tuning.model_params("avx2")["dynamic"] == tuning.dynamic_model()
+
+
+def test_model_zen5_rule_takes_12x32_with_a_wide_nc():
+    """Zen 5 (AMD family 26: full-width 512-bit FMAs) takes 12x32, no
+    prefetch, KC = 128 and NC = 1024 on its 1 MiB L2 (``wide_nc``); Zen 4
+    (family 25) keeps 6x32 at KC = 160, the Xeon 12x32, prefetch 16, KC
+    = 256 (its 2 MiB L2 gives NC = 1024 with or without the rule); the
+    narrow kernels 6x64 where the FMA is full width (Zen 5, Intel), 6x32
+    on Zen 4."""
+    from exo_hl.tune import CacheLevel
+    def caches(l1, ways1, l2):
+        return {1: CacheLevel(1, l1 << 10, ways=ways1, line=64),
+                2: CacheLevel(2, l2 << 20, ways=16, line=64),
+                3: CacheLevel(3, 32 << 20, ways=16, line=64, shared_by=2)}
+    zen5, xeon, zen4 = caches(48, 12, 1), caches(48, 12, 2), caches(32, 8, 1)
+    amd, intel = "AuthenticAMD", "GenuineIntel"
+    assert [tuning.full_width_amd(amd, f) for f in (25, 26, 27)] \
+        == [False, True, True]
+    assert not tuning.full_width_amd(intel, 6)
+    assert not tuning.full_width_amd(amd, None)     # unknown: Zen 4's
+    assert tuning.default_shape("avx512", amd, 26) == "12x32"
+    assert tuning.default_shape("avx512", amd, 25) == "6x32"
+    assert tuning.default_shape("avx512", intel, 6) == "12x32"
+    assert tuning.default_shape("avx2", amd, 26) == "6x16"
+    assert tuning.narrow_shape("avx512", amd, 26) == "6x64"
+    assert tuning.narrow_shape("avx512", intel, 6) == "6x64"
+    assert tuning.default_prefetch("avx512", amd, 26) == 0
+    assert tuning.default_prefetch("avx512", intel, 6) == 16
+    b = tuning.model_blocking(12, 32, zen5, wide_nc=tuning.WIDE_NC)
+    assert (b.kc, b.nc_l2) == (128, 1024)
+    assert (tuning.model_blocking(12, 32, zen5).kc,
+            tuning.model_blocking(12, 32, zen5).nc_l2) == (256, 512)
+    for wide in (0, tuning.WIDE_NC):
+        b = tuning.model_blocking(12, 32, xeon, wide_nc=wide)
+        assert (b.kc, b.nc_l2) == (256, 1024)
+    assert tuning.model_blocking(6, 32, zen4).kc == 160
+    # this machine's model follows the rule for its own vendor and family
+    m = tuning.model_params("avx512")
+    if tuning.full_width_amd():
+        assert (m["shape"], m["prefetch"]) == ("12x32", 0)
+    assert m["shape"] == tuning.default_shape("avx512")
+    assert tuning.model_params("avx2")["shape"] == "6x16"
 
 
 def test_model_kc_splits_common_k_into_whole_blocks():
