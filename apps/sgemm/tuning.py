@@ -429,7 +429,8 @@ NARROW_B_PAR_MIN = 1 << 20
 
 def cols_one_mk(cols_narrow: bool, caches: dict = None) -> int:
     """The largest A (M K elements) for which the app runs the column-block
-    kernel on one thread too (``cols_one_mk``, ``api.Dispatch``): A in a
+    kernel on one thread too (``cols_one_mk``, ``api.Dispatch``, when N
+    makes whole enough blocks: ``api.whole_blocks``): A in a
     third of the L3 (2.8 M elements for a 32 MiB L3), where its rows,
     read again for each column block of ``NC_COLS``, stay in the L3
     beside B and C; 0 (never) when the column blocks are not narrow

@@ -504,14 +504,18 @@ def test_dispatch_runs_small_products_on_one_thread():
     assert d.bound(1000, 1000, 1000) == "par"         # 3 blocks + 232
     assert d.bound(256, 256, 256) == "par"            # one block
     # on one thread, the column blocks for an A of at most cols_one_mk
-    # elements (M K), with N at least two blocks; else as before
+    # elements (M K) and whole enough blocks (api.whole_blocks)
     d = api.Dispatch(Fake("par"), Fake("one"), 1000, 6, Fake("cols"), 256,
                      lambda: 1, cols_any_m=True, cols_one_mk=1024 * 1024)
     assert d.bound(1024, 1024, 1024) == "cols"        # A: 1 M elements
     assert d.bound(1024, 1024, 1025) == "par"         # one more column
     assert d.bound(128, 2048, 512) == "cols"
     assert d.bound(2048, 1000, 512) == "cols"         # blocks + a tail
-    assert d.bound(300, 511, 300) == "par"            # under two blocks
+    assert d.bound(300, 384, 300) == "cols"           # a block + half
+    assert d.bound(300, 300, 300) == "par"            # a narrow tail
+    assert d.bound(300, 560, 300) == "par"
+    assert d.bound(300, 1100, 300) == "cols"          # beside 4 blocks
+    assert d.bound(300, 255, 300) == "par"            # under a block
     assert d.bound(1, 600, 1) == "one"                # below par_min
     d = api.Dispatch(Fake("par"), Fake("one"), 1000, 6, Fake("cols"), 256,
                      lambda: 1, cols_any_m=True)
