@@ -80,7 +80,8 @@ def edge_shapes(isa, big_k: int = 8192) -> tuple:
         if t:
             Ns |= {t - 1, t, t + 1}
     if isa.nc_cols:
-        Ns |= {2 * isa.nc_cols, 2 * isa.nc_cols + 1, 4 * isa.nc_cols + 3}
+        Ns |= {2 * isa.nc_cols, 2 * isa.nc_cols + 1, 4 * isa.nc_cols + 3,
+               isa.nc_cols, isa.nc_cols + isa.nc_cols // 2}
     Ks = {1, isa.kc - 1, isa.kc + 1, big_k}
     if isa.narrow_kc:
         Ks |= {isa.narrow_kc - 1, isa.narrow_kc + 1}
