@@ -443,7 +443,11 @@ def cols_one_mk(cols_narrow: bool, caches: dict = None) -> int:
     and 256x1024x512, +8% at 128x1024x1024, +1-5% at 384^3-1024^3,
     1000^3, 768x1024x512, 2048x1024x512 and 1024x512x1024 (A 0.6-4
     MiB); +1-4% at 1536^3 (9 MiB, three runs) and -1 to -2% at 2048^3
-    and 2048x512x2048 (16 MiB: A partly from memory)."""
+    and 2048x512x2048 (16 MiB: A partly from memory). AVX-512 only (the
+    model passes ``cols_narrow`` False for AVX2): the AVX2 kernels (6x16,
+    the square one already at NC = 256, KC = 512) on the same machine
+    gained 1-3% with whole blocks (512^3-1536^3, 128x2048x512) and lost
+    3-7% with a tail (384^3, 640^3, 1000^3), two runs."""
     caches = cache_sizes() if caches is None else caches
     if not cols_narrow or not caches.get(3):
         return 0
@@ -578,7 +582,8 @@ def model_params(isa_name: str) -> dict:
             "par_min": par_min,
             "nc_cols": nc_cols,
             "cols_narrow": nc_cols <= n_narrow,
-            "cols_one_mk": cols_one_mk(nc_cols <= n_narrow),
+            "cols_one_mk": cols_one_mk(nc_cols <= n_narrow
+                                       and isa_name == "avx512"),
             "narrow_shape": small,
             "narrow_n": n_narrow,
             "narrow_kc": narrow_kc(nmr, b.kc),

@@ -1634,6 +1634,7 @@ def test_model_runs_column_blocks_on_one_thread_for_an_a_in_the_l3():
     assert "cols_one_mk" in tuning.THREAD_PARAMS
     m = tuning.model_params("avx512")
     assert m["cols_one_mk"] == tuning.cols_one_mk(m["cols_narrow"])
+    assert tuning.model_params("avx2")["cols_one_mk"] == 0
     isa = tuning.variant("avx2", {"kc": 32, "nc_cols": 64,
                                   "cols_one_mk": 5000})
     assert isa.cols_one_mk == 5000
