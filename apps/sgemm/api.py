@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import math
 import os
 
 import numpy as np
@@ -90,6 +91,21 @@ def columns_procedure(isa_name: str):
     (``schedule.by_columns``), or None when its parameters have no
     ``nc_cols`` (or are not blocked)."""
     return _scheduled(isa_name)[3]
+
+
+@functools.lru_cache(maxsize=None)
+def columns_alt_procedures(isa_name: str):
+    """(C += A @ B, C = alpha A @ B + beta C) with the threads on column
+    blocks of the second width ``nc_cols_alt`` (``by_columns``, suffix
+    ``'_alt'``), or None without it; scheduled when the first product
+    that runs them comes."""
+    isa, _ = configuration(isa_name)
+    if not isa.nc_cols_alt:
+        return None
+    kernel = by_columns(isa, isa.nc_cols_alt, suffix="_alt")
+    if kernel is None:
+        return None
+    return kernel, alpha_beta(isa, kernel, "_cols_alt")
 
 
 def _static_rows(isa) -> bool:
@@ -233,16 +249,29 @@ def whole_blocks(n: int, nc: int) -> bool:
     return n >= nc and (tail == 0 or 2 * tail >= nc or n >= 4 * nc)
 
 
-def even(n: int, nc: int, threads: int) -> bool:
-    """Whether ``threads`` threads on the ``n // nc`` column blocks of
-    ``nc`` (OpenMP's static schedule), then one of them on the last
-    ``n % nc`` columns, take at most 15% longer than an even share of
-    the ``n`` columns: ``ceil(blocks / threads) + (n % nc) / nc <= 1.15
-    n / (nc threads)``. At least two threads and a block each."""
-    blocks = n // nc
+def imbalance(n: int, nc: int, threads: int) -> float:
+    """How much longer than an even share of the ``n`` columns
+    ``threads`` threads take on the ``n // nc`` column blocks of ``nc``
+    (OpenMP's static schedule), then one of them on the last ``n % nc``
+    columns: ``(ceil(blocks / threads) + (n % nc) / nc) * nc threads /
+    n`` (1.0: even); infinite below two threads or a block each."""
+    blocks = n // nc if nc else 0
     if threads < 2 or blocks < threads:
-        return False
-    return -(-blocks // threads) + (n % nc) / nc <= 1.15 * n / nc / threads
+        return math.inf
+    return (-(-blocks // threads) + (n % nc) / nc) * nc * threads / n
+
+
+#: the column split runs when its imbalance is at most this: 1.15 on the
+#: Xeon's evidence, lowered on Zen 5's (2 threads, quiet, side by side):
+#: at 576^3 (2 blocks of 256 and 64 columns, 1.11) the column split ran
+#: at 0.90x OpenBLAS, the row split 0.98x
+EVEN_SLACK = 1.10
+
+
+def even(n: int, nc: int, threads: int) -> bool:
+    """Whether the column blocks of ``nc`` share out within
+    ``EVEN_SLACK`` (``imbalance``)."""
+    return imbalance(n, nc, threads) <= EVEN_SLACK
 
 
 class Dispatch:
@@ -278,12 +307,16 @@ class Dispatch:
     "Two threads: columns on narrow kernels"). On one thread the column
     blocks do not share out, but with ``cols_one_mk`` the products whose
     A has at most that many elements still run that kernel (the narrow
-    kernel per column block; ``tuning.cols_one_mk``)."""
+    kernel per column block; ``tuning.cols_one_mk``). A product whose N
+    does not share out in blocks of ``nc_cols`` but does in blocks of
+    ``nc_cols_alt`` runs ``cols_alt``, the same kernel with that block
+    width (``tuning.NC_COLS_ALT_PANELS``)."""
 
     def __init__(self, threaded, one=None, par_min=0, mr=1, cols=None,
                  nc_cols=0, threads=None, narrow=None, narrow_n=0,
                  static=None, dynamic_min_n=0, short=None, short_m=0,
-                 short_n=0, cols_any_m=False, cols_one_mk=0):
+                 short_n=0, cols_any_m=False, cols_one_mk=0,
+                 cols_alt=None, nc_cols_alt=0):
         self.threaded, self.one, self.cols = threaded, one, cols
         self.par_min, self.mr, self.nc_cols = par_min, mr, nc_cols
         self.threads = threads
@@ -291,6 +324,7 @@ class Dispatch:
         self.static, self.dynamic_min_n = static, dynamic_min_n
         self.short, self.short_m, self.short_n = short, short_m, short_n
         self.cols_any_m, self.cols_one_mk = cols_any_m, cols_one_mk
+        self.cols_alt, self.nc_cols_alt = cols_alt, nc_cols_alt
 
     def pick(self, M, N, K):
         """The kernel that runs an M x N x K product."""
@@ -303,10 +337,14 @@ class Dispatch:
             return self.one
         if self.cols is not None and (M < N or self.cols_any_m):
             t = self.threads()
-            if even(N, self.nc_cols, t) or (
-                    t == 1 and M * K <= self.cols_one_mk and
-                    whole_blocks(N, self.nc_cols)):
+            if t == 1 and M * K <= self.cols_one_mk and \
+                    whole_blocks(N, self.nc_cols):
                 return self.cols
+            a = imbalance(N, self.nc_cols, t)
+            b = imbalance(N, self.nc_cols_alt, t) \
+                if self.cols_alt is not None else math.inf
+            if min(a, b) <= EVEN_SLACK:
+                return self.cols if a <= b else self.cols_alt
         if self.one is not None and M < 2 * self.mr:
             return self.one
         if self.static is not None and N < self.dynamic_min_n:
@@ -349,6 +387,11 @@ def compiled(isa_name: str):
     def scaled(i):
         return Deferred(lambda: RawKernel(
             alpha_beta_procedures(isa_name)[i].compile()))
+
+    def alt(i):
+        return Deferred(lambda: RawKernel(
+            columns_alt_procedures(isa_name)[i].compile())) \
+            if cols is not None and isa.nc_cols_alt else None
     narrow = functools.partial(_narrow_dispatch, isa_name) \
         if isa.narrow_n else None
     narrow_scaled = functools.partial(_narrow_dispatch, isa_name, True) \
@@ -363,12 +406,14 @@ def compiled(isa_name: str):
                      isa.par_min, isa.mr, cols, isa.nc_cols, threads,
                      narrow, isa.narrow_n, static, isa.dynamic_min_n,
                      cols_any_m=isa.cols_narrow,
-                     cols_one_mk=isa.cols_one_mk),
+                     cols_one_mk=isa.cols_one_mk, cols_alt=alt(0),
+                     nc_cols_alt=isa.nc_cols_alt),
             Dispatch(scaled(0), scaled(1) if one else None, isa.par_min,
                      isa.mr, scaled(2) if cols else None, isa.nc_cols,
                      threads, narrow_scaled, isa.narrow_n, static_scaled,
                      isa.dynamic_min_n, cols_any_m=isa.cols_narrow,
-                     cols_one_mk=isa.cols_one_mk))
+                     cols_one_mk=isa.cols_one_mk, cols_alt=alt(1),
+                     nc_cols_alt=isa.nc_cols_alt))
 
 
 @functools.lru_cache(maxsize=None)

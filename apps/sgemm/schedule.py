@@ -192,6 +192,9 @@ class Isa:
     cols_narrow: bool = False  # the app's too: that kernel's column
     #                        blocks run the narrow kernel (A unpacked,
     #                        KC = ``narrow_kc``; ``by_columns``)
+    nc_cols_alt: int = 0   # the app's too: a second column block, for
+    #                        products whose N does not share out in
+    #                        blocks of ``nc_cols`` (0: none)
     cols_one_mk: int = 0   # the app's too: on one thread, products whose
     #                        A has at most this many elements (M K) run
     #                        that kernel as well (0: never)
@@ -263,11 +266,16 @@ class Isa:
             raise ValueError(f"{self.name}: the narrow tile "
                              f"{self.narrow_mr}x{self.narrow_nr} is negative "
                              f"or NR not a multiple of {self.lanes} lanes")
-        if self.nc_cols < 0 or self.nc_cols % self.cols_nr:
-            raise ValueError(f"{self.name}: nc_cols={self.nc_cols} is not "
-                             f"a multiple of NR={self.cols_nr}" +
-                             (" (the narrow tile's: cols_narrow)"
-                              if self.cols_narrow else ""))
+        for f in ("nc_cols", "nc_cols_alt"):
+            v = getattr(self, f)
+            if v < 0 or v % self.cols_nr:
+                raise ValueError(f"{self.name}: {f}={v} is not a multiple "
+                                 f"of NR={self.cols_nr}" +
+                                 (" (the narrow tile's: cols_narrow)"
+                                  if self.cols_narrow else ""))
+        if self.nc_cols_alt and not self.nc_cols:
+            raise ValueError(f"{self.name}: nc_cols_alt={self.nc_cols_alt} "
+                             f"needs nc_cols")
         if self.narrow_kc < 0 or (self.narrow_kc and
                                   self.prefetch >= self.narrow_kc):
             raise ValueError(f"{self.name}: narrow_kc={self.narrow_kc} is "
@@ -319,6 +327,7 @@ class Isa:
                 "mc": self.mc, "par": self.par, "pack_a": self.pack_a,
                 "pack_b": self.pack_b, "prefetch": self.prefetch,
                 "par_min": self.par_min, "nc_cols": self.nc_cols,
+                "nc_cols_alt": self.nc_cols_alt,
                 "cols_narrow": self.cols_narrow,
                 "cols_one_mk": self.cols_one_mk,
                 "narrow_n": self.narrow_n, "narrow_kc": self.narrow_kc,
@@ -353,6 +362,7 @@ class Isa:
             (f" 1 thread below MNK={self.par_min}" if self.par_min else "") \
             + (f" wide: par cols of {self.nc_cols}" +
                (" (A unpacked)" if self.cols_narrow else "") +
+               (f" or {self.nc_cols_alt}" if self.nc_cols_alt else "") +
                (f", on 1 thread for MK <= {self.cols_one_mk}"
                 if self.cols_one_mk else "")
                if self.nc_cols else "") \
@@ -1118,10 +1128,11 @@ def sequential(isa: Isa, st: list = None) -> Procedure:
                    inner.rename(name + "_block"), name)
 
 
-def by_columns(isa: Isa, nc: int, st: list = None) -> Procedure:
+def by_columns(isa: Isa, nc: int, st: list = None,
+               suffix: str = "") -> Procedure:
     """A blocked description's kernel with the threads on column blocks
     of ``nc`` instead of the row blocks, named ``isa.kernel_name +
-    '_cols'``: ``blocked`` with ``par='cols'`` around the sequential block
+    '_cols'`` (+ ``suffix``, for a second block width): ``blocked`` with ``par='cols'`` around the sequential block
     kernel of ``stages(isa)`` (or ``st``) -- the block kernel does not
     depend on NC, so only the driver is built again. Each thread packs
     and reads only its own columns of B, and a call opens one parallel
@@ -1144,14 +1155,14 @@ def by_columns(isa: Isa, nc: int, st: list = None) -> Procedure:
     pass over C per 512 k steps instead of per 160). ``st`` is then not
     used, and the description need not be blocked."""
     if isa.cols_narrow:
-        name = isa.kernel_name + "_cols_narrow"
+        name = isa.kernel_name + "_cols_narrow" + suffix
         base = _narrow_base(isa, True)
         return blocked(dataclasses.replace(base, par="cols", nc=nc),
                        narrow_block(isa, name + "_block"), name)
     if not isa.blocked:
         return None
     st = stages(isa) if st is None else st
-    name = isa.kernel_name + "_cols"
+    name = isa.kernel_name + "_cols" + suffix
     inner = st[-2][1] if isa.par == "cols" else \
         next(p for w, p in st if w == SEQUENTIAL)
     return blocked(dataclasses.replace(isa, par="cols", nc=nc, mc=0,
@@ -1173,7 +1184,7 @@ def _narrow_base(isa: Isa, pack_b: bool) -> Isa:
                                narrow_b_par_min=0,
                                pack_b=isa.pack_b and pack_b,
                                par_min=0, nc_cols=0, cols_narrow=False,
-                               cols_one_mk=0,
+                               cols_one_mk=0, nc_cols_alt=0,
                                narrow_n=0, order="rows", dynamic=False,
                                dynamic_min_n=0)
 
@@ -1242,7 +1253,8 @@ def static_rows(isa: Isa) -> Procedure:
     (MR x N x KC) are too small for a claim from the shared counter per
     block (``tuning.dynamic_min_n``)."""
     base = dataclasses.replace(isa, dynamic=False, par_min=0, nc_cols=0,
-                               cols_narrow=False, cols_one_mk=0, narrow_n=0,
+                               cols_narrow=False, cols_one_mk=0,
+                               nc_cols_alt=0, narrow_n=0,
                                dynamic_min_n=0)
     return stages(base)[-1][1].rename(isa.kernel_name + "_static")
 

@@ -139,6 +139,9 @@ def variant(isa_name: str, params: dict) -> Isa:
                                        "cols_narrow", False)),
                                    cols_one_mk=int(params.get(
                                        "cols_one_mk", 0)),
+                                   nc_cols_alt=int(params.get(
+                                       "nc_cols_alt", 0))
+                                   // cols_nr * cols_nr,
                                    narrow_n=int(params.get("narrow_n", 0)),
                                    narrow_kc=int(params.get("narrow_kc",
                                                             0)),
@@ -333,6 +336,19 @@ def thread_minimums(isa_name: str, threads: int = None):
 #: 160 KiB at KC = 160, a fraction of the L2 each thread packs and reads
 #: alone, and N = 1024 or 2048 share out evenly between 2 or 4 threads
 NC_COLS = 256
+
+
+#: the second column block of the column-split kernel
+#: (``nc_cols_alt``: 3 panels of the narrow tile, 192 columns with 6x64)
+#: for the products whose N does not share out in blocks of ``NC_COLS``
+#: between the threads (``api.even``) but does in these: N = 384, 768,
+#: 1152 on two threads. Measured on the quiet Zen 5 (2 threads, wall
+#: clock, best of 7, side by side with the row split; README "Two
+#: threads: a second column block"): 384^3 1.00-1.01x OpenBLAS against
+#: 0.975-0.98 (and 0.96 for the static row split the app ran), 768^3
+#: 1.03 against 1.00-1.02, 1152^3 1.01 against 0.97. AVX-512 with the
+#: narrow column blocks only (as ``cols_one_mk``; 0 elsewhere)
+NC_COLS_ALT_PANELS = 3
 
 
 #: products of at most this many column panels (N <= 2 NR: 128 for the
@@ -584,6 +600,8 @@ def model_params(isa_name: str) -> dict:
             "cols_narrow": nc_cols <= n_narrow,
             "cols_one_mk": cols_one_mk(nc_cols <= n_narrow
                                        and isa_name == "avx512"),
+            "nc_cols_alt": NC_COLS_ALT_PANELS * nnr
+            if nc_cols <= n_narrow and isa_name == "avx512" else 0,
             "narrow_shape": small,
             "narrow_n": n_narrow,
             "narrow_kc": narrow_kc(nmr, b.kc),
@@ -624,7 +642,8 @@ def configured(isa_name: str, source: str = "auto"):
 #: the app's choice of kernel per product (``api.Dispatch``), not the
 #: schedule's: the search times the threaded kernel on large squares,
 #: where it does not matter, so a record takes them from the model
-THREAD_PARAMS = ("par_min", "nc_cols", "cols_narrow", "cols_one_mk",
+THREAD_PARAMS = ("par_min", "nc_cols", "nc_cols_alt", "cols_narrow",
+                 "cols_one_mk",
                  "narrow_shape",
                  "narrow_n", "narrow_kc", "narrow_b_m", "narrow_b_n",
                  "narrow_b_par_min", "dynamic_min_n")

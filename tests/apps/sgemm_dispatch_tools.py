@@ -16,15 +16,16 @@ from apps.sgemm import api, tuning
 
 #: the kernels a description with every dispatch parameter has, by the
 #: suffix of their name after ``sgemm_<isa>`` / ``sgemm_alpha_beta_<isa>``
-EVERY_KERNEL = ("", "_1t", "_static", "_cols", "_narrow", "_narrow_1t",
-                "_narrow_bip", "_narrow_bip_1t")
+EVERY_KERNEL = ("", "_1t", "_static", "_cols", "_cols_alt", "_narrow",
+                "_narrow_1t", "_narrow_bip", "_narrow_bip_1t")
 
 
 def clear_api_caches():
     for f in (api.compiled, api._narrow_dispatch, api._scheduled,
               api.narrow_procedures, api.alpha_beta_procedures,
               api.narrow_alpha_beta_procedures, api.static_procedure,
-              api.static_alpha_beta_procedure, api.configuration):
+              api.static_alpha_beta_procedure, api.configuration,
+              api.columns_alt_procedures):
         getattr(f, "cache_clear", lambda: None)()
 
 
@@ -56,7 +57,8 @@ def suffix(name: str, isa_name: str) -> str:
     for head in (f"sgemm_alpha_beta_{isa_name}", f"sgemm_{isa_name}"):
         if name.startswith(head):         # (the cols kernel's alpha/beta
             rest = name[len(head):]       # one drops '_narrow')
-            return "_cols" if rest == "_cols_narrow" else rest
+            return {"_cols_narrow": "_cols",
+                    "_cols_narrow_alt": "_cols_alt"}.get(rest, rest)
     raise AssertionError(name)
 
 
@@ -82,6 +84,8 @@ def edge_shapes(isa, big_k: int = 8192) -> tuple:
     if isa.nc_cols:
         Ns |= {2 * isa.nc_cols, 2 * isa.nc_cols + 1, 4 * isa.nc_cols + 3,
                isa.nc_cols, isa.nc_cols + isa.nc_cols // 2}
+    if isa.nc_cols_alt:
+        Ns |= {2 * isa.nc_cols_alt, 4 * isa.nc_cols_alt + 1}
     Ks = {1, isa.kc - 1, isa.kc + 1, big_k}
     if isa.narrow_kc:
         Ks |= {isa.narrow_kc - 1, isa.narrow_kc + 1}

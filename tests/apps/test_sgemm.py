@@ -520,6 +520,18 @@ def test_dispatch_runs_small_products_on_one_thread():
     d = api.Dispatch(Fake("par"), Fake("one"), 1000, 6, Fake("cols"), 256,
                      lambda: 1, cols_any_m=True)
     assert d.bound(1024, 1024, 1024) == "par"         # no cols_one_mk
+    # a second column width for N that shares out in it, not in nc_cols
+    d = api.Dispatch(Fake("par"), Fake("one"), 1000, 6, Fake("cols"), 256,
+                     lambda: 2, cols_any_m=True, cols_alt=Fake("alt"),
+                     nc_cols_alt=192)
+    assert d.bound(384, 384, 384) == "alt"            # 2 x 192
+    assert d.bound(768, 768, 768) == "alt"            # 4 x 192, 3 x 256
+    assert d.bound(1152, 1152, 1152) == "alt"         # 6 x 192, 4 x 256 +
+    assert d.bound(576, 576, 576) == "par"            # 1.11, 1.33: rows
+    assert d.bound(1024, 1024, 1024) == "cols"        # 4 x 256
+    assert d.bound(1536, 1536, 1536) == "cols"        # a tie: nc_cols
+    assert d.bound(640, 640, 640) == "par"            # neither
+    assert d.bound(2, 384, 1) == "one"                # below par_min
     # narrow products (N <= narrow_n) on the kernels with A unpacked,
     # which are built only when the first one comes
     built = []
@@ -569,6 +581,10 @@ def test_dispatch_runs_small_products_on_one_thread():
     assert api.even(1024, 256, 2) and api.even(1088, 256, 2)
     assert not api.even(1000, 256, 2) and not api.even(768, 256, 2)
     assert not api.even(4096, 256, 1) and not api.even(256, 256, 2)
+    assert api.imbalance(1024, 256, 2) == 1.0
+    assert api.imbalance(1152, 256, 2) == 2.5 * 256 * 2 / 1152
+    assert api.imbalance(100, 0, 2) == api.imbalance(512, 256, 1) == \
+        float("inf")
 
 
 def test_bound_calls_for_the_benchmark(chain):
@@ -1641,6 +1657,28 @@ def test_model_runs_column_blocks_on_one_thread_for_an_a_in_the_l3():
     assert "on 1 thread for MK <= 5000" in isa.blocking_label
     with pytest.raises(SchedulingError, match="cols_one_mk=-1"):
         tuning.variant("avx2", {"cols_one_mk": -1})
+
+
+def test_model_second_column_block():
+    """``nc_cols_alt``: 3 narrow panels (192 with 6x64) for AVX-512 with
+    narrow column blocks, 0 for AVX2; refused without ``nc_cols`` or off
+    the tile; in the label."""
+    m = tuning.model_params("avx512")
+    nnr = int(m["narrow_shape"].split("x")[1])
+    assert m["nc_cols_alt"] == (tuning.NC_COLS_ALT_PANELS * nnr
+                                if m["cols_narrow"] else 0)
+    assert tuning.model_params("avx2")["nc_cols_alt"] == 0
+    assert "nc_cols_alt" in tuning.THREAD_PARAMS
+    isa = tuning.variant("avx2", {"kc": 32, "nc_cols": 64,
+                                  "nc_cols_alt": 48})
+    assert isa.nc_cols_alt == 48 and "par cols of 64 or 48" in \
+        isa.blocking_label
+    assert tuning.variant("avx2", {"nc_cols": 64,
+                                   "nc_cols_alt": 50}).nc_cols_alt == 48
+    with pytest.raises(SchedulingError, match="needs nc_cols"):
+        tuning.variant("avx2", {"nc_cols_alt": 48})
+    with pytest.raises(ValueError, match="nc_cols_alt=40 is not a multiple"):
+        dataclasses.replace(isa, nc_cols_alt=40)
 
 
 def test_narrow_b_in_place_parameters():

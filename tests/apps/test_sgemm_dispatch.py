@@ -25,10 +25,12 @@ from tests.apps.sgemm_dispatch_tools import (EVERY_KERNEL, check_products,
 
 #: every dispatch parameter on, thresholds where the brief's N land:
 #: N <= 256 narrow (B in place for M <= 8, N <= 16), N = 512.. on the
-#: column split of 256 (even on 2 threads), 257..511 on the row split,
-#: static below N = 400
+#: column split of 256 (even on 2 threads), 384 on the one of 192,
+#: 257..511 else on the row split, static below N = 400; on one thread
+#: the column split for M K <= 4096
 POINT = {"shape": "2x8", "kc": 16, "nc": 32, "par_min": 1 << 14,
-         "nc_cols": 256, "cols_narrow": True, "narrow_n": 256,
+         "nc_cols": 256, "nc_cols_alt": 192, "cols_one_mk": 1 << 12,
+         "cols_narrow": True, "narrow_n": 256,
          "narrow_kc": 24, "narrow_shape": "3x8", "narrow_b_m": 8,
          "narrow_b_n": 16, "narrow_b_par_min": 1 << 9, "dynamic": True,
          "dynamic_min_n": 400}

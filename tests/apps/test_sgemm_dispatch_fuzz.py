@@ -1,7 +1,7 @@
 """Fuzzer of the SGEMM app's kernel choice: random descriptions (a tile,
 KC, NC, MC, packing, prefetch, loop order, row-block sharing, and the
 app's dispatch thresholds: ``par_min``, ``nc_cols`` / ``cols_narrow`` /
-``cols_one_mk``, the
+``cols_one_mk`` / ``nc_cols_alt``, the
 narrow kernels' tile, KC, ``narrow_n`` and B-in-place limits,
 ``dynamic_min_n``) and random shapes drawn around that description's
 tails and thresholds, run through ``api.sgemm`` (every kernel
@@ -63,6 +63,7 @@ def _thresholds(rng, mr, nr, kc):
            "nc_cols": _pick(rng, [0, nr, 2 * nr, 3 * nr, 64, 256]),
            "cols_narrow": bool(rng.integers(2)),
            "cols_one_mk": _pick(rng, [0, 0, 1 << 8, 1 << 20]),
+           "nc_cols_alt": _pick(rng, [0, 0, nr, 3 * nr, 48]),
            "narrow_n": _pick(rng, [0, nr, 24, 64, 256]),
            "narrow_kc": _pick(rng, [0, kc - 1, kc + 1, 2 * kc, 24]),
            "narrow_b_m": _pick(rng, [0, 1, 8, 64]),
