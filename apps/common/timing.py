@@ -40,6 +40,18 @@ def _warm(fn, seconds):
         fn()
 
 
+def wake_threads(fns, seconds=0.3):
+    """Run each of ``fns`` untimed for ``seconds``: for the first
+    samples after the thread count changes. After a one-thread phase the
+    other virtual CPUs have been idle for minutes, and the 10 ms warm-up
+    before a sample did not bring them to speed: on the 2-core Zen 5 the
+    first two-thread shape of a run (64^3) was measured at 0.82-0.86x
+    OpenBLAS in two recorded runs and at 1.14-1.31x when the same
+    two-thread shapes ran in a run of their own."""
+    for fn in fns:
+        _warm(fn, seconds)
+
+
 def best_times(fns, reps, clock="wall", threads=1, min_time=0.02,
                settle=0.0, warmup=0.01):
     """Best seconds per call of each of ``fns``, sampled in turn (a sample

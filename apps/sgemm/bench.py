@@ -82,7 +82,8 @@ BLAS_NOTES = configure_blas()        # before numpy is imported
 import numpy as np  # noqa: E402
 
 from apps.common.peak import thread_peaks  # noqa: E402
-from apps.common.timing import add_timing_args, best_times  # noqa: E402
+from apps.common.timing import (add_timing_args, best_times,  # noqa: E402
+                                 wake_threads)
 from apps.common.mkl import Mkl  # noqa: E402
 from apps.common.results import record_run  # noqa: E402
 from apps.sgemm.api import choose_isa, compiled, configuration  # noqa: E402
@@ -134,6 +135,12 @@ def measure(kernel, blas, shapes, threads, reps, peaks, isa, emulated,
         blas.set_threads(t)
         if mkl is not None:
             mkl.set_threads(t)
+        if t > 1:
+            X = rng.standard_normal((512, 512), dtype=np.float32)
+            wake_threads([kernel.bound(512, 512, 512, X, X, np.zeros_like(X)),
+                          blas.bound_sgemm(X, X, np.zeros_like(X))]
+                         + ([mkl.bound_sgemm(X, X, np.zeros_like(X))]
+                            if mkl is not None else []))
         for m, n, k in shapes:
             check(kernel, blas, m, n, k, rng)
             A = rng.standard_normal((m, k), dtype=np.float32)
