@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -94,19 +93,14 @@ def default_threads() -> int:
 def measure(threads: int) -> float | None:
     """The probe's cost of one region on ``threads`` threads, in us; None
     when it cannot be built or does not run ``threads`` threads."""
+    from apps.common.peak import PeakUnavailable, build_probe
     with tempfile.TemporaryDirectory(prefix="exo_hl_fork_") as d:
-        src, exe = os.path.join(d, "fork.c"), os.path.join(d, "fork")
-        with open(src, "w") as f:
-            f.write(PROBE)
-        cc = shlex.split(os.environ.get("CC", "cc"))
         try:
-            r = subprocess.run([*cc, "-O2", "-fopenmp", "-o", exe, src],
-                               capture_output=True)
-            if r.returncode != 0:
-                return None
+            exe = build_probe(PROBE, d, "fork", "parallel-region",
+                              ("-fopenmp",))
             out = subprocess.run([exe, str(threads)], capture_output=True,
                                  text=True, timeout=60)
-        except (OSError, subprocess.TimeoutExpired):
+        except (PeakUnavailable, OSError, subprocess.TimeoutExpired):
             return None
     try:
         us, seen = out.stdout.split()

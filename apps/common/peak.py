@@ -130,17 +130,21 @@ int main(int argc, char **argv)
 """
 
 
-def build_probe(source: str, workdir: str, name: str, what: str) -> str:
-    """Compile a probe's C ``source`` with ``$CC -O2`` in ``workdir``; the
-    executable's path. Raises ``PeakUnavailable`` (``what`` names the
-    probe) when it does not compile. Shared by the FMA, dot-product and
-    AMX probes."""
+def build_probe(source: str, workdir: str, name: str, what: str,
+                flags=()) -> str:
+    """Compile a probe's C ``source`` with ``$CC -O2`` (and ``flags``) in
+    ``workdir``; the executable's path. Raises ``PeakUnavailable``
+    (``what`` names the probe) when it does not compile. Shared by the
+    FMA, dot-product, AMX and parallel-region (``fork_cost``) probes."""
     src, exe = os.path.join(workdir, f"{name}.c"), os.path.join(workdir, name)
     with open(src, "w") as f:
         f.write(source)
     cc = shlex.split(os.environ.get("CC", "cc"))
-    r = subprocess.run([*cc, "-O2", "-o", exe, src], capture_output=True,
-                       text=True)
+    try:
+        r = subprocess.run([*cc, "-O2", *flags, "-o", exe, src],
+                           capture_output=True, text=True)
+    except OSError as e:                       # no compiler at all
+        raise PeakUnavailable(f"cannot compile the {what} probe: {e}")
     if r.returncode != 0:
         raise PeakUnavailable(f"cannot compile the {what} probe: "
                               f"{r.stderr.strip()[:200] or r.returncode}")
