@@ -307,10 +307,11 @@ class Dispatch:
     "Two threads: columns on narrow kernels"). On one thread the column
     blocks do not share out, but with ``cols_one_mk`` the products whose
     A has at most that many elements still run that kernel (the narrow
-    kernel per column block; ``tuning.cols_one_mk``). A product whose N
-    does not share out in blocks of ``nc_cols`` but does in blocks of
-    ``nc_cols_alt`` runs ``cols_alt``, the same kernel with that block
-    width (``tuning.NC_COLS_ALT_PANELS``)."""
+    kernel per column block; ``tuning.cols_one_mk``). With ``cols_alt``,
+    the same kernel with blocks of ``nc_cols_alt``
+    (``tuning.NC_COLS_ALT_PANELS``), the column split takes the width
+    whose blocks share out more evenly (``imbalance``; ``nc_cols`` on a
+    tie, neither above ``EVEN_SLACK``)."""
 
     def __init__(self, threaded, one=None, par_min=0, mr=1, cols=None,
                  nc_cols=0, threads=None, narrow=None, narrow_n=0,
