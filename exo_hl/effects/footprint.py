@@ -11,7 +11,9 @@ minutes.
 The *footprint* of a callee ``f`` is a procedure with ``f``'s signature
 whose body writes every location of each tensor/window parameter ``f``
 may write or reduce (``written_buffers``, through its callees too), and
-reads every location of each other tensor/window parameter. Its effect,
+reads every location of each other tensor/window parameter. Data scalar
+parameters (``a: f32``) count as one-location buffers: they are passed by
+reference, so a callee that writes ``a`` writes the caller's scalar. Its effect,
 substituted at a call, over-approximates the call's: every access ``f``
 makes through a parameter lies inside that parameter's declared extents
 (``f`` passed the bounds check: ``@proc``, ``@instr`` and every rewrite
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 from ..caches import memo
 from ..core_ir import build as B
+from ..core_ir import types as T
 from ..core_ir.buffers import written_buffers
 from ..core_ir.memory import DRAM
 from ..core_ir.nodes import IR
@@ -60,19 +63,26 @@ def footprint_proc(proc):
     body = []
     for fa in proc.args:
         t = fa.type
-        if not isinstance(t, IR.Tensor):
+        # a data scalar parameter is passed by reference: the callee may
+        # write the caller's scalar (or read it while another iteration of
+        # a par loop writes it), so it has a footprint too, of one location
+        if isinstance(t, IR.Tensor):
+            elem, his = t.type, tuple(t.hi)
+        elif T.is_real_scalar(t):
+            elem, his = t, ()
+        else:
             continue
-        ks = [Sym(f"k{d}") for d in range(len(t.hi))]
+        ks = [Sym(f"k{d}") for d in range(len(his))]
         idx = tuple(B.index_read(k) for k in ks)
         if fa.name in written:
-            zero = IR.Const(0.0, type=t.type, srcinfo=None)
-            s = IR.Assign(fa.name, t.type, idx, zero, srcinfo=None)
+            zero = IR.Const(0.0, type=elem, srcinfo=None)
+            s = IR.Assign(fa.name, elem, idx, zero, srcinfo=None)
         else:
             tmp = Sym("t")
-            body.append(IR.Alloc(tmp, t.type, DRAM, srcinfo=None))
-            rd = IR.Read(fa.name, idx, type=t.type, srcinfo=None)
-            s = IR.Assign(tmp, t.type, (), rd, srcinfo=None)
-        for k, h in reversed(list(zip(ks, t.hi))):
+            body.append(IR.Alloc(tmp, elem, DRAM, srcinfo=None))
+            rd = IR.Read(fa.name, idx, type=elem, srcinfo=None)
+            s = IR.Assign(tmp, elem, (), rd, srcinfo=None)
+        for k, h in reversed(list(zip(ks, his))):
             s = IR.For(k, B.const(0), h, (s, ), IR.Seq, srcinfo=None)
         body.append(s)
     return proc.update(name=proc.name + "_footprint", preds=(),
