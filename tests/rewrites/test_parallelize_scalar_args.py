@@ -92,8 +92,9 @@ def test_private_or_read_only_scalar_still_parallel(p, equiv):
 
 # ----------------------------------------------------------------------
 # the class as a generator: loop bodies mixing direct and through-call
-# reads and writes of a scalar that is shared (allocated before the loop)
-# or private (allocated in the body), at any call depth. The oracle: the
+# reads and writes of a scalar that is shared
+# (allocated before the loop, or a parameter) or private (allocated in
+# the body), at any call depth. The oracle: the
 # iterations race exactly when the scalar is shared and something writes
 # it; parallelize must refuse those and accept the others.
 @proc
@@ -112,14 +113,19 @@ _STMTS = {
 
 def _draw(rng):
     kinds = [rng.choice(sorted(_STMTS)) for _ in range(rng.randint(1, 4))]
-    shared = rng.random() < 0.5
+    where = rng.choice(["alloc", "param", "private"])
+    shared = where != "private"
     body = [_STMTS[k][0] for k in kinds]
-    if shared:
-        head, pre = ["    t: f32", "    t = x[0]"], []
+    sig = "def gen(x: f32[64], y: f32[64]):"
+    head, pre = [], []
+    if where == "alloc":
+        head = ["    t: f32", "    t = x[0]"]
+    elif where == "param":          # the caller's scalar, by reference
+        sig = "def gen(x: f32[64], y: f32[64], t: f32):"
     else:
-        head, pre = [], ["        t: f32"]
+        pre = ["        t: f32"]
     src = "\n".join(
-        ["def gen(x: f32[64], y: f32[64]):"] + head
+        [sig] + head
         + ["    for i in seq(0, 64):"] + pre
         + ["        " + s for s in body]) + "\n"
     race = shared and any(_STMTS[k][1] for k in kinds)
