@@ -21,7 +21,11 @@ Semantics, chosen to agree with the generated C:
   (integer types); reading before writing is the program's bug, and NaN
   makes it show. A local data scalar starts at zero, as the C code
   initialises it.
-- ``par`` loops run sequentially. Calls run the callee's body (an ``@instr``
+- ``par`` loops run sequentially, first iteration first, or last first
+  when the run's ``ConfigState`` has ``par_order = "reverse"``: a par loop
+  whose iterations are independent (what ``parallelize`` proves) gives the
+  same results either way, so a run in both orders is an oracle for a race
+  the analysis missed (the schedule fuzzer uses it). Calls run the callee's body (an ``@instr``
   is interpreted by its body, never its C template); externs run
   ``Extern.interpret``.
 - Config state lives in a ``ConfigState`` (a dict keyed by
@@ -44,7 +48,7 @@ import numpy as np
 from ..caches import memo
 from . import datasem as D
 from .nodes import IR
-from .operators import CONTROL_EVAL
+from .operators import CONTROL_EVAL, is_parallel
 from .syms import Sym
 from .call_args import check_call_args
 from .types import (DATA_TYPES, NUMPY_DTYPES, basetype, is_control,
@@ -56,6 +60,10 @@ class ConfigState(dict):
 
     ``st[Cfg.field]`` (a ``ConfigField`` handle) works as a key too.
     """
+
+    #: the order ``par`` loop iterations run in: "forward" or "reverse"
+    #: (module docstring); an option of the run, not a config field
+    par_order = "forward"
 
     def __init__(self, *args, **kwargs):
         super().__init__()
@@ -321,7 +329,17 @@ class _Compiler:
             for v in range(lo(env), hi(env)):
                 env[k] = v
                 body(env)
-        return run_for
+        if not is_parallel(s.mode):
+            return run_for
+
+        def run_par(env):
+            r = range(lo(env), hi(env))
+            if getattr(env[0], "par_order", "forward") == "reverse":
+                r = reversed(r)
+            for v in r:
+                env[k] = v
+                body(env)
+        return run_par
 
     def s_Alloc(self, s):
         dt = _dtype_of(s.type)
