@@ -14,7 +14,8 @@ and indices are still rewritten (they are evaluated before it writes).
 ``e`` must not read what the assignment writes (``x = x + 1``), the
 assignment's indices may not read configuration state, and ``x``'s type
 must hold ``e``'s exact value where the reads are
-(``_precision.holder_problem``, as for ``bind_expr``).
+(``_precision.holder_problem``, as for ``bind_expr``). A call argument
+that is ``x`` itself (a scalar passed by reference) is left as it is.
 
 The assignment is dropped when it is dead after the rewrite, as Exo's
 ``inline_assign`` drops it: ``x`` is an allocation (not an argument: the
@@ -93,7 +94,7 @@ def inline_assign(proc, assign):
     def fix_own(p, st):
         changes = {}
         for f, i, ex in stmt_expr_fields(st):
-            if isinstance(st, IR.WindowStmt):
+            if isinstance(st, IR.WindowStmt) or _by_reference(st, ex, x):
                 continue
             new = fix_expr(p, ex)
             if new is ex:
@@ -142,6 +143,15 @@ def inline_assign(proc, assign):
         else:
             fwd = C.forward_delete(parent, field, k, k + 1)
     return proc._derive(new_ir, OP, forward=fwd)
+
+
+def _by_reference(st, ex, x) -> bool:
+    """Whether ``ex`` is ``x`` passed whole to a call: a data scalar (or
+    buffer) argument is a reference, not a value, so it stays ``x`` (the
+    call reads the assignment's value there; the assignment is then kept:
+    ``_dead``)."""
+    return isinstance(st, IR.Call) and isinstance(ex, IR.Read) and \
+        ex.name == x and not ex.idx
 
 
 def _dead(ir, path, x, idx) -> bool:

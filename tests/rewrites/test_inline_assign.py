@@ -205,3 +205,39 @@ def test_inline_assign_remainder_ranges_are_computed_values(equiv):
     assert str(q).rstrip().splitlines()[-1] == \
         "        y[i] = x[i] * x[i] % 100.0 / 2.0"
     equiv(sq8, q, [{"n": 4}])
+
+
+@proc
+def _put(a: f32, b: [f32][1]):
+    b[0] = a
+
+
+def test_inline_assign_leaves_a_scalar_passed_to_a_call(equiv):
+    """A data scalar passed to a call is a reference, not a value: the
+    call keeps ``t`` (and so the assignment), the other reads are
+    inlined; with only such reads there is nothing to inline (it was
+    refused as a procedure 'not well formed', an expression in the
+    call's scalar argument)."""
+    @proc
+    def by_ref(n: size, x: f32[n], y: f32[n], z: f32[n]):
+        for i in seq(0, n):
+            t: f32
+            t = x[i] * 2.0
+            y[i] = t
+            _put(t, z[i:i + 1])
+    q = by_ref.inline_assign("t = _")
+    assert str(q).rstrip().splitlines()[-4:] == [
+        "        t: f32 @ DRAM",
+        "        t = x[i] * 2.0",
+        "        y[i] = x[i] * 2.0",
+        "        _put(t, z[i:i + 1])"]
+    equiv(by_ref, q, [{"n": 1}, {"n": 4}])
+
+    @proc
+    def only_call(n: size, x: f32[n], z: f32[n]):
+        for i in seq(0, n):
+            t: f32
+            t = x[i] * 2.0
+            _put(t, z[i:i + 1])
+    with pytest.raises(SchedulingError, match="no following read of t"):
+        only_call.inline_assign("t = _")
