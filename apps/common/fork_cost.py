@@ -29,6 +29,7 @@ import sys
 import tempfile
 
 from exo_hl.tune import TuningDB
+from exo_hl.tune.machine import core_count
 
 #: the database key's version: bump when the probe changes
 VERSION = 1
@@ -84,10 +85,7 @@ def default_threads() -> int:
     env = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
     if env.isdigit() and int(env) > 1:
         return int(env)
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):        # pragma: no cover
-        return os.cpu_count() or 1
+    return core_count()
 
 
 def measure(threads: int) -> float | None:

@@ -592,16 +592,18 @@ def model_params(isa_name: str) -> dict:
     nc_cols = max(nr, NC_COLS // nr * nr)
     n_narrow = narrow_n(nnr, narrow_kc(nmr, b.kc))
     par_min, narrow_b_par_min, _ = thread_minimums(isa_name)
+    cols_narrow = nc_cols <= n_narrow
+    # the column rules measured on AVX-512 only (cols_one_mk,
+    # NC_COLS_ALT_PANELS): AVX2 keeps the square kernels there
+    wide_cols = cols_narrow and isa_name == "avx512"
     return {"shape": shape, "kc": b.kc, "nc": b.nc_l2, "mc": 0,
             "pack_a": True, "prefetch": default_prefetch(isa_name),
             "dynamic": dynamic_model(),
             "par_min": par_min,
             "nc_cols": nc_cols,
-            "cols_narrow": nc_cols <= n_narrow,
-            "cols_one_mk": cols_one_mk(nc_cols <= n_narrow
-                                       and isa_name == "avx512"),
-            "nc_cols_alt": NC_COLS_ALT_PANELS * nnr
-            if nc_cols <= n_narrow and isa_name == "avx512" else 0,
+            "cols_narrow": cols_narrow,
+            "cols_one_mk": cols_one_mk(wide_cols),
+            "nc_cols_alt": NC_COLS_ALT_PANELS * nnr if wide_cols else 0,
             "narrow_shape": small,
             "narrow_n": n_narrow,
             "narrow_kc": narrow_kc(nmr, b.kc),
