@@ -525,6 +525,18 @@ def _block(p, full):
 # ---------------------------------------------------------------------------
 # the three kernels of a k block
 
+#: rows of padding after each packed kc x NR panel of B. The packing
+#: loop writes one row of every panel per row of B; with panels a power
+#: of two apart (KC x NR floats: 512 x 16 or 128 x 32 are 32 or 16 KiB)
+#: those rows fall in one set of the L1 and evict each other (16-32 lines
+#: into 12 ways), and the copy of B took about a tenth of the time of a
+#: product with M = 128. One row more moves each panel to other sets.
+#: Measured on Zen 5 (one thread, side by side, one process; README
+#: "Padded panels of B"): 128x2048x512 +16% (AVX-512) and +3-4% (AVX2),
+#: 256x1024x512 +4% and +1%, the squares 512-1024 +1-2%, the others level.
+PANEL_PAD_ROWS = 1
+
+
 def _main_kernel(p, full, isa, t):
     """rows x panels: ``for io: for ii: for jo: for jj: for k`` -> the
     MR x NR register tile, B packed as N / NR panels of kc x NR."""
@@ -565,6 +577,11 @@ def _main_kernel(p, full, isa, t):
                         f'B_pack{t}')
         p = p.expand_dim(f'B_pack{t}', f'(N + {NR - 1}) / {NR}', 'jo')
         p = p.lift_alloc(f'B_pack{t}')
+        # one row more per panel: panels KC x NR floats apart are a power
+        # of two apart (PANEL_PAD_ROWS)
+        if PANEL_PAD_ROWS:
+            p = p.resize_dim(f'B_pack{t}', 1, KC + PANEL_PAD_ROWS if full
+                             else f'{kc} + {PANEL_PAD_ROWS}', '0')
         p = p.fission_after(list(root(p).body())[0])
     p = p.fission_after(_loop(root(p), 'io'))
     p = p.reorder(root(p), _loop(root(p), 'io'))

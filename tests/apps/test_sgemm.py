@@ -115,8 +115,12 @@ def test_schedule_shape(chain):
     text = str(FAST)
     assert "assert" not in text                 # no preconditions
     kc = AVX2.kc
-    # the packed panels are cache-line aligned (heap and stack)
-    assert f"B_pack: f32[(N + 15) / 16, {kc}, 16] @ DRAM_ALIGNED\n" in text
+    # the packed panels are cache-line aligned (heap and stack), one row
+    # apart (PANEL_PAD_ROWS: not a power of two apart)
+    assert f"B_pack: f32[(N + 15) / 16, {kc + 1}, 16] @ DRAM_ALIGNED\n" \
+        in text
+    assert "B_pack_t: f32[(N + 15) / 16, K % 512 + 1, 16] @ DRAM_ALIGNED\n" \
+        in text
     assert f"A_pack: f32[6, {kc}] @ DRAM_STATIC_ALIGNED\n" in text
     # the last k block's (K % KC columns) fits the same stack block
     assert f"A_pack_t: f32[6, {kc}] @ DRAM_STATIC_ALIGNED\n" in text
@@ -1299,19 +1303,22 @@ def test_the_app_uses_this_machines_record_else_the_model(tmp_path,
     from exo_hl.tune import TuningDB, machine_signature
     monkeypatch.setenv("EXO_HL_CACHE", str(tmp_path))
     isa, note = tuning.configured("avx2")
-    b = tuning.model_blocking(6, 16)
-    assert (isa.kc, isa.nc) == (b.kc, b.nc_l2) and "BLIS model" in note
+    m = tuning.model_params("avx2")
+    b = tuning.model_blocking(6, 16, wide_nc=tuning.WIDE_NC
+                              if tuning.full_width_amd() else 0)
+    assert (isa.kc, isa.nc) == (m["kc"], m["nc"]) == (b.kc, b.nc_l2)
+    assert "BLIS model" in note
     assert "no tuned record" in note
     db = TuningDB()
     other = dict(machine_signature(), cpu_model="Some Other CPU")
-    db.store(tuning.key("avx2"), {"shape": "4x24", "kc": 128, "nc": 480},
+    db.store(tuning.key("avx2"), {"shape": "4x24", "kc": 96, "nc": 480},
              150.0, signature=other)
     isa, note = tuning.configured("avx2")
     assert isa.kc == b.kc and "1 record(s) of other machines not used" in note
-    db.store(tuning.key("avx2"), {"shape": "4x24", "kc": 128, "nc": 480},
+    db.store(tuning.key("avx2"), {"shape": "4x24", "kc": 96, "nc": 480},
              150.0, units="GFLOP/s")
     isa, note = tuning.configured("avx2")
-    assert (isa.mr, isa.nr, isa.kc, isa.nc) == (4, 24, 128, 480)
+    assert (isa.mr, isa.nr, isa.kc, isa.nc) == (4, 24, 96, 480)
     assert "tuned record" in note and str(tmp_path) in note
     # the model and the fixed description on request
     assert tuning.configured("avx2", "model")[0].kc == b.kc
@@ -1763,12 +1770,18 @@ def test_model_zen5_rule_takes_12x32_with_a_wide_nc():
         b = tuning.model_blocking(12, 32, xeon, wide_nc=wide)
         assert (b.kc, b.nc_l2) == (256, 1024)
     assert tuning.model_blocking(6, 32, zen4).kc == 160
+    # the AVX2 tile takes the wide block on Zen 5 too (L1's KC: 512)
+    b = tuning.model_blocking(6, 16, zen5, wide_nc=tuning.WIDE_NC)
+    assert (b.kc, b.nc_l2) == (128, 1024)
+    assert tuning.model_blocking(6, 16, zen5).kc == 512
     # this machine's model follows the rule for its own vendor and family
-    m = tuning.model_params("avx512")
+    m, m2 = tuning.model_params("avx512"), tuning.model_params("avx2")
     if tuning.full_width_amd():
         assert (m["shape"], m["prefetch"]) == ("12x32", 0)
+        assert (m["kc"], m2["kc"]) == (128, 128)
+        assert m["nc"] == m2["nc"] == tuning.WIDE_NC
     assert m["shape"] == tuning.default_shape("avx512")
-    assert tuning.model_params("avx2")["shape"] == "6x16"
+    assert m2["shape"] == "6x16"
 
 
 def test_model_kc_splits_common_k_into_whole_blocks():
