@@ -47,7 +47,7 @@ if _REPO not in sys.path:            # run as a script: the repo's apps
     sys.path.insert(0, _REPO)
 
 from apps.common.blas_env import set_openmp_threads  # noqa: E402
-from apps.common.timing import best_times  # noqa: E402
+from apps.common.timing import best_times, wake_threads  # noqa: E402
 from apps.gemm_amx.mkl_lowp import MklLowp  # noqa: E402
 from apps.gemm_amx.peak import AmxProbe, PeakUnavailable  # noqa: E402
 
@@ -171,6 +171,8 @@ def _cells(args, mkl, peaks, probe):
                 if mkl is not None:
                     mkl.set_threads(t)
                     fns.append(lambda: base(A, B, C))
+                if t > 1:       # the other CPUs idled through the
+                    wake_threads(fns)   # last one-thread samples
                 secs = best_times(fns, args.reps, clock=args.clock,
                                   threads=t)
                 load = os.getloadavg()[0]

@@ -118,7 +118,8 @@ import numpy as np  # noqa: E402
 from apps.common.mkl import Mkl  # noqa: E402
 from apps.common.ort_session import ort_session  # noqa: E402
 from apps.common.peak_lowp import thread_peaks  # noqa: E402
-from apps.common.timing import add_timing_args, best_times  # noqa: E402
+from apps.common.timing import (add_timing_args, best_times,  # noqa: E402
+                                 wake_threads)
 from apps.gemm_lowp import schedule as S  # noqa: E402
 from exo_hl.core_ir import datasem as D  # noqa: E402
 
@@ -235,6 +236,8 @@ def measure(kind, sizes, threads, reps, peaks, mkl, use_ort, clock,
                 if not ok:
                     raise SystemExit(f"bench.py: {nm} {kind.name} {n}^3 "
                                      f"differs from the reference")
+            if t > 1 and n == sizes[0]:     # after the one-thread phase
+                wake_threads(fns)           # (timing.wake_threads)
             times = best_times(fns, reps, clock, t,
                                settle=settle if t > 1 else 0.0,
                                warmup=warmup)
