@@ -11,7 +11,9 @@ separately run with its loop made ``par`` by hand under
 location, one writing) for several sizes. An accepted loop must run clean
 (else the effect analysis missed a race); a refused one should show a race
 (a refusal the recorder does not confirm is only imprecision, or a race
-at a size not run: counted, not failed).
+at a size not run: counted, not failed). The same body written with a
+``par`` loop in the source goes through the parser's race check: accepted
+means clean too.
 """
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ import random
 import numpy as np
 import pytest
 
-from exo_hl import SchedulingError, config, f32, index, proc, seq, size
+from exo_hl import (SchedulingError, config, f32, index, par, proc, seq,
+                    size)
 from exo_hl.core_ir.interpret import ConfigState, RaceError, run_interpreter
 from exo_hl.core_ir.nodes import IR
 from exo_hl.core_ir.traversal import map_node
@@ -61,8 +64,8 @@ class RO:
     k: index
 
 
-SCOPE = dict(f32=f32, seq=seq, size=size, set_scalar=set_scalar, wr2=wr2,
-             cp2=cp2, red2=red2, add_scalar=add_scalar, RO=RO)
+SCOPE = dict(f32=f32, seq=seq, par=par, size=size, set_scalar=set_scalar,
+             wr2=wr2, cp2=cp2, red2=red2, add_scalar=add_scalar, RO=RO)
 
 #: indices into x, y (2N + 4 elements), and window starts (2 more fit)
 _IDX = ["i", "i + 1", "i + 2", "2 * i", "2 * i + 1", "0", "1", "N", "i / 2",
@@ -115,7 +118,8 @@ def _stmt(rng, nested=False):
                             f"{b1}[RO.k] = 2.0"])]
     if k == 12:
         return [rng.choice([f"v[{ix()}] = {b2}[{ix()}]",
-                            f"{b1}[{ix()}] = v[{ix()}]", f"v[{ix()}] += 1.0"])]
+                            f"{b1}[{ix()}] = v[{ix()}]",
+                            f"v[{ix()}] += 1.0"])]
     if k == 13:
         return [rng.choice(_ROWCOL)]
     if k == 14:
@@ -177,7 +181,7 @@ def _by_hand(ir):
                         "interpreter's race oracle")
 def test_parallelize_agrees_with_the_race_recorder():
     rng = random.Random(20261129)
-    seen = dict(accepted=0, refused_racy=0, refused_clean=0)
+    seen = dict(accepted=0, refused_racy=0, refused_clean=0, parsed_par=0)
     for _ in range(800):
         src = _draw(rng)
         try:
@@ -189,9 +193,20 @@ def test_parallelize_agrees_with_the_race_recorder():
         except SchedulingError:
             racy = _race(_by_hand(p.ir()))
             seen["refused_racy" if racy else "refused_clean"] += 1
+            q = None
+        if q is not None:
+            seen["accepted"] += 1
+            race = _race(q.ir())
+            assert race is None, \
+                f"parallelize accepted a race ({race}):\n{src}"
+        src = src.replace("for i in seq(0, N):", "for i in par(0, N):")
+        try:
+            q = parse_proc_source(src, SCOPE)
+        except ExoError:
             continue
-        seen["accepted"] += 1
+        seen["parsed_par"] += 1
         race = _race(q.ir())
-        assert race is None, f"parallelize accepted a race ({race}):\n{src}"
+        assert race is None, f"the parser accepted a race ({race}):\n{src}"
     print(f"\n[parallelize vs race_check] {seen}")
     assert seen["accepted"] >= 120 and seen["refused_racy"] >= 300, seen
+    assert seen["parsed_par"] >= 120, seen
