@@ -112,10 +112,11 @@ class RaceRun:
         self.par_order = getattr(state, "par_order", "forward")
         self.frames = []    # one _Frame per open par iteration, outermost
         self._owner = {}    # id(array) -> (depth, array): private allocs
-        # id(array) -> (array, data pointer, strides, id(owning array)):
-        # numpy's data pointer is slow to ask for; the array is held so
-        # that its id is not reused while cached
-        self._arrays = {}
+        # id(array) -> (array, data pointer, strides) of arrays allocated
+        # outside every par iteration (an allocation's depth never
+        # changes): numpy is slow to give the data pointer; the array is
+        # held so that its id is not reused while cached
+        self._shared = {}
 
     # -- the config state
     def get(self, key, default=None):
@@ -141,18 +142,23 @@ class RaceRun:
         frames = self.frames
         if not frames:
             return
-        known = self._arrays.get(id(a))
-        if known is None or known[0] is not a:
-            if len(self._arrays) > 4096:
-                self._arrays.clear()
+        known = self._shared.get(id(a))
+        if known is not None and known[0] is a:
+            _, ptr, st = known
+            depth = 0
+        else:
             base = a.base if a.base is not None else a
-            known = self._arrays[id(a)] = (a, a.ctypes.data, a.strides,
-                                          id(base))
-        _, ptr, st, base = known
-        owner = self._owner.get(base)
-        depth = 0 if owner is None else owner[0]
-        if depth >= len(frames):
-            return   # allocated inside the innermost open iteration
+            owner = self._owner.get(id(base))
+            ptr, st = a.ctypes.data, a.strides
+            if owner is None:
+                if len(self._shared) > 4096:
+                    self._shared.clear()
+                self._shared[id(a)] = (a, ptr, st)
+                depth = 0
+            else:
+                depth = owner[0]
+                if depth >= len(frames):
+                    return   # allocated inside the innermost open iteration
         if isinstance(idx, tuple):
             off = sum(i * s for i, s in zip(idx, st))
         else:
