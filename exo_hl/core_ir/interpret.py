@@ -25,9 +25,16 @@ Semantics, chosen to agree with the generated C:
   when the run's ``ConfigState`` has ``par_order = "reverse"``: a par loop
   whose iterations are independent (what ``parallelize`` proves) gives the
   same results either way, so a run in both orders is an oracle for a race
-  the analysis missed (the schedule fuzzer uses it). Calls run the callee's body (an ``@instr``
-  is interpreted by its body, never its C template); externs run
-  ``Extern.interpret``.
+  the analysis missed (the schedule fuzzer uses it). Calls run the
+  callee's body (an ``@instr`` is interpreted by its body, never its C
+  template); externs run ``Extern.interpret``.
+- With ``race_check = True`` on the run's ``ConfigState``, every ``par``
+  loop records the memory locations (element addresses, data scalars,
+  config fields) each iteration reads and writes, and two iterations
+  touching one location, one of them writing (``+=`` included), raise
+  ``RaceError``: the exact oracle, also for races no order would show
+  (``core_ir/race_record.py``). It is a separate compilation of the
+  procedure: a run without it costs nothing more.
 - Config state lives in a ``ConfigState`` (a dict keyed by
   ``(Config, field)``) that persists across the calls of one run. Pass your
   own as ``config_state=`` to start from given values or inspect the state
@@ -47,6 +54,7 @@ import numpy as np
 
 from ..caches import memo
 from . import datasem as D
+from . import race_record as RR
 from .nodes import IR
 from .operators import CONTROL_EVAL, is_parallel
 from .syms import Sym
@@ -64,6 +72,9 @@ class ConfigState(dict):
     #: the order ``par`` loop iterations run in: "forward" or "reverse"
     #: (module docstring); an option of the run, not a config field
     par_order = "forward"
+    #: record each par iteration's reads and writes and raise
+    #: ``RaceError`` when two iterations conflict (module docstring)
+    race_check = False
 
     def __init__(self, *args, **kwargs):
         super().__init__()
@@ -94,6 +105,12 @@ class ConfigState(dict):
 
 class InterpreterError(RuntimeError):
     """A run-time failure that static checking should have prevented."""
+
+
+class RaceError(InterpreterError):
+    """Two iterations of a ``par`` loop access one location, at least one
+    writing (found by a ``race_check`` run): the message names the loop,
+    the location and the two iteration values."""
 
 
 # ----------------------------------------------------------------------------
@@ -183,14 +200,15 @@ class _ProcCode:
 
 
 @memo(maxsize=256)
-def _compiled(proc, r_dtypes: tuple) -> _ProcCode:
-    return _Compiler(proc, dict(r_dtypes)).compile()
+def _compiled(proc, r_dtypes: tuple, race: bool = False) -> _ProcCode:
+    return _Compiler(proc, dict(r_dtypes), race).compile()
 
 
 class _Compiler:
-    def __init__(self, proc, r_dtypes: Dict[int, str]):
+    def __init__(self, proc, r_dtypes: Dict[int, str], race=False):
         self.proc = proc
         self.r_dtypes = r_dtypes
+        self.race = race    # compile the recording closures (race_check)
         self.slots: Dict[Sym, int] = {}
         self.dtypes: Dict[Sym, np.dtype] = {}  # element dtype of data syms
         self.bf16 = set()   # data syms holding bf16 (their dtype: uint16)
@@ -212,6 +230,20 @@ class _Compiler:
 
     def dtype(self, s: Sym) -> np.dtype:
         return self.dtypes[s]
+
+    # -- race_check runs: ``fn`` also records its access (race_record)
+    def watch(self, fn, s, idx=None, write=False):
+        """``fn`` accessing element ``idx`` (or the scalar) of ``s``."""
+        if not self.race:
+            return fn
+        return RR.watched(fn, self.use(s), idx, (self.proc.name, s.name),
+                          write)
+
+    def watch_config(self, fn, cfg, field, write=False):
+        if not self.race:
+            return fn
+        return RR.watched_config(fn, (cfg, field), (
+            self.proc.name, f"{cfg.name()}.{field}"), write)
 
     # -- procedure
     def compile(self) -> _ProcCode:
@@ -273,11 +305,11 @@ class _Compiler:
         if idx is None:
             def assign_scalar(env):
                 env[k][()] = rhs(env)
-            return assign_scalar
+            return self.watch(assign_scalar, s.name, None, True)
 
         def assign(env):
             env[k][idx(env)] = rhs(env)
-        return assign
+        return self.watch(assign, s.name, idx, True)
 
     def s_Reduce(self, s):
         # ``x += e`` is ``x = x + e`` (datasem): one more operation
@@ -290,7 +322,7 @@ class _Compiler:
 
         def reduce(env):
             env[k][idx(env)] = rhs(env)
-        return reduce
+        return self.watch(reduce, s.name, idx, True)  # rhs reads: recorded
 
     def s_WriteConfig(self, s):
         key = (s.config, s.field)
@@ -307,7 +339,7 @@ class _Compiler:
 
         def write_config(env):
             env[0][key] = rhs(env)
-        return write_config
+        return self.watch_config(write_config, s.config, s.field, True)
 
     def s_If(self, s):
         cond, body = self.expr(s.cond), self.block(s.body)
@@ -331,6 +363,9 @@ class _Compiler:
                 body(env)
         if not is_parallel(s.mode):
             return run_for
+        if self.race:
+            return RR.par_loop(lo, hi, k, body, (self.proc.name, s.iter.name),
+                               RaceError)
 
         def run_par(env):
             r = range(lo(env), hi(env))
@@ -354,12 +389,11 @@ class _Compiler:
 
             def alloc(env):
                 env[k] = np.full([d(env) for d in dims], fill, dtype=dt)
-            return alloc
-
-        def alloc_scalar(env):
-            # a local scalar starts at zero, in C too (docs/semantics.md)
-            env[k] = np.zeros((), dtype=dt)
-        return alloc_scalar
+        else:
+            def alloc(env):
+                # a local scalar starts at zero, in C too (docs/semantics.md)
+                env[k] = np.zeros((), dtype=dt)
+        return RR.allocating(alloc, k) if self.race else alloc
 
     def s_WindowStmt(self, s):
         rhs = self.expr(s.rhs)
@@ -383,7 +417,7 @@ class _Compiler:
             if basetype(a.type) is IR.Num:
                 r_dtypes.append((i, _BF16 if e.name in self.bf16
                                  else self.dtype(e.name).str))
-        code = _compiled(f, tuple(r_dtypes))
+        code = _compiled(f, tuple(r_dtypes), self.race)
         si = s.srcinfo
         sizes = [(i, a.name.name) for i, a in enumerate(f.args)
                  if a.type is IR.Size]
@@ -471,16 +505,20 @@ class _Compiler:
             if not isinstance(e.type, IR.type) or e.type not in DATA_TYPES:
                 return operator.itemgetter(k)  # a whole buffer
             if e.name in self.bf16:
-                return lambda env: D.bf16_bits_to_f32(env[k][()])[()]
-            if _is_int_dtype(self.dtype(e.name)):
-                return lambda env: int(env[k][()])
-            return lambda env: env[k][()]
+                fn = lambda env: D.bf16_bits_to_f32(env[k][()])[()]  # noqa
+            elif _is_int_dtype(self.dtype(e.name)):
+                fn = lambda env: int(env[k][()])  # noqa: E731
+            else:
+                fn = lambda env: env[k][()]  # noqa: E731
+            return self.watch(fn, e.name)
         idx = self.index(e.idx)
         if e.name in self.bf16:
-            return lambda env: D.bf16_bits_to_f32(env[k][idx(env)])[()]
-        if _is_int_dtype(self.dtype(e.name)):
-            return lambda env: int(env[k][idx(env)])
-        return lambda env: env[k][idx(env)]
+            fn = lambda env: D.bf16_bits_to_f32(env[k][idx(env)])[()]  # noqa
+        elif _is_int_dtype(self.dtype(e.name)):
+            fn = lambda env: int(env[k][idx(env)])  # noqa: E731
+        else:
+            fn = lambda env: env[k][idx(env)]  # noqa: E731
+        return self.watch(fn, e.name, idx)
 
     def e_USub(self, e):
         a = self.expr(e.arg)
@@ -537,18 +575,22 @@ class _Compiler:
             idx = self.index(e.idx) if e.idx else (lambda env: ())
             if e.name in self.bf16:
                 val = D.bf16_bits_to_f32
-                return (lambda env: val(env[k][idx(env)])[()]), t
-            if t is IR.I32:
-                return (lambda env: int(env[k][idx(env)])), t
-            return (lambda env: env[k][idx(env)]), t
+                fn = lambda env: val(env[k][idx(env)])[()]  # noqa: E731
+            elif t is IR.I32:
+                fn = lambda env: int(env[k][idx(env)])  # noqa: E731
+            else:
+                fn = lambda env: env[k][idx(env)]  # noqa: E731
+            return self.watch(fn, e.name, idx), t
         if isinstance(e, IR.ReadConfig):
             key, zero = (e.config, e.field), D.literal(0, t)
             if e.config.lookup_type(e.field) is IR.BF16:
                 val = D.bf16_bits_to_f32
-                return (lambda env: val(env[0].get(key, 0))[()]), t
-            if t is IR.I32:
-                return (lambda env: int(env[0].get(key, zero))), t
-            return (lambda env: env[0].get(key, zero)), t
+                fn = lambda env: val(env[0].get(key, 0))[()]  # noqa: E731
+            elif t is IR.I32:
+                fn = lambda env: int(env[0].get(key, zero))  # noqa: E731
+            else:
+                fn = lambda env: env[0].get(key, zero)  # noqa: E731
+            return self.watch_config(fn, e.config, e.field), t
         if isinstance(e, IR.USub):
             a = self.operand(e.arg, t)
             if t is IR.I32:
@@ -636,8 +678,10 @@ class _Compiler:
                 else (False if ft is IR.Bool else 0))
         if ft is IR.BF16:
             val = D.bf16_bits_to_f32
-            return lambda env: val(env[0].get(key, zero))[()]
-        return lambda env: env[0].get(key, zero)
+            fn = lambda env: val(env[0].get(key, zero))[()]  # noqa: E731
+        else:
+            fn = lambda env: env[0].get(key, zero)  # noqa: E731
+        return self.watch_config(fn, e.config, e.field)
 
 
 # ----------------------------------------------------------------------------
@@ -669,10 +713,12 @@ def run_interpreter(proc_ir, args=(), kwargs=None, config_state=None):
     r_dtypes = tuple((i, np.dtype(NUMPY_DTYPES[IR.Num]).str)
                      for i, a in enumerate(proc_ir.args)
                      if not is_control(a.type) and basetype(a.type) is IR.Num)
-    code = _compiled(proc_ir, r_dtypes)
+    race = bool(getattr(config_state, "race_check", False))
+    code = _compiled(proc_ir, r_dtypes, race)
     values = [v.reshape(()) if is_real_scalar(a.type) else v
               for a, v in zip(proc_ir.args, checked.values)]
-    env = code.new_env(config_state, values)
+    env = code.new_env(RR.RaceRun(config_state) if race else config_state,
+                       values)
     with np.errstate(all="ignore"):
         code.body(env)
     return None

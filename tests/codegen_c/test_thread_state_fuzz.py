@@ -646,8 +646,9 @@ def run_both(b, count, two_threads):
             x = np.arange(n * 4, dtype=np.float32).reshape(n, 4) - 3.0
             y0 = np.full((count, n, 4), 9.0, np.float32)
             want, got = y0.copy(), y0.copy()
-            b.interpret(n, c, x, want,
-                        config_state=ConfigState({HW.vmax: 8}))
+            st = ConfigState({HW.vmax: 8})
+            st.race_check = True    # and no two par iterations conflict
+            b.interpret(n, c, x, want, config_state=st)
             f(n, c, x, got)
             for k in range(count):
                 if not np.array_equal(want[k], got[k]):

@@ -96,7 +96,9 @@ def test_private_or_read_only_scalar_still_parallel(p, equiv):
 # (allocated before the loop, or a parameter) or private (allocated in
 # the body), at any call depth. The oracle: the
 # iterations race exactly when the scalar is shared and something writes
-# it; parallelize must refuse those and accept the others.
+# it; parallelize must refuse those and accept the others, and the
+# interpreter's race recorder (par loop made by hand) find a race in those
+# only.
 @proc
 def triple_deep(a: f32, b: [f32][1]):
     triple(a, b)
@@ -149,5 +151,29 @@ def test_generated_scalar_races():
         except SchedulingError:
             accepted = False
         assert accepted is not race, (race, src)
+        assert _recorder_sees_a_race(p) is race, (race, src)
         seen[race] += 1
     assert seen[True] > 5 and seen[False] > 5
+
+
+def _recorder_sees_a_race(p):
+    """Does the interpreter's race recorder (``ConfigState.race_check``)
+    find a race when ``p``'s loop is made par by hand (below the checks)?
+    The generator's rule, the analysis and the recorder must agree."""
+    import numpy as np
+
+    from exo_hl.core_ir.interpret import (ConfigState, RaceError,
+                                          run_interpreter)
+    from exo_hl.core_ir.nodes import IR
+    ir = p.ir()
+    body = tuple(s.update(mode=IR.Par) if isinstance(s, IR.For) else s
+                 for s in ir.body)
+    st = ConfigState()
+    st.race_check = True
+    args = [np.arange(64, dtype=np.float32), np.zeros(64, np.float32),
+            np.zeros((), np.float32)][:len(ir.args)]
+    try:
+        run_interpreter(ir.update(body=body), args, config_state=st)
+    except RaceError:
+        return True
+    return False

@@ -623,11 +623,12 @@ def _sizes(p, rng):
             if fa.type is IR.Size}
 
 
-def _outputs(p, base, par_order="forward"):
+def _outputs(p, base, par_order="forward", race_check=False):
     args = {k: (v.copy() if isinstance(v, np.ndarray) else v)
             for k, v in base.items()}
     st = ConfigState()
     st.par_order = par_order
+    st.race_check = race_check
     p.interpret(*[args[fa.name.name] for fa in p.ir().args],
                 config_state=st)
     return args
@@ -635,19 +636,27 @@ def _outputs(p, base, par_order="forward"):
 
 def _check_equal(p0, p, datasets):
     """``p`` gives ``p0``'s outputs; with par loops, also when they run
-    last iteration first (``ConfigState.par_order``): the interpreter runs
-    par loops sequentially, so a race the analysis missed shows only as an
-    order dependence (the class of a callee's scalar parameter left out of
-    the race check's footprint, session 11)."""
-    orders = ("forward", "reverse") if has_par_loops([p.ir()]) \
-        else ("forward",)
-    for base, ref in datasets:
-        for order in orders:
-            got = _outputs(p, base, order)
+    last iteration first (``ConfigState.par_order``), and on the first
+    data set with the interpreter's race recorder on
+    (``ConfigState.race_check``: ``RaceError`` when two iterations of a par
+    loop touch one location, one writing). The interpreter runs par loops
+    sequentially, so a race the analysis missed shows in a plain run only
+    as an order dependence (the class of a callee's scalar parameter left
+    out of the race check's footprint, session 11); the recorder sees the
+    rest (one value written twice, ``+=`` into one location)."""
+    runs = [("forward", False)]
+    if has_par_loops([p.ir()]):
+        runs += [("reverse", False), ("forward", True)]
+    for n, (base, ref) in enumerate(datasets):
+        for order, race in runs:
+            if race and n:
+                continue
+            got = _outputs(p, base, order, race)
             for k, v in ref.items():
                 if isinstance(v, np.ndarray):
                     np.testing.assert_array_equal(
-                        got[k], v, err_msg=f"buffer {k}, par loops {order}")
+                        got[k], v, err_msg=f"buffer {k}, par loops {order}"
+                        + (", race_check" if race else ""))
 
 
 def _datasets(p0, rng, n=2):
