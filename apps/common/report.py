@@ -40,6 +40,14 @@ def _caches(sig):
     return "; ".join(out)
 
 
+#: under an AVX2 table of a machine with AVX-512: what its ratios say
+AVX2_ON_AVX512 = (
+    "The AVX2 kernel on a machine with AVX-512: OpenBLAS and MKL run "
+    "their own kernels for this CPU (AVX-512 ones), so the ratios compare "
+    "instruction sets; the AVX2 yardstick here is % of the AVX2 peak "
+    "(the app's README has a comparison with OpenBLAS's AVX2 kernels).")
+
+
 def _f(v, fmt="{:.1f}"):
     return "–" if v is None else fmt.format(v)
 
@@ -71,6 +79,8 @@ def machine_section(path, data):
             lines += [f"Note: {meta['note']}", ""]
         if meta.get("mkl"):
             lines += [f"MKL: {meta['mkl']}", ""]
+        if label == "avx2" and "avx512f" in sig.get("isa", []):
+            lines += [AVX2_ON_AVX512, ""]
         rows = run.get("rows", [])
         if rows and "onnxruntime_gflops" in rows[0]:
             lines += _conv_table(rows)

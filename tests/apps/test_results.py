@@ -46,6 +46,14 @@ def test_runs_are_recorded_per_machine_and_reported(tmp_path):
     # the latest run per label: 155, not 150
     assert "| 512x512x512 | 1 | 155.0 | 160.0 | 0.94 | 190.0 |" in text
     assert "tuned record" in text and "BLIS model" not in text
+    # an AVX2 run says what its ratios compare where the CPU has AVX-512
+    other_has_512 = "avx512f" in other.get("isa", [])
+    assert (report.AVX2_ON_AVX512 in text) == other_has_512
+    (tmp_path / f"{signature_label(other)}.json").write_text(json.dumps(
+        {"signature": dict(other, isa=["avx2", "fma", "avx512f"]),
+         "runs": [{"time": "t", "label": "avx2", "meta": {},
+                   "rows": [dict(ROW, isa="avx2")]}]}))
+    assert report.AVX2_ON_AVX512 in report.report("sgemm", tmp_path)
     assert text.startswith(report.BEGIN) and text.rstrip().endswith(
         report.END)
 
