@@ -1,4 +1,5 @@
-"""``bind_expr(expr, new_name, cse=False)``: name a data expression.
+"""``bind_expr(expr, new_name, cse=False, precision=None)``: name a data
+expression.
 
     s   ~>   new_name : T
              new_name = e
@@ -12,7 +13,11 @@ wrapping ``i8``), an expression of literals only a type in which it
 computes, bit for bit, what the statements computed with it where it stood
 (a literal takes its context's type: ``2.5 + 2.5`` is 4 stored into an
 ``i32``, 5 into an ``f32``, so one temporary cannot serve both).
-When no type can be proven to hold it, the binding is rejected. Within ``s``
+When no type can be proven to hold it, the binding is rejected. With
+``precision`` given, ``T`` is that type, checked by the same rule (so
+``bind_const``'s ``f32`` scalar for a literal stored into an ``f64`` or
+an ``i8`` is refused: a set_precision afterwards would change what the
+statements compute, silently). Within ``s``
 every occurrence of ``e`` is replaced: a statement evaluates its right-hand
 side before it writes, so all occurrences there see the same value.
 
@@ -35,7 +40,7 @@ from ..core_ir.syms import Sym
 from ..effects.api import commutes, context
 from ..provenance import derive
 from . import _common as C
-from ._precision import choose_holder, replace_expr
+from ._precision import choose_holder, holder_problem, replace_expr
 
 OP = "bind_expr"
 
@@ -44,7 +49,7 @@ def _replace(node, e, new_read):
     return replace_expr(node, e, new_read)
 
 
-def bind_expr(proc, expr, new_name, cse=False):
+def bind_expr(proc, expr, new_name, cse=False, precision=None):
     spath, epath, e = C.resolve_expr(proc, expr, OP)
     C.check_identifier(proc, new_name, OP, "buffer name")
     ir = proc.ir()
@@ -97,7 +102,14 @@ def bind_expr(proc, expr, new_name, cse=False):
         checked = True
 
     # the new scalar must hold e's exact value as the region uses it
-    typ, why = choose_holder(e, region)
+    if precision is not None:
+        typ = _parse_precision(precision, fail)
+        why = holder_problem(e, typ, region)
+        if why:
+            raise fail(f"a {T.TYPE_NAMES[typ]} scalar cannot hold the value "
+                       f"of '{_txt(e)}' here: {why}")
+    else:
+        typ, why = choose_holder(e, region)
     if typ is None:
         raise fail(f"no precision can hold the value of '{_txt(e)}' here: "
                    f"{why}")
@@ -112,6 +124,20 @@ def bind_expr(proc, expr, new_name, cse=False):
                                 new_stmts)
     return derive(proc, new_ir, OP,
                   forward=C.forward_insert(parent, field, index, 2))
+
+
+def _parse_precision(precision, fail):
+    """The data type ``precision`` names (``'f32'`` or the ``f32``
+    marker)."""
+    t = precision
+    if isinstance(precision, str):
+        t = T.TYPE_BY_NAME.get(precision)
+    elif hasattr(precision, "ir_type"):
+        t = precision.ir_type
+    if t not in T.DATA_TYPES or not T.is_real_scalar(t):
+        raise fail(f"expected a data type ('f32', f64, ...) for precision, "
+                   f"got {precision!r}")
+    return t
 
 
 def _txt(e):

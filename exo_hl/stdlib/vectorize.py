@@ -380,9 +380,10 @@ def _in_registers(p, where, inner, width, memory, every_access):
 
     def to_register(p, e, base):
         nm = fresh_name(p, base)
-        p = p.bind_expr(e, nm)
+        # an f32 register, proven to hold the value (bind_expr refuses
+        # an f64 or integer operand, which an f32 copy would change)
+        p = p.bind_expr(e, nm, precision="f32")
         p = p.expand_dim(p.find(f"{nm} : _"), width, inner)
-        p = p.set_precision(p.find(f"{nm} : _"), "f32")
         p = p.lift_alloc(p.find(f"{nm} : _"))
         p = p.fission_after(p.find(f"{nm}[_] = _"))
         names.append(nm)
