@@ -37,6 +37,7 @@ from ..core_ir import types as T
 from ..core_ir.memory import DRAM
 from ..core_ir.nodes import IR
 from ..core_ir.syms import Sym
+from ..core_ir.traversal import walk_stmts
 from ..effects.api import commutes, context
 from ..provenance import derive
 from . import _common as C
@@ -119,11 +120,40 @@ def bind_expr(proc, expr, new_name, cse=False, precision=None):
     out = [x.update(rhs=_replace(x.rhs, e, new_read))
            if isinstance(x, (IR.Assign, IR.Reduce, IR.WriteConfig))
            else _replace(x, e, new_read) for x in region]
+    _check_c_precision(region, out, typ, fail)
     new_stmts = (alloc, assign) + tuple(out)
     new_ir = C.replace_block_at(ir, parent, field, index, index + len(out),
                                 new_stmts)
     return derive(proc, new_ir, OP,
                   forward=C.forward_insert(parent, field, index, 2))
+
+
+def _check_c_precision(old, new, typ, fail):
+    """A read of the new scalar may not mix precisions where the
+    expression did not (an ``i8`` holder of the literal ``2.0`` in ``(x[i]
+    + 1.0) * 2.0``, ``x: f32``, computes the same values, but C computes
+    one precision per expression: ``compile()`` would refuse it)."""
+    from ..codegen_c.checks import check_precision
+
+    class _Mixed(Exception):
+        pass
+
+    def raise_(cls, msg, node):
+        raise _Mixed(msg)
+
+    for a, b in zip(walk_stmts(tuple(old)), walk_stmts(tuple(new))):
+        if not isinstance(b, (IR.Assign, IR.Reduce)):
+            continue
+        try:
+            check_precision(a.rhs, raise_, a)
+        except _Mixed:
+            continue            # mixed already: the program's own error
+        try:
+            check_precision(b.rhs, raise_, b)
+        except _Mixed as e:
+            raise fail(f"a {T.TYPE_NAMES[typ]} scalar in its place would "
+                       f"mix precisions in one expression, which C does "
+                       f"not compute ({e})") from None
 
 
 def _parse_precision(precision, fail):

@@ -188,3 +188,86 @@ def test_bind_const_generator(p):
             got = _outputs(q, x)
             assert got.tobytes() == ref.tobytes(), (k, prec, str(q))
     assert accepted >= 8          # at least each literal's own type
+
+
+# -- bind_expr(precision=...) on computed values ---------------------------
+@proc
+def int_exprs(a: i8[4], b: ui8[4], c: i32[4], y8: i8[8], y32: i32[8],
+              yf: f32[8]):
+    y8[0] = a[0] * a[1] + b[0]
+    y32[0] = a[0] * a[1] + b[0]
+    yf[0] = a[0] * a[1] + b[0]
+    y32[1] = (c[0] + c[1]) / 3
+    y8[1] = (c[0] + c[1]) * 2
+    yf[1] = (a[2] - b[3]) / 2.0
+    y32[2] = c[3] * c[3] % 7
+
+
+@proc
+def float_exprs(x: f32[4], h: f16[4], y: f32[8], z: f16[8], w: i8[8]):
+    y[0] = x[0] * x[1] + x[2]
+    z[0] = h[0] * h[1] + h[2]
+    w[0] = x[0] * x[1] + x[2]
+    y[1] = (x[3] + 1.0) * 2.0
+
+
+def _extremes(p, seed):
+    from exo_hl.core_ir import types as T
+    rng = np.random.default_rng(seed)
+    out = []
+    for fa in p.ir().args:
+        dt = T.NUMPY_DTYPES[fa.type.type]
+        n = fa.type.hi[0].val
+        if np.issubdtype(dt, np.integer):
+            info = np.iinfo(dt)
+            v = rng.choice(np.array([info.min, info.max, -1, 0, 1, 7, 100]),
+                           size=n)
+        else:
+            v = rng.choice(np.array([np.nan, -0.0, np.inf, 3.0, -2.5,
+                                     1e30, 65504.0]), size=n)
+        with np.errstate(over="ignore"):
+            out.append(v.astype(dt))
+    return out
+
+
+def _same(a, b):
+    if np.issubdtype(a.dtype, np.floating):
+        na, nb = np.isnan(a), np.isnan(b)
+        return bool((na == nb).all()) and a[~na].tobytes() == b[~nb].tobytes()
+    return a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("p", [int_exprs, float_exprs])
+def test_bind_expr_precision_generator(p):
+    """Each statement's right-hand side and its operands bound in each
+    precision: refused, or every output the same (interpreter, extreme
+    inputs); the accepted procedures compile (no mixed precisions)."""
+    accepted = []
+    for k, s in enumerate(p.body()):
+        r = s.rhs()
+        subs = [r, r.lhs(), r.rhs()]
+        for e in subs:
+            for prec in ("i8", "ui8", "i16", "i32", "f16", "f32", "f64",
+                         "bf16"):
+                try:
+                    q = p.bind_expr(e, "t", precision=prec)
+                except SchedulingError:
+                    continue
+                accepted.append(q)
+                for seed in range(3):
+                    a, b = _extremes(p, seed), _extremes(p, seed)
+                    p.interpret(*a)
+                    q.interpret(*b)
+                    for x, y in zip(a, b):
+                        assert _same(x, y), (k, prec, str(q))
+    assert len(accepted) >= 2 * len(p.body())
+    for q in accepted[::7]:
+        q.compile()
+
+
+def test_bind_expr_precision_refuses_mixing():
+    """An ``i8`` holding ``2.0`` gives the same values, but C computes one
+    precision per expression."""
+    with pytest.raises(SchedulingError, match="mix precisions"):
+        float_exprs.bind_expr(float_exprs.body()[3].rhs().rhs(), "t",
+                              precision="i8")
