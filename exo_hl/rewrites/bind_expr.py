@@ -36,6 +36,7 @@ from __future__ import annotations
 from ..core_ir import types as T
 from ..core_ir.memory import DRAM
 from ..core_ir.nodes import IR
+from ..core_ir.precision_mix import check_precision
 from ..core_ir.syms import Sym
 from ..core_ir.traversal import walk_stmts
 from ..effects.api import commutes, context
@@ -133,7 +134,6 @@ def _check_c_precision(old, new, typ, fail):
     expression did not (an ``i8`` holder of the literal ``2.0`` in ``(x[i]
     + 1.0) * 2.0``, ``x: f32``, computes the same values, but C computes
     one precision per expression: ``compile()`` would refuse it)."""
-    from ..codegen_c.checks import check_precision
 
     class _Mixed(Exception):
         pass
