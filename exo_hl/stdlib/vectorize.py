@@ -382,7 +382,14 @@ def _in_registers(p, where, inner, width, memory, every_access):
         nm = fresh_name(p, base)
         # an f32 register, proven to hold the value (bind_expr refuses
         # an f64 or integer operand, which an f32 copy would change)
-        p = p.bind_expr(e, nm, precision="f32")
+        try:
+            p = p.bind_expr(e, nm, precision="f32")
+        except SchedulingError as why:
+            raise SchedulingError(
+                f"vectorize: '{text(e)}' cannot be put in an f32 register "
+                f"without changing what the loop computes ("
+                f"{str(why).splitlines()[0].split('bind_expr: ')[-1]})"
+            ) from None
         p = p.expand_dim(p.find(f"{nm} : _"), width, inner)
         p = p.lift_alloc(p.find(f"{nm} : _"))
         p = p.fission_after(p.find(f"{nm}[_] = _"))

@@ -271,3 +271,28 @@ def test_bind_expr_precision_refuses_mixing():
     with pytest.raises(SchedulingError, match="mix precisions"):
         float_exprs.bind_expr(float_exprs.body()[3].rhs().rhs(), "t",
                               precision="i8")
+
+
+@proc
+def axpy_i32(n: size, x: i32[n], y: i32[n]):
+    for i in seq(0, n):
+        y[i] = x[i] * 3 + y[i]
+
+
+@proc
+def axpy_f64(n: size, x: f64[n], y: f64[n]):
+    for i in seq(0, n):
+        y[i] = x[i] * 0.5 + y[i]
+
+
+@pytest.mark.parametrize("p", [axpy_i32, axpy_f64])
+def test_vectorize_registers_keep_the_operands_value(p):
+    """``vectorize``'s f32 registers were bound in the operand's type and
+    then changed to f32 (``set_precision``); an instruction converting on
+    load would have matched the changed loop. Now the binding itself
+    proves the register holds the value, and refuses."""
+    from exo_hl.hw_libs.avx2 import AVX2, INSTRS
+    from exo_hl.stdlib import vectorize
+    with pytest.raises(SchedulingError,
+                       match="cannot be put in an f32 register"):
+        vectorize(p, 'i', 8, AVX2, INSTRS, tail='cut')
