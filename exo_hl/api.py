@@ -287,15 +287,18 @@ class Procedure(Derived):
         return call_eqv(self, call, new_proc)
 
     @_records_step
-    def bind_expr(self, expr, new_name, cse=False):
+    def bind_expr(self, expr, new_name, cse=False, precision=None):
         """``s`` → ``new_name: R; new_name = e; s[e ↦ new_name]``: bind an
         expression to a new scalar (``cse=True``: every equal occurrence in
-        the statement block).
+        the statement block). ``R`` is the narrowest type proven to hold
+        the value as the statements use it; ``precision`` (``'f32'``,
+        ``f64``, ...) asks for that type instead, refused unless it is
+        proven to hold it too.
 
         >>> p = p.bind_expr('A[i, k]', 'a')
         """
         from .rewrites.bind_expr import bind_expr
-        return bind_expr(self, expr, new_name, cse=cse)
+        return bind_expr(self, expr, new_name, cse=cse, precision=precision)
 
     @_records_step
     def stage_mem(self, block, window, new_name, accum=False):

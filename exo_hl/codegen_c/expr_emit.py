@@ -15,7 +15,7 @@ from ..errors import ExoTypeError, MemGenError
 from ..core_ir import datasem as D
 from ..core_ir import extern as EXT
 from . import arith as A
-from .checks import check_precision
+from ..core_ir.precision_mix import check_precision  # the one rule
 
 # C precedence and spelling of the operators: core_ir.operators
 _PREC_ADD, _PREC_MUL = OPS.PREC_ADD, OPS.PREC_MUL

@@ -120,6 +120,12 @@ def _expr(e, nm: _Namer) -> tuple:
         return _const_str(v), prec
     if isinstance(e, IR.USub):
         a = _wrap(e.arg, nm, _PREC_UNARY)
+        if isinstance(e.arg, IR.Const) and not a.startswith("-"):
+            # ``-c`` reads back as the literal -c, which saturates where
+            # the negation of c does not (``-t`` with ``t: i32 = 1e10``
+            # inlined: -2147483647, the literal -1e10 gives -2147483648);
+            # ``-(+c)`` reads back as the negation
+            a = f"(+{a})"
         return f"-{a}", _PREC_UNARY
     if isinstance(e, IR.Not):
         a = _wrap(e.arg, nm, _PREC_NOT)

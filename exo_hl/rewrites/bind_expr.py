@@ -1,4 +1,5 @@
-"""``bind_expr(expr, new_name, cse=False)``: name a data expression.
+"""``bind_expr(expr, new_name, cse=False, precision=None)``: name a data
+expression.
 
     s   ~>   new_name : T
              new_name = e
@@ -12,7 +13,11 @@ wrapping ``i8``), an expression of literals only a type in which it
 computes, bit for bit, what the statements computed with it where it stood
 (a literal takes its context's type: ``2.5 + 2.5`` is 4 stored into an
 ``i32``, 5 into an ``f32``, so one temporary cannot serve both).
-When no type can be proven to hold it, the binding is rejected. Within ``s``
+When no type can be proven to hold it, the binding is rejected. With
+``precision`` given, ``T`` is that type, checked by the same rule (so
+``bind_const``'s ``f32`` scalar for a literal stored into an ``f64`` or
+an ``i8`` is refused: a set_precision afterwards would change what the
+statements compute, silently). Within ``s``
 every occurrence of ``e`` is replaced: a statement evaluates its right-hand
 side before it writes, so all occurrences there see the same value.
 
@@ -31,11 +36,13 @@ from __future__ import annotations
 from ..core_ir import types as T
 from ..core_ir.memory import DRAM
 from ..core_ir.nodes import IR
+from ..core_ir.precision_mix import check_precision
 from ..core_ir.syms import Sym
+from ..core_ir.traversal import walk_stmts
 from ..effects.api import commutes, context
 from ..provenance import derive
 from . import _common as C
-from ._precision import choose_holder, replace_expr
+from ._precision import choose_holder, holder_problem, replace_expr
 
 OP = "bind_expr"
 
@@ -44,7 +51,7 @@ def _replace(node, e, new_read):
     return replace_expr(node, e, new_read)
 
 
-def bind_expr(proc, expr, new_name, cse=False):
+def bind_expr(proc, expr, new_name, cse=False, precision=None):
     spath, epath, e = C.resolve_expr(proc, expr, OP)
     C.check_identifier(proc, new_name, OP, "buffer name")
     ir = proc.ir()
@@ -97,7 +104,14 @@ def bind_expr(proc, expr, new_name, cse=False):
         checked = True
 
     # the new scalar must hold e's exact value as the region uses it
-    typ, why = choose_holder(e, region)
+    if precision is not None:
+        typ = _parse_precision(precision, fail)
+        why = holder_problem(e, typ, region)
+        if why:
+            raise fail(f"a {T.TYPE_NAMES[typ]} scalar cannot hold the value "
+                       f"of '{_txt(e)}' here: {why}")
+    else:
+        typ, why = choose_holder(e, region)
     if typ is None:
         raise fail(f"no precision can hold the value of '{_txt(e)}' here: "
                    f"{why}")
@@ -107,11 +121,53 @@ def bind_expr(proc, expr, new_name, cse=False):
     out = [x.update(rhs=_replace(x.rhs, e, new_read))
            if isinstance(x, (IR.Assign, IR.Reduce, IR.WriteConfig))
            else _replace(x, e, new_read) for x in region]
+    _check_c_precision(region, out, typ, fail)
     new_stmts = (alloc, assign) + tuple(out)
     new_ir = C.replace_block_at(ir, parent, field, index, index + len(out),
                                 new_stmts)
     return derive(proc, new_ir, OP,
                   forward=C.forward_insert(parent, field, index, 2))
+
+
+def _check_c_precision(old, new, typ, fail):
+    """A read of the new scalar may not mix precisions where the
+    expression did not (an ``i8`` holder of the literal ``2.0`` in ``(x[i]
+    + 1.0) * 2.0``, ``x: f32``, computes the same values, but C computes
+    one precision per expression: ``compile()`` would refuse it)."""
+
+    class _Mixed(Exception):
+        pass
+
+    def raise_(cls, msg, node):
+        raise _Mixed(msg)
+
+    for a, b in zip(walk_stmts(tuple(old)), walk_stmts(tuple(new))):
+        if not isinstance(b, (IR.Assign, IR.Reduce)):
+            continue
+        try:
+            check_precision(a.rhs, raise_, a)
+        except _Mixed:
+            continue            # mixed already: the program's own error
+        try:
+            check_precision(b.rhs, raise_, b)
+        except _Mixed as e:
+            raise fail(f"a {T.TYPE_NAMES[typ]} scalar in its place would "
+                       f"mix precisions in one expression, which C does "
+                       f"not compute ({e})") from None
+
+
+def _parse_precision(precision, fail):
+    """The data type ``precision`` names (``'f32'`` or the ``f32``
+    marker)."""
+    t = precision
+    if isinstance(precision, str):
+        t = T.TYPE_BY_NAME.get(precision)
+    elif hasattr(precision, "ir_type"):
+        t = precision.ir_type
+    if t not in T.DATA_TYPES or not T.is_real_scalar(t):
+        raise fail(f"expected a data type ('f32', f64, ...) for precision, "
+                   f"got {precision!r}")
+    return t
 
 
 def _txt(e):

@@ -2,9 +2,13 @@
 constant to a named scalar there (``bind_const``).
 
 Public API only: ``bind_expr``, ``lift_alloc``, ``reorder_stmts``,
-``fission_after``, ``remove_loop``, ``set_precision``, each checked by its
-primitive (so a hoist that would change what the program computes is that
-primitive's ``SchedulingError``).
+``fission_after``, ``remove_loop``, each checked by its primitive (so a
+hoist that would change what the program computes is that primitive's
+``SchedulingError``). The scalar's precision is asked of ``bind_expr``
+(``precision=``), which proves it holds the value: a ``set_precision``
+after the binding changed what the statements compute, silently (an
+``f32`` scalar for ``0.1`` stored into an ``f64``, for ``300`` stored
+into an ``i8``, which wraps to 44 where the ``f32`` saturates to 127).
 """
 from __future__ import annotations
 
@@ -96,7 +100,9 @@ def bind_const(p, expr, name, precision="f32"):
     """Bind the constant ``expr`` (a literal such as ``0.5``, or any data
     expression that does not vary with the loops around it; a pattern or
     cursor) to a new scalar ``name`` of ``precision``, assigned once at the
-    top of the procedure (``bind_expr``, ``set_precision``, ``hoist``).
+    top of the procedure (``bind_expr`` with ``precision``, ``hoist``):
+    refused when a scalar of ``precision`` would not give the statements
+    the value they computed with ``expr``.
     Every loop then reads ``name``, which ``vectorize`` broadcasts into a
     register (``mm256_set1_scalar_ps``, ``mm512_set1_scalar_ps``).
 
@@ -105,7 +111,7 @@ def bind_const(p, expr, name, precision="f32"):
     """
     e = _expr_cursor(p, expr)
     user = e.stmt()
-    p = p.bind_expr(e, name)
+    p = p.bind_expr(e, name, precision=precision)
     # the binding is the two statements bind_expr puts right before the
     # statement that used the expression: found from that statement, not
     # by its name (another nest may have a 'name'; the naming rule may
@@ -117,7 +123,6 @@ def bind_const(p, expr, name, precision="f32"):
         raise SchedulingError(
             f"bind_const: the binding of {text(e)} is not before "
             f"'{text(user)}'")
-    p = p.set_precision(alloc, precision)
     return hoist(p, p.forward(assign))
 
 

@@ -380,9 +380,17 @@ def _in_registers(p, where, inner, width, memory, every_access):
 
     def to_register(p, e, base):
         nm = fresh_name(p, base)
-        p = p.bind_expr(e, nm)
+        # an f32 register, proven to hold the value (bind_expr refuses
+        # an f64 or integer operand, which an f32 copy would change)
+        try:
+            p = p.bind_expr(e, nm, precision="f32")
+        except SchedulingError as why:
+            raise SchedulingError(
+                f"vectorize: '{text(e)}' cannot be put in an f32 register "
+                f"without changing what the loop computes ("
+                f"{str(why).splitlines()[0].split('bind_expr: ')[-1]})"
+            ) from None
         p = p.expand_dim(p.find(f"{nm} : _"), width, inner)
-        p = p.set_precision(p.find(f"{nm} : _"), "f32")
         p = p.lift_alloc(p.find(f"{nm} : _"))
         p = p.fission_after(p.find(f"{nm}[_] = _"))
         names.append(nm)

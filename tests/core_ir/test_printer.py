@@ -392,3 +392,26 @@ def test_large_procedure_prints_in_linear_work(monkeypatch):
                           f"    x[{n - 1}] = t_{n - 1}"]
     assert calls["break"] == 0
     assert calls["probe"] <= 3 * n
+
+
+@proc
+def _negated_saturating(y: i32[4]):
+    t: i32
+    t = 10000000000.0
+    y[0] = -t
+    y[1] = -(-10000000000.0)
+
+
+def test_negation_of_a_literal_reads_back_as_a_negation(assert_roundtrip):
+    """``inline_assign`` puts the literal under the negation of ``-t``:
+    printed ``-10000000000.0`` it read back as the literal, which
+    saturates to -2**31 where the negation of the saturated 2**31 - 1 is
+    -2**31 + 1 (a new seed of the literal fuzzer, session 12)."""
+    import numpy as np
+    q = _negated_saturating.inline_assign('t = _')
+    assert "y[0] = -(+10000000000.0)" in str(q)
+    r = assert_roundtrip(q)
+    for p in (_negated_saturating, q, r):
+        y = np.zeros(4, np.int32)
+        p.interpret(y)
+        assert list(y[:2]) == [-2**31 + 1, -2**31]
