@@ -294,9 +294,17 @@ PAR_MIN = 1 << 23
 #: 64^3. So about 8 and 4 regions: at 0.7 of a 261 GFLOP/s peak, M N K
 #: 0.48 M and 0.24 M there (where 2^23 had kept 128^3 on one thread:
 #: 0.67x OpenBLAS, which forks). The Xeon's 2^23 fits a region of about
-#: 20 us by the same rule.
+#: 20 us by the same rule. The in-place ones then 6, not 4 (session 12,
+#: same machine, three rounds side by side, 2 threads set): the two
+#: threads' gain near the crossover depends on how fast the second vCPU
+#: answers, which changed from round to round (the threaded kernel
+#: against the one-thread one at 64^3: 0.68, 0.70, 1.05; at 72^3: 0.90,
+#: 0.91, 1.34; 80^3: 0.86, 0.82, 1.39; 96^3: 1.05-1.61), and the first
+#: two-thread shape of recorded runs, 64^3, fell to 0.83x OpenBLAS in one
+#: of them. At 6 regions (M N K 0.33 M here) 64^3 keeps one thread
+#: (1.15-1.2x OpenBLAS on two in every round), 72^3 and above fork.
 PAR_REGIONS = 8
-NARROW_B_PAR_REGIONS = 4
+NARROW_B_PAR_REGIONS = 6
 
 #: the one-thread rate of a small product, as a fraction of the FMA peak
 #: (Zen 5, 96^3-192^3: 0.75-0.9)
