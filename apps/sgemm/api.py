@@ -44,6 +44,7 @@ from apps.common import isa_choice as _common_isa
 from apps.common.aligned import aligned_empty
 from apps.common import raw_call as _raw_call
 from apps.common.raw_call import raw_function
+from apps.common.kernel_flags import kernel_compile_opts
 
 
 def missing_features(isa) -> frozenset:
@@ -364,6 +365,11 @@ class Dispatch:
         return self.pick(M, N, K).bound(M, N, K, *arrays)
 
 
+def _raw(p) -> "RawKernel":
+    """``p`` compiled as the app's kernels are (``kernel_flags``)."""
+    return RawKernel(p.compile(**kernel_compile_opts()))
+
+
 @functools.lru_cache(maxsize=None)
 def compiled(isa_name: str):
     """(``Dispatch`` of the C += A @ B kernels, ``Dispatch`` of the
@@ -372,11 +378,11 @@ def compiled(isa_name: str):
     kernels inside ``schedule.alpha_beta``); the alpha/beta ones, and the
     narrow products' kernels, are scheduled and compiled when the first
     product that runs them comes (``Deferred``, ``_narrow_dispatch``)."""
-    plain = RawKernel(procedures(isa_name)[0].compile())
+    plain = _raw(procedures(isa_name)[0])
     isa, _ = configuration(isa_name)
     one = sequential_procedure(isa_name) if isa.par_min else None
     cols = columns_procedure(isa_name) if isa.nc_cols else None
-    cols = RawKernel(cols.compile()) if cols else None
+    cols = _raw(cols) if cols else None
     threads = None
     if cols is not None:     # the runtime the kernels' par loops run on
         try:
@@ -386,12 +392,12 @@ def compiled(isa_name: str):
             threads = lambda: 1          # noqa: E731
 
     def scaled(i):
-        return Deferred(lambda: RawKernel(
-            alpha_beta_procedures(isa_name)[i].compile()))
+        return Deferred(lambda: _raw(
+            alpha_beta_procedures(isa_name)[i]))
 
     def alt(i):
-        return Deferred(lambda: RawKernel(
-            columns_alt_procedures(isa_name)[i].compile())) \
+        return Deferred(lambda: _raw(
+            columns_alt_procedures(isa_name)[i])) \
             if cols is not None and isa.nc_cols_alt else None
     narrow = functools.partial(_narrow_dispatch, isa_name) \
         if isa.narrow_n else None
@@ -399,11 +405,11 @@ def compiled(isa_name: str):
         if isa.narrow_n else None
     static = static_scaled = None
     if _static_rows(isa):            # scheduled on the first such product
-        static = Deferred(lambda: RawKernel(
-            static_procedure(isa_name).compile()))
-        static_scaled = Deferred(lambda: RawKernel(
-            static_alpha_beta_procedure(isa_name).compile()))
-    return (Dispatch(plain, RawKernel(one.compile()) if one else None,
+        static = Deferred(lambda: _raw(
+            static_procedure(isa_name)))
+        static_scaled = Deferred(lambda: _raw(
+            static_alpha_beta_procedure(isa_name)))
+    return (Dispatch(plain, _raw(one) if one else None,
                      isa.par_min, isa.mr, cols, isa.nc_cols, threads,
                      narrow, isa.narrow_n, static, isa.dynamic_min_n,
                      cols_any_m=isa.cols_narrow,
@@ -435,8 +441,8 @@ def _narrow_dispatch(isa_name: str, scaled: bool = False,
         if pack_b and isa.narrow_b_m else None
     par_min = isa.par_min if pack_b else \
         (isa.narrow_b_par_min or isa.par_min)
-    return Dispatch(RawKernel(threaded.compile()),
-                    RawKernel(one.compile()) if par_min else None,
+    return Dispatch(_raw(threaded),
+                    _raw(one) if par_min else None,
                     par_min, isa.narrow_mr or isa.mr, short=short,
                     short_m=isa.narrow_b_m if short else 0,
                     short_n=isa.narrow_b_n)

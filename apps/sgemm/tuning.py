@@ -561,10 +561,13 @@ def model_blocking(mr: int, nr: int, caches: dict = None,
     ``api.Dispatch``).
     With B's panels padded (``schedule.PANEL_PAD_ROWS``) the two K = 512
     shapes' loss is gone (side by side, one thread: 12x32 KC=128 NC=1024
-    level with or ahead of KC=256 NC=512 everywhere), and the AVX2 6x16
-    tile gains from it too on Zen 5 (KC = 128, NC = 1024 against the
-    L1's 512 and 256: +1-3% at 1024^3-2048^3, +0.5-1% on the others,
-    never behind; README "Padded panels of B"), so both ISAs take it.
+    level with or ahead of KC=256 NC=512 everywhere). The AVX2 6x16 tile
+    gained 1-3% from it too in ``schedule`` (KC = 128, NC = 1024 against
+    the L1's 512 and 256), but GCC 12 with ``-march=native`` on Zen 5
+    (znver3 tuning with AVX-512) kept one B register on the stack in its
+    static-row kernel, which the app runs for N < ``dynamic_min_n``
+    (1366 at KC = 128): 384^3-768^3 at 61% of the AVX2 peak instead of
+    95% (README "Padded panels of B"). AVX2 keeps the L1 rule.
     Not on Zen 4 (32 KiB L1: KC = 160 from the L1, and 128 measured 12%
     slower there); on the Xeon (2 MiB L2) it would give its KC = 256,
     NC = 1024 anyway. ``caches``: {level: CacheLevel}, default this
@@ -601,7 +604,7 @@ def model_params(isa_name: str) -> dict:
     mr, nr = (int(x) for x in shape.split("x"))
     small = narrow_shape(isa_name)
     nmr, nnr = (int(x) for x in small.split("x"))
-    wide = full_width_amd()            # both ISAs (``model_blocking``)
+    wide = isa_name == "avx512" and full_width_amd()   # not AVX2: below
     b = model_blocking(mr, nr, wide_nc=WIDE_NC if wide else 0)
     nc_cols = max(nr, NC_COLS // nr * nr)
     n_narrow = narrow_n(nnr, narrow_kc(nmr, b.kc))
