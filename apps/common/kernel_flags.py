@@ -10,9 +10,11 @@ KC = 128 at 61% of the peak. Which kernel it hits moves with the code
 around the loop (a loop header, a clone for constant arguments), so it
 is not fixable in the schedule. ``-fira-region=one`` allocates each
 function as one region: no FMA of any kernel the app dispatches reads the
-stack (``tests/apps/test_sgemm.py``), and the kernels run as fast
-(README "Padded panels of B"). Clang has no such option (and did not
-spill), and a user's ``$CFLAGS`` are kept as they are.
+stack (``tests/apps/test_sgemm.py``). Only for the AVX2 kernels
+(``NEEDS_WHOLE_FUNCTION_RA``): the AVX-512 ones did not spill, and their
+square kernel ran 0.2-2% slower with it (side by side, one thread, 512^3
+to 2048^3). Clang has no such option (and did not spill), and a user's
+``$CFLAGS`` are kept as they are.
 """
 from __future__ import annotations
 
@@ -22,6 +24,9 @@ import subprocess
 
 #: what GCC gets on top of ``compile()``'s default flags
 GCC_KERNEL_FLAGS = "-fira-region=one"
+
+#: the instruction sets whose kernels get ``GCC_KERNEL_FLAGS``
+NEEDS_WHOLE_FUNCTION_RA = frozenset({"avx2"})
 
 
 def is_gcc(cc: str) -> bool:
@@ -42,9 +47,12 @@ def _opts(cc: str, cflags) -> tuple:
     return (("cflags", f"{DEFAULT_CFLAGS} {GCC_KERNEL_FLAGS}"),)
 
 
-def kernel_compile_opts() -> dict:
-    """``compile()`` options for a micro-kernel: with GCC and no
-    ``$CFLAGS``, the default flags plus ``GCC_KERNEL_FLAGS``; else none
-    (``compile()``'s own choice)."""
+def kernel_compile_opts(isa_name: str) -> dict:
+    """``compile()`` options for a micro-kernel of ``isa_name``: with GCC,
+    no ``$CFLAGS`` and an ISA in ``NEEDS_WHOLE_FUNCTION_RA``, the default
+    flags plus ``GCC_KERNEL_FLAGS``; else none (``compile()``'s own
+    choice)."""
+    if isa_name not in NEEDS_WHOLE_FUNCTION_RA:
+        return {}
     return dict(_opts(os.environ.get("CC") or "cc",
                       os.environ.get("CFLAGS")))

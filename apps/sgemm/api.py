@@ -365,9 +365,10 @@ class Dispatch:
         return self.pick(M, N, K).bound(M, N, K, *arrays)
 
 
-def _raw(p) -> "RawKernel":
-    """``p`` compiled as the app's kernels are (``kernel_flags``)."""
-    return RawKernel(p.compile(**kernel_compile_opts()))
+def _raw(p, isa_name: str) -> "RawKernel":
+    """``p`` compiled as the app's kernels of ``isa_name`` are
+    (``kernel_flags``)."""
+    return RawKernel(p.compile(**kernel_compile_opts(isa_name)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -378,11 +379,11 @@ def compiled(isa_name: str):
     kernels inside ``schedule.alpha_beta``); the alpha/beta ones, and the
     narrow products' kernels, are scheduled and compiled when the first
     product that runs them comes (``Deferred``, ``_narrow_dispatch``)."""
-    plain = _raw(procedures(isa_name)[0])
+    plain = _raw(procedures(isa_name)[0], isa_name)
     isa, _ = configuration(isa_name)
     one = sequential_procedure(isa_name) if isa.par_min else None
     cols = columns_procedure(isa_name) if isa.nc_cols else None
-    cols = _raw(cols) if cols else None
+    cols = _raw(cols, isa_name) if cols else None
     threads = None
     if cols is not None:     # the runtime the kernels' par loops run on
         try:
@@ -393,11 +394,11 @@ def compiled(isa_name: str):
 
     def scaled(i):
         return Deferred(lambda: _raw(
-            alpha_beta_procedures(isa_name)[i]))
+            alpha_beta_procedures(isa_name)[i], isa_name))
 
     def alt(i):
         return Deferred(lambda: _raw(
-            columns_alt_procedures(isa_name)[i])) \
+            columns_alt_procedures(isa_name)[i], isa_name)) \
             if cols is not None and isa.nc_cols_alt else None
     narrow = functools.partial(_narrow_dispatch, isa_name) \
         if isa.narrow_n else None
@@ -406,10 +407,10 @@ def compiled(isa_name: str):
     static = static_scaled = None
     if _static_rows(isa):            # scheduled on the first such product
         static = Deferred(lambda: _raw(
-            static_procedure(isa_name)))
+            static_procedure(isa_name), isa_name))
         static_scaled = Deferred(lambda: _raw(
-            static_alpha_beta_procedure(isa_name)))
-    return (Dispatch(plain, _raw(one) if one else None,
+            static_alpha_beta_procedure(isa_name), isa_name))
+    return (Dispatch(plain, _raw(one, isa_name) if one else None,
                      isa.par_min, isa.mr, cols, isa.nc_cols, threads,
                      narrow, isa.narrow_n, static, isa.dynamic_min_n,
                      cols_any_m=isa.cols_narrow,
@@ -441,8 +442,8 @@ def _narrow_dispatch(isa_name: str, scaled: bool = False,
         if pack_b and isa.narrow_b_m else None
     par_min = isa.par_min if pack_b else \
         (isa.narrow_b_par_min or isa.par_min)
-    return Dispatch(_raw(threaded),
-                    _raw(one) if par_min else None,
+    return Dispatch(_raw(threaded, isa_name),
+                    _raw(one, isa_name) if par_min else None,
                     par_min, isa.narrow_mr or isa.mr, short=short,
                     short_m=isa.narrow_b_m if short else 0,
                     short_n=isa.narrow_b_n)
