@@ -567,7 +567,8 @@ def model_blocking(mr: int, nr: int, caches: dict = None,
     (znver3 tuning with AVX-512) kept one B register on the stack in its
     static-row kernel, which the app runs for N < ``dynamic_min_n``
     (1366 at KC = 128): 384^3-768^3 at 61% of the AVX2 peak instead of
-    95% (README "Padded panels of B"). AVX2 keeps the L1 rule.
+    95% (README "Padded panels of B"). Built with ``-fira-region=one``
+    (``apps/common/kernel_flags``) none spills, and both ISAs take it.
     Not on Zen 4 (32 KiB L1: KC = 160 from the L1, and 128 measured 12%
     slower there); on the Xeon (2 MiB L2) it would give its KC = 256,
     NC = 1024 anyway. ``caches``: {level: CacheLevel}, default this
@@ -604,7 +605,7 @@ def model_params(isa_name: str) -> dict:
     mr, nr = (int(x) for x in shape.split("x"))
     small = narrow_shape(isa_name)
     nmr, nnr = (int(x) for x in small.split("x"))
-    wide = isa_name == "avx512" and full_width_amd()   # not AVX2: below
+    wide = full_width_amd()            # both ISAs (``model_blocking``)
     b = model_blocking(mr, nr, wide_nc=WIDE_NC if wide else 0)
     nc_cols = max(nr, NC_COLS // nr * nr)
     n_narrow = narrow_n(nnr, narrow_kc(nmr, b.kc))

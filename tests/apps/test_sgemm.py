@@ -1351,7 +1351,8 @@ def test_the_app_uses_this_machines_record_else_the_model(tmp_path,
     monkeypatch.setenv("EXO_HL_CACHE", str(tmp_path))
     isa, note = tuning.configured("avx2")
     m = tuning.model_params("avx2")
-    b = tuning.model_blocking(6, 16)
+    b = tuning.model_blocking(6, 16, wide_nc=tuning.WIDE_NC
+                              if tuning.full_width_amd() else 0)
     assert (isa.kc, isa.nc) == (m["kc"], m["nc"]) == (b.kc, b.nc_l2)
     assert "BLIS model" in note
     assert "no tuned record" in note
@@ -1816,14 +1817,16 @@ def test_model_zen5_rule_takes_12x32_with_a_wide_nc():
         b = tuning.model_blocking(12, 32, xeon, wide_nc=wide)
         assert (b.kc, b.nc_l2) == (256, 1024)
     assert tuning.model_blocking(6, 32, zen4).kc == 160
-    # the AVX2 tile keeps the L1 rule (KC = 512; tuning.model_blocking)
+    # the AVX2 tile takes the wide block on Zen 5 too (L1's KC: 512)
+    b = tuning.model_blocking(6, 16, zen5, wide_nc=tuning.WIDE_NC)
+    assert (b.kc, b.nc_l2) == (128, 1024)
     assert tuning.model_blocking(6, 16, zen5).kc == 512
     # this machine's model follows the rule for its own vendor and family
     m, m2 = tuning.model_params("avx512"), tuning.model_params("avx2")
     if tuning.full_width_amd():
         assert (m["shape"], m["prefetch"]) == ("12x32", 0)
-        assert (m["kc"], m["nc"]) == (128, tuning.WIDE_NC)
-    assert m2["kc"] == tuning.model_blocking(6, 16).kc
+        assert (m["kc"], m2["kc"]) == (128, 128)
+        assert m["nc"] == m2["nc"] == tuning.WIDE_NC
     assert m["shape"] == tuning.default_shape("avx512")
     assert m2["shape"] == "6x16"
 
