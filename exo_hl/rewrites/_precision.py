@@ -47,6 +47,7 @@ from ..core_ir import types as T
 from ..core_ir import operators as OPS
 from ..core_ir.literal_values import literal_holder_problem
 from ..core_ir.nodes import IR
+from ..core_ir.precision_mix import INT_BITS
 from ..core_ir.traversal import walk, walk_stmts
 
 FLOATS = (IR.F16, IR.BF16, IR.F32, IR.F64)
@@ -55,7 +56,6 @@ INT_RANGE = {
     IR.I16: (-(1 << 15), (1 << 15) - 1), IR.UI16: (0, (1 << 16) - 1),
     IR.I32: (-(1 << 31), (1 << 31) - 1),
 }
-INT_BITS = {IR.I8: 8, IR.UI8: 8, IR.I16: 16, IR.UI16: 16, IR.I32: 32}
 #: integer types from the narrowest (the order holders are tried in)
 INTS = (IR.I8, IR.UI8, IR.I16, IR.UI16, IR.I32)
 _RING = ("+", "-", "*")
