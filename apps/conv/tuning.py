@@ -239,8 +239,14 @@ def model_params(isa_name: str, sizes) -> dict:
     # measured side by side (loaded; 1 thread, CPU clock, 16 interleaved
     # rounds, median of the per-round ratios to 14x2) 1.06-1.10x on
     # 1x14x14x256, 1.12x on 5x14x14x256, 1.03-1.15x on 5x28x28x128, 1.07x
-    # on 1x28x28x128, and equal within 1% on the idle machine
-    wide_input = 3 * 16 * IC * 4 >= _l1_bytes() // 2
+    # on 1x28x28x128, and equal within 1% on the idle machine. That was
+    # the Intel Xeon; on AMD Zen 5 (quiet, session 12, the bench's wall
+    # clock, two runs, 1 and 2 threads) 14x2 ran 5x28x28x128 6-7% faster
+    # than 7x4 (258-260 against 243 GFLOP/s on one thread, 516-518
+    # against 483-488 on two), and 7x4 was the slowest tile of Halide's
+    # layer: GCC's -march=native tunes for znver there (as the SGEMM
+    # kernels' spills, apps/common/kernel_flags). So not on AMD (``_zen``)
+    wide_input = 3 * 16 * IC * 4 >= _l1_bytes() // 2 and not _zen()
     inp = 4 * s["N"] * (s["H"] + 2) * (W + 2) * IC
     best, best_score = None, -1.0
     for tile in TILES[isa_name]:
@@ -316,6 +322,13 @@ def model_params(isa_name: str, sizes) -> dict:
     return out
 
 
+def _zen() -> bool:
+    """Whether this CPU is an AMD core (``model_params``' wide-input rule
+    was measured on the Intel Xeon and reversed on Zen 5)."""
+    from exo_hl.tune import machine_signature
+    return machine_signature().get("vendor", "") == "AuthenticAMD"
+
+
 def _input_leaves_l2(inp: int, block_weights: int, block_out: int,
                      l2: int) -> bool:
     """Whether the input of a layer (``inp`` bytes), small enough to stay
@@ -339,8 +352,8 @@ def _input_leaves_l2(inp: int, block_weights: int, block_out: int,
     same layers fit with 7x4, and so do the groups it picks
     (1x56x56x64's group 2 of 14x2: 1811 KB; AVX2 5x7x7x512's group 2
     of 6x2: 1451 KB), so nothing changes there. With N = 5 the ResNet
-    inputs (all but 7x7x512's) do not fit half the L2, the rule does not
-    apply, and 7x4 stays the faster tile of 5x28x28x128 on Zen 5 too."""
+    inputs (all but 7x7x512's) do not fit half the L2 and the rule does
+    not apply (5x28x28x128 takes 14x2 on Zen 5 by ``_zen``)."""
     return inp <= l2 // 2 and inp + block_weights + block_out > 7 * l2 // 8
 
 
