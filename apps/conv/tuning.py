@@ -51,7 +51,7 @@ from __future__ import annotations
 import dataclasses
 
 from exo_hl import SchedulingError
-from exo_hl.tune import TuningDB, cache_levels
+from exo_hl.tune import TuningDB, cache_levels, is_amd
 
 from apps.conv.schedule import HALIDE_SIZES, ISAS, Isa, flops, schedule
 
@@ -325,8 +325,7 @@ def model_params(isa_name: str, sizes) -> dict:
 def _zen() -> bool:
     """Whether this CPU is an AMD core (``model_params``' wide-input rule
     was measured on the Intel Xeon and reversed on Zen 5)."""
-    from exo_hl.tune import machine_signature
-    return machine_signature().get("vendor", "") == "AuthenticAMD"
+    return is_amd()
 
 
 def _input_leaves_l2(inp: int, block_weights: int, block_out: int,

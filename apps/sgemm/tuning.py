@@ -22,7 +22,7 @@ import math
 
 from exo_hl import SchedulingError
 from exo_hl.tune import (TuningDB, blis_blocking, cache_levels, cpu_family,
-                         machine_signature)
+                         is_amd)
 
 from apps.sgemm.schedule import ISAS, Isa, cache_sizes, k_block, schedule
 
@@ -176,9 +176,8 @@ def _amd(vendor: str | None, family: int | None):
     when ``vendor`` is None; with ``vendor`` given and ``family`` not,
     family 0 (an AMD core of unknown family is taken for Zen 4)."""
     if vendor is None:
-        vendor = machine_signature().get("vendor", "")
         family = cpu_family() if family is None else family
-    amd = vendor == "AuthenticAMD"
+    amd = is_amd(vendor)
     return amd, amd and (family or 0) >= ZEN5_FAMILY
 
 

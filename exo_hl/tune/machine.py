@@ -147,6 +147,20 @@ def cpu_family() -> int:
         return 0
 
 
+def is_amd(vendor: str = None) -> bool:
+    """Whether ``vendor`` (a ``vendor_id``; default this CPU's) is AMD:
+    the apps' models take rules measured per vendor (GCC's
+    ``-march=native`` tunes for znver there, and AMD's FMA widths
+    differ by family: ``cpu_family``).
+
+    >>> is_amd("AuthenticAMD"), is_amd("GenuineIntel")
+    (True, False)
+    """
+    if vendor is None:
+        vendor = _cpuinfo().get("vendor_id", "")
+    return vendor == "AuthenticAMD"
+
+
 def core_count() -> int:
     """CPUs this process may run on."""
     try:

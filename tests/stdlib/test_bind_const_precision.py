@@ -96,64 +96,15 @@ def lits_f32(y: f32[8], x: f32[8]):
     y[7] = x[7] * -3.0
 
 
-@proc
-def lits_f64(y: f64[8], x: f64[8]):
-    y[0] = 0.1
-    y[1] = 300.0
-    y[2] = 16777217.0
-    y[3] = -0.0
-    y[4] = x[4] * 2.5
-    y[5] = x[5] + 65504.0
-    y[6] = 1e30
-    y[7] = x[7] * -3.0
+def _lits(t):
+    """``lits_f32`` with both buffers of element type ``t``: the same
+    statements, each literal stored into a ``t`` (``set_precision`` of the
+    parameters prints the procedure one would write for ``t``)."""
+    return lits_f32.set_precision("y", t).set_precision("x", t).rename(
+        f"lits_{t}")
 
 
-@proc
-def lits_f16(y: f16[8], x: f16[8]):
-    y[0] = 0.1
-    y[1] = 300.0
-    y[2] = 16777217.0
-    y[3] = -0.0
-    y[4] = x[4] * 2.5
-    y[5] = x[5] + 65504.0
-    y[6] = 1e30
-    y[7] = x[7] * -3.0
-
-
-@proc
-def lits_i8(y: i8[8], x: i8[8]):
-    y[0] = 0.1
-    y[1] = 300.0
-    y[2] = 16777217.0
-    y[3] = -0.0
-    y[4] = x[4] * 2.5
-    y[5] = x[5] + 65504.0
-    y[6] = 1e30
-    y[7] = x[7] * -3.0
-
-
-@proc
-def lits_ui8(y: ui8[8], x: ui8[8]):
-    y[0] = 0.1
-    y[1] = 300.0
-    y[2] = 16777217.0
-    y[3] = -0.0
-    y[4] = x[4] * 2.5
-    y[5] = x[5] + 65504.0
-    y[6] = 1e30
-    y[7] = x[7] * -3.0
-
-
-@proc
-def lits_i32(y: i32[8], x: i32[8]):
-    y[0] = 0.1
-    y[1] = 300.0
-    y[2] = 16777217.0
-    y[3] = -0.0
-    y[4] = x[4] * 2.5
-    y[5] = x[5] + 65504.0
-    y[6] = 1e30
-    y[7] = x[7] * -3.0
+LITS = [lits_f32] + [_lits(t) for t in ("f64", "f16", "i8", "ui8", "i32")]
 
 
 def _outputs(p, x):
@@ -163,8 +114,7 @@ def _outputs(p, x):
     return y
 
 
-@pytest.mark.parametrize("p", [lits_f32, lits_f64, lits_f16, lits_i8,
-                               lits_ui8, lits_i32])
+@pytest.mark.parametrize("p", LITS, ids=lambda p: p.name())
 def test_bind_const_generator(p):
     """Each literal of each statement bound in each precision: refused, or
     every stored value is the same (interpreter; compiled C for the
