@@ -200,6 +200,16 @@ _Procedure.__init__ = _recording_init
 # that have the feature nothing is emulated.
 _os.environ.setdefault("EXO_HL_EMULATE", "1")
 
+# Tuning records (``exo_hl.tune.TuningDB``) of this run live in a directory
+# of their own, removed at exit: a test never reads the user's records (a
+# tuned SGEMM record would change what the model tests see), and the
+# machine facts a test makes the app measure (the parallel-region cost,
+# the FMA peak: ``apps/common/fork_cost``) under the suite's own load are
+# not kept for the benchmarks.
+_os.environ["EXO_HL_TUNING_DB"] = _tempfile.mkdtemp(prefix="exo_hl_tuning_")
+import atexit as _atexit  # noqa: E402
+_atexit.register(_shutil.rmtree, _os.environ["EXO_HL_TUNING_DB"], True)
+
 
 def pytest_report_header(config):
     """One line saying how each shipped instruction set runs here."""

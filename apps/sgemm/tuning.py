@@ -582,7 +582,7 @@ def model_blocking(mr: int, nr: int, caches: dict = None,
                                               kc_range=(kc, kc))
 
 
-def model_params(isa_name: str) -> dict:
+def model_params(isa_name: str, minimums: tuple = None) -> dict:
     """The BLIS model's parameters for the default tile
     (``default_shape``): KC from the L1 (``even_kc``), NC from the L2
     (``nc_l2``: this schedule's 'rows' loop order streams the packed block
@@ -599,7 +599,8 @@ def model_params(isa_name: str) -> dict:
     own KC (``narrow_kc``). The row blocks ``par_dynamic`` on a machine of
     more than one core (``dynamic_model``). On Zen 5 (``full_width_amd``)
     AVX-512 takes 12x32 with a wide NC block (KC = 128, NC = 1024 on its
-    1 MiB L2: ``model_blocking``'s ``wide_nc``), measured there."""
+    1 MiB L2: ``model_blocking``'s ``wide_nc``), measured there.
+    ``minimums``: ``thread_minimums(isa_name)`` when the caller has it."""
     shape = default_shape(isa_name)
     mr, nr = (int(x) for x in shape.split("x"))
     small = narrow_shape(isa_name)
@@ -608,7 +609,8 @@ def model_params(isa_name: str) -> dict:
     b = model_blocking(mr, nr, wide_nc=WIDE_NC if wide else 0)
     nc_cols = max(nr, NC_COLS // nr * nr)
     n_narrow = narrow_n(nnr, narrow_kc(nmr, b.kc))
-    par_min, narrow_b_par_min, _ = thread_minimums(isa_name)
+    par_min, narrow_b_par_min, _ = (thread_minimums(isa_name)
+                                    if minimums is None else minimums)
     cols_narrow = nc_cols <= n_narrow
     # the column rules measured on AVX-512 only (cols_one_mk,
     # NC_COLS_ALT_PANELS): AVX2 keeps the square kernels there
@@ -640,22 +642,24 @@ def configured(isa_name: str, source: str = "auto"):
         return isa, (f"fixed schedule ({isa.blocking_label} from the L1 "
                      f"rule k_block, no NC or MC blocking)")
     found = TuningDB().lookup(key(isa_name)) if source == "auto" else None
+    minimums = thread_minimums(isa_name)        # measured once per call
+    model = model_params(isa_name, minimums)
     if found is not None and found.record is not None:
         try:
-            isa = variant(isa_name, dict(_threads(isa_name),
-                                         **found.record["params"]))
+            isa = variant(isa_name, dict(
+                {k: model[k] for k in THREAD_PARAMS},
+                **found.record["params"]))
             return isa, (f"{isa.label} {isa.blocking_label}: "
-                         f"{found.note}; {thread_minimums(isa_name)[2]}")
+                         f"{found.note}; {minimums[2]}")
         except (SchedulingError, KeyError, TypeError, ValueError) as e:
             why = f"tuned record unusable ({e})"
         else:                             # pragma: no cover
             why = ""
     else:
         why = found.note if found is not None else "model requested"
-    isa = variant(isa_name, model_params(isa_name))
+    isa = variant(isa_name, model)
     return isa, (f"{isa.label} {isa.blocking_label} from the BLIS model "
-                 f"of this machine's caches ({why}); "
-                 f"{thread_minimums(isa_name)[2]}")
+                 f"of this machine's caches ({why}); {minimums[2]}")
 
 
 #: the app's choice of kernel per product (``api.Dispatch``), not the
@@ -666,11 +670,6 @@ THREAD_PARAMS = ("par_min", "nc_cols", "nc_cols_alt", "cols_narrow",
                  "narrow_shape",
                  "narrow_n", "narrow_kc", "narrow_b_m", "narrow_b_n",
                  "narrow_b_par_min", "dynamic_min_n")
-
-
-def _threads(isa_name: str) -> dict:
-    model = model_params(isa_name)
-    return {k: model[k] for k in THREAD_PARAMS}
 
 
 def valid(params: dict):

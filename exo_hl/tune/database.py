@@ -3,7 +3,8 @@
 A record is what a search found for one kernel (``key``, e.g.
 ``"sgemm.avx512.v2"``: the app, its instruction set and its schedule
 version) on one machine (``machine_signature()``). Files live under
-``<cache>/tuning/<key>/<label>.json`` (the cache directory of compiled
+``<cache>/tuning/<key>/<label>.json`` (``$EXO_HL_TUNING_DB`` replaces
+``<cache>/tuning`` when set; the cache directory of compiled
 kernels: ``$EXO_HL_CACHE``, else ``$XDG_CACHE_HOME/exo_hl``, else
 ``~/.cache/exo_hl``); ``<label>`` names the CPU model, the core count and
 the signature's hash, so records of several machines (a shared home
@@ -63,7 +64,9 @@ class Lookup:
 
 
 class TuningDB:
-    """Tuning records in ``directory`` (default: ``<cache>/tuning``).
+    """Tuning records in ``directory`` (default: ``$EXO_HL_TUNING_DB``,
+    else ``<cache>/tuning``: the variable keeps the records of a test run
+    or an experiment apart from the machine's own).
 
     >>> db = TuningDB()
     >>> db.directory.endswith("tuning")
@@ -72,6 +75,8 @@ class TuningDB:
 
     def __init__(self, directory: str | None = None):
         if directory is None:
+            directory = os.environ.get("EXO_HL_TUNING_DB")
+        if not directory:
             from ..codegen_c.runner import cache_dir
             directory = os.path.join(cache_dir(), "tuning")
         self.directory = str(directory)

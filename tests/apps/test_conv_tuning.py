@@ -121,6 +121,7 @@ def test_model_default_and_key():
 def test_configured_uses_the_model_without_a_record(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setenv("EXO_HL_CACHE", str(tmp_path))
+    monkeypatch.delenv("EXO_HL_TUNING_DB")   # the default place
     params, isa, note = tuning.configured("avx2", (1, 7, 7, 512, 512))
     assert "from the model" in note
     assert params == tuning.model_params("avx2", (1, 7, 7, 512, 512))

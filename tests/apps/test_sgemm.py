@@ -1349,6 +1349,7 @@ def test_the_app_uses_this_machines_record_else_the_model(tmp_path,
                                                            monkeypatch):
     from exo_hl.tune import TuningDB, machine_signature
     monkeypatch.setenv("EXO_HL_CACHE", str(tmp_path))
+    monkeypatch.delenv("EXO_HL_TUNING_DB")   # the default place
     isa, note = tuning.configured("avx2")
     m = tuning.model_params("avx2")
     b = tuning.model_blocking(6, 16, wide_nc=tuning.WIDE_NC
