@@ -1,8 +1,8 @@
 """README tables (and plots) from every machine's recorded benchmark runs.
 
     python apps/common/report.py sgemm            # print the Markdown
-    python apps/common/report.py sgemm --write    # into apps/sgemm/README.md
-    python apps/common/report.py sgemm --plots    # results/<machine>.png
+    python apps/common/report.py sgemm --write    # README, and the plots
+    python apps/common/report.py sgemm --plots    # the plots only
 
 Reads ``apps/<app>/results/*.json`` (``results.py``: one file per machine,
 its signature and its runs) and makes one section per machine: the CPU,
@@ -10,7 +10,9 @@ its caches and compiler, then for each instruction set the latest run's
 rows (exo_hl, OpenBLAS, MKL when it was measured, the ratios, % of the
 FMA peak) with where the kernel's parameters came from. ``--write``
 replaces the part of the README between ``<!-- results:begin -->`` and
-``<!-- results:end -->`` (appended at the end the first time).
+``<!-- results:end -->`` (appended at the end the first time), after
+drawing each run's plot (``result_plots``: ``results/<machine>.<label>.png``,
+linked under its table; matplotlib, the ``bench`` extra).
 """
 from __future__ import annotations
 
@@ -61,6 +63,7 @@ def latest_runs(data):
 
 
 def machine_section(path, data):
+    from apps.common.result_plots import plot_path
     from exo_hl.tune import signature_label
     sig = data.get("signature", {})
     isa = [f for f in sig.get("isa", []) if f in
@@ -82,8 +85,9 @@ def machine_section(path, data):
         if label == "avx2" and "avx512f" in sig.get("isa", []):
             lines += [AVX2_ON_AVX512, ""]
         rows = run.get("rows", [])
+        png = plot_path(path, label)
         if rows and "onnxruntime_gflops" in rows[0]:
-            lines += _conv_table(rows)
+            lines += _conv_table(rows) + _plot_link(png, label)
             continue
         lines += ["| shape | threads | exo_hl GFLOP/s | OpenBLAS | ratio | "
                   "MKL | ratio to MKL | exo_hl % peak |",
@@ -96,7 +100,16 @@ def machine_section(path, data):
                 f"{_f(r.get('mkl_ratio'), '{:.2f}')} | "
                 f"{_f(r.get('peak_pct'), '{:.0f}%')} |")
         lines.append("")
+        lines += _plot_link(png, label)
     return lines
+
+
+def _plot_link(png: Path, label: str) -> list:
+    """The README line showing a run's plot, when it has been drawn (the
+    README sits beside ``results/``)."""
+    if not png.exists():
+        return []
+    return [f"![{label}: GFLOP/s per shape](results/{png.name})", ""]
 
 
 def _conv_table(rows):
@@ -145,41 +158,19 @@ def write_readme(app: str, text: str) -> Path:
     return path
 
 
-def plots(app: str):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def plots(app: str, directory=None) -> list:
+    """The plot of every machine's latest run per label
+    (``result_plots``), next to its results file: the PNGs written."""
+    from apps.common.result_plots import plot_path, plot_run
     out = []
-    for path, data in load_all(app):
+    for path, data in load_all(app, directory):
+        model = data.get("signature", {}).get("cpu_model", "?")
         for label, run in latest_runs(data).items():
-            rows = [r for r in run["rows"]
-                    if "shape" in r and len(set(r["shape"])) == 1]
-            if not rows:
-                continue
-            fig, ax = plt.subplots(figsize=(7, 4))
-            for t in sorted({r["threads"] for r in rows}):
-                sel = sorted((r for r in rows if r["threads"] == t),
-                             key=lambda r: r["shape"][0])
-                xs = [r["shape"][0] for r in sel]
-                for key, name, mark in (("exo_hl_gflops", "exo_hl", "o-"),
-                                        ("openblas_gflops", "OpenBLAS",
-                                         "s--"),
-                                        ("mkl_gflops", "MKL", "^:")):
-                    if all(key in r for r in sel):
-                        ax.plot(xs, [r[key] for r in sel], mark,
-                                label=f"{name}, {t} thr")
-            ax.set_xlabel("M = N = K")
-            ax.set_ylabel("GFLOP/s")
-            ax.set_ylim(bottom=0)
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=7)
-            ax.set_title(f"{data['signature'].get('cpu_model')}: {label}",
-                         fontsize=9)
-            fig.tight_layout()
-            png = results_dir(app) / f"{path.stem}.{label}.png"
-            fig.savefig(png, dpi=100)
-            plt.close(fig)
-            out.append(png)
+            png = plot_run(plot_path(path, label),
+                           f"{model}: {app}, {label}, run of "
+                           f"{run.get('time', '?')}", run.get("rows", []))
+            if png is not None:
+                out.append(png)
     return out
 
 
@@ -190,16 +181,23 @@ def main(argv=None):
     ap.add_argument("--write", action="store_true",
                     help="replace the results section of its README")
     ap.add_argument("--plots", action="store_true",
-                    help="one PNG per machine and run label (matplotlib)")
+                    help="only draw the plots: one PNG per machine and run "
+                    "label (matplotlib; --write draws them too)")
     args = ap.parse_args(argv)
+    if args.write or args.plots:          # drawn first: the README links them
+        try:
+            for p in plots(args.app):
+                print(f"wrote {p}")
+        except ImportError:
+            print("no matplotlib (pip install -e '.[bench]'): plots not "
+                  "drawn; the README links those drawn before")
+    if args.plots and not args.write:
+        return 0
     text = report(args.app)
     if args.write:
         print(f"wrote {write_readme(args.app, text)}")
     else:
         print(text)
-    if args.plots:
-        for p in plots(args.app):
-            print(f"wrote {p}")
     return 0
 
 

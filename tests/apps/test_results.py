@@ -71,3 +71,30 @@ def test_mkl_baseline_or_one_line():
     C = np.ones((13, 29), np.float32)
     mkl.sgemm(A, B, C)
     assert np.array_equal(C, 1 + A @ B)
+
+
+def test_each_recorded_run_gets_a_plot_linked_under_its_table(tmp_path):
+    """``report.plots`` draws the latest run per machine and label next to
+    its results file; the section links it once drawn. Panels per thread
+    count hold only the series every row of it measured, and the peak
+    from ``peak_pct``."""
+    from apps.common import result_plots
+    rows = [ROW, dict(ROW, shape=[64, 64, 300], exo_hl_gflops=100.0,
+                      peak_pct=40.0),
+            dict(ROW, threads=2, peak_pct=None, mkl_gflops=None)]
+    path = results.record_run("sgemm", "avx512", rows, {}, tmp_path)
+    parts = result_plots.panels(rows)
+    labels, series, peak = parts[1]
+    assert labels == ["512x512x512", "64x64x300"]
+    assert list(series) == ["exo_hl", "OpenBLAS", "MKL"]
+    assert peak == 250.0                  # 150 at 62%, 100 at 40%: the max
+    assert list(parts[2][1]) == ["exo_hl", "OpenBLAS"] and \
+        parts[2][2] is None
+    assert result_plots.shape_label({"size": [1, 7, 7, 512, 512]}) == \
+        "1,7,7,512,512"
+    png = result_plots.plot_path(path, "avx512")
+    assert f"results/{png.name}" not in report.report("sgemm", tmp_path)
+    assert report.plots("sgemm", tmp_path) == [png]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"![avx512: GFLOP/s per shape](results/{png.name})" in \
+        report.report("sgemm", tmp_path)
