@@ -39,7 +39,7 @@ def add_tune_parser(sub, common):
                    "(default 3)")
     t.add_argument("--db", metavar="DIR", default=None,
                    help="the tuning database directory (default: "
-                   "<cache>/tuning)")
+                   "$EXO_HL_TUNING_DB, else <cache>/tuning)")
     t.add_argument("--isa", default=None, help="option isa")
     t.add_argument("--threads", default=None, help="option threads")
     t.add_argument("--option", action="append", default=[],
@@ -96,6 +96,12 @@ def tune_command(args) -> int:
         raise UserError(f"tune: {e}")
     db = TuningDB(args.db)
     print(f"tuning {spec.get('about', spec['key'])}")
+    for name in spec.get("unset_env", ()):
+        # before the workers start: they inherit this environment
+        value = os.environ.pop(name, None)
+        if value is not None:
+            print(f"unset {name}={value} (the app's tune_spec: its "
+                  f"benchmark must not see it)")
     print(f"machine: {signature_label(machine_signature())}")
     print(f"space: {spec['space']}")
     result = tune(spec["template"], spec["space"], spec["bench"],

@@ -32,6 +32,36 @@ THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 
 
+#: variables that make OpenBLAS run other kernels or block sizes than it
+#: would pick for this CPU
+OVERRIDES = ("OPENBLAS_L2_SIZE", "OPENBLAS_CORETYPE")
+
+
+def unset_overrides() -> list:
+    """Remove ``OVERRIDES`` from the environment (for OpenBLAS loaded after
+    this, here or in a child process: ``exo-hl tune``'s workers); returns
+    lines saying what was done."""
+    notes = []
+    l2 = os.environ.pop("OPENBLAS_L2_SIZE", None)
+    if l2 is not None:
+        notes.append(f"unset OPENBLAS_L2_SIZE={l2} (OpenBLAS sizes its "
+                     f"blocks from the L2 it detects)")
+    core = os.environ.pop("OPENBLAS_CORETYPE", None)
+    if core is not None:
+        notes.append(f"unset OPENBLAS_CORETYPE={core} (it forces OpenBLAS's "
+                     f"{core} kernels; now OpenBLAS picks them for this CPU)")
+    else:
+        notes.append("OPENBLAS_CORETYPE is not set (OpenBLAS picks its "
+                     "kernels for this CPU)")
+    return notes
+
+
+def overridden() -> list:
+    """The ``OVERRIDES`` set in this process's environment, as
+    ``NAME=value``: a baseline loaded now would not be this CPU's."""
+    return [f"{v}={os.environ[v]}" for v in OVERRIDES if v in os.environ]
+
+
 def configure_blas(threads: int = 1) -> list:
     """Set the BLAS environment (see the module docstring); returns lines
     saying what was done, for the caller to print."""
@@ -44,17 +74,7 @@ def configure_blas(threads: int = 1) -> list:
     notes.append(f"BLAS baseline: numpy, {threads} thread"
                  f"{'s' if threads != 1 else ''} (OPENBLAS_NUM_THREADS="
                  f"OMP_NUM_THREADS=MKL_NUM_THREADS={threads})")
-    l2 = os.environ.pop("OPENBLAS_L2_SIZE", None)
-    if l2 is not None:
-        notes.append(f"unset OPENBLAS_L2_SIZE={l2} (OpenBLAS sizes its "
-                     f"blocks from the L2 it detects)")
-    core = os.environ.pop("OPENBLAS_CORETYPE", None)
-    if core is not None:
-        notes.append(f"unset OPENBLAS_CORETYPE={core} (it forces OpenBLAS's "
-                     f"{core} kernels; now OpenBLAS picks them for this CPU)")
-    else:
-        notes.append("OPENBLAS_CORETYPE is not set (OpenBLAS picks its "
-                     "kernels for this CPU)")
+    notes += unset_overrides()
     return notes
 
 

@@ -24,6 +24,7 @@ from exo_hl import SchedulingError
 from exo_hl.tune import (TuningDB, blis_blocking, cache_levels, cpu_family,
                          is_amd)
 
+from apps.common.blas_env import OVERRIDES
 from apps.sgemm.schedule import ISAS, Isa, cache_sizes, k_block, schedule
 
 #: bump when the schedule changes what a parameter means (old records
@@ -842,4 +843,8 @@ def tune_spec(options: dict) -> dict:
             "n_startup": 4,
             "about": (f"SGEMM, {isa.title} ({note}), {threads} thread(s), "
                       f"{bench.units} (geometric mean over "
-                      f"{', '.join(f'{n}^3' for n in sizes)})")}
+                      f"{', '.join(f'{n}^3' for n in sizes)})"),
+            # the workers that time the candidates load OpenBLAS afresh:
+            # with OPENBLAS_CORETYPE=Haswell (some shells export it) every
+            # ratio was to its AVX2 kernels (1.9x on an AVX-512 machine)
+            "unset_env": OVERRIDES if baseline == "openblas" else ()}

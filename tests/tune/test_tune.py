@@ -228,6 +228,30 @@ def test_the_cli_tunes_and_stores(tmp_path, capsys):
     assert main(["tune", spec, "--option", "novalue"]) == 1
 
 
+def test_the_cli_unsets_the_specs_variables_before_the_workers(tmp_path):
+    """A spec's ``unset_env`` is gone from the workers' environment (the
+    SGEMM spec's OPENBLAS_CORETYPE: with it, the baseline ran OpenBLAS's
+    Haswell kernels and every ratio was 1.9x on an AVX-512 machine). In a
+    process of its own: a forkserver started earlier by other tests would
+    keep the environment it started with."""
+    import subprocess
+    spec = str(Path(__file__).parent / "tune_candidates.py")
+    env = dict(os.environ, EXO_HL_TEST_UNSET="1",
+               PYTHONPATH=os.pathsep.join([str(REPO)] + sys.path))
+    cmd = [sys.executable, "-m", "exo_hl.cli", "tune", spec, "--trials",
+           "1", "--no-store", "--confirm", "0"]
+    out = subprocess.run(cmd + ["--option", "unset=EXO_HL_TEST_UNSET"],
+                         env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "unset EXO_HL_TEST_UNSET=1" in out.stdout
+    assert "best 0 score" in out.stdout, out.stdout
+    # without it the worker sees the variable (the check can fail)
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert "best -100 score" in out.stdout, out.stdout + out.stderr
+
+
 def test_the_cli_passes_the_specs_n_startup(tmp_path, monkeypatch, capsys):
     """A spec's ``n_startup`` reaches ``tune`` (the CLI dropped it, so the
     SGEMM search spent its 10 minutes on optuna's 10 random points)."""
@@ -446,6 +470,10 @@ def test_sgemms_valid_refuses_goto_without_an_a_block():
     spec = sgemm.tune_spec({})
     start = spec["initial"][0]
     assert spec["valid"] is sgemm.valid and sgemm.valid(start) is None
+    # its OpenBLAS baseline must run this CPU's kernels in the workers
+    assert set(spec["unset_env"]) == {"OPENBLAS_CORETYPE",
+                                      "OPENBLAS_L2_SIZE"} or \
+        spec["units"] == "GFLOP/s"
     for bad in (dict(start, order="goto", mc=0),
                 dict(start, order="goto", mc=384, pack_a=False)):
         assert "goto" in sgemm.valid(bad)

@@ -60,6 +60,8 @@ def bench_xy(p, params):
     """A deterministic landscape over (t, u) (``compile=False``: ``p`` is
     the Procedure)."""
     assert p.name() == "axpy"
+    if os.environ.get("EXO_HL_TEST_UNSET"):    # the spec's unset_env failed
+        return -100.0
     return -abs(params["t"] - 6) - abs(params["u"] - 3) * 0.5
 
 
@@ -69,7 +71,8 @@ def tune_spec(options):
             "space": {"t": range(1, 9), "u": [int(options.get("u", 3))]},
             "key": "axpy.cli.v1", "units": "score", "compile": False,
             "initial": [{"t": 6, "u": 3}], "about": "the test landscape",
-            "n_startup": int(options.get("n_startup", 10))}
+            "n_startup": int(options.get("n_startup", 10)),
+            "unset_env": tuple(filter(None, [options.get("unset")]))}
 
 
 def template_p(params):
