@@ -42,6 +42,15 @@ def _caches(sig):
     return "; ".join(out)
 
 
+def _cpu_id(sig):
+    """'family 26, model 2, stepping 1; ' (a signature recorded before
+    ``cpu_id``: nothing)."""
+    ids = sig.get("cpu_id") or {}
+    parts = [f"{k} {ids[k]}" for k in ("family", "model", "stepping")
+             if ids.get(k) is not None]
+    return ", ".join(parts) + "; " if parts else ""
+
+
 #: under an AVX2 table of a machine with AVX-512: what its ratios say
 AVX2_ON_AVX512 = (
     "The AVX2 kernel on a machine with AVX-512: OpenBLAS and MKL run "
@@ -71,8 +80,8 @@ def machine_section(path, data):
             "amx_tile")]
     lines = [f"### {sig.get('cpu_model', '?')}, {sig.get('cores', '?')} "
              f"cores (`{signature_label(sig)}`)", "",
-             f"{_caches(sig)}; {', '.join(isa)}; {sig.get('compiler', '?')}",
-             ""]
+             f"{_cpu_id(sig)}{_caches(sig)}; {', '.join(isa)}; "
+             f"{sig.get('compiler', '?')}", ""]
     for label, run in sorted(latest_runs(data).items()):
         meta = run.get("meta", {})
         lines += [f"**{label}**, run of {run.get('time', '?')} "

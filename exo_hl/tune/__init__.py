@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from .blocking import Blocking, blis_blocking
 from .database import Lookup, TuningDB
-from .machine import (CacheLevel, cache_levels, cpu_family, is_amd,
+from .machine import (CacheLevel, cache_levels, cpu_family, cpu_id, is_amd,
                       machine_signature, signature_id, signature_label)
 from .confirm import Confirmation, Confirmed
 from .search import STATUSES, Trial, TuneResult, tune
@@ -30,5 +30,5 @@ from .search import STATUSES, Trial, TuneResult, tune
 __all__ = ["tune", "TuneResult", "Trial", "STATUSES", "Confirmation",
            "Confirmed", "TuningDB", "Lookup",
            "machine_signature", "signature_id", "signature_label",
-           "cache_levels", "CacheLevel", "cpu_family", "is_amd",
+           "cache_levels", "CacheLevel", "cpu_family", "cpu_id", "is_amd",
            "blis_blocking", "Blocking"]

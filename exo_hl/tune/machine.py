@@ -1,8 +1,9 @@
 """What a tuned result depends on: the machine's signature.
 
 A schedule tuned on one machine is only known to be best there. The
-signature lists what makes machines differ for a kernel: the CPU model,
-its vector instruction sets, its caches (size, associativity, line, how
+signature lists what makes machines differ for a kernel: the CPU model
+(its name, and its family, model and stepping numbers: a virtual machine
+may name Zen 3, 4 and 5 all "AMD EPYC"), its vector instruction sets, its caches (size, associativity, line, how
 many CPUs share each), the core count and the C compiler with its
 version. ``signature_id`` hashes it; the tuning database files records
 under it, so a record measured elsewhere is never mistaken for this
@@ -10,7 +11,7 @@ machine's.
 
 >>> sig = machine_signature()
 >>> sorted(sig)
-['caches', 'compiler', 'cores', 'cpu_model', 'isa', 'vendor']
+['caches', 'compiler', 'cores', 'cpu_id', 'cpu_model', 'isa', 'vendor']
 >>> len(signature_id(sig))
 16
 """
@@ -134,9 +135,8 @@ def cpu_family() -> int:
     """The CPU's family number (``cpu family`` in /proc/cpuinfo; 0 when
     not reported): what tells the cores of one vendor apart where the
     flags do not, e.g. AMD Zen 4 (25), which runs a 512-bit FMA as two
-    256-bit halves, from Zen 5 (26), which runs it at full width. Not in
-    ``machine_signature`` (that would change every stored signature);
-    ``cpu_model`` tells the machines apart there.
+    256-bit halves, from Zen 5 (26), which runs it at full width
+    (``machine_signature``'s ``cpu_id`` holds it too).
 
     >>> cpu_family() >= 0
     True
@@ -183,9 +183,31 @@ def compiler_version(cc: str | None = None) -> str:
         return f"{cc} (version unknown)"
 
 
+def cpu_id(info: dict = None) -> dict:
+    """{family, model, stepping} of the CPU (/proc/cpuinfo's numbers; None
+    for one not reported): what names a core where the model name does not
+    (a virtual machine's "AMD EPYC" or "Intel Xeon Processor").
+
+    >>> cpu_id({"cpu family": "26", "model": "2", "stepping": "1"})
+    {'family': 26, 'model': 2, 'stepping': 1}
+    >>> cpu_id({})["family"] is None
+    True
+    """
+    info = _cpuinfo() if info is None else info
+    out = {}
+    for key, field in (("family", "cpu family"), ("model", "model"),
+                       ("stepping", "stepping")):
+        try:
+            out[key] = int(info[field])
+        except (KeyError, ValueError):
+            out[key] = None
+    return out
+
+
 def machine_signature(cc: str | None = None) -> dict:
-    """{cpu_model, vendor, isa, caches, cores, compiler}: what the speed
-    of a scheduled kernel depends on besides the schedule (JSON-ready).
+    """{cpu_model, cpu_id, vendor, isa, caches, cores, compiler}: what the
+    speed of a scheduled kernel depends on besides the schedule
+    (JSON-ready).
 
     >>> machine_signature()["cores"] >= 1
     True
@@ -194,6 +216,7 @@ def machine_signature(cc: str | None = None) -> dict:
     flags = info.get("flags", "").split()
     return {
         "cpu_model": info.get("model name", "unknown"),
+        "cpu_id": cpu_id(info),
         "vendor": info.get("vendor_id", "unknown"),
         "isa": sorted(f for f in flags if f.startswith(_ISA_PREFIXES)),
         "caches": [asdict(c) for c in _sysfs_caches(0)],

@@ -135,6 +135,23 @@ def test_a_record_of_another_machine_is_not_used(tmp_path):
     assert len(db.records("k.v1")) == 2
 
 
+def test_a_record_of_another_core_with_the_same_name_is_not_used(tmp_path):
+    """A virtual machine may name Zen 3, 4 and 5 all "AMD EPYC": a record
+    whose signature differs only in the family/model/stepping numbers
+    (``cpu_id``), or predates them, is another machine's."""
+    db = TuningDB(str(tmp_path))
+    here = machine_signature()
+    assert set(here["cpu_id"]) == {"family", "model", "stepping"}
+    fam = here["cpu_id"]["family"]
+    zen4 = dict(here, cpu_id=dict(here["cpu_id"],
+                                  family=25 if fam != 25 else 26))
+    older = {k: v for k, v in here.items() if k != "cpu_id"}
+    for there in (zen4, older):
+        db.store("k.v1", {"kc": 128}, 99.0, signature=there)
+        found = db.lookup("k.v1")
+        assert found.record is None and "cpu_id" in found.note, found.note
+
+
 def test_a_stored_record_loads_fast_in_a_new_process(tmp_path):
     db = TuningDB(str(tmp_path))
     db.store("k.v1", {"kc": 256}, 150.0)
