@@ -186,10 +186,11 @@ class Prover:
             nm = f"p{pos}"
             if nm in self.penv:
                 from ..core_ir.nodes import IR
+                # an ``index`` argument may be negative: interpret()
+                # and the C take any 32-bit value (the bounds checks
+                # do not assume more), so neither does the proof
                 if a.type is IR.Size:
                     ctx.append(f"{nm} >= 1")
-                elif a.type is IR.Index:
-                    ctx.append(f"{nm} >= 0")
         ctx += [isl_cond(p) for p in o0.preds]
         ctx_isl = " and ".join(ctx) if ctx else "1 = 1"
         self.o = _Side(orig, "o", self.zv, params, ctx_isl, spec=True)
@@ -201,8 +202,6 @@ class Prover:
                 from ..core_ir.nodes import IR
                 if a.type is IR.Size:
                     self.facts.append(self.penv[nm] >= 1)
-                elif a.type is IR.Index:
-                    self.facts.append(self.penv[nm] >= 0)
         self.by_id = {s.sid: s for s in self.o.flat.stmts}
         self.dropped = []          # (sid, why) of prophecies that failed
 
