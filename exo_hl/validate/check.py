@@ -47,7 +47,16 @@ def _signature_problem(o, s):
                 return f"argument '{a.name.name}' changes type"
         elif basetype(a.type) is not basetype(b.type):
             return f"argument '{a.name.name}' changes element type"
+        elif _is_window(a.type) and not _is_window(b.type):
+            # the scheduled one refuses the strided arrays the original
+            # takes (a dense argument must be contiguous)
+            return (f"argument '{a.name.name}' is a window in the original, "
+                    f"a dense tensor in the scheduled procedure")
     return None
+
+
+def _is_window(t):
+    return isinstance(t, IR.Tensor) and t.is_window
 
 
 def control_config(procs):

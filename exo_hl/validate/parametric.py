@@ -302,6 +302,20 @@ class Prover:
         for ctx, goals in at.values():
             self.check_all([self.s.dom(ctx)], goals)
 
+    def vc_shapes(self):
+        """Every data argument has the same extents in both procedures,
+        at every size the original admits: a scheduled procedure asking
+        for a longer buffer (``x: f32[n + 1]`` for ``x: f32[n]``) refuses
+        inputs the original accepts, as a stronger precondition does."""
+        for st in self.o.flat.outputs:
+            a, b = self.o.flat.shapes[st], self.s.flat.shapes.get(st)
+            if b is None or len(a) != len(b):
+                raise Failed(f"the shape of {st} differs", {})
+            self.check_all([], [
+                (f"{st} has the original's extent in dimension {d}",
+                 ctrl_z3(x, self.penv) == ctrl_z3(y, self.penv))
+                for d, (x, y) in enumerate(zip(a, b))])
+
     def vc_defined(self):
         for st in self.s.flat.stmts:
             for rd in _reads(st.rhs, []):
@@ -450,6 +464,7 @@ def prove(orig, sched, rlimit=RLIMIT, timeout=TIMEOUT_MS,
     p.guess()
     p.vc_bounds(p.o)
     p.vc_bounds(p.s)
+    p.vc_shapes()
     p.vc_calls()
     p.vc_defined()
     p.vc_races()
