@@ -74,3 +74,63 @@ def test_longer_argument_refuted():
     v = exo_hl.validate(o, s)
     assert v.refuted, v
     assert "shape" in str(v.counterexample), v
+
+
+# An argument the original only reads and the scheduled procedure writes
+# (even writing back the value it read): interpret() and the C then refuse
+# overlapping, read-only and (for a scalar) plain-number inputs that the
+# original takes. It was proven; the signatures now differ (unknown).
+
+WRITES = {
+    "none": "",
+    "copy": "    x[0] = x[0]\n",
+    "restore": "    t: f32\n    t = x[0]\n    x[0] = 0.0\n    x[0] = t\n",
+}
+
+
+def _rw(name, writes_x, x_scalar):
+    xt, xr = ("f32", "x") if x_scalar else ("f32[2]", "x[0]")
+    body = WRITES[writes_x].replace("x[0]", xr)
+    return parse_proc_source(
+        f"def {name}(x: {xt}, z: f32[2], y: f32[2]):\n{body}"
+        f"    y[0] = {xr} + z[0]\n", SCOPE)
+
+
+def _rw_inputs(x_scalar):
+    """(x, z) pairs: apart, one array for both, read-only, a number."""
+    a = np.array([1.0, 2.0], np.float32)
+    ro = a.copy()
+    ro.flags.writeable = False
+    if x_scalar:
+        return [(np.array([3.0], np.float32), a.copy()), (3.0, a.copy()),
+                (a[:1], a)]
+    return [(a.copy(), a.copy()), (a, a), (ro, a.copy())]
+
+
+def _rw_alike(o, s, x_scalar):
+    for x, z in _rw_inputs(x_scalar):
+        ys = []
+        for p in (o, s):
+            y = np.zeros(2, np.float32)
+            xx = x.copy() if isinstance(x, np.ndarray) and \
+                x.flags.writeable and x is not z and x.base is None else x
+            try:
+                p.interpret(x=xx, z=z, y=y)
+            except (ValueError, TypeError):   # refused
+                y = None
+            ys.append(y)
+        if ys[0] is not None and (ys[1] is None or
+                                  not np.array_equal(*ys)):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("x_scalar", [False, True])
+def test_written_argument_only_read_by_the_original_not_proven(x_scalar):
+    for wo, ws in itertools.product(WRITES, WRITES):
+        o, s = _rw("o", wo, x_scalar), _rw("s", ws, x_scalar)
+        v = exo_hl.validate(o, s)
+        if not _rw_alike(o, s, x_scalar):
+            assert not v.proven, (wo, ws, v)
+        if wo == ws:
+            assert v.proven, (wo, ws, v)
