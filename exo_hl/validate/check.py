@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 
+from ..core_ir.buffers import written_buffers
 from ..core_ir.nodes import IR
 from ..core_ir.types import DATA_TYPES, basetype, is_control
 from . import refute
@@ -36,6 +37,9 @@ __all__ = ["validate_ir"]
 
 
 def _signature_problem(o, s):
+    """Why the scheduled procedure ``s`` may refuse inputs the original
+    ``o`` takes (None when it takes them all, shapes aside: those are a
+    verification condition)."""
     if len(o.args) != len(s.args):
         return (f"'{o.name}' has {len(o.args)} arguments, '{s.name}' "
                 f"{len(s.args)}")
@@ -47,7 +51,24 @@ def _signature_problem(o, s):
                 return f"argument '{a.name.name}' changes type"
         elif basetype(a.type) is not basetype(b.type):
             return f"argument '{a.name.name}' changes element type"
+        elif _is_window(a.type) and not _is_window(b.type):
+            # the scheduled one refuses the strided arrays the original
+            # takes (a dense argument must be contiguous)
+            return (f"argument '{a.name.name}' is a window in the original, "
+                    f"a dense tensor in the scheduled procedure")
+    wo, ws = written_buffers(o), written_buffers(s)
+    for a, b in zip(o.args, s.args):
+        if b.name in ws and a.name not in wo:
+            # a written argument must be writeable, apart from the other
+            # arguments, and an array (not a number) for a scalar:
+            # inputs of the original the scheduled one refuses
+            return (f"argument '{a.name.name}' is only read by the "
+                    f"original, written by the scheduled procedure")
     return None
+
+
+def _is_window(t):
+    return isinstance(t, IR.Tensor) and t.is_window
 
 
 def control_config(procs):

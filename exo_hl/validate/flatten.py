@@ -147,9 +147,13 @@ class _Flattener:
                     dict(self.ctl))
 
     # -- statements; ctx: iters, bounds, guards, time prefix, par iters
-    def block(self, stmts, env, iters, bounds, guards, time, par):
+    def block(self, stmts, env, iters, bounds, guards, time, par, first=0):
+        """``first``: the time position of the first statement (an else
+        branch's statements come after the then branch's, so that no two
+        statements have the same constant time positions: a last writer
+        is told by them, ``poly.last_writers``)."""
         env = dict(env)
-        for pos, s in enumerate(stmts):
+        for pos, s in enumerate(stmts, first):
             self.stmt(s, env, iters, bounds, guards, time + [pos], par)
 
     def _level(self):
@@ -202,7 +206,7 @@ class _Flattener:
             self.ctl = dict(before)
             self.block(branch, env, iters + [v],
                        bounds + [(("c", k), ("c", k + 1))],
-                       guards + [g], time, par)
+                       guards + [g], time, par, first=k * len(s.body))
             after.append(self.ctl)
         # a field both branches leave alike keeps its tree; the guard is
         # in neither tree, so a field the branches set differently is

@@ -5,8 +5,8 @@ call argument's window moved by one along one dimension), the operands of
 a non-commutative binary operation swapped (``a + b`` and ``b + a`` are
 the same value by docs/semantics.md, where a NaN's sign and payload are
 not specified: an equivalent mutant, not drawn), a guard dropped (an
-``if`` replaced by its body), a loop bound moved by one, a literal's sign
-flipped. Source
+``if`` replaced by its body), an ``if``'s condition negated (its
+branches swap), a loop bound moved by one, a literal's sign flipped. Source
 locations are kept, so a validator that guesses prophecies from them
 meets the mutant's statement with the original's claim.
 """
@@ -18,7 +18,7 @@ from ..core_ir.nodes import IR
 
 __all__ = ["KINDS", "sites", "mutate"]
 
-KINDS = ("index", "arg", "swap", "guard", "bound", "literal")
+KINDS = ("index", "arg", "swap", "guard", "bound", "literal", "negate")
 
 #: operations whose operands commute (swapping them is no mutation)
 COMMUTATIVE = frozenset(("+", "*", "and", "or", "==", "!="))
@@ -92,7 +92,7 @@ _SITES = {
     IR.Assign: _assign_sites,
     IR.Reduce: _assign_sites,
     IR.Call: _call_sites,
-    IR.If: lambda s, n: [("guard", n, None)],
+    IR.If: lambda s, n: [("guard", n, None), ("negate", n, None)],
     IR.For: lambda s, n: [("bound", n, +1), ("bound", n, -1)],
 }
 
@@ -157,6 +157,9 @@ def _apply(s, kind, detail):
         return [s.update(args=tuple(args))]
     if kind == "guard":
         return list(s.body)
+    if kind == "negate":
+        return [s.update(cond=IR.Not(s.cond, type=IR.Bool,
+                                     srcinfo=s.cond.srcinfo))]
     if kind == "bound":
         hi = s.hi
         return [s.update(hi=IR.BinOp("+", hi, IR.Const(detail, type=hi.type),

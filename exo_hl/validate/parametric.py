@@ -186,10 +186,11 @@ class Prover:
             nm = f"p{pos}"
             if nm in self.penv:
                 from ..core_ir.nodes import IR
+                # an ``index`` argument may be negative: interpret()
+                # and the C take any 32-bit value (the bounds checks
+                # do not assume more), so neither does the proof
                 if a.type is IR.Size:
                     ctx.append(f"{nm} >= 1")
-                elif a.type is IR.Index:
-                    ctx.append(f"{nm} >= 0")
         ctx += [isl_cond(p) for p in o0.preds]
         ctx_isl = " and ".join(ctx) if ctx else "1 = 1"
         self.o = _Side(orig, "o", self.zv, params, ctx_isl, spec=True)
@@ -201,8 +202,6 @@ class Prover:
                 from ..core_ir.nodes import IR
                 if a.type is IR.Size:
                     self.facts.append(self.penv[nm] >= 1)
-                elif a.type is IR.Index:
-                    self.facts.append(self.penv[nm] >= 0)
         self.by_id = {s.sid: s for s in self.o.flat.stmts}
         self.dropped = []          # (sid, why) of prophecies that failed
 
@@ -302,6 +301,20 @@ class Prover:
                  f"{_where(ctx)}", _truth(ctrl_z3(cond, self.s.env(ctx)))))
         for ctx, goals in at.values():
             self.check_all([self.s.dom(ctx)], goals)
+
+    def vc_shapes(self):
+        """Every data argument has the same extents in both procedures,
+        at every size the original admits: a scheduled procedure asking
+        for a longer buffer (``x: f32[n + 1]`` for ``x: f32[n]``) refuses
+        inputs the original accepts, as a stronger precondition does."""
+        for st in self.o.flat.outputs:
+            a, b = self.o.flat.shapes[st], self.s.flat.shapes.get(st)
+            if b is None or len(a) != len(b):
+                raise Failed(f"the shape of {st} differs", {})
+            self.check_all([], [
+                (f"{st} has the original's extent in dimension {d}",
+                 ctrl_z3(x, self.penv) == ctrl_z3(y, self.penv))
+                for d, (x, y) in enumerate(zip(a, b))])
 
     def vc_defined(self):
         for st in self.s.flat.stmts:
@@ -451,6 +464,7 @@ def prove(orig, sched, rlimit=RLIMIT, timeout=TIMEOUT_MS,
     p.guess()
     p.vc_bounds(p.o)
     p.vc_bounds(p.s)
+    p.vc_shapes()
     p.vc_calls()
     p.vc_defined()
     p.vc_races()

@@ -220,17 +220,18 @@ class Poly:
             if not all(z3.is_int_value(x) for x in statics):
                 raise Unsupported("a writer not fixed on a piece")
             key = [x.as_long() for x in statics]
-            for w in self.flat.stmts:
-                if w.storage != storage:
-                    continue
-                wt = [x for x in w.time[0::2]]
-                if wt + [0] * (len(key) - len(wt)) == key and \
-                        all(v == 0 for j, v in enumerate(
-                            vals[len(w.time):]) if False):
-                    wv = [vals[2 * k + 1] for k in range(len(w.iters))]
-                    pieces.append((self.set_z3(s, zd), w, wv))
-                    return
-            raise Unsupported("a last-writer piece names no statement")
+            # the constant time positions name the writer: exactly one
+            # statement (flatten gives every statement its own; two with
+            # the same would make the piece's value the wrong one's)
+            named = [w for w in self.flat.stmts if w.storage == storage
+                     and list(w.time[0::2]) + [0] * (
+                         len(key) - len(w.time[0::2])) == key]
+            if len(named) != 1:
+                raise Unsupported(f"a last-writer piece names "
+                                  f"{len(named)} statements")
+            w = named[0]
+            wv = [vals[2 * k + 1] for k in range(len(w.iters))]
+            pieces.append((self.set_z3(s, zd), w, wv))
         got = []
         pw.foreach_piece(lambda s_, ma: got.append((s_, ma)))
         for s_, ma in got:

@@ -76,9 +76,7 @@ def size_models(proc, limit=3, budget=4096, enumerate_upto=64, config=None):
         if a.type is IR.Size:
             opt_base.append(v >= 1)
             size_vars.append(v)
-        elif a.type is IR.Index:
-            opt_base.append(v >= 0)
-        elif a.type is not IR.Bool:
+        elif a.type is not IR.Bool:   # int and index: either sign
             opt_base.append(v >= -8)
             opt_base.append(v <= 8)      # sample small integers only
     cvs = dict(vs)
@@ -92,8 +90,6 @@ def size_models(proc, limit=3, budget=4096, enumerate_upto=64, config=None):
         for a in args:
             if a.type is IR.Size:
                 s.add(vs[a.name] >= 1)
-            elif a.type is IR.Index:
-                s.add(vs[a.name] >= 0)
         n = 0
         allm = []
         while n <= enumerate_upto and s.check() == z3.sat:
