@@ -72,7 +72,6 @@ from exo_hl import (DRAM, Procedure, SchedulingError, f32, instr, proc,
                     seq, size)
 from exo_hl.hw_libs import avx2 as _avx2
 from exo_hl.hw_libs import avx512 as _avx512
-from exo_hl.hw_libs.avx512.fma_mem import mm512_fmadd_bcst_bmem_ps
 
 
 # ---------------------------------------------------------------------------
@@ -194,7 +193,7 @@ AVX512 = Isa(name="avx512", title="AVX-512", mem=_avx512.AVX512, lanes=16,
              store_relu=_avx512.mm512_storeu_relu_ps,
              fma=_avx512.mm512_fmadd_bcst_ps,
              store=_avx512.mm512_storeu_ps, vregs=32,
-             fma_bmem=mm512_fmadd_bcst_bmem_ps)
+             fma_bmem=_avx512.mm512_fmadd_bcst_bmem_ps)
 
 AVX2 = Isa(name="avx2", title="AVX2", mem=_avx2.AVX2, lanes=8, regs=2,
            cols=5, group=4, load=_avx2.mm256_loadu_ps,
