@@ -199,7 +199,8 @@ AVX2 = Isa(name="avx2", title="AVX2", mem=_avx2.AVX2, lanes=8, regs=2,
            cols=5, group=4, load=_avx2.mm256_loadu_ps,
            store_relu=_avx2.mm256_storeu_relu_ps,
            fma=_avx2.mm256_fmadd_bcst_ps,
-           store=_avx2.mm256_storeu_ps)
+           store=_avx2.mm256_storeu_ps, vregs=16,
+           fma_bmem=_avx2.mm256_fmadd_bcst_bmem_ps)
 
 #: best first (``--isa auto`` and the dispatcher take the first the CPU has)
 ISAS = {isa.name: isa for isa in (AVX512, AVX2)}
@@ -323,8 +324,11 @@ def _weights_in_memory(isa, cols=None, rows=0) -> bool:
     the packed weights (``isa.fma_bmem``) instead of a register: when the
     accumulators and the weights take every vector register, none is
     left for the broadcast of the input, and GCC 12 then kept an
-    accumulator on the stack (AVX-512 7x4: 28 + 4 of 32; the k loop
-    loaded and stored it in every step; ``hw_libs/avx512/fma_mem``).
+    accumulator on the stack (AVX-512 7x4: 28 + 4 of 32, AVX2 7x2 with
+    16 ymm registers, ``-march=haswell``: 14 + 2; the k loop loaded and
+    stored it in every step; ``hw_libs/avx512/fma_mem``). 16 for AVX2
+    although AVX-512 machines give AVX2 code 32: the kernel is for AVX2
+    machines too.
     ``cols`` (0: one column) and ``rows`` (0: one row) as in ``_tile``."""
     cols = isa.cols if cols is None else max(cols, 1)
     acc = cols * max(rows, 1) * isa.regs
