@@ -24,6 +24,11 @@ from exo_hl import compile_procs
 MAC = re.compile(r"^\s*(vf(n?)m(add|sub)\w*|vpdpbusds?|vpdpwssds?|"
                  r"vdpbf16ps)\s")
 
+#: ... and the products of AMX kernels' vector tails, which multiply and
+#: add bf16 products apart (``hw_libs/avx512/bf16_mul.py``); tile
+#: products (``tdp*``) have no memory operand
+MAC_AND_TAILS = re.compile(MAC.pattern[:-3] + r"|vmulps|vaddps)\s")
+
 #: an operand addressed off the stack or frame pointer (``64(%rsp)``,
 #: ``(%rbp,%rax,4)``): a spilled register
 STACK = re.compile(r"\(%r[sb]p[,)]")
@@ -37,17 +42,19 @@ def native_flags() -> tuple:
     return tuple(DEFAULT_CFLAGS.split())
 
 
-def fma_stack_operands(proc, tmp_path, flags=("-O3", "-mtune=znver3")):
+def fma_stack_operands(proc, tmp_path, flags=("-O3", "-mtune=znver3"),
+                       mac=MAC):
     """(multiply-accumulates with an operand on the stack, all of them) in
     ``gcc -S`` of the procedure's C, built as ``compile()`` builds it
     (position-independent, OpenMP). ``-mtune=znver3`` is the tuning that
     GCC 12's ``-march=native`` picks on Zen 3 to Zen 5, where the spills
-    were seen; it gives the same code on any machine."""
+    were seen; it gives the same code on any machine. ``mac``: the
+    instructions counted."""
     name = proc.name()
     compile_procs([proc], str(tmp_path), name)
     asm = tmp_path / f"{name}.s"
     subprocess.run(["gcc", *flags, "-fPIC", "-fopenmp", "-S", "-o",
                     str(asm), str(tmp_path / f"{name}.c"), f"-I{tmp_path}"],
                    check=True, capture_output=True)
-    macs = [line for line in asm.read_text().splitlines() if MAC.match(line)]
+    macs = [line for line in asm.read_text().splitlines() if mac.match(line)]
     return sum(bool(STACK.search(line)) for line in macs), len(macs)

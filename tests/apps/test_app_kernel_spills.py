@@ -10,8 +10,11 @@ GEMV, and SGEMM's base descriptions, which ``apps/sgemm/run.py`` and
 register of two of the app's AVX2 kernels under these flags, see
 ``apps/common/kernel_flags.py``). Both instruction-set libraries, so the
 check does not depend on what the host has. The blur and unsharp kernels
-have no FMA; the AMX kernels' products are tile instructions, without a
-memory operand.
+have no FMA. The AMX kernels (``apps/gemm_amx``) multiply in tile
+instructions, which have no memory operand, and in AVX-512 tails for the
+rows and columns the tiles leave: those are checked, the bf16 ones'
+separate multiplies and adds too (the kernels carry their target
+attributes, so they build for the assembly on any x86).
 """
 from __future__ import annotations
 
@@ -55,3 +58,22 @@ def test_app_kernels_do_not_spill_with_native_flags(tmp_path, monkeypatch,
     for what, p in _kernels(isa_name):
         spilled, fmas = fma_stack_operands(p, tmp_path, flags=native_flags())
         assert fmas > 0 and spilled == 0, (what, spilled, fmas)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("alg_name", ["gemm_bf16_mtail", "gemm_bf16_ntail",
+                                      "gemm_u8s8_mtail", "gemm_u8s8_ntail"])
+def test_amx_kernels_vector_tails_do_not_spill(tmp_path, monkeypatch,
+                                               alg_name):
+    """The AMX GEMMs with tail rows or columns (the bench's
+    ``--m-extra``/``--n-extra``), one and two threads: no product of
+    their AVX-512 tails (``vpdpbusd``; bf16: ``vmulps``/``vaddps``) reads
+    the stack."""
+    from asm_checks import MAC_AND_TAILS, fma_stack_operands, native_flags
+    from apps.gemm_amx import schedule as amx
+    monkeypatch.delenv("CFLAGS", raising=False)
+    for threads in (False, True):
+        spilled, macs = fma_stack_operands(
+            amx.schedule(getattr(amx, alg_name), threads=threads), tmp_path,
+            flags=native_flags(), mac=MAC_AND_TAILS)
+        assert macs > 0 and spilled == 0, (threads, spilled, macs)
