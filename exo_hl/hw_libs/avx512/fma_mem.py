@@ -11,10 +11,11 @@ register and share it between the FMAs (the spill again), so
 ``mm512_fmadd_bcst_bmem_ps`` writes the FMA as inline assembly with a
 memory operand for ``b``; the broadcast of ``a`` is the same
 ``_mm512_set1_ps`` as ``mm512_fmadd_bcst_ps``'s, so the compiler shares
-it with the other FMAs of that element. Measured on conv's 1x7x7x512
-kernel (Zen 5, GCC 12, one thread, side by side): 2.7% faster than the
-spilled tile; the broadcast as the memory operand instead (every FMA
-``m32{1to16}``) was 16% slower (32 loads per 28 FMAs).
+it with the other FMAs of that element. Measured on conv's 7x7x512
+kernels (Zen 5, GCC 12, side by side): 2.0-2.8% faster than the spilled
+tile on one thread, 2.1-3.2% on two; the broadcast as the memory operand
+instead (every FMA ``m32{1to16}``) was 15-16% slower (32 loads per 28
+FMAs).
 
 Same meaning as ``mm512_fmadd_bcst_ps`` with ``b`` read from memory (one
 fused multiply-add per lane, ``a[0] * b + dst``, one rounding). Under an
