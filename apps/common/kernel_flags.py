@@ -15,6 +15,14 @@ stack (``tests/apps/test_sgemm.py``). Only for the AVX2 kernels
 square kernel ran 0.2-2% slower with it (side by side, one thread, 512^3
 to 2048^3). Clang has no such option (and did not spill), and a user's
 ``$CFLAGS`` are kept as they are.
+
+Not a default anywhere else: the drop-in library's AVX2 block function
+(``exo-hl compile apps/sgemm/kernels.py``) spilled *with* the flag at
+``-O2`` and ``-O3`` and not without it (apps/sgemm/README.md, session
+13), and a tile that fills every register spills whatever the flag
+(conv's 7x4: the schedule reads a weight register from memory instead,
+``hw_libs/avx512/fma_mem.py``). The apps' kernels are checked for stack
+operands by ``tests/asm_checks.py`` users in each app's tests.
 """
 from __future__ import annotations
 

@@ -162,6 +162,9 @@ class Isa:
     store_relu: Procedure  # mem[0:lanes] = relu(reg[0:lanes])
     fma: Procedure         # reg[0:lanes] += a[0] * reg_b[0:lanes]
     store: Procedure = None  # mem[0:lanes] = reg[0:lanes] (kc blocking)
+    vregs: int = 16        # vector registers of the instruction set
+    fma_bmem: Procedure = None  # reg[0:lanes] += a[0] * mem_b[0:lanes],
+    #                             b read by the FMA (``_weights_in_memory``)
 
     @property
     def ob(self) -> int:
@@ -178,8 +181,10 @@ class Isa:
 
     def cpu_features(self) -> frozenset:
         out = set(self.mem.cpu_features)
-        for i in (self.load, self.store_relu, self.fma, self.store):
-            out |= i.cpu_features()
+        for i in (self.load, self.store_relu, self.fma, self.store,
+                  self.fma_bmem):
+            if i is not None:
+                out |= i.cpu_features()
         return frozenset(out)
 
 
@@ -187,13 +192,15 @@ AVX512 = Isa(name="avx512", title="AVX-512", mem=_avx512.AVX512, lanes=16,
              regs=4, cols=5, group=1, load=_avx512.mm512_loadu_ps,
              store_relu=_avx512.mm512_storeu_relu_ps,
              fma=_avx512.mm512_fmadd_bcst_ps,
-             store=_avx512.mm512_storeu_ps)
+             store=_avx512.mm512_storeu_ps, vregs=32,
+             fma_bmem=_avx512.mm512_fmadd_bcst_bmem_ps)
 
 AVX2 = Isa(name="avx2", title="AVX2", mem=_avx2.AVX2, lanes=8, regs=2,
            cols=5, group=4, load=_avx2.mm256_loadu_ps,
            store_relu=_avx2.mm256_storeu_relu_ps,
            fma=_avx2.mm256_fmadd_bcst_ps,
-           store=_avx2.mm256_storeu_ps)
+           store=_avx2.mm256_storeu_ps, vregs=16,
+           fma_bmem=_avx2.mm256_fmadd_bcst_bmem_ps)
 
 #: best first (``--isa auto`` and the dispatcher take the first the CPU has)
 ISAS = {isa.name: isa for isa in (AVX512, AVX2)}
@@ -255,14 +262,22 @@ def _tile(p, root, isa, cols, tag, pack='W_pack[ky, kx, ic, 0:{ob}]',
             p = p.reorder(_loop(red(p), it), _loop(red(p), k))
     ic = lambda q: _loop(root(q), 'ic')
     wreg = f'W_reg{tag}'
-    p = p.stage_mem(_loop(ic(p), outer), pack.format(ob=isa.ob), wreg)
+    bmem = _weights_in_memory(isa, cols, rows)
+    if bmem:        # the last register of weights read by its FMAs
+        p = p.cut_loop(_loop(ic(p), 'ot'), str(R - 1))
+        wblock = lambda q: _loop(ic(q), 'ot')
+    else:
+        wblock = lambda q: _loop(ic(q), outer)
+    p = p.stage_mem(wblock(p), pack.format(ob=isa.ob - L if bmem
+                                           else isa.ob), wreg)
     p = p.divide_dim(wreg, 0, L)
-    wload = lambda q: list(ic(q).body())[1]         # after the allocation
-    p = p.split(wload(p), L, 'wo', 'wl', tail='perfect')
+    p = p.split(wblock(p).prev(), L, 'wo', 'wl',    # the staged load
+                tail='perfect')
     # registers and instructions
     p = p.set_memory(root(p).find('acc : _'), isa.mem)
     p = p.set_memory(wreg, isa.mem)
-    for instr in (isa.load, isa.fma, isa.store_relu):
+    for instr in (isa.load, isa.fma) + ((isa.fma_bmem,) if bmem else ()) \
+            + (isa.store_relu,):
         p = p.replace(_loop(root(p), 'ol'), instr)
     p = p.replace(_loop(root(p), 'wl'), isa.load)
     for it in (['yi'] if rows else []) + (['xi'] if cols else []) + \
@@ -302,6 +317,23 @@ def _lane_tile(p, root, isa, cols, tag, oc):
     if cols:
         p = _unroll_all(p, root, 'xj')
     return p
+
+
+def _weights_in_memory(isa, cols=None, rows=0) -> bool:
+    """Whether the tile's FMAs read the last register of weights from
+    the packed weights (``isa.fma_bmem``) instead of a register: when the
+    accumulators and the weights take every vector register, none is
+    left for the broadcast of the input, and GCC 12 then kept an
+    accumulator on the stack (AVX-512 7x4: 28 + 4 of 32, AVX2 7x2 with
+    16 ymm registers, ``-march=haswell``: 14 + 2; the k loop loaded and
+    stored it in every step; ``hw_libs/avx512/fma_mem``). 16 for AVX2
+    although AVX-512 machines give AVX2 code 32: the kernel is for AVX2
+    machines too.
+    ``cols`` (0: one column) and ``rows`` (0: one row) as in ``_tile``."""
+    cols = isa.cols if cols is None else max(cols, 1)
+    acc = cols * max(rows, 1) * isa.regs
+    return isa.fma_bmem is not None and isa.regs > 1 and \
+        acc + isa.regs >= isa.vregs
 
 
 def _kc_tiles(p, isa, kc, fixed, at='image'):
@@ -349,15 +381,23 @@ def _kc_tiles(p, isa, kc, fixed, at='image'):
         for k in ('ky', 'kx', 'ici'):
             p = p.reorder(_loop(xr(p), it), _loop(xr(p), k))
     ici = lambda q: _loop(xr(q), 'ici')
-    p = p.stage_mem(_loop(ici(p), 'xi'),
-                    f'wp[oco, ky, kx, {kc} * ico + ici, 0:{OB}]', 'W_reg')
+    bmem = _weights_in_memory(isa)
+    if bmem:        # the last register of weights read by its FMAs
+        p = p.cut_loop(_loop(ici(p), 'ot'), str(isa.regs - 1))
+        wblock = lambda q: _loop(_loop(ici(q), 'xi'), 'ot')
+    else:
+        wblock = lambda q: _loop(ici(q), 'xi')
+    p = p.stage_mem(wblock(p), f'wp[oco, ky, kx, {kc} * ico + ici, '
+                    f'0:{OB - L if bmem else OB}]', 'W_reg')
     p = p.divide_dim('W_reg', 0, L)
-    wload = lambda q: list(ici(q).body())[1]        # after the allocation
-    p = p.split(wload(p), L, 'wo', 'wl', tail='perfect')
+    p = p.split(wblock(p).prev(), L, 'wo', 'wl',   # the staged load
+                tail='perfect')
     p = p.set_memory('acc_r', isa.mem)
     p = p.set_memory('W_reg', isa.mem)
     p = p.replace(_loop(xr(p), 'ii'), isa.load)
     p = p.replace(_loop(xr(p), 'ol'), isa.fma)
+    if bmem:
+        p = p.replace(_loop(xr(p), 'ol'), isa.fma_bmem)
     p = p.replace(_loop(xr(p), 'ii'), isa.store)
     p = p.replace(_loop(xr(p), 'wl'), isa.load)
     for it in ('i0', 'io', 'xi', 'ot', 'wo'):

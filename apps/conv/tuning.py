@@ -235,7 +235,8 @@ def model_params(isa_name: str, sizes) -> dict:
     # not kept in L1 across the blocks that reuse them, and a tile of more
     # channels per pixel (7x4: each broadcast feeds 64 channels, 14x2: 32)
     # reads half the input per FMA; there the spilled accumulator of 7x4
-    # (one, a load and a store per 28 FMAs) costs less than it saves:
+    # (one, a load and a store per 28 FMAs; none since session 13,
+    # schedule._weights_in_memory) costs less than it saves:
     # measured side by side (loaded; 1 thread, CPU clock, 16 interleaved
     # rounds, median of the per-round ratios to 14x2) 1.06-1.10x on
     # 1x14x14x256, 1.12x on 5x14x14x256, 1.03-1.15x on 5x28x28x128, 1.07x
@@ -259,9 +260,16 @@ def model_params(isa_name: str, sizes) -> dict:
         score = fx * fo * min(1.0, cols * regs / enough)
         if cols * regs + regs + 1 > VREGS[isa_name] and not (
                 isa_name == "avx512" and wide_input):   # no register left
-            score *= 0.9     # for the broadcast: GCC spills accumulators
+            score *= 0.9     # for the broadcast: GCC spilled accumulators
         #                      (7x4 on AVX-512: 1-2 of 28; with par='rows'
-        #                      0.42x ORT on 1x56x56x64, 14x2 1.08x)
+        #                      0.42x ORT on 1x56x56x64, 14x2 1.08x). Since
+        #                      session 13 such a tile reads its last weight
+        #                      register from memory (schedule.
+        #                      _weights_in_memory): no spill, 7x4 +6-24%;
+        #                      on Zen 5 (loaded, 1 thread) it ties 14x2 on
+        #                      28^2x128 and 14^2x256 (0.99-1.00x) and stays
+        #                      behind on 1x56x56x64 (0.93x) and Halide's
+        #                      layer (0.92x of 5x4): the penalty is kept
         if _input_leaves_l2(inp, 9 * IC * ob * 4,
                             4 * s["N"] * s["H"] * W * ob, l2):
             score *= 0.9
@@ -371,7 +379,10 @@ def _kc_tile(isa_name: str, W: int, OC: int):
         cols, regs = (int(x) for x in tile.split("x"))
         ob = regs * ISAS[isa_name].lanes
         spare = 1 if isa_name == "avx2" else 0   # a register for the
-        #          broadcast: AVX2's FMA has no broadcast memory operand
+        #          broadcast on AVX2; a full AVX-512 tile (7x4) reads its
+        #          last weight register from memory instead
+        #          (schedule._weights_in_memory; GCC kept an accumulator
+        #          on the stack before: 2-3% slower on 7x7x512)
         if (W % cols or OC % ob
                 or cols * regs + regs + spare > VREGS[isa_name]
                 or cols * regs <= best_acc):

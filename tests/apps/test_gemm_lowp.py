@@ -284,3 +284,29 @@ def test_l2_blocking_model():
     t = S.tile_for("u8s8", 4096, 64 << 10, mib)      # a panel is 2 MiB
     assert (t.nc, t.tiles_out) == (0, False)
     assert S.tile_for("bf16", 2048, 2048, mib) == S.DEFAULT_BF16
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["u8s8", "bf16"])
+def test_dispatched_kernels_do_not_spill_with_native_flags(tmp_path,
+                                                           monkeypatch, name):
+    """What the bench and the dispatch compile on this machine (the default
+    tile, and ``tile_for``'s L2 blocking of the bench's shapes; one and two
+    threads), as ``compile()`` builds it (``-O3 -march=native``): no dot
+    product (``vpdpbusd`` / ``vdpbf16ps``) reads an operand from the
+    stack (a spilled accumulator or B register; tests/asm_checks.py).
+    The features are the kernel's own, so the check runs on any x86."""
+    from asm_checks import fma_stack_operands, native_flags
+    monkeypatch.delenv("CFLAGS", raising=False)
+    kind = S.KINDS[name]
+    seen = {}
+    for threads in (False, True):
+        for n in (None, 256, 512, 1024, 2048):
+            _, p = S.choose_kernel(name, features=kind.features,
+                                   threads=threads,
+                                   shape=None if n is None else (n, n, n))
+            seen[id(p)] = (n, threads, p)
+    assert len(seen) >= 2
+    for n, threads, p in seen.values():
+        spilled, dots = fma_stack_operands(p, tmp_path, flags=native_flags())
+        assert dots > 0 and spilled == 0, (n, threads, spilled, dots)

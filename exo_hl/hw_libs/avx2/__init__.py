@@ -1,8 +1,11 @@
 """The AVX2 + FMA hardware library (a user library: public API only).
 
 Memory ``AVX2``: ``__m256`` registers of 8 x f32 and ``__m256i`` registers
-of 16 x ui16. ``INSTRS`` lists every instruction.
+of 16 x ui16. ``INSTRS`` lists every instruction but
+``mm256_fmadd_bcst_bmem_ps`` (fma_mem.py: an FMA reading its vector
+operand from memory, for full register tiles; named in ``replace``).
 """
+from .fma_mem import mm256_fmadd_bcst_bmem_ps
 from .lib import (AVX2, INSTRS, mm256_add_epi16, mm256_add_ps,
                   mm256_avg_epu16, mm256_broadcast_ss, mm256_fmadd_bcst_ps,
                   mm256_fmadd_ps, mm256_loadu_epi16, mm256_loadu_ps,
@@ -17,7 +20,7 @@ from .lib import (AVX2, INSTRS, mm256_add_epi16, mm256_add_ps,
                   mm_prefetch_t0_bf16, mm_prefetch_t0_epi8,
                   mm_prefetch_t0_epu8)
 
-__all__ = ["AVX2", "INSTRS", "mm256_add_epi16", "mm256_add_ps",
+__all__ = ["AVX2", "INSTRS", "mm256_fmadd_bcst_bmem_ps", "mm256_add_epi16", "mm256_add_ps",
            "mm256_avg_epu16", "mm256_broadcast_ss", "mm256_fmadd_bcst_ps",
            "mm256_fmadd_ps", "mm256_loadu_epi16", "mm256_loadu_ps",
            "mm256_maskload_ps", "mm256_maskstore_ps", "mm256_max_ps",
