@@ -157,11 +157,11 @@ def test_each_step_shows_procedure_and_diff(executed):
 def test_final_kernel_is_the_documented_one(executed):
     """The notebook ends where docs/tutorial.md and
     apps/sgemm_quickstart/schedule.py end."""
-    sys.path.insert(0, str(REPO / "apps" / "sgemm_quickstart"))
-    try:
-        from schedule import schedule
-    finally:
-        sys.path.remove(str(REPO / "apps" / "sgemm_quickstart"))
+    # as a package module: a bare 'schedule'/'kernel' would stay in
+    # sys.modules and be another app's (apps.saxpy_rvv took it for its own)
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from apps.sgemm_quickstart.schedule import schedule
     from exo_hl.hw_libs import avx512
     want = str(schedule(lib=(avx512.AVX512, 16, avx512.INSTRS)))
     final = executed["unroll"].outputs[0]["data"]["text/plain"]

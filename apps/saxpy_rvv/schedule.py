@@ -20,10 +20,10 @@ from __future__ import annotations
 from exo_hl.hw_libs import rvv
 from exo_hl.stdlib import replace_all
 
-try:
+try:   # imported as apps.saxpy_rvv.schedule: its own kernel, whatever
+    from . import kernel as K          # module named 'kernel' is loaded
+except ImportError:                    # a script's module (run.py)
     import kernel as K
-except ImportError:                    # imported as apps.saxpy_rvv
-    from . import kernel as K
 
 #: LMUL -> (strip body, strip, strip loop, register memory, instructions)
 _LMUL = {

@@ -21,10 +21,10 @@ from apps.common.register_tile import in_registers, register_tile
 from exo_hl.hw_libs import neon
 from exo_hl.stdlib import replace_all
 
-try:
+try:   # imported as apps.sgemm_neon.schedule: its own kernel, whatever
+    from .kernel import sgemm, sgemm_at   # module named 'kernel' is loaded
+except ImportError:                    # a script's module (run.py)
     from kernel import sgemm, sgemm_at
-except ImportError:                    # imported as apps.sgemm_neon
-    from .kernel import sgemm, sgemm_at
 
 MR, NR, W = 8, 12, neon.LANES          # tile rows, tile columns, lanes
 

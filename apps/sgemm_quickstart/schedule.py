@@ -14,7 +14,10 @@ from exo_hl.codegen_c.host_cpu import host_features
 from exo_hl.hw_libs import avx2, avx512
 from exo_hl.stdlib import replace_all
 
-from kernel import sgemm
+try:   # imported as apps.sgemm_quickstart.schedule (tests): its own
+    from .kernel import sgemm          # kernel, not another 'kernel'
+except ImportError:                    # run.py's module
+    from kernel import sgemm
 
 
 def library():

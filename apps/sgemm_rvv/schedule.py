@@ -20,10 +20,10 @@ from apps.common.register_tile import register_tile
 from exo_hl.hw_libs import rvv
 from exo_hl.stdlib import replace_all
 
-try:
+try:   # imported as apps.sgemm_rvv.schedule: its own kernel, whatever
+    from .kernel import sgemm          # module named 'kernel' is loaded
+except ImportError:                    # a script's module (run.py)
     from kernel import sgemm
-except ImportError:                    # imported as apps.sgemm_rvv
-    from .kernel import sgemm
 
 
 def instructions(fused=False):

@@ -35,11 +35,9 @@ LIBS = {"avx512": (avx512.AVX512, 16, avx512.INSTRS),
 
 def _kernels(isa_name):
     """(what, procedure) of each app kernel for ``isa_name``."""
-    sys.path.insert(0, str(REPO / "apps" / "sgemm_quickstart"))
-    try:                                  # (as tests/test_notebook.py)
-        from schedule import schedule as quickstart
-    finally:
-        sys.path.remove(str(REPO / "apps" / "sgemm_quickstart"))
+    # as a package module: a bare 'schedule'/'kernel' would stay in
+    # sys.modules and be another app's (apps.saxpy_rvv took it for its own)
+    from apps.sgemm_quickstart.schedule import schedule as quickstart
     from apps.sgemm.schedule import ISAS, schedule as sgemm
     from apps.worked_examples import kernels as worked
     lib = LIBS[isa_name]
