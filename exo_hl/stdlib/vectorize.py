@@ -334,20 +334,36 @@ def _bind_literals(p, where):
     """Bind every literal in the body of the loop at path ``where`` to a
     scalar assigned at the top (``bind_const``; before the loop is split,
     while it provably runs at least once). The procedure and the loop's
-    path (the statements added at the top move it)."""
+    path.
+
+    The loop is followed through each binding by the statement that held
+    the literal (forwarded: its image is exact), never by arithmetic on
+    ``where``: the hoist may move other statements out of the loops around
+    it (a loop-invariant ``z[0] = 1.0`` before the loop), and the path the
+    loop had, shifted by the statements added at the top, then named
+    another loop of the same block, which was vectorized instead."""
     from .scalars import bind_const
     while True:
-        lits = []
-        for b in at_path(p, where).body():
+        loop = at_path(p, where)
+        lits, user = [], None
+        for b in loop.body():
             if b.is_write():
-                lits += [x for x in _data_leaves(b.rhs(), [])
+                found = [x for x in _data_leaves(b.rhs(), [])
                          if type(x.node()).__name__ == "Const"]
+                if found and user is None:
+                    user = b
+                lits += found
         if not lits:
             return p, where
-        n0 = len(p.body())
+        name, n_body = loop.name(), len(loop.body())
         p = bind_const(p, lits[0], fresh_name(p, "c"))
-        (f, k0), *rest = where        # added at the top, before it
-        where = ((f, k0 + len(p.body()) - n0), *rest)
+        moved = p.forward(user).parent()
+        if not (moved.is_loop() and moved.name() == name
+                and len(moved.body()) == n_body):
+            raise SchedulingError(      # pragma: no cover - a safety net
+                f"vectorize: after binding a literal, the loop {name!r} "
+                f"is no longer the one that holds its statements")
+        where = moved.path()
 
 
 def _in_registers(p, where, inner, width, memory, every_access):

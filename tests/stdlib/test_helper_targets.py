@@ -1,0 +1,36 @@
+"""Stdlib helpers act on the node the user named, or refuse (audit 13b).
+
+Each test is a case where a helper acted on another node than the one
+named (a loop of the same name in the same block, the first pair of
+names rather than a nest, a loop counted among buffers, statements
+outside the vectorized loop) and the result was still a valid procedure,
+so nothing but the text showed it. Every accepted result is also checked
+against the original on random inputs (interpreted and compiled)."""
+from __future__ import annotations
+
+from exo_hl import f32, proc, seq
+from exo_hl.hw_libs.avx2 import AVX2, INSTRS
+from exo_hl.stdlib import vectorize
+
+
+@proc
+def lit_then_twin(x: f32[8], y: f32[8], z: f32[1], u: f32[8]):
+    for k in seq(0, 4):
+        z[0] = 1.0
+        for i in seq(0, 8):
+            y[i] = x[i] * 2.0
+        for i in seq(0, 8):
+            u[i] = x[i] * z[0]
+
+
+def test_vectorize_binding_a_literal_keeps_the_named_loop(equiv):
+    # vectorize binds the literal 2.0 (bind_const hoists it, and with it
+    # the loop-invariant z[0] = 1.0 out of k); the loop was then re-found
+    # by its old path shifted by the statements added at the top, which
+    # named the *second* i loop: u's loop was vectorized, y's left scalar
+    p = lit_then_twin
+    q = vectorize(p, p.find_loop('i'), 8, AVX2, INSTRS)
+    text = str(q)
+    assert "mm256_storeu_ps(y[" in text, text
+    assert "u[i] = x[i] * z[0]" in text, text
+    equiv(p, q, [{}])
