@@ -17,6 +17,35 @@ def loop_cursor(p, loop):
     return c
 
 
+def loop_pair(p, outer, inner, who):
+    """The loops ``outer`` and ``inner`` (patterns or cursors, of ``p`` or
+    an ancestor) as cursors of ``p``, ``inner`` directly in the body of
+    ``outer``. As for the primitives' pairs, a pattern stands for any of
+    its matches (one with ``#k``): the first related pair in program order.
+    Resolving each alone took the first ``j`` of the procedure even when
+    it was in another nest than ``i``, and a helper then transformed that
+    nest; with no such pair, ``SchedulingError``."""
+    def candidates(x):
+        check_target(p, x, "a loop")
+        return p.find_loop(x, many=True) if isinstance(x, str) \
+            else [loop_cursor(p, x)]
+    outs, ins = candidates(outer), candidates(inner)
+    for o in outs:
+        for c in ins:
+            if c.path()[:-1] == o.path() and c.path()[-1][0] == "body":
+                return o, c
+    raise SchedulingError(
+        f"{who}: the loop {inner!r} is not directly inside the loop "
+        f"{outer!r} (the loops {outer!r}: "
+        f"{', '.join(_fmt(o.path()) for o in outs)}; {inner!r}: "
+        f"{', '.join(_fmt(c.path()) for c in ins)})")
+
+
+def _fmt(path):
+    """A statement path as ``body[0].body[1]`` (for messages)."""
+    return ".".join(f"{f}[{k}]" for f, k in path)
+
+
 def stmt_cursor(p, target, what="a statement"):
     """The statement ``target`` (a pattern or a statement cursor, of ``p``
     or an ancestor) of ``p`` as a cursor."""

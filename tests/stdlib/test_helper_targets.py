@@ -8,9 +8,11 @@ so nothing but the text showed it. Every accepted result is also checked
 against the original on random inputs (interpreted and compiled)."""
 from __future__ import annotations
 
-from exo_hl import f32, proc, seq
+import pytest
+
+from exo_hl import SchedulingError, f32, proc, seq
 from exo_hl.hw_libs.avx2 import AVX2, INSTRS
-from exo_hl.stdlib import vectorize
+from exo_hl.stdlib import tile, vectorize
 
 
 @proc
@@ -34,3 +36,32 @@ def test_vectorize_binding_a_literal_keeps_the_named_loop(equiv):
     assert "mm256_storeu_ps(y[" in text, text
     assert "u[i] = x[i] * z[0]" in text, text
     equiv(p, q, [{}])
+
+
+@proc
+def j_before_nest(x: f32[8, 8], y: f32[8, 8]):
+    for k in seq(0, 8):
+        for j in seq(0, 8):
+            x[k, j] = 1.0
+    for i in seq(0, 8):
+        for j in seq(0, 8):
+            y[i, j] = 2.0
+
+
+def test_tile_takes_the_j_inside_i(equiv):
+    # 'j' resolved alone is the k nest's j: tile split i, split that j and
+    # reordered k with jo, and returned that (equivalent, not a tile)
+    p = j_before_nest
+    first = p.body()[0].text()
+    for j in ('j', 'j #1', p.find_loop('j #1')):
+        q = tile(p, 'i', j, 4, 4, tail='perfect')
+        assert q.body()[0].text() == first, str(q)
+        assert "for io in seq(0, 2):\n        for jo in seq(0, 2):" in str(q)
+        equiv(p, q, [{}])
+
+
+def test_tile_refuses_a_j_outside_i():
+    p = j_before_nest
+    for j in ('j #0', p.find_loop('j')):
+        with pytest.raises(SchedulingError, match="not directly inside"):
+            tile(p, 'i', j, 4, 4, tail='perfect')
