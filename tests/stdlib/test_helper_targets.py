@@ -12,7 +12,7 @@ import pytest
 
 from exo_hl import SchedulingError, f32, proc, seq
 from exo_hl.hw_libs.avx2 import AVX2, INSTRS
-from exo_hl.stdlib import tile, vectorize
+from exo_hl.stdlib import store_at, tile, vectorize
 
 
 @proc
@@ -65,3 +65,37 @@ def test_tile_refuses_a_j_outside_i():
     for j in ('j #0', p.find_loop('j')):
         with pytest.raises(SchedulingError, match="not directly inside"):
             tile(p, 'i', j, 4, 4, tail='perfect')
+
+
+@proc
+def three_t(x: f32[4], y: f32[4]):
+    for a in seq(0, 4):
+        t: f32[4]
+        for k in seq(0, 4):
+            t[k] = x[k]
+        y[a] = t[a]
+    for t in seq(0, 4):
+        y[t] += 1.0
+    for b in seq(0, 4):
+        t: f32[4]
+        for k in seq(0, 4):
+            t[k] = x[k] + 1.0
+        y[b] += t[b]
+    for c in seq(0, 4):
+        t: f32[4]
+        for k in seq(0, 4):
+            t[k] = x[k] + 2.0
+        y[c] += t[c]
+
+
+def test_store_at_counts_buffers_as_the_primitives_do(equiv):
+    # 't #k' is the k-th buffer t (resize_dim's reading); store_at used
+    # p.find, which counts the loop t as well, and resized the allocation
+    # before the one resize_dim('t #k') resizes
+    p = three_t
+    for k in (1, 2):
+        q = store_at(p, f't #{k}', None, dim=0, size=8)
+        assert str(q) == str(p.resize_dim(f't #{k}', 0, 8, 0)), str(q)
+        equiv(p, q, [{}])
+    with pytest.raises(SchedulingError, match="no buffer matches"):
+        store_at(p, 't #3', None, dim=0, size=8)
