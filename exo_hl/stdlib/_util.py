@@ -2,8 +2,17 @@
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from exo_hl import SchedulingError
+
+
+class Run(NamedTuple):
+    """The ``n`` statements from the one at ``path`` on, in its block: the
+    region a composition built in place of one statement (where its
+    instruction selection may act, and nowhere else)."""
+    path: tuple
+    n: int
 
 
 def loop_cursor(p, loop):

@@ -12,7 +12,7 @@ from exo_hl import Procedure, SchedulingError
 from ._vectorize_why import body_kind, masked_refusal, nearest
 from ._vectorize_why import diagnose as _diagnose
 from ._util import data_leaves as _data_leaves
-from ._util import (at_path, fresh_name, loop_cursor, mentions,
+from ._util import (Run, at_path, fresh_name, loop_cursor, mentions,
                     sibling_path, subst_var, text)
 
 
@@ -70,13 +70,15 @@ def _statements(block, out):
 
 def _candidates(p, roots):
     """The statements ``replace`` may try: all of ``p``'s, or (``roots``:
-    paths) those inside the statements at those paths, not the roots."""
+    paths) those inside the statements at those paths, not the roots (a
+    ``Run`` root: its statements and those inside them)."""
     if roots is None:
         stmts = _statements(p.body(), [])
     else:
         stmts = []
         for r in roots:
-            _statements(at_path(p, r).body(), stmts)
+            _statements(at_path(p, r.path).expand(0, r.n - 1)
+                        if isinstance(r, Run) else at_path(p, r).body(), stmts)
     return [s for s in stmts if not (s.is_alloc() or s.is_call()
                                      or s.is_if())]
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from exo_hl import SchedulingError, f32, proc, seq
+from exo_hl import SchedulingError, f32, proc, seq, size
 from exo_hl.hw_libs.avx2 import AVX2, INSTRS
-from exo_hl.stdlib import store_at, tile, vectorize
+from exo_hl.stdlib import store_at, tile, vectorize, vectorize_reduction
 
 
 @proc
@@ -99,3 +99,46 @@ def test_store_at_counts_buffers_as_the_primitives_do(equiv):
         equiv(p, q, [{}])
     with pytest.raises(SchedulingError, match="no buffer matches"):
         store_at(p, 't #3', None, dim=0, size=8)
+
+
+@proc
+def dot_after_copies(n: size, x: f32[n], y: f32[n], s: f32[1], u: f32[8],
+                     w: f32[8]):
+    assert n % 8 == 0
+    r: f32[8] @ AVX2
+    for i in seq(0, 8):
+        r[i] = u[i]
+    for i in seq(0, 8):
+        w[i] = r[i]
+    for j in seq(0, n):
+        s[0] += x[j] * y[j]
+
+
+def test_vectorize_reduction_selects_in_its_loop_only():
+    # the user's own loops through an AVX2 buffer were replaced by
+    # mm256_loadu_ps/mm256_storeu_ps: selection ran over the whole
+    # procedure for a loop at the top (its parent's body otherwise)
+    q = vectorize_reduction(dot_after_copies, 'j', 8, AVX2, INSTRS)
+    text = str(q)
+    assert "r[i] = u[i]" in text and "w[i] = r[i]" in text, text
+    assert "mm256_fmadd_ps(acc[0:8]" in text, text
+
+
+@proc
+def dot_in_else(n: size, x: f32[n], y: f32[n], s: f32[1]):
+    assert n % 8 == 0
+    if n > 8:
+        s[0] = 0.0
+    else:
+        for j in seq(0, n):
+            s[0] += x[j] * y[j]
+
+
+def test_vectorize_reduction_in_an_else_branch(equiv):
+    # selection searched the if's body, not the else branch holding the
+    # loop: the result was staged in AVX2 but never selected (nor checked)
+    # and compiling it failed; now it is selected there
+    q = vectorize_reduction(dot_in_else, 'j', 8, AVX2, INSTRS)
+    assert "mm256_fmadd_ps(acc[0:8]" in str(q), str(q)
+    assert "mm256_storeu_ps(acc_lanes[0:8]" in str(q), str(q)
+    equiv(dot_in_else, q, [{"n": 8}, {"n": 16}])
