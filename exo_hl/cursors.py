@@ -1014,6 +1014,7 @@ def _find(proc, pattern, many, want, within=None):
     if within is not None:
         n = len(within)
         locs = [l for l in locs if l[0] != "arg" and l[1][:n] == within]
+    _refuse_mixed_count(proc, pattern, pat, locs)
     locs = P.select(pat, locs)
     if not locs:
         ir = proc.ir()
@@ -1022,6 +1023,28 @@ def _find(proc, pattern, many, want, within=None):
             f"'{proc.name()}'{_what_there_is(ir, want)}", ir.srcinfo, None))
     cursors = [_to_cursor(proc, l) for l in locs]
     return cursors if many else cursors[0]
+
+
+def _refuse_mixed_count(proc, pattern, pat, locs):
+    """``'i #k'`` among loops *and* buffers named ``i`` is refused: the
+    loop-taking methods count loops only (``find_loop``, ``unroll``), the
+    statement-taking ones counted both, so ``'i #1'`` was the second ``i``
+    loop to ``unroll`` and the first to ``stage_mem`` when an allocation
+    ``i`` of another nest came first."""
+    if pat.kind != "name" or pat.k is None:
+        return
+    ir = proc.ir()
+    loops = {isinstance(get_stmt(ir, l[1]), IR.For)
+             for l in locs if l[0] == "stmt"}
+    if len(loops) > 1:
+        name = pat.name
+        raise SchedulingError(located(
+            f"the pattern {pattern!r} is ambiguous in procedure "
+            f"'{proc.name()}': both loops and buffers are named {name!r}, "
+            f"and '#{pat.k}' would count them together; write "
+            f"'for {name} in _: _ #{pat.k}' (or find_loop({pattern!r})) "
+            f"for a loop, '{name} : _ #{pat.k}' for an allocation",
+            ir.srcinfo, None))
 
 
 def find(proc, pattern, many=False):
