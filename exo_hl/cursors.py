@@ -634,6 +634,8 @@ class GapCursor(Cursor):
             if prev is not None:
                 j_prev += 1
             if j_prev == j_next:
+                if prev is None or nxt is None:
+                    _refuse_new_loop_at_end(q, Q, g, prev, nxt)
                 return GapCursor(q, Q, g, j_next)
         raise InvalidCursorError(
             "the statements around the gap are no longer next to each "
@@ -910,6 +912,23 @@ def _stmt_image(proc, q, fwd, path):
             f"the statement at {path!r} was replaced by a different kind "
             f"of statement")
     return new
+
+
+def _refuse_new_loop_at_end(q, Q, g, prev, nxt):
+    """A gap at an end of its list whose neighbour's image now sits inside
+    a loop of the list's image has no image: that loop is new (the list's
+    own statements are its neighbours' images), and its iterations are not
+    the old list's. ``split`` makes ``for i: s`` ``for io: for ii: s``;
+    the gap at the start of ``i``'s body (once per ``i``) would become the
+    start of ``io``'s body (once per block of ``ii``). An ``if`` around the
+    neighbour (``add_guard``) keeps the gap outside it (docs/api.md §4)."""
+    n = len(Q) + 1
+    for img in (prev, nxt):
+        if img is not None and len(img) > n and \
+                isinstance(get_stmt(_ir(q), img[:n]), IR.For):
+            raise InvalidCursorError(
+                "the statement next to the gap, at an end of its block, is "
+                "now inside a new loop: the gap's iterations changed")
 
 
 def _head(s):
