@@ -836,3 +836,29 @@ def test_gap_at_an_end_of_a_split_body_is_invalid(tail):
     mid = q.forward(p.find('x[_] = _').after())
     assert mid.location()[1:] == ("body", 1)
     assert len(mid.location()[0]) > 1
+
+
+@proc
+def branch_allocs(N: size, x: f32[N], y: f32[N]):
+    t: f32[N]
+    if N > 2:
+        u: f32[N]
+        for i in seq(0, N):
+            u[i] = x[i]
+            y[i] = u[i]
+    else:
+        for i in seq(0, N):
+            t[i] = x[i] + 1.0
+            y[i] = t[i]
+
+
+def test_sink_alloc_into_the_else_branch_forwards_there():
+    # t is used in the else branch only, so sink_alloc puts it there; its
+    # cursor was forwarded to the head of the then-branch, the allocation
+    # u: set_precision(t_cursor, 'f64') changed u's precision
+    p = tagged(branch_allocs)
+    q = p.sink_alloc(p.find("t : _"))
+    assert forwarding_failures(p, q) == []
+    assert q.forward(p.find("t : _")).path() == (("body", 0), ("orelse", 0))
+    r = q.set_precision(p.find("t : _"), "f64")
+    assert "t: f64[N]" in str(r) and "u: f32[N]" in str(r), str(r)

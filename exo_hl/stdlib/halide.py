@@ -285,10 +285,10 @@ def store_at(p, buffer, loop=None, fold=False, dim=0, size=None, offset=0):
                     f"store_at: the loop {lc.name()!r} is not inside the "
                     f"statement that follows the allocation of "
                     f"{a.name()!r}; only sinking into that one is possible")
-            where = a.path()
             p = p.sink_alloc(a)
-            a = at_path(p, where + (("body", 0), ))
-            lc = p.forward(lc)
+            # forwarded: into an if, the allocation may head the else
+            # branch (the then-branch's first statement is not it)
+            a, lc = p.forward(a), p.forward(lc)
     if size is not None:
         p = p.resize_dim(a, dim, size, offset, fold=fold)
     elif fold:

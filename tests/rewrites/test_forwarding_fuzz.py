@@ -12,8 +12,13 @@ import random
 import time
 
 from exo_hl import SchedulingError
-from test_cursor_forwarding import forwarding_failures, tagged
+from test_cursor_forwarding import branch_allocs, forwarding_failures, tagged
 from test_schedule_fuzz import PROCS, Namer, random_step
+
+# the schedule fuzz's procedures, and shapes forwarding got wrong: an
+# allocation used in one branch of the if after it (sink_alloc put it in
+# the else branch; its cursor went to the then-branch's allocation)
+CORPUS = PROCS + [branch_allocs]
 
 
 def test_forwarding_along_random_schedules():
@@ -22,7 +27,7 @@ def test_forwarding_along_random_schedules():
     steps = checked = 0
     s = 0
     while time.time() - t0 < 25 and s < 60:
-        p0 = tagged(PROCS[s % len(PROCS)])
+        p0 = tagged(CORPUS[s % len(CORPUS)])
         s += 1
         p, fresh, log = p0, Namer(), []
         for _ in range(4):

@@ -142,3 +142,26 @@ def test_vectorize_reduction_in_an_else_branch(equiv):
     assert "mm256_fmadd_ps(acc[0:8]" in str(q), str(q)
     assert "mm256_storeu_ps(acc_lanes[0:8]" in str(q), str(q)
     equiv(dot_in_else, q, [{"n": 8}, {"n": 16}])
+
+
+@proc
+def t_in_else(n: size, x: f32[4], y: f32[4]):
+    t: f32[4]
+    if n > 2:
+        for r in seq(0, 4):
+            y[r] = x[r]
+    else:
+        for r in seq(0, 4):
+            for k in seq(0, 4):
+                t[k] = x[k]
+            y[r] = t[r]
+
+
+def test_store_at_a_loop_in_the_else_branch(equiv):
+    # sink_alloc put t at the head of the else branch; store_at looked for
+    # it at the head of the then-branch (the loop r) and refused, naming
+    # the allocation 'r'
+    q = store_at(t_in_else, 't', 'r #1')
+    assert q.find('t : _').parent().path() == t_in_else.find_loop('r #1') \
+        .path()
+    equiv(t_in_else, q, [{"n": 1}, {"n": 3}])
