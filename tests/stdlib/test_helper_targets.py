@@ -162,6 +162,5 @@ def test_store_at_a_loop_in_the_else_branch(equiv):
     # it at the head of the then-branch (the loop r) and refused, naming
     # the allocation 'r'
     q = store_at(t_in_else, 't', 'r #1')
-    assert q.find('t : _').parent().path() == t_in_else.find_loop('r #1') \
-        .path()
+    assert q.find('t : _').parent().path() == q.find_loop('r #1').path()
     equiv(t_in_else, q, [{"n": 1}, {"n": 3}])
