@@ -32,6 +32,8 @@ _KINDS = {
     "transpose": ("o{k}[i, j] = x[j, i]", 2),
     "dot": ("s{k}[0] += x[0, j] * x[1, j]", 1),
     "row": ("o{k}[0, j] = x[1, j] * 2.0", 1),
+    "lanes": ("o{k}[i, j] = x[i, j] + x[i + 1, j]", 2),
+    "row2": ("o{k}[0, j] = x[1, j] + x[2, j]", 1),
 }
 
 
@@ -39,17 +41,19 @@ def _source(rng, n_nests):
     """The text of a random procedure ``f`` and its nests' kinds."""
     kinds = [rng.choice(sorted(_KINDS)) for _ in range(n_nests)]
     wrap = rng.choice(["top", "loop", "if"])
-    args = ["n: size", "x: f32[8, 8]", "z: f32[1]"]
+    args = ["n: size", "x: f32[16, 16]", "z: f32[1]"]
     nests = []
     for k, kind in enumerate(kinds):
         stmt, depth = _KINDS[kind]
-        args.append(f"s{k}: f32[8]" if stmt.startswith("s") else
-                    f"o{k}: f32[8, 8]")
+        args.append(f"s{k}: f32[16]" if stmt.startswith("s") else
+                    f"o{k}: f32[16, 16]")
         pre = ["z[0] = 1.0"] if rng.random() < 0.4 else []
         loops = ["for i in seq(0, 8):"] if depth == 2 else []
-        loops.append("    " * (depth - 1) + "for j in seq(0, 8):")
+        # j runs 8 times, or n times (a tail for cut and mask)
+        hi = rng.choice(["8", "n"])
+        loops.append("    " * (depth - 1) + f"for j in seq(0, {hi}):")
         nests.append(pre + loops + ["    " * depth + stmt.format(k=k)])
-    body = []
+    body = ["assert n <= 16"]
     if wrap == "if":
         cut = rng.randint(1, n_nests - 1) if n_nests > 1 else 1
         body.append("if n > 4:")
@@ -116,7 +120,9 @@ def _helper(rng, p, kinds, t):
     if how == "parallel_outer":
         return how, lambda: parallel_outer(p, loop("j"))
     if how == "vectorize":
-        return how, lambda: vectorize(p, loop("j"), 8, AVX2, INSTRS)
+        tail = rng.choice(["perfect", "cut", "mask"])
+        return f"vectorize({tail})", lambda: vectorize(
+            p, loop("j"), 8, AVX2, INSTRS, tail=tail)
     return how, lambda: vectorize_reduction(p, loop("j"), 8, AVX2, INSTRS)
 
 
@@ -147,7 +153,7 @@ def test_helpers_transform_the_named_nest_only(tmp_path, equiv):
         q.c_code_str()      # vector memory left unselected: MemGenError
         compile_it = compiled < 4 and rng.random() < 0.3
         compiled += compile_it
-        equiv(p, q, [{"n": 3}, {"n": 6}], compiled=compile_it)
+        equiv(p, q, [{"n": 3}, {"n": 13}, {"n": 16}], compiled=compile_it)
     print(f"stdlib target fuzz: {tried} tried, {accepted} accepted, "
           f"{compiled} compiled; accepted by helper: {by_helper}")
     assert accepted >= 15
