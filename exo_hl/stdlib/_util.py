@@ -71,9 +71,16 @@ def at_path(p, path):
     shape of the result (the divided loop stands where the loop stood),
     rather than by a name another nest may share."""
     (_, k), *rest = path
-    c = p.body()[k]
-    for field, k in rest:
-        c = (c.body() if field == "body" else c.orelse())[k]
+    try:
+        c = p.body()[k]
+        for field, k in rest:
+            c = (c.body() if field == "body" else c.orelse())[k]
+    except IndexError:
+        # a step did not build the shape the composition expected: a
+        # refusal, not an IndexError from deep inside a helper
+        raise SchedulingError(
+            f"{p.name()}: no statement at {_fmt(path)} (a step of the "
+            f"composition did not build what it expected)") from None
     return c
 
 

@@ -164,3 +164,12 @@ def test_store_at_a_loop_in_the_else_branch(equiv):
     q = store_at(t_in_else, 't', 'r #1')
     assert q.find('t : _').parent().path() == q.find_loop('r #1').path()
     equiv(t_in_else, q, [{"n": 1}, {"n": 3}])
+
+
+def test_at_path_off_the_shape_is_a_scheduling_error():
+    # a composition's step that did not build the expected shape made
+    # at_path raise IndexError (vectorize's literal binding did, before
+    # its fix): a refusal must be a SchedulingError
+    from exo_hl.stdlib._util import at_path
+    with pytest.raises(SchedulingError, match="no statement at"):
+        at_path(lit_then_twin, (("body", 0), ("body", 7)))
