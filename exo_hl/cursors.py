@@ -521,6 +521,14 @@ class BlockCursor(Cursor):
 
         >>> b = p.find('t : _').as_block().expand(0, 2)   # t and the next two
         """
+        for k in (lo, hi):
+            # a negative count shrank the block and a float made a block
+            # of fractional bounds: neither is a growth, both are refused
+            if k is not None and (isinstance(k, bool) or not isinstance(
+                    k, int) or k < 0):
+                raise SchedulingError(
+                    f"expand: the counts of statements to add are "
+                    f"non-negative ints or None, got {lo!r}, {hi!r}")
         n = len(get_list(_ir(self._proc), self._parent, self._field))
         new_lo = 0 if lo is None else max(0, self._lo - lo)
         new_hi = n if hi is None else min(n, self._hi + hi)
