@@ -243,7 +243,13 @@ class StmtCursor(Cursor):
                 self.node().srcinfo, self._proc.name(), _stmt_text(self.node())))
         return StmtCursor(self._proc, self._path[:-1])
 
-    def _sibling(self, delta):
+    def _sibling(self, k, sign):
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            # next(-1) was prev(), next(0) the statement itself
+            raise SchedulingError(
+                f"{'next' if sign > 0 else 'prev'}(k): k is the number of "
+                f"statements to move, a positive int, got {k!r}")
+        delta = sign * k
         parent, field, i = self._loc()
         lst = get_list(_ir(self._proc), parent, field)
         j = i + delta
@@ -260,7 +266,7 @@ class StmtCursor(Cursor):
 
         >>> s2 = p.find('t : _').next()       # the statement after an allocation
         """
-        return self._sibling(k)
+        return self._sibling(k, 1)
 
     def prev(self, k: int = 1) -> "StmtCursor":
         """The statement ``k`` places before this one in the same block
@@ -268,7 +274,7 @@ class StmtCursor(Cursor):
 
         >>> s0 = p.find_loop('k #1').prev()   # the statement before a second k loop
         """
-        return self._sibling(-k)
+        return self._sibling(k, -1)
 
     def _sub_block(self, field):
         s = self.node()

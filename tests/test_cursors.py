@@ -392,3 +392,15 @@ def _three(x: f32[4]):
     x[0] = 1.0
     x[1] = 2.0
     x[2] = 3.0
+
+
+def test_next_and_prev_move_by_a_positive_count():
+    # next(-1) was the previous statement, next(0) the statement itself
+    s = _three.find('x[1] = _')
+    assert s.next().name() == 'x' and s.next().path() == (("body", 2), )
+    assert s.prev(1).path() == (("body", 0), )
+    for bad in (-1, 0, 1.0, True):
+        with pytest.raises(SchedulingError, match="positive int"):
+            s.next(bad)
+        with pytest.raises(SchedulingError, match="positive int"):
+            s.prev(bad)
