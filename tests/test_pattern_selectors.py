@@ -84,3 +84,17 @@ def test_a_count_over_loops_and_buffers_is_refused():
     assert q.body()[1].text() == p.body()[1].text()
     assert p.find('i : _ #0').is_alloc()
     assert p.find('i').is_alloc()       # no count: the first match
+
+
+@proc
+def negated(b: bool, x: f32[4]):
+    if not b:
+        x[0] = 1.0
+
+
+def test_not_name_is_an_expression_not_a_loop_nest():
+    # 'not b' was read as the loop nest shorthand 'a b' (a loop 'not'
+    # holding a loop 'b') and matched nothing
+    for pat in ("not b", "not _", "not b #0"):
+        assert negated.find(pat).path() == ((("body", 0), ),
+                                            (("cond", None), ))
