@@ -12,7 +12,8 @@ import pytest
 
 from exo_hl import SchedulingError, f32, proc, seq, size
 from exo_hl.hw_libs.avx2 import AVX2, INSTRS
-from exo_hl.stdlib import store_at, tile, vectorize, vectorize_reduction
+from exo_hl.stdlib import (pack, store_at, tile, vectorize,
+                           vectorize_reduction)
 
 
 @proc
@@ -173,3 +174,36 @@ def test_at_path_off_the_shape_is_a_scheduling_error():
     from exo_hl.stdlib._util import at_path
     with pytest.raises(SchedulingError, match="no statement at"):
         at_path(lit_then_twin, (("body", 0), ("body", 7)))
+
+
+@proc
+def t_then_panel(K: size, A: f32[4, K], B: f32[K, 4], C: f32[4, 4],
+                 D: f32[4, 4]):
+    for i in seq(0, 4):
+        T: f32[4, 4]
+        for j in seq(0, 4):
+            T[i, j] = 0.0
+        for j in seq(0, 4):
+            C[i, j] = T[i, j]
+    for i in seq(0, 4):
+        for j in seq(0, 4):
+            D[i, j] = 0.0
+        for j in seq(0, 4):
+            for k in seq(0, K):
+                D[i, j] += A[i, k] * B[k, j]
+
+
+def test_pack_a_pair_finds_its_block_as_stage_mem_does(equiv):
+    # the block ('for j in _: _', 'for j in _: _ #3') is the second nest's
+    # pair (the first j has no j #3 after it); pack anchored at the first
+    # j and took the T visible there, the first nest's, for its packed
+    # buffer: it transposed that T and left the new one row-major
+    p = t_then_panel
+    q = pack(p, 'B[0:K, 0:4]', ('for j in _: _', 'for j in _: _ #3'),
+             'transposed', name='T')
+    text = str(q)
+    assert "T: f32[4, 4]" in text and "T: f32[4, K]" in text, text
+    assert "D[i, j] += A[i, k] * T[j, k]" in text, text
+    equiv(p, q, [{"K": 3}])
+    q = pack(p, 'B[0:K, 0:4]', ('for j in _: _', 'for j in _: _ #3'))
+    assert "D[i, j] += A[i, k] * B_pack[k, j]" in str(q), str(q)
