@@ -243,7 +243,13 @@ class StmtCursor(Cursor):
                 self.node().srcinfo, self._proc.name(), _stmt_text(self.node())))
         return StmtCursor(self._proc, self._path[:-1])
 
-    def _sibling(self, delta):
+    def _sibling(self, k, sign):
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            # next(-1) was prev(), next(0) the statement itself
+            raise SchedulingError(
+                f"{'next' if sign > 0 else 'prev'}(k): k is the number of "
+                f"statements to move, a positive int, got {k!r}")
+        delta = sign * k
         parent, field, i = self._loc()
         lst = get_list(_ir(self._proc), parent, field)
         j = i + delta
@@ -260,7 +266,7 @@ class StmtCursor(Cursor):
 
         >>> s2 = p.find('t : _').next()       # the statement after an allocation
         """
-        return self._sibling(k)
+        return self._sibling(k, 1)
 
     def prev(self, k: int = 1) -> "StmtCursor":
         """The statement ``k`` places before this one in the same block
@@ -268,7 +274,7 @@ class StmtCursor(Cursor):
 
         >>> s0 = p.find_loop('k #1').prev()   # the statement before a second k loop
         """
-        return self._sibling(-k)
+        return self._sibling(k, -1)
 
     def _sub_block(self, field):
         s = self.node()
@@ -521,6 +527,14 @@ class BlockCursor(Cursor):
 
         >>> b = p.find('t : _').as_block().expand(0, 2)   # t and the next two
         """
+        for k in (lo, hi):
+            # a negative count shrank the block and a float made a block
+            # of fractional bounds: neither is a growth, both are refused
+            if k is not None and (isinstance(k, bool) or not isinstance(
+                    k, int) or k < 0):
+                raise SchedulingError(
+                    f"expand: the counts of statements to add are "
+                    f"non-negative ints or None, got {lo!r}, {hi!r}")
         n = len(get_list(_ir(self._proc), self._parent, self._field))
         new_lo = 0 if lo is None else max(0, self._lo - lo)
         new_hi = n if hi is None else min(n, self._hi + hi)
@@ -634,6 +648,8 @@ class GapCursor(Cursor):
             if prev is not None:
                 j_prev += 1
             if j_prev == j_next:
+                if prev is None or nxt is None:
+                    _refuse_new_loop_at_end(q, Q, g, prev, nxt)
                 return GapCursor(q, Q, g, j_next)
         raise InvalidCursorError(
             "the statements around the gap are no longer next to each "
@@ -912,6 +928,23 @@ def _stmt_image(proc, q, fwd, path):
     return new
 
 
+def _refuse_new_loop_at_end(q, Q, g, prev, nxt):
+    """A gap at an end of its list whose neighbour's image now sits inside
+    a loop of the list's image has no image: that loop is new (the list's
+    own statements are its neighbours' images), and its iterations are not
+    the old list's. ``split`` makes ``for i: s`` ``for io: for ii: s``;
+    the gap at the start of ``i``'s body (once per ``i``) would become the
+    start of ``io``'s body (once per block of ``ii``). An ``if`` around the
+    neighbour (``add_guard``) keeps the gap outside it (docs/api.md §4)."""
+    n = len(Q) + 1
+    for img in (prev, nxt):
+        if img is not None and len(img) > n and \
+                isinstance(get_stmt(_ir(q), img[:n]), IR.For):
+            raise InvalidCursorError(
+                "the statement next to the gap, at an end of its block, is "
+                "now inside a new loop: the gap's iterations changed")
+
+
 def _head(s):
     """A statement without its bodies: what its expressions belong to."""
     if isinstance(s, IR.For):
@@ -1014,6 +1047,7 @@ def _find(proc, pattern, many, want, within=None):
     if within is not None:
         n = len(within)
         locs = [l for l in locs if l[0] != "arg" and l[1][:n] == within]
+    _refuse_mixed_count(proc, pattern, pat, locs)
     locs = P.select(pat, locs)
     if not locs:
         ir = proc.ir()
@@ -1022,6 +1056,28 @@ def _find(proc, pattern, many, want, within=None):
             f"'{proc.name()}'{_what_there_is(ir, want)}", ir.srcinfo, None))
     cursors = [_to_cursor(proc, l) for l in locs]
     return cursors if many else cursors[0]
+
+
+def _refuse_mixed_count(proc, pattern, pat, locs):
+    """``'i #k'`` among loops *and* buffers named ``i`` is refused: the
+    loop-taking methods count loops only (``find_loop``, ``unroll``), the
+    statement-taking ones counted both, so ``'i #1'`` was the second ``i``
+    loop to ``unroll`` and the first to ``stage_mem`` when an allocation
+    ``i`` of another nest came first."""
+    if pat.kind != "name" or pat.k is None:
+        return
+    ir = proc.ir()
+    loops = {isinstance(get_stmt(ir, l[1]), IR.For)
+             for l in locs if l[0] == "stmt"}
+    if len(loops) > 1:
+        name = pat.name
+        raise SchedulingError(located(
+            f"the pattern {pattern!r} is ambiguous in procedure "
+            f"'{proc.name()}': both loops and buffers are named {name!r}, "
+            f"and '#{pat.k}' would count them together; write "
+            f"'for {name} in _: _ #{pat.k}' (or find_loop({pattern!r})) "
+            f"for a loop, '{name} : _ #{pat.k}' for an allocation",
+            ir.srcinfo, None))
 
 
 def find(proc, pattern, many=False):

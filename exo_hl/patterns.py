@@ -34,6 +34,7 @@ side; split apart, that representation would be every piece's interface.
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Tuple
@@ -101,7 +102,8 @@ def parse(text: str) -> Pattern:
     if not src:
         raise PatternError(f"empty pattern {text!r}")
     nest = _NEST_RE.match(src)
-    if nest:
+    if nest and not any(keyword.iskeyword(g) for g in nest.groups()):
+        # ('not b' is an expression: no loop is named 'not')
         return Pattern(text, "stmt", _LoopNest(nest.group(1),
                                                nest.group(2)), k)
     try:

@@ -181,6 +181,15 @@ def check_image(old, new, c, c2):
             _owner_mark(old.ir(), P) != _owner_mark(new.ir(), Q)
             or (P and f != g)):
         return bad
+    # at an end of its list, a neighbour's image may sit in a new `if`
+    # (add_guard), not in a new loop: that loop's iterations are not the
+    # gap's (split: the start of i's body is not the start of io's)
+    if i == 0 or i == len(L):
+        for k_old, k_new in ((i - 1, j - 1), (i, j)):
+            if 0 <= k_old < len(L) and 0 <= k_new < len(L2) and \
+                    mark(L2[k_new]) != mark(L[k_old]) and \
+                    isinstance(L2[k_new], IR.For):
+                return bad + " (a neighbour's image is in a new loop)"
     return None
 
 
@@ -804,3 +813,52 @@ def test_deleted_statement_does_not_forward_to_pass():
     q = one_unused.delete_buffer(t)
     assert "pass" in str(q)
     _invalid(q, t)
+
+
+@proc
+def two_writes(n: size, x: f32[n], y: f32[n]):
+    for i in seq(0, n):
+        x[i] = 1.0
+        y[i] = 2.0
+
+
+@pytest.mark.parametrize("tail", ["guard", "cut", "perfect"])
+def test_gap_at_an_end_of_a_split_body_is_invalid(tail):
+    # the start of i's body (once per i) became the start of io's body,
+    # before `for ii` (once per block of 4): a write_config there ran once
+    # per block; the gap between the two writes stays inside ii
+    p = two_writes
+    q = p.split('i', 4, 'io', 'ii', tail=tail) if tail != "perfect" else \
+        p.split('i', 1, 'io', 'ii', tail=tail)
+    body = p.find_loop('i').body()
+    for gap in (body.before(), body.after()):
+        _invalid(q, gap)
+    mid = q.forward(p.find('x[_] = _').after())
+    assert mid.location()[1:] == ("body", 1)
+    assert len(mid.location()[0]) > 1
+
+
+@proc
+def branch_allocs(N: size, x: f32[N], y: f32[N]):
+    t: f32[N]
+    if N > 2:
+        u: f32[N]
+        for i in seq(0, N):
+            u[i] = x[i]
+            y[i] = u[i]
+    else:
+        for i in seq(0, N):
+            t[i] = x[i] + 1.0
+            y[i] = t[i]
+
+
+def test_sink_alloc_into_the_else_branch_forwards_there():
+    # t is used in the else branch only, so sink_alloc puts it there; its
+    # cursor was forwarded to the head of the then-branch, the allocation
+    # u: set_precision(t_cursor, 'f64') changed u's precision
+    p = tagged(branch_allocs)
+    q = p.sink_alloc(p.find("t : _"))
+    assert forwarding_failures(p, q) == []
+    assert q.forward(p.find("t : _")).path() == (("body", 0), ("orelse", 0))
+    r = q.set_precision(p.find("t : _"), "f64")
+    assert "t: f64[N]" in str(r) and "u: f32[N]" in str(r), str(r)

@@ -374,3 +374,33 @@ def test_text_is_the_printed_source():
         "n: size", "x: f32[n] @ DRAM", "y: f32[n] @ DRAM"]
     # the text parses back as a pattern that finds the same statement
     assert foo.find(s.text()) == s
+
+
+def test_expand_refuses_what_is_not_a_growth():
+    # expand(-1, -1) shrank the block to its middle statement and
+    # expand(0, 1.5) made a block with a fractional bound
+    from exo_hl import SchedulingError
+    b = _three.body()
+    for lo, hi in ((-1, -1), (0, -1), (0, 1.5), (True, 0), ("1", 0)):
+        with pytest.raises(SchedulingError, match="non-negative"):
+            b.expand(lo, hi)
+    assert len(_three.find('x[1] = _').expand(None, 0)) == 2
+
+
+@proc
+def _three(x: f32[4]):
+    x[0] = 1.0
+    x[1] = 2.0
+    x[2] = 3.0
+
+
+def test_next_and_prev_move_by_a_positive_count():
+    # next(-1) was the previous statement, next(0) the statement itself
+    s = _three.find('x[1] = _')
+    assert s.next().name() == 'x' and s.next().path() == (("body", 2), )
+    assert s.prev(1).path() == (("body", 0), )
+    for bad in (-1, 0, 1.0, True):
+        with pytest.raises(SchedulingError, match="positive int"):
+            s.next(bad)
+        with pytest.raises(SchedulingError, match="positive int"):
+            s.prev(bad)

@@ -54,3 +54,47 @@ def test_typed_buffer_pattern_matches_an_argument():
 def test_typed_buffer_pattern_names_an_argument_for_a_rewrite():
     p = three.set_precision("x : _", "f64")
     assert "x: f64[n]" in str(p)
+
+
+@proc
+def alloc_i_first(x: f32[4], y: f32[4]):
+    for a in seq(0, 4):
+        i: f32[4]
+        for k in seq(0, 4):
+            i[k] = x[k]
+        y[a] = i[a]
+    for i in seq(0, 4):
+        y[i] += 1.0
+    for i in seq(0, 4):
+        y[i] += 2.0
+
+
+def test_a_count_over_loops_and_buffers_is_refused():
+    # 'i #1' was the second i loop to unroll (loops counted) but the first
+    # to stage_mem (the allocation i counted too): staged around the loop
+    # adding 1.0, silently; now a statement search counting both refuses
+    p = alloc_i_first
+    assert p.find_loop('i #1').path() == (("body", 2), )
+    for call in (lambda: p.find('i #1'),
+                 lambda: p.stage_mem('i #1', 'y[0:4]', 'yy'),
+                 lambda: p.fission_after('i #0')):
+        with pytest.raises(SchedulingError, match="ambiguous.*for i in _"):
+            call()
+    q = p.stage_mem('for i in _: _ #1', 'y[0:4]', 'yy')
+    assert q.body()[1].text() == p.body()[1].text()
+    assert p.find('i : _ #0').is_alloc()
+    assert p.find('i').is_alloc()       # no count: the first match
+
+
+@proc
+def negated(b: bool, x: f32[4]):
+    if not b:
+        x[0] = 1.0
+
+
+def test_not_name_is_an_expression_not_a_loop_nest():
+    # 'not b' was read as the loop nest shorthand 'a b' (a loop 'not'
+    # holding a loop 'b') and matched nothing
+    for pat in ("not b", "not _", "not b #0"):
+        assert negated.find(pat).path() == ((("body", 0), ),
+                                            (("cond", None), ))

@@ -103,9 +103,15 @@ def _forward(alloc_path, scope_path, shift):
     parent = tuple(parent)
     after = C.forward_delete(parent, field, k, k + 1)
 
+    # the allocation's image heads the branch it went to: the body of a
+    # loop, the body of an if when that uses it (or neither does), else
+    # the else branch; the then-branch's first statement (another
+    # allocation, say) is not its image
+    home = "body" if "body" in shift else "orelse"
+
     def fwd(p):
         if p == tuple(alloc_path):
-            return new_scope + (("body", 0), )
+            return new_scope + ((home, 0), )
         if p[:n] == tuple(scope_path):
             rest = p[n:]
             if rest:

@@ -2,8 +2,17 @@
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from exo_hl import SchedulingError
+
+
+class Run(NamedTuple):
+    """The ``n`` statements from the one at ``path`` on, in its block: the
+    region a composition built in place of one statement (where its
+    instruction selection may act, and nowhere else)."""
+    path: tuple
+    n: int
 
 
 def loop_cursor(p, loop):
@@ -15,6 +24,35 @@ def loop_cursor(p, loop):
     if not c.is_loop():
         raise SchedulingError(f"{p.name()}: {loop!r} is not a loop")
     return c
+
+
+def loop_pair(p, outer, inner, who):
+    """The loops ``outer`` and ``inner`` (patterns or cursors, of ``p`` or
+    an ancestor) as cursors of ``p``, ``inner`` directly in the body of
+    ``outer``. As for the primitives' pairs, a pattern stands for any of
+    its matches (one with ``#k``): the first related pair in program order.
+    Resolving each alone took the first ``j`` of the procedure even when
+    it was in another nest than ``i``, and a helper then transformed that
+    nest; with no such pair, ``SchedulingError``."""
+    def candidates(x):
+        check_target(p, x, "a loop")
+        return p.find_loop(x, many=True) if isinstance(x, str) \
+            else [loop_cursor(p, x)]
+    outs, ins = candidates(outer), candidates(inner)
+    for o in outs:
+        for c in ins:
+            if c.path()[:-1] == o.path() and c.path()[-1][0] == "body":
+                return o, c
+    raise SchedulingError(
+        f"{who}: the loop {inner!r} is not directly inside the loop "
+        f"{outer!r} (the loops {outer!r}: "
+        f"{', '.join(_fmt(o.path()) for o in outs)}; {inner!r}: "
+        f"{', '.join(_fmt(c.path()) for c in ins)})")
+
+
+def _fmt(path):
+    """A statement path as ``body[0].body[1]`` (for messages)."""
+    return ".".join(f"{f}[{k}]" for f, k in path)
 
 
 def stmt_cursor(p, target, what="a statement"):
@@ -33,9 +71,16 @@ def at_path(p, path):
     shape of the result (the divided loop stands where the loop stood),
     rather than by a name another nest may share."""
     (_, k), *rest = path
-    c = p.body()[k]
-    for field, k in rest:
-        c = (c.body() if field == "body" else c.orelse())[k]
+    try:
+        c = p.body()[k]
+        for field, k in rest:
+            c = (c.body() if field == "body" else c.orelse())[k]
+    except IndexError:
+        # a step did not build the shape the composition expected: a
+        # refusal, not an IndexError from deep inside a helper
+        raise SchedulingError(
+            f"{p.name()}: no statement at {_fmt(path)} (a step of the "
+            f"composition did not build what it expected)") from None
     return c
 
 

@@ -10,6 +10,7 @@ Public API only: ``divide_with_recompute``, ``fuse_loop``, ``rewrite_expr``,
 from __future__ import annotations
 
 import ast
+import re
 
 from exo_hl import SchedulingError
 
@@ -284,10 +285,10 @@ def store_at(p, buffer, loop=None, fold=False, dim=0, size=None, offset=0):
                     f"store_at: the loop {lc.name()!r} is not inside the "
                     f"statement that follows the allocation of "
                     f"{a.name()!r}; only sinking into that one is possible")
-            where = a.path()
             p = p.sink_alloc(a)
-            a = at_path(p, where + (("body", 0), ))
-            lc = p.forward(lc)
+            # forwarded: into an if, the allocation may head the else
+            # branch (the then-branch's first statement is not it)
+            a, lc = p.forward(a), p.forward(lc)
     if size is not None:
         p = p.resize_dim(a, dim, size, offset, fold=fold)
     elif fold:
@@ -318,10 +319,38 @@ def _buffer_alloc(p, buffer, at=None):
                 f"{p.name()}: no allocation of {buffer!r} encloses "
                 f"{at.name()!r} or comes before it")
         buffer = f"{buffer} : _"
+    m = _NAME_K.match(buffer) if isinstance(buffer, str) else None
+    if m:
+        return _kth_buffer(p, buffer, m.group(1), int(m.group(2)))
     check_target(p, buffer, "an allocation")
     a = p.find(buffer) if isinstance(buffer, str) else p.forward(buffer)
     if not (callable(getattr(a, "is_alloc", None)) and a.is_alloc()):
         raise SchedulingError(f"{p.name()}: {buffer!r} is not an "
+                              f"allocation")
+    return a
+
+
+_NAME_K = re.compile(r"^\s*([A-Za-z_]\w*)\s*#\s*([0-9]+)\s*$")
+
+
+def _kth_buffer(p, pattern, name, k):
+    """``'t #k'``: the k-th buffer (allocation or window) named ``t``, as
+    the primitives count buffers (``resize_dim('t #k', ...)``); ``p.find``
+    counts the loops named ``t`` too, so a loop ``t`` of another nest
+    made ``store_at`` resize another allocation than ``resize_dim``."""
+    try:
+        found = [c for c in p.find(name, many=True)
+                 if callable(getattr(c, "is_loop", None))
+                 and not c.is_loop()]
+    except SchedulingError:
+        found = []
+    if k >= len(found):
+        raise SchedulingError(
+            f"{p.name()}: no buffer matches {pattern!r} ({len(found)} "
+            f"buffer(s) named {name!r})")
+    a = found[k]
+    if not a.is_alloc():
+        raise SchedulingError(f"{p.name()}: {pattern!r} is not an "
                               f"allocation")
     return a
 

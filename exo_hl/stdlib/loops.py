@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from exo_hl import SchedulingError
 
-from ._util import at_path, loop_cursor
+from ._util import at_path, loop_cursor, loop_pair
 
 
 def tile(p, i, j, ti, tj, tail="guard"):
@@ -16,13 +16,18 @@ def tile(p, i, j, ti, tj, tail="guard"):
 
     ``tail`` is passed to both splits (``'guard'``, ``'cut'``,
     ``'perfect'``); with ``'cut'`` the remainder loops stay untiled.
+    ``j`` must be directly inside ``i``; as patterns, the first such
+    pair is taken (``'j'`` is the ``j`` inside ``i``, not the first ``j``
+    of the procedure), as for the primitives' pairs.
 
     Example::
 
         p = tile(gemm, 'i', 'j', 4, 8, tail='perfect')
         # for io: for jo: for ii: for ji: for k: ...
     """
-    ic, jc = loop_cursor(p, i), loop_cursor(p, j)   # 'i #1' names one
+    # 'i #1' names one; j is the loop directly inside i (a 'j' of another
+    # nest is not the nest's second loop)
+    ic, jc = loop_pair(p, i, j, "tile")
     i, j = ic.name(), jc.name()
     # every step addresses what the previous one built by cursor or by
     # its place, never by name: another nest may use the same names

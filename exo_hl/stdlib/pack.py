@@ -68,9 +68,36 @@ def pack(p, buffer, block, layout="row", name=None, memory=None):
 def _first_stmt(p, block):
     """A cursor on the first statement of ``block`` (a pattern, a
     statement or block cursor, or a pair of them)."""
+    if isinstance(block, tuple) and len(block) == 2:
+        return _pair_first(p, *block)
     if isinstance(block, tuple) and block:
         block = block[0]
     if not isinstance(block, str) and callable(getattr(block, "first",
                                                        None)):
         return p.forward(block.first())
     return stmt_cursor(p, block, "a block")
+
+
+def _pair_first(p, first, last):
+    """The first statement of the block ``(first, last)`` as ``stage_mem``
+    reads it: a pattern stands for any of its matches, and the block is
+    the first pair in program order whose last statement is a sibling at
+    or after its first. The first match of ``first`` alone (which may have
+    no such sibling) put the anchor in another nest than the block staged,
+    and the packed allocation was not found there."""
+    def stmts(x):
+        if isinstance(x, str):
+            try:
+                found = p.find(x, many=True)
+            except SchedulingError:
+                return []
+            return [c for c in found if callable(getattr(c, "is_loop",
+                                                         None))]
+        return [stmt_cursor(p, x, "a block")]
+    for a in stmts(first):
+        for b in stmts(last):
+            pa, pb = a.path(), b.path()
+            if pa[:-1] == pb[:-1] and pa[-1][0] == pb[-1][0] \
+                    and pb[-1][1] >= pa[-1][1]:
+                return a
+    return stmt_cursor(p, first, "a block")   # stage_mem says why not

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from exo_hl import DRAM_STATIC, SchedulingError
 
-from ._util import (at_path, fresh_name, loop_cursor, mentions,
+from ._util import (Run, at_path, fresh_name, loop_cursor, mentions,
                     sibling_path, text)
 from .vectorize import (_instr_list, _select, _stage, _staged_alloc,
                         _windows)
@@ -74,6 +74,7 @@ def vectorize_reduction(p, loop, width, memory, instrs):
     """
     instrs = _instr_list(instrs)
     c = loop_cursor(p, loop)
+    before = _count_siblings(p, c.path())
     p, acc, where = _lane_sums(p, c, width, "vectorize_reduction")
 
     def nxt(k):
@@ -85,8 +86,13 @@ def vectorize_reduction(p, loop, width, memory, instrs):
     total = fresh_name(p, f"{acc}_lanes")
     p = p.stage_mem(at_path(p, nxt(3)), f"{acc}[0:{width}]", total)
     p = p.set_memory(at_path(p, nxt(3)), DRAM_STATIC)
-    roots = [where[:-1]] if len(where) > 1 else None
-    return _select(p, instrs, staged + [acc], roots)
+    # instructions are selected in the statements that replaced the loop,
+    # nowhere else: the loop's parent (or the whole procedure, for a loop
+    # at the top) selected in the user's other loops too, and for a loop in
+    # an else branch searched the if's body, so the loop was left staged
+    # but unselected, unchecked
+    n = _count_siblings(p, where) - before + 1
+    return _select(p, instrs, staged + [acc], [Run(where, n)])
 
 
 def vectorize_reduction_rows(p, rows_loop, rows, loop, width, memory,

@@ -12,7 +12,7 @@ from exo_hl import Procedure, SchedulingError
 from ._vectorize_why import body_kind, masked_refusal, nearest
 from ._vectorize_why import diagnose as _diagnose
 from ._util import data_leaves as _data_leaves
-from ._util import (at_path, fresh_name, loop_cursor, mentions,
+from ._util import (Run, at_path, fresh_name, loop_cursor, mentions,
                     sibling_path, subst_var, text)
 
 
@@ -70,13 +70,15 @@ def _statements(block, out):
 
 def _candidates(p, roots):
     """The statements ``replace`` may try: all of ``p``'s, or (``roots``:
-    paths) those inside the statements at those paths, not the roots."""
+    paths) those inside the statements at those paths, not the roots (a
+    ``Run`` root: its statements and those inside them)."""
     if roots is None:
         stmts = _statements(p.body(), [])
     else:
         stmts = []
         for r in roots:
-            _statements(at_path(p, r).body(), stmts)
+            _statements(at_path(p, r.path).expand(0, r.n - 1)
+                        if isinstance(r, Run) else at_path(p, r).body(), stmts)
     return [s for s in stmts if not (s.is_alloc() or s.is_call()
                                      or s.is_if())]
 
@@ -334,20 +336,36 @@ def _bind_literals(p, where):
     """Bind every literal in the body of the loop at path ``where`` to a
     scalar assigned at the top (``bind_const``; before the loop is split,
     while it provably runs at least once). The procedure and the loop's
-    path (the statements added at the top move it)."""
+    path.
+
+    The loop is followed through each binding by the statement that held
+    the literal (forwarded: its image is exact), never by arithmetic on
+    ``where``: the hoist may move other statements out of the loops around
+    it (a loop-invariant ``z[0] = 1.0`` before the loop), and the path the
+    loop had, shifted by the statements added at the top, then named
+    another loop of the same block, which was vectorized instead."""
     from .scalars import bind_const
     while True:
-        lits = []
-        for b in at_path(p, where).body():
+        loop = at_path(p, where)
+        lits, user = [], None
+        for b in loop.body():
             if b.is_write():
-                lits += [x for x in _data_leaves(b.rhs(), [])
+                found = [x for x in _data_leaves(b.rhs(), [])
                          if type(x.node()).__name__ == "Const"]
+                if found and user is None:
+                    user = b
+                lits += found
         if not lits:
             return p, where
-        n0 = len(p.body())
+        name, n_body = loop.name(), len(loop.body())
         p = bind_const(p, lits[0], fresh_name(p, "c"))
-        (f, k0), *rest = where        # added at the top, before it
-        where = ((f, k0 + len(p.body()) - n0), *rest)
+        moved = p.forward(user).parent()
+        if not (moved.is_loop() and moved.name() == name
+                and len(moved.body()) == n_body):
+            raise SchedulingError(      # pragma: no cover - a safety net
+                f"vectorize: after binding a literal, the loop {name!r} "
+                f"is no longer the one that holds its statements")
+        where = moved.path()
 
 
 def _in_registers(p, where, inner, width, memory, every_access):

@@ -11,9 +11,38 @@ from __future__ import annotations
 import random
 import time
 
-from exo_hl import SchedulingError
-from test_cursor_forwarding import forwarding_failures, tagged
+from exo_hl import SchedulingError, f32, proc, seq, size
+from test_cursor_forwarding import branch_allocs, forwarding_failures, tagged
 from test_schedule_fuzz import PROCS, Namer, random_step
+
+
+
+@proc
+def branch_scalars(N: size, x: f32[N], y: f32[N]):
+    for i in seq(0, N):
+        if i < 2:
+            t: f32
+            t = x[i] * 2.0
+            y[i] = t
+        else:
+            u: f32
+            u = x[i] + 1.0
+            y[i] = u * 2.0
+    v: f32[N]
+    if N > 3:
+        for j in seq(0, N):
+            y[j] += 1.0
+    else:
+        for j in seq(0, N):
+            v[j] = y[j]
+            y[j] = v[j] + 2.0
+
+
+# the schedule fuzz's procedures, and shapes forwarding got wrong: an
+# allocation used in one branch of the if after it (sink_alloc put it in
+# the else branch; its cursor went to the then-branch's allocation), and
+# allocations and look-alike loops in both branches of ifs
+CORPUS = PROCS + [branch_allocs, branch_scalars]
 
 
 def test_forwarding_along_random_schedules():
@@ -21,8 +50,8 @@ def test_forwarding_along_random_schedules():
     t0 = time.time()
     steps = checked = 0
     s = 0
-    while time.time() - t0 < 25 and s < 60:
-        p0 = tagged(PROCS[s % len(PROCS)])
+    while time.time() - t0 < 25 and s < 150:
+        p0 = tagged(CORPUS[s % len(CORPUS)])
         s += 1
         p, fresh, log = p0, Namer(), []
         for _ in range(4):
