@@ -500,21 +500,32 @@ def dynamic_model(threads: int = None) -> bool:
 #: claim row blocks one at a time (``dynamic``): 2^20, about 32 K cycles
 #: at the 32 multiply-adds per cycle of two 16-lane FMA ports, so a claim
 #: (the shared counter's cache line moved between the cores, some
-#: hundreds of cycles) is at most 1-2% of a block
+#: hundreds of cycles) is at most 1-2% of a block; for narrower vectors
+#: proportionally fewer (``dynamic_min_n``'s ``lanes``: the same time)
 DYNAMIC_BLOCK = 1 << 20
 
 
-def dynamic_min_n(mr: int, kc: int) -> int:
+def dynamic_min_n(mr: int, kc: int, lanes: int = 16) -> int:
     """N below which the row-split kernel's row blocks are static
     (``dynamic_min_n``): a row block of MR x N x KC multiply-adds under
-    ``DYNAMIC_BLOCK`` (1093 for 6 x 64 at KC = 160). Measured on the
+    ``DYNAMIC_BLOCK`` x ``lanes`` / 16, the same time whatever the vector
+    width (1093 for 6 x 64 at KC = 160; AVX2's 6 x 16 at KC = 128: 683).
+    Measured on the
     2-core Xeon (loaded, 2 threads, fastest of 200 single calls each,
     interleaved, two or three rounds; README): static ahead of dynamic
     by 10-15% at 256^3, 7% at 512^3, 4-5% at 768^3, 10-20% at
     1024x256x512 and 30-40% on the narrow kernels, so a claim and the loss of
     consecutive rows per thread cost more than the counter's balance
-    gains there; at 1536^3 and above the dynamic kernel stays."""
-    return -(-DYNAMIC_BLOCK // (mr * kc))
+    gains there; at 1536^3 and above the dynamic kernel stays. AVX2
+    (8 lanes: half the multiply-adds per cycle), quiet Zen 5, 2 threads,
+    side by side, three rounds: dynamic ahead of static by 1.5-3.3% at
+    768^3, 0.8-3% at 896^3, level at 1152^3 and 384^3; with the 16-lane
+    count AVX2 ran all of them static (N < 1366).
+
+    >>> dynamic_min_n(6, 128, lanes=8), dynamic_min_n(12, 128)
+    (683, 683)
+    """
+    return -(-DYNAMIC_BLOCK * lanes // 16 // (mr * kc))
 
 
 def even_kc(kc: int) -> int:
@@ -630,7 +641,8 @@ def model_params(isa_name: str, minimums: tuple = None) -> dict:
             "narrow_b_m": NARROW_B_M,
             "narrow_b_n": NARROW_PANELS * nnr,
             "narrow_b_par_min": narrow_b_par_min,
-            "dynamic_min_n": dynamic_min_n(mr, b.kc)}
+            "dynamic_min_n": dynamic_min_n(mr, b.kc,
+                                           ISAS[isa_name].lanes)}
 
 
 def configured(isa_name: str, source: str = "auto"):

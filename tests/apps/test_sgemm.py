@@ -1681,7 +1681,13 @@ def test_dynamic_min_n_model_and_checks():
     assert 1092 * 6 * 160 < tuning.DYNAMIC_BLOCK
     m = tuning.model_params("avx2")
     mr = int(m["shape"].split("x")[0])
-    assert m["dynamic_min_n"] == tuning.dynamic_min_n(mr, m["kc"])
+    assert m["dynamic_min_n"] == tuning.dynamic_min_n(mr, m["kc"], 8)
+    # the same time per block whatever the vector width: AVX2's 8 lanes
+    # claim from half the multiply-adds
+    assert tuning.dynamic_min_n(6, 128, 8) == 683 == \
+        tuning.dynamic_min_n(12, 128)
+    assert tuning.dynamic_min_n(6, 128, 8) * 6 * 128 >= \
+        tuning.DYNAMIC_BLOCK // 2
     assert "dynamic_min_n" in tuning.THREAD_PARAMS
     isa = tuning.variant("avx2", {"kc": 32, "dynamic": True,
                                   "dynamic_min_n": 500})
