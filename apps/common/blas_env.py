@@ -56,12 +56,6 @@ def unset_overrides() -> list:
     return notes
 
 
-def overridden() -> list:
-    """The ``OVERRIDES`` set in this process's environment, as
-    ``NAME=value``: a baseline loaded now would not be this CPU's."""
-    return [f"{v}={os.environ[v]}" for v in OVERRIDES if v in os.environ]
-
-
 def configure_blas(threads: int = 1) -> list:
     """Set the BLAS environment (see the module docstring); returns lines
     saying what was done, for the caller to print."""

@@ -136,15 +136,12 @@ def cpu_family() -> int:
     not reported): what tells the cores of one vendor apart where the
     flags do not, e.g. AMD Zen 4 (25), which runs a 512-bit FMA as two
     256-bit halves, from Zen 5 (26), which runs it at full width
-    (``machine_signature``'s ``cpu_id`` holds it too).
+    (``cpu_id``'s ``family``, in ``machine_signature`` too).
 
     >>> cpu_family() >= 0
     True
     """
-    try:
-        return int(_cpuinfo().get("cpu family", "0"))
-    except ValueError:
-        return 0
+    return cpu_id()["family"] or 0
 
 
 def is_amd(vendor: str = None) -> bool:

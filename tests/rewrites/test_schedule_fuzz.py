@@ -678,13 +678,14 @@ def _datasets(p0, rng, n=2):
 
 
 def _ev(e, env):
+    """Value of a size expression of an argument's shape."""
     if isinstance(e, IR.Const):
         return e.val
     if isinstance(e, IR.Read):
         return env[e.name.name]
-    if isinstance(e, IR.BinOp) and e.op in ("+", "*"):
+    if isinstance(e, IR.BinOp) and e.op in ("+", "-", "*"):
         a, b = _ev(e.lhs, env), _ev(e.rhs, env)
-        return a + b if e.op == "+" else a * b
+        return {"+": a + b, "-": a - b, "*": a * b}[e.op]
     raise NotImplementedError(repr(e))
 
 

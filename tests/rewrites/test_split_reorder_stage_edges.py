@@ -22,7 +22,7 @@ from exo_hl import (SchedulingError, bf16, config, f16, f32, i8, index, par,
                     proc, seq, size, ui8)
 from exo_hl.core_ir import types as T
 from exo_hl.core_ir.interpret import ConfigState
-from exo_hl.core_ir.nodes import IR
+from test_schedule_fuzz import _ev   # a shape's size expression
 
 _SPECIAL = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, 1.0, -3.0, 1e30])
 
@@ -47,16 +47,6 @@ def _args(p, sizes, rng):
         with np.errstate(over="ignore"):    # 1e30 is inf in an f16
             out[fa.name.name] = v.astype(dt)
     return out
-
-
-def _ev(e, env):
-    """Value of a size expression of an argument's shape."""
-    if isinstance(e, IR.Const):
-        return e.val
-    if isinstance(e, IR.Read):
-        return env[e.name.name]
-    a, b = _ev(e.lhs, env), _ev(e.rhs, env)
-    return {"+": a + b, "-": a - b, "*": a * b}[e.op]
 
 
 def _run(p, args, order=None, f=None):
