@@ -29,6 +29,7 @@ from . import build_cache
 from .analysis import as_ir
 from .host_cpu import FeaturePlan, check_host, missing_features
 from .emit import _Program
+from .fp_mode import CONTRACT_OFF, meaning_changing
 from .openmp import openmp_flags
 from ..progress import Progress, statement_count
 
@@ -155,6 +156,19 @@ class ConfigState:
         setattr(self.context, self._fields[config, field], value)
 
 
+def refuse_fp_options(name, flags) -> None:
+    """Raise CompileError when ``flags`` change what C arithmetic means
+    (``fp_mode``: the generated C would compute other values than
+    ``interpret()``); clang hides some of them from the file's checks."""
+    bad = meaning_changing(flags)
+    if bad is not None:
+        raise CompileError(
+            f"exo_hl: cannot build '{name}' with {bad}: it changes what "
+            f"floating-point arithmetic computes, and the results would "
+            f"differ from interpret() (docs/semantics.md, \"Compiler "
+            f"options\")")
+
+
 def _run_cc(cmd, cwd):
     r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     return r.returncode, r.stderr
@@ -189,7 +203,9 @@ def build_shared(header, source, basename, cc=None, cflags=None,
     probe = _PROBE.format(base=basename)
     last_err = ""
     for flags in candidates:
-        flag_list = shlex.split(flags) + list(extra_flags)
+        # last: clang's -ffp-contract=fast ignores the file's pragma
+        flag_list = shlex.split(flags) + list(extra_flags) + [CONTRACT_OFF]
+        refuse_fp_options(basename, flag_list)
         key = hashlib.sha256("\0".join(
             [header, source, probe, cc, " ".join(flag_list),
              " ".join(link_flags)]).encode()).hexdigest()[:24]
