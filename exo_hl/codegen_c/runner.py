@@ -27,7 +27,7 @@ from ..core_ir.nodes import IR
 from ..core_ir.types import is_real_scalar, is_tensor_or_window, is_window
 from . import build_cache
 from .analysis import as_ir
-from .host_cpu import FeaturePlan, check_host, missing_features
+from .host_cpu import FeaturePlan, check_host, missing_features, native_key
 from .emit import _Program
 from .fp_mode import CONTRACT_OFF, meaning_changing
 from .openmp import openmp_flags
@@ -208,7 +208,8 @@ def build_shared(header, source, basename, cc=None, cflags=None,
         refuse_fp_options(basename, flag_list)
         key = hashlib.sha256("\0".join(
             [header, source, probe, cc, " ".join(flag_list),
-             " ".join(link_flags)]).encode()).hexdigest()[:24]
+             " ".join(link_flags), native_key(flag_list)]
+        ).encode()).hexdigest()[:24]
         d = cache_dir()
         lib = build_cache.cached_file(d, basename, key, ".so")
         if not rebuild and build_cache.is_valid(lib):

@@ -34,7 +34,7 @@ from . import build_cache
 from .analysis import as_ir
 from .emit import _Program
 from .fp_mode import CONTRACT_OFF
-from .host_cpu import FeaturePlan, check_host, missing_features
+from .host_cpu import FeaturePlan, check_host, missing_features, native_key
 from .openmp import openmp_flags
 from .runner import (CompileError, cache_dir, flag_candidates,
                      refuse_fp_options,
@@ -197,7 +197,8 @@ def _build_executable(files: dict, basename, cc, cflags, extra, name,
         refuse_fp_options(name, flag_list)
         key = hashlib.sha256("\0".join(
             [*(f"{k}\0{v}" for k, v in sorted(files.items())), cc,
-             " ".join(flag_list)]).encode()).hexdigest()[:24]
+             " ".join(flag_list), native_key(flag_list)]
+        ).encode()).hexdigest()[:24]
         d = cache_dir()
         exe = build_cache.cached_file(d, name, key, ".san")
         if not rebuild and build_cache.is_valid(exe):
