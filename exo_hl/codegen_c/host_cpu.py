@@ -199,16 +199,27 @@ def emulation_flags(emulated=()) -> list:
            if any(f.startswith("amx") for f in emulated) else [])
     # the layer's own headers are not part of the build cache's key (it
     # hashes the generated C and the flags): their digest in a flag is, so
-    # an edited layer is never served from a build of the old one
+    # an edited layer (or another SIMDe release installed in the same
+    # place) is never served from a build of the old one
     return ["-isystem", _EMULATION_DIR, "-isystem", simde_py.get_include(),
             f"-DEXO_HL_EMULATION_LAYER=0x{_layer_digest(_EMULATION_DIR)}"
             ] + amx
 
 
+@memo(maxsize=1)
+def _simde_version() -> str:
+    from importlib import metadata
+    try:
+        return metadata.version("simde-py")
+    except metadata.PackageNotFoundError:  # pragma: no cover
+        return "unknown"
+
+
 def _layer_digest(directory) -> str:
-    """A short hash of the emulation layer's files (names and contents)."""
-    import hashlib
-    h = hashlib.sha256()
+    """A short hash of the emulation layer's files (names and contents)
+    and of the SIMDe release under it (its headers are too many to hash
+    on every build)."""
+    h = hashlib.sha256(_simde_version().encode() + b"\0")
     for name in sorted(os.listdir(directory)):
         path = os.path.join(directory, name)
         if os.path.isfile(path):

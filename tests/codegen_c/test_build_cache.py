@@ -125,3 +125,13 @@ def test_cache_key_changes_exactly_with_what_the_library_depends_on(
     before = _lib_key(monkeypatch, tmp_path, **base)
     after = _lib_key(monkeypatch, tmp_path, host=host, **change)
     assert (before != after) == differs, (change, before, after)
+
+
+def test_emulated_builds_are_keyed_by_the_simde_release(monkeypatch):
+    """SIMDe's headers are not hashed: another release installed in the
+    same place must still change the flags (hence the key)."""
+    from exo_hl.codegen_c import host_cpu
+    before = host_cpu.emulation_flags({"avx512f"})
+    monkeypatch.setattr(host_cpu, "_simde_version", lambda: "0.0.0-other",
+                        raising=False)
+    assert host_cpu.emulation_flags({"avx512f"}) != before
