@@ -23,6 +23,7 @@ import numpy as np
 
 from ..core_ir.buffers import written_buffers
 from ..core_ir.call_args import CallPlan
+from ..core_ir.config_values import config_value
 from ..core_ir.nodes import IR
 from ..core_ir.types import is_real_scalar, is_tensor_or_window, is_window
 from . import build_cache
@@ -151,8 +152,13 @@ class ConfigState:
         return v
 
     def set_config(self, config, field, value):
+        # checked and typed as interpret()'s config_state values are
+        # (core_ir/config_values.py): ctypes wrapped 300 into an i8 to 44
+        value = config_value(config, field, value)
         if config.lookup_type(field) is IR.F16:
             value = int(np.array(value, np.float16).view(np.uint16))
+        elif isinstance(value, np.generic):
+            value = value.item()
         setattr(self.context, self._fields[config, field], value)
 
 

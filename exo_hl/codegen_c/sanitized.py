@@ -28,6 +28,7 @@ import numpy as np
 
 from ..core_ir.buffers import written_buffers
 from ..core_ir.call_args import CallPlan
+from ..core_ir.config_values import config_value
 from ..core_ir.types import (C_TYPES, is_control, is_real_scalar, is_window)
 from ..errors import SanitizerError
 from . import build_cache
@@ -313,7 +314,7 @@ class SanitizedProcedure:
         if (config, field) not in self._config:
             raise KeyError(f"'{self.name}' does not use {config.name()}."
                            f"{field}")
-        self._config[(config, field)] = value
+        self._config[(config, field)] = config_value(config, field, value)
 
     # -- calling
     def __call__(self, *args, **kwargs):
