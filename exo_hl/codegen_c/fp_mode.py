@@ -79,6 +79,11 @@ _CHANGING = {
     "-fsingle-precision-constant": ("-fno-single-precision-constant", ),
     "-mfpmath=387": ("-mfpmath=sse", ),
     "-ffp-model=fast": ("-ffp-model=precise", "-ffp-model=strict"),
+    "-ffp-model=aggressive": ("-ffp-model=precise", "-ffp-model=strict"),
+    # flush denormals (GCC 13 sets the process's mode, as crtfastmath)
+    "-mdaz-ftz": ("-mno-daz-ftz", ),
+    "-fdenormal-fp-math=preserve-sign": ("-fdenormal-fp-math=ieee", ),
+    "-fdenormal-fp-math=positive-zero": ("-fdenormal-fp-math=ieee", ),
     "-Ofast": ("-O", "-O0", "-O1", "-O2", "-O3", "-Os", "-Oz", "-Og"),
 }
 

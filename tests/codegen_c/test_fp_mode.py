@@ -89,7 +89,8 @@ BAD = {
             "-fsingle-precision-constant"],
     "clang": ["-ffast-math", "-Ofast", "-ffinite-math-only",
               "-ffp-model=fast", "-fno-honor-nans",
-              "-funsafe-math-optimizations"],
+              "-funsafe-math-optimizations",
+              "-fdenormal-fp-math=preserve-sign"],
 }
 #: options that must not change it (refusing them would be over-strict)
 GOOD = {
@@ -173,3 +174,15 @@ def test_escape_hatch_builds_and_checks_are_warning_free(tmp_path):
         subprocess.run([cc, "-O2", "-ffast-math", "-DEXO_HL_ALLOW_FAST_MATH",
                         "-c", "probe.c", "-o", "f.o"], cwd=tmp_path,
                        check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("flags, bad", [
+    ("-O3 -ffast-math", "-ffast-math"), ("-ffast-math -fno-fast-math", None),
+    ("-Ofast -O2", None), ("-O2 -Ofast", "-Ofast"),
+    ("-fno-signed-zeros -fno-fast-math", None),
+    ("-fno-fast-math -fno-signed-zeros", "-fno-signed-zeros"),
+    ("-mdaz-ftz", "-mdaz-ftz"), ("-O3 -march=native -ffp-contract=fast", None),
+    ("-fsingle-precision-constant -fno-single-precision-constant", None)])
+def test_the_last_option_decides(flags, bad):
+    from exo_hl.codegen_c.fp_mode import meaning_changing
+    assert meaning_changing(flags.split()) == bad
