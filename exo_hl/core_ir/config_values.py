@@ -31,6 +31,8 @@ def config_value(config, field, value):
     """``value`` as the config field ``config.field`` holds it (a numpy
     scalar of its type for a data field, an ``int`` or ``bool`` for a
     control one); ``TypeError`` / ``ValueError`` when it cannot hold it."""
+    if not config.has_field(field):
+        raise KeyError(f"config {config.name()} has no field {field!r}")
     t = config.lookup_type(field)
     name = f"config field {config.name()}.{field} ({TYPE_NAMES[t]})"
     if t is IR.Bool:

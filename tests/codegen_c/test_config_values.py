@@ -152,3 +152,11 @@ def test_a_float_field_holds_its_type_s_value():
     y, w, ks = np.zeros(9), np.zeros(1, np.float32), np.zeros(3)
     read_all.interpret(y, w, ks, config_state=st)
     assert y[6] == float(np.float32(0.1))
+
+
+def test_a_field_the_config_lacks_is_refused():
+    """(a misspelt key was ignored by interpret(): the field read 0)"""
+    y, w, ks = np.zeros(9), np.zeros(1, np.float32), np.zeros(3)
+    with pytest.raises(KeyError, match="no field 'ff'"):
+        read_all.interpret(y, w, ks, config_state=ConfigState(
+            {(AllTypes, "ff"): 1.0}))
