@@ -157,6 +157,10 @@ function(exo_hl_add_kernels name)
     VERBATIM)
   add_library(${name} STATIC "${out}/${stem}.c")
   target_include_directories(${name} PUBLIC "${out}")
+  # after the user's flags: clang's -ffp-contract=fast would fuse a*b + c
+  # despite the file's pragma (exo_hl/codegen_c/fp_mode.py)
+  target_compile_options(${name} PRIVATE
+    $<$<C_COMPILER_ID:GNU,Clang,AppleClang>:-ffp-contract=off>)
   if(UNIX)
     target_link_libraries(${name} PUBLIC m)
   endif()

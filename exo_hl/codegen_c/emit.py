@@ -26,6 +26,7 @@ from . import arith as A
 from .analysis import (aliased_params, as_ir, configs_used,
                        all_procs_incl_instrs, reached_procs)
 from .c_reserved import program_names
+from .fp_mode import FP_MODE_CHECKS
 from .checks import (check_basename, fresh_c_name, param_c_names,
                      public_fn_names)
 from .openmp import OPENMP_FLAG, has_par_loops
@@ -411,7 +412,8 @@ class _Program:
                 "   that have these features. */"]
 
     def _source(self, bodies):
-        out = [_NO_CONTRACT, f'#include "{self.basename}.h"', ""]
+        out = [_NO_CONTRACT, FP_MODE_CHECKS,
+               f'#include "{self.basename}.h"', ""]
         # a library's helper (a global) may carry a target of its own
         if any(self.target_prefix(p) for p in self.order) or any(
                 "EXO_HL_TARGET(" in g for g in self.globals):

@@ -15,7 +15,9 @@ attributes.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
+import platform
 from typing import FrozenSet, Iterable
 
 from exo_hl.caches import memo
@@ -43,6 +45,35 @@ def _cpuinfo_flags() -> FrozenSet[str]:
     except OSError:
         pass
     return frozenset()
+
+
+@memo(maxsize=1)
+def host_identity() -> str:
+    """A short hash of what ``-march=native`` means here: the CPU's
+    vendor, family, model and flags (/proc/cpuinfo). The build cache puts
+    it in the key of a build with a ``native`` flag: a cache directory
+    shared by machines (a home directory on NFS) served a library built
+    on an AVX-512 machine to one without, which died of SIGILL."""
+    keep = ("vendor_id", "cpu family", "model", "flags")
+    lines = set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key = line.split(":", 1)[0].strip()
+                if key in keep:
+                    lines.add(line.strip())
+    except OSError:
+        pass
+    text = "\n".join(sorted(lines) + [platform.machine()])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def native_key(flags) -> str:
+    """The part of a build's cache key that ``flags`` (a list) take from
+    the host: ``host_identity()`` when one asks for the host's CPU
+    (``-march=native``, ``-mtune=native``, ``-mcpu=native``), else ''."""
+    return host_identity() if any(f.endswith("=native") for f in flags) \
+        else ""
 
 
 def host_features(wanted: Iterable[str]) -> FrozenSet[str]:
@@ -168,16 +199,27 @@ def emulation_flags(emulated=()) -> list:
            if any(f.startswith("amx") for f in emulated) else [])
     # the layer's own headers are not part of the build cache's key (it
     # hashes the generated C and the flags): their digest in a flag is, so
-    # an edited layer is never served from a build of the old one
+    # an edited layer (or another SIMDe release installed in the same
+    # place) is never served from a build of the old one
     return ["-isystem", _EMULATION_DIR, "-isystem", simde_py.get_include(),
             f"-DEXO_HL_EMULATION_LAYER=0x{_layer_digest(_EMULATION_DIR)}"
             ] + amx
 
 
+@memo(maxsize=1)
+def _simde_version() -> str:
+    from importlib import metadata
+    try:
+        return metadata.version("simde-py")
+    except metadata.PackageNotFoundError:  # pragma: no cover
+        return "unknown"
+
+
 def _layer_digest(directory) -> str:
-    """A short hash of the emulation layer's files (names and contents)."""
-    import hashlib
-    h = hashlib.sha256()
+    """A short hash of the emulation layer's files (names and contents)
+    and of the SIMDe release under it (its headers are too many to hash
+    on every build)."""
+    h = hashlib.sha256(_simde_version().encode() + b"\0")
     for name in sorted(os.listdir(directory)):
         path = os.path.join(directory, name)
         if os.path.isfile(path):

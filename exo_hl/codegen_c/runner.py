@@ -23,12 +23,14 @@ import numpy as np
 
 from ..core_ir.buffers import written_buffers
 from ..core_ir.call_args import CallPlan
+from ..core_ir.config_values import config_value
 from ..core_ir.nodes import IR
 from ..core_ir.types import is_real_scalar, is_tensor_or_window, is_window
 from . import build_cache
 from .analysis import as_ir
-from .host_cpu import FeaturePlan, check_host, missing_features
+from .host_cpu import FeaturePlan, check_host, missing_features, native_key
 from .emit import _Program
+from .fp_mode import CONTRACT_OFF, meaning_changing
 from .openmp import openmp_flags
 from ..progress import Progress, statement_count
 
@@ -150,9 +152,27 @@ class ConfigState:
         return v
 
     def set_config(self, config, field, value):
+        # checked and typed as interpret()'s config_state values are
+        # (core_ir/config_values.py): ctypes wrapped 300 into an i8 to 44
+        value = config_value(config, field, value)
         if config.lookup_type(field) is IR.F16:
             value = int(np.array(value, np.float16).view(np.uint16))
+        elif isinstance(value, np.generic):
+            value = value.item()
         setattr(self.context, self._fields[config, field], value)
+
+
+def refuse_fp_options(name, flags) -> None:
+    """Raise CompileError when ``flags`` change what C arithmetic means
+    (``fp_mode``: the generated C would compute other values than
+    ``interpret()``); clang hides some of them from the file's checks."""
+    bad = meaning_changing(flags)
+    if bad is not None:
+        raise CompileError(
+            f"exo_hl: cannot build '{name}' with {bad}: it changes what "
+            f"floating-point arithmetic computes, and the results would "
+            f"differ from interpret() (docs/semantics.md, \"Compiler "
+            f"options\")")
 
 
 def _run_cc(cmd, cwd):
@@ -189,10 +209,13 @@ def build_shared(header, source, basename, cc=None, cflags=None,
     probe = _PROBE.format(base=basename)
     last_err = ""
     for flags in candidates:
-        flag_list = shlex.split(flags) + list(extra_flags)
+        # last: clang's -ffp-contract=fast ignores the file's pragma
+        flag_list = shlex.split(flags) + list(extra_flags) + [CONTRACT_OFF]
+        refuse_fp_options(basename, flag_list)
         key = hashlib.sha256("\0".join(
             [header, source, probe, cc, " ".join(flag_list),
-             " ".join(link_flags)]).encode()).hexdigest()[:24]
+             " ".join(link_flags), native_key(flag_list)]
+        ).encode()).hexdigest()[:24]
         d = cache_dir()
         lib = build_cache.cached_file(d, basename, key, ".so")
         if not rebuild and build_cache.is_valid(lib):

@@ -28,14 +28,17 @@ import numpy as np
 
 from ..core_ir.buffers import written_buffers
 from ..core_ir.call_args import CallPlan
+from ..core_ir.config_values import config_value
 from ..core_ir.types import (C_TYPES, is_control, is_real_scalar, is_window)
 from ..errors import SanitizerError
 from . import build_cache
 from .analysis import as_ir
 from .emit import _Program
-from .host_cpu import FeaturePlan, check_host, missing_features
+from .fp_mode import CONTRACT_OFF
+from .host_cpu import FeaturePlan, check_host, missing_features, native_key
 from .openmp import openmp_flags
 from .runner import (CompileError, cache_dir, flag_candidates,
+                     refuse_fp_options,
                      status_error, target_features)
 
 #: ASan/UBSan settings of the child (the user's $ASAN_OPTIONS/$UBSAN_OPTIONS
@@ -191,10 +194,12 @@ def _build_executable(files: dict, basename, cc, cflags, extra, name,
     candidates = flag_candidates(cflags, target)
     errors = []
     for flags in candidates:
-        flag_list = shlex.split(flags) + list(extra)
+        flag_list = shlex.split(flags) + list(extra) + [CONTRACT_OFF]
+        refuse_fp_options(name, flag_list)
         key = hashlib.sha256("\0".join(
             [*(f"{k}\0{v}" for k, v in sorted(files.items())), cc,
-             " ".join(flag_list)]).encode()).hexdigest()[:24]
+             " ".join(flag_list), native_key(flag_list)]
+        ).encode()).hexdigest()[:24]
         d = cache_dir()
         exe = build_cache.cached_file(d, name, key, ".san")
         if not rebuild and build_cache.is_valid(exe):
@@ -309,7 +314,7 @@ class SanitizedProcedure:
         if (config, field) not in self._config:
             raise KeyError(f"'{self.name}' does not use {config.name()}."
                            f"{field}")
-        self._config[(config, field)] = value
+        self._config[(config, field)] = config_value(config, field, value)
 
     # -- calling
     def __call__(self, *args, **kwargs):

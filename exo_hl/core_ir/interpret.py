@@ -39,7 +39,10 @@ Semantics, chosen to agree with the generated C:
   ``(Config, field)``) that persists across the calls of one run. Pass your
   own as ``config_state=`` to start from given values or inspect the state
   afterwards: ``p.interpret(..., config_state=st)``; unset fields read as 0
-  (a zero-initialised C context struct).
+  (a zero-initialised C context struct). Its values are checked and typed
+  at the start of a run by the rule the compiled ``set_config`` follows
+  (``config_values``: 300 in an ``i8`` field is refused, 0.1 in an
+  ``f32`` one is ``float32(0.1)``).
 
 Why one module of this size: the closure compiler has one case per IR
 node, and the cases share the environment layout and the data semantics
@@ -59,6 +62,7 @@ from .nodes import IR
 from .operators import CONTROL_EVAL, is_parallel
 from .syms import Sym
 from .call_args import check_call_args
+from .config_values import normalize_config_state
 from .types import (DATA_TYPES, NUMPY_DTYPES, basetype, is_control,
                     is_real_scalar)
 
@@ -704,6 +708,7 @@ def run_interpreter(proc_ir, args=(), kwargs=None, config_state=None):
         config_state = ConfigState()
     elif not isinstance(config_state, dict):
         raise TypeError("config_state must be a ConfigState (or dict)")
+    normalize_config_state(config_state)    # values set from Python, typed
 
     def read_config(cfg, field):
         return config_state.get((cfg, field), 0)

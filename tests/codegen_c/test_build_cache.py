@@ -73,3 +73,65 @@ def test_corrupted_sanitized_executable_is_rebuilt(tmp_path):
     _damage(exe, "truncate")
     r = _run(tmp_path, "sanitize")
     assert r.returncode == 0 and "ran" in r.stdout, r.stderr
+
+
+# --------------------------------------------------------------------------
+# the key: every input that determines the library, and only those
+
+
+def _lib_key(monkeypatch, tmp_path, host="here", **change):
+    """The cache file build_shared picks for a fixed build, with one input
+    changed (``change``) and the host's identity ``host``."""
+    from exo_hl.codegen_c import host_cpu, runner
+    monkeypatch.setenv("EXO_HL_CACHE", str(tmp_path / "keys"))
+    monkeypatch.setattr(host_cpu, "host_identity", lambda: host,
+                        raising=False)
+    seen = []
+
+    def fake_valid(path):       # stop at the lookup: nothing is built
+        seen.append(path)
+        return True
+    monkeypatch.setattr(runner.build_cache, "is_valid", fake_valid)
+    args = dict(header="/* h */", source="int f(void) { return 1; }\n",
+                basename="k", cc="gcc", cflags="-O2 -march=native",
+                extra_flags=(), link_flags=("-lm", ))
+    args.update(change)
+    runner.build_shared(**args)
+    return os.path.basename(seen[-1])
+
+
+#: (input changed, changes the library?)
+KEY_CASES = [
+    (dict(source="int f(void) { return 2; }\n"), True),
+    (dict(header="/* h2 */"), True),
+    (dict(cc="clang"), True),
+    (dict(cflags="-O3 -march=native"), True),
+    (dict(extra_flags=("-fopenmp", )), True),
+    (dict(link_flags=()), True),
+    (dict(host="another CPU"), True),       # -march=native means another ISA
+    (dict(cflags="-O2", host="another CPU"), False),  # ... without it, not
+    (dict(cflags="-O2 -mtune=native", host="another CPU"), True),
+]
+
+
+@pytest.mark.parametrize("change, differs", KEY_CASES)
+def test_cache_key_changes_exactly_with_what_the_library_depends_on(
+        monkeypatch, tmp_path, change, differs):
+    """A library built for another CPU with -march=native (a cache
+    directory shared over NFS) was served here and died of SIGILL."""
+    host = change.pop("host", "here")
+    base = dict(cflags=change["cflags"]) if "cflags" in change and \
+        host != "here" else {}
+    before = _lib_key(monkeypatch, tmp_path, **base)
+    after = _lib_key(monkeypatch, tmp_path, host=host, **change)
+    assert (before != after) == differs, (change, before, after)
+
+
+def test_emulated_builds_are_keyed_by_the_simde_release(monkeypatch):
+    """SIMDe's headers are not hashed: another release installed in the
+    same place must still change the flags (hence the key)."""
+    from exo_hl.codegen_c import host_cpu
+    before = host_cpu.emulation_flags({"avx512f"})
+    monkeypatch.setattr(host_cpu, "_simde_version", lambda: "0.0.0-other",
+                        raising=False)
+    assert host_cpu.emulation_flags({"avx512f"}) != before

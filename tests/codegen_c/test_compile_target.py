@@ -125,3 +125,16 @@ def test_sanitized_build_takes_the_target(caplog, monkeypatch, tmp_path):
     y = np.zeros(5, np.float32)
     f(5, 3.0, np.ones(5, np.float32), y)
     assert (y == 3).all()
+
+
+@pytest.mark.parametrize("opt, value", [
+    ("openmp", "no"), ("emulate", "false"), ("emulate", 0), ("cflags", 3),
+    ("cc", ["gcc"]), ("sanitize", 1), ("target", 64)])
+def test_compile_options_of_the_wrong_type_are_refused(opt, value):
+    """``openmp="no"`` and ``emulate="false"`` were taken as true."""
+    @proc
+    def opt_probe(n: size, x: f32[n]):
+        for i in seq(0, n):
+            x[i] = 1.0
+    with pytest.raises(TypeError, match=f"option '{opt}'"):
+        opt_probe.compile(**{opt: value})
