@@ -294,7 +294,7 @@ def test_control_flow_rewrites_keep_meaning_and_cursors(tmp_path):
     rng = random.Random(1414)
     t0 = time.process_time()
     seed = progs = accepted = 0
-    while seed < 85:       # ~12-20 s of CPU
+    while seed < 70:       # ~10-18 s of CPU
         seed += 1
         g = _Gen(rng)
         try:
@@ -322,7 +322,7 @@ def test_control_flow_rewrites_keep_meaning_and_cursors(tmp_path):
             p = q
     print(f"control-flow fuzz: {progs} procedures, {accepted} accepted "
           f"steps, {time.process_time() - t0:.1f} s CPU")
-    assert progs >= 30 and accepted >= 100
+    assert progs >= 25 and accepted >= 80
 
 
 # ----------------------------------------------------------------------
