@@ -239,6 +239,16 @@ class ProcEmitter(ExprEmitter):
             self.unbind(sym)
         self.free_stack.pop()
 
+    def assign_line(self, depth, lhs, rhs):
+        """``lhs = rhs;``, but a comment when the C would assign an object
+        to itself (``t = t`` written or left by a rewrite: no conversion,
+        so it keeps the value, and clang's -Wself-assign warns on it)."""
+        if lhs == rhs:
+            # (a use all the same: it may be the parameter's only one)
+            self.line(depth, f"(void){lhs};  /* = itself: keeps its value */")
+        else:
+            self.line(depth, f"{lhs} = {rhs};")
+
     def stmt(self, s, depth, bound, frees):
         if isinstance(s, (IR.Assign, IR.Reduce)):
             buf = self.bufs.get(s.name)
@@ -276,7 +286,7 @@ class ProcEmitter(ExprEmitter):
                 rhs = self.data_expr(IR.BinOp("+", cur, s.rhs, type=s.type,
                                               srcinfo=s.srcinfo), buf.elem,
                                      check=False)
-            self.line(depth, f"{lhs} = {rhs};")
+            self.assign_line(depth, lhs, rhs)
         elif isinstance(s, IR.WriteConfig):
             t = s.config.lookup_type(s.field)
             field = f"ctxt->{self.prog.config_fields[s.config, s.field]}"
@@ -288,7 +298,7 @@ class ProcEmitter(ExprEmitter):
                 if self.config_write_wide(s):
                     self.checked_config_write(field, rhs, depth, s)
                     return
-            self.line(depth, f"{field} = {rhs};")
+            self.assign_line(depth, field, rhs)
         elif isinstance(s, IR.Pass):
             pass
         elif isinstance(s, IR.If):

@@ -46,7 +46,7 @@ __all__ = ["INT_TYPES", "FLOAT_TYPES", "is_int", "is_float", "int_range",
            "join", "domain", "default_leaf", "own_type", "eval_type",
            "ext_arg_context", "wrap", "float_to_int", "literal", "convert",
            "from_extern", "binop", "neg", "is_literal_only", "const_eval",
-           "same_value", "f32_to_bf16_bits", "bf16_bits_to_f32",
+           "same_value", "holds_exactly", "f32_to_bf16_bits", "bf16_bits_to_f32",
            "round_bf16"]
 
 INT_TYPES = (IR.I8, IR.UI8, IR.I16, IR.UI16, IR.I32)
@@ -71,6 +71,36 @@ def is_float(t) -> bool:
 def int_range(t):
     """(min, max) of an integer data type."""
     return _INT_RANGE[t]
+
+
+#: significand bits of each float type: it holds every integer of at most
+#: this many bits exactly
+_SIGNIFICAND = {IR.F16: 11, IR.BF16: 8, IR.F32: 24, IR.F64: 53}
+#: (narrower, wider) float types: every value of the first is one of the
+#: second (signed zeros, infinities and NaN included, up to a NaN's payload)
+_FLOAT_WIDER = ((IR.F16, IR.F32), (IR.F16, IR.F64), (IR.BF16, IR.F32),
+                (IR.BF16, IR.F64), (IR.F32, IR.F64))
+
+
+def holds_exactly(vt, dst) -> bool:
+    """Whether every value of type ``vt`` is a value of type ``dst``, so
+    that converting one to ``dst`` (and back) keeps it: an integer range
+    inside another, integers inside a float's significand, a float inside
+    a wider one. The validator drops such conversions (a round trip
+    through a wider temporary is the identity); f16 and bf16 hold
+    different values, so neither holds the other."""
+    if vt is dst:
+        return True
+    if is_int(vt):
+        lo, hi = _INT_RANGE[vt]
+        if is_int(dst):
+            dlo, dhi = _INT_RANGE[dst]
+            return dlo <= lo and hi <= dhi
+        bound = 2 ** _SIGNIFICAND[dst]
+        return -bound <= lo and hi <= bound
+    if is_int(dst):
+        return False
+    return any(vt is a and dst is b for a, b in _FLOAT_WIDER)
 
 
 # ----------------------------------------------------------------------------

@@ -28,7 +28,6 @@ values uninterpreted (``zvalues``) and control arithmetic exact.
 """
 from __future__ import annotations
 
-
 import z3
 
 from .flatten import flatten, reads as _reads
@@ -37,6 +36,7 @@ from .poly import Poly, domain_constraints, isl_cond, isl_expr
 from .symexec import Unsupported
 from .prophecy import guess_prophecies
 from .races import check_races
+from .value_types import read_type
 from .verdict import Failed
 from .zvalues import ZV, _truth, ctrl_z3
 
@@ -55,6 +55,7 @@ class _Side:
         self.spec = spec            # True: every statement names its value
         self.proph = {}             # sid -> (spec FStmt, [z3 over iters])
         self.cache = {}
+        self._read_types = {}
         self._ivars = {}
         self._doms = {}
         self.penv = {p: z3.Int(p) for p in params}
@@ -125,7 +126,8 @@ class _Side:
             args = [self.value(st, a, vals, depth)[0] for a in tree[3]]
             return zv.ext(tree[1], tree[2], args), tree[2]
         if k == "rd":
-            return self.read(st, tree, vals, depth), tree[3]
+            return (self.read(st, tree, vals, depth),
+                    read_type(self, st, tree, self._read_types))
         raise Unsupported(f"value '{k}'")
 
     def initial(self, storage, idx):

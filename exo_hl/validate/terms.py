@@ -9,7 +9,9 @@ operations stay uninterpreted (no reassociation, no algebra), which is
 what the semantics promise, except that the operands of ``+`` and ``*``
 are put in one order (they commute: a NaN's sign and payload aside, which
 the semantics leave unspecified); only conversions that provably keep the
-value are dropped (a value converted to a type that holds it exactly).
+value are dropped (a value converted to a type that holds it exactly,
+``datasem.holds_exactly``: a term stands for a value, whatever the type it
+is next computed in, so ``y = t`` after ``t: f64; t = x`` is ``x``).
 """
 from __future__ import annotations
 
@@ -82,12 +84,8 @@ class Terms:
         """``a`` (of evaluation type ``src``) converted to ``dst``."""
         if src is dst:
             return a
-        vt = self.vtype[a]
-        if D.is_int(dst) and D.is_int(vt):
-            lo, hi = D.int_range(dst)
-            vlo, vhi = D.int_range(vt)
-            if lo <= vlo and vhi <= hi:
-                return a          # the value fits: wrapping keeps it
+        if D.holds_exactly(self.vtype[a], dst):
+            return a              # the value fits: the conversion keeps it
         return self._mk(("conv", a, src, dst), dst)
 
     # -- display

@@ -85,11 +85,8 @@ class ZV:
         from evaluation type ``src`` to ``dst``."""
         if src is dst:
             return a, vt
-        if D.is_int(dst) and D.is_int(vt):
-            lo, hi = D.int_range(dst)
-            vlo, vhi = D.int_range(vt)
-            if lo <= vlo and vhi <= hi:
-                return a, vt
+        if D.holds_exactly(vt, dst):
+            return a, vt
         return self.fn(f"conv_{_tn(src)}_{_tn(dst)}", 0, 1)(a), dst
 
     def proph(self, sid, args):

@@ -3,7 +3,7 @@
 Seeded random procedures over i8, ui8, i16, ui16, i32 and f32 buffers use
 ``+ - * / %``, unary minus, literals (integral and not, huge, negative),
 conversions between every pair of types (assignments, reductions, data
-config fields, scalar temporaries) and inputs full of edge values (0, -1,
+config fields, scalar temporaries, self-assignments) and inputs full of edge values (0, -1,
 the minimum and maximum of each type, NaN, infinities, values out of every
 integer range). Each procedure is compiled with the standalone driver under
 ``-fsanitize=address,undefined`` (any report aborts the run) and every
@@ -76,13 +76,17 @@ class _Gen:
         u = rng.choice(TYPES)       # type of the target
         e = self.expr(t, rng.randint(1, 4), scalars)
         r = rng.random()
+        # each config write and scalar is also assigned to itself (no
+        # draw from the generator: the seeds keep their procedures)
         if r < 0.1:
-            self.lines.append(f"        DiffCfg.v_{u} = {e}")
+            self.lines += [f"        DiffCfg.v_{u} = {e}",
+                           f"        DiffCfg.v_{u} = DiffCfg.v_{u}"]
             return
         if r < 0.2:
             self.k += 1
             name = f"s{self.k}"
-            self.lines += [f"        {name}: {u}", f"        {name} = {e}"]
+            self.lines += [f"        {name}: {u}", f"        {name} = {e}",
+                           f"        {name} = {name}"]
             scalars.setdefault(u, []).append(name)
             return
         self.k += 1

@@ -3,7 +3,8 @@ instance of its body, bound to random windows, points and control values,
 then often mutated (an index off by one, a doubled stride, a transposed
 window, another buffer, another constant, operator or bound). Whatever
 ``replace`` accepts must compute what the block did (interpreted; a sample
-compiled too): unification may find arguments the generator did not use
+compiled too; ``EXO_HL_REPLACE_FUZZ_SEED`` / ``_S`` for other seeds and
+longer runs): unification may find arguments the generator did not use
 (the solver's own reading of a mutated block), never wrong ones.
 
 The class this guards: arguments inferred by unification (window offsets,
@@ -12,12 +13,14 @@ differ from the block; ``replace`` is a full equivalence only if they
 are exact."""
 from __future__ import annotations
 
-import importlib.util
+import copy
+import os
 import random
 import re
 import time
 
 from exo_hl import SchedulingError
+from source_modules import load_source
 
 # Templates: (parameters, body lines). An access is written ``{P:e0|e1}``:
 # parameter P at callee index expressions e0, e1 (in i, j and the control
@@ -188,7 +191,7 @@ def _source(rng):
         subst["k"] = "(" + rng.choice(["0", "1", "c", "r"]) + ")"
     if "a: f32" in params:
         subst["a"] = "s"
-    import copy
+
     plain = copy.deepcopy(bindings)
     kind, text = ("none", None)
     if rng.random() < 0.7:
@@ -225,20 +228,18 @@ def _source(rng):
 
 
 def _load(tmp_path, text, n):
-    path = tmp_path / f"fuzz_replace_{n}.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_source(tmp_path, f"fuzz_replace_{n}", text)
     return mod.f, mod.g
 
 
 def test_replace_accepts_only_exact_arguments(tmp_path, equiv):
-    rng = random.Random(1414)
+    seed = int(os.environ.get("EXO_HL_REPLACE_FUZZ_SEED", 1414))
+    budget = float(os.environ.get("EXO_HL_REPLACE_FUZZ_S", 20))
+    rng = random.Random(seed)
     t0 = time.time()
     tried = accepted = compiled = invalid = 0
     kinds = {}
-    while time.time() - t0 < 20 and tried < 400:
+    while time.time() - t0 < budget and (tried < 400 or budget > 20):
         text, kind = _source(rng)
         tried += 1
         try:

@@ -14,7 +14,6 @@ The helpers fixed by this audit (``vectorize`` binding a literal,
 selecting outside its loop) each failed here before their fix."""
 from __future__ import annotations
 
-import importlib.util
 import random
 import time
 
@@ -22,6 +21,7 @@ from exo_hl import SchedulingError
 from exo_hl.hw_libs.avx2 import AVX2, INSTRS
 from exo_hl.stdlib import (parallel_outer, tile, unroll_and_jam, vectorize,
                            vectorize_reduction)
+from source_modules import load_source
 
 _KINDS = {
     # name: (the statement inside the nest, its depth: `for i: for j:`
@@ -74,11 +74,7 @@ def _source(rng, n_nests):
 
 
 def _load(tmp_path, text, n):
-    path = tmp_path / f"fuzz_nests_{n}.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_source(tmp_path, f"fuzz_nests_{n}", text)
     return mod.f
 
 
