@@ -22,7 +22,6 @@ the buffers ``e`` reads (which it must refuse).
 """
 from __future__ import annotations
 
-import importlib.util
 import random
 import time
 
@@ -30,6 +29,7 @@ import numpy as np
 
 from exo_hl import SchedulingError
 from exo_hl.core_ir.interpret import ConfigState
+from source_modules import load_source
 from exo_hl.core_ir.nodes import IR
 from exo_hl.cursors import StmtCursor
 from test_cursor_forwarding import forwarding_failures, tagged
@@ -70,12 +70,7 @@ def cp4(p: [f32][4], q: [f32][4]):
 
 
 def _load(tmp_path, text, tag):
-    path = tmp_path / f"cf_fuzz_{tag}.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_source(tmp_path, f"cf_fuzz_{tag}", text)
 
 
 # ----------------------------------------------------------------------

@@ -19,7 +19,6 @@ accept computes the same.
 """
 from __future__ import annotations
 
-import importlib.util
 import random
 import time
 
@@ -28,6 +27,7 @@ import pytest
 
 from exo_hl import SchedulingError, config, f32, index, proc, seq
 from exo_hl.core_ir.interpret import ConfigState
+from source_modules import load_source
 
 
 @config
@@ -177,12 +177,7 @@ def _source(rng):
 
 
 def _load(tmp_path, text, tag):
-    path = tmp_path / f"wcfg_{tag}.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_source(tmp_path, f"wcfg_{tag}", text)
 
 
 def _state(p, cfg, k):
