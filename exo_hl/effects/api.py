@@ -162,10 +162,7 @@ def _loop_at(proc, path):
 
 
 def _bound_reads(ctx, loop):
-    a = seq(eff_expr(loop.lo), eff_expr(loop.hi))
-    if ctx.sub:
-        a = eff_subst(a, None, ctx.sub)
-    return eff_subst(a, ctx.env) if ctx.env else a
+    return ctx.place(seq(eff_expr(loop.lo), eff_expr(loop.hi)))
 
 
 def _fresh(sym):

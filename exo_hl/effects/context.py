@@ -65,8 +65,14 @@ class Ctx:
 
     def eff(self, stmts):
         """Effect of statements executed at this point, in entry terms."""
-        a = eff_block(tuple(stmts), self.sub if self.sub else None)
-        return eff_subst(a, self.env) if self.env else a
+        return self.place(eff_block(tuple(stmts)))
+
+    def place(self, a):
+        """An effect in terms of the state at this point, in entry terms:
+        the config values here first, then the windows in scope (whose
+        offsets are in entry terms already, evaluated where each window
+        was bound)."""
+        return at_point(a, self.env, self.sub)
 
     def with_hyps(self, *more):
         return Ctx(self.proc, self.path, self.hyps + tuple(more), self.env,
@@ -119,11 +125,16 @@ def context(proc, path):
             blk = getattr(s, field)
         s = blk[i]
         prefix = sc_prefix(blk, i)
-        for p in prefix:
+        for j, p in enumerate(prefix):
             if isinstance(p, IR.WindowStmt):
                 n, m = window_map(p.rhs)
                 if sub:
                     m = tuple((k, E.subst(v, sub.stride_env())) for k, v in m)
+                # the offsets in entry terms, with the config values where
+                # the window is bound (not where it is used)
+                g = env_compose(gamma, _sv(valg_block(prefix[:j]), sub))
+                if g:
+                    m = tuple((k, E.subst(v, g)) for k, v in m)
                 sub = sub.bind(p.name, n, m)
         gpre = env_compose(gamma, _sv(valg_block(prefix), sub))
         # post effect at this level: the rest of this block
@@ -163,8 +174,7 @@ def _post_rest(blk, i, gpre, sub, guards):
     def f():
         s, suffix = blk[i], blk[i + 1:]
         gpost = env_compose(gpre, _sv(valg_block((s, )), sub))
-        a = eff_block(tuple(suffix), sub if sub else None)
-        a = eff_subst(a, gpost) if gpost else a
+        a = at_point(eff_block(tuple(suffix)), gpost, sub)
         return guard(E.ands(list(guards)), a)
     return f
 
@@ -174,15 +184,28 @@ def _post_later_iters(s, gpre, sub, Gb, hi, guards):
     with the globals its body writes made unknown."""
     def f():
         x2 = s.iter.copy()
-        rest = eff_block(tuple(s.body), sub if sub else None)
+        rest = eff_block(tuple(s.body))
         rest = eff_subst(rest, {s.iter: E.var(x2)})
         env2 = env_compose(gpre, _havoc(Gb)) if Gb else gpre
-        rest = eff_subst(rest, env2) if env2 else rest
+        rest = at_point(rest, env2, sub)
         later = E.and_(E.op("<", E.var(s.iter), E.var(x2)),
                        E.op("<", E.var(x2), hi))
         tail = loop(x2, guard(later, rest))
         return guard(E.ands(list(guards)), tail)
     return f
+
+
+def at_point(a, env, sub):
+    """Effect ``a`` (in terms of the state at a point) in entry terms:
+    ``env`` (the config values there) first, then the window bindings
+    ``sub`` in scope there, whose offsets are in entry terms already. The
+    other order would evaluate a window's offsets with the config values
+    of the point of use."""
+    if env:
+        a = eff_subst(a, env)
+    if sub:
+        a = eff_subst(a, None, sub)
+    return a
 
 
 def _sv(G, sub):

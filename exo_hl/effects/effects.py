@@ -333,17 +333,34 @@ def _eff_block(stmts, sub):
     sub = sub or BufSub()
     for s in stmts:
         if isinstance(s, IR.WindowStmt):
+            # a window statement reads what its offsets read (config
+            # fields), here: moving it past a write of one, or running it
+            # again after one, changes the window
+            a = eff_stmt(s)
+            if gamma:
+                a = eff_subst(a, gamma)
+            if sub:
+                a = eff_subst(a, None, sub)
+            parts.append(a)
             n, m = window_map(s.rhs)
             if sub:
                 m = tuple((k, E.subst(v, sub.stride_env())) for k, v in m)
+            if gamma:
+                # the offsets are evaluated here, once: in block-start
+                # terms with the config values of this point, not those
+                # where the window is used (``w = x[Cfg.a:...]; Cfg.a =
+                # 2; y = w[0]`` reads x[old Cfg.a])
+                m = tuple((k, E.subst(v, gamma)) for k, v in m)
             sub = sub.bind(s.name, n, m)
             local.add(s.name)
             continue
         a = eff_stmt(s)
-        if sub:
-            a = eff_subst(a, None, sub)
+        # config values first (the statement's own expressions), then the
+        # windows, whose offsets are already in block-start terms
         if gamma:
             a = eff_subst(a, gamma)
+        if sub:
+            a = eff_subst(a, None, sub)
         parts.append(a)
         if isinstance(s, IR.Alloc):
             local.add(s.name)

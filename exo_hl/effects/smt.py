@@ -1346,6 +1346,11 @@ class Solver:
                 out = {}
                 for (k, srt), zsym in syms().items():
                     zv = m.eval(zsym, model_completion=True)
+                    if not _concrete(zv, srt):
+                        # z3 can leave a value symbolic (an If over a
+                        # quantifier the query holds): no usable model
+                        self.stats.unknown += 1
+                        return "unknown", None
                     out[k] = (z3.is_true(zv) if srt == E.BOOL
                               else zv.as_long())
                 return "sat", out
@@ -1353,6 +1358,14 @@ class Solver:
             return "unknown", None
         finally:
             self.stats.solver_time += time.perf_counter() - t0
+
+
+def _concrete(zv, srt) -> bool:
+    """``zv`` (a model value of sort ``srt``) is a literal."""
+    import z3
+    if srt == E.BOOL:
+        return z3.is_true(zv) or z3.is_false(zv)
+    return z3.is_int_value(zv)
 
 
 #: the tactics ``_refuted`` applies: simplification, elimination of the

@@ -130,15 +130,10 @@ def _check_cond_stable(ir, if_path, field, stmts, err):
     if not stmts:
         return
     from ..effects.checks import commutes
-    from ..effects.effects import eff_expr, eff_subst
+    from ..effects.effects import eff_expr
     cond = C.get_stmt(ir, if_path).cond
     ctx = EA.context(ir, tuple(if_path) + ((field, 0), ))
-    a = eff_expr(cond)
-    if ctx.sub:
-        a = eff_subst(a, None, ctx.sub)
-    if ctx.env:
-        a = eff_subst(a, ctx.env)
-    r = commutes(a, ctx.eff(stmts), ctx.hyps)
+    r = commutes(ctx.place(eff_expr(cond)), ctx.eff(stmts), ctx.hyps)
     if not r:
         which = "then-branch" if field == "body" else "else branch"
         raise err(f"the condition would be evaluated again after the cut, "

@@ -5,6 +5,10 @@ name. Bound parameters leave the signature and every use (body, types of
 arguments/allocations/windows, preconditions) reads the constant. Accepted:
 ``size`` parameters with positive ints, ``int``/``index`` with ints,
 ``bool`` with bools (``None`` positionally leaves a parameter unbound).
+The ints must be 32-bit values, as every call's control arguments are
+(``core_ir.call_args``): the original has no meaning for a wider one, so a
+procedure specialized to it would compute what no call of the original
+can (``seq(0, 2**40)`` runs, ``k > 0`` folds to true for ``k = 2**32``).
 
 Preconditions are evaluated after substitution: one that becomes false is an
 error; one that becomes true is dropped; the rest stay, and if together they
@@ -19,6 +23,7 @@ is recorded as derived but not as equivalent to its parent.
 from __future__ import annotations
 
 from ..core_ir import simplify as S
+from ..core_ir.control_ranges import I32, SIZE
 from ..core_ir.nodes import IR
 from ..core_ir.traversal import subst
 from ..provenance import derive
@@ -95,10 +100,12 @@ def _const(fa, v, err):
         if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
             raise err(f"size parameter '{pname}' needs a positive int, got "
                       f"{v!r}")
+        _fits(pname, v, SIZE, err)
         return IR.Const(v, type=IR.Int, srcinfo=fa.srcinfo)
     if t in (IR.Int, IR.Index):
         if isinstance(v, bool) or not isinstance(v, int):
             raise err(f"parameter '{pname}' needs an int, got {v!r}")
+        _fits(pname, v, I32, err)
         return IR.Const(v, type=IR.Int, srcinfo=fa.srcinfo)
     if t is IR.Bool:
         if not isinstance(v, bool):
@@ -106,6 +113,14 @@ def _const(fa, v, err):
         return IR.Const(v, type=IR.Bool, srcinfo=fa.srcinfo)
     raise err(f"parameter '{pname}' is not a size/int/index/bool argument "
               f"and cannot be specialized")
+
+
+def _fits(pname, v, rng, err):
+    """``v`` is a value a call of the original can pass (32-bit)."""
+    lo, hi = rng
+    if not lo <= v <= hi:
+        raise err(f"parameter '{pname}' = {v} is not a 32-bit control value "
+                  f"({lo} .. {hi}): no call of the original passes it")
 
 
 def _expr_str(e):

@@ -47,3 +47,18 @@ def test_a_decidable_query_is_answered_within_the_default_limit():
 def test_the_default_solver_uses_the_resource_limit():
     assert smt.solver().rlimit == smt.RLIMIT
     assert smt.solver().timeout_ms >= 10_000     # a backstop only
+
+
+def test_a_model_value_z3_leaves_symbolic_is_no_model():
+    # audit14a: z3 completed a model with 4*If(ForAll(i5, ...), 1, 0) for
+    # an integer (a bounds query of unroll_loop's split): as_long() raised
+    # AttributeError out of a scheduling call. Such a value is no usable
+    # model: the query is 'unknown' (not proven), never a crash
+    import z3
+    i5 = z3.Int("i5")
+    symbolic = 4 * z3.If(z3.ForAll(i5, z3.Not(z3.And(i5 >= 0, i5 <= 0))),
+                         1, 0)
+    assert not smt._concrete(symbolic, "int")
+    assert not smt._concrete(z3.ForAll(i5, i5 >= 0), smt.E.BOOL)
+    assert smt._concrete(z3.IntVal(-3), "int")
+    assert smt._concrete(z3.BoolVal(False), smt.E.BOOL)

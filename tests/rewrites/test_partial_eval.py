@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from exo_hl import SchedulingError, f32, proc, seq, size
+from exo_hl import SchedulingError, f32, index, proc, seq, size
 
 
 @proc
@@ -90,3 +90,25 @@ def padded(x: f32[5] @ DRAM):
             == str(p.ir().args[0].type.hi[0]) == "Const(val=5)")
     assert_roundtrip(p)
     equiv(padded, p, [{"n": 3}])
+
+
+@proc
+def wide(n: size, k: index, x: f32[8]):
+    if k > 0:
+        x[0] = 1.0
+    for i in seq(0, n):
+        x[1] += 1.0
+
+
+def test_partial_eval_refuses_values_no_call_can_pass():
+    # control arguments are 32-bit (call_args refuses k = 2**32): a
+    # specialization to a wider value computed what no call of the
+    # original can (k > 0 folded to True, seq(0, 2**40) ran)
+    for kw in ({"k": 2**32}, {"k": 2**31}, {"k": -2**31 - 1},
+               {"n": 2**31}, {"n": 2**40}):
+        with pytest.raises(SchedulingError, match="not a 32-bit control"):
+            wide.partial_eval(**kw)
+    # the extremes a call can pass are accepted
+    assert "if False" in str(wide.partial_eval(k=-2**31))
+    assert "if True" in str(wide.partial_eval(k=2**31 - 1))
+    assert "seq(0, 2147483647)" in str(wide.partial_eval(n=2**31 - 1))
