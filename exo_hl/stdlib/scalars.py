@@ -89,6 +89,10 @@ def hoist(p, stmt):
         if a is not None:
             p = p.lift_alloc(a)
             s = p.forward(s)
+            # its own allocation stopped the move: move on past what was
+            # before that (another scalar's allocation, which the part
+            # after the cut uses, so fission_after would refuse the cut)
+            p, s = _move_to_front(p, s)
         if len(s.parent().body()) > 1:
             p = p.fission_after(s)
             s = p.forward(s)
