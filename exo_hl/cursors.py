@@ -637,8 +637,13 @@ class GapCursor(Cursor):
             lists = [(prev[:-1], prev[-1][0]), (nxt[:-1], nxt[-1][0])]
         else:
             # at an end of its list: the gap stays at that end of the
-            # image of the list
-            lists = [(_stmt_image(self._proc, q, fwd, P) if P else (), f)]
+            # image of the list, which the rewrite may state (split: the
+            # body of `i` is the body of `ii`), else is the list of the
+            # owner's image
+            stated = getattr(fwd, "list", None)
+            stated = stated(P, f) if stated is not None else None
+            lists = [stated or (
+                _stmt_image(self._proc, q, fwd, P) if P else (), f)]
         for Q, g in lists:
             j_prev = 0 if prev is None else _pos_in(prev, Q, g)
             j_next = (len(get_list(_ir(q), Q, g)) if nxt is None
@@ -942,7 +947,10 @@ def _refuse_new_loop_at_end(q, Q, g, prev, nxt):
                 isinstance(get_stmt(_ir(q), img[:n]), IR.For):
             raise InvalidCursorError(
                 "the statement next to the gap, at an end of its block, is "
-                "now inside a new loop: the gap's iterations changed")
+                "now inside a new loop: the gap's iterations changed; find "
+                "the place again in the new procedure (e.g. "
+                "`p.find_loop(name).body()[0].before()` for the start of "
+                "a loop's body, `.body()[-1].after()` for its end)")
 
 
 def _head(s):

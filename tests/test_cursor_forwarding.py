@@ -193,14 +193,54 @@ def check_image(old, new, c, c2):
     return None
 
 
-def forwarding_failures(old, new):
+def _stepwise(chain, c):
+    """``c`` forwarded one rewrite at a time along ``chain`` (procedures,
+    each derived from the one before), each step checked against the
+    markers of that step: (the last cursor, None), or (None, what went
+    wrong), or (None, None) when a step has no image."""
+    for a, b in zip(chain, chain[1:]):
+        try:
+            c2 = b.forward(c)
+        except InvalidCursorError:
+            return None, None
+        err = check_image(a, b, c, c2)
+        if err:
+            return None, f"step {a.name()} -> its rewrite: {err}"
+        c = c2
+    return c, None
+
+
+def forwarding_failures(old, new, chain=None):
+    """Descriptions of the cursors of ``old`` that ``new.forward`` maps to
+    something other than their image.
+
+    ``chain`` (``old``, the procedures in between, ``new``): for several
+    rewrites the image by marker is too strict, because a later rewrite
+    may drop a marker an earlier one kept (``mult_loops`` merges the loop
+    a gap's neighbour was moved into by ``reorder``; ``unroll_loop``
+    removes the loop ``lift_if`` moved inside; ``simplify`` rebuilds an
+    expression ``commute_expr`` moved to another path). Forwarding through
+    several rewrites is by definition the image of the image, so a cursor
+    whose marker check fails is still right when it is the cursor that
+    single-step forwarding gives, every step checked by its markers.
+    """
     out = []
     for c in all_cursors(old):
         try:
             c2 = new.forward(c)
         except InvalidCursorError:
+            if chain is not None:
+                last, err = _stepwise(chain, c)
+                if last is not None:
+                    out.append(f"{c!r} invalid, but each step forwards it "
+                               f"to {last!r}")
             continue
         err = check_image(old, new, c, c2)
+        if err and chain is not None:
+            last, err2 = _stepwise(chain, c)
+            if last is not None and last == c2:
+                continue
+            err += f" (step by step: {err2 or last!r})"
         if err:
             out.append(err)
     return out
@@ -823,16 +863,21 @@ def two_writes(n: size, x: f32[n], y: f32[n]):
 
 
 @pytest.mark.parametrize("tail", ["guard", "cut", "perfect"])
-def test_gap_at_an_end_of_a_split_body_is_invalid(tail):
-    # the start of i's body (once per i) became the start of io's body,
-    # before `for ii` (once per block of 4): a write_config there ran once
-    # per block; the gap between the two writes stays inside ii
-    p = two_writes
+def test_gap_at_an_end_of_a_split_body_is_never_before_ii(tail):
+    # the start of i's body (once per i) once became the start of io's
+    # body, before `for ii` (once per block of 4): a write_config there ran
+    # once per block. It is the start of ii's body (or its guard's) now,
+    # which runs once per i (tests/rewrites/test_split_body_gaps.py); the
+    # gap between the two writes stays inside ii
+    p = tagged(two_writes)
     q = p.split('i', 4, 'io', 'ii', tail=tail) if tail != "perfect" else \
         p.split('i', 1, 'io', 'ii', tail=tail)
     body = p.find_loop('i').body()
+    io = q.find_loop('io').path()
     for gap in (body.before(), body.after()):
-        _invalid(q, gap)
+        assert q.forward(gap).location()[0] != io
+        assert len(q.forward(gap).location()[0]) > len(io)
+    assert forwarding_failures(p, q) == []
     mid = q.forward(p.find('x[_] = _').after())
     assert mid.location()[1:] == ("body", 1)
     assert len(mid.location()[0]) > 1

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..core_ir.types import (C_TYPES, TYPE_NAMES, basetype, is_data,
-                             is_real_scalar, is_tensor_or_window)
+from ..core_ir.typerules import c_precision_problem
 from ..errors import ExoTypeError, MemGenError, located
 from .c_reserved import (is_reserved, program_names, reserved_pattern,
                          reserved_why)
@@ -97,21 +96,11 @@ def _where(proc):
 
 
 def check_arg_precision(f, fa, a, node, fail):
-    """A data buffer argument has the C element type of its parameter.
-
-    The interpreter runs an ``R`` parameter at the caller's precision,
-    but C has one body per callee and ``R`` is ``float`` there; passing
-    e.g. an ``f64`` buffer would reinterpret its memory."""
-    if not (is_tensor_or_window(fa.type) or is_real_scalar(fa.type)):
-        return
-    want, got = basetype(fa.type), basetype(a.type)
-    if is_data(got) and C_TYPES[want] != C_TYPES[got]:
-        fail(ExoTypeError,
-             f"argument '{fa.name.name}' of '{f.name}' is "
-             f"{TYPE_NAMES[got]} but the parameter compiles as "
-             f"{C_TYPES[want]} ({TYPE_NAMES[want]}); call a copy of "
-             f"'{f.name}' made with set_precision for "
-             f"{TYPE_NAMES[got]} data", node)
+    """A data buffer argument has the C element type of its parameter
+    (``c_precision_problem``; ``replace`` refuses such a call already)."""
+    why = c_precision_problem(f, fa, a)
+    if why:
+        fail(ExoTypeError, why, node)
 
 
 def check_readable(buf, node, fail):

@@ -86,6 +86,28 @@ def _mem_name(m):
     return getattr(m, "__name__", str(m))
 
 
+def c_precision_problem(callee, param, arg) -> Optional[str]:
+    """Why C cannot pass ``arg`` for the data parameter ``param`` of the
+    procedure ``callee`` (an ``IR.proc``, not an instruction); None if it
+    can.
+
+    The interpreter runs an ``R`` parameter at the caller's precision,
+    but C has one body per callee and ``R`` is ``float`` there; passing
+    e.g. an ``i8`` or ``f64`` buffer would reinterpret its memory. (An
+    instruction's C is its template, which takes any element type.)"""
+    if not (T.is_tensor_or_window(param.type)
+            or T.is_real_scalar(param.type)):
+        return None
+    want, got = T.basetype(param.type), T.basetype(arg.type)
+    if T.is_data(got) and T.C_TYPES[want] != T.C_TYPES[got]:
+        return (f"argument '{param.name.name}' of '{callee.name}' is "
+                f"{T.TYPE_NAMES[got]} but the parameter compiles as "
+                f"{T.C_TYPES[want]} ({T.TYPE_NAMES[want]}); call a copy of "
+                f"'{callee.name}' made with set_precision for "
+                f"{T.TYPE_NAMES[got]} data")
+    return None
+
+
 def call_arg_problem(param, arg, arg_mem) -> Optional[str]:
     """Why ``arg`` (an IR expr, held in memory ``arg_mem``) cannot be passed
     for the callee parameter ``param`` (an ``IR.FnArg``); None if it can."""

@@ -142,7 +142,12 @@ def _equal_values(proc, loop_path, lp, writes):
                 goal = E.ands([E.eq(l1(a), l2(b)) for a, b in pairs])
                 what = "the values written may differ"
             else:
-                goal = E.not_(same)
+                # or the two never run in one execution of the loop body
+                # (then and else of an `if` whose condition does not vary:
+                # both contexts' hypotheses cannot hold together). In the
+                # goal, since sat_under drops the hypotheses sharing no
+                # variable with it (a scalar: `same` is True, no variable)
+                goal = E.or_(E.not_(same), E.not_(E.ands(hyps)))
                 what = "two different assignments may write one location"
             r = C.prove(E.implies(same, goal), hyps)
             if not r:

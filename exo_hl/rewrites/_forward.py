@@ -254,6 +254,27 @@ def forward_exprs(fwd: Forward, stmt_path: Path, moves=None,
     return out
 
 
+def forward_lists(fwd: Forward, lists: dict) -> Forward:
+    """``fwd``, plus the statement lists the rewrite moved whole into a new
+    statement: ``lists[(parent, field)] = (parent2, field2)`` states that
+    the list ``parent2.field2`` of the new procedure holds exactly the
+    images of the old list's statements and runs once each time the old
+    list ran (``split``: ``i``'s body is ``ii``'s, or its guard's, one
+    ``(io, ii)`` per ``i``). A gap at an end of such a list stays at that
+    end of the stated list; without a statement it would be refused, since
+    the list of the owner's image (``io``'s body) runs once per block."""
+    table = {(tuple(p), f): (tuple(q), g) for (p, f), (q, g) in
+             lists.items()}
+
+    def out(p):
+        return fwd(p)
+    out.list = lambda parent, field: table.get((tuple(parent), field))
+    for attr in ("expr", ):
+        if hasattr(fwd, attr):
+            setattr(out, attr, getattr(fwd, attr))
+    return out
+
+
 def forward_compose(*fns) -> Forward:
     """Apply forward functions in order (None entries are skipped)."""
     fns = [f for f in fns if f is not None]

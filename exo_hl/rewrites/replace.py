@@ -9,7 +9,10 @@ Checks, after unification found the arguments:
 - no symbol the block binds is used after it (it disappears into the call);
 - every argument fits its parameter: element type, dimensions and memory
   (a buffer passed where ``SCRATCH`` is expected must live in ``SCRATCH``
-  or a subclass), via the frontend's call rules;
+  or a subclass), via the frontend's call rules; and, for a procedure
+  (not an instruction), the C element type of an ``R`` parameter (C has
+  one body per callee, with ``R`` as ``float``: an ``i8`` or ``f64``
+  buffer there would be refused by ``compile()``);
 - size arguments are provably positive at the call;
 - the callee's preconditions (config state included, through PreValG),
   the inferred windows' bounds and argument shapes hold in context: the
@@ -27,7 +30,8 @@ from ..core_ir.windows import retype_window_names
 from ..effects.recheck import check_rewritten
 from ..errors import BoundsError, ExoTypeError, SchedulingError
 from ..effects import api as EA
-from ..core_ir.typerules import buffer_memories, call_arg_problem
+from ..core_ir.typerules import (buffer_memories, c_precision_problem,
+                                  call_arg_problem)
 from ..unify import UnifyError, unify
 from ..provenance import derive
 from . import _common as C
@@ -109,6 +113,15 @@ def _checked_call(proc, pir, b, sub_ir, u, env, path0, err):
             raise err(f"'{sub_ir.name}' matches this code, but not its "
                       f"operands: {why}" + (f"\n  {hint}" if hint else ""),
                       progress=H.UNIFIED)
+
+    # C has one body per callee, with R as float: a call binding an R
+    # parameter to other data interprets, but compile() refuses it
+    for fa, a in zip(sub_ir.args, args):
+        why = None if sub_ir.instr is not None else \
+            c_precision_problem(sub_ir, fa, a)
+        if why:
+            raise err(f"'{sub_ir.name}' matches this code, but C cannot "
+                      f"call it so: {why}", progress=H.UNIFIED)
 
     new_ir = C.replace_block_at(pir, b.parent, b.field, b.lo, b.hi, (call, ))
 

@@ -129,8 +129,12 @@ def split(proc, loop, factor, outer, inner, tail="guard"):
     table = {path: path}
     table.update({path + (("body", k), ): into + (("body", k), )
                   for k in range(len(s.body))})
-    return derive(proc, new_ir, "split", forward=C.forward_table(
-        table, C.forward_replace(path, len(new))))
+    # the body runs once per (io, ii) as it ran once per i: a gap at an end
+    # of i's body is at that end of ii's (or its guard's) body
+    fwd = C.forward_lists(C.forward_table(
+        table, C.forward_replace(path, len(new))),
+        {(path, "body"): (into, "body")})
+    return derive(proc, new_ir, "split", forward=fwd)
 
 
 # ---------------------------------------------------------------------------

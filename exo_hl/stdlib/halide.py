@@ -391,16 +391,34 @@ def compute_root(p, producer):
         return p
     levels = around[:loops[-1] + 1]
     depth = len(levels)
-    buf = c.name() if c.is_write() else None
-    a = alloc_of(c, buf) if buf is not None else None
-    if a is not None:
-        # lift the storage out of the levels it is inside, counted alike
+    # lift the storage of what it writes (an `if` or a nest producing a
+    # scalar in each branch too) out of the levels it is inside, counted
+    # alike; an allocation inside the producer goes with it
+    for buf in _written_names(c):
+        a = alloc_of(c, buf)
+        if a is None:
+            continue
         n = len([s for s in ancestors(a)
                  if s.path() in {x.path() for x in levels}])
         if n:
             p = p.lift_alloc(a, n_lifts=n)
             c = p.forward(c)
+            levels = [p.forward(x) for x in levels]
     return p.fission_after(c, n_lifts=depth)
+
+
+def _written_names(c):
+    """The names the statement ``c`` assigns or reduces into, in order."""
+    if c.is_write():
+        return [c.name()]
+    names = []
+    for pattern in ("_ = _", "_ += _"):
+        try:
+            found = c.find(pattern, many=True)
+        except SchedulingError:
+            found = []
+        names += [w.name() for w in found if w.name() not in names]
+    return names
 
 
 def inline_producer(p, producer):

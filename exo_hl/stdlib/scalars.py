@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from exo_hl import SchedulingError
 
-from ._util import stmt_cursor, text
+from ._util import mentions, stmt_cursor, text
 
 
 def _alloc_in_block(s, name):
@@ -30,14 +30,29 @@ def _alloc_in_block(s, name):
         k += 1
 
 
-def _move_to_front(p, s):
+def _is_binding(s):
+    """A scalar's allocation or assignment (what ``hoist`` leaves at the
+    top of the procedure)."""
+    if s.is_alloc():
+        return not getattr(s.node().type, "hi", ())    # no dimensions
+    return s.is_write() and not s.idx()
+
+
+def _move_to_front(p, s, past_bindings=True):
     """Move ``s`` up its block while it commutes with the statement before
     (``reorder_stmts`` proves each swap); stops at an allocation of what
-    it reads or writes, or at the first statement."""
+    it reads or writes, or at the first statement; with
+    ``past_bindings=False`` also at a scalar binding (earlier hoists keep
+    their order at the top) and at a statement that spells its name."""
     while True:
         try:
             prev = s.prev()
         except SchedulingError:
+            return p, s
+        if not past_bindings and (_is_binding(prev) or
+                                  mentions(text(prev), s.name())):
+            # (above a nest with its own scalar of that name, the naming
+            # rule would rename the user's scalar)
             return p, s
         if prev.is_alloc() and prev.name() in (s.name(),) + tuple(
                 r.name() for r in _reads(s)):
@@ -64,6 +79,7 @@ def hoist(p, stmt):
     after it (``fission_after``) and removing the loop around it
     (``remove_loop``: ``e`` does not vary with the loop and the loop runs
     at least once); its allocation is lifted with it (``lift_alloc``).
+    At the top level, both go up past earlier loops (docs/api.md §9).
     Returns the procedure.
 
     >>> p = hoist(p, 'c = _')       # for i: c = 0.5; y[i] = x[i] * c
@@ -80,7 +96,15 @@ def hoist(p, stmt):
         try:
             loop = s.parent()
         except SchedulingError:
-            return p                            # at the top level
+            # at the top level: after earlier statements (a loop before
+            # the one it left) when its allocation stopped it; move the
+            # allocation to the front, then the assignment up to it
+            a = _alloc_in_block(s, name)
+            if a is None:
+                return p
+            p, _ = _move_to_front(p, a, past_bindings=False)
+            p, s = _move_to_front(p, p.forward(s))
+            return p
         if not loop.is_loop():
             raise SchedulingError(
                 f"hoist: '{text(s)}' is inside an if; hoist moves an "
@@ -89,6 +113,10 @@ def hoist(p, stmt):
         if a is not None:
             p = p.lift_alloc(a)
             s = p.forward(s)
+            # its own allocation stopped the move: move on past what was
+            # before that (another scalar's allocation, which the part
+            # after the cut uses, so fission_after would refuse the cut)
+            p, s = _move_to_front(p, s)
         if len(s.parent().body()) > 1:
             p = p.fission_after(s)
             s = p.forward(s)
