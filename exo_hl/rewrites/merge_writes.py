@@ -10,8 +10,10 @@ Checked:
 - when the second one is a ``+=``: ``b`` does not read what the first one
   writes (the effects of ``tmp = b`` and the first write commute), and the
   value is unchanged by merging: ``a`` and ``b`` have ``x``'s own data
-  type (or are literals it holds exactly; the sum then needs no second
-  precision, which C would refuse), and after ``x[i] = a`` the location
+  type (any integer width when ``x`` is an integer: stores wrap, so the
+  sums agree modulo its width; ``bf16`` is a floating-point type like
+  the others) or are literals it holds exactly (the sum then needs no
+  second precision, which C would refuse), and after ``x[i] = a`` the location
   holds ``a`` for ``x[i] + b`` exactly as ``a + b`` uses it
   (``_precision.holder_problem``, the rule of ``inline_assign``: a literal
   is computed in ``x``'s type first, in the sum's type after merging).
