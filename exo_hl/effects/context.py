@@ -32,7 +32,7 @@ from ..core_ir.paths import norm_path
 from . import eexpr as E
 from .effects import (EMPTY, bounds, eff_block, eff_subst, guard, loop, seq)
 from .lift import (BufSub, env_compose, lift, valg_at_iter, valg_block,
-                   window_map)
+                   stmt_window_map)
 
 
 class Ctx:
@@ -121,7 +121,7 @@ def context(proc, path):
         prefix = sc_prefix(blk, i)
         for p in prefix:
             if isinstance(p, IR.WindowStmt):
-                n, m = window_map(p.rhs)
+                n, m = stmt_window_map(p.rhs)
                 if sub:
                     m = tuple((k, E.subst(v, sub.stride_env())) for k, v in m)
                 sub = sub.bind(p.name, n, m)

@@ -39,7 +39,8 @@ from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from . import eexpr as E
 from .lift import (BufSub, call_ctrl_env, identity_map, lift, valg,
-                   valg_at_iter, valg_block, window_map, env_compose)
+                   valg_at_iter, valg_block, window_map, env_compose,
+                   stmt_window_map)
 
 EMPTY = ("seq", ())
 
@@ -333,7 +334,7 @@ def _eff_block(stmts, sub):
     sub = sub or BufSub()
     for s in stmts:
         if isinstance(s, IR.WindowStmt):
-            n, m = window_map(s.rhs)
+            n, m = stmt_window_map(s.rhs)
             if sub:
                 m = tuple((k, E.subst(v, sub.stride_env())) for k, v in m)
             sub = sub.bind(s.name, n, m)

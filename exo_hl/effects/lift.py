@@ -71,6 +71,26 @@ def window_map(w):
     return w.name, tuple(m)
 
 
+def stmt_window_map(w):
+    """``window_map`` of a window *statement*'s expression, with every
+    coordinate that reads a configuration field unknown (⊥).
+
+    A window statement fixes its offsets when it runs; the effects of the
+    statements after it are put in terms of the state where each of them
+    runs (ValG), which would read the field's value at every use of the
+    window instead: with ``Cf.k = 0; w = x[Cf.k:...]; Cf.k = 1``, a write
+    to ``w[0]`` (``x[0]``) looked like one to ``x[1]``, and ``bind_expr``
+    (cse) carried ``x[0] * 2.0`` across it. An unknown coordinate may alias
+    anything and is never proven equal to another, which is sound (such
+    windows are rare; what they lose is only precision). A window passed
+    to a call is evaluated with the call itself, so ``eff_call`` keeps the
+    plain map."""
+    n, m = window_map(w)
+    return n, tuple((kind, E.bot(E.INT) if any(
+        isinstance(k, E.GVar) for k in E.free_keys(v)) else v)
+        for kind, v in m)
+
+
 def identity_map(ndim):
     return tuple(("iv", E.const(0)) for _ in range(ndim))
 
@@ -200,7 +220,7 @@ def _valg_block(stmts):
     sub = BufSub()
     for s in stmts:
         if isinstance(s, IR.WindowStmt):
-            n, m = window_map(s.rhs)
+            n, m = stmt_window_map(s.rhs)
             sub = sub.bind(s.name, n, m)
             continue
         g = valg(s)
