@@ -398,5 +398,37 @@ def replace_expr(node, e, new):
                     else rejoin_type(n))
 
 
+def mixed_precision_problem(old, new) -> Optional[str]:
+    """Why ``new`` (statements rewritten from ``old``, pairwise) mixes
+    precisions in one expression where ``old`` did not, or None. C
+    computes one precision per expression, so ``compile()`` refuses such
+    a mix; a rewrite putting a typed read where an expression stood (an
+    ``i8`` holder of the literal ``2.0`` in ``(x[i] + 1.0) * 2.0``,
+    ``x: f32``; an ``f32`` field for ``-1 * 127`` in an ``f64`` config
+    write) must refuse it rather than leave it for the build. Every
+    statement computing a data right-hand side counts: assignments,
+    reductions and config writes."""
+    from ..core_ir.precision_mix import check_precision
+
+    class _Mixed(Exception):
+        pass
+
+    def raise_(cls, msg, node):
+        raise _Mixed(msg)
+
+    for a, b in zip(walk_stmts(tuple(old)), walk_stmts(tuple(new))):
+        if not isinstance(b, (IR.Assign, IR.Reduce, IR.WriteConfig)):
+            continue
+        try:
+            check_precision(a.rhs, raise_, a)
+        except _Mixed:
+            continue            # mixed already: the program's own error
+        try:
+            check_precision(b.rhs, raise_, b)
+        except _Mixed as e:
+            return str(e)
+    return None
+
+
 __all__ = ["holder_problem", "choose_holder", "int_range",
-           "rejoin_type", "replace_expr"]
+           "rejoin_type", "replace_expr", "mixed_precision_problem"]

@@ -33,7 +33,8 @@ from ..core_ir.nodes import IR
 from ..effects import api as EA
 from ..provenance import derive
 from . import _common as C
-from ._precision import holder_problem, replace_expr
+from ._precision import (holder_problem, mixed_precision_problem,
+                         replace_expr)
 
 OP = "bind_config"
 
@@ -129,6 +130,10 @@ def bind_config(proc, expr, config, field):
     write = IR.WriteConfig(config, field, e, srcinfo=si)
     read = IR.ReadConfig(config, field, type=ftype, srcinfo=e.srcinfo)
     new_s = _subst_own(s, e, read)
+    why = mixed_precision_problem((s, ), (new_s, ))
+    if why:
+        raise mismatch(f": in its place the field would mix precisions in "
+                       f"one expression, which C does not compute ({why})")
     new_ir = C.replace_stmts_at(ir, spath, (write, new_s))
     equiv_mod = frozenset((g.config, g.field) for g in mod)
     *parent, (fld, idx) = spath

@@ -36,13 +36,12 @@ from __future__ import annotations
 from ..core_ir import types as T
 from ..core_ir.memory import DRAM
 from ..core_ir.nodes import IR
-from ..core_ir.precision_mix import check_precision
 from ..core_ir.syms import Sym
-from ..core_ir.traversal import walk_stmts
 from ..effects.api import commutes, context
 from ..provenance import derive
 from . import _common as C
-from ._precision import choose_holder, holder_problem, replace_expr
+from ._precision import (choose_holder, holder_problem,
+                         mixed_precision_problem, replace_expr)
 
 OP = "bind_expr"
 
@@ -131,29 +130,12 @@ def bind_expr(proc, expr, new_name, cse=False, precision=None):
 
 def _check_c_precision(old, new, typ, fail):
     """A read of the new scalar may not mix precisions where the
-    expression did not (an ``i8`` holder of the literal ``2.0`` in ``(x[i]
-    + 1.0) * 2.0``, ``x: f32``, computes the same values, but C computes
-    one precision per expression: ``compile()`` would refuse it)."""
-
-    class _Mixed(Exception):
-        pass
-
-    def raise_(cls, msg, node):
-        raise _Mixed(msg)
-
-    for a, b in zip(walk_stmts(tuple(old)), walk_stmts(tuple(new))):
-        if not isinstance(b, (IR.Assign, IR.Reduce)):
-            continue
-        try:
-            check_precision(a.rhs, raise_, a)
-        except _Mixed:
-            continue            # mixed already: the program's own error
-        try:
-            check_precision(b.rhs, raise_, b)
-        except _Mixed as e:
-            raise fail(f"a {T.TYPE_NAMES[typ]} scalar in its place would "
-                       f"mix precisions in one expression, which C does "
-                       f"not compute ({e})") from None
+    expression did not (``_precision.mixed_precision_problem``)."""
+    why = mixed_precision_problem(old, new)
+    if why:
+        raise fail(f"a {T.TYPE_NAMES[typ]} scalar in its place would "
+                   f"mix precisions in one expression, which C does "
+                   f"not compute ({why})")
 
 
 def _parse_precision(precision, fail):

@@ -10,8 +10,10 @@ Checked:
 - when the second one is a ``+=``: ``b`` does not read what the first one
   writes (the effects of ``tmp = b`` and the first write commute), and the
   value is unchanged by merging: ``a`` and ``b`` have ``x``'s own data
-  type (or are literals it holds exactly; the sum then needs no second
-  precision, which C would refuse), and after ``x[i] = a`` the location
+  type (any integer width when ``x`` is an integer: stores wrap, so the
+  sums agree modulo its width; ``bf16`` is a floating-point type like
+  the others) or are literals it holds exactly (the sum then needs no
+  second precision, which C would refuse), and after ``x[i] = a`` the location
   holds ``a`` for ``x[i] + b`` exactly as ``a + b`` uses it
   (``_precision.holder_problem``, the rule of ``inline_assign``: a literal
   is computed in ``x``'s type first, in the sum's type after merging).
@@ -23,6 +25,7 @@ Checked:
 from __future__ import annotations
 
 from ..core_ir import types as T
+from ..core_ir.precision_mix import INT_BITS
 from ..core_ir.nodes import IR
 from ..core_ir.syms import Sym
 from ..effects import api as EA
@@ -35,13 +38,20 @@ OP = "merge_writes"
 
 
 def _fits(e, t) -> bool:
-    """``e`` has the value it would have after being stored into ``t``."""
+    """``e`` has the value it would have after being stored into ``t``.
+
+    Only an integer location may take operands of other widths (integer
+    stores wrap, so ``x += a; x += b`` and ``x += a + b`` agree modulo
+    its width); any other location, ``bf16`` included, takes only its own
+    type: a ``bf16`` location rounds ``x + a`` before ``b`` is added, so
+    ``i32`` operands summed first round differently (257 + 1 into a
+    ``bf16`` 0: 256 stepwise, 258 merged)."""
     if isinstance(e, IR.Const) and isinstance(e.val, (int, float)) \
             and not isinstance(e.val, bool):
         return _holds_exactly(t, float(e.val))
-    if t in (IR.F16, IR.F32, IR.F64, IR.Num):
-        return e.type == t
-    return e.type in (IR.I8, IR.UI8, IR.I16, IR.UI16, IR.I32)
+    if t in INT_BITS:
+        return e.type in INT_BITS
+    return e.type == t
 
 
 def merge_writes(proc, block):
