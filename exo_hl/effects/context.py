@@ -30,7 +30,8 @@ from ..core_ir.blockinfo import sc_prefix
 from ..core_ir.nodes import IR
 from ..core_ir.paths import norm_path
 from . import eexpr as E
-from .effects import (EMPTY, bounds, eff_block, eff_subst, guard, loop, seq)
+from .effects import (EMPTY, at_point, bounds, eff_block, eff_subst, guard,
+                      loop, seq)
 from .lift import (BufSub, env_compose, lift, valg_at_iter, valg_block,
                    window_map)
 
@@ -193,19 +194,6 @@ def _post_later_iters(s, gpre, sub, Gb, hi, guards):
         tail = loop(x2, guard(later, rest))
         return guard(E.ands(list(guards)), tail)
     return f
-
-
-def at_point(a, env, sub):
-    """Effect ``a`` (in terms of the state at a point) in entry terms:
-    ``env`` (the config values there) first, then the window bindings
-    ``sub`` in scope there, whose offsets are in entry terms already. The
-    other order would evaluate a window's offsets with the config values
-    of the point of use."""
-    if env:
-        a = eff_subst(a, env)
-    if sub:
-        a = eff_subst(a, None, sub)
-    return a
 
 
 def _sv(G, sub):

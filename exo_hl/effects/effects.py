@@ -325,6 +325,20 @@ def eff_block(stmts, sub=None):
     return _eff_block(tuple(stmts), sub)
 
 
+def at_point(a, env, sub):
+    """Effect ``a`` (in terms of the state at a point) in entry terms:
+    ``env`` (the config values there) first, then the window bindings
+    ``sub`` in scope there, whose offsets are in entry terms already. The
+    other order would evaluate a window's offsets with the config values
+    of the point of use."""
+    if env:
+        a = eff_subst(a, env)
+    if sub:
+        a = eff_subst(a, None, sub)
+    return a
+
+
+
 @memo(maxsize=16384)
 def _eff_block(stmts, sub):
     parts = []
@@ -336,12 +350,7 @@ def _eff_block(stmts, sub):
             # a window statement reads what its offsets read (config
             # fields), here: moving it past a write of one, or running it
             # again after one, changes the window
-            a = eff_stmt(s)
-            if gamma:
-                a = eff_subst(a, gamma)
-            if sub:
-                a = eff_subst(a, None, sub)
-            parts.append(a)
+            parts.append(at_point(eff_stmt(s), gamma, sub))
             n, m = window_map(s.rhs)
             if sub:
                 m = tuple((k, E.subst(v, sub.stride_env())) for k, v in m)
@@ -354,14 +363,9 @@ def _eff_block(stmts, sub):
             sub = sub.bind(s.name, n, m)
             local.add(s.name)
             continue
-        a = eff_stmt(s)
         # config values first (the statement's own expressions), then the
         # windows, whose offsets are already in block-start terms
-        if gamma:
-            a = eff_subst(a, gamma)
-        if sub:
-            a = eff_subst(a, None, sub)
-        parts.append(a)
+        parts.append(at_point(eff_stmt(s), gamma, sub))
         if isinstance(s, IR.Alloc):
             local.add(s.name)
         g = valg(s)
