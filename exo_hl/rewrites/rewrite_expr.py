@@ -49,8 +49,12 @@ def rewrite_expr(proc, expr, new_expr):
     if not prove(pred, ctx):
         cex = counterexample(pred, ctx)
         why = f" (e.g. {cex})" if cex else ""
-        raise fail(f"cannot prove {expr_text(e)} == {expr_text(new)} "
-                   f"here{why}")
+        # conditions in parentheses: '(k / 2 == -1) == (k == -3 or k ==
+        # -2)', not a chain of == and or
+        a, b = expr_text(e), expr_text(new)
+        if is_bool:
+            a, b = f"({a})", f"({b})"
+        raise fail(f"cannot prove {a} == {b} here{why}")
     new_s = replace_expr_at(s, epath, new.update(srcinfo=e.srcinfo))
     new_ir = C.replace_stmts_at(ir, spath, new_s)
     return proc._derive(new_ir, OP, forward=C.forward_exprs(

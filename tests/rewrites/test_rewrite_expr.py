@@ -41,7 +41,8 @@ def test_rewrite_expr_index_in_context(equiv):
 def test_rewrite_expr_rejects_unequal_and_data():
     with pytest.raises(SchedulingError, match="cannot prove n == n - 1"):
         blocks.rewrite_expr(blocks.find_loop("i").hi(), "n - 1")
-    with pytest.raises(SchedulingError, match="cannot prove"):
+    with pytest.raises(SchedulingError,
+                       match=r"cannot prove \(i < n\) == \(i < 3\)"):
         blocks.rewrite_expr("i < n", "i < 3")
     with pytest.raises(SchedulingError, match="not a control expression"):
         blocks.rewrite_expr("x[_] * 2.0", "2.0 * x[i]")
