@@ -17,6 +17,7 @@ import numpy as np
 from exo_hl import SchedulingError
 from exo_hl.cursors import ExprCursor, StmtCursor
 from exo_hl.core_ir.nodes import IR
+from exo_hl.patterns import expr_paths
 from exo_hl.provenance import equivalence_modulo
 from source_modules import load_source
 
@@ -91,17 +92,10 @@ def _stmts(blk, pre=()):
             yield from _stmts(s.body, pre + (("body", j), ))
 
 
-def _reads(node, path=()):
-    for f in node._fields:
-        v = getattr(node, f)
-        kids = ([(None, v)] if isinstance(v, IR.expr) else
-                list(enumerate(v)) if isinstance(v, tuple) else [])
-        for i, c in kids:
-            if isinstance(c, IR.expr):
-                p = path + ((f, i), )
-                if isinstance(c, IR.ReadConfig):
-                    yield p, c
-                yield from _reads(c, p)
+def _reads(s):
+    """``(expr_path, read)`` of the config reads of statement ``s``."""
+    return [(ep, e) for ep, e in expr_paths(s)
+            if isinstance(e, IR.ReadConfig)]
 
 
 def _rewrites(p, mod, r):

@@ -29,6 +29,7 @@ from exo_hl import SchedulingError, bf16, config, f32, f64, i32, proc
 from exo_hl.core_ir import types as T
 from exo_hl.core_ir.nodes import IR
 from exo_hl.cursors import BlockCursor, ExprCursor, StmtCursor
+from exo_hl.patterns import expr_paths
 from source_modules import load_source
 
 TYPES = ["f32", "f64", "i8", "i32", "f16", "bf16"]
@@ -118,19 +119,6 @@ class _Gen:
                                                      for ln in rest]
 
 
-def _exprs(node, path=()):
-    out = []
-    for f in node._fields:
-        v = getattr(node, f)
-        kids = ([(None, v)] if isinstance(v, IR.expr) else
-                list(enumerate(v)) if isinstance(v, tuple) else [])
-        for i, c in kids:
-            if isinstance(c, IR.expr):
-                p = path + ((f, i), )
-                out += [(p, c)] + _exprs(c, p)
-    return out
-
-
 def _stmts(blk, pre=(), field="body"):
     """(path, stmt, block, index, parent path, field) of every statement."""
     for j, st in enumerate(blk):
@@ -146,7 +134,7 @@ def _rewrites(p, cb, r):
     """(kind, thunk) for every rewrite to try on ``p``."""
     out = []
     for sp, s, blk, j, par, fld in list(_stmts(p.ir().body)):
-        for ep, e in _exprs(s):
+        for ep, e in expr_paths(s):
             c = ExprCursor(p, sp, ep)
             if isinstance(e, IR.BinOp) and e.op in ("+", "*"):
                 out.append(("commute", lambda c=c: p.commute_expr(c)))
