@@ -206,7 +206,7 @@ def _gen_block(r, bufs):
 def _gen_pairs(tmp_path, seed, count):
     """(procedure, number of statements of its first block after the
     leading config write) of ``count`` generated procedures."""
-    import importlib.util
+    from source_modules import load_source
     import random
     r = random.Random(seed)
     src, cuts = [_GEN_HEADER], []
@@ -219,11 +219,7 @@ def _gen_pairs(tmp_path, seed, count):
         src.append(f"\n\n@proc\ndef g{k}(x: f32[24], y: f32[24]):\n"
                    "    GC.k = 1\n" + "".join(f"    {line}\n"
                                             for line in a + b))
-    path = tmp_path / f"gen_commutes_{seed}.py"
-    path.write_text("".join(src))
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_source(tmp_path, f"gen_commutes_{seed}", "".join(src))
     return [(getattr(mod, f"g{k}"), cuts[k]) for k in range(count)]
 
 

@@ -243,19 +243,15 @@ def _source(name, g, prod, cons, fused):
 
 
 def test_every_accepted_combination_is_equivalent(tmp_path):
-    import importlib.util
     import numpy as np
+    from source_modules import load_source
     lines = ["from __future__ import annotations",
              "from exo_hl import f32, proc, seq, size", ""]
     vs = _variants()
     for name, g, prod, cons in vs:
         lines.append(_source(name + "_f", g, prod, cons, True))
         lines.append(_source(name + "_s", g, prod, cons, False))
-    mod_path = tmp_path / "ev_variants.py"
-    mod_path.write_text("\n".join(lines))
-    spec = importlib.util.spec_from_file_location("ev_variants", mod_path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_source(tmp_path, "ev_variants", "\n".join(lines))
     rng = np.random.default_rng(7)
 
     def same(p, q):
