@@ -47,10 +47,8 @@ from ..core_ir.types import (C_TYPES, TYPE_NAMES, basetype, is_control,
 from . import build_cache
 from .analysis import as_ir
 from .emit import _Program
-from .fp_mode import CONTRACT_OFF
 from .runner import (CompileError, ConfigState, cache_dir, context_struct,
-                     refuse_fp_options,
-                     status_error)
+                     fp_checked_flags, status_error)
 
 
 class CrossTarget:
@@ -267,9 +265,8 @@ def _build(header, source, main, stem, target, cc, cflags):
             f"{' and '.join(t.missing_tools(cc))} on PATH (Debian: apt-get "
             f"install gcc-aarch64-linux-gnu qemu-user, or clang-19 "
             f"gcc-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-user)")
-    flags = (_CFLAGS + t.flags + (shlex.split(cflags) if cflags else [])
-             + [CONTRACT_OFF])
-    refuse_fp_options(stem, flags)
+    flags = fp_checked_flags(
+        stem, _CFLAGS + t.flags + (shlex.split(cflags) if cflags else []))
     key = hashlib.sha256("\0".join(
         [header, source, main, " ".join(words), " ".join(flags)]
     ).encode()).hexdigest()[:24]
@@ -497,9 +494,10 @@ def build_object(c_path, target, cc=None, cflags=None):
             f"--target {target} needs {' or '.join(t.missing_tools(cc))} "
             f"on PATH")
     out = os.path.splitext(c_path)[0] + ".o"
-    cmd = (words + ["-O2", "-D", "EXO_HL_TARGET(features)="] + t.flags
-           + (shlex.split(cflags) if cflags else [])
-           + [CONTRACT_OFF, "-c", c_path, "-o", out])
+    name = os.path.splitext(os.path.basename(c_path))[0]
+    cmd = (words + fp_checked_flags(
+        name, ["-O2", "-D", "EXO_HL_TARGET(features)="] + t.flags
+        + (shlex.split(cflags) if cflags else [])) + ["-c", c_path, "-o", out])
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise CompileError(f"$ {' '.join(cmd)}\n{r.stderr}")

@@ -162,17 +162,21 @@ class ConfigState:
         setattr(self.context, self._fields[config, field], value)
 
 
-def refuse_fp_options(name, flags) -> None:
-    """Raise CompileError when ``flags`` change what C arithmetic means
-    (``fp_mode``: the generated C would compute other values than
-    ``interpret()``); clang hides some of them from the file's checks."""
-    bad = meaning_changing(flags)
+def fp_checked_flags(name, flags) -> list:
+    """``flags`` (a list, command-line order) with ``-ffp-contract=off``
+    last (clang's ``-ffp-contract=fast`` ignores the file's pragma), after
+    raising CompileError when they change what floating-point arithmetic
+    computes (``fp_mode``: the generated C would compute other values than
+    ``interpret()``; clang hides some of them from the file's checks)."""
+    out = list(flags) + [CONTRACT_OFF]
+    bad = meaning_changing(out)
     if bad is not None:
         raise CompileError(
             f"exo_hl: cannot build '{name}' with {bad}: it changes what "
             f"floating-point arithmetic computes, and the results would "
             f"differ from interpret() (docs/semantics.md, \"Compiler "
             f"options\")")
+    return out
 
 
 def _run_cc(cmd, cwd):
@@ -210,8 +214,8 @@ def build_shared(header, source, basename, cc=None, cflags=None,
     last_err = ""
     for flags in candidates:
         # last: clang's -ffp-contract=fast ignores the file's pragma
-        flag_list = shlex.split(flags) + list(extra_flags) + [CONTRACT_OFF]
-        refuse_fp_options(basename, flag_list)
+        flag_list = fp_checked_flags(
+            basename, shlex.split(flags) + list(extra_flags))
         key = hashlib.sha256("\0".join(
             [header, source, probe, cc, " ".join(flag_list),
              " ".join(link_flags), native_key(flag_list)]

@@ -34,12 +34,10 @@ from ..errors import SanitizerError
 from . import build_cache
 from .analysis import as_ir
 from .emit import _Program
-from .fp_mode import CONTRACT_OFF
 from .host_cpu import FeaturePlan, check_host, missing_features, native_key
 from .openmp import openmp_flags
 from .runner import (CompileError, cache_dir, flag_candidates,
-                     refuse_fp_options,
-                     status_error, target_features)
+                     fp_checked_flags, status_error, target_features)
 
 #: ASan/UBSan settings of the child (the user's $ASAN_OPTIONS/$UBSAN_OPTIONS
 #: come after, so they win)
@@ -194,8 +192,7 @@ def _build_executable(files: dict, basename, cc, cflags, extra, name,
     candidates = flag_candidates(cflags, target)
     errors = []
     for flags in candidates:
-        flag_list = shlex.split(flags) + list(extra) + [CONTRACT_OFF]
-        refuse_fp_options(name, flag_list)
+        flag_list = fp_checked_flags(name, shlex.split(flags) + list(extra))
         key = hashlib.sha256("\0".join(
             [*(f"{k}\0{v}" for k, v in sorted(files.items())), cc,
              " ".join(flag_list), native_key(flag_list)]
