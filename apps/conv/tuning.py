@@ -472,10 +472,17 @@ def label(isa: Isa, params: dict) -> str:
     return out
 
 
+#: where ``configured`` takes the parameters from
+SOURCES = ("auto", "model", "fixed")
+
+
 def configured(isa_name: str, sizes, source: str = "auto"):
     """(params, Isa, note): what the app runs for a layer. ``source``:
     'auto' (this machine's tuning record for the layer, else the model),
     'model', or 'fixed' (the base description, general kernel)."""
+    if source not in SOURCES:        # (a typo ran the model, saying
+        raise ValueError(             # "model requested")
+            f"params source {source!r}: one of {', '.join(SOURCES)}")
     if source == "fixed":
         params = {"fixed": False, "group": 1}
         isa = variant(isa_name, params)

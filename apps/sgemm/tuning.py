@@ -645,11 +645,18 @@ def model_params(isa_name: str, minimums: tuple = None) -> dict:
                                            ISAS[isa_name].lanes)}
 
 
+#: where ``configured`` takes the parameters from
+SOURCES = ("auto", "model", "fixed")
+
+
 def configured(isa_name: str, source: str = "auto"):
     """(Isa, note): the description the app runs. ``source``: 'auto' (this
     machine's tuning record, else the model), 'model' (the BLIS model
     only) or 'fixed' (the base description: KC from the L1 rule, no NC or
     MC blocking)."""
+    if source not in SOURCES:        # (a typo in EXO_HL_SGEMM_PARAMS ran
+        raise ValueError(             # the model, saying "model requested")
+            f"params source {source!r}: one of {', '.join(SOURCES)}")
     if source == "fixed":
         isa = ISAS[isa_name]
         return isa, (f"fixed schedule ({isa.blocking_label} from the L1 "
