@@ -14,10 +14,12 @@ run-time row stride). Every mask length from 1 to all lanes is run. After
 each call *whole* arrays are compared, bit for bit (NaNs equal), between
 ``interpret()`` and the C: so an element outside a window, past a mask or
 beside a packed panel that the C writes and the body does not is caught
-too. The inputs mix the edge values of test_edge_values with random
+too. The AVX-512 instructions also run through the emulation layer as
+on a host of AVX2 only (SIMDe's masked operations, the layer's own
+masked loads and stores). The inputs mix the edge values of test_edge_values with random
 ones (its exceptions kept: exact factors for the fused multiply-adds and
 the bf16 dot products, no f32 denormal for ``vcvtne2ps2bf16``); the BF16
-and VNNI instructions also run through the emulation layer.
+and VNNI instructions also through the layer with only them emulated.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from exo_hl.core_ir.nodes import IR
 from exo_hl.core_ir.types import basetype, shape as type_shape
 from exo_hl.frontend.decorators import parse_proc_source
 
+from .emulation_tools import compile_emulated
 from .test_edge_values import (LIBS, _TNAME, _bits, _emulated,
                                _inputs, _is_dpbf16, _is_fma, _lowp, _value)
 
@@ -171,6 +174,12 @@ def test_instruction_equals_its_body_at_run_time_sizes_and_offsets(
     runs = [p.compile()]
     if _lowp(instr):
         runs += _emulated(p)
+    if "avx512f" in instr.ir().instr.cpu_features:
+        # and on a host of AVX2 only (CI's may be one): AVX-512 through
+        # the emulation layer (SIMDe, and its own masked loads/stores)
+        f = compile_emulated(p, host="avx,avx2,fma,f16c")
+        assert "avx512f" in f.emulated, f.emulated
+        runs.append(f)
     rng = np.random.default_rng(sum(map(ord, instr.name())))
     # every value of each size (1 .. its bound), each at two offsets
     names = list(bounds)
