@@ -30,11 +30,14 @@ from __future__ import annotations
 import json
 import logging
 import math
+import numbers
 import os
 import re
 import tempfile
 import time
 from dataclasses import dataclass
+
+import numpy as np
 
 from .machine import (differences, machine_signature, signature_id,
                       signature_label)
@@ -96,20 +99,39 @@ class TuningDB:
               extra: dict | None = None) -> str:
         """Write (or replace) the record of ``key`` on this machine (or
         ``signature``); returns its path. The write is atomic (a
-        temporary file renamed), so a reader never sees half a record."""
+        temporary file renamed), so a reader never sees half a record.
+        ``value`` must be a finite number and ``extra`` may not replace
+        the record's own fields (``ValueError``): ``lookup`` would not use
+        such a record."""
         sig = machine_signature() if signature is None else signature
+        if isinstance(value, (bool, np.bool_)) or not isinstance(
+                value, numbers.Real) or not math.isfinite(value):
+            raise ValueError(f"tuning record of {key}: value {value!r} is "
+                             f"not a finite number (lookup would refuse "
+                             f"it)")
+        value = value if isinstance(value, int) else float(value)
         rec = {"key": key, "params": dict(params), "value": value,
                "units": units, "signature": sig,
                "signature_id": signature_id(sig),
                "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        clash = sorted(set(extra or {}) & set(rec))
+        if clash:          # (a record whose signature, key or value
+            raise ValueError(  # another field replaced is never found)
+                f"tuning record extra fields {clash} would replace the "
+                f"record's own")
         rec.update(extra or {})
         path = self.path(key, sig)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path),
                                    suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            json.dump(rec, f, indent=1, sort_keys=True)
-        os.replace(tmp, path)
+        try:
+            with os.fdopen(fd, "w") as f:
+                json.dump(rec, f, indent=1, sort_keys=True,
+                          allow_nan=False)
+            os.replace(tmp, path)
+        except BaseException:    # (params not JSON: no stray temporary)
+            os.unlink(tmp)
+            raise
         log.info("tuning record for %s stored in %s", key, path)
         return path
 

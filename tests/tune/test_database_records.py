@@ -126,3 +126,23 @@ def test_a_record_is_used_only_for_its_key(tmp_path):
     found = db.lookup("sgemm.avx2.v2")
     assert found.record is None and "another key" in found.note
     assert np.isfinite(db.lookup("sgemm.avx2.v1").record["value"])
+
+
+def test_store_refuses_what_lookup_would_not_use(tmp_path):
+    """``store`` writes only records ``lookup`` uses: a finite number
+    (numpy's too, stored as a float), no ``extra`` field replacing the
+    record's own; a failed write leaves no temporary file."""
+    db = TuningDB(str(tmp_path))
+    for bad in (float("nan"), float("inf"), None, "fast", True,
+                np.bool_(True), np.float32("-inf")):
+        with pytest.raises(ValueError, match="finite"):
+            db.store("k.v1", {"kc": 1}, bad)
+    for field in ("signature", "key", "params", "value"):
+        with pytest.raises(ValueError, match="replace"):
+            db.store("k.v1", {"kc": 1}, 1.0, extra={field: {}})
+    with pytest.raises(TypeError):
+        db.store("k.v1", {"kc": object()}, 1.0)
+    assert os.listdir(os.path.join(str(tmp_path), "k.v1")) == []
+    db.store("k.v1", {"kc": 1}, np.float32(2.5), extra={"seed": 3})
+    rec = db.lookup("k.v1").record
+    assert rec["value"] == 2.5 and rec["seed"] == 3
