@@ -855,8 +855,13 @@ def tune_spec(options: dict) -> dict:
                   int(options.get("reps", 3)),
                   options.get("clock", "cpu" if threads == 1 else "wall"),
                   None if baseline == "none" else baseline)
+    from apps.common.kernel_flags import kernel_compile_opts
     return {"template": template, "space": space(isa.name, threads),
             "bench": bench, "key": key(isa.name), "units": bench.units,
+            # the candidates built as the app builds its kernels (GCC's
+            # whole-function register allocation for AVX2): without it
+            # the search timed kernels that spilled where the app's do not
+            "compile_opts": kernel_compile_opts(isa.name),
             "valid": valid,
             "initial": [start, dict(start, pack_a=False)],
             "n_startup": 4,
