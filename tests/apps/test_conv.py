@@ -531,3 +531,26 @@ def test_full_register_tile_reads_weights_from_memory(tmp_path, threads,
         out = np.full(want.shape, np.nan, np.float32)
         k(sizes, inp, k.prepare(wt), bias, out)
         np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("isa_name", ["avx2", "avx512"])
+def test_entry_point_touches_only_its_arrays(isa_name):
+    """``api.conv`` on arrays flush against an inaccessible page after
+    them, then before them (``tests/guard_pages``): a read or write past
+    a tail of channels or columns would crash here. 1 and 2 threads."""
+    from tests.guard_pages import guarded
+    rng = np.random.default_rng(13)
+    for threads, at in ((1, "end"), (2, "end"), (2, "start")):
+        assert set_openmp_threads(threads)
+        for N, H, W, IC, OC in ((1, 1, 1, 1, 1), (1, 2, 3, 2, 5),
+                                (2, 3, 9, 3, 17), (1, 2, 15, 4, 75),
+                                (1, 1, 7, 1, 129)):
+            inp, wt, bias = _layer(rng, N, H, W, IC, OC)
+            inp = guarded(inp.shape, np.float32, at, inp)
+            wt = guarded(wt.shape, np.float32, at, wt)
+            bias = guarded(bias.shape, np.float32, at, bias)
+            out = guarded((N, H, W, OC), np.float32, at, np.nan)
+            api.conv(inp, wt, bias, out, isa=isa_name)
+            assert np.array_equal(out, _numpy_conv(inp, wt, bias)), \
+                (threads, at, (N, H, W, IC, OC))
+    set_openmp_threads(os.cpu_count() or 1)

@@ -21,7 +21,8 @@ from apps.common.blas_env import openmp_threads, set_openmp_threads
 from apps.sgemm import api
 
 from tests.apps.sgemm_dispatch_tools import (EVERY_KERNEL, check_products,
-                                             edge_shapes, installed, ints)
+                                             edge_shapes, installed, ints,
+                                             kernel_name, suffix)
 
 #: every dispatch parameter on, thresholds where the brief's N land:
 #: N <= 256 narrow (B in place for M <= 8, N <= 16), N = 512.. on the
@@ -120,3 +121,33 @@ def test_descriptions_the_schedule_cannot_build_are_refused():
     with pytest.raises(ValueError, match="narrow tile"):
         dataclasses.replace(isa, nc_cols=24)
     assert "for jc in par(0, N / 16):" in str(by_columns(isa, isa.nc_cols))
+
+
+def test_every_kernel_touches_only_its_arrays(restore_threads):
+    """A, B and C flush against an inaccessible page after them, then
+    before them (``tests/guard_pages``): a kernel that reads or writes
+    past a tail (B read in place, a masked tile of C) would crash here;
+    comparing values cannot see a read. Every kernel, 1 and 2 threads,
+    plain and alpha/beta."""
+    from tests.guard_pages import guarded
+    rng = np.random.default_rng(12)
+    met = set()
+    with installed("avx2", POINT) as isa:
+        shapes = [s for s in _shapes(isa) if s[0] * s[1] * s[2] <= 3e6]
+        picked = [shapes[i] for i in
+                  rng.choice(len(shapes), 28, replace=False)]
+        picked += [(1, 1, 1), (3, 17, 1), (9, 15, 17), (17, 513, 3)]
+        plain, scaled = api.compiled("avx2")
+        for threads, at in itertools.product((1, 2), ("end", "start")):
+            assert set_openmp_threads(threads)
+            for m, n, k in picked:
+                A = guarded((m, k), np.float32, at, ints(rng, m, k))
+                B = guarded((k, n), np.float32, at, ints(rng, k, n))
+                C = guarded((m, n), np.float32, at, ints(rng, m, n))
+                want = C + A @ B
+                met.add(suffix(kernel_name(plain.pick(m, n, k)), "avx2"))
+                assert np.array_equal(api.sgemm(A, B, C, isa="avx2"), want)
+                assert np.array_equal(
+                    api.sgemm(A, B, C, alpha=2.0, beta=-1.0, isa="avx2"),
+                    2 * (A @ B) - want), (m, n, k, threads, at)
+    assert met == set(EVERY_KERNEL), met
