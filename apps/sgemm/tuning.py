@@ -666,6 +666,10 @@ def configured(isa_name: str, source: str = "auto"):
     model = model_params(isa_name, minimums)
     if found is not None and found.record is not None:
         try:
+            unknown = sorted(set(found.record["params"]) - PARAMS)
+            if unknown:   # (renamed since: variant would drop them)
+                raise ValueError(f"parameters this schedule does not "
+                                 f"know: {', '.join(unknown)}")
             isa = variant(isa_name, dict(
                 {k: model[k] for k in THREAD_PARAMS},
                 **found.record["params"]))
@@ -680,6 +684,17 @@ def configured(isa_name: str, source: str = "auto"):
     isa = variant(isa_name, model)
     return isa, (f"{isa.label} {isa.blocking_label} from the BLIS model "
                  f"of this machine's caches ({why}); {minimums[2]}")
+
+
+#: every parameter ``variant`` reads: a tuning record naming another
+#: (a parameter renamed without a new ``SCHEDULE_VERSION``) is not used,
+#: since ``variant`` would run its default in its place
+PARAMS = frozenset({
+    "isa", "shape", "mr", "nr", "narrow_shape", "narrow_mr", "narrow_nr",
+    "kc", "nc", "mc", "par", "pack_a", "pack_b", "prefetch", "order",
+    "dynamic", "par_min", "nc_cols", "cols_narrow", "cols_one_mk",
+    "nc_cols_alt", "narrow_n", "narrow_kc", "narrow_b_m", "narrow_b_n",
+    "narrow_b_par_min", "dynamic_min_n"})
 
 
 #: the app's choice of kernel per product (``api.Dispatch``), not the

@@ -73,6 +73,10 @@ def test_sgemm_falls_back_to_the_model_on_a_corrupted_record(
         tmp_path, monkeypatch):
     from apps.sgemm import tuning
     monkeypatch.setenv("EXO_HL_TUNING_DB", str(tmp_path))
+    # (the machine facts of the thread minimums are not what is tested:
+    # measuring them into the empty database took 25 s)
+    monkeypatch.setattr(tuning, "thread_minimums",
+                        lambda isa, threads=None: (1 << 19, 1 << 20, "x"))
     db = TuningDB(str(tmp_path))
     path = db.store(tuning.key("avx2"), {"kc": 128}, 1.0)
     model = tuning.configured("avx2", "model")[0]
@@ -146,3 +150,38 @@ def test_store_refuses_what_lookup_would_not_use(tmp_path):
     db.store("k.v1", {"kc": 1}, np.float32(2.5), extra={"seed": 3})
     rec = db.lookup("k.v1").record
     assert rec["value"] == 2.5 and rec["seed"] == 3
+
+
+@pytest.mark.parametrize("app", ["sgemm", "conv"])
+def test_a_record_naming_an_unknown_parameter_is_not_used(
+        app, tmp_path, monkeypatch):
+    """A record with a parameter the schedule does not read (renamed
+    without a new schedule version: ``variant`` would run its default in
+    its place) is not used; ``PARAMS`` is every name ``variant`` and
+    ``build`` read, and holds the search space and the model."""
+    import importlib
+    import inspect
+    import re
+    tuning = importlib.import_module(f"apps.{app}.tuning")
+    src = "".join(inspect.getsource(getattr(tuning, f))
+                  for f in ("variant", "build", "template")
+                  if hasattr(tuning, f))
+    read = set(re.findall(r'params(?:\.get\(|\[)\s*"(\w+)"', src))
+    assert read and read <= tuning.PARAMS, read - tuning.PARAMS
+    monkeypatch.setenv("EXO_HL_TUNING_DB", str(tmp_path))
+    if app == "sgemm":                   # (as above)
+        monkeypatch.setattr(tuning, "thread_minimums",
+                            lambda isa, threads=None: (1 << 19, 1 << 20,
+                                                       "x"))
+    sizes = (1, 7, 7, 16, 16)
+    args = ("avx2",) if app == "sgemm" else ("avx2", sizes)
+    model = (tuning.model_params("avx2", (1 << 19, 1 << 20, "x"))
+             if app == "sgemm" else tuning.model_params("avx2", sizes))
+    assert set(tuning.space("avx2")) | set(model) <= tuning.PARAMS
+    key = tuning.key(*args)
+    TuningDB(str(tmp_path)).store(key, dict(model, kc_blocks=64), 1.0)
+    out = tuning.configured(*args)
+    note = out[-1]
+    assert "does not know: kc_blocks" in note and "model" in note, note
+    TuningDB(str(tmp_path)).store(key, dict(model), 1.0)
+    assert "tuned record" in tuning.configured(*args)[-1]
