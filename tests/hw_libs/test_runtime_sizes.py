@@ -17,9 +17,10 @@ beside a packed panel that the C writes and the body does not is caught
 too. The AVX-512 instructions also run through the emulation layer as
 on a host of AVX2 only (SIMDe's masked operations, the layer's own
 masked loads and stores). The inputs mix the edge values of
-test_edge_values with random ones (its exceptions kept: exact factors for the fused multiply-adds and
-the bf16 dot products, no f32 denormal for ``vcvtne2ps2bf16``); the BF16
-and VNNI instructions also through the layer with only them emulated.
+test_edge_values with random ones (its exceptions kept: exact factors
+for the fused multiply-adds and the bf16 dot products, no f32 denormal
+for ``vcvtne2ps2bf16``); the BF16 and VNNI instructions also run through
+the layer with only them emulated.
 """
 from __future__ import annotations
 
