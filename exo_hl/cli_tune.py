@@ -111,6 +111,7 @@ def tune_command(args) -> int:
                   initial=spec.get("initial", ()),
                   valid=spec.get("valid"),
                   compile=spec.get("compile", True),
+                  compile_opts=spec.get("compile_opts"),
                   n_startup=spec.get("n_startup", 10),
                   confirm=args.confirm, confirm_top=args.confirm_top,
                   db=None if args.no_store else db, key=spec["key"])

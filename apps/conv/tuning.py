@@ -472,10 +472,25 @@ def label(isa: Isa, params: dict) -> str:
     return out
 
 
+#: every parameter ``variant`` and ``build`` read: a tuning record
+#: naming another (renamed without a new ``SCHEDULE_VERSION``) is not
+#: used, since they would run its default in its place
+PARAMS = frozenset({"isa", "sizes", "tile", "group", "fixed", "packed",
+                    "kc", "par", "bands", "kc_at", "rows", "prefetch",
+                    "dynamic"})
+
+
+#: where ``configured`` takes the parameters from
+SOURCES = ("auto", "model", "fixed")
+
+
 def configured(isa_name: str, sizes, source: str = "auto"):
     """(params, Isa, note): what the app runs for a layer. ``source``:
     'auto' (this machine's tuning record for the layer, else the model),
     'model', or 'fixed' (the base description, general kernel)."""
+    if source not in SOURCES:        # (a typo ran the model, saying
+        raise ValueError(             # "model requested")
+            f"params source {source!r}: one of {', '.join(SOURCES)}")
     if source == "fixed":
         params = {"fixed": False, "group": 1}
         isa = variant(isa_name, params)
@@ -485,6 +500,10 @@ def configured(isa_name: str, sizes, source: str = "auto"):
     if found is not None and found.record is not None:
         try:
             params = dict(found.record["params"])
+            unknown = sorted(set(params) - PARAMS)
+            if unknown:   # (renamed since: variant would drop them)
+                raise ValueError(f"parameters this schedule does not "
+                                 f"know: {', '.join(unknown)}")
             isa = variant(isa_name, params)
             return params, isa, f"{label(isa, params)}: {found.note}"
         except (SchedulingError, KeyError, TypeError, ValueError) as e:

@@ -645,11 +645,18 @@ def model_params(isa_name: str, minimums: tuple = None) -> dict:
                                            ISAS[isa_name].lanes)}
 
 
+#: where ``configured`` takes the parameters from
+SOURCES = ("auto", "model", "fixed")
+
+
 def configured(isa_name: str, source: str = "auto"):
     """(Isa, note): the description the app runs. ``source``: 'auto' (this
     machine's tuning record, else the model), 'model' (the BLIS model
     only) or 'fixed' (the base description: KC from the L1 rule, no NC or
     MC blocking)."""
+    if source not in SOURCES:        # (a typo in EXO_HL_SGEMM_PARAMS ran
+        raise ValueError(             # the model, saying "model requested")
+            f"params source {source!r}: one of {', '.join(SOURCES)}")
     if source == "fixed":
         isa = ISAS[isa_name]
         return isa, (f"fixed schedule ({isa.blocking_label} from the L1 "
@@ -659,6 +666,10 @@ def configured(isa_name: str, source: str = "auto"):
     model = model_params(isa_name, minimums)
     if found is not None and found.record is not None:
         try:
+            unknown = sorted(set(found.record["params"]) - PARAMS)
+            if unknown:   # (renamed since: variant would drop them)
+                raise ValueError(f"parameters this schedule does not "
+                                 f"know: {', '.join(unknown)}")
             isa = variant(isa_name, dict(
                 {k: model[k] for k in THREAD_PARAMS},
                 **found.record["params"]))
@@ -673,6 +684,17 @@ def configured(isa_name: str, source: str = "auto"):
     isa = variant(isa_name, model)
     return isa, (f"{isa.label} {isa.blocking_label} from the BLIS model "
                  f"of this machine's caches ({why}); {minimums[2]}")
+
+
+#: every parameter ``variant`` reads: a tuning record naming another
+#: (a parameter renamed without a new ``SCHEDULE_VERSION``) is not used,
+#: since ``variant`` would run its default in its place
+PARAMS = frozenset({
+    "isa", "shape", "mr", "nr", "narrow_shape", "narrow_mr", "narrow_nr",
+    "kc", "nc", "mc", "par", "pack_a", "pack_b", "prefetch", "order",
+    "dynamic", "par_min", "nc_cols", "cols_narrow", "cols_one_mk",
+    "nc_cols_alt", "narrow_n", "narrow_kc", "narrow_b_m", "narrow_b_n",
+    "narrow_b_par_min", "dynamic_min_n"})
 
 
 #: the app's choice of kernel per product (``api.Dispatch``), not the
@@ -848,8 +870,13 @@ def tune_spec(options: dict) -> dict:
                   int(options.get("reps", 3)),
                   options.get("clock", "cpu" if threads == 1 else "wall"),
                   None if baseline == "none" else baseline)
+    from apps.common.kernel_flags import kernel_compile_opts
     return {"template": template, "space": space(isa.name, threads),
             "bench": bench, "key": key(isa.name), "units": bench.units,
+            # the candidates built as the app builds its kernels (GCC's
+            # whole-function register allocation for AVX2): without it
+            # the search timed kernels that spilled where the app's do not
+            "compile_opts": kernel_compile_opts(isa.name),
             "valid": valid,
             "initial": [start, dict(start, pack_a=False)],
             "n_startup": 4,

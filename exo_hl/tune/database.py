@@ -29,11 +29,15 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+import numbers
 import os
 import re
 import tempfile
 import time
 from dataclasses import dataclass
+
+import numpy as np
 
 from .machine import (differences, machine_signature, signature_id,
                       signature_label)
@@ -95,20 +99,39 @@ class TuningDB:
               extra: dict | None = None) -> str:
         """Write (or replace) the record of ``key`` on this machine (or
         ``signature``); returns its path. The write is atomic (a
-        temporary file renamed), so a reader never sees half a record."""
+        temporary file renamed), so a reader never sees half a record.
+        ``value`` must be a finite number and ``extra`` may not replace
+        the record's own fields (``ValueError``): ``lookup`` would not use
+        such a record."""
         sig = machine_signature() if signature is None else signature
+        if isinstance(value, (bool, np.bool_)) or not isinstance(
+                value, numbers.Real) or not math.isfinite(value):
+            raise ValueError(f"tuning record of {key}: value {value!r} is "
+                             f"not a finite number (lookup would refuse "
+                             f"it)")
+        value = value if isinstance(value, int) else float(value)
         rec = {"key": key, "params": dict(params), "value": value,
                "units": units, "signature": sig,
                "signature_id": signature_id(sig),
                "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        clash = sorted(set(extra or {}) & set(rec))
+        if clash:          # (a record whose signature, key or value
+            raise ValueError(  # another field replaced is never found)
+                f"tuning record extra fields {clash} would replace the "
+                f"record's own")
         rec.update(extra or {})
         path = self.path(key, sig)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path),
                                    suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            json.dump(rec, f, indent=1, sort_keys=True)
-        os.replace(tmp, path)
+        try:
+            with os.fdopen(fd, "w") as f:
+                json.dump(rec, f, indent=1, sort_keys=True,
+                          allow_nan=False)
+            os.replace(tmp, path)
+        except BaseException:    # (params not JSON: no stray temporary)
+            os.unlink(tmp)
+            raise
         log.info("tuning record for %s stored in %s", key, path)
         return path
 
@@ -126,37 +149,73 @@ class TuningDB:
                 continue
             try:
                 with open(os.path.join(d, n)) as f:
-                    out.append((os.path.join(d, n), json.load(f)))
+                    rec = json.load(f)
             except (OSError, ValueError):
                 continue
+            if isinstance(rec, dict):     # (a JSON list, a string: skipped)
+                out.append((os.path.join(d, n), rec))
         return out
 
     def lookup(self, key: str, signature: dict | None = None) -> Lookup:
         """This machine's record of ``key`` (or ``signature``'s), never
         another's; the note says which file is used, or that there is
-        none and how the other machines' records differ."""
+        none and how the other machines' records differ. A file under this
+        machine's name that cannot be used (truncated, not a record, a
+        ``params`` that is no dict, a ``value`` that is no number: a
+        hand edit, a disk filled mid-write by another tool) is reported in
+        the note and not returned, so a caller falls back to its default
+        instead of failing or reading half a record."""
         sig = machine_signature() if signature is None else signature
         path = self.path(key, sig)
-        rec = None
+        rec, why = None, None
         try:
             with open(path) as f:
                 rec = json.load(f)
-        except (OSError, ValueError):
+        except FileNotFoundError:
             rec = None
-        if rec is not None and rec.get("signature") == sig and \
-                rec.get("key") == key:
-            note = (f"tuned record for {key} ({rec.get('value'):.4g} "
-                    f"{rec.get('units', '')}, {rec.get('time', '?')}) "
-                    f"from {path}")
-            log.info("%s", note)
-            return Lookup(rec, path, note)
+        except (OSError, ValueError) as e:
+            why = f"unreadable ({type(e).__name__}: {e})"
+        if rec is not None:
+            why = unusable(rec, key, sig)
+            if why is None:
+                note = (f"tuned record for {key} ({rec['value']:.4g} "
+                        f"{rec.get('units', '')}, {rec.get('time', '?')}) "
+                        f"from {path}")
+                log.info("%s", note)
+                return Lookup(rec, path, note)
         others = [(p, r) for p, r in self.records(key) if p != path]
         note = f"no tuned record for {key} on this machine"
+        if why is not None:
+            note += f" (its file {path} is {why}: not used)"
         if others:
             diffs = sorted({d for _, r in others
-                            for d in differences(r.get("signature", {}),
-                                                 sig)})
+                            for d in differences(r.get("signature"), sig)})
             note += (f"; {len(others)} record(s) of other machines not used "
                      f"(they differ in {', '.join(diffs) or 'signature'})")
         log.info("%s", note)
         return Lookup(None, None, note)
+
+
+def unusable(rec, key: str, signature: dict) -> str | None:
+    """Why a record read from ``key``'s file for ``signature`` must not be
+    used (None when it may): not a JSON object, another key or machine
+    (a file copied from elsewhere under this machine's name), ``params``
+    not an object, ``value`` not a finite number.
+
+    >>> unusable({"key": "k", "signature": {}, "params": {}, "value": 1.0},
+    ...          "k", {})
+    >>> unusable({"key": "k", "signature": {}, "params": [], "value": 1},
+    ...          "k", {})
+    'not a record (params is not an object)'
+    """
+    if not isinstance(rec, dict):
+        return f"not a record (a JSON {type(rec).__name__})"
+    if rec.get("key") != key or rec.get("signature") != signature:
+        return "a record of another key or machine"
+    if not isinstance(rec.get("params"), dict):
+        return "not a record (params is not an object)"
+    v = rec.get("value")
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or \
+            not math.isfinite(v):
+        return f"not a record (value {v!r} is not a finite number)"
+    return None

@@ -250,5 +250,9 @@ def differences(a: dict, b: dict) -> list:
 
     >>> differences({"cores": 2, "vendor": "x"}, {"cores": 4, "vendor": "x"})
     ['cores']
+    >>> differences("garbled", {"cores": 4})
+    ['signature']
     """
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return ["signature"]            # (a corrupted record's)
     return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))

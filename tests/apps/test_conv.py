@@ -531,3 +531,52 @@ def test_full_register_tile_reads_weights_from_memory(tmp_path, threads,
         out = np.full(want.shape, np.nan, np.float32)
         k(sizes, inp, k.prepare(wt), bias, out)
         np.testing.assert_array_equal(out, want)
+
+
+def _with_specials(rng, x, p):
+    """``x`` with a fraction ``p`` of its elements +-inf or NaN."""
+    hit = rng.random(x.shape) < p
+    x[hit] = rng.choice(np.array([np.inf, -np.inf, np.nan], np.float32),
+                        int(hit.sum()))
+    return x
+
+
+def _ieee_conv(inp, wt, bias):
+    """relu(bias + conv3x3) in float64 with every product summed (inf -
+    inf and 0 * inf are NaN whatever the order) and the algorithm's relu
+    (``relu``: NaN and -0 to +0)."""
+    N, H2, W2, _ = inp.shape
+    H, W = H2 - 2, W2 - 2
+    acc = 0.0
+    with np.errstate(all="ignore"):
+        for ky in range(3):
+            for kx in range(3):
+                x = inp[:, ky:ky + H, kx:kx + W, :].astype(np.float64)
+                acc = acc + (x[..., :, None] * wt[ky, kx]).sum(axis=-2)
+        v = acc + bias
+        return np.where(np.isnan(v), 0.0, np.maximum(v, 0.0))
+
+
+@pytest.mark.parametrize("isa_name", ["avx2", "avx512"])
+def test_entry_point_touches_only_its_arrays(isa_name):
+    """``api.conv`` on arrays flush against an inaccessible page after
+    them, then before them (``tests/guard_pages``): a read or write past
+    a tail of channels or columns would crash here. 1 and 2 threads.
+    Some inputs are +-inf or NaN: a padded or masked channel tail that
+    multiplied them by zero would show."""
+    from tests.guard_pages import guarded
+    rng = np.random.default_rng(13)
+    for threads, at in ((1, "end"), (2, "end"), (2, "start")):
+        assert set_openmp_threads(threads)
+        for i, (N, H, W, IC, OC) in enumerate((
+                (1, 1, 1, 1, 1), (1, 2, 3, 2, 5), (2, 3, 9, 3, 17),
+                (1, 2, 15, 4, 75), (1, 1, 7, 1, 129))):
+            p = (0.0, 0.02, 0.1)[i % 3]
+            inp, wt, bias = (guarded(x.shape, np.float32, at,
+                                     _with_specials(rng, x, p))
+                             for x in _layer(rng, N, H, W, IC, OC))
+            out = guarded((N, H, W, OC), np.float32, at, np.nan)
+            api.conv(inp, wt, bias, out, isa=isa_name)
+            assert np.array_equal(out, _ieee_conv(inp, wt, bias)), \
+                (threads, at, (N, H, W, IC, OC))
+    set_openmp_threads(os.cpu_count() or 1)

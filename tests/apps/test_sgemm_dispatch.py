@@ -21,7 +21,8 @@ from apps.common.blas_env import openmp_threads, set_openmp_threads
 from apps.sgemm import api
 
 from tests.apps.sgemm_dispatch_tools import (EVERY_KERNEL, check_products,
-                                             edge_shapes, installed, ints)
+                                             edge_shapes, installed, ints,
+                                             kernel_name, suffix)
 
 #: every dispatch parameter on, thresholds where the brief's N land:
 #: N <= 256 narrow (B in place for M <= 8, N <= 16), N = 512.. on the
@@ -120,3 +121,61 @@ def test_descriptions_the_schedule_cannot_build_are_refused():
     with pytest.raises(ValueError, match="narrow tile"):
         dataclasses.replace(isa, nc_cols=24)
     assert "for jc in par(0, N / 16):" in str(by_columns(isa, isa.nc_cols))
+
+
+def _with_specials(rng, x, p):
+    """``x`` with a fraction ``p`` of its elements +-inf or NaN."""
+    hit = rng.random(x.shape) < p
+    x[hit] = rng.choice(np.array([np.inf, -np.inf, np.nan], np.float32),
+                        int(hit.sum()))
+    return x
+
+
+def _product(A, B, C, alpha=1.0, beta=1.0):
+    """alpha (A @ B) + beta C in float64, every term summed (inf - inf
+    and 0 * inf are NaN whatever the order): exact on small integers."""
+    with np.errstate(all="ignore"):
+        t = (A.astype(np.float64)[:, :, None]
+             * B.astype(np.float64)[None, :, :]).sum(axis=1)
+        return (alpha * t + beta * C.astype(np.float64)).astype(np.float32)
+
+
+def test_every_kernel_touches_only_its_arrays(restore_threads):
+    """A, B and C flush against an inaccessible page after them, then
+    before them (``tests/guard_pages``): a kernel that reads or writes
+    past a tail (B read in place, a masked tile of C) would crash here;
+    comparing values cannot see a read. Every kernel, 1 and 2 threads,
+    plain and alpha/beta. Some elements are +-inf or NaN: a padded or
+    masked tail that multiplied them by zero, or a zero padding of K read
+    against a neighbouring row, would put NaN where IEEE arithmetic puts
+    none (or the reverse); the result is compared element for element
+    with the float64 sum of every product, NaNs equal."""
+    from tests.guard_pages import guarded
+    rng = np.random.default_rng(12)
+    met = set()
+    with installed("avx2", POINT) as isa:
+        shapes = [s for s in _shapes(isa) if s[0] * s[1] * s[2] <= 1e6]
+        picked = [shapes[i] for i in
+                  rng.choice(len(shapes), 26, replace=False)]
+        picked += [(1, 1, 1), (3, 17, 1), (9, 15, 17), (17, 513, 3)]
+        plain, scaled = api.compiled("avx2")
+        for threads, at in itertools.product((1, 2), ("end", "start")):
+            assert set_openmp_threads(threads)
+            for i, (m, n, k) in enumerate(picked):
+                p = (0.0, 0.002, 0.03)[i % 3]
+                A = guarded((m, k), np.float32, at,
+                            _with_specials(rng, ints(rng, m, k), p))
+                B = guarded((k, n), np.float32, at,
+                            _with_specials(rng, ints(rng, k, n), p))
+                C = guarded((m, n), np.float32, at,
+                            _with_specials(rng, ints(rng, m, n), p / 4))
+                want, C0 = _product(A, B, C), C.copy()
+                met.add(suffix(kernel_name(plain.pick(m, n, k)), "avx2"))
+                got = api.sgemm(A, B, C, isa="avx2")
+                assert np.array_equal(got, want, equal_nan=True), \
+                    (m, n, k, threads, at)
+                C[...] = C0
+                got = api.sgemm(A, B, C, alpha=2.0, beta=-1.0, isa="avx2")
+                assert np.array_equal(got, _product(A, B, C0, 2.0, -1.0),
+                                      equal_nan=True), (m, n, k, threads, at)
+    assert met == set(EVERY_KERNEL), met

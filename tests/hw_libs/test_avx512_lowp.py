@@ -3,7 +3,7 @@ of test_edge_values.py: the order vdpbf16ps sums a pair in (odd first)
 shown on a case where it decides the result; its DAZ/FTZ (where the body,
 IEEE, differs), emulation against the hardware; replace() of a dot
 product by the instruction, and the refusal of the other summation
-order."""
+order; ``vcvtne2ps2bf16``'s rounding where it decides (ties to even)."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,11 +12,13 @@ import pytest
 from exo_hl import SchedulingError, bf16, f32, i8, i32, proc, seq, ui8
 from exo_hl.codegen_c.host_cpu import host_features
 from exo_hl.core_ir import datasem as D
-from exo_hl.hw_libs.avx512 import (AVX512, mm512_dpbf16_ps,
+from exo_hl.hw_libs.avx512 import (AVX512, mm512_cvtne2ps_pbh,
+                                   mm512_dpbf16_ps,
                                    mm512_dpbusd_epi32, mm512_loadu_bf16,
                                    mm512_loadu_epi8, mm512_loadu_epi32,
                                    mm512_loadu_epu8, mm512_loadu_ps,
-                                   mm512_storeu_epi32, mm512_storeu_ps)
+                                   mm512_storeu_bf16, mm512_storeu_epi32,
+                                   mm512_storeu_ps)
 
 from .emulation_tools import compile_emulated
 
@@ -136,3 +138,54 @@ def test_replace_refuses_the_other_pair_order():
     p = dot2_even_first
     with pytest.raises(SchedulingError):
         p.replace(p.find_loop("i"), mm512_dpbf16_ps)
+
+
+@proc
+def cvt(lo: f32[16], hi: f32[16], out: bf16[32]):
+    a: f32[16] @ AVX512
+    b: f32[16] @ AVX512
+    r: bf16[32] @ AVX512
+    mm512_loadu_ps(a, lo)
+    mm512_loadu_ps(b, hi)
+    mm512_cvtne2ps_pbh(r, a, b)
+    mm512_storeu_bf16(out, r)
+
+
+def test_bf16_conversion_rounds_ties_to_even_as_its_body():
+    """``vcvtne2ps2bf16`` against its body (the f32 -> bf16 store) where
+    the rounding decides: the dropped 16 bits exactly half (a tie: to
+    even, both for an even and an odd kept part), just below and above
+    half, all ones, one; positive and negative; the largest finite f32
+    (rounds to infinity), the smallest normals, a value whose carry
+    reaches the exponent, NaNs. test_edge_values' values have no tie."""
+    def nan(x):
+        return ((x & 0x7F80) == 0x7F80) & ((x & 0x7F) != 0)
+    bits = np.array([(hi << 16) | lo
+                     for hi in (0x3F80, 0x3F81, 0xBF80, 0xBF81, 0x7F7F,
+                                0xFF7F, 0x0080, 0x0081, 0x4B80, 0x3FFF,
+                                0x7F80, 0x7FC0, 0x7F81)
+                     for lo in (0x8000, 0x7FFF, 0x8001, 0xFFFF, 0x0001,
+                                0x0000)], np.uint32)
+    vals = np.zeros(96, np.float32)
+    vals[:len(bits)] = bits.view(np.float32)
+    runs = [_emulated(cvt)]
+    if host_features({"avx512f", "avx512bf16"}) == {"avx512f", "avx512bf16"}:
+        runs.append(cvt.compile())
+    for chunk in vals.reshape(3, 32):
+        lo, hi = chunk[:16].copy(), chunk[16:].copy()
+        want = np.zeros(32, np.uint16)
+        with np.errstate(all="ignore"):
+            cvt.interpret(lo=lo, hi=hi, out=want)
+        # the body rounds as datasem's f32 -> bf16 (1 + 2^-8: a tie, down
+        # to 1; 1 + 3 2^-8: up to 1 + 2^-6; the largest f32: infinity)
+        ok = ~nan(want)
+        assert np.array_equal(want[ok], D.f32_to_bf16_bits(chunk)[ok])
+        for f in runs:
+            got = np.zeros(32, np.uint16)
+            f(lo=lo, hi=hi, out=got)
+            bad = (got != want) & ~(nan(got) & nan(want))
+            assert not bad.any(), (f, [(hex(lo.view(np.uint32)[j % 16]
+                                            if j < 16 else
+                                            hi.view(np.uint32)[j - 16]),
+                                        hex(got[j]), hex(want[j]))
+                                       for j in np.nonzero(bad)[0]])

@@ -433,3 +433,30 @@ def test_gemmini_partial_tiles_on_edges(n, k, scale):
           A=rng.choice(np.array([-128, 127, 0, -1]), (n, k)).astype(np.int8),
           B=rng.choice(np.array([-128, 127, 0, 1]), (k, 16)).astype(np.int8),
           Y=np.zeros((n, 16), np.int8))
+
+
+def test_gemmini_every_partial_tile():
+    """``g_sized`` at every tile size n, k in 1..16 (run-time sizes: one
+    build), a scale drawn from the edge scales and a few ordinary ones."""
+    f = g_sized.compile()
+    rng = np.random.default_rng(7)
+    scales = SCALES + [0.37, -2.5, 1.0 / 3]
+    for n, k in itertools.product(range(1, 17), range(1, 17)):
+        args = dict(
+            n=n, k=k,
+            scale=np.array([scales[(n * 17 + k) % len(scales)]],
+                           np.float32),
+            bias=rng.choice(I32_EDGES, 16).astype(np.int32),
+            A=rng.choice(np.array([-128, 127, 0, -1, 5]), (n, k))
+            .astype(np.int8),
+            B=rng.choice(np.array([-128, 127, 0, 1, -7]), (k, 16))
+            .astype(np.int8),
+            Y=np.zeros((n, 16), np.int8))
+        outs = []
+        for run in (g_sized.interpret, f):
+            a = {key: (v.copy() if isinstance(v, np.ndarray) else v)
+                 for key, v in args.items()}
+            with np.errstate(all="ignore"):
+                run(**a)
+            outs.append(a["Y"])
+        assert np.array_equal(outs[0], outs[1]), (n, k, args["scale"])

@@ -282,8 +282,11 @@ def test_the_cli_passes_the_specs_n_startup(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(T, "tune", spy)
     spec = str(Path(__file__).parent / "tune_candidates.py")
     assert main(["tune", spec, "--trials", "2", "--no-store",
-                 "--option", "n_startup=1"]) == 0
+                 "--option", "n_startup=1", "--option", "cflags=-O2"]) == 0
     assert seen["n_startup"] == 1
+    # and its compile options (the CLI dropped them: SGEMM's AVX2
+    # candidates were built without the app's -fira-region=one)
+    assert seen["compile_opts"] == {"cflags": "-O2"}
 
 
 def test_the_guides_example_runs(capsys):
@@ -449,6 +452,11 @@ def test_the_apps_initial_points_are_the_models_whole_points():
     for f in ("mr", "nr", "kc", "nc", "mc", "pack_a", "pack_b", "prefetch",
               "order", "dynamic"):
         assert getattr(ran, f) == getattr(model, f), f
+    # the candidates are built as the app builds its kernels
+    from apps.common.kernel_flags import kernel_compile_opts
+    assert spec["compile_opts"] == kernel_compile_opts(isa)
+    assert sgemm.tune_spec({"isa": "avx2"})["compile_opts"] == \
+        kernel_compile_opts("avx2")
     for sizes in ("halide", "resnet7", "resnet14:5"):
         spec = conv.tune_spec({"sizes": sizes})
         for point in spec["initial"]:

@@ -72,7 +72,9 @@ def tune_spec(options):
             "key": "axpy.cli.v1", "units": "score", "compile": False,
             "initial": [{"t": 6, "u": 3}], "about": "the test landscape",
             "n_startup": int(options.get("n_startup", 10)),
-            "unset_env": tuple(filter(None, [options.get("unset")]))}
+            "unset_env": tuple(filter(None, [options.get("unset")])),
+            "compile_opts": ({"cflags": options["cflags"]}
+                             if "cflags" in options else None)}
 
 
 def template_p(params):
