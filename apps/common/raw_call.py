@@ -96,16 +96,23 @@ def float32_array(app: str, x, name: str, ndim: int, written: bool = False):
 
 
 def float32_pointer(app: str, x, name: str, ndim: int,
-                    written: bool = False) -> int:
+                    written: bool = False, empty_ok: bool = False) -> int:
     """``float32_array``'s checks, then ``x``'s data address (the pointer
     the raw call passes): numpy takes most of a microsecond to give it,
     and the alignment check needs it too, so an entry point that asks
-    once saves that per array and call (``sgemm``: 64^3 is 3 us)."""
+    once saves that per array and call (``sgemm``: 64^3 is 3 us). With
+    ``empty_ok`` an empty array passes the type checks and gives 0 (the
+    entry point computes such a call without the kernel, which refuses a
+    size of 0)."""
     if not isinstance(x, np.ndarray) or x.dtype != np.float32 or \
             x.ndim != ndim or not x.flags.c_contiguous:
         raise TypeError(f"{app}: {name} must be a C-contiguous {ndim}-d "
                         f"float32 numpy array")
     if 0 in x.shape:
+        if empty_ok:
+            if written and not x.flags.writeable:
+                raise ValueError(f"{app}: {name} is read-only")
+            return 0
         raise ValueError(f"{app}: {name} is empty ({x.shape})")
     if max(x.shape) > MAX_DIM:
         raise ValueError(f"{app}: {name} is {'x'.join(map(str, x.shape))}; "

@@ -7,8 +7,9 @@ runs.
     sgemm(A, B, C, alpha=2.0, beta=0.5)   # C = 2 A @ B + 0.5 C, in place
     sgemm(A, B, C, alpha=2.0, beta=0.0)   # C = 2 A @ B: C is not read
 
-float32, row-major (C-contiguous) matrices of any sizes >= 1 (and below
-2**31), aligned to a float, C writeable; alpha and beta real numbers, a finite one past
+float32, row-major (C-contiguous) matrices of any sizes below 2**31
+(a size of 0 as BLAS has it: ``M`` or ``N`` = 0 changes nothing, ``K`` = 0
+leaves ``beta * C``), aligned to a float, C writeable; alpha and beta real numbers, a finite one past
 float32's range refused (``ValueError``), as a compiled procedure refuses
 it (``apps/common/raw_call``: the checks the direct C call skips). The kernel
 is scheduled and compiled on first use per instruction set (then cached
@@ -465,8 +466,25 @@ MAX_DIM = _raw_call.MAX_DIM
 
 def _matrix(x, name, written=False):
     """The checks a raw call skips (``raw_call.float32_pointer``); x's
-    data address."""
-    return _raw_call.float32_pointer("sgemm", x, name, 2, written)
+    data address (0 for an empty matrix: no kernel is called then)."""
+    return _raw_call.float32_pointer("sgemm", x, name, 2, written,
+                                     empty_ok=True)
+
+
+def _without_product(C, scalars):
+    """``C`` after ``alpha * A @ B + beta * C`` when the product is not
+    computed, as BLAS's sgemm does for ``K == 0`` or ``alpha == 0``
+    (A and B are not read, so a NaN or an infinity in them does not reach
+    C): ``beta * C`` in float32, C set to zero when ``beta == 0`` (not
+    read) and left alone when ``beta == 1`` (or without alpha/beta,
+    ``C += A @ B`` with an empty sum)."""
+    if scalars is None or scalars[1][0] == 1.0:
+        return C
+    if scalars[1][0] == 0.0:
+        C.fill(0.0)
+    else:
+        np.multiply(C, scalars[1][0], out=C)
+    return C
 
 
 def sgemm(A, B, C=None, *, alpha=None, beta=None, isa="auto"):
@@ -481,7 +499,11 @@ def sgemm(A, B, C=None, *, alpha=None, beta=None, isa="auto"):
     read), the ``C += A @ B`` kernel ``Dispatch`` picks for the product
     adds T (the same kernel, so the same T bit for bit, that the
     alpha/beta kernel computes), then numpy multiplies it by alpha in
-    float32 (skipped for alpha = 1): one rounding, as ``alpha * T``."""
+    float32 (skipped for alpha = 1): one rounding, as ``alpha * T``.
+
+    As in BLAS, ``alpha == 0`` or ``K == 0`` does not compute the
+    product (A and B are not read): C = ``beta * C`` (zero for ``beta ==
+    0``); ``M`` or ``N`` = 0 returns C as it is."""
     ptrs = [_matrix(A, "A"), _matrix(B, "B")]
     (M, K), (K2, N) = A.shape, B.shape
     if K != K2:
@@ -499,6 +521,10 @@ def sgemm(A, B, C=None, *, alpha=None, beta=None, isa="auto"):
     scalars = None if alpha is None and beta is None else tuple(
         _raw_call.float32_scalar("sgemm", 1.0 if v is None else v, name)
         for v, name in ((alpha, "alpha"), (beta, "beta")))
+    if M == 0 or N == 0:
+        return C
+    if K == 0 or scalars is not None and scalars[0][0] == 0.0:
+        return _without_product(C, scalars)
     chosen, _, note = choose_isa(isa)
     if chosen is None:
         raise RuntimeError(f"sgemm: {note}")

@@ -65,16 +65,46 @@ def test_every_kernel_on_edge_shapes(restore_threads):
     assert set(met) == set(EVERY_KERNEL), met
 
 
-def test_empty_and_non_contiguous_refused():
-    """Sizes of 0 and arrays a raw call cannot take (not C-contiguous,
-    a leading dimension other than the row length) are refused, not
-    run."""
+def test_empty_products_and_alpha_zero_as_blas():
+    """Sizes of 0 and ``alpha == 0`` do as BLAS's sgemm: M or N = 0
+    changes nothing, K = 0 or alpha = 0 leaves ``beta * C`` (zero for
+    beta = 0, C not read) without reading A or B (a NaN or an infinity
+    there does not reach C; the kernel would have made ``0 * inf`` a
+    NaN); empty arrays of the wrong type or a read-only C still refused."""
     rng = np.random.default_rng(1)
     with installed("avx2", POINT):
         for m, n, k in ((0, 3, 4), (3, 0, 4), (3, 4, 0), (0, 0, 0)):
-            with pytest.raises(ValueError, match="empty"):
-                api.sgemm(np.ones((m, k), np.float32),
-                          np.ones((k, n), np.float32), isa="avx2")
+            A = np.ones((m, k), np.float32)
+            B = np.ones((k, n), np.float32)
+            out = api.sgemm(A, B, isa="avx2")
+            assert out.shape == (m, n) and not out.any()
+            C = ints(rng, m, n) if m * n else np.ones((m, n), np.float32)
+            C0 = C.copy()
+            assert api.sgemm(A, B, C, isa="avx2") is C
+            assert np.array_equal(C, C0)
+            for beta, want in ((0.0, np.zeros_like(C0)), (1.0, C0),
+                               (-0.5, np.float32(-0.5) * C0)):
+                C[...] = C0
+                api.sgemm(A, B, C, alpha=3.0, beta=beta, isa="avx2")
+                assert np.array_equal(C, want)
+            with pytest.raises(TypeError, match="C-contiguous"):
+                api.sgemm(A.astype(np.float64), B, isa="avx2")
+            ro = np.zeros((m, n), np.float32)
+            ro.flags.writeable = False
+            with pytest.raises(ValueError, match="read-only"):
+                api.sgemm(A, B, ro, isa="avx2")
+        A = ints(rng, 5, 7)
+        A[1, 2], A[3, 4] = np.inf, np.nan
+        B = ints(rng, 7, 6)
+        C0 = ints(rng, 5, 6)
+        for beta, want in ((0.0, np.zeros_like(C0)),
+                           (2.0, np.float32(2.0) * C0), (1.0, C0)):
+            C = C0.copy()
+            api.sgemm(A, B, C, alpha=0.0, beta=beta, isa="avx2")
+            assert np.array_equal(C, want)
+            C[...] = np.nan
+            api.sgemm(A, B, C, alpha=-0.0, beta=0.0, isa="avx2")
+            assert np.array_equal(C, np.zeros_like(C0))
         big = ints(rng, 9, 12)
         for A in (big[:, :5], big[::2, :], big[::-1, :], big.T):
             B = ints(rng, A.shape[1], 4)
