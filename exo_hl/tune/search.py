@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 from .confirm import (Confirmation, choose, confirm_rounds, finalists,
                       reserve)
-from .workers import Running, context
+from .workers import Running, context, wait_builds
 
 
 #: the outcomes of a candidate
@@ -212,7 +212,10 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
     defaults, first; then ``n_startup`` random points before the model
     of the measurements takes over), builds up to ``workers`` candidates at once, times
     them one at a time, and stops after ``n_trials`` candidates, when
-    ``budget_s`` seconds have passed (checked between batches), when
+    ``budget_s`` seconds have passed (checked between batches; builds
+    still running then are stopped, status ``timeout``, once some
+    candidate has been built, so a slow build does not hold the search
+    past its budget), when
     every point of the space has been tried, or when the sampler has
     proposed only points already tried for ``MAX_STALE`` batches in a
     row. A point proposed again
@@ -361,14 +364,20 @@ def tune(template, space: dict, bench, *, budget_s: float = 600.0,
             try:
                 # build: all at once
                 built = []
-                end = time.monotonic() + build_timeout_s
+                t_build = time.monotonic()
+                msgs = wait_builds(running, t_build + build_timeout_s,
+                                   start + budget_s, best is not None)
                 for num, params, ident in fresh:
-                    msg = running[num].wait(max(0.0, end - time.monotonic()))
+                    msg = msgs.get(num)
                     if msg is None:
-                        outcome[ident] = Trial(num, params, "timeout",
-                                               message=f"building took more "
-                                               f"than {build_timeout_s:g} s",
-                                               build_s=build_timeout_s)
+                        waited = time.monotonic() - t_build
+                        outcome[ident] = Trial(
+                            num, params, "timeout", build_s=waited,
+                            message=f"building took more than "
+                            f"{build_timeout_s:g} s" if waited >=
+                            build_timeout_s else f"building stopped after "
+                            f"{waited:.3g} s: the time budget "
+                            f"({budget_s:g} s) ran out")
                         running[num].stop()
                     elif msg[0] == "built":
                         built.append((num, params, ident, msg[2]))

@@ -125,6 +125,31 @@ class Running:
         self.conn.close()
 
 
+def wait_builds(running: dict, end: float, cutoff: float,
+                cut_now: bool) -> dict:
+    """Each candidate's first message (``running``: number -> Running),
+    polled together; the ones still building are left out when
+    ``end`` (the build timeout) passes, or ``cutoff`` (the search's time
+    budget) once some build has succeeded (``cut_now``: an earlier batch's
+    candidate did; else the first of these to be built): a slow build
+    stops the search at its budget once there is a result, but never
+    leaves it without one."""
+    msgs, got_one = {}, cut_now
+    while True:
+        for num, r in running.items():
+            if num not in msgs:
+                msg = r.wait(0)
+                if msg is not None:
+                    msgs[num] = msg
+                    got_one = got_one or msg[0] == "built"
+        left = (min(end, cutoff) if got_one else end) - time.monotonic()
+        if len(msgs) == len(running) or left <= 0:
+            return msgs
+        waiting = [x for num, r in running.items() if num not in msgs
+                   for x in (r.conn, r.proc.sentinel)]
+        multiprocessing.connection.wait(waiting, timeout=min(left, 1.0))
+
+
 def context():
     """``forkserver`` where there is one (children fork from a clean
     server process that has already imported exo_hl: a candidate starts

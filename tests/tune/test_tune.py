@@ -58,6 +58,25 @@ def test_refused_crashing_and_hanging_candidates_are_recorded(tmp_path):
     assert rec["signature"] == machine_signature()
 
 
+def test_a_slow_build_does_not_hold_the_search_past_its_budget(tmp_path):
+    """Builds still running when the budget has run out are stopped
+    (status timeout, saying so) once some candidate has been built: the
+    search returns near its budget with that candidate, not after the
+    slow one's build timeout."""
+    t0 = time.monotonic()
+    r = tune(tc.template, {"case": ["tile4", "slowbuild"]}, tc.bench,
+             initial=[{"case": "tile4"}, {"case": "slowbuild"}],
+             workers=2, budget_s=1.0, timeout_s=30, build_timeout_s=250,
+             confirm=0, progress=False)
+    took = time.monotonic() - t0
+    by_case = {t.params["case"]: t for t in r.trials}
+    assert by_case["tile4"].status == "ok"
+    slow = by_case["slowbuild"]
+    assert slow.status == "timeout" and "budget" in slow.message
+    assert r.best_params == {"case": "tile4"}
+    assert took < 60
+
+
 def test_a_search_is_reproducible_from_its_seed():
     space = {"t": range(1, 13), "u": [1, 2, 3, 4, 5]}
 

@@ -6,7 +6,8 @@ One parameter, ``case``, picks what the candidate does: a good schedule
 (``tile4``, ``tile8``: value = the tile), a schedule ``split`` refuses
 (``refused``: a perfect split of an unknown ``n``), a benchmark that kills
 its process (``abort``: SIGABRT; ``segv``: a read of address 0) or one
-that never returns (``hang``).
+that never returns (``hang``), or a schedule that takes minutes to build
+(``slowbuild``).
 """
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ def template(params):
     case = params["case"]
     if case == "refused":
         return axpy.split('i', 4, 'io', 'ii', tail='perfect')
+    if case == "slowbuild":
+        time.sleep(300)
     tile = int(case[4:]) if case.startswith("tile") else 2
     return axpy.split('i', tile, 'io', 'ii', tail='cut')
 
