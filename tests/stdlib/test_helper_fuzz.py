@@ -1,0 +1,493 @@
+"""Random stdlib helpers on random targets of random procedures (audit 15b).
+
+Each procedure is two to four *nests* (a nest writes a buffer of its own,
+``o{k}`` or ``s{k}``) that share their loop and buffer names: elementwise
+and reduction nests, a stage with a producer loop and a buffer ``t``
+(``compute_at``, ``inline_producer``, ``compute_root``, ``store_at``), a
+scalar ``c`` assigned in the loop (``hoist``), literals (``bind_const``),
+a loop shadowing another of its name; at the top, in a loop, or split
+between the branches of an ``if``; in ``f32`` or another precision.
+
+A helper is pointed at one nest by a pattern (``'i #k'``, ``'c = _ #k'``),
+by a cursor, or by a *stale* cursor: one taken before another helper or a
+primitive rewrote another nest (it must be forwarded to its image), or one
+into code that a rewrite removed (unrolled, cut off): then the helper must
+refuse. When it accepts,
+
+- every other nest prints as before (what ``test_target_fuzz`` checks;
+  a hoisted or bound scalar at the top is not part of a nest), and the
+  named one changed;
+- the result computes what the procedure computes, in ``interpret()`` on
+  small integers (exactly) and on special values (NaN, infinities, signed
+  zeros, subnormals, large values: bit for bit, any two NaNs equal; a
+  buffer summed into with ``+=`` only up to the reordering the semantics
+  allow), and for a sample compiled too.
+
+``EXO_HL_HELPER_FUZZ_S`` (budget in seconds) and ``EXO_HL_HELPER_FUZZ_SEED``
+for longer runs offline.
+"""
+from __future__ import annotations
+
+import os
+import random
+import re
+import time
+
+import numpy as np
+
+from exo_hl import SchedulingError
+from exo_hl.core_ir import types as T
+from exo_hl.core_ir.nodes import IR
+from exo_hl.hw_libs.avx2 import AVX2, INSTRS
+from exo_hl.stdlib import (bind_const, compute_at, compute_root, hoist,
+                           inline_producer, pack, parallel_outer, store_at,
+                           tile, unroll_and_jam, vectorize,
+                           vectorize_reduction, vectorize_reduction_rows)
+from source_modules import load_source
+
+# kind: (lines of the nest, {k}: its number; {T}: its precision), what it
+# writes; loops: the loop names of the nest, outermost first
+_KINDS = {
+    "scale": (["for i in seq(0, 8):", "    for j in seq(0, {hi}):",
+               "        o{k}[i, j] = x[i, j] * 2.0"], "o", "ij"),
+    "add": (["for i in seq(0, 8):", "    for j in seq(0, {hi}):",
+             "        o{k}[i, j] = x[i, j] + x[j, i]"], "o", "ij"),
+    "relu": (["for i in seq(0, 8):", "    for j in seq(0, {hi}):",
+              "        o{k}[i, j] = relu(x[i, j])"], "o", "ij"),
+    "sum": (["for i in seq(0, 8):", "    for j in seq(0, {hi}):",
+             "        s{k}[i] += x[i, j] * x[i, j]"], "s", "ij"),
+    "dot": (["for j in seq(0, {hi}):",
+             "    s{k}[0] += x[0, j] * x[1, j]"], "s", "j"),
+    "row": (["for j in seq(0, {hi}):",
+             "    o{k}[0, j] = x[1, j] * 2.0"], "o", "j"),
+    "fma": (["for i in seq(0, 8):", "    for j in seq(0, {hi}):",
+             "        o{k}[i, j] += x[i, j] * x[i + 1, j]"], "o", "ij"),
+    "scalar": (["for i in seq(0, 8):", "    for j in seq(0, {hi}):",
+                "        c: f32", "        c = 0.5",
+                "        o{k}[i, j] = x[i, j] * c"], "o", "ij"),
+    "stage": (["t: f32[17]", "for i in seq(0, 17):",
+               "    t[i] = x[i, 1] * 3.0", "for i in seq(0, {hi}):",
+               "    o{k}[0, i] = t[i] + t[i + 1]"], "o", "ii"),
+    "shadow": (["for i in seq(0, 4):", "    for i in seq(0, {hi}):",
+                "        o{k}[i, 2] = x[i, 3] - 1.0"], "o", "ii"),
+}
+
+_FLOAT = ("f32", "f64", "f16", "bf16")
+
+
+def _source(rng, n_nests):
+    """The text of a random procedure ``f``, its nests' kinds, and the
+    precision of its data."""
+    kinds = [rng.choice(sorted(_KINDS)) for _ in range(n_nests)]
+    prec = "f32" if rng.random() < 0.75 else rng.choice(
+        ["f64", "f16", "i32", "i16"])
+    wrap = rng.choice(["top", "loop", "if"])
+    args = ["n: size", f"x: {prec}[18, 18]", f"z: {prec}[1]"]
+    nests = []
+    for k, kind in enumerate(kinds):
+        lines, out, _ = _KINDS[kind]
+        args.append(f"s{k}: {prec}[16]" if out == "s" else
+                    f"o{k}: {prec}[16, 16]")
+        pre = ["z[0] = 1.0"] if rng.random() < 0.3 else []
+        hi = rng.choice(["8", "n", "16", "n - 1"])
+        body = [ln.format(k=k, hi=hi) for ln in lines]
+        if kind == "stage":
+            # its own scope: the stages of two nests may both say `t`
+            body = ["for r in seq(0, 1):"] + ["    " + ln for ln in body]
+        nests.append(pre + body)
+    body = ["assert n <= 16"]
+    if wrap == "if":
+        cut = rng.randint(1, n_nests - 1)
+        body.append("if n > 4:")
+        body += ["    " + ln for nest in nests[:cut] for ln in nest]
+        body.append("else:")
+        body += ["    " + ln for nest in nests[cut:] for ln in nest]
+    elif wrap == "loop":
+        body.append("for r in seq(0, 2):" if "stage" not in kinds
+                    else "for w in seq(0, 2):")
+        body += ["    " + ln for nest in nests for ln in nest]
+    else:
+        body += [ln for nest in nests for ln in nest]
+    if prec not in _FLOAT:
+        body = [ln.replace("relu(x[i, j])", "x[i, j]")
+                .replace("2.0", "2").replace("3.0", "3").replace("1.0", "1")
+                .replace("0.5", "5").replace("c: f32", f"c: {prec}")
+                .replace("t: f32[", f"t: {prec}[") for ln in body]
+    elif prec != "f32":
+        body = [ln.replace("c: f32", f"c: {prec}")
+                .replace("t: f32[", f"t: {prec}[") for ln in body]
+    text = ("from __future__ import annotations\n"
+            "from exo_hl import *\n\n\n@proc\n"
+            f"def f({', '.join(args)}):\n"
+            + "".join(f"    {ln}\n" for ln in body))
+    return text, kinds, prec
+
+
+def _write_of(kind, k):
+    """The pattern of nest ``k``'s write."""
+    out = _KINDS[kind][1]
+    op = "+=" if kind in ("sum", "dot", "fma") else "="
+    return f"{out}{k}[_] {op} _"
+
+
+def _depth(kind):
+    return 2 if kind == "stage" else len(_KINDS[kind][2])
+
+
+def nest_texts(p, kinds):
+    """The text of each nest (the outermost statement of the nest around
+    its write), None where the write is not found (now a call) or not as
+    deep."""
+    out = []
+    for k, kind in enumerate(kinds):
+        try:
+            c = p.find(_write_of(kind, k))
+            for _ in range(_depth(kind)):
+                c = c.parent()
+            # modulo the naming rule's renaming (a scalar hoisted to the
+            # top renames the other nests' scalars of its name)
+            out.append(re.sub(r"\b([a-z])_[0-9]+\b", r"\1", c.text()))
+        except SchedulingError:
+            out.append(None)
+    return out
+
+
+# ----------------------------------------------------------------------
+# the loops and statements of a nest
+def nest_loops(p, kinds, t):
+    """The loops of nest ``t`` (cursors of ``p``), outermost first; for a
+    stage, its producer loop and its consumer loop."""
+    w = p.find(_write_of(kinds[t], t))
+    if kinds[t] == "stage":
+        scope = w.parent().parent()             # for r
+        return [s for s in scope.body() if s.is_loop()]
+    loops = [w.parent()]
+    if len(_KINDS[kinds[t]][2]) == 2:
+        loops.insert(0, loops[0].parent())
+    return loops
+
+
+def _loop_pattern(p, c, rng):
+    """A pattern naming the loop cursor ``c``: ``'name #k'`` (``'name'``
+    for the first)."""
+    name = c.name()
+    k = [x.path() for x in p.find_loop(name, many=True)].index(c.path())
+    return name if k == 0 and rng.random() < 0.5 else f"{name} #{k}"
+
+
+def _stmt_pattern(p, c, pattern):
+    """``'pattern #k'`` naming the statement ``c`` among the matches."""
+    k = [x.path() for x in p.find(pattern, many=True)].index(c.path())
+    return f"{pattern} #{k}"
+
+
+def _literal(p, kinds, t):
+    """The literal in the right-hand side of nest ``t``'s write, or None."""
+    w = p.find(_write_of(kinds[t], t))
+    found = []
+    stack = [w.rhs()]
+    while stack:
+        e = stack.pop()
+        if type(e.node()).__name__ == "Const":
+            found.append(e)
+        elif type(e.node()).__name__ != "Read":
+            stack.extend(e.args())
+    return found[0] if found else None
+
+
+_HELPERS = ["tile", "unroll_and_jam", "parallel_outer", "vectorize",
+            "vectorize_reduction", "vectorize_reduction_rows", "hoist",
+            "bind_const", "compute_at", "inline_producer", "compute_root",
+            "store_at", "pack"]
+
+
+def helper_call(rng, kinds, t, view, how=None):
+    """``(description, f)``: ``f(p, name)`` applies a random helper to
+    nest ``t`` of ``p``, where ``name(cursor)`` gives the helper's
+    argument for a cursor (itself, a pattern, or a stale cursor of an
+    older procedure); the cursors are found in ``view[0]`` (``p``, or the
+    older procedure)."""
+    kind = kinds[t]
+    two = _depth(kind) == 2 or kind == "stage"
+    how = how or rng.choice(_HELPERS)
+    width = rng.choice([8, 8, 4, 16])
+    tail = rng.choice(["perfect", "cut", "mask"])
+
+    def loops(_):
+        return nest_loops(view[0], kinds, t)
+
+    def write(_):
+        return view[0].find(_write_of(kind, t))
+
+    def lit(_):
+        return _literal(view[0], kinds, t)
+
+    if how == "tile" and two:
+        tl = rng.choice(["perfect", "cut", "guard"])
+        return f"tile({tl})", lambda p, nm: tile(
+            p, nm(loops(p)[0]), nm(loops(p)[1]), 4, rng.choice([2, 4, 3]),
+            tail=tl)
+    if how == "unroll_and_jam" and two:
+        return how, lambda p, nm: unroll_and_jam(p, nm(loops(p)[0]), 2)
+    if how == "parallel_outer":
+        return how, lambda p, nm: parallel_outer(p, nm(loops(p)[-1]))
+    if how == "vectorize_reduction":
+        return how, lambda p, nm: vectorize_reduction(
+            p, nm(loops(p)[-1]), width, AVX2, INSTRS)
+    if how == "vectorize_reduction_rows" and two:
+        return how, lambda p, nm: vectorize_reduction_rows(
+            p, nm(loops(p)[0]), rng.choice([2, 3]), nm(loops(p)[1]), 8,
+            AVX2, INSTRS)
+    if how == "hoist" and kind == "scalar":
+        return how, lambda p, nm: hoist(p, nm(write(p).prev()))
+    if how == "bind_const":
+        return how, lambda p, nm: bind_const(
+            p, nm(lit(p)), rng.choice(["c", "h", "x"]),
+            precision=rng.choice(["f32", "f64", "i32"]))
+    if how == "compute_at" and kind == "stage":
+        return how, lambda p, nm: compute_at(
+            p, nm(loops(p)[0]), nm(loops(p)[1]))
+    if how == "inline_producer" and kind == "stage":
+        return how, lambda p, nm: inline_producer(p, nm(loops(p)[0]))
+    if how == "compute_root":
+        return how, lambda p, nm: compute_root(p, nm(write(p)))
+    if how == "store_at" and kind == "stage":
+        return how, lambda p, nm: store_at(
+            p, nm(write(p).parent().parent().body()[0]), None,
+            size=rng.choice([17, 18]))
+    if how == "pack":
+        win = rng.choice(["x[0:18, 0:18]", "x[0:17, 0:16]",
+                          "o{k}[0:16, 0:16]".format(k=t),
+                          "s{k}[0:16]".format(k=t)])
+        lay = rng.choice(["row", "transposed"])
+        return f"pack({lay})", lambda p, nm: pack(
+            p, win, nm(loops(p)[0]), lay)
+    return f"vectorize({tail})", lambda p, nm: vectorize(
+        p, nm(loops(p)[-1]), width, AVX2, INSTRS, tail=tail)
+
+
+def namer(p, mode, rng, write_patterns):
+    """``name(cursor)`` for the helper's arguments: the cursor, or a
+    pattern that names it in ``p``."""
+    def name(c):
+        if c is None:
+            raise SchedulingError("no such target")
+        if mode == "cursor":
+            return c
+        if type(c).__name__ == "ExprCursor":
+            lit = c.text()
+            k = [x.expr_path() == c.expr_path()
+                 and x.stmt_path() == c.stmt_path()
+                 for x in p.find(lit, many=True)].index(True)
+            return f"{lit} #{k}"
+        if c.is_loop():
+            return _loop_pattern(p, c, rng)
+        for pat in write_patterns + ["t : _", "c = _"]:
+            try:
+                return _stmt_pattern(p, c, pat)
+            except (ValueError, SchedulingError):
+                continue
+        return c
+    return name
+
+
+# ----------------------------------------------------------------------
+# running both procedures
+_SPECIAL = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0,
+                     -1.0, 0.5, 3.0, 1e-40, -1e-40, 6e4, -7e4, 1e30,
+                     0.1], dtype=np.float64)
+
+
+def _shape(t, sizes):
+    return tuple(int(h.val) if isinstance(h, IR.Const) else sizes[h.name.name]
+                 for h in t.hi)
+
+
+def make_args(p, sizes, rng, special):
+    """Arguments of ``p``: small integers, or (``special``) values drawn
+    from ``_SPECIAL`` (floats) or the whole range (integers)."""
+    out = {}
+    for a in p.ir().args:
+        name, t = a.name.name, a.type
+        if T.is_control(t):
+            out[name] = sizes[name]
+            continue
+        dt = np.dtype(T.NUMPY_DTYPES[t.type])
+        shape = _shape(t, sizes)
+        if not special:
+            out[name] = rng.integers(-4, 5, size=shape).astype(dt)
+        elif dt.kind == "f":
+            with np.errstate(over="ignore"):
+                out[name] = rng.choice(_SPECIAL, size=shape).astype(dt)
+        else:
+            info = np.iinfo(dt)
+            out[name] = rng.integers(info.min, info.max, size=shape,
+                                     endpoint=True).astype(dt)
+    return out
+
+
+def _run(p, args, fn=None):
+    a = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+         for k, v in args.items()}
+    pos = [a[x.name.name] for x in p.ir().args]
+    with np.errstate(all="ignore"):
+        (fn or p.interpret)(*pos)
+    return a
+
+
+def differs(ref, got, summed):
+    """Where ``got`` differs from ``ref`` (one buffer): bit for bit with
+    any two NaNs equal; for a buffer ``summed`` into with a reordered
+    ``+=``, up to rounding and the sign of a zero. None if they agree."""
+    if ref.dtype.kind != "f":
+        bad = ref != got
+    else:
+        r, g = ref.astype(np.float64), got.astype(np.float64)
+        rn, gn = np.isnan(r), np.isnan(g)
+        same_bits = ref.view(f"u{ref.itemsize}") == got.view(
+            f"u{ref.itemsize}")
+        bad = ~(same_bits | (rn & gn))
+        if summed:
+            with np.errstate(all="ignore"):
+                close = (r == g) | (np.abs(r - g) <= 1e-3 * np.maximum(
+                    np.abs(r), np.abs(g)))
+            bad &= ~(close & ~rn & ~gn)
+    if not bad.any():
+        return None
+    k = tuple(int(v) for v in np.argwhere(bad)[0])
+    return f"at {k}: {ref[k]!r} vs {got[k]!r}"
+
+
+def check_agree(p, q, sizes_list, rng, summed=(), compiled=False):
+    """``q`` computes what ``p`` computes on each size, on small integers
+    and on special values (``interpret()``, and compiled C)."""
+    fp = p.compile() if compiled else None
+    fq = q.compile() if compiled else None
+    for sizes in sizes_list:
+        for special in (False, True):
+            args = make_args(p, sizes, rng, special)
+            ref = _run(p, args)
+            runs = [("interpret", _run(q, args))]
+            if compiled:
+                runs += [("C of p", _run(p, args, fp)),
+                         ("C of q", _run(q, args, fq))]
+            for what, got in runs:
+                for k, v in ref.items():
+                    if not isinstance(v, np.ndarray):
+                        continue
+                    lax = special and k in summed and what != "C of p"
+                    d = differs(v, got[k], lax)
+                    assert d is None, (
+                        f"{what}: buffer {k} differs {d}, sizes={sizes}, "
+                        f"special={special}")
+
+
+# ----------------------------------------------------------------------
+# the property
+def _pre_rewrite(rng, p0, kinds, u):
+    """``p0`` with nest ``u`` rewritten (a helper, else a split), or None."""
+    for _ in range(3):
+        _, f = helper_call(rng, kinds, u, [p0])
+        try:
+            return f(p0, lambda c: c)
+        except SchedulingError:
+            continue
+    try:
+        lp = nest_loops(p0, kinds, u)[-1]
+        return p0.split(lp, 2, "pa", "pb", tail="cut")
+    except SchedulingError:
+        return None
+
+
+def _deleting(rng, p0, kinds, t):
+    """``p0`` with a loop of nest ``t`` unrolled (the cursors into it have
+    no image), or None."""
+    loops = nest_loops(p0, kinds, t)
+    rng.shuffle(loops)
+    for lp in loops:
+        try:
+            return p0.unroll(lp)
+        except SchedulingError:
+            continue
+    return None
+
+
+def one_case(rng, tmp_path, n, stats, compile_it=False):
+    """One random procedure, target, mode and helper; asserts the
+    property, returns a description of what was tried."""
+    from test_cursor_forwarding import mark, tagged
+    n_nests = rng.randint(2, 4)
+    text, kinds, prec = _source(rng, n_nests)
+    f = load_source(tmp_path, f"helper_fuzz_{n}", text).f
+    p0 = tagged(f)
+    t = rng.randrange(n_nests)
+    mode = rng.choice(["pattern", "cursor", "stale", "stale", "deleted"])
+    p, view = p0, [p0]
+    if mode == "stale" and n_nests > 1:
+        u = rng.choice([k for k in range(n_nests) if k != t])
+        p = _pre_rewrite(rng, p0, kinds, u)
+    elif mode == "deleted":
+        p = _deleting(rng, p0, kinds, t)
+    if p is None:
+        return "no pre-rewrite"
+    if mode in ("pattern", "cursor"):
+        view = [p]
+    how, call = helper_call(rng, kinds, t, view)
+    lost = []
+
+    def name(c):
+        if c is None:
+            raise SchedulingError("no such target")
+        if mode == "pattern":
+            return namer(p, "pattern", rng, [_write_of(k_, i) for i, k_ in
+                                             enumerate(kinds)])(c)
+        if mode in ("stale", "deleted"):
+            try:
+                c2 = p.forward(c)
+            except SchedulingError:
+                lost.append(c)
+                return c
+            if type(c).__name__ == "StmtCursor":
+                assert mark(c2.node()) == mark(c.node()), (
+                    f"{c!r} forwarded to {c2!r}, not its image, in\n{p}")
+        return c
+    where = f"{how} by {mode} on nest {t} of\n{text}\n"
+    try:
+        q = call(p, name)
+    except SchedulingError:
+        stats["refused"] += 1
+        return where
+    assert not lost, f"{where}accepted a cursor with no image: {lost}\n{q}"
+    stats["accepted"] += 1
+    stats[how] = stats.get(how, 0) + 1
+    before, after = nest_texts(p, kinds), nest_texts(q, kinds)
+    where += f"gave\n{q}"
+    for k in range(n_nests):
+        if k != t and mode != "deleted":
+            assert after[k] == before[k], f"nest {k} changed: {where}"
+    # (compute_root splits the loops around the nest, not the nest)
+    if mode != "deleted" and str(q) != str(p) and how != "compute_root":
+        assert after[t] != before[t], f"nest {t} unchanged: {where}"
+    summed = {_KINDS[kd][1] + str(k) for k, kd in enumerate(kinds)
+              if kd in ("sum", "dot", "fma")} if how.startswith(
+                  "vectorize_reduction") else ()
+    sizes = [{"n": v} for v in rng.sample([1, 3, 8, 13, 16], 3)]
+    check_agree(p0, q, sizes, np.random.default_rng(rng.randrange(1 << 30)),
+                summed, compiled=compile_it)
+    return where
+
+
+def test_helpers_act_on_the_named_node_and_keep_the_result(tmp_path):
+    budget = float(os.environ.get("EXO_HL_HELPER_FUZZ_S", 20))
+    seed = int(os.environ.get("EXO_HL_HELPER_FUZZ_SEED", 1515))
+    rng = random.Random(seed)
+    stats = {"refused": 0, "accepted": 0}
+    t0 = time.time()
+    n = compiled = 0
+    while time.time() - t0 < budget:
+        compile_it = compiled < 3 and rng.random() < 0.1
+        one_case(rng, tmp_path, n, stats, compile_it)
+        n += 1
+        compiled += compile_it
+    print(f"helper fuzz: {n} cases, {stats}")
+    assert stats["accepted"] >= 10
