@@ -213,6 +213,21 @@ _HELPERS = ["tile", "unroll_and_jam", "parallel_outer", "vectorize",
             "store_at", "pack"]
 
 
+# the helpers most likely to accept a nest of each kind
+_FITS = {
+    "sum": ["vectorize_reduction", "vectorize_reduction_rows", "tile",
+            "unroll_and_jam"],
+    "dot": ["vectorize_reduction", "pack"],
+    "scalar": ["hoist", "bind_const", "tile"],
+    "stage": ["compute_at", "inline_producer", "store_at", "compute_root",
+              "vectorize"],
+    "scale": ["vectorize", "bind_const", "tile", "parallel_outer"],
+    "row": ["vectorize", "bind_const", "pack"],
+    "fma": ["vectorize", "unroll_and_jam", "parallel_outer"],
+    "relu": ["vectorize", "pack", "parallel_outer"],
+}
+
+
 def _isa(rng, prec):
     """A vector library and the lanes of one of its registers for
     ``prec`` (16-bit integers have twice the lanes of ``f32``)."""
@@ -229,6 +244,8 @@ def helper_call(rng, kinds, t, view, how=None, prec="f32", occ=0):
     older procedure)."""
     kind = kinds[t]
     two = _depth(kind) == 2 or kind == "stage"
+    if how is None and rng.random() < 0.6:
+        how = rng.choice(_FITS.get(kind, _HELPERS))
     how = how or rng.choice(_HELPERS)
     mem, instrs, width = _isa(rng, prec)
     tail = rng.choice(["perfect", "cut", "mask"])
@@ -451,7 +468,7 @@ def _deleting(rng, p0, kinds, t, occ):
 def one_case(rng, tmp_path, n, stats, compile_it=False):
     """One random procedure, target, mode and helper; asserts the
     property, returns a description of what was tried."""
-    from test_cursor_forwarding import mark, tagged
+    from test_cursor_forwarding import forwarding_failures, mark, tagged
     n_nests = rng.randint(2, 4)
     text, kinds, prec, twin = _source(rng, n_nests)
     f = load_source(tmp_path, f"helper_fuzz_{n}", text).f
@@ -510,6 +527,12 @@ def one_case(rng, tmp_path, n, stats, compile_it=False):
         other = -1 if occ == 0 else 0
         assert after[t][other] == before[t][other], (
             f"the other copy of nest {t} changed: {where}")
+    # every cursor of p forwards to its image through the helper's steps
+    chain = [c for _, c in q.derivation()]
+    chain = chain[[id(c) for c in chain].index(id(p)):]
+    bad = forwarding_failures(p, q, chain)
+    assert not bad, f"forwarding through {how}:\n" + "\n".join(bad[:4]) + \
+        f"\n{where}"
     summed = {_KINDS[kd][1] + str(k) for k, kd in enumerate(kinds)
               if kd in ("sum", "dot", "fma")} if how.startswith(
                   "vectorize_reduction") else ()
@@ -533,3 +556,125 @@ def test_helpers_act_on_the_named_node_and_keep_the_result(tmp_path):
         compiled += compile_it
     print(f"helper fuzz: {n} cases, {stats}")
     assert stats["accepted"] >= 10
+
+
+# ----------------------------------------------------------------------
+# Halide-style pipelines: a producer of rows t and a consumer reading
+# rows at offsets, twice (each in its own ``if``, the same names), then a
+# random sequence of compute_at / store_at / inline_producer /
+# compute_root / tile on one of them
+def _pipeline(rng, k):
+    offs = sorted(rng.sample([0, 1, 2], rng.randint(1, 3)))
+    a = rng.choice([0, 1])
+    op = rng.choice(["x[i, c + {a}] * 2.0", "relu(x[i, c + {a}])",
+                     "x[i, c + {a}] - x[i, c]"]).format(a=a)
+    read = " + ".join(f"t[r + {o}, c]" for o in offs)
+    return [f"if H > {k}:",
+            "    t: f32[H + 2, W]",
+            "    for i in seq(0, H + 2):",
+            "        for c in seq(0, W):",
+            f"            t[i, c] = {op}",
+            "    for r in seq(0, H):",
+            "        for c in seq(0, W):",
+            f"            y{k}[r, c] = {read}"]
+
+
+def _pipelines_source(rng):
+    body = ["assert H <= 9", "assert W <= 9"]
+    for k in range(2):
+        body += _pipeline(rng, k)
+    return ("from __future__ import annotations\n"
+            "from exo_hl import *\n\n\n@proc\n"
+            "def g(H: size, W: size, x: f32[11, 11], y0: f32[H, W], "
+            "y1: f32[H, W]):\n" + "".join(f"    {ln}\n" for ln in body))
+
+
+def _pipes(p):
+    """The two pipelines (the ifs at the top) of ``p``."""
+    return [s for s in p.body() if s.is_if()]
+
+
+def _stage_step(rng, p, k, by_cursor):
+    """A random Halide-style helper on pipeline ``k`` of ``p``."""
+    block = _pipes(p)[k]
+
+    def loop(name, nth=0):
+        c = [s for s in block.find(f"for {name} in _: _", many=True)][nth]
+        if by_cursor:
+            return c
+        k_ = [x.path() for x in p.find_loop(name, many=True)].index(
+            c.path())
+        return f"{name} #{k_}"
+
+    def write(pat):
+        c = block.find(pat)
+        return c if by_cursor else _stmt_pattern(p, c, pat)
+    how = rng.choice(["compute_at", "prologue", "store_at", "inline",
+                      "root", "tile", "split"])
+    if how == "compute_at":
+        prod = loop("i") if rng.random() < 0.7 else write("t[_] = _")
+        return how, lambda: compute_at(p, prod, loop("r"))
+    if how == "prologue":
+        prod = loop("i")
+        return how, lambda: compute_at(p, prod, loop("c", -1),
+                                       with_prologue=True)
+    if how == "store_at":
+        alloc = write("t : _")
+        at = rng.choice([None, "r"])
+        fold = rng.random() < 0.6
+        size = rng.choice([None, 2, 3, 4]) if not fold else \
+            rng.choice([2, 3, 4])
+        return f"store_at(fold={fold}, size={size})", lambda: store_at(
+            p, alloc, loop(at) if at else None, fold=fold, dim=0,
+            size=size)
+    if how == "inline":
+        return how, lambda: inline_producer(p, loop("i"))
+    if how == "root":
+        return how, lambda: compute_root(p, write("t[_] = _"))
+    if how == "tile":
+        tl = rng.choice(["perfect", "cut", "guard"])
+        return how, lambda: tile(p, loop("r"), loop("c", -1), 2, 2,
+                                 tail=tl)
+    lp = loop("r") if rng.random() < 0.5 else loop("c", -1)
+    return how, lambda: p.split(lp, 2, "so", "si", tail="cut")
+
+
+def test_halide_helpers_on_one_of_two_pipelines(tmp_path):
+    from test_cursor_forwarding import forwarding_failures, tagged
+    budget = float(os.environ.get("EXO_HL_HELPER_FUZZ_S", 8))
+    seed = int(os.environ.get("EXO_HL_HELPER_FUZZ_SEED", 1515))
+    rng = random.Random(seed)
+    t0 = time.time()
+    n = steps = 0
+    while time.time() - t0 < budget:
+        text = _pipelines_source(rng)
+        p0 = tagged(load_source(tmp_path, f"pipes_{n}", text).g)
+        n += 1
+        k = rng.randrange(2)
+        p, log = p0, []
+        for _ in range(rng.randint(1, 3)):
+            try:
+                how, call = _stage_step(rng, p, k, rng.random() < 0.5)
+                q = call()
+            except SchedulingError:
+                continue
+            log.append(how)
+            other = [s.text() for s in _pipes(p)]
+            after = [s.text() for s in _pipes(q)]
+            where = f"{log} on pipeline {k} of\n{text}\ngave\n{q}"
+            assert after[1 - k] == other[1 - k], f"the other changed: {where}"
+            chain = [c for _, c in q.derivation()]
+            chain = chain[[id(c) for c in chain].index(id(p)):]
+            bad = forwarding_failures(p, q, chain)
+            assert not bad, "\n".join(bad[:4]) + f"\n{where}"
+            p = q
+            steps += 1
+        if p is not p0:
+            sizes = [{"H": h, "W": w} for h, w in ((1, 1), (4, 3), (9, 9))]
+            try:
+                check_agree(p0, p, sizes, np.random.default_rng(n))
+            except AssertionError as e:
+                raise AssertionError(f"{e}\n{log} on pipeline {k} of\n"
+                                     f"{text}\ngave\n{p}") from None
+    print(f"pipeline fuzz: {n} procedures, {steps} steps accepted")
+    assert steps >= 5
