@@ -172,7 +172,10 @@ def nest_loops(p, kinds, t, occ=0):
     w = p.find(_write_of(kinds[t], t, occ))
     if kinds[t] == "stage":
         scope = w.parent().parent()             # for r
-        return [s for s in scope.body() if s.is_loop()]
+        loops = [s for s in scope.body() if s.is_loop()]
+        if len(loops) != 2:         # (the producer was inlined)
+            raise SchedulingError("not a stage any more")
+        return loops
     loops = [w.parent()]
     if len(_KINDS[kinds[t]][2]) == 2:
         loops.insert(0, loops[0].parent())
@@ -557,6 +560,81 @@ def test_helpers_act_on_the_named_node_and_keep_the_result(tmp_path):
     print(f"helper fuzz: {n} cases, {stats}")
     assert stats["accepted"] >= 10
 
+
+def one_chain(rng, tmp_path, n, stats, compile_it=False):
+    """Two to four helpers in a row, each on a random nest of the
+    procedure the one before made, named by pattern, by a cursor of that
+    procedure or by a cursor of the first one (forwarded through every
+    step so far); each step changes its nest only, every cursor of the
+    first procedure forwards to its image through the whole chain, and
+    the last procedure computes what the first does."""
+    from test_cursor_forwarding import forwarding_failures, mark, tagged
+    n_nests = rng.randint(2, 4)
+    text, kinds, prec, twin = _source(rng, n_nests)
+    p0 = tagged(load_source(tmp_path, f"helper_chain_{n}", text).f)
+    p, log = p0, []
+    for _ in range(rng.randint(2, 4)):
+        t = rng.randrange(n_nests)
+        occ = rng.randrange(2) if twin else 0
+        mode = rng.choice(["pattern", "cursor", "root"])
+        view = [p0 if mode == "root" else p]
+        try:
+            how, call = helper_call(rng, kinds, t, view, prec=prec, occ=occ)
+        except SchedulingError:
+            continue
+        pats = [_write_of(k_, i) for i, k_ in enumerate(kinds)]
+
+        def name(c, p=p, mode=mode):
+            if c is None:
+                raise SchedulingError("no such target")
+            if mode == "pattern":
+                return namer(p, "pattern", rng, pats)(c)
+            if mode == "root" and type(c).__name__ == "StmtCursor":
+                c2 = p.forward(c)
+                assert mark(c2.node()) == mark(c.node()), (
+                    f"{c!r} forwarded to {c2!r} after {log}")
+            return c
+        try:
+            q = call(p, name)
+        except SchedulingError:
+            stats["refused"] += 1
+            continue
+        stats["accepted"] += 1
+        log.append(f"{how} by {mode} on nest {t} (copy {occ})")
+        before, after = nest_texts(p, kinds), nest_texts(q, kinds)
+        where = f"{log} of\n{text}\ngave\n{q}"
+        for k in range(n_nests):
+            if k != t:
+                assert after[k] == before[k], f"nest {k} changed: {where}"
+        p = q
+    if p is p0:
+        return
+    chain = [c for _, c in p.derivation()]
+    bad = forwarding_failures(p0, p, chain)
+    assert not bad, "\n".join(bad[:4]) + f"\n{log} of\n{text}\ngave\n{p}"
+    summed = {_KINDS[kd][1] + str(k) for k, kd in enumerate(kinds)
+              if kd in ("sum", "dot", "fma")} if any(
+                  "reduction" in x for x in log) else ()
+    sizes = [{"n": v} for v in rng.sample([1, 3, 8, 13, 16], 2)]
+    try:
+        check_agree(p0, p, sizes, np.random.default_rng(n), summed,
+                    compiled=compile_it)
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n{log} of\n{text}\ngave\n{p}") from None
+
+
+def test_helper_chains_with_cursors_of_the_first_procedure(tmp_path):
+    budget = float(os.environ.get("EXO_HL_HELPER_FUZZ_S", 8))
+    seed = int(os.environ.get("EXO_HL_HELPER_FUZZ_SEED", 1515))
+    rng = random.Random(seed)
+    stats = {"refused": 0, "accepted": 0}
+    t0 = time.time()
+    n = 0
+    while time.time() - t0 < budget:
+        one_chain(rng, tmp_path, n, stats, compile_it=n % 12 == 5)
+        n += 1
+    print(f"helper chains: {n} procedures, {stats}")
+    assert stats["accepted"] >= 5
 
 # ----------------------------------------------------------------------
 # Halide-style pipelines: a producer of rows t and a consumer reading
