@@ -352,8 +352,10 @@ def make_args(p, sizes, rng, special):
         if T.is_control(t):
             out[name] = sizes[name]
             continue
-        dt = np.dtype(T.NUMPY_DTYPES[t.type])
-        shape = _shape(t, sizes)
+        if isinstance(t, IR.Tensor):
+            dt, shape = np.dtype(T.NUMPY_DTYPES[t.type]), _shape(t, sizes)
+        else:                       # a scalar: one element
+            dt, shape = np.dtype(T.NUMPY_DTYPES[t]), (1, )
         if not special:
             out[name] = rng.integers(-4, 5, size=shape).astype(dt)
         elif dt.kind == "f":
@@ -756,3 +758,52 @@ def test_halide_helpers_on_one_of_two_pipelines(tmp_path):
                                      f"{text}\ngave\n{p}") from None
     print(f"pipeline fuzz: {n} procedures, {steps} steps accepted")
     assert steps >= 5
+
+
+# ----------------------------------------------------------------------
+# vectorize on random lane-wise bodies, compiled: the instructions it
+# selects (loads, arithmetic, max/relu, broadcasts, masked tails) against
+# the scalar loop on special values
+_LANE_OPS = ["x[j] + w[j]", "x[j] * w[j]", "relu(x[j])", "x[j] * 0.5",
+             "select(w[j], x[j], x[j], w[j])", "x[j] * c", "x[j]",
+             "x[j] + x[j] * w[j]", "relu(x[j] * w[j])"]
+
+
+def _lane_source(rng):
+    rhs = rng.choice(_LANE_OPS)
+    acc = rng.random() < 0.3 and "relu" not in rhs and "select" not in rhs
+    lo = rng.choice(["0", "0", "1"])
+    return ("from __future__ import annotations\n"
+            "from exo_hl import *\n\n\n@proc\n"
+            "def v(n: size, c: f32, x: f32[40], w: f32[40], y: f32[40]):\n"
+            "    assert n <= 38\n"
+            f"    for j in seq({lo}, n):\n"
+            f"        y[j] {'+=' if acc else '='} {rhs}\n")
+
+
+def test_vectorize_compiled_on_special_values(tmp_path):
+    budget = float(os.environ.get("EXO_HL_HELPER_FUZZ_S", 8))
+    seed = int(os.environ.get("EXO_HL_HELPER_FUZZ_SEED", 1515))
+    rng = random.Random(seed)
+    t0 = time.time()
+    n = done = 0
+    while time.time() - t0 < budget:
+        text = _lane_source(rng)
+        p = load_source(tmp_path, f"lanes_{n}", text).v
+        n += 1
+        mem, instrs, width = _isa(rng, "f32")
+        tail = rng.choice(["cut", "mask", "perfect"])
+        try:
+            q = vectorize(p, "j", width, mem, instrs, tail=tail)
+        except SchedulingError:
+            continue
+        sizes = [{"n": v} for v in rng.sample([1, 2, 7, 8, 17, 33, 38], 3)]
+        try:
+            check_agree(p, q, sizes, np.random.default_rng(n),
+                        compiled=True)
+        except AssertionError as e:
+            raise AssertionError(f"{e}\nvectorize({width}, {tail}) of\n"
+                                 f"{text}\ngave\n{q}") from None
+        done += 1
+    print(f"vectorize compiled: {n} bodies, {done} vectorized and run")
+    assert done >= 2
