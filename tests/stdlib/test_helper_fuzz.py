@@ -726,6 +726,7 @@ def test_halide_helpers_on_one_of_two_pipelines(tmp_path):
     rng = random.Random(seed)
     t0 = time.time()
     n = steps = 0
+    kinds = {}
     while time.time() - t0 < budget:
         text = _pipelines_source(rng)
         p0 = tagged(load_source(tmp_path, f"pipes_{n}", text).g)
@@ -739,6 +740,7 @@ def test_halide_helpers_on_one_of_two_pipelines(tmp_path):
             except SchedulingError:
                 continue
             log.append(how)
+            kinds[how] = kinds.get(how, 0) + 1
             other = [s.text() for s in _pipes(p)]
             after = [s.text() for s in _pipes(q)]
             where = f"{log} on pipeline {k} of\n{text}\ngave\n{q}"
@@ -756,7 +758,7 @@ def test_halide_helpers_on_one_of_two_pipelines(tmp_path):
             except AssertionError as e:
                 raise AssertionError(f"{e}\n{log} on pipeline {k} of\n"
                                      f"{text}\ngave\n{p}") from None
-    print(f"pipeline fuzz: {n} procedures, {steps} steps accepted")
+    print(f"pipeline fuzz: {n} procedures, {steps} steps accepted: {kinds}")
     assert steps >= 5
 
 
