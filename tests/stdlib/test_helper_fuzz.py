@@ -72,6 +72,14 @@ _KINDS = {
                "    o{k}[0, i] = t[i] + t[i + 1]"], "o", "ii"),
     "shadow": (["for i in seq(0, 4):", "    for i in seq(0, {hi}):",
                 "        o{k}[i, 2] = x[i, 3] - 1.0"], "o", "ii"),
+    # edge shapes: a triangle, lower bounds above 0, a guarded body
+    "tri": (["for i in seq(0, 8):", "    for j in seq(0, i + 1):",
+             "        o{k}[i, j] = x[i, j] * 2.0"], "o", "ij"),
+    "lo": (["for i in seq(1, 8):", "    for j in seq(2, {hi} + 2):",
+            "        o{k}[i, j - 2] = x[i - 1, j] + x[i, j - 2]"], "o", "ij"),
+    "guard": (["for i in seq(0, 8):", "    for j in seq(0, {hi}):",
+               "        if i < j:", "            o{k}[i, j] = x[i, j]"],
+              "o", "ij"),
 }
 
 _FLOAT = ("f32", "f64", "f16", "bf16")
@@ -140,7 +148,9 @@ def _write_of(kind, k, occ=None):
 
 
 def _depth(kind):
-    return 2 if kind == "stage" else len(_KINDS[kind][2])
+    """How many statements enclose the nest's write, up to the nest."""
+    return 2 if kind == "stage" else len(_KINDS[kind][2]) + (
+        kind == "guard")
 
 
 def nest_texts(p, kinds):
@@ -176,6 +186,8 @@ def nest_loops(p, kinds, t, occ=0):
         if len(loops) != 2:         # (the producer was inlined)
             raise SchedulingError("not a stage any more")
         return loops
+    if kinds[t] == "guard":
+        w = w.parent()
     loops = [w.parent()]
     if len(_KINDS[kinds[t]][2]) == 2:
         loops.insert(0, loops[0].parent())
@@ -228,6 +240,9 @@ _FITS = {
     "row": ["vectorize", "bind_const", "pack"],
     "fma": ["vectorize", "unroll_and_jam", "parallel_outer"],
     "relu": ["vectorize", "pack", "parallel_outer"],
+    "tri": ["tile", "unroll_and_jam", "parallel_outer", "bind_const"],
+    "lo": ["tile", "vectorize", "unroll_and_jam", "pack"],
+    "guard": ["tile", "parallel_outer", "unroll_and_jam", "compute_root"],
 }
 
 
