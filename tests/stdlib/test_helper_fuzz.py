@@ -563,7 +563,7 @@ def one_case(rng, tmp_path, n, stats, compile_it=False):
 
 
 def test_helpers_act_on_the_named_node_and_keep_the_result(tmp_path):
-    budget = float(os.environ.get("EXO_HL_HELPER_FUZZ_S", 20))
+    budget = float(os.environ.get("EXO_HL_HELPER_FUZZ_S", 10))
     seed = int(os.environ.get("EXO_HL_HELPER_FUZZ_SEED", 1515))
     rng = random.Random(seed)
     stats = {"refused": 0, "accepted": 0}
@@ -575,7 +575,7 @@ def test_helpers_act_on_the_named_node_and_keep_the_result(tmp_path):
         n += 1
         compiled += compile_it
     print(f"helper fuzz: {n} cases, {stats}")
-    assert stats["accepted"] >= 10
+    assert stats["accepted"] >= 5
 
 
 def one_chain(rng, tmp_path, n, stats, compile_it=False):
@@ -641,7 +641,7 @@ def one_chain(rng, tmp_path, n, stats, compile_it=False):
 
 
 def test_helper_chains_with_cursors_of_the_first_procedure(tmp_path):
-    budget = float(os.environ.get("EXO_HL_HELPER_FUZZ_S", 8))
+    budget = float(os.environ.get("EXO_HL_HELPER_FUZZ_S", 6))
     seed = int(os.environ.get("EXO_HL_HELPER_FUZZ_SEED", 1515))
     rng = random.Random(seed)
     stats = {"refused": 0, "accepted": 0}
@@ -651,7 +651,7 @@ def test_helper_chains_with_cursors_of_the_first_procedure(tmp_path):
         one_chain(rng, tmp_path, n, stats, compile_it=n % 12 == 5)
         n += 1
     print(f"helper chains: {n} procedures, {stats}")
-    assert stats["accepted"] >= 5
+    assert stats["accepted"] >= 3
 
 # ----------------------------------------------------------------------
 # Halide-style pipelines: a producer of rows t and a consumer reading
@@ -736,7 +736,7 @@ def _stage_step(rng, p, k, by_cursor):
 
 def test_halide_helpers_on_one_of_two_pipelines(tmp_path):
     from test_cursor_forwarding import forwarding_failures, tagged
-    budget = float(os.environ.get("EXO_HL_HELPER_FUZZ_S", 8))
+    budget = float(os.environ.get("EXO_HL_HELPER_FUZZ_S", 6))
     seed = int(os.environ.get("EXO_HL_HELPER_FUZZ_SEED", 1515))
     rng = random.Random(seed)
     t0 = time.time()
@@ -774,7 +774,7 @@ def test_halide_helpers_on_one_of_two_pipelines(tmp_path):
                 raise AssertionError(f"{e}\n{log} on pipeline {k} of\n"
                                      f"{text}\ngave\n{p}") from None
     print(f"pipeline fuzz: {n} procedures, {steps} steps accepted: {kinds}")
-    assert steps >= 5
+    assert steps >= 3
 
 
 # ----------------------------------------------------------------------
@@ -799,7 +799,7 @@ def _lane_source(rng):
 
 
 def test_vectorize_compiled_on_special_values(tmp_path):
-    budget = float(os.environ.get("EXO_HL_HELPER_FUZZ_S", 8))
+    budget = float(os.environ.get("EXO_HL_HELPER_FUZZ_S", 6))
     seed = int(os.environ.get("EXO_HL_HELPER_FUZZ_SEED", 1515))
     rng = random.Random(seed)
     t0 = time.time()
@@ -823,4 +823,4 @@ def test_vectorize_compiled_on_special_values(tmp_path):
                                  f"{text}\ngave\n{q}") from None
         done += 1
     print(f"vectorize compiled: {n} bodies, {done} vectorized and run")
-    assert done >= 2
+    assert done >= 1
