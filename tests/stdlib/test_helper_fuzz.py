@@ -315,8 +315,18 @@ def helper_call(rng, kinds, t, view, how=None, prec="f32", occ=0):
                           "o{k}[0:16, 0:16]".format(k=t),
                           "s{k}[0:16]".format(k=t)])
         lay = rng.choice(["row", "transposed"])
-        return f"pack({lay})", lambda p, nm: pack(
-            p, win, nm(loops(p)[0]), lay)
+        # the block: a loop (cursor or pattern), a block cursor of one
+        # statement, or the pair (write, write)
+        how_block = rng.choice(["loop", "loop", "block", "pair"])
+
+        def block(p, nm):
+            if how_block == "block":
+                return nm(loops(p)[0].as_block())
+            if how_block == "pair":
+                return (nm(write(p)), nm(write(p)))
+            return nm(loops(p)[0])
+        return f"pack({lay})", lambda p, nm: pack(p, win, block(p, nm),
+                                                  lay)
     return f"vectorize({tail})", lambda p, nm: vectorize(
         p, nm(loops(p)[-1]), width, mem, instrs, tail=tail)
 
@@ -327,7 +337,7 @@ def namer(p, mode, rng, write_patterns):
     def name(c):
         if c is None:
             raise SchedulingError("no such target")
-        if mode == "cursor":
+        if mode == "cursor" or type(c).__name__ == "BlockCursor":
             return c
         if type(c).__name__ == "ExprCursor":
             lit = c.text()
