@@ -80,7 +80,16 @@ _KINDS = {
     "guard": (["for i in seq(0, 8):", "    for j in seq(0, {hi}):",
                "        if i < j:", "            o{k}[i, j] = x[i, j]"],
               "o", "ij"),
+    # sums whose order the loops around them set: into one location
+    # (reordering them is allowed into a float), and an f32 value into a
+    # location of the procedure's precision (into an integer, truncated
+    # and saturated at each step: no order but the program's)
+    "total": (["for i in seq(0, 8):", "    for j in seq(0, {hi}):",
+               "        s{k}[0] += x[i, j]"], "s", "ij"),
+    "mixed": (["for i in seq(0, 8):", "    for j in seq(0, {hi}):",
+               "        s{k}[j] += xf[i, j] * 0.5"], "s", "ij"),
 }
+_SUMS = ("sum", "dot", "fma", "total", "mixed")
 
 _FLOAT = ("f32", "f64", "f16", "bf16")
 
@@ -92,7 +101,8 @@ def _source(rng, n_nests):
     prec = "f32" if rng.random() < 0.7 else rng.choice(
         ["f64", "f16", "i32", "i16", "ui16", "i8"])
     wrap = rng.choice(["top", "loop", "if", "twin"])
-    args = ["n: size", f"x: {prec}[18, 18]", f"z: {prec}[1]"]
+    args = ["n: size", f"x: {prec}[18, 18]", f"z: {prec}[1]",
+            "xf: f32[18, 18]"]
     nests = []
     for k, kind in enumerate(kinds):
         lines, out, _ = _KINDS[kind]
@@ -143,7 +153,7 @@ def _write_of(kind, k, occ=None):
     """The pattern of nest ``k``'s write (its ``occ``-th copy: a nest
     repeated in both branches of an ``if``)."""
     out = _KINDS[kind][1]
-    op = "+=" if kind in ("sum", "dot", "fma") else "="
+    op = "+=" if kind in _SUMS else "="
     return f"{out}{k}[_] {op} _" + ("" if occ is None else f" #{occ}")
 
 
@@ -239,6 +249,10 @@ _FITS = {
     "scale": ["vectorize", "bind_const", "tile", "parallel_outer"],
     "row": ["vectorize", "bind_const", "pack"],
     "fma": ["vectorize", "unroll_and_jam", "parallel_outer"],
+    "total": ["tile", "unroll_and_jam", "parallel_outer",
+              "vectorize_reduction"],
+    "mixed": ["tile", "unroll_and_jam", "parallel_outer",
+              "vectorize_reduction_rows"],
     "relu": ["vectorize", "pack", "parallel_outer"],
     "tri": ["tile", "unroll_and_jam", "parallel_outer", "bind_const"],
     "lo": ["tile", "vectorize", "unroll_and_jam", "pack"],
@@ -495,6 +509,18 @@ def _deleting(rng, p0, kinds, t, occ):
     return None
 
 
+def _summed(kinds, prec, hows):
+    """The buffers whose float sums the helpers ``hows`` may reorder:
+    every ``+=`` into a float after ``vectorize_reduction``; one location
+    summed over two loops (``total``, ``mixed``) after any helper. A sum
+    into an integer location is never among them."""
+    if prec not in _FLOAT:
+        return ()
+    vr = any("reduction" in h for h in hows)
+    return {_KINDS[kd][1] + str(k) for k, kd in enumerate(kinds)
+            if kd in ("total", "mixed") or (vr and kd in _SUMS)}
+
+
 def one_case(rng, tmp_path, n, stats, compile_it=False):
     """One random procedure, target, mode and helper; asserts the
     property, returns a description of what was tried."""
@@ -563,9 +589,7 @@ def one_case(rng, tmp_path, n, stats, compile_it=False):
     bad = forwarding_failures(p, q, chain)
     assert not bad, f"forwarding through {how}:\n" + "\n".join(bad[:4]) + \
         f"\n{where}"
-    summed = {_KINDS[kd][1] + str(k) for k, kd in enumerate(kinds)
-              if kd in ("sum", "dot", "fma")} if how.startswith(
-                  "vectorize_reduction") else ()
+    summed = _summed(kinds, prec, [how])
     sizes = [{"n": v} for v in rng.sample([1, 3, 8, 13, 16], 3)]
     check_agree(p0, q, sizes, np.random.default_rng(rng.randrange(1 << 30)),
                 summed, compiled=compile_it)
@@ -639,9 +663,7 @@ def one_chain(rng, tmp_path, n, stats, compile_it=False):
     chain = [c for _, c in p.derivation()]
     bad = forwarding_failures(p0, p, chain)
     assert not bad, "\n".join(bad[:4]) + f"\n{log} of\n{text}\ngave\n{p}"
-    summed = {_KINDS[kd][1] + str(k) for k, kd in enumerate(kinds)
-              if kd in ("sum", "dot", "fma")} if any(
-                  "reduction" in x for x in log) else ()
+    summed = _summed(kinds, prec, log)
     sizes = [{"n": v} for v in rng.sample([1, 3, 8, 13, 16], 2)]
     try:
         check_agree(p0, p, sizes, np.random.default_rng(n), summed,
