@@ -818,13 +818,18 @@ _LANE_OPS = ["x[j] + w[j]", "x[j] * w[j]", "relu(x[j])", "x[j] * 0.5",
              "x[j] + x[j] * w[j]", "relu(x[j] * w[j])"]
 
 
-def _lane_source(rng):
-    rhs = rng.choice(_LANE_OPS)
+# 16-bit lanes: the wrapping add, the rounding average, a copy
+_U16_OPS = ["x[j] + w[j]", "(x[j] + w[j] + 1) / 2", "x[j]", "w[j] + x[j]"]
+
+
+def _lane_source(rng, prec="f32"):
+    rhs = rng.choice(_LANE_OPS if prec == "f32" else _U16_OPS)
     acc = rng.random() < 0.3 and "relu" not in rhs and "select" not in rhs
     lo = rng.choice(["0", "0", "1"])
     return ("from __future__ import annotations\n"
             "from exo_hl import *\n\n\n@proc\n"
-            "def v(n: size, c: f32, x: f32[40], w: f32[40], y: f32[40]):\n"
+            f"def v(n: size, c: {prec}, x: {prec}[40], w: {prec}[40], "
+            f"y: {prec}[40]):\n"
             "    assert n <= 38\n"
             f"    for j in seq({lo}, n):\n"
             f"        y[j] {'+=' if acc else '='} {rhs}\n")
@@ -837,10 +842,11 @@ def test_vectorize_compiled_on_special_values(tmp_path):
     t0 = time.time()
     n = done = 0
     while time.time() - t0 < budget:
-        text = _lane_source(rng)
+        prec = rng.choice(["f32", "f32", "ui16", "i16"])
+        text = _lane_source(rng, prec)
         p = load_source(tmp_path, f"lanes_{n}", text).v
         n += 1
-        mem, instrs, width = _isa(rng, "f32")
+        mem, instrs, width = _isa(rng, prec)
         tail = rng.choice(["cut", "mask", "perfect"])
         try:
             q = vectorize(p, "j", width, mem, instrs, tail=tail)
