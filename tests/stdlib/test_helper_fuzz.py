@@ -721,7 +721,7 @@ def _pipes(p):
     return [s for s in p.body() if s.is_if()]
 
 
-def _stage_step(rng, p, k, by_cursor):
+def _stage_step(rng, p, k, by_cursor, log=()):
     """A random Halide-style helper on pipeline ``k`` of ``p``."""
     block = _pipes(p)[k]
 
@@ -738,9 +738,12 @@ def _stage_step(rng, p, k, by_cursor):
         return c if by_cursor else _stmt_pattern(p, c, pat)
     how = rng.choice(["compute_at", "prologue", "store_at", "inline",
                       "root", "tile", "split"])
+    if log and log[-1] in ("compute_at", "prologue") and rng.random() < 0.5:
+        how = "store_at"        # a window of rows, once computed in r
     if how == "compute_at":
         prod = loop("i") if rng.random() < 0.7 else write("t[_] = _")
-        return how, lambda: compute_at(p, prod, loop("r"))
+        width = rng.choice([None, None, 2, 3, 4])
+        return how, lambda: compute_at(p, prod, loop("r"), width=width)
     if how == "prologue":
         prod = loop("i")
         return how, lambda: compute_at(p, prod, loop("c", -1),
@@ -751,9 +754,10 @@ def _stage_step(rng, p, k, by_cursor):
         fold = rng.random() < 0.6
         size = rng.choice([None, 2, 3, 4]) if not fold else \
             rng.choice([2, 3, 4])
+        offset = rng.choice([0, 0, 1]) if size else 0
         return f"store_at(fold={fold}, size={size})", lambda: store_at(
             p, alloc, loop(at) if at else None, fold=fold, dim=0,
-            size=size)
+            size=size, offset=offset)
     if how == "inline":
         return how, lambda: inline_producer(p, loop("i"))
     if how == "root":
@@ -782,7 +786,7 @@ def test_halide_helpers_on_one_of_two_pipelines(tmp_path):
         p, log = p0, []
         for _ in range(rng.randint(1, 3)):
             try:
-                how, call = _stage_step(rng, p, k, rng.random() < 0.5)
+                how, call = _stage_step(rng, p, k, rng.random() < 0.5, log)
                 q = call()
             except SchedulingError:
                 continue
