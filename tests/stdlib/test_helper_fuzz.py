@@ -2,29 +2,42 @@
 
 Each procedure is two to four *nests* (a nest writes a buffer of its own,
 ``o{k}`` or ``s{k}``) that share their loop and buffer names: elementwise
-and reduction nests, a stage with a producer loop and a buffer ``t``
-(``compute_at``, ``inline_producer``, ``compute_root``, ``store_at``), a
-scalar ``c`` assigned in the loop (``hoist``), literals (``bind_const``),
-a loop shadowing another of its name; at the top, in a loop, or split
-between the branches of an ``if``; in ``f32`` or another precision.
+and reduction nests, sums over two loops into one location (into an
+integer: no reordering allowed), a stage with a producer loop and a buffer
+``t``, a scalar ``c`` assigned in the loop (``hoist``), literals
+(``bind_const``), a loop shadowing another of its name, a triangle, lower
+bounds above zero, a guarded body; at the top, in a loop, split between
+the branches of an ``if``, or repeated in both branches (the same patterns
+match twice); in ``f32`` or another precision.
 
 A helper is pointed at one nest by a pattern (``'i #k'``, ``'c = _ #k'``),
 by a cursor, or by a *stale* cursor: one taken before another helper or a
-primitive rewrote another nest (it must be forwarded to its image), or one
-into code that a rewrite removed (unrolled, cut off): then the helper must
+primitive rewrote another nest (it must be forwarded to its image, checked
+by the markers of ``test_cursor_forwarding``), or one into code that a
+rewrite removed (unrolled, or a producer inlined): then the helper must
 refuse. When it accepts,
 
 - every other nest prints as before (what ``test_target_fuzz`` checks;
-  a hoisted or bound scalar at the top is not part of a nest), and the
-  named one changed;
+  a hoisted or bound scalar at the top is not part of a nest; names are
+  compared modulo the naming rule's respelling), and the named one
+  changed (for a twin, the other copy did not);
+- every cursor of the procedure forwards to its image through the
+  helper's steps (``forwarding_failures``);
 - the result computes what the procedure computes, in ``interpret()`` on
   small integers (exactly) and on special values (NaN, infinities, signed
   zeros, subnormals, large values: bit for bit, any two NaNs equal; a
-  buffer summed into with ``+=`` only up to the reordering the semantics
-  allow), and for a sample compiled too.
+  float location summed into with a reordered ``+=`` only up to rounding
+  and the sign of a zero, which the semantics allow; an FMA instruction's
+  single rounding in compiled code), and for a sample compiled too.
+
+Three more generators: chains of helpers named by cursors of the first
+procedure; Halide-style helpers on one of two look-alike pipelines; and
+``vectorize`` of random lane-wise bodies (f32, 16-bit) compiled and run
+on special values, masked tails included.
 
 ``EXO_HL_HELPER_FUZZ_S`` (budget in seconds) and ``EXO_HL_HELPER_FUZZ_SEED``
-for longer runs offline.
+for longer runs offline (clean at the time of writing: about 5000 cases,
+1500 chains, 3000 pipelines and 350 compiled vectorizations).
 """
 from __future__ import annotations
 
