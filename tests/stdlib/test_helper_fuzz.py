@@ -602,6 +602,7 @@ def one_case(rng, tmp_path, n, stats, compile_it=False):
     bad = forwarding_failures(p, q, chain)
     assert not bad, f"forwarding through {how}:\n" + "\n".join(bad[:4]) + \
         f"\n{where}"
+    q.c_code_str()      # a loop left staged in vector memory: MemGenError
     summed = _summed(kinds, prec, [how])
     sizes = [{"n": v} for v in rng.sample([1, 3, 8, 13, 16], 3)]
     check_agree(p0, q, sizes, np.random.default_rng(rng.randrange(1 << 30)),
@@ -683,6 +684,7 @@ def one_chain(rng, tmp_path, n, stats, compile_it=False):
     chain = [c for _, c in p.derivation()]
     bad = forwarding_failures(p0, p, chain)
     assert not bad, "\n".join(bad[:4]) + f"\n{log} of\n{text}\ngave\n{p}"
+    p.c_code_str()
     summed = _summed(kinds, prec, log)
     sizes = [{"n": v} for v in rng.sample([1, 3, 8, 13, 16], 2)]
     try:
