@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from exo_hl import Procedure, SchedulingError
 
+from ._mask import guard_of as _guard_of
+from ._mask import mask_bounds as _mask_bounds
 from ._vectorize_why import body_kind, masked_refusal, nearest
 from ._vectorize_why import diagnose as _diagnose
 from ._util import data_leaves as _data_leaves
@@ -190,8 +192,10 @@ def vectorize(p, loop, width, memory, instrs, tail="perfect"):
     proven true and dropped, ``eliminate_dead_code``), and in the last,
     partial block each window is staged past the end of its buffer
     (``stage_mem``'s guarded copies), the guard rewritten to ``ii < m``
-    (``rewrite_expr``, proven equal), so that masked instructions whose
-    specifications test ``i < m`` match: a masked load
+    (``rewrite_expr``, proven equal; ``m`` is the copies' bound, or, when
+    the buffers are longer than the loop and no copy needs a guard, the
+    lanes the loop runs: plain loads and stores then), so that masked
+    instructions whose specifications test ``i < m`` match: a masked load
     (``mm256_maskload_ps``), the ``mm256_prefix_*`` arithmetic and store
     (AVX2; ``mm512_maskz_loadu_ps`` and ``mm512_prefix_*`` for AVX-512).
     The masked block handles lane-wise bodies only: for a literal, a
@@ -303,33 +307,15 @@ def _masked(p, where, inner, width, memory, instrs, trips):
         pass
     p, staged_tail, inner_loop = _stage(p, at_path(p, nxt).body()[0], inner,
                                         width, memory, "_tail")
-    m = _mask_bound(at_path(p, nxt), inner_loop)
-    guard = _guard_of(inner_loop)
-    p = p.rewrite_expr(guard.find("_ < _"), f"{inner} < {m}")
-    return _select(p, instrs, staged + staged_tail, [where, nxt])
-
-
-def _guard_of(inner_loop):
-    """The ``if`` that is the whole body of the loop ``inner_loop``."""
-    body = list(inner_loop.body())
-    if len(body) != 1 or not body[0].is_if():
-        raise SchedulingError(
-            f"vectorize: expected the guarded body of loop "
-            f"{inner_loop.name()!r}, found: {text(inner_loop)}")
-    return body[0]
-
-
-def _mask_bound(part, inner_loop):
-    """The bound ``m`` of the guarded copies in the tail block (``i0 <
-    m``): the number of lanes inside the buffers."""
-    for s in part.body():
-        if s.is_loop() and s.path() != inner_loop.path():
-            try:
-                return text(s.find("_ < _").rhs())
-            except SchedulingError:
-                continue
-    raise SchedulingError("vectorize: tail='mask' found no guarded copy "
-                          "in the last block (nothing to vectorize)")
+    guard = _guard_of(inner_loop).find("_ < _")
+    for m in _mask_bounds(at_path(p, nxt), inner_loop, inner):
+        try:
+            q = p.rewrite_expr(guard, f"{inner} < {m}")
+        except SchedulingError as e:
+            why = e
+            continue
+        return _select(q, instrs, staged + staged_tail, [where, nxt])
+    raise why
 
 
 def _bind_literals(p, where):

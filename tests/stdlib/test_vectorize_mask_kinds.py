@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from exo_hl import SchedulingError, f32, proc, seq, size
-from exo_hl.hw_libs import avx512
+from exo_hl.hw_libs import avx2, avx512
 from exo_hl.stdlib import vectorize, vectorize_reduction
 
 LIB = (16, avx512.AVX512, avx512.INSTRS)
@@ -143,3 +143,30 @@ def test_mask_with_no_partial_block_vectorizes_a_literal():
         y = np.zeros(32, np.float32)
         run(n=32, x=x, y=y)
         np.testing.assert_array_equal(y, x * np.float32(0.5))
+
+
+@proc
+def square_in_longer(n: size, x: f32[16], y: f32[16]):
+    assert n <= 16
+    for i in seq(0, n):
+        y[i] = x[i] * x[i]
+
+
+@pytest.mark.parametrize("width,mem,instrs", [
+    (8, avx2.AVX2, avx2.INSTRS), LIB])
+def test_mask_in_buffers_longer_than_the_loop(width, mem, instrs):
+    # the last block's windows lie inside the buffers (16 elements, n <=
+    # 16), so no copy is guarded: the lanes come from the loop's own guard
+    # (n - 8 * io); it was refused, 'found no guarded copy in the last
+    # block (nothing to vectorize)' (audit 15b)
+    p = vectorize(square_in_longer, "i", width, mem, instrs, tail="mask")
+    text = str(p)
+    assert f"prefix_mul_ps(n - {width} * io" in text, text
+    for n in (1, 7, 8, 9, 15, 16):
+        x = np.arange(16, dtype=np.float32) - 5.5
+        for run in (p.interpret, p.compile()):
+            y = np.full(16, -3.0, np.float32)
+            run(n=n, x=x, y=y)
+            want = np.full(16, -3.0, np.float32)
+            want[:n] = x[:n] * x[:n]
+            assert np.array_equal(y, want), (n, y)
