@@ -70,6 +70,7 @@ from ..provenance import derive
 from . import _common as C
 from ._build import retype_window_reads
 from ._buffer_uses import refuse_changed_stride_reads
+from ._stage_bf16 import bf16_refusal
 from ._stage_survey import survey_block
 from ._window_cover import (Point, Slice, Window, coords as _coords,
                             overwritten_first)
@@ -383,6 +384,10 @@ def stage_mem(proc, block, window, new_name, accum=False):
         if (reads and not writes) or (writes and not overwritten_first(
                 proc, blk, w, survey.top_kinds, survey.outside, env0,
                 survey.derived)):
+            bad = elem is IR.BF16 and bf16_refusal(proc, blk, w, survey,
+                                                   writes)
+            if bad:
+                raise fail(bad[0], f"'{buf}' is bf16: {bad[1]}")
             before.append(nest(guarded(lambda ni, bi: IR.Assign(
                 new, elem, ni, rd(buf, bi), srcinfo=si), zero=True)))
         if writes:
