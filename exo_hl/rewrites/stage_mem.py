@@ -70,6 +70,7 @@ from ..provenance import derive
 from . import _common as C
 from ._build import retype_window_reads
 from ._buffer_uses import refuse_changed_stride_reads
+from ._expr_at import config_scope
 from ._stage_bf16 import bf16_refusal
 from ._stage_survey import survey_block
 from ._window_cover import (Point, Slice, Window, coords as _coords,
@@ -81,8 +82,10 @@ OP = "stage_mem"
 # ----------------------------------------------------------------------
 # 1. locate: the window
 def _parse_window(proc, blk, window) -> Window:
+    # offsets may read config fields (the block may not write them:
+    # ``check_moved`` below)
     w = C.parse_expr_at(proc, window, blk.parent, blk.field, blk.lo, OP,
-                        allow_window=True)
+                        allow_window=True, scope=config_scope(proc.ir()))
     if isinstance(w, IR.WindowExpr):
         return Window(w.name, w.type.src_type, _coords(w.idx))
     if isinstance(w, IR.Read) and w.idx:

@@ -219,6 +219,12 @@ class _Gen:
         block = []
         for _ in range(r.randint(1, 4)):
             block += self.simple()
+        if r.random() < 0.3:
+            # the block goes through a window whose offset reads a config
+            # field (written in the block, maybe): staging it stages ``x``
+            # where the window statement placed it
+            pre.append("wx = x[Cm.a:Cm.a + 20]")
+            block = [b.replace("x[", "wx[") for b in block]
         body = pre
         # local buffers: kept across iterations, or written first
         local = r.random() < 0.5
@@ -432,7 +438,7 @@ def _accesses(s):
     out = []
     for n in walk(s):
         if isinstance(n, (IR.Read, IR.Assign, IR.Reduce, IR.WindowExpr)) \
-                and n.idx and n.name.name in ("x", "z"):
+                and n.idx and n.name.name in ("x", "z", "wx"):
             out.append((n.name.name, [
                 expr_to_str(i.lo if isinstance(i, IR.Interval) else
                             i.pt if isinstance(i, IR.Point) else i)
@@ -597,6 +603,10 @@ def fuzz(tmp_path, n_progs, seed, steps=4, budget=None, compile_rate=0.03,
                     why[(desc[0], m)] = why.get((desc[0], m), 0) + 1
                 continue
             counts[desc[0]] = (tried + 1, ok + 1)
+            if desc[0] == "stage_mem":      # accepted, per staged buffer
+                key = f"stage_mem {desc[1].split('[')[0]}" + (
+                    " (config offsets)" if "Cm." in desc[1] else "")
+                counts[key] = (0, counts.get(key, (0, 0))[1] + 1)
             accepted += 1
             log.append(desc)
             exact = not _precision_changed(log)
