@@ -20,7 +20,9 @@ on data holding signaling and quiet NaNs, infinities and signed zeros,
 and, for a sample, as compiled C (where a NaN's payload is not specified:
 NaN positions and signed zeros). The generator found that staging a
 ``bf16`` window showed its load copy, which quiets a signaling NaN
-(tests/rewrites/test_stage_mem_bf16.py).
+(tests/rewrites/test_stage_mem_bf16.py), and that a write apart from the
+window in a point dimension (a whole other row of ``z``) was taken for an
+overwrite of it, which skipped the load (test_stage_mem_apart.py).
 
 Two exceptions the semantics allows (docs/semantics.md, Reductions):
 after ``stage_mem(accum=True)`` a zero sum may lose its sign, so zeros
@@ -188,14 +190,21 @@ class _Gen:
             else:
                 out.append(use)
             return out
-        if c < 0.84:
+        if c < 0.83:
             return [f"Cm.{r.choice('ac')} = {r.choice(['k', '0', '2'])}"]
-        if c < 0.86:
+        if c < 0.85:
             return [f"setc({r.choice(['k', '1'])})"]
-        if c < 0.93:
+        if c < 0.94:
             # a column of z: strided, through a window or a call
             cc = r.randint(0, 7)
+            j = self.fresh("j")
             return r.choice([[f"z[{r.randint(0, 5)}, {cc}] = {self.rhs()}"],
+                             [f"for {j} in seq(0, 8):",       # a whole row
+                              f"    z[{r.randint(0, 5)}, {j}] = y[{j}]"],
+                             [f"for {j} in seq(0, 8):",     # and part of one
+                              f"    z[{r.randint(0, 5)}, {j}] = y[{j}]",
+                              "if k < 2:",
+                              f"    z[{r.randint(0, 5)}, {cc}] = 3.0"],
                              [f"col(z[1:5, {cc}], y[0:4])"],
                              [f"y[2] = z[{r.randint(0, 5)}, {cc}]"],
                              [f"z[{r.randint(0, 5)}, {cc}] += y[3]"]])
@@ -363,6 +372,10 @@ def _valid_original(p):
     return True
 
 
+def _hex(bits):
+    return [hex(v) for v in bits.ravel().tolist()]
+
+
 def differ(p0, q, exact_types, signed_zero, compiled=False):
     """None when ``q`` computes what ``p0`` does; else a description."""
     fq = q.compile() if compiled else None
@@ -382,9 +395,7 @@ def differ(p0, q, exact_types, signed_zero, compiled=False):
                 for k in a:
                     if not _same(a[k], o[k], bits, signed_zero):
                         return (f"{inp} special={special}: {what} {k} = "
-                                f"{[hex(v) for v in o[k][0].tolist()]}, "
-                                f"original "
-                                f"{[hex(v) for v in a[k][0].tolist()]}")
+                                f"{_hex(o[k][0])}, original {_hex(a[k][0])}")
                 if co != ca:
                     return f"{inp}: {what} config {co}, original {ca}"
     return None
@@ -446,10 +457,14 @@ def _accesses(s):
     return out
 
 
-def _window_near(rng, acc):
+def _window_near(rng, acc, others=()):
     """A window around one access: it covers the access or runs partly
-    over it; some dimensions are points."""
+    over it; some dimensions are points (a row of ``z`` that the block
+    touches: the block's other rows lie apart from it)."""
     buf, idx = acc
+    rows = [i[0] for b, i in others if b == "z"]
+    if buf == "z" and rows and rng.random() < 0.5:
+        return f"z[{rng.choice(rows)}, 0:8]"
     dims = []
     for e in idx:
         r = rng.random()
@@ -476,7 +491,7 @@ def _step(p, rng, fresh):
         blk = list(C_path_block(p, path, rng))
         acc = [a for s in BlockCursor(p, *blk).nodes() for a in _accesses(s)]
         win = _window(rng, p) if not acc or rng.random() < 0.3 else \
-            _window_near(rng, rng.choice(acc))
+            _window_near(rng, rng.choice(acc), acc)
         accum = rng.random() < 0.2
         name = fresh("s")
         return (("stage_mem", win, accum, str(blk[0]), blk[1:]),
