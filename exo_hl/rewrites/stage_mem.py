@@ -44,6 +44,10 @@ Safety (each failure is a ``SchedulingError`` naming the check):
   (and so views the staged copy after the rewrite) is not used after the
   block;
 * ``accum=True``: the block neither reads nor overwrites the buffer;
+* a ``bf16`` buffer with a load: the load copy (which quiets a signaling
+  NaN) may not show: no store of elements the block may not write, no
+  staged value copied without arithmetic into another type
+  (``_stage_bf16``);
 * no stride of the buffer that the block reads changes (``stride(buf,
   d)``, of a window name viewing it, or a callee reading strides that is
   passed a window of it): the staged buffer is dense over the window's
