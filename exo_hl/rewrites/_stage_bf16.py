@@ -11,8 +11,8 @@ staged values computes the same; two uses would not (audit 15a):
   NaN;
 * the block copies a staged value, without arithmetic, into a location of
   another type (``y[i] = x[i]`` with ``y: f32``; also in a callee given a
-  window of it): reading a ``bf16`` is exact, NaNs included, so the
-  original copied the signaling NaN.
+  window of it; into a config field): reading a ``bf16`` is exact, NaNs
+  included, so the original copied the signaling NaN.
 
 ``bf16_refusal`` finds either, for ``stage_mem`` to refuse it.
 """
@@ -38,7 +38,8 @@ def bf16_refusal(proc, blk, w, survey, store):
     hit = _plain_copy_out(blk.stmts, names, survey.outside, w.buf, set())
     if hit is not None:
         return (hit, "a staged value is copied without arithmetic into a "
-                "location of another type, and the load copy quiets a "
+                "location of another type (or a config field), and the load "
+                "copy quiets a "
                 "signaling NaN (bf16 copies do; the original copied its "
                 "bits)")
     return None
@@ -54,10 +55,11 @@ def _plain_copy_out(stmts, names, outside, buf, seen):
                 s.rhs.name == buf and ("w", s.rhs.idx) in outside):
             names.add(s.name)
     for s in walk_stmts(stmts):
-        if isinstance(s, IR.Assign) and s.type is not IR.BF16 and \
+        if (isinstance(s, IR.Assign) and s.type is not IR.BF16
+                or isinstance(s, IR.WriteConfig)) and \
                 isinstance(s.rhs, IR.Read) and s.rhs.name in names and \
                 not (s.rhs.name == buf and ("p", s.rhs.idx) in outside):
-            return s
+            return s      # (a config field: refused whatever its type)
         if isinstance(s, IR.Call):
             for param, a in zip(s.f.args, s.args):
                 if not isinstance(a, (IR.Read, IR.WindowExpr)) or \

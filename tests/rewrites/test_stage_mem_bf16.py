@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exo_hl import SchedulingError, bf16, f32, proc, seq
+from exo_hl import SchedulingError, bf16, config, f32, proc, seq
 
 SNAN = 0x7F81           # a signaling NaN's bf16 bits (quiet: 0x7fc1)
 
@@ -43,6 +43,18 @@ def copy_out_call(x: bf16[8], y: f32[8]):
         cp(x[0:4], y[4:8])
 
 
+@config
+class Bcfg:
+    v: f32
+
+
+@proc
+def copy_out_config(x: bf16[8], y: f32[8]):
+    for i in seq(0, 4):
+        Bcfg.v = x[i]
+        y[i] = Bcfg.v
+
+
 @proc
 def whole(x: bf16[8], y: f32[8]):
     for i in seq(0, 8):
@@ -67,6 +79,7 @@ def _run(p, fn=None):
     (partial, "x[0:8]", "store would write back"),
     (copy_out, "x[0:4]", "copied without arithmetic"),
     (copy_out_call, "x[0:4]", "copied without arithmetic"),
+    (copy_out_config, "x[0:4]", "copied without arithmetic"),
 ])
 def test_staging_that_shows_the_quieting_copy_is_refused(p, window, why):
     with pytest.raises(SchedulingError, match=why):
