@@ -649,7 +649,8 @@ def fuzz(tmp_path, n_progs, seed, steps=4, budget=None, compile_rate=0.03,
 @pytest.mark.no_c_audit("hundreds of random procedures, compared in the "
                         "interpreter; a sample is compiled and compared")
 def test_memory_rewrites_keep_meaning(tmp_path, assert_roundtrip):
-    # ~10 s of CPU; offline runs of 20 minutes (seeds 1-9): clean
+    # ~10 s of CPU; offline (after the fixes): seeds 101 and 102, 240 s
+    # of CPU each, ~6,000 procedures and ~7,400 accepted steps each: clean
     progs, accepted, counts, dt = fuzz(tmp_path, 300, 1515,
                                        roundtrip=assert_roundtrip)
     print(f"memory-rewrite fuzz: {progs} procedures, {accepted} accepted "
