@@ -57,8 +57,12 @@ def overwrites_window(proc, path, stmt, block, w: Window) -> bool:
     once, and each interval dimension ``k`` of the window is indexed
     ``x_k + r_k`` by a distinct such loop ``x_k`` whose range shifted by
     ``r_k`` (free of those loops' variables) is exactly the window's
-    ``[lo_k, hi_k)``; point dimensions are indexed by the window's point
-    (already proven by the coverage check)."""
+    ``[lo_k, hi_k)``; point dimensions are indexed by the window's point,
+    proven at the assignment (an assignment that lies apart from the window
+    in a point dimension, such as ``z[3, j]`` for the window ``z[2, 0:8]``,
+    overwrites none of it: taking it for an overwrite skipped the load of
+    ``stage_mem``, whose store then wrote back uninitialised values, audit
+    15a)."""
     from ..core_ir.simplify import affine_form
 
     def visit(s, p, loops):
@@ -67,9 +71,19 @@ def overwrites_window(proc, path, stmt, block, w: Window) -> bool:
             return any(visit(b, p + (("body", i), ), loops)
                        for i, b in enumerate(s.body))
         if isinstance(s, IR.Assign) and s.name == w.buf:
-            return _assign_covers(proc, s, block, w, loops, affine_form)
+            return _points_match(proc, p, s, w) and _assign_covers(
+                proc, s, block, w, loops, affine_form)
         return False
     return visit(stmt, tuple(path), [])
+
+
+def _points_match(proc, path, s, w: Window) -> bool:
+    """The assignment ``s`` (at ``path``) indexes each point dimension of
+    the window at the window's point, proven there (the point's config
+    fields are not written by the block: ``stage_mem`` checks it)."""
+    preds = [B.cmp("==", s.idx[k], d.pt) for k, d in enumerate(w.dims)
+             if isinstance(d, Point)]
+    return not preds or bool(prove_at(proc, path, B.conj(preds)))
 
 
 def _assign_covers(proc, s, block, w: Window, loops, affine_form):

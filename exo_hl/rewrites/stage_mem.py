@@ -44,6 +44,10 @@ Safety (each failure is a ``SchedulingError`` naming the check):
   (and so views the staged copy after the rewrite) is not used after the
   block;
 * ``accum=True``: the block neither reads nor overwrites the buffer;
+* a ``bf16`` buffer with a load: the load copy (which quiets a signaling
+  NaN) may not show: no store of elements the block may not write, no
+  staged value copied without arithmetic into another type
+  (``_stage_bf16``);
 * no stride of the buffer that the block reads changes (``stride(buf,
   d)``, of a window name viewing it, or a callee reading strides that is
   passed a window of it): the staged buffer is dense over the window's
@@ -70,6 +74,8 @@ from ..provenance import derive
 from . import _common as C
 from ._build import retype_window_reads
 from ._buffer_uses import refuse_changed_stride_reads
+from ._expr_at import config_scope
+from ._stage_bf16 import bf16_refusal
 from ._stage_survey import survey_block
 from ._window_cover import (Point, Slice, Window, coords as _coords,
                             overwritten_first)
@@ -80,8 +86,10 @@ OP = "stage_mem"
 # ----------------------------------------------------------------------
 # 1. locate: the window
 def _parse_window(proc, blk, window) -> Window:
+    # offsets may read config fields (the block may not write them:
+    # ``check_moved`` below)
     w = C.parse_expr_at(proc, window, blk.parent, blk.field, blk.lo, OP,
-                        allow_window=True)
+                        allow_window=True, scope=config_scope(proc.ir()))
     if isinstance(w, IR.WindowExpr):
         return Window(w.name, w.type.src_type, _coords(w.idx))
     if isinstance(w, IR.Read) and w.idx:
@@ -383,6 +391,10 @@ def stage_mem(proc, block, window, new_name, accum=False):
         if (reads and not writes) or (writes and not overwritten_first(
                 proc, blk, w, survey.top_kinds, survey.outside, env0,
                 survey.derived)):
+            bad = elem is IR.BF16 and bf16_refusal(proc, blk, w, survey,
+                                                   writes)
+            if bad:
+                raise fail(bad[0], f"'{buf}' is bf16: {bad[1]}")
             before.append(nest(guarded(lambda ni, bi: IR.Assign(
                 new, elem, ni, rd(buf, bi), srcinfo=si), zero=True)))
         if writes:

@@ -122,3 +122,47 @@ def test_shifted_literal_index_reads_back(assert_roundtrip):
                              "S")
     assert "y[i] += S[-i] + S[1 - i]" in str(q)   # (vacuously covered)
     assert_roundtrip(q)
+
+
+# ----------------------------------------------------------------------
+# an assignment apart from the window in a point dimension is no overwrite
+# (audit 15a): ``z[3, j]`` over every ``j`` was taken for an overwrite of
+# the window ``z[2, 0:8]``, the load was skipped and the store wrote
+# uninitialised values back over ``z[2, 1:8]``; likewise ``x[3] = 1.0``
+# for the point window ``x[2]`` whose one write is guarded
+@proc
+def apart_row(z: f32[4, 8], y: f32[8]):
+    for j in seq(0, 8):
+        z[3, j] = 1.0
+        z[2, 0] = 5.0
+    y[0] = z[2, 1]
+
+
+@proc
+def apart_point(n: size, x: f32[8], y: f32[8]):
+    for j in seq(0, 1):
+        x[3] = 1.0
+        if n > 2:
+            x[2] = 5.0
+
+
+def _run_apart(p, n):
+    z = np.arange(32, dtype=np.float32).reshape(4, 8)
+    x = np.arange(8, dtype=np.float32)
+    y = np.zeros(8, np.float32)
+    if "z" in [a.name.name for a in p.ir().args]:
+        p.interpret(z, y)
+        return z.tolist(), y.tolist()
+    p.interpret(n, x, y)
+    return x.tolist(), y.tolist()
+
+
+@pytest.mark.parametrize("p, window", [(apart_row, "z[2, 0:8]"),
+                                       (apart_point, "x[2]")])
+def test_write_apart_in_a_point_dimension_keeps_the_load(p, window):
+    q = p.stage_mem(p.find_loop("j"), window, "s")
+    buf = window.split("[")[0]
+    assert any(ln.strip().startswith("s") and f" = {buf}[" in ln
+               for ln in str(q).splitlines()), q      # the load is there
+    for n in (1, 3):
+        assert _run_apart(q, n) == _run_apart(p, n), (n, q)
