@@ -62,6 +62,7 @@ from .nodes import IR
 from .operators import CONTROL_EVAL, is_parallel
 from .syms import Sym
 from .call_args import check_call_args
+from .typerules import c_precision_problem
 from .config_values import normalize_config_state
 from .types import (DATA_TYPES, NUMPY_DTYPES, basetype, is_control,
                     is_real_scalar)
@@ -417,6 +418,12 @@ class _Compiler:
             if is_control(a.type):
                 getters.append(self.expr(e))
                 continue
+            # a procedure's R is f32 here as in C (an instruction's body is
+            # generic): run at another precision, its R locals would still
+            # be f32, and rewrites proven for R = f32 would change results
+            why = None if f.instr else c_precision_problem(f, a, e)
+            if why:
+                raise InterpreterError(f"{why} (C refuses the call too)")
             getters.append(self.ref(e))
             if basetype(a.type) is IR.Num:
                 r_dtypes.append((i, _BF16 if e.name in self.bf16

@@ -91,10 +91,12 @@ def c_precision_problem(callee, param, arg) -> Optional[str]:
     procedure ``callee`` (an ``IR.proc``, not an instruction); None if it
     can.
 
-    The interpreter runs an ``R`` parameter at the caller's precision,
-    but C has one body per callee and ``R`` is ``float`` there; passing
-    e.g. an ``i8`` or ``f64`` buffer would reinterpret its memory. (An
-    instruction's C is its template, which takes any element type.)"""
+    C has one body per callee and ``R`` is ``float`` there; passing e.g.
+    an ``i8`` or ``f64`` buffer would reinterpret its memory, and the
+    interpreter refuses the same calls (run at another precision, the
+    callee's ``R`` locals would still be f32). (An instruction's C is its
+    template, and its body in the interpreter, generic: they take any
+    element type.)"""
     if not (T.is_tensor_or_window(param.type)
             or T.is_real_scalar(param.type)):
         return None
