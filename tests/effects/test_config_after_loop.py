@@ -1,0 +1,131 @@
+"""A config field a loop writes with a value of the iteration (``C.c = i``)
+has, after the loop, the value of the last iteration when the loop runs and
+its value before when it may run zero times (``effects.lift.valg_loop``).
+It was ⊥ (unknown), so ``y[C.c % 8]`` after ``for i in seq(0, n): C.c =
+i`` raised BoundsError. Values that depend on the state the body writes
+(``C.c = C.c + i``) stay unknown."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from exo_hl import BoundsError, config, f32, index, proc, seq, size
+
+
+@config
+class LCf:
+    c: index
+    d: index
+
+
+@proc
+def mod_after(n: size, y: f32[8]):
+    for i in seq(0, n):
+        LCf.c = i
+    y[LCf.c % 8] = 1.0
+
+
+@proc
+def last_after(n: size, y: f32[n]):
+    for i in seq(0, n):            # a size is >= 1: the loop runs
+        LCf.c = 2 * i + 1
+    y[(LCf.c - 1) / 2] = 2.0
+
+
+@proc
+def maybe_zero_trip(n: size, y: f32[n]):
+    LCf.c = 0
+    for i in seq(0, n - 1):        # may run zero times: LCf.c stays 0
+        LCf.c = i + 1
+    y[LCf.c] = 3.0
+
+
+@proc
+def guarded_after(n: size, y: f32[8]):
+    LCf.d = 1
+    for i in seq(0, n):
+        if i == 3:
+            LCf.d = 5
+    y[LCf.d] = 4.0
+
+
+def test_printed():
+    assert str(mod_after) == (
+        "def mod_after(n: size, y: f32[8] @ DRAM):\n"
+        "    for i in seq(0, n):\n"
+        "        LCf.c = i\n"
+        "    y[LCf.c % 8] = 1.0")
+
+
+@pytest.mark.parametrize("p, where", [
+    (mod_after, lambda n: (n - 1) % 8),
+    (last_after, lambda n: n - 1),
+    (maybe_zero_trip, lambda n: n - 1),
+    (guarded_after, lambda n: 5 if n > 3 else 1),
+])
+def test_interpret_and_c_agree(p, where):
+    f = p.compile()
+    rng = np.random.default_rng(15)
+    for n in (1, 2, 3, 4, 5, 9, 17):
+        m = 8 if p in (mod_after, guarded_after) else n
+        y0 = rng.integers(-4, 5, size=m).astype(np.float32)
+        a, b = y0.copy(), y0.copy()
+        p.interpret(n, a, config_state={(LCf, "c"): -7, (LCf, "d"): -7})
+        f.set_config(LCf, "c", -7)
+        f.set_config(LCf, "d", -7)
+        f(n, b)
+        assert np.array_equal(a, b)
+        changed = np.flatnonzero(a != y0)
+        k = where(n)
+        assert a[k] != y0[k] or y0[k] in (1.0, 2.0, 3.0, 4.0)
+        assert set(changed) <= {k}
+
+
+def _refused(src_fn):
+    with pytest.raises(BoundsError) as e:
+        src_fn()
+    return str(e.value)
+
+
+def test_zero_trip_keeps_the_value_before():
+    def build():
+        @proc
+        def zt(n: size, y: f32[n]):
+            for i in seq(0, n - 1):
+                LCf.c = i + 1
+            y[LCf.c] = 3.0
+    # no write before the loop: n = 1 leaves the caller's LCf.c
+    assert "LCf.c" in _refused(build)
+
+
+def test_last_value_must_be_in_bounds():
+    def build():
+        @proc
+        def big(n: size, y: f32[8]):
+            for i in seq(0, n):
+                LCf.c = i
+            y[LCf.c] = 1.0
+    assert "counterexample" in _refused(build)
+
+
+def test_value_depending_on_the_written_state_stays_unknown():
+    def build():
+        @proc
+        def acc(n: size, y: f32[8]):
+            LCf.c = 0
+            for i in seq(0, n):
+                LCf.c = LCf.c + 1
+            y[LCf.c % 8] = 1.0
+    _refused(build)
+
+
+def test_guarded_write_of_an_iteration_value_stays_unknown():
+    def build():
+        @proc
+        def gi(n: size, y: f32[8]):
+            LCf.d = 0
+            for i in seq(0, n):
+                if i < 3:
+                    LCf.d = i + 6
+            y[LCf.d] = 1.0
+    _refused(build)
