@@ -33,7 +33,13 @@ So ``e``'s *value* is what must survive the round trip through ``T``:
   ``i8 + i8`` in an ``i32`` statement therefore gets ``i16``/``i32``, never
   ``i8``;
 * any other ``e`` (reads of ``R`` buffers, externs): ``T`` is ``e``'s own
-  type, as written.
+  type, as written;
+* besides, where the statement only stores ``e`` (it is the whole
+  right-hand side), any ``T`` holding every value of ``e``
+  (``datasem.holds_exactly``: an ``f64`` for an ``f32`` value, an ``f32``
+  for an ``i8`` one), unless an integer would come back through a float
+  into a narrower integer (saturating, not wrapping) or a reduction's
+  addition would change its evaluation type (``_other_holder``).
 
 ``holder_problem`` tells why a given ``T`` cannot stand for ``e``;
 ``choose_holder`` picks the narrowest ``T`` that can.
