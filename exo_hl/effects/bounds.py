@@ -334,7 +334,14 @@ class _Walker:
         x = E.var(s.iter)
         bd = E.and_(E.op("<=", lo, x), E.op("<", x, hi))
         Gb = _sv(self.body_valg(s.body), st.sub) if self.cfg else None
-        env_in = env_compose(st.env, valg_at_iter(s.iter, lo, Gb)) \
+        # the body's values are relative to the state at the loop, so its
+        # lower bound must be too: env_compose maps that state to entry
+        # terms (``lo`` is in entry terms already; composed again, a bound
+        # reading a field written before the loop, ``C.k = C.k + 1; for i
+        # in seq(C.k, n)``, counted that write twice and the second
+        # iteration saw the entry values)
+        lo_here = _sv({0: lift_index(s.lo)}, st.sub)[0]
+        env_in = env_compose(st.env, valg_at_iter(s.iter, lo_here, Gb)) \
             if Gb else st.env
         return st.copy(hyps=st.hyps + tuple(self.facts(bd)), env=env_in)
 

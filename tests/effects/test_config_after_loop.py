@@ -129,3 +129,53 @@ def test_guarded_write_of_an_iteration_value_stays_unknown():
                     LCf.d = i + 6
             y[LCf.d] = 1.0
     _refused(build)
+
+
+# The values inside a loop whose lower bound reads a field written before
+# it: the bound was composed with the writes before the loop twice
+# (``C.k = C.k + 1; for i in seq(C.k, n)`` took the first iteration to be
+# k + 2), so the second iteration saw the entry value of a field the first
+# wrote. The bounds check accepted an access 5 past the end, and
+# rewrite_expr changed the results (context.py had the same composition).
+
+@config
+class QCf:
+    k: index
+    j: index
+
+
+def test_bound_reading_a_field_written_before_the_loop():
+    def build():
+        @proc
+        def twice(n: size, y: f32[1]):
+            assert QCf.j == 0
+            assert QCf.k >= 0
+            assert QCf.k + 3 == n
+            QCf.k = QCf.k + 1
+            for i in seq(QCf.k, n):
+                y[QCf.j * 5] = 1.0     # the second iteration: y[5]
+                QCf.j = 1
+    assert "counterexample" in _refused(build)
+
+
+@proc
+def second_sees(n: size, y: f32[2]):
+    assert QCf.j == 0
+    assert QCf.k >= 0
+    assert QCf.k + 3 == n
+    QCf.k = QCf.k + 1
+    for i in seq(QCf.k, n):
+        y[QCf.j] += 1.0
+        QCf.j = 1
+
+
+def test_context_of_a_loop_whose_bound_reads_a_written_field():
+    from exo_hl import SchedulingError
+    with pytest.raises(SchedulingError, match="cannot prove QCf.j == 0"):
+        second_sees.rewrite_expr(second_sees.find('y[_] += _').idx()[0], '0')
+    y = np.zeros(2, np.float32)
+    second_sees.interpret(3, y, config_state={(QCf, "k"): 0, (QCf, "j"): 0})
+    assert list(y) == [1.0, 1.0]
+    # what is true is still proven: the first iteration reads the entry value
+    q = second_sees.rewrite_expr(second_sees.find_loop('i').lo(), 'n - 2')
+    assert "for i in seq(n - 2, n):" in str(q)
