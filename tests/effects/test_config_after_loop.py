@@ -3,7 +3,10 @@ has, after the loop, the value of the last iteration when the loop runs and
 its value before when it may run zero times (``effects.lift.valg_loop``).
 It was ⊥ (unknown), so ``y[C.c % 8]`` after ``for i in seq(0, n): C.c =
 i`` raised BoundsError. Values that depend on the state the body writes
-(``C.c = C.c + i``) stay unknown."""
+(``C.c = (C.c + 1) % 8``) are what the last iteration wrote from some
+state (``effects.loop_values``): ``y[C.c]`` after or inside such a loop
+is proven when every value it writes is in bounds and the value before
+is too (or the loop surely runs)."""
 from __future__ import annotations
 
 import numpy as np
@@ -108,15 +111,73 @@ def test_last_value_must_be_in_bounds():
     assert "counterexample" in _refused(build)
 
 
-def test_value_depending_on_the_written_state_stays_unknown():
-    def build():
+def test_value_depending_on_the_written_state_is_bounded_by_its_last_write():
+    # after and inside the loop, the value is what the last (previous)
+    # iteration wrote from some state: (u + 1) % 8 is in 0 .. 7
+    @proc
+    def acc(n: size, y: f32[8]):
+        LCf.c = 0
+        for i in seq(0, n):
+            LCf.c = LCf.c + 1
+        y[LCf.c % 8] = 1.0
+    assert "y[LCf.c % 8] = 1.0" in str(acc)
+
+    def grows():
         @proc
-        def acc(n: size, y: f32[8]):
+        def g(n: size, y: f32[8]):
             LCf.c = 0
             for i in seq(0, n):
                 LCf.c = LCf.c + 1
-            y[LCf.c % 8] = 1.0
-    _refused(build)
+            y[LCf.c] = 1.0
+
+    def zero_trip():               # the caller's value when it runs 0 times
+        @proc
+        def z(n: size, y: f32[8]):
+            for i in seq(0, n - 1):
+                LCf.c = (LCf.c + 1) % 8
+            y[LCf.c] = 1.0
+
+    def first_iteration():         # the first iteration reads the caller's
+        @proc
+        def f(n: size, y: f32[8]):
+            for i in seq(0, n):
+                y[LCf.c] += 1.0
+                LCf.c = (LCf.c + 1) % 8
+    assert "LCf.c after the loop at line" in _refused(grows)
+    assert "counterexample" in _refused(zero_trip)
+    assert "LCf.c at the start of iteration i" in _refused(first_iteration)
+
+
+@proc
+def ring(n: size, y: f32[8]):
+    assert LCf.c >= 0
+    assert LCf.c < 8
+    for i in seq(0, n):
+        y[LCf.c] += 1.0
+        LCf.c = (LCf.c + 3) % 8
+    y[LCf.c] += 10.0
+
+
+def test_ring_index_in_and_after_the_loop():
+    assert str(ring).endswith("        LCf.c = (LCf.c + 3) % 8\n"
+                              "    y[LCf.c] += 10.0")
+    f = ring.compile()
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 7, 8, 9, 30):
+        c0 = int(rng.integers(0, 8))
+        y0 = rng.integers(-4, 5, size=8).astype(np.float32)
+        a, b = y0.copy(), y0.copy()
+        st = {(LCf, "c"): c0}
+        ring.interpret(n, a, config_state=st)
+        f.set_config(LCf, "c", c0)
+        f(n, b)
+        assert np.array_equal(a, b)
+        assert st[(LCf, "c")] == f.get_config(LCf, "c") == (c0 + 3 * n) % 8
+        want = y0.copy()
+        for k in range(n):
+            want[(c0 + 3 * k) % 8] += 1.0
+        want[(c0 + 3 * n) % 8] += 10.0
+        assert np.array_equal(a, want)
 
 
 def test_guarded_write_of_an_iteration_value_stays_unknown():
