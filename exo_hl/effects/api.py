@@ -27,6 +27,7 @@ Unknown solver answers and timeouts never count as proofs.
 from __future__ import annotations
 
 from ..caches import memo
+from ..core_ir import types as T
 from ..core_ir.nodes import IR
 from ..core_ir.paths import block_of, norm_path, stmt_at
 from ..core_ir.traversal import free_vars, used_syms, walk, walk_stmts
@@ -351,7 +352,8 @@ def _race_free(proc, loop_path):
 
 
 @logged_check
-def equiv_modulo(proc, path, fields, include_stmt=False):
+def equiv_modulo(proc, path, fields, include_stmt=False, stmt=None,
+                 bound=()):
     """Context extension (§3.6.2) for a rewrite of the statement at ``path``
     that is locally equivalent modulo config ``fields``.
 
@@ -362,13 +364,22 @@ def equiv_modulo(proc, path, fields, include_stmt=False):
 
     ``include_stmt=True``: the code "after" starts with the statement at
     ``path`` itself (its original effect, then PostEff); used for a config
-    write inserted right before that statement.
+    write inserted right before that statement. ``stmt``: that statement
+    as the new program runs it instead (``bind_config``: the reads its
+    value replaces taken out), in the same context; ``bound``: ``(Read of
+    a fresh name, control expression)`` pairs, the value of each name being
+    that of the expression right before the statement (a hypothesis; M
+    collapse, so an unknown value assumes nothing).
     """
     proc = _ir(proc)
     ctx = context(proc, path)
+    if bound:
+        ctx = ctx.with_hyps(*(E.eq(ctx.lift(r), ctx.lift(x)) for r, x in bound
+                              if T.is_control(x.type)))
     if include_stmt:
+        s = stmt_at(proc, path) if stmt is None else stmt
         ctx = Ctx(ctx.proc, ctx.path, ctx.hyps, ctx.env, ctx.sub,
-                  seq(ctx.eff((stmt_at(proc, path), )), ctx.post))
+                  seq(ctx.eff((s, )), ctx.post))
     L = set()
     for f in fields:
         if isinstance(f, E.GVar):

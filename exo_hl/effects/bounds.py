@@ -54,6 +54,7 @@ from . import smt as S
 from .checks import hyp_terms, sat_under
 from .checklog import logged_check as _logged_check
 from .context import proc_hyps
+from .loop_values import is_unknown, sharpen
 from .lift import (BufSub, env_compose, lift, map_subst, valg, valg_at_iter,
                    valg_block, window_map)
 
@@ -334,9 +335,22 @@ class _Walker:
         x = E.var(s.iter)
         bd = E.and_(E.op("<=", lo, x), E.op("<", x, hi))
         Gb = _sv(self.body_valg(s.body), st.sub) if self.cfg else None
-        env_in = env_compose(st.env, valg_at_iter(s.iter, lo, Gb)) \
-            if Gb else st.env
-        return st.copy(hyps=st.hyps + tuple(self.facts(bd)), env=env_in)
+        # the body's values are relative to the state at the loop, so its
+        # lower bound must be too: env_compose maps that state to entry
+        # terms (``lo`` is in entry terms already; composed again, a bound
+        # reading a field written before the loop, ``C.k = C.k + 1; for i
+        # in seq(C.k, n)``, counted that write twice and the second
+        # iteration saw the entry values)
+        lo_here = _sv({0: lift_index(s.lo)}, st.sub)[0]
+        if not Gb:
+            return st.copy(hyps=st.hyps + tuple(self.facts(bd)))
+        g, known = sharpen(s.iter, lo_here, x, Gb,
+                           valg_at_iter(s.iter, lo_here, Gb),
+                           f"at the start of iteration {s.iter.name}",
+                           "previous")
+        return st.copy(hyps=st.hyps + tuple(self.facts(bd)) + tuple(
+            t for f in known for t in self.facts(E.subst(f, st.env))),
+            env=env_compose(st.env, g))
 
     def transfer(self, s, st):
         """The state after statement ``s`` run in state ``st``."""
@@ -374,6 +388,16 @@ class _Walker:
             return st
         # config values it writes
         g = _sv(valg(s), st.sub)
+        if g and isinstance(s, IR.For):
+            here = {0: lift_index(s.lo), 1: lift_index(s.hi)}
+            here = _sv(here, st.sub)
+            g, known = sharpen(s.iter, here[0], here[1],
+                               _sv(self.body_valg(s.body), st.sub), g,
+                               f"after the loop at line "
+                               f"{getattr(s.srcinfo, 'lineno', '?')}")
+            if known:
+                st = st.copy(hyps=st.hyps + tuple(
+                    t for f in known for t in self.facts(E.subst(f, st.env))))
         if g:
             st = st.copy(env=env_compose(st.env, g))
         return st
@@ -417,7 +441,7 @@ class _Walker:
                        f"'{f.name}' for this call")
                 unknown = sorted(repr(k) for k in E.free_keys(lift(p))
                                  if isinstance(k, E.GVar)
-                                 and E.may_be_bot(env.get(k, E.const(0))))
+                                 and is_unknown(env.get(k, E.const(0))))
                 if unknown:
                     out += (f" (the value of {', '.join(unknown)} before "
                             "the call is not known)")

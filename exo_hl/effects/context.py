@@ -158,7 +158,11 @@ def context(proc, path):
             bd = bounds(s.iter, lo, hi)
             hyps.append(bd)
             Gb = _sv(valg_block(sc_prefix(s.body, len(s.body))), sub)
-            gamma = env_compose(gpre, valg_at_iter(s.iter, lo, Gb))
+            # relative to the state at the loop, as Gb is (lo is in entry
+            # terms: composed with gpre again it would count the config
+            # writes before the loop twice)
+            lo_here = _ap(None, sub, lift(s.lo))
+            gamma = env_compose(gpre, valg_at_iter(s.iter, lo_here, Gb))
             guards.append(bd)
             posts.append(_post_later_iters(s, gpre, sub, Gb, hi,
                                            tuple(guards)))

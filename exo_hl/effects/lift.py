@@ -245,11 +245,17 @@ def valg_loop(it, lo, hi, G):
     """ValG of ``for it in lo..hi`` with body dataflow ``G``.
 
     Rules, per global x with body value gx (state at iteration start):
-      * gx free of ``it`` and of every global the body writes ("same
-        loop-invariant value each iteration"): x -> (lo < hi) ? gx : x.
-        Exact, including the zero-iteration case.
+      * gx free of every global the body writes (it may name ``it``: each
+        iteration writes a value of its own, whatever the state): the last
+        iteration's value, x -> (lo < hi) ? gx[it := hi - 1] : x. Exact,
+        including the zero-iteration case (then x keeps its value before).
+        E.g. ``for i in seq(0, n): C.c = i`` leaves ``n > 0 ? n - 1 : C.c``,
+        not ⊥ (a later ``y[C.c % 8]`` was unprovable).
       * gx = c ? v : x with c, v free of ``it`` and the body-written globals:
         x -> (lo < hi and c) ? v : x (the same guarded write every time).
+      * gx = c ? v : x with v free of ``it`` and the body-written globals, c
+        free of the body-written globals: x -> (∃it. lo <= it < hi and c) ?
+        v : x (whichever iterations write, they write v).
       * otherwise the paper's rule: x -> fix ? x : ⊥ with
         fix = ∀it. (lo <= it < hi ⇒ gx == x).
     """
@@ -258,19 +264,26 @@ def valg_loop(it, lo, hi, G):
     W = set(G) | {it}
     out = {}
     runs = E.op("<", lo, hi)
+    Wg = set(G)
     for x, gx in G.items():
         xv = _gvar_ee(x)
         if gx == xv:
             continue
         fk = E.free_keys(gx)
-        if not (fk & W):
-            out[x] = E.ite(runs, gx, xv)
+        if not (fk & Wg):
+            last = E.subst(gx, {it: E.op("-", hi, E.const(1))}) \
+                if it in fk else gx
+            out[x] = E.ite(runs, last, xv)
             continue
+        bd = E.and_(E.op("<=", lo, E.var(it)), E.op("<", E.var(it), hi))
         if gx[0] == "ite" and gx[3] == xv and not (
                 (E.free_keys(gx[1]) | E.free_keys(gx[2])) & W):
             out[x] = E.ite(E.and_(runs, gx[1]), gx[2], xv)
             continue
-        bd = E.and_(E.op("<=", lo, E.var(it)), E.op("<", E.var(it), hi))
+        if gx[0] == "ite" and gx[3] == xv and not (
+                E.free_keys(gx[2]) & W or E.free_keys(gx[1]) & Wg):
+            out[x] = E.ite(E.exists(it, E.and_(bd, gx[1])), gx[2], xv)
+            continue
         fix = E.forall(it, E.implies(bd, E.eq(gx, xv)))
         out[x] = E.ite(fix, xv, E.bot(xv[2]))
     return _drop_identity(out)

@@ -33,7 +33,13 @@ So ``e``'s *value* is what must survive the round trip through ``T``:
   ``i8 + i8`` in an ``i32`` statement therefore gets ``i16``/``i32``, never
   ``i8``;
 * any other ``e`` (reads of ``R`` buffers, externs): ``T`` is ``e``'s own
-  type, as written.
+  type, as written;
+* besides, where the statement only stores ``e`` (it is the whole
+  right-hand side), any ``T`` holding every value of ``e``
+  (``datasem.holds_exactly``: an ``f64`` for an ``f32`` value, an ``f32``
+  for an ``i8`` one), unless an integer would come back through a float
+  into a narrower integer (saturating, not wrapping) or a reduction's
+  addition would change its evaluation type (``_other_holder``).
 
 ``holder_problem`` tells why a given ``T`` cannot stand for ``e``;
 ``choose_holder`` picks the narrowest ``T`` that can.
@@ -281,13 +287,15 @@ def _in_consumer(e, t, s, chain) -> Optional[str]:
     et = e.type
     if et in FLOATS:
         if t != et:
-            return (f"its value is computed in {_name(et)}, which a "
-                    f"{_name(t)} location does not reproduce")
+            return _other_holder(e, t, s, w, chain) and (
+                f"its value is computed in {_name(et)}, which a "
+                f"{_name(t)} location does not reproduce")
         return None
     if et in INT_RANGE:
         if t not in INT_RANGE:
-            return (f"it is integer arithmetic; a {_name(t)} location would "
-                    f"change how the statement computes")
+            return _other_holder(e, t, s, w, chain) and (
+                f"it is integer arithmetic; a {_name(t)} location would "
+                f"change how the statement computes")
         rng = int_range(e)
         lo, hi = INT_RANGE[t]
         if rng is not None and lo <= rng[0] and rng[1] <= hi:
@@ -309,6 +317,53 @@ def _in_consumer(e, t, s, chain) -> Optional[str]:
         return (f"it has type {_name(et)}; a {_name(t)} location would "
                 f"change its value")
     return None
+
+
+def value_type(e):
+    """The type whose values include every value the data expression ``e``
+    computes (None: not known): a read's own type (a ``bf16`` holds bf16
+    values), a float expression's evaluation type, for integer arithmetic
+    the narrowest integer type containing its range (``int_range``)."""
+    _floats, _ints, has_r = _leaf_types(e, None)
+    if has_r:
+        return None
+    if e.type in FLOATS:
+        if isinstance(e, (IR.Read, IR.ReadConfig)):
+            return e.type
+        return D.own_type(e)
+    if e.type in INT_RANGE:
+        rng = int_range(e)
+        for it in INTS:
+            if rng is not None and INT_RANGE[it][0] <= rng[0] and \
+                    rng[1] <= INT_RANGE[it][1]:
+                return it
+    return None
+
+
+def _other_holder(e, t, s, w, chain) -> bool:
+    """Whether a location of another type ``t`` may NOT stand for ``e``
+    (False: it may). It may when it holds every value of ``e``
+    (``datasem.holds_exactly``, the rule the validator drops such
+    conversions by) and the statement does nothing with the value but
+    store it: ``e`` is the whole right-hand side (``chain`` is empty), so
+    no operation computes with it in another evaluation type (C computes
+    one precision per expression: an operation around it either changes
+    its evaluation type or mixes two). The store converts the same number
+    either way, except an integer through a float into an integer, which
+    saturates rather than wraps (so its range must fit the target); a
+    reduction's addition keeps its evaluation type (``x += e`` computes in
+    the join of both)."""
+    vt = value_type(e)
+    if vt is None or t not in INT_RANGE and t not in FLOATS or chain or \
+            not D.holds_exactly(vt, t):
+        return True
+    if vt in INT_RANGE and t in FLOATS and w in INT_RANGE:
+        if not D.holds_exactly(vt, w):
+            return True
+    if isinstance(s, IR.Reduce):
+        return D.join(D.domain(w), D.domain(vt)) is not \
+            D.join(D.domain(w), D.domain(t))
+    return False
 
 
 def holder_problem(e, t, stmts: Iterable) -> Optional[str]:

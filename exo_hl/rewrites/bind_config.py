@@ -17,9 +17,12 @@ which holds 5, cannot stand for it there).
 
 Locally the result is equivalent modulo ``{Config.field}`` (Def. 3.2). In
 the procedure that is acceptable only if nothing observes the changed field
-(context extension, §3.6.2): the original ``s`` and the code after it may not
-read the field before overwriting it (reads inside callees and callee
-preconditions count). The procedure is then recorded as equivalent to its
+(context extension, §3.6.2): ``s`` and the code after it may not read the
+field before overwriting it (reads inside callees and callee preconditions
+count), except inside the occurrences of ``e`` being replaced (``e`` may
+read the field itself: ``for i in seq(0, C.k + 1)`` becomes ``C.k = C.k +
+1; for i in seq(0, C.k)``; its bounds are evaluated before the body runs,
+which may then write the field). The procedure is then recorded as equivalent to its
 parent modulo the field, unless later code definitely overwrites it. The
 result is re-checked (bounds, callee preconditions, call typing).
 
@@ -30,6 +33,7 @@ from __future__ import annotations
 from ..core_ir import types as T
 from ..core_ir.config import Config
 from ..core_ir.nodes import IR
+from ..core_ir.syms import Sym
 from ..effects import api as EA
 from ..provenance import derive
 from . import _common as C
@@ -117,9 +121,17 @@ def bind_config(proc, expr, config, field):
     if isinstance(s, IR.WindowStmt):
         raise fail("cannot bind an expression of a window statement")
 
-    # context extension: the original s and everything after it must not
-    # observe the new value of the field
-    r, mod = EA.equiv_modulo(ir, spath, {(config, field)}, include_stmt=True)
+    # context extension: s and everything after it must not observe the
+    # new value of the field, except through the occurrences of e it
+    # replaces (they read it right after the write, before s changes
+    # anything): s is checked with them as a fresh name equal to e's value
+    # there, so that
+    # binding ``Cf.k + 1`` of ``for i in seq(0, Cf.k + 1)`` is accepted
+    # and ``for i in seq(Cf.k, n)`` binding ``n`` is not
+    opaque = IR.Read(Sym("bound_value"), (), type=e.type, srcinfo=e.srcinfo)
+    r, mod = EA.equiv_modulo(ir, spath, {(config, field)}, include_stmt=True,
+                             stmt=_subst_own(s, e, opaque),
+                             bound=((opaque, e), ))
     if not r:
         raise fail(f"{config.name()}.{field} is read later (by this "
                    f"statement or code after it) before it is overwritten, "

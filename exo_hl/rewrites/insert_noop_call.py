@@ -3,8 +3,9 @@
 For instructions with no meaning for the program's values, such as a
 cache prefetch (``mm_prefetch_t0`` in ``exo_hl.hw_libs.avx2/avx512``):
 the callee's body may only read its arguments (it may write its own local
-buffers, which nothing outside sees), so adding the call is equivalent
-whatever it reads. What must hold is what holds for any call written by
+buffers, which nothing outside sees: directly, through a window of one, or
+by passing one to a callee that writes it), so adding the call is
+equivalent whatever it reads. What must hold is what holds for any call written by
 hand, and the result is re-checked like fresh code (``derive``): the
 arguments type-check against the callee's, every window the call passes
 is in bounds (``effects.bounds``: so a schedule cannot make the C compute
@@ -17,6 +18,7 @@ from ..core_ir.nodes import IR
 from ..core_ir.traversal import walk_stmts
 from ..provenance import derive
 from . import _common as C
+from ._buffer_uses import window_roots
 
 OP = "insert_noop_call"
 
@@ -38,7 +40,12 @@ def insert_noop_call(proc, gap, callee, args):
     exprs = tuple(C.parse_expr_at(proc, a, parent, field, index, OP,
                                   allow_window=True) for a in args)
     # 2. check: the callee changes nothing its caller can see
-    _check_no_effect(proc, s, cir)
+    try:
+        _check_no_effect(proc, s, cir)
+    except _ConfigWrite as e:
+        f, st = e.args
+        raise C.reject(proc, s, f"{OP}: '{f.name}' writes the configuration "
+                       f"field '{st.config.name()}.{st.field}'") from None
     # 3. build (types, bounds and preconditions: re-checked by derive)
     call = IR.Call(cir, exprs, srcinfo=s.srcinfo)
     new_ir = C.insert_stmts_at(proc.ir(), parent, field, index, (call, ))
@@ -55,16 +62,44 @@ def _callee_ir(proc, s, callee):
     return ir()
 
 
-def _check_no_effect(proc, s, cir, seen=()):
+def _check_no_effect(proc, s, cir):
     """Every write in ``cir`` (and the procedures it calls) goes to one of
-    its own allocations, and no configuration field is written."""
-    local = {a.name for a in walk_stmts(cir.body) if isinstance(a, IR.Alloc)}
+    its own allocations, directly, through a window of one or through a
+    callee passed one (a write to the callee's own buffer is no effect on
+    the caller), and no configuration field is written."""
+    for param, via in _written_params(cir, ()):
+        how = f" (through the window '{via.name}')" if via else ""
+        raise C.reject(proc, s, f"{OP}: '{cir.name}' writes its argument "
+                       f"'{param.name}'{how}: the call would change values")
+
+
+def _written_params(cir, stack):
+    """``(parameter, window or None)`` of each parameter of ``cir`` it may
+    write (itself or through its callees); raises for a config write.
+    Window names are resolved to the buffer they view
+    (``_buffer_uses.window_roots``): a local allocation, or a parameter."""
+    root = window_roots(cir)
+    params = {a.name for a in cir.args}
+    out = []
+
+    def hit(name):
+        base = root.get(name, name)
+        if base in params and base not in (p for p, _ in out):
+            out.append((base, name if base is not name else None))
+
     for st in walk_stmts(cir.body):
-        if isinstance(st, (IR.Assign, IR.Reduce)) and st.name not in local:
-            raise C.reject(proc, s, f"{OP}: '{cir.name}' writes its argument "
-                           f"'{st.name.name}': the call would change values")
-        if isinstance(st, IR.WriteConfig):
-            raise C.reject(proc, s, f"{OP}: '{cir.name}' writes the "
-                           f"configuration field '{st.field}'")
-        if isinstance(st, IR.Call) and st.f not in seen:
-            _check_no_effect(proc, s, st.f, seen + (cir, ))
+        if isinstance(st, (IR.Assign, IR.Reduce)):
+            hit(st.name)
+        elif isinstance(st, IR.WriteConfig):
+            raise _ConfigWrite(cir, st)
+        elif isinstance(st, IR.Call) and st.f not in stack:
+            sub = dict(_written_params(st.f, stack + (cir, )))
+            for fa, a in zip(st.f.args, st.args):
+                if fa.name in sub and isinstance(a, (IR.Read,
+                                                     IR.WindowExpr)):
+                    hit(a.name)
+    return out
+
+
+class _ConfigWrite(Exception):
+    pass

@@ -3,7 +3,10 @@
 Out of a loop: ``for i: (if c: A else: B)`` becomes
 ``if c: (for i: A) else: (for i: B)`` (no else branch without ``B``).
 Out of an if: ``if d: (if c: A else: B) else: E`` becomes
-``if c: (if d: A else: E) else: (if d: B else: E)``.
+``if c: (if d: A else: E) else: (if d: B else: E)``, and out of its else
+branch ``if d: A else: (if c: B else: E)`` becomes ``if c: (if d: A else:
+B) else: (if d: A else: E)`` (Exo's ``lift_scope``; no inner else: ``E``
+is nothing). Each statement runs exactly when it ran before.
 The lifted ``if`` must be the only statement of the enclosing body.
 
 Safety: ``c`` is a control expression, so it has no side effects and can be
@@ -11,7 +14,9 @@ evaluated earlier. It must have the same value everywhere it was evaluated:
 it may not mention the loop's iterator, and it may not read a configuration
 field that the loop body may write (``_common.check_unchanged_by``, calls
 included). Out of an ``if`` nothing runs between the
-two tests, so any ``c`` is fine. Duplicated code gets fresh symbols.
+two tests, so any ``c`` is fine (it is now evaluated also where the
+other branch runs: a control expression, reading no data, has nothing to
+go wrong). Duplicated code gets fresh symbols.
 """
 from __future__ import annotations
 
@@ -56,15 +61,15 @@ def lift_if(proc, if_stmt, n_lifts=1):
                 "the condition",
                 "the loop body")])
             new = _out_of_loop(parent, inner)
+        elif isinstance(parent, IR.If) and field == "orelse":
+            new = _out_of_else(parent, inner)
         elif isinstance(parent, IR.If):
-            if field == "orelse":
-                raise err("lifting out of an else branch is not supported",
-                          parent)
             new = _out_of_if(parent, inner)
         else:
             raise err("the if is not inside a loop or if")
         ir = C.replace_stmts_at(ir, parent_path, (new, ))
-        fwds.append(_forward_swap(parent_path))
+        fwds.append(_forward_swap_else(parent_path) if field == "orelse"
+                    else _forward_swap(parent_path))
         cur = parent_path
     return derive(proc, ir, "lift_if", forward=C.forward_compose(*fwds))
 
@@ -88,6 +93,30 @@ def _forward_swap(outer):
         if p[:len(outer)] == outer and len(p) > len(outer) and \
                 p[len(outer)][0] == "orelse":
             return inner + p[len(outer):]
+        return p
+    return fwd
+
+
+def _forward_swap_else(outer):
+    """Cursors after ``outer: if d: A else: (if c: B else: E)`` became ``if
+    c: outer': (if d: A else: B) else: (if d: A' else: E)``: the outer if
+    follows its first copy (with A), the inner if moves up, B moves to the
+    first copy's else branch, E stays where it was."""
+    outer = tuple(outer)
+    inner = outer + (("orelse", 0), )
+    n, m = len(inner), len(outer)
+
+    def fwd(p):
+        if p == outer:
+            return outer + (("body", 0), )
+        if p == inner:
+            return outer
+        if p[:n] == inner and p[n][0] == "body":
+            return outer + (("body", 0), ("orelse", p[n][1])) + p[n + 1:]
+        if p[:n] == inner:
+            return p                    # E: the same path
+        if p[:m] == outer and len(p) > m:
+            return outer + (("body", 0), ) + p[m:]     # A
         return p
     return fwd
 
@@ -116,4 +145,10 @@ def _out_of_if(outer, inner):
             return inner.update(body=(then, ), orelse=(other, ))
         return inner.update(body=(then, ))
     other = outer.update(body=inner.orelse, orelse=fresh_copy(outer.orelse))
+    return inner.update(body=(then, ), orelse=(other, ))
+
+
+def _out_of_else(outer, inner):
+    then = outer.update(orelse=inner.body)
+    other = outer.update(body=fresh_copy(outer.body), orelse=inner.orelse)
     return inner.update(body=(then, ), orelse=(other, ))

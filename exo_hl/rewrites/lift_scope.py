@@ -8,14 +8,21 @@ encloses it (``stmt`` must be the only statement of that body).
   B``; this is ``lift_if`` (``c`` does not mention ``i`` and reads no config
   field the loop body writes: it must be loop-invariant);
 * if in if: ``if d: (if c: A else: B) else: E`` -> ``if c: (if d: A else:
-  E) else: (if d: B else: E)``, also ``lift_if`` (always equivalent);
+  E) else: (if d: B else: E)``, and out of the else branch (as Exo's
+  ``lift_scope``) ``if d: A else: (if c: B else: E)`` -> ``if c: (if d: A
+  else: B) else: (if d: A else: E)``; also ``lift_if`` (always
+  equivalent);
 * loop in if: ``if c: for i: A`` -> ``for i: if c: A``, and ``if c: for
   i: A else: for j: B`` -> ``for i: if c: A else: B[j -> i]`` when the two
-  loops' bounds are provably equal. The condition is now evaluated in
-  every iteration instead of once before the loop, so it may not read
-  configuration state the loop bodies write; with ``c`` false (and no
-  else), the loop runs only false guards: no effect; evaluating bounds
-  has no side effects. Any other else branch is refused.
+  loops' bounds are provably equal (lifting either loop, the one of the
+  else branch too: ``for j: if c: A[i -> j] else: B``). The condition is
+  now evaluated in every iteration instead of once before the loop, so it
+  may not read configuration state the loop bodies write; with ``c`` false
+  (and no else), the loop runs only false guards: no effect; evaluating
+  bounds has no side effects. Any other else branch is refused: ``if c:
+  A else: for i: B`` has no loop equivalent (``A`` would run once per
+  iteration, or not at all when the loop is empty), nor has ``if c: for
+  i: A else: B``.
 """
 from __future__ import annotations
 
@@ -46,23 +53,26 @@ def lift_scope(proc, stmt):
         from .reorder import reorder
         return _as(proc, reorder(proc, _cur(proc, parent_path)))
     if isinstance(s, IR.If):
-        if isinstance(parent, IR.If) and field == "orelse":
-            raise err("lifting out of an else branch is not supported",
-                      parent)
         from .lift_if import lift_if
         return _as(proc, lift_if(proc, _cur(proc, path), 1))
     # a loop directly inside an if
-    if field != "body":
-        raise err("lifting a loop out of an else branch is not supported",
-                  parent)
     other = None
-    if parent.orelse:
+    if field == "orelse":
+        other = parent.body[0]
+        if len(parent.body) != 1 or not isinstance(other, IR.For) \
+                or other.mode is not s.mode:
+            raise err("the enclosing if's then branch is not one loop of "
+                      "the same kind: lifting the loop out of the else "
+                      "branch would run that branch in every iteration",
+                      parent)
+    elif parent.orelse:
         other = parent.orelse[0]
         if len(parent.orelse) != 1 or not isinstance(other, IR.For) \
                 or other.mode is not s.mode:
             raise err("the enclosing if has an else branch that is not one "
                       "loop of the same kind: lifting the loop would run "
                       "that branch in every iteration", parent)
+    if other is not None:
         for a, b in ((s.lo, other.lo), (s.hi, other.hi)):
             eq = IR.BinOp("==", a, b, type=IR.Bool, srcinfo=s.srcinfo)
             if a != b and not E.prove_at(proc.ir(), parent_path, eq):
@@ -77,17 +87,22 @@ def lift_scope(proc, stmt):
     if other is not None:
         it = IR.Read(s.iter, (), type=IR.Index, srcinfo=s.srcinfo)
         orelse = tuple(subst(x, {other.iter: it}) for x in other.body)
-    new = s.update(body=(parent.update(body=s.body, orelse=orelse), ))
+    then = s.body
+    if field == "orelse":
+        then, orelse = orelse, s.body
+    new = s.update(body=(parent.update(body=then, orelse=orelse), ))
     new_ir = C.replace_stmts_at(proc.ir(), parent_path, (new, ))
-    table = {parent_path: path, path: parent_path}
-    table.update({path + (("body", k), ): path + (("body", k), )
+    new_if = parent_path + (("body", 0), )
+    table = {parent_path: new_if, path: parent_path}
+    table.update({path + (("body", k), ): new_if + ((field, k), )
                   for k in range(len(s.body))})
     if other is not None:
-        # the else loop merged into the lifted one: it has no image of its
-        # own, its body is now the else branch
-        other_path = parent_path + (("orelse", 0), )
+        # the other loop merged into the lifted one: it has no image of
+        # its own, its body is now the other branch
+        ofield = "body" if field == "orelse" else "orelse"
+        other_path = parent_path + ((ofield, 0), )
         table[other_path] = None
-        table.update({other_path + (("body", k), ): path + (("orelse", k), )
+        table.update({other_path + (("body", k), ): new_if + ((ofield, k), )
                       for k in range(len(other.body))})
     return proc._derive(new_ir, "lift_scope", forward=C.forward_table(table))
 

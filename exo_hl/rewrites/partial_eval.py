@@ -5,6 +5,10 @@ name. Bound parameters leave the signature and every use (body, types of
 arguments/allocations/windows, preconditions) reads the constant. Accepted:
 ``size`` parameters with positive ints, ``int``/``index`` with ints,
 ``bool`` with bools (``None`` positionally leaves a parameter unbound).
+Numpy integer scalars (``np.int64(4)``) count as ints and ``np.bool_`` as
+a bool, as a call of the compiled procedure takes them
+(``core_ir.call_args``); a float, numpy's included, is refused for an
+integer parameter even when integral (``4.0``): a call refuses it too.
 The ints must be 32-bit values, as every call's control arguments are
 (``core_ir.call_args``): the original has no meaning for a wider one, so a
 procedure specialized to it would compute what no call of the original
@@ -21,6 +25,10 @@ The specialized procedure is a *different* procedure (fewer arguments), so it
 is recorded as derived but not as equivalent to its parent.
 """
 from __future__ import annotations
+
+import numbers
+
+import numpy as np
 
 from ..core_ir import simplify as S
 from ..core_ir.control_ranges import I32, SIZE
@@ -95,24 +103,43 @@ def _check_satisfiable(ir, err):
 
 def _const(fa, v, err):
     t = fa.type
+    v_in = v
     pname = fa.name.name
     if t is IR.Size:
-        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+        v = _int_value(v)
+        if v is None or v <= 0:
             raise err(f"size parameter '{pname}' needs a positive int, got "
-                      f"{v!r}")
+                      f"{_shown(v_in)}")
         _fits(pname, v, SIZE, err)
         return IR.Const(v, type=IR.Int, srcinfo=fa.srcinfo)
     if t in (IR.Int, IR.Index):
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise err(f"parameter '{pname}' needs an int, got {v!r}")
+        v = _int_value(v)
+        if v is None:
+            raise err(f"parameter '{pname}' needs an int, got "
+                      f"{_shown(v_in)}")
         _fits(pname, v, I32, err)
         return IR.Const(v, type=IR.Int, srcinfo=fa.srcinfo)
     if t is IR.Bool:
-        if not isinstance(v, bool):
-            raise err(f"parameter '{pname}' needs a bool, got {v!r}")
-        return IR.Const(v, type=IR.Bool, srcinfo=fa.srcinfo)
+        if not isinstance(v, (bool, np.bool_)):
+            raise err(f"parameter '{pname}' needs a bool, got "
+                      f"{_shown(v_in)}")
+        return IR.Const(bool(v), type=IR.Bool, srcinfo=fa.srcinfo)
     raise err(f"parameter '{pname}' is not a size/int/index/bool argument "
               f"and cannot be specialized")
+
+
+def _int_value(v):
+    """``v`` as a Python int when it is an integer (a Python or numpy one,
+    not a bool), else None."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+        return None
+    return int(v)
+
+
+def _shown(v):
+    """A refused value with its type (``4.0 (float)``, ``np.float64(4.0)
+    (float64)``): a float, even an integral one, is no int."""
+    return f"{v!r} ({type(v).__name__})"
 
 
 def _fits(pname, v, rng, err):

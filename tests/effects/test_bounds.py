@@ -470,10 +470,20 @@ def test_config_value_unknown_after_loop():
         @proc
         def varying(n: size, A: i8[8, 16]):
             for i in seq(0, n):
-                BCfg.k = i - 1     # differs per iteration: value is ⊥
+                BCfg.k = BCfg.k - i    # depends on what it wrote: ⊥
             need_k(A)
     msg = _err(build)
     assert "the value of BCfg.k before the call is not known" in msg
+
+    def build_last():
+        @proc
+        def varying(n: size, A: i8[8, 16]):
+            for i in seq(0, n):
+                BCfg.k = i - 1     # the last iteration's: n - 2, may be -1
+            need_k(A)
+    msg = _err(build_last)
+    assert "cannot prove precondition 'BCfg.k >= 0'" in msg
+    assert "n = 1" in msg
 
     @proc
     def both_branches(n: size, A: i8[8, 16], B: i8[8, 16]):

@@ -89,6 +89,8 @@ def cfg_loops(N: size, A: f32[N] @ DRAM):
         CfgL.v = 3
     for i in seq(0, N):
         CfgL.v = i
+    for i in seq(0, N):
+        CfgL.v = CfgL.v + i
 
 
 def _g(field):
@@ -103,7 +105,11 @@ def test_valg_loops():
     assert g == E.ite(E.op("<", E.const(0), E.var(n)), E.const(3),
                       E.var(_g("v")))
     g2 = valg(p.body[2])[_g("v")]
-    assert g2[0] == "ite" and g2[3] == E.bot(E.INT)   # fix ? v : ⊥
+    # the last iteration's value: (0 < N) ? N - 1 : v (was fix ? v : ⊥)
+    assert g2 == E.ite(E.op("<", E.const(0), E.var(n)),
+                       E.op("-", E.var(n), E.const(1)), E.var(_g("v")))
+    g3 = valg(p.body[3])[_g("v")]
+    assert g3[0] == "ite" and g3[3] == E.bot(E.INT)   # fix ? v : ⊥
 
 
 def test_body_effect_sees_first_iteration_value():

@@ -178,3 +178,94 @@ def test_bind_config_keeps_index_arithmetic_quasi_affine_and_typed(
     assert "x[2 + Cfg.k - Cfg.k] += 1.0" in str(p)     # both 1s
     assert_roundtrip(p)
     equiv(offset_add, p, [{}])
+
+
+# a statement whose own bound reads the field it binds: the bound is
+# evaluated before the field is written, so the occurrence replaced may
+# read it (was refused: "Cf.k is read later ... by this statement")
+
+@config
+class BndCfg:
+    k: index
+
+
+@proc
+def own_bound(n: size, y: f32[n + 8]):
+    assert BndCfg.k >= 0
+    assert BndCfg.k < n
+    for i in seq(0, BndCfg.k + 1):
+        y[i] += 1.0
+        BndCfg.k = i               # the body writes it after the bound
+    y[BndCfg.k + 1] = 5.0
+
+
+def _runs(p, n, k, f=None):
+    y = np.arange(n + 8, dtype=np.float32)
+    st = {(BndCfg, "k"): k}
+    if f is None:
+        p.interpret(n, y, config_state=st)
+        return y, st[(BndCfg, "k")]
+    f.set_config(BndCfg, "k", k)
+    f(n, y)
+    return y, f.get_config(BndCfg, "k")
+
+
+def test_bind_config_own_bound_reading_the_field():
+    q = own_bound.bind_config(own_bound.find('BndCfg.k + 1'), BndCfg, 'k')
+    assert str(q).rstrip() == """\
+def own_bound(n: size, y: f32[n + 8] @ DRAM):
+    assert BndCfg.k >= 0
+    assert BndCfg.k < n
+    BndCfg.k = BndCfg.k + 1
+    for i in seq(0, BndCfg.k):
+        y[i] += 1.0
+        BndCfg.k = i
+    y[BndCfg.k + 1] = 5.0"""
+    assert equivalence_modulo(own_bound, q) == frozenset()
+    fp, fq = own_bound.compile(), q.compile()
+    for n in (1, 2, 5, 9):
+        for k in range(n):
+            want = _runs(own_bound, n, k)
+            for got in (_runs(q, n, k), _runs(own_bound, n, k, fp),
+                        _runs(q, n, k, fq)):
+                assert np.array_equal(got[0], want[0]) and got[1] == want[1]
+
+
+def test_bind_config_other_reads_of_the_field_in_the_statement_refused():
+    @proc
+    def lo_reads(n: size, y: f32[n + 8]):
+        assert BndCfg.k >= 0
+        assert BndCfg.k < n
+        for i in seq(BndCfg.k, n):     # would read the bound value
+            y[i] = 1.0
+    with pytest.raises(SchedulingError, match="read later"):
+        lo_reads.bind_config(lo_reads.find_loop('i').hi(), BndCfg, 'k')
+
+    @proc
+    def body_reads(n: size, y: f32[2 * n + 8]):
+        assert BndCfg.k >= 0
+        assert BndCfg.k < n
+        for i in seq(0, BndCfg.k + 1):
+            y[i + BndCfg.k] = 1.0      # reads it before any write
+    with pytest.raises(SchedulingError, match="read later"):
+        body_reads.bind_config(body_reads.find('BndCfg.k + 1'), BndCfg, 'k')
+
+    @proc
+    def after_reads(n: size, y: f32[n + 8]):
+        assert BndCfg.k >= 0
+        assert BndCfg.k < n
+        for i in seq(0, BndCfg.k + 1):
+            y[i] = 1.0
+        y[BndCfg.k] = 2.0              # the field changed: refused
+    with pytest.raises(SchedulingError, match="read later"):
+        after_reads.bind_config(after_reads.find('BndCfg.k + 1'), BndCfg,
+                                'k')
+
+    @proc
+    def cond_reads(n: size, y: f32[n + 8]):
+        assert BndCfg.k >= 0
+        assert BndCfg.k < n
+        if BndCfg.k + 1 > 2 and BndCfg.k < 4:
+            y[0] = 1.0
+    with pytest.raises(SchedulingError, match="read later"):
+        cond_reads.bind_config(cond_reads.find('BndCfg.k + 1'), BndCfg, 'k')

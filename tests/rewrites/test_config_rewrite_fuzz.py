@@ -1,13 +1,15 @@
 """Generator for config state under the config-level rewrites: random
 procedures that write a control field (``Cf.k``) directly, in callees, in
-one branch, in loops that may run zero times, and at the end of loop
-bodies (so the next iteration reads another value), and read it and a
-second field (``Cg.m``) as indices. Every ``rewrite_expr`` of a field read
-into a constant, ``configwrite_at`` of a constant before/after each
-statement and ``bind_config`` of a read of ``Cf.k`` into ``Cg.m`` that is
-accepted must compute what the original computes (interpreter on every
-trip count, compiled C on a few seeds), and the final field values must
-agree unless the result is recorded as equivalent only modulo them."""
+one branch, in loops that may run zero times, at the end of loop bodies
+(so the next iteration reads another value) and with the iteration in a
+loop whose bound reads it, and read it and a second field (``Cg.m``) as
+indices. Every ``rewrite_expr`` of a field read into a constant,
+``configwrite_at`` of a constant before/after each statement and
+``bind_config`` of a read of ``Cf.k`` into ``Cg.m`` (or into ``Cf.k``
+itself) that is accepted must compute what the original computes
+(interpreter on every trip count, compiled C on a few seeds), and the
+final field values must agree unless the result is recorded as
+equivalent only modulo them."""
 from __future__ import annotations
 
 import random
@@ -55,7 +57,8 @@ def readk(y: f32[8]):
 
 def _stmt(r, depth=0):
     c = r.randrange(3)
-    kinds = ["w", "call", "if", "zloop", "read", "read", "readm", "readk"]
+    kinds = ["w", "call", "if", "zloop", "read", "read", "readm", "readk",
+             "kloop"]
     if depth == 0:
         kinds += ["carry", "carry"]
     k = r.choice(kinds)
@@ -67,6 +70,11 @@ def _stmt(r, depth=0):
         return ["if n > 2:", f"    Cf.k = {c}"]
     if k == "zloop":
         return ["for i in seq(0, n - 1):", f"    Cf.k = {c}"]
+    if k == "kloop":
+        # the bound reads the field, the body writes it with the iteration
+        # (the value after the loop: the last iteration's)
+        return ["for i in seq(0, Cf.k + 1):", "    y[i] += 1.0",
+                "    Cf.k = i"]
     if k == "read":
         return [f"y[Cf.k] += {r.randint(1, 9)}.0"]
     if k == "readm":
@@ -109,6 +117,11 @@ def _rewrites(p, mod, r):
             if e.field == "k" and not isinstance(s, IR.WriteConfig):
                 out.append(("bind_config", lambda x=x: p.bind_config(
                     x, mod.Cg, "m")))
+            if e.field == "k":
+                # the field the read reads: accepted only when the
+                # statement reads it nowhere else (before a write)
+                out.append(("bind_config_self", lambda x=x: p.bind_config(
+                    x, mod.Cf, "k")))
         sc = StmtCursor(p, sp)
         out.append(("configwrite_at", lambda sc=sc, c=c, b=r.random() < .5:
                     p.configwrite_at(sc, mod.Cf, "k", str(c), before=b)))

@@ -180,3 +180,95 @@ def test_typed_prefetch_exported_by_both_libraries():
         assert getattr(avx512, pf.name()) is pf
         # no value: never a candidate of replace_all / vectorize
         assert pf not in avx2.INSTRS and pf not in avx512.INSTRS
+
+
+# a callee writing its own local buffer, through a window of it or a
+# callee passed one: no effect on the caller (was refused, the message
+# calling the window "its argument")
+
+@proc
+def _zero4(v: [f32][4]):
+    for k in seq(0, 4):
+        v[k] = 0.0
+
+
+@proc
+def scratch_window(src: [f32][1]):
+    buf: f32[8]
+    w = buf[2:6]
+    for k in seq(0, 4):
+        w[k] = src[0]
+    _zero4(buf[4:8])
+
+
+@proc
+def writes_through_window(src: [f32][1]):
+    w = src[0:1]
+    w[0] = 1.0
+
+
+@proc
+def passes_argument_on(src: [f32][4]):
+    _zero4(src)
+
+
+@proc
+def passes_window_of_argument(src: [f32][8]):
+    w = src[2:8]
+    _zero4(w[1:5])
+
+
+def test_local_window_writes_are_no_effect():
+    p = axpy.add_guard(axpy.find_loop('i').body()[0], 'i + 8 < n')
+    q = p.insert_noop_call(p.find('if _: _').body()[0].before(),
+                           scratch_window, ['x[i + 8:i + 9]'])
+    assert "        if i + 8 < n:\n" \
+        "            scratch_window(x[i + 8:i + 9])\n" \
+        "            y[i] += 2.0 * x[i]" in str(q)
+    f = q.compile()
+    for n in (1, 9, 37):
+        rng = np.random.default_rng(n)
+        x = rng.standard_normal(n).astype(np.float32)
+        y0 = rng.standard_normal(n).astype(np.float32)
+        want, got, got_c = y0.copy(), y0.copy(), y0.copy()
+        axpy.interpret(n, x, want)
+        q.interpret(n, x, got)
+        f(n, x.copy(), got_c)
+        assert np.array_equal(got, want) and np.array_equal(got_c, want)
+
+
+def test_writes_to_arguments_through_windows_and_callees_are_refused():
+    gap = axpy.find_loop('i').body()[0].before()
+    with pytest.raises(SchedulingError, match="writes its argument 'src' "
+                       r"\(through the window 'w'\)"):
+        axpy.insert_noop_call(gap, writes_through_window, ['x[i:i + 1]'])
+    p = axpy.partial_eval(n=16)
+    gap = p.find_loop('i').before()
+    with pytest.raises(SchedulingError, match="writes its argument 'src'"):
+        p.insert_noop_call(gap, passes_argument_on, ['x[0:4]'])
+    with pytest.raises(SchedulingError, match="writes its argument 'src' "
+                       r"\(through the window 'w'\)"):
+        p.insert_noop_call(gap, passes_window_of_argument, ['x[0:8]'])
+
+
+def test_config_writes_are_refused_also_in_callees():
+    from exo_hl import config, index
+
+    @config
+    class NopCfg:
+        k: index
+
+    @proc
+    def sets(src: [f32][1]):
+        NopCfg.k = 1
+
+    @proc
+    def calls_sets(src: [f32][1]):
+        buf: f32[1]
+        sets(buf[0:1])
+
+    gap = axpy.find_loop('i').body()[0].before()
+    for callee in (sets, calls_sets):
+        with pytest.raises(SchedulingError, match="'sets' writes the "
+                           "configuration field 'NopCfg.k'"):
+            axpy.insert_noop_call(gap, callee, ['x[i:i + 1]'])

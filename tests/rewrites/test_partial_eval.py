@@ -1,6 +1,7 @@
 """partial_eval(*args, **sizes): printed result, semantics, rejected values."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from exo_hl import SchedulingError, f32, index, proc, seq, size
@@ -112,3 +113,43 @@ def test_partial_eval_refuses_values_no_call_can_pass():
     assert "if False" in str(wide.partial_eval(k=-2**31))
     assert "if True" in str(wide.partial_eval(k=2**31 - 1))
     assert "seq(0, 2147483647)" in str(wide.partial_eval(n=2**31 - 1))
+
+
+@proc
+def flagged(n: size, k: index, on: bool, x: f32[n]):
+    assert k >= 0
+    assert k < n
+    if on:
+        x[k] += 2.0
+
+
+def test_partial_eval_takes_numpy_integers_and_bools(equiv):
+    # np.int64(4) and np.bool_ are what a compiled call takes; they were
+    # refused ("needs a positive int, got np.int64(4)")
+    q = flagged.partial_eval(n=np.int64(4), k=np.int32(2),
+                             on=np.bool_(True))
+    assert str(q).rstrip() == """\
+def flagged(x: f32[4] @ DRAM):
+    if True:
+        x[2] += 2.0"""
+    equiv(flagged.partial_eval(n=4, k=2, on=True), q, [{}])
+    equiv(flagged, q, [{"n": 4, "k": 2, "on": True}])
+    r = flagged.partial_eval(np.uint8(3), None, np.bool_(False))
+    assert "if False:" in str(r) and "k < 3" in str(r)
+    equiv(flagged, r, [{"n": 3, "k": 1, "on": False}])
+
+
+def test_partial_eval_numpy_values_keep_the_checks():
+    for kw, msg in (({"n": np.int64(0)}, "positive int"),
+                    ({"n": np.int64(2**31)}, "not a 32-bit control"),
+                    ({"k": np.int64(-2**31 - 1)}, "not a 32-bit control"),
+                    ({"n": np.int64(4), "k": np.int64(4)},
+                     "violate the precondition"),
+                    ({"n": np.float64(4.0)}, r"np.float64\(4.0\) \(float64\)"),
+                    ({"k": np.float32(1.0)}, r"needs an int, got .*float32"),
+                    ({"k": 1.0}, r"needs an int, got 1.0 \(float\)"),
+                    ({"k": np.bool_(True)}, "needs an int"),
+                    ({"on": np.int64(1)}, "needs a bool"),
+                    ({"on": 1}, "needs a bool")):
+        with pytest.raises(SchedulingError, match=msg):
+            flagged.partial_eval(**kw)
