@@ -93,47 +93,40 @@ def is_unknown(ee) -> bool:
                                for k in E.free_keys(ee))
 
 
+def _nodes(ee):
+    """Each node of ``ee`` once (a DAG: the values after a loop nest share
+    subterms, and their tree size is exponential in the depth; a walk of
+    the tree took a minute on one generated nest)."""
+    seen, todo = set(), [ee]
+    while todo:
+        x = todo.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        yield x
+        if x[0] == "op":
+            todo.extend(x[2:])
+        elif x[0] == "ite":
+            todo.extend(x[1:])
+        elif x[0] in ("forall", "exists"):
+            todo.append(x[2])
+
+
 def _plain(ee, limit=16) -> bool:
     """Whether ``ee`` is a small quantifier-free expression with no ⊥: the
     value a body writes in the common case (``(C.c + 1) % 8``). Bigger
     ones (a nest's guarded writes) are left unknown: their facts made the
     bounds fuzzer's generated nests check about 1.4 times slower (limit
     48; unlimited, twice) for little they prove."""
-    seen, todo = set(), [ee]
-    while todo:
-        x = todo.pop()
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        if len(seen) > limit or x[0] in ("bot", "forall", "exists"):
+    for n, x in enumerate(_nodes(ee)):
+        if n >= limit or x[0] in ("bot", "forall", "exists"):
             return False
-        if x[0] == "op":
-            todo.extend(x[2:])
-        elif x[0] == "ite":
-            todo.extend(x[1:])
     return True
 
 
 def _has_bot(ee) -> bool:
-    """``eexpr.may_be_bot``, visiting each shared node once: the values
-    after a loop nest are DAGs whose tree size is exponential in their
-    depth (a walk of the tree took a minute on one generated nest)."""
-    seen, todo = set(), [ee]
-    while todo:
-        x = todo.pop()
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        tag = x[0]
-        if tag == "bot":
-            return True
-        if tag == "op":
-            if x[1] in ("/", "%") and not (x[3][0] == "const"
-                                          and x[3][1] != 0):
-                return True
-            todo.extend(x[2:])
-        elif tag in ("forall", "exists"):
-            todo.append(x[2])
-        elif tag == "ite":
-            todo.extend(x[1:])
-    return False
+    """``eexpr.may_be_bot`` on the DAG (``_nodes``): a ⊥, or a division
+    or modulo by anything but a nonzero constant."""
+    return any(x[0] == "bot" or x[0] == "op" and x[1] in ("/", "%") and
+               not (x[3][0] == "const" and x[3][1] != 0)
+               for x in _nodes(ee))

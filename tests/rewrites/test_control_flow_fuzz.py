@@ -27,6 +27,7 @@ import time
 
 import numpy as np
 
+from exo_hl.patterns import stmt_paths
 from exo_hl import SchedulingError
 from exo_hl.core_ir.interpret import ConfigState
 from source_modules import load_source
@@ -234,17 +235,8 @@ def _differ(p, q, cfg, inputs, compiled):
 
 
 def _stmts(p):
-    out = []
-
-    def rec(lst, prefix, field):
-        for k, s in enumerate(lst):
-            path = prefix + ((field, k), )
-            out.append((path, s))
-            for f in ("body", "orelse"):
-                if isinstance(s, (IR.For, IR.If)) and getattr(s, f, ()):
-                    rec(getattr(s, f), path, f)
-    rec(p.ir().body, (), "body")
-    return out
+    """(path, stmt) for every statement of ``p``, in program order."""
+    return list(stmt_paths(p.ir()))
 
 
 _WANT = {"lift_scope": (IR.For, IR.If), "lift_if": (IR.If, ),

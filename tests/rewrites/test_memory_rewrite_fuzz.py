@@ -45,6 +45,7 @@ import time
 import numpy as np
 import pytest
 
+from exo_hl.patterns import stmt_paths
 from exo_hl import SchedulingError
 from exo_hl.core_ir import types as T
 from exo_hl.core_ir.datasem import bf16_bits_to_f32
@@ -404,17 +405,8 @@ def differ(p0, q, exact_types, signed_zero, compiled=False):
 # ----------------------------------------------------------------------
 # steps
 def _stmts(p):
-    out = []
-
-    def rec(lst, prefix, field):
-        for k, s in enumerate(lst):
-            path = prefix + ((field, k), )
-            out.append((path, s))
-            for f in ("body", "orelse"):
-                if isinstance(s, (IR.For, IR.If)) and getattr(s, f, ()):
-                    rec(getattr(s, f), path, f)
-    rec(p.ir().body, (), "body")
-    return out
+    """(path, stmt) for every statement of ``p``, in program order."""
+    return list(stmt_paths(p.ir()))
 
 
 def _window(rng, p):
