@@ -243,16 +243,26 @@ def _may_be_bot(e) -> bool:
     """Whether ``e`` may evaluate to ⊥: it has a ⊥ leaf (in an operand, a
     quantifier's body, or an ``ite``'s condition or branches: an ``ite`` is
     ⊥ when its condition is), or a ``/`` or ``%`` whose divisor is not a
-    nonzero constant (division by zero is ⊥)."""
-    if e[0] == "bot":
-        return True
-    if e[0] in ("var", "const"):
-        return False
-    if e[0] == "op" and e[1] in ("/", "%") and not (
-            e[3][0] == "const" and e[3][1] != 0):
-        return True
-    parts = e[1:] if e[0] == "ite" else e[2:]
-    return any(_may_be_bot(x) for x in parts if isinstance(x, tuple))
+    nonzero constant (division by zero is ⊥). Each shared subterm is
+    visited once: the values after a loop nest are DAGs whose tree size is
+    exponential in their depth."""
+    seen, todo = set(), [e]
+    while todo:
+        x = todo.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        tag = x[0]
+        if tag == "bot":
+            return True
+        if tag in ("var", "const"):
+            continue
+        if tag == "op" and x[1] in ("/", "%") and not (
+                x[3][0] == "const" and x[3][1] != 0):
+            return True
+        todo.extend(y for y in (x[1:] if tag == "ite" else x[2:])
+                    if isinstance(y, tuple))
+    return False
 
 
 may_be_bot = _may_be_bot

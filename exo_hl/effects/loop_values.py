@@ -58,7 +58,7 @@ def sharpen(it, lo, hi, body_g, values, where, last="last"):
     ``hi`` is the iteration itself for the values at its start. ``where``
     names the point ("after the loop at line 7") in counterexamples,
     ``last`` the iteration that wrote the value ("last", "previous")."""
-    if not any(_has_bot(v) for v in values.values()):
+    if not any(E.may_be_bot(v) for v in values.values()):
         return values, []
     written = set(body_g)
     state = {}
@@ -72,7 +72,7 @@ def sharpen(it, lo, hi, body_g, values, where, last="last"):
     out, facts = dict(values), []
     runs = E.op("<", lo, hi)
     for k, val in values.items():
-        if not _has_bot(val):
+        if not E.may_be_bot(val):
             continue
         gx = body_g.get(k)
         if gx is None or not _plain(gx):
@@ -89,7 +89,7 @@ def sharpen(it, lo, hi, body_g, values, where, last="last"):
 
 def is_unknown(ee) -> bool:
     """Whether ``ee`` names a value a loop left unknown (or is ⊥)."""
-    return _has_bot(ee) or any(isinstance(k, Unknown)
+    return E.may_be_bot(ee) or any(isinstance(k, Unknown)
                                for k in E.free_keys(ee))
 
 
@@ -122,11 +122,3 @@ def _plain(ee, limit=16) -> bool:
         if n >= limit or x[0] in ("bot", "forall", "exists"):
             return False
     return True
-
-
-def _has_bot(ee) -> bool:
-    """``eexpr.may_be_bot`` on the DAG (``_nodes``): a ⊥, or a division
-    or modulo by anything but a nonzero constant."""
-    return any(x[0] == "bot" or x[0] == "op" and x[1] in ("/", "%") and
-               not (x[3][0] == "const" and x[3][1] != 0)
-               for x in _nodes(ee))
