@@ -35,6 +35,7 @@ from ..core_ir.traversal import subst
 from ..core_ir import simplify as S
 from ..effects import api as E
 from . import _common as C
+from ._expr_at import config_scope
 from .split import _check_names
 
 
@@ -58,7 +59,8 @@ def divide_with_recompute(proc, loop, outer_hi, outer_stride, new_iters):
                   f"got {outer_hi!r}")
     *parent, (field, index) = path
     oh = C.parse_expr_at(proc, outer_hi, tuple(parent), field, index,
-                         "divide_with_recompute")
+                         "divide_with_recompute",
+                         scope=config_scope(proc.ir()))
     if not T.is_int_control(oh.type):
         raise err(f"outer_hi must be an integer control expression, got "
                   f"{expr_to_str(oh)}")

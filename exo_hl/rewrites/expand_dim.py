@@ -5,7 +5,8 @@
 
 Typically ``indexing_expr`` is an enclosing loop's variable, so that after
 ``lift_alloc`` every iteration keeps its own copy. Both expressions are
-parsed at the allocation (so they can only name variables bound there), and
+parsed at the allocation (so they can only name variables bound there;
+``indexing_expr`` may read config fields too), and
 each use of the buffer simply gains the coordinate ``indexing_expr``: the
 program reads and writes the same values in one slice of the bigger buffer.
 
@@ -34,6 +35,7 @@ from ..core_ir.buffers import zero_start_read, zero_start_refusal
 from ..effects.api import prove_at
 from ..provenance import derive
 from . import _common as C
+from ._expr_at import config_scope
 
 OP = "expand_dim"
 
@@ -61,7 +63,10 @@ def expand_dim(proc, buffer, alloc_dim, indexing_expr):
 
     env = env_at(ir, buf.loc)
     dim = C.parse_expr_at(proc, alloc_dim, parent, field, index, OP)
-    idx = C.parse_expr_at(proc, indexing_expr, parent, field, index, OP)
+    # the index may read config fields the scope does not write
+    # (``check_moved`` below)
+    idx = C.parse_expr_at(proc, indexing_expr, parent, field, index, OP,
+                          scope=config_scope(ir))
     for what, e in (("alloc_dim", dim), ("indexing_expr", idx)):
         if not T.is_int_control(e.type):
             raise fail(a, f"{what} must be an integer control expression, "
