@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from exo_hl import SchedulingError, config, f32, index, proc, seq, size
+from exo_hl import (DRAM_STATIC, SchedulingError, config, f32, index, proc,
+                    seq, size)
 
 
 @config
@@ -74,3 +75,29 @@ def test_divide_with_recompute_outer_hi_reads_a_config_field(equiv):
 def test_divide_with_recompute_refused_when_the_body_writes_the_field():
     with pytest.raises(SchedulingError, match="Ce.m"):
         stencil_writes.divide_with_recompute('i', 'Ce.m', 4, ['io', 'ii'])
+
+
+# ----------------------------------------------------------------------
+# a shape a buffer's memory cannot hold is refused by the rewrite (was a
+# MemGenError at compile() after expand_dim / resize_dim; audit15a)
+
+@proc
+def static_tmp(n: size, x: f32[n], y: f32[n]):
+    for i in seq(0, n):
+        t: f32[4] @ DRAM_STATIC
+        for j in seq(0, 4):
+            t[j] = x[i] * 2.0
+        y[i] = t[0] + t[3]
+
+
+def test_expand_dim_refuses_a_symbolic_size_in_static_memory():
+    with pytest.raises(SchedulingError, match="DRAM_STATIC cannot hold"):
+        static_tmp.expand_dim('t', 'n', 'i')
+    q = static_tmp.expand_dim('t', 8, 'i % 8')      # a constant: fine
+    assert "t: f32[8, 4] @ DRAM_STATIC" in str(q)
+    q.compile()
+
+
+def test_resize_dim_refuses_a_symbolic_size_in_static_memory():
+    with pytest.raises(SchedulingError, match="DRAM_STATIC cannot hold"):
+        static_tmp.resize_dim('t', 0, 'n + 4', 0)
