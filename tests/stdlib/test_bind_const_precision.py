@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exo_hl import (SchedulingError, f16, f32, f64, i8, i32, proc, seq,
+from exo_hl import (SchedulingError, bf16, f16, f32, f64, i8, i32, proc, seq,
                     size, ui8)
 from exo_hl.stdlib import bind_const
 
@@ -74,8 +74,17 @@ def test_bind_const_in_a_precision_that_holds_the_value(equiv):
 
 
 def test_bind_expr_precision_argument(equiv):
+    # an f16 value stored whole into an f32 temporary, then into f16: the
+    # same number (datasem.holds_exactly; refused before session 15)
+    q = scale_f16.bind_expr("x[i] * 0.1", "t", precision=f32)
+    assert "t: f32" in str(q)
+    equiv(scale_f16, q, [{"n": 3}])
+    # bf16 does not hold every f16 value; an f32 operand of the product
+    # would compute it in f32
     with pytest.raises(SchedulingError, match="cannot hold"):
-        scale_f16.bind_expr("x[i] * 0.1", "t", precision=f32)
+        scale_f16.bind_expr("x[i] * 0.1", "t", precision=bf16)
+    with pytest.raises(SchedulingError, match="cannot hold"):
+        scale_f16.bind_expr("x[i]", "t", precision=f32)
     with pytest.raises(SchedulingError, match="expected a data type"):
         scale_f16.bind_expr("x[i]", "t", precision="index")
     q = scale_f16.bind_expr("x[i]", "t", precision=f16)
