@@ -1,11 +1,17 @@
 """Checks shared by rewrites: configuration state read across a moved
-evaluation point, and plain argument checks.
+evaluation point, plain argument checks, and whether a memory can hold an
+allocation.
 """
 from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..core_ir.memory import CExpr
+from ..core_ir.nodes import IR
+from ..core_ir.printer import expr_to_str
 from ..core_ir.state import config_writes, reads_written_state
+from ..core_ir.types import C_TYPES, basetype, shape
+from ..errors import MemGenError
 from ._reject import scheduling_error
 
 
@@ -121,3 +127,26 @@ def names_in_use(proc, path, node, body) -> set:
         if isinstance(enclosing, IR.For):
             taken.add(enclosing.iter.name)
     return taken
+
+
+def check_allocatable(proc, alloc, mem, op: str) -> None:
+    """Raise ``SchedulingError`` unless memory ``mem`` can hold the
+    allocation ``alloc`` (its ``alloc`` hook accepts the shape: e.g.
+    ``DRAM_STATIC`` takes constant sizes only), so a rewrite that puts a
+    buffer in a memory or changes its shape refuses what ``compile()``
+    would refuse."""
+    dims = [CExpr.constant(e.val) if isinstance(e, IR.Const)
+            else CExpr(expr_to_str(e)) for e in shape(alloc.type)]
+    try:
+        mem.alloc(alloc.name.name, C_TYPES[basetype(alloc.type)], dims,
+                  alloc.srcinfo)
+    except MemGenError as e:
+        # the error shows the allocation already: drop a memory's own
+        # "file:line: " prefix naming the same place
+        why = str(e)
+        where = f"{alloc.srcinfo}: "
+        if alloc.srcinfo is not None and why.startswith(where):
+            why = why[len(where):]
+        raise scheduling_error(
+            proc, alloc, f"{op}: {mem.__name__} cannot hold this buffer: "
+            f"{why}") from None

@@ -36,7 +36,7 @@ from ..effects.api import prove_at
 from ..provenance import derive
 from . import _common as C
 from ._expr_at import config_scope
-from .set_memory import _check_allocatable
+from ._check import check_allocatable
 
 OP = "expand_dim"
 
@@ -104,7 +104,7 @@ def expand_dim(proc, buffer, alloc_dim, indexing_expr):
     old_t = a.type
     new_t = IR.Tensor((dim, ) + T.shape(old_t), False, T.basetype(old_t))
     # a memory may take only some sizes (DRAM_STATIC: constants)
-    _check_allocatable(proc, a.update(type=new_t), a.mem, OP)
+    check_allocatable(proc, a.update(type=new_t), a.mem, OP)
     si = a.srcinfo
 
     def full_window(n):

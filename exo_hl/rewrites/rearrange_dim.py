@@ -38,7 +38,7 @@ from ..effects import api as EA
 from ..provenance import derive
 from . import _common as C
 from ._buffer_uses import refuse_changed_stride_reads
-from .set_memory import _check_allocatable
+from ._check import check_allocatable
 
 OP = "rearrange_dim"
 
@@ -86,7 +86,7 @@ def rearrange_dim(proc, buffer, permute_vector):
     shape = T.shape(a.type)
     new_t = a.type.update(hi=tuple(shape[k] for k in perm))
     new_a = a.update(type=new_t)
-    _check_allocatable(proc, new_a, a.mem, OP)
+    check_allocatable(proc, new_a, a.mem, OP)
     for s in walk_stmts(scope):
         if isinstance(s, IR.Call) and perm != tuple(range(len(perm))):
             for arg in s.args:

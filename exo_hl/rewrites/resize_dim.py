@@ -54,7 +54,7 @@ from ..effects import checks as CH
 from ..effects import eexpr as E
 from . import _common as C
 from ._buffer_uses import aliases, reads_strides, uses
-from .set_memory import _check_allocatable
+from ._check import check_allocatable
 from ._expr_at import config_scope, expr_text, reads_config
 
 OP = "resize_dim"
@@ -183,7 +183,7 @@ def resize_dim(proc, alloc, dim, size, offset, fold=False):
     hi[dim] = sz
     new_type = a.type.update(hi=tuple(hi))
     # a memory may take only some sizes (DRAM_STATIC: constants)
-    _check_allocatable(proc, a.update(type=new_type), a.mem, OP)
+    check_allocatable(proc, a.update(type=new_type), a.mem, OP)
 
     def shift(e):
         d = _b("-", e, off, IR.Index)

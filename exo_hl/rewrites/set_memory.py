@@ -21,6 +21,7 @@ from ..core_ir.traversal import walk_stmts
 from ..core_ir.typerules import mem_compatible
 from ..provenance import derive
 from . import _common as C
+from ._check import check_allocatable
 
 
 def _calls_and_windows_after(block, i):
@@ -61,28 +62,6 @@ def check_calls_with(proc, body, names, mem, op):
                     f" or a subclass of it)")
 
 
-def _check_allocatable(proc, alloc, mem, op):
-    from ..core_ir.printer import expr_to_str
-    from ..core_ir.types import C_TYPES, basetype, shape
-    from ..errors import MemGenError
-    from ..core_ir.memory import CExpr
-    dims = [CExpr.constant(e.val) if isinstance(e, IR.Const)
-            else CExpr(expr_to_str(e)) for e in shape(alloc.type)]
-    try:
-        mem.alloc(alloc.name.name, C_TYPES[basetype(alloc.type)], dims,
-                  alloc.srcinfo)
-    except MemGenError as e:
-        # the error shows the allocation already: drop a memory's own
-        # "file:line: " prefix naming the same place
-        why = str(e)
-        where = f"{alloc.srcinfo}: "
-        if alloc.srcinfo is not None and why.startswith(where):
-            why = why[len(where):]
-        raise C.scheduling_error(
-            proc, alloc, f"{op}: {mem.__name__} cannot hold this buffer: "
-            f"{why}") from None
-
-
 def set_memory(proc, buffer, mem):
     op = "set_memory"
     buf = C.resolve_buffer(proc, buffer, op)
@@ -102,7 +81,7 @@ def set_memory(proc, buffer, mem):
     *parent, (field, i) = buf.loc
     scope = _calls_and_windows_after(C.get_list(ir, tuple(parent), field), i)
     check_calls_with(proc, scope, _aliases(scope, buf.sym), mem, op)
-    _check_allocatable(proc, buf.node, mem, op)
+    check_allocatable(proc, buf.node, mem, op)
     new_ir = C.replace_stmts_at(ir, buf.loc, buf.node.update(mem=mem))
     return derive(proc, new_ir, op)
 
