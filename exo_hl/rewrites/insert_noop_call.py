@@ -14,11 +14,12 @@ would not fault), and the callee's preconditions are proven at the call.
 """
 from __future__ import annotations
 
+from ..core_ir.buffers import buffer_root, window_aliases, written_buffers
 from ..core_ir.nodes import IR
+from ..core_ir.state import config_writes
 from ..core_ir.traversal import walk_stmts
 from ..provenance import derive
 from . import _common as C
-from ._buffer_uses import window_roots
 
 OP = "insert_noop_call"
 
@@ -40,12 +41,7 @@ def insert_noop_call(proc, gap, callee, args):
     exprs = tuple(C.parse_expr_at(proc, a, parent, field, index, OP,
                                   allow_window=True) for a in args)
     # 2. check: the callee changes nothing its caller can see
-    try:
-        _check_no_effect(proc, s, cir)
-    except _ConfigWrite as e:
-        f, st = e.args
-        raise C.reject(proc, s, f"{OP}: '{f.name}' writes the configuration "
-                       f"field '{st.config.name()}.{st.field}'") from None
+    _check_no_effect(proc, s, cir)
     # 3. build (types, bounds and preconditions: re-checked by derive)
     call = IR.Call(cir, exprs, srcinfo=s.srcinfo)
     new_ir = C.insert_stmts_at(proc.ir(), parent, field, index, (call, ))
@@ -66,40 +62,48 @@ def _check_no_effect(proc, s, cir):
     """Every write in ``cir`` (and the procedures it calls) goes to one of
     its own allocations, directly, through a window of one or through a
     callee passed one (a write to the callee's own buffer is no effect on
-    the caller), and no configuration field is written."""
-    for param, via in _written_params(cir, ()):
+    the caller: ``core_ir.buffers.written_buffers`` follows windows and
+    calls to the buffer written), and no configuration field is written
+    (``core_ir.state.config_writes``, through calls too)."""
+    if config_writes(cir.body):
+        f, st = _config_writer(cir)
+        raise C.reject(proc, s, f"{OP}: '{f.name}' writes the configuration "
+                       f"field '{st.config.name()}.{st.field}'")
+    written = written_buffers(cir)
+    for param in (a.name for a in cir.args if a.name in written):
+        via = _window_written(cir, param)
         how = f" (through the window '{via.name}')" if via else ""
         raise C.reject(proc, s, f"{OP}: '{cir.name}' writes its argument "
                        f"'{param.name}'{how}: the call would change values")
 
 
-def _written_params(cir, stack):
-    """``(parameter, window or None)`` of each parameter of ``cir`` it may
-    write (itself or through its callees); raises for a config write.
-    Window names are resolved to the buffer they view
-    (``_buffer_uses.window_roots``): a local allocation, or a parameter."""
-    root = window_roots(cir)
-    params = {a.name for a in cir.args}
-    out = []
-
-    def hit(name):
-        base = root.get(name, name)
-        if base in params and base not in (p for p, _ in out):
-            out.append((base, name if base is not name else None))
-
+def _window_written(cir, param):
+    """A window of ``param`` that ``cir`` writes through (itself, or by
+    passing it to a callee that writes it), for the message; None when it
+    writes ``param`` by its name."""
+    alias = window_aliases(cir.body)
     for st in walk_stmts(cir.body):
         if isinstance(st, (IR.Assign, IR.Reduce)):
-            hit(st.name)
-        elif isinstance(st, IR.WriteConfig):
-            raise _ConfigWrite(cir, st)
-        elif isinstance(st, IR.Call) and st.f not in stack:
-            sub = dict(_written_params(st.f, stack + (cir, )))
-            for fa, a in zip(st.f.args, st.args):
-                if fa.name in sub and isinstance(a, (IR.Read,
-                                                     IR.WindowExpr)):
-                    hit(a.name)
-    return out
+            names = [st.name]
+        elif isinstance(st, IR.Call):
+            w = written_buffers(st.f)
+            names = [a.name for fa, a in zip(st.f.args, st.args)
+                     if fa.name in w and isinstance(a, (IR.Read,
+                                                        IR.WindowExpr))]
+        else:
+            continue
+        for n in names:
+            if n is not param and buffer_root(alias, n) is param:
+                return n
+    return None
 
 
-class _ConfigWrite(Exception):
-    pass
+def _config_writer(cir):
+    """(procedure, statement): the first config write of ``cir``, in it or
+    in the callee that makes it (for the message)."""
+    for st in walk_stmts(cir.body):
+        if isinstance(st, IR.WriteConfig):
+            return cir, st
+        if isinstance(st, IR.Call) and config_writes(st.f.body):
+            return _config_writer(st.f)
+    return None
